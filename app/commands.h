@@ -1,0 +1,13 @@
+// Each subcommand registers itself on the `lact` CLI.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace lact::app {
+
+void add_render_command(CLI::App& app);
+void add_encode_command(CLI::App& app);
+void add_info_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
+
+}  // namespace lact::app

@@ -1,0 +1,29 @@
+// lact: the command line. Subcommands live in cmd_*.cpp; errors become one line and exit code 1.
+#include <cstdio>
+#include <exception>
+#include <new>
+
+#include "app/commands.h"
+#include "core/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"lact: LaCT novel-view synthesis (encode posed images into fast weights, render new views)"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "lact 0.1.0");
+  lact::app::add_render_command(app);
+  lact::app::add_encode_command(app);
+  lact::app::add_info_command(app);
+  lact::app::add_bench_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "lact: out of memory (try fewer views, a smaller --size or a smaller model)\n");
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "lact: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

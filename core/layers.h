@@ -1,0 +1,54 @@
+// The three block modules, each written once against the Backend ops. Inputs are the module's
+// LayerNorm'd input y [tokens, dim]; outputs are what the block adds to the residual stream.
+#pragma once
+
+#include "core/config.h"
+#include "core/weights.h"
+#include "kernels/backend.h"
+
+namespace lact {
+
+// Per-view window attention: `views` consecutive groups of tokens attend only within themselves.
+void window_attention(Backend& be, const ModuleConfig& config, const ModuleWeights& weights, const Tensor& y,
+                      int64_t views, Tensor& out);
+
+// c_proj(GELU(c_fc(y))).
+void mlp(Backend& be, const ModuleConfig& config, const ModuleWeights& weights, const Tensor& y, Tensor& out);
+
+// ---- the large-chunk TTT layer
+
+struct FastWeights {
+  Tensor w0, w1, w2;  // [heads, D, d_h], [heads, d_h, D], [heads, D, d_h]
+};
+
+// Per-head projections of y: q (and k, v, per-token learning rates when `with_keys`).
+struct TttProjections {
+  Tensor q, k, v;  // [heads, tokens, D]; q and k L2-normalised
+  Tensor lr;       // [tokens, 3 heads], channel (lrs h): lr_j of head h at column j*heads + h
+};
+TttProjections ttt_project(Backend& be, const ModuleConfig& config, const ModuleWeights& weights, const Tensor& y,
+                           bool with_keys);
+
+enum class NewtonSchulzRoute { Auto, Dense, LowRank };
+
+// The update directions summed over tokens [begin, end) and added to dW: the part of the update that
+// splits over token tiles, views or processes. dW starts at zero.
+void ttt_accumulate_directions(Backend& be, const FastWeights& initial, const TttProjections& p, int64_t begin,
+                               int64_t end, FastWeights& directions);
+// W' = weight_norm(W + NS(dW)) from the summed directions.
+FastWeights ttt_finish_update(Backend& be, const ModuleConfig& config, const ModuleWeights& weights,
+                              const FastWeights& initial, FastWeights& directions);
+
+// The whole update with every token of p (tiles of `token_tile`, or the low-rank Newton-Schulz route
+// when cheaper and allowed).
+FastWeights ttt_update(Backend& be, const ModuleConfig& config, const ModuleWeights& weights,
+                       const TttProjections& p, NewtonSchulzRoute route, int64_t token_tile);
+
+// out = c_proj(merge_heads(o_norm((silu(q W0) * (q W2)) W1))) for every token of q.
+void ttt_apply(Backend& be, const ModuleConfig& config, const ModuleWeights& weights, const FastWeights& fast,
+               const Tensor& q, int64_t token_tile, Tensor& out);
+
+// The initial fast weights of a TTT module (shared tensors, not copies).
+FastWeights initial_fast_weights(const ModuleWeights& weights);
+
+}  // namespace lact

@@ -1,0 +1,230 @@
+#include "core/model.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "core/tokens.h"
+#include "kernels/newton_schulz.h"
+
+namespace lact {
+
+namespace {
+constexpr float kLayerNormEps = 1e-5f;
+
+// Runs f(begin, end) over chunks of whole views holding at most `max_tokens` tokens (at least one view).
+template <typename F>
+void for_view_chunks(int64_t views, int64_t tokens_per_view, int64_t max_tokens, F&& f) {
+  const int64_t step = std::max<int64_t>(1, max_tokens / std::max<int64_t>(1, tokens_per_view));
+  for (int64_t begin = 0; begin < views; begin += step) f(begin, std::min(views, begin + step));
+}
+}  // namespace
+
+Model::Model(ModelWeights weights, Backend& backend, ModelOptions options)
+    : weights_(std::move(weights)), backend_(backend), options_(options) {}
+
+Tensor Model::embed(const std::vector<PosedImage>& views, int height, int width) const {
+  const int patch = config().patch_size;
+  const std::vector<float> host = build_tokens(views, height, width, patch);
+  const int64_t tokens = static_cast<int64_t>(host.size()) / config().input_channels();
+  const Tensor patches = backend_.from_host({tokens, config().input_channels()}, host.data());
+  Tensor x = backend_.empty({tokens, config().dim});
+  linear(backend_, patches, weights_.input_linear, x);
+  backend_.layer_norm(x, weights_.input_layernorm, kLayerNormEps, x);
+  return x;
+}
+
+SceneState Model::encode(const std::vector<PosedImage>& inputs, const Observer& observer) const {
+  if (inputs.empty()) throw Error("encode needs at least one input view");
+  const int height = inputs[0].image.height, width = inputs[0].image.width, patch = config().patch_size;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    inputs[i].camera.validate("input view " + std::to_string(i));
+    if (inputs[i].image.rgb.empty()) throw Error("input view " + std::to_string(i) + " has no image");
+    if (inputs[i].image.height != height || inputs[i].image.width != width)
+      throw Error("input view " + std::to_string(i) + " is " + std::to_string(inputs[i].image.height) + "x" +
+                  std::to_string(inputs[i].image.width) + " but view 0 is " + std::to_string(height) + "x" +
+                  std::to_string(width) + ": all input views must share one size");
+  }
+  if (height <= 0 || width <= 0 || height % patch || width % patch)
+    throw Error("input size " + std::to_string(height) + "x" + std::to_string(width) +
+                " is not divisible by the patch size " + std::to_string(patch));
+
+  Backend& be = backend_;
+  const int64_t views = static_cast<int64_t>(inputs.size());
+  const int64_t per_view = static_cast<int64_t>(height / patch) * (width / patch);
+  Tensor x = embed(inputs, height, width);
+  const int64_t tokens = x.dim(0), dim = x.dim(1);
+  if (observer) observer("encode_tokens_after_input_layernorm", x);
+
+  SceneState state;
+  state.height = height;
+  state.width = width;
+  state.input_views = static_cast<int>(views);
+  // Without an observer, nothing after the last TTT update of the last layer is needed.
+  size_t last_ttt = 0;
+  for (size_t j = 0; j < config().block.size(); ++j)
+    if (config().block[j].kind == ModuleKind::FastWeightTTT) last_ttt = j;
+
+  Tensor y = be.empty({tokens, dim}), out = be.empty({tokens, dim});
+  for (int layer = 0; layer < config().layers; ++layer) {
+    const bool last_layer = layer + 1 == config().layers;
+    for (size_t j = 0; j < config().block.size(); ++j) {
+      const ModuleConfig& mc = config().block[j];
+      const ModuleWeights& mw = weights_.blocks[layer][j];
+      const bool output_needed = observer || !last_layer || j < last_ttt;
+      if (!output_needed && mc.kind != ModuleKind::FastWeightTTT) continue;
+      be.layer_norm(x, mw.norm, kLayerNormEps, y);
+      switch (mc.kind) {
+        case ModuleKind::WindowAttention:
+          for_view_chunks(views, per_view, options_.token_tile, [&](int64_t b, int64_t e) {
+            Tensor o = out.slice(b * per_view, e * per_view);
+            window_attention(be, mc, mw, y.slice(b * per_view, e * per_view), e - b, o);
+          });
+          break;
+        case ModuleKind::Mlp:
+          for_view_chunks(tokens, 1, options_.token_tile, [&](int64_t b, int64_t e) {
+            Tensor o = out.slice(b, e);
+            mlp(be, mc, mw, y.slice(b, e), o);
+          });
+          break;
+        case ModuleKind::FastWeightTTT: {
+          const TttProjections p = ttt_project(be, mc, mw, y, true);
+          state.fast_weights.push_back(ttt_update(be, mc, mw, p, options_.newton_schulz, options_.token_tile));
+          if (output_needed) ttt_apply(be, mc, mw, state.fast_weights.back(), p.q, options_.token_tile, out);
+          break;
+        }
+      }
+      if (output_needed) be.add(x, out);
+    }
+    if (observer) observer("encode_block" + std::to_string(layer) + "_out", x);
+  }
+  return state;
+}
+
+void Model::check_state(const SceneState& state) const {
+  size_t expected = static_cast<size_t>(config().layers) * config().ttt_modules_per_block();
+  if (state.fast_weights.size() != expected)
+    throw Error("scene state has " + std::to_string(state.fast_weights.size()) + " fast-weight sets, the model needs " +
+                std::to_string(expected));
+  size_t i = 0;
+  for (int layer = 0; layer < config().layers; ++layer)
+    for (size_t j = 0; j < config().block.size(); ++j) {
+      if (config().block[j].kind != ModuleKind::FastWeightTTT) continue;
+      const ModuleWeights& mw = weights_.blocks[layer][j];
+      const FastWeights& f = state.fast_weights[i++];
+      if (f.w0.shape() != mw.w0.shape() || f.w1.shape() != mw.w1.shape() || f.w2.shape() != mw.w2.shape())
+        throw Error("scene state fast weights of layer " + std::to_string(layer) + " have shape " +
+                    shape_string(f.w0.shape()) + ", the model needs " + shape_string(mw.w0.shape()));
+    }
+}
+
+std::vector<Image> Model::render(const SceneState& state, const std::vector<Camera>& cameras) const {
+  check_state(state);
+  Backend& be = backend_;
+  const int patch = config().patch_size;
+  std::vector<Image> images;
+  images.reserve(cameras.size());
+  size_t begin = 0;
+  while (begin < cameras.size()) {
+    // A batch: consecutive cameras of one size, up to the token tile.
+    const int height = cameras[begin].height, width = cameras[begin].width;
+    if (height <= 0 || width <= 0 || height % patch || width % patch)
+      throw Error("target view " + std::to_string(begin) + " size " + std::to_string(height) + "x" +
+                  std::to_string(width) + " is not divisible by the patch size " + std::to_string(patch));
+    const int64_t per_view = static_cast<int64_t>(height / patch) * (width / patch);
+    const size_t most = static_cast<size_t>(std::max<int64_t>(1, options_.token_tile / per_view));
+    size_t end = begin;
+    std::vector<PosedImage> views;
+    while (end < cameras.size() && end - begin < most && cameras[end].height == height && cameras[end].width == width) {
+      cameras[end].validate("target view " + std::to_string(end));
+      views.push_back({cameras[end], Image{}});
+      ++end;
+    }
+    const int64_t count = static_cast<int64_t>(views.size());
+
+    Tensor x = embed(views, height, width);
+    const int64_t tokens = x.dim(0), dim = x.dim(1);
+    Tensor y = be.empty({tokens, dim}), out = be.empty({tokens, dim});
+    size_t fast_index = 0;
+    for (int layer = 0; layer < config().layers; ++layer)
+      for (size_t j = 0; j < config().block.size(); ++j) {
+        const ModuleConfig& mc = config().block[j];
+        const ModuleWeights& mw = weights_.blocks[layer][j];
+        be.layer_norm(x, mw.norm, kLayerNormEps, y);
+        switch (mc.kind) {
+          case ModuleKind::WindowAttention:
+            window_attention(be, mc, mw, y, count, out);
+            break;
+          case ModuleKind::Mlp:
+            mlp(be, mc, mw, y, out);
+            break;
+          case ModuleKind::FastWeightTTT: {
+            const TttProjections p = ttt_project(be, mc, mw, y, false);
+            ttt_apply(be, mc, mw, state.fast_weights[fast_index++], p.q, options_.token_tile, out);
+            break;
+          }
+        }
+        be.add(x, out);
+      }
+    be.layer_norm(x, weights_.decoder_norm, kLayerNormEps, y);
+    Tensor rgb = be.empty({tokens, config().output_channels()});
+    linear(be, y, weights_.decoder_linear, rgb);
+    be.sigmoid(rgb);
+    std::vector<Image> batch = unpatchify(be.to_host(rgb), static_cast<int>(count), height, width, patch);
+    for (Image& img : batch) images.push_back(std::move(img));
+    begin = end;
+  }
+  return images;
+}
+
+double Model::encode_flops(int64_t input_tokens, int64_t tokens_per_view) const {
+  const double n = static_cast<double>(input_tokens), dim = config().dim;
+  double total = 2.0 * n * config().input_channels() * dim;
+  for (const ModuleConfig& m : config().block) {
+    double per_layer = 0;
+    const double hidden = m.hidden(config().dim);
+    switch (m.kind) {
+      case ModuleKind::WindowAttention:
+        per_layer = 2.0 * n * dim * 4 * dim + 4.0 * n * tokens_per_view * dim;
+        break;
+      case ModuleKind::Mlp:
+        per_layer = 4.0 * n * dim * hidden;
+        break;
+      case ModuleKind::FastWeightTTT: {
+        const double heads = m.heads(config().dim), d = m.head_dim;
+        const int64_t h = static_cast<int64_t>(hidden), dd = m.head_dim;
+        // projections + key forward and backward (3 products) + apply (3 products)
+        per_layer = 2.0 * n * dim * 4 * dim + heads * 6.0 * (2.0 * n * d * hidden);
+        const double ns = std::min(newton_schulz_dense_flops(input_tokens, dd, h, m.muon_update_steps),
+                                   newton_schulz_low_rank_flops(input_tokens, dd, h, m.muon_update_steps));
+        per_layer += heads * 3.0 * ns;
+        break;
+      }
+    }
+    total += per_layer * config().layers;
+  }
+  return total;
+}
+
+double Model::render_flops(int64_t tokens_per_view) const {
+  const double n = static_cast<double>(tokens_per_view), dim = config().dim;
+  double total = 2.0 * n * config().input_channels() * dim + 2.0 * n * dim * config().output_channels();
+  for (const ModuleConfig& m : config().block) {
+    const double hidden = m.hidden(config().dim);
+    double per_layer = 0;
+    switch (m.kind) {
+      case ModuleKind::WindowAttention:
+        per_layer = 2.0 * n * dim * 4 * dim + 4.0 * n * n * dim;
+        break;
+      case ModuleKind::Mlp:
+        per_layer = 4.0 * n * dim * hidden;
+        break;
+      case ModuleKind::FastWeightTTT:
+        per_layer = 2.0 * n * dim * 2 * dim + m.heads(config().dim) * 3.0 * (2.0 * n * m.head_dim * hidden);
+        break;
+    }
+    total += per_layer * config().layers;
+  }
+  return total;
+}
+
+}  // namespace lact

@@ -1,0 +1,58 @@
+// The LaCT model: encode (input views -> per-layer fast weights) and render (state + cameras -> images).
+// No I/O here: views come in as pixels and cameras, images go out as floats.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/camera.h"
+#include "core/layers.h"
+#include "core/weights.h"
+#include "kernels/backend.h"
+
+namespace lact {
+
+// The scene state: the fast weights after the update, one entry per TTT module (layer-major).
+struct SceneState {
+  std::vector<FastWeights> fast_weights;
+  int height = 0, width = 0;  // the input views' size
+  int input_views = 0;
+};
+
+struct ModelOptions {
+  NewtonSchulzRoute newton_schulz = NewtonSchulzRoute::Auto;
+  int64_t token_tile = 16384;  // tokens per tile in the update and in token-wise layers (bounds memory)
+};
+
+class Model {
+ public:
+  // Called with named intermediate tensors (the fixture's names): "encode_tokens_after_input_layernorm",
+  // "encode_block{i}_out". Observing makes encode compute the last layer's outputs too.
+  using Observer = std::function<void(const std::string& name, const Tensor& value)>;
+
+  Model(ModelWeights weights, Backend& backend, ModelOptions options = {});
+
+  const ModelConfig& config() const { return weights_.config; }
+  const ModelWeights& weights() const { return weights_; }
+  Backend& backend() const { return backend_; }
+  const ModelOptions& options() const { return options_; }
+
+  SceneState encode(const std::vector<PosedImage>& inputs, const Observer& observer = {}) const;
+  // Renders every camera (any size divisible by the patch; views are batched up to the token tile).
+  std::vector<Image> render(const SceneState& state, const std::vector<Camera>& cameras) const;
+
+  // FLOPs of encode and of rendering one view (for benchmarks).
+  double encode_flops(int64_t input_tokens, int64_t tokens_per_view) const;
+  double render_flops(int64_t tokens_per_view) const;
+
+ private:
+  Tensor embed(const std::vector<PosedImage>& views, int height, int width) const;
+  void check_state(const SceneState& state) const;
+
+  ModelWeights weights_;
+  Backend& backend_;
+  ModelOptions options_;
+};
+
+}  // namespace lact

@@ -1,0 +1,167 @@
+#include "core/safetensors.h"
+
+#include <cstring>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+
+namespace lact {
+
+namespace {
+
+size_t dtype_size(const std::string& dtype) {
+  if (dtype == "F32") return 4;
+  if (dtype == "F16" || dtype == "BF16") return 2;
+  if (dtype == "F64" || dtype == "I64" || dtype == "U64") return 8;
+  if (dtype == "I32" || dtype == "U32") return 4;
+  if (dtype == "I16" || dtype == "U16") return 2;
+  if (dtype == "I8" || dtype == "U8" || dtype == "BOOL" || dtype == "F8_E4M3" || dtype == "F8_E5M2") return 1;
+  return 0;
+}
+
+float half_to_float(uint16_t h) {
+  const uint32_t sign = (h & 0x8000u) << 16;
+  uint32_t exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ffu, bits;
+  if (exponent == 0) {
+    if (mantissa == 0) {
+      bits = sign;
+    } else {  // subnormal: renormalise
+      exponent = 127 - 15 + 1;
+      while (!(mantissa & 0x400u)) mantissa <<= 1, --exponent;
+      bits = sign | (exponent << 23) | ((mantissa & 0x3ffu) << 13);
+    }
+  } else if (exponent == 31) {
+    bits = sign | 0x7f800000u | (mantissa << 13);
+  } else {
+    bits = sign | ((exponent + 127 - 15) << 23) | (mantissa << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+float bfloat16_to_float(uint16_t b) {
+  const uint32_t bits = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+}  // namespace
+
+SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) throw Error(path, "cannot open file");
+  const uint64_t file_size = static_cast<uint64_t>(in.tellg());
+  in.seekg(0);
+  uint8_t prefix[8];
+  if (file_size < 8 || !in.read(reinterpret_cast<char*>(prefix), 8))
+    throw Error(path, "not a safetensors file (shorter than its 8-byte header length)");
+  uint64_t header_size = 0;
+  for (int i = 7; i >= 0; --i) header_size = (header_size << 8) | prefix[i];
+  if (header_size > file_size - 8)
+    throw Error(path, "truncated or not a safetensors file (header of " + std::to_string(header_size) +
+                          " bytes in a file of " + std::to_string(file_size) + ")");
+  std::string header(header_size, '\0');
+  in.read(header.data(), static_cast<std::streamsize>(header_size));
+  nlohmann::json json;
+  try {
+    json = nlohmann::json::parse(header);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(path, "corrupt safetensors header (not JSON)");
+  }
+  if (!json.is_object()) throw Error(path, "corrupt safetensors header (not a JSON object)");
+
+  const uint64_t data_size = file_size - 8 - header_size;
+  for (auto it = json.begin(); it != json.end(); ++it) {
+    if (it.key() == "__metadata__") {
+      if (!it->is_object()) throw Error(path, "__metadata__ is not an object");
+      for (auto m = it->begin(); m != it->end(); ++m)
+        if (m->is_string()) metadata_[m.key()] = m->get<std::string>();
+      continue;
+    }
+    SafetensorsEntry e;
+    try {
+      e.dtype = it->at("dtype").get<std::string>();
+      e.shape = it->at("shape").get<std::vector<int64_t>>();
+      const auto offsets = it->at("data_offsets").get<std::vector<uint64_t>>();
+      if (offsets.size() != 2) throw Error(path, "tensor '" + it.key() + "' has bad data_offsets");
+      e.begin = offsets[0];
+      e.end = offsets[1];
+    } catch (const nlohmann::json::exception&) {
+      throw Error(path, "tensor '" + it.key() + "' has a malformed header entry");
+    }
+    uint64_t count = 1;
+    for (int64_t d : e.shape) {
+      if (d < 0) throw Error(path, "tensor '" + it.key() + "' has a negative dimension");
+      count *= static_cast<uint64_t>(d);
+    }
+    const size_t element = dtype_size(e.dtype);
+    if (element == 0) throw Error(path, "tensor '" + it.key() + "' has unknown dtype " + e.dtype);
+    if (e.end < e.begin || e.end - e.begin != count * element)
+      throw Error(path, "tensor '" + it.key() + "' data size does not match its shape and dtype");
+    if (e.end > data_size)
+      throw Error(path, "truncated: tensor '" + it.key() + "' ends at byte " + std::to_string(e.end) +
+                            " of a data section of " + std::to_string(data_size));
+    entries_[it.key()] = std::move(e);
+  }
+  data_.resize(data_size);
+  if (data_size && !in.read(reinterpret_cast<char*>(data_.data()), static_cast<std::streamsize>(data_size)))
+    throw Error(path, "read error");
+}
+
+const SafetensorsEntry& SafetensorsFile::entry(const std::string& name) const {
+  auto it = entries_.find(name);
+  if (it == entries_.end()) throw Error(path_, "missing tensor '" + name + "'");
+  return it->second;
+}
+
+std::vector<float> SafetensorsFile::read_floats(const std::string& name) const {
+  const SafetensorsEntry& e = entry(name);
+  const uint8_t* bytes = data_.data() + e.begin;
+  const size_t n = e.end - e.begin;
+  std::vector<float> out;
+  if (e.dtype == "F32") {
+    out.resize(n / 4);
+    std::memcpy(out.data(), bytes, n);
+  } else if (e.dtype == "F16" || e.dtype == "BF16") {
+    out.resize(n / 2);
+    for (size_t i = 0; i < out.size(); ++i) {
+      const uint16_t v = static_cast<uint16_t>(bytes[2 * i] | (bytes[2 * i + 1] << 8));
+      out[i] = e.dtype == "F16" ? half_to_float(v) : bfloat16_to_float(v);
+    }
+  } else {
+    throw Error(path_, "tensor '" + name + "' has dtype " + e.dtype + "; only F32, F16 and BF16 are supported");
+  }
+  return out;
+}
+
+void write_safetensors(const std::string& path, const std::map<std::string, SafetensorsTensor>& tensors,
+                       const std::map<std::string, std::string>& metadata) {
+  nlohmann::json header = nlohmann::json::object();
+  if (!metadata.empty()) header["__metadata__"] = metadata;
+  uint64_t offset = 0;
+  for (const auto& [name, t] : tensors) {
+    uint64_t count = 1;
+    for (int64_t d : t.shape) count *= static_cast<uint64_t>(d);
+    if (count != t.values.size()) throw Error(path, "tensor '" + name + "' has a shape that does not match its data");
+    header[name] = {{"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {offset, offset + 4 * count}}};
+    offset += 4 * count;
+  }
+  std::string text = header.dump();
+  while (text.size() % 8) text.push_back(' ');
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw Error(path, "cannot open for writing");
+  uint8_t prefix[8];
+  uint64_t size = text.size();
+  for (int i = 0; i < 8; ++i) prefix[i] = static_cast<uint8_t>(size >> (8 * i));
+  out.write(reinterpret_cast<const char*>(prefix), 8);
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  for (const auto& [name, t] : tensors)
+    out.write(reinterpret_cast<const char*>(t.values.data()), static_cast<std::streamsize>(4 * t.values.size()));
+  if (!out) throw Error(path, "write failed (disk full?)");
+}
+
+}  // namespace lact

@@ -1,0 +1,28 @@
+// Saving and loading a SceneState as safetensors: tensors "blocks.{layer}.module_list.{j}.w0|w1|w2"
+// (the official key of the TTT module, with its updated fast weights), metadata "format", "config"
+// (the model config JSON), "height", "width", "input_views", plus whatever the caller adds
+// (the CLI records the model path and the data it encoded).
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "core/model.h"
+
+namespace lact {
+
+void save_scene_state(const std::string& path, const SceneState& state, const ModelConfig& config, Backend& backend,
+                      const std::map<std::string, std::string>& extra_metadata);
+
+struct LoadedSceneState {
+  SceneState state;
+  std::map<std::string, std::string> metadata;
+};
+
+// Checks the file against `config` (same fast-weight keys and shapes) and uploads to `backend`.
+LoadedSceneState load_scene_state(const std::string& path, const ModelConfig& config, Backend& backend);
+
+// Only the metadata (to find the model a state was encoded with before loading it).
+std::map<std::string, std::string> read_scene_state_metadata(const std::string& path);
+
+}  // namespace lact

@@ -1,0 +1,173 @@
+// The large-chunk TTT layer (FastWeightGluMLPMultihead): SwiGLU fast weights updated once with all
+// input tokens (Muon-style Newton-Schulz on the summed descent directions, then a per-column weight
+// norm back to the initial norms), then applied to the queries. See lact_nvs_spec.md section 4.
+#include <algorithm>
+#include <cmath>
+
+#include "core/layers.h"
+#include "kernels/newton_schulz.h"
+
+namespace lact {
+
+namespace {
+
+constexpr float kQkL2Eps = 1e-5f;        // q / (||q|| + eps)
+constexpr float kOutputNormEps = 1e-5f;  // o_norm RMSNorm
+constexpr float kWeightNormEps = 1e-5f;  // W / (||W||_col + eps) * ||W0||_col
+
+// softplus^-1, so that softplus(0 + inverse_softplus(base_lr)) = base_lr.
+double inverse_softplus(double x) { return x + std::log(-std::expm1(-x)); }
+
+// Rows [begin, ...) of every batch entry of t [batch, rows, cols].
+MatrixOperand rows_from(const Tensor& t, int64_t begin) {
+  return {t.data() + begin * t.dim(2), t.dim(2), t.dim(1) * t.dim(2)};
+}
+MatrixOperand whole(const Tensor& t) { return {t.data(), t.dim(2), t.dim(1) * t.dim(2)}; }
+
+
+}  // namespace
+
+FastWeights initial_fast_weights(const ModuleWeights& w) { return {w.w0, w.w1, w.w2}; }
+
+TttProjections ttt_project(Backend& be, const ModuleConfig& config, const ModuleWeights& w, const Tensor& y,
+                           bool with_keys) {
+  const int64_t tokens = y.dim(0), dim = y.dim(1), head_dim = config.head_dim, heads = dim / head_dim;
+  TttProjections p;
+  // Render needs only q: the first dim rows of to_qkv.
+  const Tensor projection = with_keys ? w.qkv : w.qkv.slice(0, dim);
+  const int64_t width = projection.dim(0);
+  Tensor qkv = be.empty({tokens, width});
+  linear(be, y, projection, qkv);
+  be.silu(qkv);  // SiLU on q, k and v alike
+  const Tensor rows = qkv.reshape({1, tokens, width});
+  p.q = be.empty({heads, tokens, head_dim});
+  be.split_heads(rows, 0, heads, head_dim, p.q);
+  be.l2_normalize(p.q, head_dim, kQkL2Eps);
+  if (!with_keys) return p;
+  p.k = be.empty(p.q.shape());
+  p.v = be.empty(p.q.shape());
+  be.split_heads(rows, dim, heads, head_dim, p.k);
+  be.split_heads(rows, 2 * dim, heads, head_dim, p.v);
+  be.l2_normalize(p.k, head_dim, kQkL2Eps);
+  p.lr = be.empty({tokens, 3 * heads});
+  linear(be, y, w.lr_weight, p.lr);
+  be.add_bias(p.lr, w.lr_bias);
+  be.softplus(p.lr, static_cast<float>(inverse_softplus(config.base_lr)));
+  return p;
+}
+
+namespace {
+
+// The token-wise part of the update for tokens [begin, end): the inner forward and backward of the
+// SwiGLU fast weight on the keys, with the per-token learning rates folded into the row scaling.
+// Outputs, each [heads, n, d_h]: gate <- lr0 * dL/dgate, up <- lr1 * hidden, dhidden <- lr2 * dL/dup,
+// so that dW0 = K^T gate, dW1 = up^T V, dW2 = K^T dhidden ((diag(lr) K)^T X = K^T (diag(lr) X)).
+struct Directions {
+  Tensor gate, up, dhidden;
+};
+
+Directions token_directions(Backend& be, const FastWeights& initial, const TttProjections& p, int64_t begin,
+                            int64_t end) {
+  const int64_t heads = p.k.dim(0), d = p.k.dim(2), hidden = initial.w0.dim(2), n = end - begin;
+  const MatrixOperand k = rows_from(p.k, begin), v = rows_from(p.v, begin);
+  Directions r{be.empty({heads, n, hidden}), be.empty({heads, n, hidden}), be.empty({heads, n, hidden})};
+  be.gemm(false, false, n, hidden, d, 1.0f, k, whole(initial.w0), 0.0f, r.gate.data(), hidden, n * hidden, heads);
+  be.gemm(false, false, n, hidden, d, 1.0f, k, whole(initial.w2), 0.0f, r.up.data(), hidden, n * hidden, heads);
+  be.gemm(false, true, n, hidden, d, 1.0f, v, whole(initial.w1), 0.0f, r.dhidden.data(), hidden, n * hidden, heads);
+  be.swiglu_backward(r.gate, r.up, r.dhidden);
+  const float* lr = p.lr.data() + begin * 3 * heads;  // lr_j of head h at token t: lr[t*3H + j*H + h]
+  be.scale_rows(r.gate, lr, 1, 3 * heads);
+  be.scale_rows(r.up, lr + heads, 1, 3 * heads);
+  be.scale_rows(r.dhidden, lr + 2 * heads, 1, 3 * heads);
+  return r;
+}
+
+FastWeights copy_of(Backend& be, const FastWeights& w) {
+  FastWeights c{be.empty(w.w0.shape()), be.empty(w.w1.shape()), be.empty(w.w2.shape())};
+  be.copy(c.w0, w.w0);
+  be.copy(c.w1, w.w1);
+  be.copy(c.w2, w.w2);
+  return c;
+}
+
+void restore_norms(Backend& be, const ModuleWeights& w, FastWeights& fast) {
+  be.restore_column_norms(fast.w0, w.w0_norms, kWeightNormEps);
+  be.restore_column_norms(fast.w1, w.w1_norms, kWeightNormEps);
+  be.restore_column_norms(fast.w2, w.w2_norms, kWeightNormEps);
+}
+
+}  // namespace
+
+void ttt_accumulate_directions(Backend& be, const FastWeights& initial, const TttProjections& p, int64_t begin,
+                               int64_t end, FastWeights& dw) {
+  const int64_t heads = p.k.dim(0), d = p.k.dim(2), hidden = initial.w0.dim(2), n = end - begin;
+  if (n <= 0) return;
+  const Directions r = token_directions(be, initial, p, begin, end);
+  const MatrixOperand k = rows_from(p.k, begin), v = rows_from(p.v, begin);
+  be.gemm(true, false, d, hidden, n, 1.0f, k, whole(r.gate), 1.0f, dw.w0.data(), hidden, d * hidden, heads);
+  be.gemm(true, false, hidden, d, n, 1.0f, whole(r.up), v, 1.0f, dw.w1.data(), d, hidden * d, heads);
+  be.gemm(true, false, d, hidden, n, 1.0f, k, whole(r.dhidden), 1.0f, dw.w2.data(), hidden, d * hidden, heads);
+}
+
+FastWeights ttt_finish_update(Backend& be, const ModuleConfig& config, const ModuleWeights& w,
+                              const FastWeights& initial, FastWeights& dw) {
+  for (Tensor* delta : {&dw.w0, &dw.w1, &dw.w2}) newton_schulz5(be, *delta, config.muon_update_steps);
+  FastWeights updated = copy_of(be, initial);
+  be.add(updated.w0, dw.w0);
+  be.add(updated.w1, dw.w1);
+  be.add(updated.w2, dw.w2);
+  restore_norms(be, w, updated);
+  return updated;
+}
+
+FastWeights ttt_update(Backend& be, const ModuleConfig& config, const ModuleWeights& w, const TttProjections& p,
+                       NewtonSchulzRoute route, int64_t token_tile) {
+  const FastWeights initial = initial_fast_weights(w);
+  const int64_t tokens = p.k.dim(1), d = p.k.dim(2), hidden = initial.w0.dim(2);
+  const int steps = config.muon_update_steps;
+  bool low_rank = route == NewtonSchulzRoute::LowRank;
+  if (route == NewtonSchulzRoute::Auto)
+    low_rank = steps > 0 && tokens <= token_tile &&
+               newton_schulz_low_rank_flops(tokens, d, hidden, steps) < newton_schulz_dense_flops(tokens, d, hidden, steps);
+
+  if (!low_rank) {
+    FastWeights dw{be.zeros(initial.w0.shape()), be.zeros(initial.w1.shape()), be.zeros(initial.w2.shape())};
+    for (int64_t begin = 0; begin < tokens; begin += token_tile)
+      ttt_accumulate_directions(be, initial, p, begin, std::min(tokens, begin + token_tile), dw);
+    return ttt_finish_update(be, config, w, initial, dw);
+  }
+
+  // Low rank: every direction is P^T Q over the N tokens; Newton-Schulz runs on N x N matrices.
+  const Directions r = token_directions(be, initial, p, 0, tokens);
+  FastWeights updated = copy_of(be, initial);
+  newton_schulz5_low_rank_add(be, p.k, r.gate, steps, updated.w0);     // dW0 = K^T (lr0 dgate)
+  newton_schulz5_low_rank_add(be, r.up, p.v, steps, updated.w1);       // dW1 = (lr1 hidden)^T V
+  newton_schulz5_low_rank_add(be, p.k, r.dhidden, steps, updated.w2);  // dW2 = K^T (lr2 dup)
+  restore_norms(be, w, updated);
+  return updated;
+}
+
+void ttt_apply(Backend& be, const ModuleConfig& config, const ModuleWeights& w, const FastWeights& fast,
+               const Tensor& q, int64_t token_tile, Tensor& out) {
+  const int64_t heads = q.dim(0), tokens = q.dim(1), d = q.dim(2), hidden = fast.w0.dim(2);
+  Tensor o = be.empty({heads, tokens, d});
+  const int64_t tile = std::max<int64_t>(1, std::min(token_tile, tokens));
+  Tensor gate = be.empty({heads, tile, hidden}), up = be.empty(gate.shape());
+  for (int64_t begin = 0; begin < tokens; begin += tile) {
+    const int64_t n = std::min(tile, tokens - begin);
+    const MatrixOperand qs = rows_from(q, begin);
+    be.gemm(false, false, n, hidden, d, 1.0f, qs, whole(fast.w0), 0.0f, gate.data(), hidden, n * hidden, heads);
+    be.gemm(false, false, n, hidden, d, 1.0f, qs, whole(fast.w2), 0.0f, up.data(), hidden, n * hidden, heads);
+    Tensor g = gate.reshape({heads * tile, hidden}).slice(0, heads * n).reshape({heads, n, hidden});
+    Tensor u = up.reshape({heads * tile, hidden}).slice(0, heads * n).reshape({heads, n, hidden});
+    be.swiglu(g, u, g);
+    be.gemm(false, false, n, d, hidden, 1.0f, whole(g), whole(fast.w1), 0.0f, o.data() + begin * d, d, tokens * d,
+            heads);
+  }
+  be.rms_norm(o, w.o_norm, d, kOutputNormEps, o);
+  Tensor merged = be.empty({1, tokens, heads * d});
+  be.merge_heads(o.reshape({1, heads, tokens, d}), merged);
+  linear(be, merged.reshape({tokens, heads * d}), w.out_proj, out);
+}
+
+}  // namespace lact

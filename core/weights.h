@@ -1,0 +1,49 @@
+// The model's parameters on a backend, under the official key names (see lact_nvs_spec.md 7.2).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+#include "kernels/backend.h"
+
+namespace lact {
+
+struct ModuleWeights {
+  Tensor norm;          // ln.weight [dim]
+  Tensor qkv;           // f.to_qkv.weight [3 dim, dim] (attention, TTT)
+  Tensor out_proj;      // f.c_proj.weight [dim, dim] (attention, TTT) or [dim, hidden] (MLP)
+  Tensor q_norm, k_norm;  // attention QK RMSNorm [head_dim]
+  Tensor w0, w1, w2;    // TTT initial fast weights [heads, D, d_h], [heads, d_h, D], [heads, D, d_h]
+  Tensor lr_weight, lr_bias;  // TTT lr_fc [3 heads, dim], [3 heads]
+  Tensor o_norm;        // TTT per-head RMSNorm [D]
+  Tensor fc;            // MLP c_fc.weight [hidden, dim]
+  Tensor w0_norms, w1_norms, w2_norms;  // TTT: column norms of the initial fast weights (the weight-norm targets)
+};
+
+struct ModelWeights {
+  ModelConfig config;
+  Tensor input_linear;     // [dim, 12 p^2]
+  Tensor input_layernorm;  // [dim]
+  std::vector<std::vector<ModuleWeights>> blocks;  // [layer][module]
+  Tensor decoder_norm;     // image_token_decoder.0.weight [dim]
+  Tensor decoder_linear;   // image_token_decoder.1.weight [3 p^2, dim]
+  long long parameter_count = 0;
+  std::string source;      // the file it came from
+};
+
+// Reads a safetensors model: the config from __metadata__.config, every tensor under its official name,
+// converted to float32. Every error names the file and the tensor.
+ModelWeights load_model(const std::string& path, Backend& backend);
+
+// The same for a config and a tensor lookup (used by the loader and by tests that build random models).
+// `read(name, shape)` returns the values or throws.
+ModelWeights build_model_weights(const ModelConfig& config, Backend& backend,
+                                 const std::function<std::vector<float>(const std::string&, const Shape&)>& read,
+                                 const std::string& source);
+
+// The official name of every tensor the config needs, with its shape, in file order.
+std::vector<std::pair<std::string, Shape>> expected_tensors(const ModelConfig& config);
+
+}  // namespace lact

@@ -1,0 +1,106 @@
+// The compute interface every backend implements (CPU now, CUDA later).
+// The model is written once against these ops; each op is tested on every backend against naive loops.
+// All tensors are float32, row-major, contiguous, and live in the backend's memory.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/tensor.h"
+
+namespace lact {
+
+// One operand of a (batched) matrix product: `batch` matrices of rows x cols (before any
+// transpose), row stride `ld`, `stride` elements between consecutive matrices (0 = shared).
+struct MatrixOperand {
+  const float* data;
+  int64_t ld;
+  int64_t stride;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+  virtual void set_threads(int threads) = 0;
+  virtual void synchronize() {}
+
+  // ---- memory
+  virtual Tensor empty(const Shape& shape) = 0;
+  Tensor zeros(const Shape& shape);
+  Tensor from_host(const Shape& shape, const float* host);
+  std::vector<float> to_host(const Tensor& t);
+  virtual void upload(Tensor& dst, const float* host) = 0;
+  virtual void download(const Tensor& src, float* host) = 0;
+  virtual void copy(Tensor& dst, const Tensor& src) = 0;
+  virtual void fill(Tensor& t, float value) = 0;
+
+  // ---- matrix products
+  // For b in [0, batch): C_b = alpha * op(A_b) * op(B_b) + beta * C_b, with op(A_b) m x k,
+  // op(B_b) k x n and C_b m x n (row-major). beta = 0 ignores C's old contents (NaN included).
+  virtual void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
+                    MatrixOperand a, MatrixOperand b, float beta, float* c, int64_t ldc, int64_t stride_c,
+                    int64_t batch) = 0;
+
+  // ---- elementwise and row ops (in place unless an output is given)
+  virtual void add(Tensor& y, const Tensor& x) = 0;                   // y += x
+  virtual void axpby(Tensor& y, float a, const Tensor& x, float b) = 0;  // y = a*x + b*y
+  virtual void add_scaled_identity(Tensor& y, float a) = 0;           // y[b] += a*I, y = [batch, n, n]
+  virtual void silu(Tensor& x) = 0;
+  virtual void gelu(Tensor& x) = 0;                                   // exact (erf) GELU
+  virtual void sigmoid(Tensor& x) = 0;
+  virtual void softplus(Tensor& x, float shift) = 0;                  // x = log(1 + exp(x + shift))
+  virtual void add_bias(Tensor& x, const Tensor& bias) = 0;           // x[r, :] += bias
+  // LayerNorm without bias over the last dimension of x: y = (x - mean) / sqrt(var + eps) * weight.
+  virtual void layer_norm(const Tensor& x, const Tensor& weight, float eps, Tensor& y) = 0;
+  // RMSNorm over consecutive groups of `group` elements, weight of size `group`:
+  // y = x / sqrt(mean(x^2) + eps) * weight.
+  virtual void rms_norm(const Tensor& x, const Tensor& weight, int64_t group, float eps, Tensor& y) = 0;
+  // x = x / (||x||_2 + eps) over consecutive groups of `group` elements (eps added to the norm).
+  virtual void l2_normalize(Tensor& x, int64_t group, float eps) = 0;
+  // x[b, t, :] *= scale[b * scale_batch_stride + t * scale_row_stride]; x = [batch, rows, cols].
+  virtual void scale_rows(Tensor& x, const float* scale, int64_t scale_batch_stride,
+                          int64_t scale_row_stride) = 0;
+
+  // ---- layout
+  // src [views, tokens, C]; dst [views, heads, tokens, head_dim] taking columns
+  // [column_offset, column_offset + heads*head_dim) of src.
+  virtual void split_heads(const Tensor& src, int64_t column_offset, int64_t heads, int64_t head_dim,
+                           Tensor& dst) = 0;
+  // src [views, heads, tokens, head_dim] -> dst [views, tokens, heads*head_dim].
+  virtual void merge_heads(const Tensor& src, Tensor& dst) = 0;
+
+  // ---- attention: out[b] = softmax(q[b] k[b]^T * scale) v[b]; q, k, v, out = [batch, tokens, d].
+  virtual void attention(const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out) = 0;
+
+  // ---- SwiGLU fast-weight pieces
+  // out = silu(gate) * up (out may alias gate).
+  virtual void swiglu(const Tensor& gate, const Tensor& up, Tensor& out) = 0;
+  // The TTT inner backward. In: gate = K W0, up = K W2, dhidden = V W1^T. Out, in place:
+  // gate <- dL/dgate (through SiLU), up <- silu(gate) * up (the hidden), dhidden <- dhidden * silu(gate).
+  virtual void swiglu_backward(Tensor& gate, Tensor& up, Tensor& dhidden) = 0;
+
+  // ---- reductions
+  // For each of the batch matrices (first dim): sum over elements of a*b, in double.
+  virtual std::vector<double> batched_dot(const Tensor& a, const Tensor& b) = 0;
+  // norms[b, c] = ||w[b, :, c]||_2 for w [batch, rows, cols].
+  virtual void column_norms(const Tensor& w, Tensor& norms) = 0;
+  // w[b, :, c] *= target[b, c] / (||w[b, :, c]||_2 + eps).
+  virtual void restore_column_norms(Tensor& w, const Tensor& target, float eps) = 0;
+  // x[b] *= scale[b] for x [batch, ...].
+  virtual void scale_batched(Tensor& x, const std::vector<float>& scale) = 0;
+};
+
+// Shorthand products on whole tensors (see gemm for the convention).
+// y [rows, out] = x [rows, in] * W^T for a PyTorch Linear weight W [out, in].
+void linear(Backend& be, const Tensor& x, const Tensor& weight, Tensor& y);
+// C[b] = alpha * op(A[b]) op(B[b]) + beta * C[b] on 3-D tensors (a 2-D operand is shared by every b).
+void matmul(Backend& be, const Tensor& a, bool transpose_a, const Tensor& b, bool transpose_b, Tensor& c,
+            float alpha = 1.0f, float beta = 0.0f);
+
+std::unique_ptr<Backend> make_cpu_backend(int threads);
+// "cpu" (and later "cuda"); throws with the list of known backends otherwise.
+std::unique_ptr<Backend> make_backend(const std::string& name, int threads);
+
+}  // namespace lact

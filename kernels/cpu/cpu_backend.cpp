@@ -1,0 +1,334 @@
+#include "kernels/cpu/cpu_backend.h"
+
+#include <cblas.h>
+#include <omp.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <stdexcept>
+#include <string>
+
+namespace lact {
+
+namespace {
+
+constexpr int64_t kParallelMinimum = 1 << 14;  // below this many elements, threads cost more than they save
+
+void require_same_size(const Tensor& a, const Tensor& b, const char* op) {
+  if (a.numel() != b.numel())
+    throw std::invalid_argument(std::string(op) + ": sizes differ, " + shape_string(a.shape()) + " vs " +
+                                shape_string(b.shape()));
+}
+
+inline float silu_of(float x) { return x / (1.0f + std::exp(-x)); }
+
+}  // namespace
+
+CpuBackend::CpuBackend(int threads) { set_threads(threads); }
+
+void CpuBackend::set_threads(int threads) {
+  if (threads <= 0) return;  // keep the library defaults (all cores)
+  omp_set_num_threads(threads);
+  openblas_set_num_threads(threads);
+}
+
+Tensor CpuBackend::empty(const Shape& shape) {
+  for (int64_t d : shape)
+    if (d < 0) throw std::invalid_argument("negative dimension in tensor shape " + shape_string(shape));
+  const size_t count = static_cast<size_t>(shape_numel(shape));
+  const size_t bytes = ((count * sizeof(float) + 63) / 64) * 64;
+  void* memory = bytes ? std::aligned_alloc(64, bytes) : nullptr;
+  if (bytes && !memory)
+    throw std::runtime_error("out of memory: cannot allocate " + std::to_string(bytes >> 20) + " MiB for a tensor " +
+                             shape_string(shape));
+  std::shared_ptr<float> storage(static_cast<float*>(memory), [](float* p) { std::free(p); });
+  return Tensor(storage, storage.get(), shape, this);
+}
+
+void CpuBackend::upload(Tensor& dst, const float* host) {
+  std::memcpy(dst.data(), host, sizeof(float) * dst.numel());
+}
+
+void CpuBackend::download(const Tensor& src, float* host) {
+  std::memcpy(host, src.data(), sizeof(float) * src.numel());
+}
+
+void CpuBackend::copy(Tensor& dst, const Tensor& src) {
+  require_same_size(dst, src, "copy");
+  if (dst.data() != src.data()) std::memcpy(dst.data(), src.data(), sizeof(float) * src.numel());
+}
+
+void CpuBackend::fill(Tensor& t, float value) {
+  float* p = t.data();
+  const int64_t n = t.numel();
+#pragma omp parallel for schedule(static) if (n > kParallelMinimum)
+  for (int64_t i = 0; i < n; ++i) p[i] = value;
+}
+
+void CpuBackend::gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
+                      MatrixOperand a, MatrixOperand b, float beta, float* c, int64_t ldc, int64_t stride_c,
+                      int64_t batch) {
+  if (m == 0 || n == 0) return;
+  for (int64_t i = 0; i < batch; ++i) {
+    float* ci = c + i * stride_c;
+    if (k == 0) {  // BLAS leaves C untouched then; define it as beta * C (and 0 for beta = 0).
+      for (int64_t r = 0; r < m; ++r)
+        for (int64_t col = 0; col < n; ++col) ci[r * ldc + col] = beta == 0.0f ? 0.0f : beta * ci[r * ldc + col];
+      continue;
+    }
+    cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans, transpose_b ? CblasTrans : CblasNoTrans,
+                static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), alpha,
+                a.data + i * a.stride, static_cast<blasint>(a.ld), b.data + i * b.stride,
+                static_cast<blasint>(b.ld), beta, ci, static_cast<blasint>(ldc));
+  }
+}
+
+void CpuBackend::add(Tensor& y, const Tensor& x) {
+  require_same_size(y, x, "add");
+  float* py = y.data();
+  const float* px = x.data();
+  const int64_t n = y.numel();
+#pragma omp parallel for schedule(static) if (n > kParallelMinimum)
+  for (int64_t i = 0; i < n; ++i) py[i] += px[i];
+}
+
+void CpuBackend::axpby(Tensor& y, float a, const Tensor& x, float b) {
+  require_same_size(y, x, "axpby");
+  float* py = y.data();
+  const float* px = x.data();
+  const int64_t n = y.numel();
+#pragma omp parallel for schedule(static) if (n > kParallelMinimum)
+  for (int64_t i = 0; i < n; ++i) py[i] = a * px[i] + b * py[i];
+}
+
+void CpuBackend::add_scaled_identity(Tensor& y, float a) {
+  const int64_t batch = y.dim(0), n = y.dim(1);
+  if (y.dim(2) != n) throw std::invalid_argument("add_scaled_identity: not square " + shape_string(y.shape()));
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t i = 0; i < n; ++i) y.data()[(b * n + i) * n + i] += a;
+}
+
+void CpuBackend::silu(Tensor& x) {
+  float* p = x.data();
+  const int64_t n = x.numel();
+#pragma omp parallel for schedule(static) if (n > kParallelMinimum)
+  for (int64_t i = 0; i < n; ++i) p[i] = silu_of(p[i]);
+}
+
+void CpuBackend::gelu(Tensor& x) {
+  float* p = x.data();
+  const int64_t n = x.numel();
+#pragma omp parallel for schedule(static) if (n > kParallelMinimum)
+  for (int64_t i = 0; i < n; ++i) p[i] = 0.5f * p[i] * (1.0f + std::erf(p[i] * 0.70710678118654752f));
+}
+
+void CpuBackend::sigmoid(Tensor& x) {
+  float* p = x.data();
+  const int64_t n = x.numel();
+#pragma omp parallel for schedule(static) if (n > kParallelMinimum)
+  for (int64_t i = 0; i < n; ++i) p[i] = 1.0f / (1.0f + std::exp(-p[i]));
+}
+
+void CpuBackend::softplus(Tensor& x, float shift) {
+  float* p = x.data();
+  const int64_t n = x.numel();
+  // PyTorch's softplus switches to the identity above 20 (beta 1, threshold 20); so do we.
+#pragma omp parallel for schedule(static) if (n > kParallelMinimum)
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = p[i] + shift;
+    p[i] = v > 20.0f ? v : std::log1p(std::exp(v));
+  }
+}
+
+void CpuBackend::add_bias(Tensor& x, const Tensor& bias) {
+  const int64_t cols = bias.numel(), rows = x.numel() / cols;
+  if (rows * cols != x.numel()) throw std::invalid_argument("add_bias: bias does not divide the tensor");
+  float* p = x.data();
+  const float* pb = bias.data();
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) p[r * cols + c] += pb[c];
+}
+
+void CpuBackend::layer_norm(const Tensor& x, const Tensor& weight, float eps, Tensor& y) {
+  require_same_size(y, x, "layer_norm");
+  const int64_t cols = weight.numel(), rows = x.numel() / cols;
+  const float* px = x.data();
+  const float* pw = weight.data();
+  float* py = y.data();
+#pragma omp parallel for schedule(static) if (rows * cols > kParallelMinimum)
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = px + r * cols;
+    float* yr = py + r * cols;
+    double mean = 0.0;
+    for (int64_t c = 0; c < cols; ++c) mean += xr[c];
+    mean /= static_cast<double>(cols);
+    double var = 0.0;
+    for (int64_t c = 0; c < cols; ++c) var += (xr[c] - mean) * (xr[c] - mean);
+    var /= static_cast<double>(cols);
+    const float inv = static_cast<float>(1.0 / std::sqrt(var + eps));
+    const float m = static_cast<float>(mean);
+    for (int64_t c = 0; c < cols; ++c) yr[c] = (xr[c] - m) * inv * pw[c];
+  }
+}
+
+void CpuBackend::rms_norm(const Tensor& x, const Tensor& weight, int64_t group, float eps, Tensor& y) {
+  require_same_size(y, x, "rms_norm");
+  if (weight.numel() != group || x.numel() % group)
+    throw std::invalid_argument("rms_norm: weight " + shape_string(weight.shape()) + " for groups of " +
+                                std::to_string(group));
+  const int64_t groups = x.numel() / group;
+  const float* px = x.data();
+  const float* pw = weight.data();
+  float* py = y.data();
+#pragma omp parallel for schedule(static) if (x.numel() > kParallelMinimum)
+  for (int64_t g = 0; g < groups; ++g) {
+    const float* xg = px + g * group;
+    float* yg = py + g * group;
+    double sum = 0.0;
+    for (int64_t i = 0; i < group; ++i) sum += static_cast<double>(xg[i]) * xg[i];
+    const float inv = static_cast<float>(1.0 / std::sqrt(sum / static_cast<double>(group) + eps));
+    for (int64_t i = 0; i < group; ++i) yg[i] = xg[i] * inv * pw[i];
+  }
+}
+
+void CpuBackend::l2_normalize(Tensor& x, int64_t group, float eps) {
+  if (x.numel() % group) throw std::invalid_argument("l2_normalize: group does not divide the tensor");
+  const int64_t groups = x.numel() / group;
+  float* px = x.data();
+#pragma omp parallel for schedule(static) if (x.numel() > kParallelMinimum)
+  for (int64_t g = 0; g < groups; ++g) {
+    float* xg = px + g * group;
+    double sum = 0.0;
+    for (int64_t i = 0; i < group; ++i) sum += static_cast<double>(xg[i]) * xg[i];
+    const float inv = static_cast<float>(1.0 / (std::sqrt(sum) + eps));
+    for (int64_t i = 0; i < group; ++i) xg[i] *= inv;
+  }
+}
+
+void CpuBackend::scale_rows(Tensor& x, const float* scale, int64_t scale_batch_stride, int64_t scale_row_stride) {
+  const int64_t batch = x.dim(0), rows = x.dim(1), cols = x.dim(2);
+  float* px = x.data();
+#pragma omp parallel for collapse(2) schedule(static) if (x.numel() > kParallelMinimum)
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t r = 0; r < rows; ++r) {
+      const float s = scale[b * scale_batch_stride + r * scale_row_stride];
+      float* row = px + (b * rows + r) * cols;
+      for (int64_t c = 0; c < cols; ++c) row[c] *= s;
+    }
+}
+
+void CpuBackend::split_heads(const Tensor& src, int64_t column_offset, int64_t heads, int64_t head_dim,
+                             Tensor& dst) {
+  const int64_t views = src.dim(0), tokens = src.dim(1), width = src.dim(2);
+  if (column_offset + heads * head_dim > width || dst.numel() != views * heads * tokens * head_dim)
+    throw std::invalid_argument("split_heads: " + shape_string(src.shape()) + " -> " + shape_string(dst.shape()));
+  const float* ps = src.data();
+  float* pd = dst.data();
+#pragma omp parallel for collapse(2) schedule(static) if (dst.numel() > kParallelMinimum)
+  for (int64_t v = 0; v < views; ++v)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t t = 0; t < tokens; ++t)
+        std::memcpy(pd + ((v * heads + h) * tokens + t) * head_dim,
+                    ps + (v * tokens + t) * width + column_offset + h * head_dim, sizeof(float) * head_dim);
+}
+
+void CpuBackend::merge_heads(const Tensor& src, Tensor& dst) {
+  const int64_t views = src.dim(0), heads = src.dim(1), tokens = src.dim(2), head_dim = src.dim(3);
+  require_same_size(dst, src, "merge_heads");
+  const float* ps = src.data();
+  float* pd = dst.data();
+#pragma omp parallel for collapse(2) schedule(static) if (dst.numel() > kParallelMinimum)
+  for (int64_t v = 0; v < views; ++v)
+    for (int64_t t = 0; t < tokens; ++t)
+      for (int64_t h = 0; h < heads; ++h)
+        std::memcpy(pd + (v * tokens + t) * heads * head_dim + h * head_dim,
+                    ps + ((v * heads + h) * tokens + t) * head_dim, sizeof(float) * head_dim);
+}
+
+void CpuBackend::swiglu(const Tensor& gate, const Tensor& up, Tensor& out) {
+  require_same_size(gate, up, "swiglu");
+  require_same_size(gate, out, "swiglu");
+  const float* pg = gate.data();
+  const float* pu = up.data();
+  float* po = out.data();
+  const int64_t n = gate.numel();
+#pragma omp parallel for schedule(static) if (n > kParallelMinimum)
+  for (int64_t i = 0; i < n; ++i) po[i] = silu_of(pg[i]) * pu[i];
+}
+
+void CpuBackend::swiglu_backward(Tensor& gate, Tensor& up, Tensor& dhidden) {
+  require_same_size(gate, up, "swiglu_backward");
+  require_same_size(gate, dhidden, "swiglu_backward");
+  float* pg = gate.data();
+  float* pu = up.data();
+  float* pd = dhidden.data();
+  const int64_t n = gate.numel();
+#pragma omp parallel for schedule(static) if (n > kParallelMinimum)
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = pg[i], u = pu[i], d = pd[i];
+    const float sig = 1.0f / (1.0f + std::exp(-g));
+    const float act = g * sig;
+    pg[i] = d * u * sig * (1.0f + g * (1.0f - sig));  // d/dgate of silu(gate) * up, times dhidden
+    pu[i] = act * u;                                    // hidden
+    pd[i] = d * act;                                    // d/dup
+  }
+}
+
+std::vector<double> CpuBackend::batched_dot(const Tensor& a, const Tensor& b) {
+  require_same_size(a, b, "batched_dot");
+  const int64_t batch = a.dim(0), per = a.numel() / batch;
+  std::vector<double> result(static_cast<size_t>(batch));
+  for (int64_t i = 0; i < batch; ++i) {
+    const float* pa = a.data() + i * per;
+    const float* pb = b.data() + i * per;
+    double sum = 0.0;
+#pragma omp parallel for reduction(+ : sum) schedule(static) if (per > kParallelMinimum)
+    for (int64_t j = 0; j < per; ++j) sum += static_cast<double>(pa[j]) * pb[j];
+    result[i] = sum;
+  }
+  return result;
+}
+
+void CpuBackend::column_norms(const Tensor& w, Tensor& norms) {
+  const int64_t batch = w.dim(0), rows = w.dim(1), cols = w.dim(2);
+  if (norms.numel() != batch * cols) throw std::invalid_argument("column_norms: output size");
+  std::vector<double> sums(static_cast<size_t>(batch * cols), 0.0);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* row = w.data() + (b * rows + r) * cols;
+      double* s = sums.data() + b * cols;
+      for (int64_t c = 0; c < cols; ++c) s[c] += static_cast<double>(row[c]) * row[c];
+    }
+  for (int64_t i = 0; i < batch * cols; ++i) norms.data()[i] = static_cast<float>(std::sqrt(sums[i]));
+}
+
+void CpuBackend::restore_column_norms(Tensor& w, const Tensor& target, float eps) {
+  const int64_t batch = w.dim(0), rows = w.dim(1), cols = w.dim(2);
+  Tensor current = empty({batch, cols});
+  column_norms(w, current);
+  std::vector<float> factor(static_cast<size_t>(batch * cols));
+  for (int64_t i = 0; i < batch * cols; ++i) factor[i] = target.data()[i] / (current.data()[i] + eps);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t r = 0; r < rows; ++r) {
+      float* row = w.data() + (b * rows + r) * cols;
+      const float* f = factor.data() + b * cols;
+      for (int64_t c = 0; c < cols; ++c) row[c] *= f[c];
+    }
+}
+
+void CpuBackend::scale_batched(Tensor& x, const std::vector<float>& scale) {
+  const int64_t batch = x.dim(0), per = x.numel() / batch;
+  if (static_cast<int64_t>(scale.size()) != batch) throw std::invalid_argument("scale_batched: one scale per batch");
+  for (int64_t b = 0; b < batch; ++b) {
+    float* p = x.data() + b * per;
+    const float s = scale[b];
+#pragma omp parallel for schedule(static) if (per > kParallelMinimum)
+    for (int64_t i = 0; i < per; ++i) p[i] *= s;
+  }
+}
+
+std::unique_ptr<Backend> make_cpu_backend(int threads) { return std::make_unique<CpuBackend>(threads); }
+
+}  // namespace lact

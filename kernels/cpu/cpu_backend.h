@@ -1,0 +1,50 @@
+// The CPU backend: OpenBLAS for matrix products, OpenMP loops for the rest. The reference backend.
+#pragma once
+
+#include "kernels/backend.h"
+
+namespace lact {
+
+class CpuBackend : public Backend {
+ public:
+  explicit CpuBackend(int threads);
+  std::string name() const override { return "cpu"; }
+  void set_threads(int threads) override;
+
+  Tensor empty(const Shape& shape) override;
+  void upload(Tensor& dst, const float* host) override;
+  void download(const Tensor& src, float* host) override;
+  void copy(Tensor& dst, const Tensor& src) override;
+  void fill(Tensor& t, float value) override;
+
+  void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, MatrixOperand a,
+            MatrixOperand b, float beta, float* c, int64_t ldc, int64_t stride_c, int64_t batch) override;
+
+  void add(Tensor& y, const Tensor& x) override;
+  void axpby(Tensor& y, float a, const Tensor& x, float b) override;
+  void add_scaled_identity(Tensor& y, float a) override;
+  void silu(Tensor& x) override;
+  void gelu(Tensor& x) override;
+  void sigmoid(Tensor& x) override;
+  void softplus(Tensor& x, float shift) override;
+  void add_bias(Tensor& x, const Tensor& bias) override;
+  void layer_norm(const Tensor& x, const Tensor& weight, float eps, Tensor& y) override;
+  void rms_norm(const Tensor& x, const Tensor& weight, int64_t group, float eps, Tensor& y) override;
+  void l2_normalize(Tensor& x, int64_t group, float eps) override;
+  void scale_rows(Tensor& x, const float* scale, int64_t scale_batch_stride, int64_t scale_row_stride) override;
+
+  void split_heads(const Tensor& src, int64_t column_offset, int64_t heads, int64_t head_dim, Tensor& dst) override;
+  void merge_heads(const Tensor& src, Tensor& dst) override;
+
+  void attention(const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out) override;
+
+  void swiglu(const Tensor& gate, const Tensor& up, Tensor& out) override;
+  void swiglu_backward(Tensor& gate, Tensor& up, Tensor& dhidden) override;
+
+  std::vector<double> batched_dot(const Tensor& a, const Tensor& b) override;
+  void column_norms(const Tensor& w, Tensor& norms) override;
+  void restore_column_norms(Tensor& w, const Tensor& target, float eps) override;
+  void scale_batched(Tensor& x, const std::vector<float>& scale) override;
+};
+
+}  // namespace lact

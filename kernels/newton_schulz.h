@@ -1,0 +1,30 @@
+// Newton-Schulz orthogonalisation as the LaCT TTT layer uses it (Muon's quintic iteration):
+//   X <- G / (||G||_F + 1e-7);  repeat: A = X X^T;  X <- a X + (b A + c A^2) X
+// with the fixed coefficients (a, b, c) = (3.4445, -4.7750, 2.0315), on the smaller Gram side.
+// Written against the Backend ops so every backend gets it; fp32 throughout (the reference).
+#pragma once
+
+#include "kernels/backend.h"
+
+namespace lact {
+
+constexpr float kNewtonSchulzA = 3.4445f;
+constexpr float kNewtonSchulzB = -4.7750f;
+constexpr float kNewtonSchulzC = 2.0315f;
+
+// In place on g [batch, rows, cols].
+void newton_schulz5(Backend& be, Tensor& g, int steps);
+
+// out[b] += NS(P[b]^T Q[b]) for P [batch, N, rows], Q [batch, N, cols], without forming the
+// rows x cols matrix until the end. Every iterate has the form P^T C Q with C an N x N matrix:
+//   A X = P^T C Z Q  and  A^2 X = P^T C Z^2 Q,  with  Z = (Q Q^T) C^T (P P^T) C,
+// so the iteration runs on N x N matrices, exactly (up to rounding) the same map. Worth it when the
+// token count N is below the matrix sides.
+void newton_schulz5_low_rank_add(Backend& be, const Tensor& p, const Tensor& q, int steps, Tensor& out);
+
+// FLOP estimates of the two routes for one rows x cols matrix built from N tokens (the product
+// P^T Q included), used to pick the cheaper one.
+double newton_schulz_dense_flops(int64_t tokens, int64_t rows, int64_t cols, int steps);
+double newton_schulz_low_rank_flops(int64_t tokens, int64_t rows, int64_t cols, int steps);
+
+}  // namespace lact

@@ -1,0 +1,47 @@
+#include "kernels/tensor.h"
+
+#include <sstream>
+#include <stdexcept>
+
+namespace lact {
+
+std::string shape_string(const Shape& shape) {
+  std::ostringstream out;
+  out << "[";
+  for (size_t i = 0; i < shape.size(); ++i) out << (i ? ", " : "") << shape[i];
+  out << "]";
+  return out.str();
+}
+
+int64_t shape_numel(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+Tensor::Tensor(std::shared_ptr<float> storage, float* data, Shape shape, Backend* backend)
+    : storage_(std::move(storage)), data_(data), shape_(std::move(shape)), backend_(backend) {}
+
+int64_t Tensor::dim(int axis) const {
+  if (axis < 0) axis += rank();
+  if (axis < 0 || axis >= rank()) throw std::out_of_range("tensor axis out of range");
+  return shape_[axis];
+}
+
+Tensor Tensor::slice(int64_t begin, int64_t end) const {
+  if (rank() == 0 || begin < 0 || end > shape_[0] || begin > end)
+    throw std::out_of_range("tensor slice [" + std::to_string(begin) + ", " + std::to_string(end) +
+                            ") out of " + shape_string(shape_));
+  const int64_t row = shape_[0] ? numel() / shape_[0] : 0;
+  Shape shape = shape_;
+  shape[0] = end - begin;
+  return Tensor(storage_, data_ + begin * row, shape, backend_);
+}
+
+Tensor Tensor::reshape(Shape shape) const {
+  if (shape_numel(shape) != numel())
+    throw std::invalid_argument("cannot reshape " + shape_string(shape_) + " to " + shape_string(shape));
+  return Tensor(storage_, data_, std::move(shape), backend_);
+}
+
+}  // namespace lact

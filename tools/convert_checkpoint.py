@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Convert an official LaCT NVS checkpoint (.pt) to safetensors for the C++ engine.
+
+usage: /usr/bin/python3 tools/convert_checkpoint.py CKPT.pt --config CONFIG.yaml -o OUT.safetensors [--dtype f32]
+
+Takes ckpt['model'] (or the dict itself), strips the wrapper prefixes 'module.',
+'_orig_mod.' and '_checkpoint_wrapped_module.' wherever they occur, keeps tensors only,
+checks every key and shape against the model built from the config (exit 2 on mismatch),
+and writes F32 safetensors with metadata {'config', 'format', 'source'}.
+"""
+import argparse
+import json
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "reference"))
+import safetensors_io  # noqa: E402
+from lact_reference import LaCTModel, load_config  # noqa: E402
+
+WRAPPER_PARTS = {"module", "_orig_mod", "_checkpoint_wrapped_module"}
+FORMAT = "official LaCT NVS state_dict, fp32"
+
+
+def strip_key(key):
+    """Drop wrapper components (DDP, torch.compile, activation checkpointing) from a key."""
+    return ".".join(p for p in key.split(".") if p not in WRAPPER_PARTS)
+
+
+def load_checkpoint(path):
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except TypeError:  # very old torch without weights_only
+        return torch.load(path, map_location="cpu")
+    except Exception as exc:  # pickles with non-tensor objects (optimizer state, ...)
+        print("note: %s: weights-only load failed (%s); loading the full pickle" %
+              (os.path.basename(path), str(exc).splitlines()[0][:120]), file=sys.stderr)
+        return torch.load(path, map_location="cpu", weights_only=False)
+
+
+def extract_state_dict(ckpt):
+    sd = ckpt["model"] if isinstance(ckpt, dict) and isinstance(ckpt.get("model"), dict) else ckpt
+    if not isinstance(sd, dict):
+        raise ValueError("checkpoint holds no state dict")
+    out = {}
+    for key, val in sd.items():
+        if torch.is_tensor(val):
+            name = strip_key(key)
+            if name in out:
+                raise ValueError("key %r appears twice after stripping wrapper prefixes" % name)
+            out[name] = val
+    return out
+
+
+def check_against_config(sd, config):
+    """Return a list of problems (missing/unexpected keys, wrong shapes)."""
+    ref = {k: tuple(v.shape) for k, v in LaCTModel(config).state_dict().items()}
+    problems = ["missing key %s (expected shape %s)" % (k, list(ref[k])) for k in ref if k not in sd]
+    problems += ["unexpected key %s (shape %s)" % (k, list(sd[k].shape)) for k in sd if k not in ref]
+    problems += ["wrong shape for %s: %s, expected %s" % (k, list(sd[k].shape), list(ref[k]))
+                 for k in ref if k in sd and tuple(sd[k].shape) != ref[k]]
+    return problems
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("ckpt", help="official checkpoint (.pt)")
+    ap.add_argument("--config", required=True, help="official config (.yaml or .json)")
+    ap.add_argument("-o", "--output", required=True, help="output .safetensors")
+    ap.add_argument("--dtype", default="f32", choices=["f32"], help="output dtype (only f32)")
+    a = ap.parse_args()
+
+    name = os.path.basename(a.ckpt)
+    config = load_config(a.config)
+    try:
+        sd = extract_state_dict(load_checkpoint(a.ckpt))
+    except Exception as exc:
+        print("convert_checkpoint: %s: cannot read checkpoint: %s" % (name, exc), file=sys.stderr)
+        return 2
+    problems = check_against_config(sd, config)
+    if problems:
+        for p in problems[:20]:
+            print("convert_checkpoint: %s does not match %s: %s" % (name, os.path.basename(a.config), p),
+                  file=sys.stderr)
+        if len(problems) > 20:
+            print("convert_checkpoint: %s: ... and %d more problems" % (name, len(problems) - 20),
+                  file=sys.stderr)
+        return 2
+    tensors = {k: v.detach().to(torch.float32) for k, v in sd.items()}
+    safetensors_io.save(a.output, tensors, {"config": json.dumps(config), "format": FORMAT, "source": name})
+    n = sum(v.numel() for v in tensors.values())
+    print("wrote %s: %d tensors, %d parameters (%.1f MB)" % (a.output, len(tensors), n, n * 4 / 1e6))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
