@@ -18,8 +18,9 @@ void add_scene_input_options(CLI::App& command, SceneInputOptions& o, bool input
 
 void check_view_size(int height, int width, int patch, const std::string& where) {
   if (height % patch || width % patch)
-    throw Error(where, "views are " + std::to_string(height) + "x" + std::to_string(width) +
-                           ", not divisible by the patch size " + std::to_string(patch) + "; choose --size HxW");
+    throw Error(where, (where == "--size" ? "size " : "views are ") + std::to_string(height) + "x" +
+                           std::to_string(width) + ", not divisible by the patch size " + std::to_string(patch) +
+                           (where == "--size" ? "" : "; choose --size HxW"));
 }
 
 std::unique_ptr<Model> load_model_for(const std::string& path, Backend& backend) {

@@ -52,7 +52,8 @@ CoverCrop cover_crop(const Camera& camera, int height, int width) {
 Image load_view_image(const std::string& path, Camera& camera, const LoadOptions& options) {
   int w = 0, h = 0, channels = 0;
   std::unique_ptr<stbi_uc, void (*)(void*)> pixels(stbi_load(path.c_str(), &w, &h, &channels, 4), stbi_image_free);
-  if (!pixels) throw Error(path, std::string("cannot read image (") + stbi_failure_reason() + ")");
+  if (!pixels) throw Error(path, std::string("cannot read image: missing, corrupt or not PNG/JPEG/BMP/TGA (stb_image: ") +
+                           stbi_failure_reason() + ")");
   if (w != camera.width || h != camera.height) {
     // The camera's intrinsics are for its stated size; rescale them to the file's actual size.
     const float sx = static_cast<float>(w) / camera.width, sy = static_cast<float>(h) / camera.height;

@@ -21,7 +21,7 @@ nlohmann::json read_json(const fs::path& path) {
   if (!in) throw Error(path.string(), "cannot open file");
   try {
     return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
     throw Error(path.string(), std::string("corrupt JSON (") + e.what() + ")");
   }
 }

@@ -57,6 +57,8 @@ void matmul(Backend& be, const Tensor& a, bool transpose_a, const Tensor& b, boo
           beta, c.data(), dc.cols, dc.stride, batch);
 }
 
+std::vector<std::string> backend_names() { return {"cpu"}; }
+
 std::unique_ptr<Backend> make_backend(const std::string& name, int threads) {
   if (name == "cpu") return make_cpu_backend(threads);
   throw std::invalid_argument("unknown backend '" + name + "' (this build has: cpu)");

@@ -100,6 +100,8 @@ void matmul(Backend& be, const Tensor& a, bool transpose_a, const Tensor& b, boo
             float alpha = 1.0f, float beta = 0.0f);
 
 std::unique_ptr<Backend> make_cpu_backend(int threads);
+// The backends this build has ("cpu" always).
+std::vector<std::string> backend_names();
 // "cpu" (and later "cuda"); throws with the list of known backends otherwise.
 std::unique_ptr<Backend> make_backend(const std::string& name, int threads);
 

@@ -1,0 +1,255 @@
+// Every backend op against a naive double-precision loop, on random inputs.
+// Tolerances: 1e-5 relative for products and reductions of O(100) terms in float32, 1e-6 absolute
+// for elementwise ops (float32 rounding of O(1) values).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "kernels/backend.h"
+#include "tests/test_util.h"
+
+namespace lact {
+namespace {
+
+using test::max_abs_error;
+using test::random_values;
+using test::relative_error;
+
+class BackendOps : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override { be = make_backend(GetParam(), 2); }
+  Tensor upload(const Shape& shape, const std::vector<float>& v) { return be->from_host(shape, v.data()); }
+  std::unique_ptr<Backend> be;
+};
+
+// C[b] = alpha op(A[b]) op(B[b]) + beta C[b] in double.
+std::vector<double> naive_gemm(bool ta, bool tb, int64_t batch, int64_t m, int64_t n, int64_t k, double alpha,
+                               const std::vector<float>& a, const std::vector<float>& b, double beta,
+                               const std::vector<float>& c) {
+  std::vector<double> out(c.size());
+  for (int64_t x = 0; x < batch; ++x)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double sum = 0;
+        for (int64_t p = 0; p < k; ++p) {
+          const double av = ta ? a[x * m * k + p * m + i] : a[x * m * k + i * k + p];
+          const double bv = tb ? b[x * k * n + j * k + p] : b[x * k * n + p * n + j];
+          sum += av * bv;
+        }
+        out[x * m * n + i * n + j] = alpha * sum + beta * c[x * m * n + i * n + j];
+      }
+  return out;
+}
+
+TEST_P(BackendOps, GemmEveryLayoutBatchedWithAlphaBeta) {
+  const int64_t batch = 3, m = 37, n = 29, k = 53;
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      const auto a = random_values(batch * m * k, 1), b = random_values(batch * k * n, 2), c = random_values(batch * m * n, 3);
+      Tensor ta_ = upload(ta ? Shape{batch, k, m} : Shape{batch, m, k}, a);
+      Tensor tb_ = upload(tb ? Shape{batch, n, k} : Shape{batch, k, n}, b);
+      Tensor tc = upload({batch, m, n}, c);
+      matmul(*be, ta_, ta, tb_, tb, tc, 0.75f, -0.5f);
+      const auto expected = naive_gemm(ta, tb, batch, m, n, k, 0.75, a, b, -0.5, c);
+      EXPECT_LT(relative_error(be->to_host(tc), expected), 1e-5) << "ta=" << ta << " tb=" << tb;
+    }
+}
+
+TEST_P(BackendOps, GemmSharedOperandAndLinear) {
+  const int64_t batch = 2, m = 16, n = 24, k = 40;
+  const auto a = random_values(batch * m * k, 4), w = random_values(n * k, 5);
+  Tensor x = upload({batch, m, k}, a), weight = upload({n, k}, w), y = be->empty({batch, m, n});
+  matmul(*be, x, false, weight, true, y);  // the 2-D weight is shared by every batch entry
+  std::vector<float> w_batched(w);
+  w_batched.insert(w_batched.end(), w.begin(), w.end());
+  const auto expected = naive_gemm(false, true, batch, m, n, k, 1.0, a, w_batched, 0.0, std::vector<float>(batch * m * n));
+  EXPECT_LT(relative_error(be->to_host(y), expected), 1e-5);
+  Tensor y2 = be->empty({batch * m, n});
+  linear(*be, x.reshape({batch * m, k}), weight, y2);
+  EXPECT_LT(relative_error(be->to_host(y2), expected), 1e-5);
+}
+
+TEST_P(BackendOps, LayerNormAndRmsNorm) {
+  const int64_t rows = 19, cols = 48, group = 16;
+  const auto x = random_values(rows * cols, 6, 3.0f), w = random_values(cols, 7), wg = random_values(group, 8);
+  Tensor tx = upload({rows, cols}, x), tw = upload({cols}, w), twg = upload({group}, wg), ty = be->empty({rows, cols});
+  be->layer_norm(tx, tw, 1e-5f, ty);
+  std::vector<double> expected(x.size());
+  for (int64_t r = 0; r < rows; ++r) {
+    double mean = 0, var = 0;
+    for (int64_t c = 0; c < cols; ++c) mean += x[r * cols + c] / double(cols);
+    for (int64_t c = 0; c < cols; ++c) var += (x[r * cols + c] - mean) * (x[r * cols + c] - mean) / double(cols);
+    for (int64_t c = 0; c < cols; ++c) expected[r * cols + c] = (x[r * cols + c] - mean) / std::sqrt(var + 1e-5) * w[c];
+  }
+  EXPECT_LT(max_abs_error(be->to_host(ty), expected), 1e-5);
+
+  be->rms_norm(tx, twg, group, 1e-5f, ty);
+  for (int64_t g = 0; g < rows * cols / group; ++g) {
+    double ms = 0;
+    for (int64_t i = 0; i < group; ++i) ms += double(x[g * group + i]) * x[g * group + i] / double(group);
+    for (int64_t i = 0; i < group; ++i) expected[g * group + i] = x[g * group + i] / std::sqrt(ms + 1e-5) * wg[i];
+  }
+  EXPECT_LT(max_abs_error(be->to_host(ty), expected), 1e-5);
+
+  be->l2_normalize(tx, group, 1e-5f);  // eps added to the norm, not under the root
+  for (int64_t g = 0; g < rows * cols / group; ++g) {
+    double ss = 0;
+    for (int64_t i = 0; i < group; ++i) ss += double(x[g * group + i]) * x[g * group + i];
+    for (int64_t i = 0; i < group; ++i) expected[g * group + i] = x[g * group + i] / (std::sqrt(ss) + 1e-5);
+  }
+  EXPECT_LT(max_abs_error(be->to_host(tx), expected), 1e-6);
+}
+
+TEST_P(BackendOps, Activations) {
+  const auto x = random_values(1000, 9, 4.0f);
+  std::vector<double> silu(x.size()), gelu(x.size()), sigmoid(x.size()), softplus(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double v = x[i];
+    silu[i] = v / (1 + std::exp(-v));
+    gelu[i] = 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+    sigmoid[i] = 1 / (1 + std::exp(-v));
+    softplus[i] = std::log1p(std::exp(v - 4.600166));
+  }
+  Tensor t = upload({1000}, x);
+  be->silu(t);
+  EXPECT_LT(max_abs_error(be->to_host(t), silu), 1e-5);
+  t = upload({1000}, x);
+  be->gelu(t);
+  EXPECT_LT(max_abs_error(be->to_host(t), gelu), 1e-5);
+  t = upload({1000}, x);
+  be->sigmoid(t);
+  EXPECT_LT(max_abs_error(be->to_host(t), sigmoid), 1e-6);
+  t = upload({1000}, x);
+  be->softplus(t, -4.600166f);
+  EXPECT_LT(max_abs_error(be->to_host(t), softplus), 1e-6);
+}
+
+TEST_P(BackendOps, ElementwiseAndRowScaling) {
+  const int64_t batch = 2, rows = 5, cols = 7;
+  const auto x = random_values(batch * rows * cols, 10), y = random_values(batch * rows * cols, 11);
+  const auto s = random_values(3 * rows * batch, 12);
+  Tensor tx = upload({batch, rows, cols}, x), ty = upload({batch, rows, cols}, y);
+  be->axpby(ty, 2.0f, tx, -3.0f);
+  std::vector<double> expected(y.size());
+  for (size_t i = 0; i < y.size(); ++i) expected[i] = 2.0 * x[i] - 3.0 * y[i];
+  EXPECT_LT(max_abs_error(be->to_host(ty), expected), 1e-5);
+  be->add(ty, tx);
+  for (size_t i = 0; i < y.size(); ++i) expected[i] += x[i];
+  EXPECT_LT(max_abs_error(be->to_host(ty), expected), 1e-5);
+  // scale of (batch b, row r) at s[b * 1 + r * 3], as the TTT layer reads its lr channels
+  const Tensor ts = upload({int64_t(s.size())}, s);
+  be->scale_rows(tx, ts.data(), 1, 3);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c)
+        expected[(b * rows + r) * cols + c] = double(x[(b * rows + r) * cols + c]) * s[b + r * 3];
+  EXPECT_LT(max_abs_error(be->to_host(tx), expected), 1e-6);
+}
+
+TEST_P(BackendOps, SplitAndMergeHeads) {
+  const int64_t views = 2, tokens = 6, heads = 3, head_dim = 4, width = 3 * heads * head_dim;
+  const auto x = random_values(views * tokens * width, 13);
+  Tensor src = upload({views, tokens, width}, x), dst = be->empty({views, heads, tokens, head_dim});
+  be->split_heads(src, heads * head_dim, heads, head_dim, dst);  // the "k" third
+  const auto got = be->to_host(dst);
+  std::vector<double> expected(got.size());
+  for (int64_t v = 0; v < views; ++v)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t t = 0; t < tokens; ++t)
+        for (int64_t d = 0; d < head_dim; ++d)
+          expected[((v * heads + h) * tokens + t) * head_dim + d] =
+              x[(v * tokens + t) * width + heads * head_dim + h * head_dim + d];
+  EXPECT_EQ(max_abs_error(got, expected), 0.0);
+  Tensor merged = be->empty({views, tokens, heads * head_dim});
+  be->merge_heads(dst, merged);
+  const auto back = be->to_host(merged);
+  for (int64_t v = 0; v < views; ++v)
+    for (int64_t t = 0; t < tokens; ++t)
+      for (int64_t c = 0; c < heads * head_dim; ++c)
+        ASSERT_EQ(back[(v * tokens + t) * heads * head_dim + c], x[(v * tokens + t) * width + heads * head_dim + c]);
+}
+
+TEST_P(BackendOps, AttentionMatchesSoftmaxLoop) {
+  // 700 queries: more than one query tile of the CPU kernel.
+  const int64_t batch = 2, queries = 700, keys = 700, dim = 8;
+  const auto q = random_values(batch * queries * dim, 14), k = random_values(batch * keys * dim, 15),
+             v = random_values(batch * keys * dim, 16);
+  Tensor tq = upload({batch, queries, dim}, q), tk = upload({batch, keys, dim}, k), tv = upload({batch, keys, dim}, v);
+  Tensor out = be->empty({batch, queries, dim});
+  const double scale = 1.0 / std::sqrt(8.0);
+  be->attention(tq, tk, tv, static_cast<float>(scale), out);
+  std::vector<double> expected(out.numel());
+  std::vector<double> p(keys);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t i = 0; i < queries; ++i) {
+      double peak = -1e300, sum = 0;
+      for (int64_t j = 0; j < keys; ++j) {
+        double s = 0;
+        for (int64_t d = 0; d < dim; ++d) s += double(q[(b * queries + i) * dim + d]) * k[(b * keys + j) * dim + d];
+        p[j] = s * scale;
+        peak = std::max(peak, p[j]);
+      }
+      for (int64_t j = 0; j < keys; ++j) sum += (p[j] = std::exp(p[j] - peak));
+      for (int64_t d = 0; d < dim; ++d) {
+        double o = 0;
+        for (int64_t j = 0; j < keys; ++j) o += p[j] / sum * v[(b * keys + j) * dim + d];
+        expected[(b * queries + i) * dim + d] = o;
+      }
+    }
+  EXPECT_LT(max_abs_error(be->to_host(out), expected), 1e-5);
+}
+
+TEST_P(BackendOps, SwigluForwardAndBackward) {
+  const auto g = random_values(500, 17, 3.0f), u = random_values(500, 18), d = random_values(500, 19);
+  Tensor tg = upload({1, 20, 25}, g), tu = upload({1, 20, 25}, u), td = upload({1, 20, 25}, d);
+  Tensor out = be->empty({1, 20, 25});
+  be->swiglu(tg, tu, out);
+  std::vector<double> fwd(500), dgate(500), hidden(500), dup(500);
+  for (int i = 0; i < 500; ++i) {
+    const double sig = 1 / (1 + std::exp(-double(g[i]))), act = g[i] * sig;
+    fwd[i] = act * u[i];
+    hidden[i] = act * u[i];
+    dup[i] = d[i] * act;
+    // d/dg [silu(g) u] = u sig (1 + g (1 - sig)), by hand
+    dgate[i] = d[i] * u[i] * sig * (1 + g[i] * (1 - sig));
+  }
+  EXPECT_LT(max_abs_error(be->to_host(out), fwd), 1e-5);
+  be->swiglu_backward(tg, tu, td);
+  EXPECT_LT(max_abs_error(be->to_host(tg), dgate), 1e-5);
+  EXPECT_LT(max_abs_error(be->to_host(tu), hidden), 1e-5);
+  EXPECT_LT(max_abs_error(be->to_host(td), dup), 1e-5);
+}
+
+TEST_P(BackendOps, ColumnNormsAndRestore) {
+  const int64_t batch = 2, rows = 30, cols = 11;
+  const auto w = random_values(batch * rows * cols, 20), target = random_values(batch * cols, 21);
+  Tensor tw = upload({batch, rows, cols}, w), norms = be->empty({batch, cols});
+  be->column_norms(tw, norms);
+  std::vector<double> expected(batch * cols, 0.0);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) expected[b * cols + c] += double(w[(b * rows + r) * cols + c]) * w[(b * rows + r) * cols + c];
+  for (double& e : expected) e = std::sqrt(e);
+  EXPECT_LT(max_abs_error(be->to_host(norms), expected), 1e-5);
+
+  Tensor tt = upload({batch, cols}, target);
+  be->restore_column_norms(tw, tt, 1e-5f);
+  std::vector<double> restored(w.size());
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c)
+        restored[(b * rows + r) * cols + c] = w[(b * rows + r) * cols + c] / (expected[b * cols + c] + 1e-5) * target[b * cols + c];
+  EXPECT_LT(max_abs_error(be->to_host(tw), restored), 1e-5);
+
+  const auto dots = be->batched_dot(tw, tw);
+  for (int64_t b = 0; b < batch; ++b) {
+    double sum = 0;
+    for (int64_t i = 0; i < rows * cols; ++i) sum += restored[b * rows * cols + i] * restored[b * rows * cols + i];
+    EXPECT_NEAR(dots[b], sum, 1e-5 * sum);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllBackends, BackendOps, ::testing::ValuesIn(backend_names()));
+
+}  // namespace
+}  // namespace lact

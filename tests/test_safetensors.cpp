@@ -1,0 +1,96 @@
+// The safetensors reader and writer, and the config parser, on files built by hand.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "core/config.h"
+#include "core/error.h"
+#include "core/safetensors.h"
+
+namespace lact {
+namespace {
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() / ("lact_test_" + std::to_string(::getpid()) + "_" + name)).string();
+}
+
+void write_raw(const std::string& path, const std::string& header, const std::vector<uint8_t>& data) {
+  std::ofstream out(path, std::ios::binary);
+  uint64_t n = header.size();
+  for (int i = 0; i < 8; ++i) out.put(static_cast<char>(n >> (8 * i)));
+  out << header;
+  out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Safetensors, RoundTripWithMetadata) {
+  const std::string path = temp_path("roundtrip.safetensors");
+  write_safetensors(path, {{"b", {{2, 3}, {1, 2, 3, 4, 5, 6}}}, {"a", {{1}, {-7.5f}}}}, {{"config", "{\"x\": 1}"}});
+  const SafetensorsFile file(path);
+  EXPECT_EQ(file.metadata().at("config"), "{\"x\": 1}");
+  EXPECT_EQ(file.entry("b").shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(file.read_floats("b"), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(file.read_floats("a"), (std::vector<float>{-7.5f}));
+  std::remove(path.c_str());
+}
+
+TEST(Safetensors, HalfAndBfloat16Decode) {
+  // F16: 1.0 = 0x3C00, -2.0 = 0xC000, 0.5 = 0x3800, smallest subnormal 0x0001 = 2^-24.
+  // BF16: 1.0 = 0x3F80, -3.0 = 0xC040.
+  const std::string path = temp_path("half.safetensors");
+  write_raw(path,
+            R"({"h":{"dtype":"F16","shape":[4],"data_offsets":[0,8]},"b":{"dtype":"BF16","shape":[2],"data_offsets":[8,12]}})",
+            {0x00, 0x3C, 0x00, 0xC0, 0x00, 0x38, 0x01, 0x00, 0x80, 0x3F, 0x40, 0xC0});
+  const SafetensorsFile file(path);
+  EXPECT_EQ(file.read_floats("h"), (std::vector<float>{1.0f, -2.0f, 0.5f, std::ldexp(1.0f, -24)}));
+  EXPECT_EQ(file.read_floats("b"), (std::vector<float>{1.0f, -3.0f}));
+  std::remove(path.c_str());
+}
+
+TEST(Safetensors, BadFilesNameTheFileAndTheProblem) {
+  const std::string path = temp_path("bad.safetensors");
+  EXPECT_NE(error_of([&] { SafetensorsFile f(path + ".missing"); }).find("cannot open"), std::string::npos);
+  write_raw(path, R"({"t":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", {0, 0, 0, 0});
+  std::string e = error_of([&] { SafetensorsFile f(path); });
+  EXPECT_NE(e.find(path), std::string::npos);
+  EXPECT_NE(e.find("truncated"), std::string::npos);
+  write_raw(path, "{not json", {});
+  EXPECT_NE(error_of([&] { SafetensorsFile f(path); }).find("corrupt"), std::string::npos);
+  write_raw(path, R"({"t":{"dtype":"F32","shape":[3],"data_offsets":[0,16]}})", std::vector<uint8_t>(16));
+  EXPECT_NE(error_of([&] { SafetensorsFile f(path); }).find("does not match its shape"), std::string::npos);
+  write_raw(path, R"({"t":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", std::vector<uint8_t>(16));
+  EXPECT_NE(error_of([&] { SafetensorsFile(path).read_floats("u"); }).find("missing tensor 'u'"), std::string::npos);
+  std::remove(path.c_str());
+}
+
+TEST(Config, ParsesTheOfficialLayoutAndRejectsBadOnes) {
+  const ModelConfig c = builtin_model_config("lact_l24_d768_ttt2x");
+  EXPECT_EQ(c.layers, 24);
+  ASSERT_EQ(c.block.size(), 3u);
+  EXPECT_EQ(c.block[1].kind, ModuleKind::FastWeightTTT);
+  EXPECT_EQ(c.block[1].hidden(c.dim), 1536);
+  EXPECT_EQ(c.fast_weight_floats_per_layer(), 6LL * 768 * 768);  // 6 d^2 per block (the paper)
+  nlohmann::json bad = c.source;
+  bad["block_config"][1]["params"]["head_dim"] = 100;
+  EXPECT_NE(error_of([&] { parse_model_config(bad, "x.yaml"); }).find("does not divide"), std::string::npos);
+  bad = c.source;
+  bad["block_config"][0]["type"] = "model.Unknown";
+  EXPECT_NE(error_of([&] { parse_model_config(bad, "x.yaml"); }).find("unknown block module"), std::string::npos);
+  bad = c.source;
+  bad.erase("dim");
+  EXPECT_NE(error_of([&] { parse_model_config(bad, "x.yaml"); }).find("x.yaml: config has no field 'dim'"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace lact

@@ -1,0 +1,51 @@
+// Small helpers shared by the tests: random data, error measures, fixture paths.
+#pragma once
+
+#include <cmath>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace lact::test {
+
+inline std::vector<float> random_values(size_t n, unsigned seed, float scale = 1.0f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, scale);
+  std::vector<float> v(n);
+  for (float& x : v) x = normal(rng);
+  return v;
+}
+
+inline double max_abs_error(const std::vector<float>& a, const std::vector<double>& b) {
+  double worst = a.size() == b.size() ? 0.0 : INFINITY;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) worst = std::max(worst, std::abs(a[i] - b[i]));
+  return worst;
+}
+
+inline double max_abs_error(const std::vector<float>& a, const std::vector<float>& b) {
+  return max_abs_error(a, std::vector<double>(b.begin(), b.end()));
+}
+
+// ||a - b||_F / ||b||_F
+inline double relative_error(const std::vector<float>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) return INFINITY;
+  double diff = 0, ref = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff += (a[i] - b[i]) * (a[i] - b[i]);
+    ref += b[i] * b[i];
+  }
+  return std::sqrt(diff / std::max(ref, 1e-300));
+}
+
+inline double relative_error(const std::vector<float>& a, const std::vector<float>& b) {
+  return relative_error(a, std::vector<double>(b.begin(), b.end()));
+}
+
+// A directory given through the environment by CTest (see tests/CMakeLists.txt).
+inline std::string env_path(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? value : "";
+}
+
+}  // namespace lact::test
