@@ -10,6 +10,6 @@ make_case heads2 --dim 64 --layers 2 --attn-head-dim 16 --ttt-head-dim 32 --ttt-
 # four heads, inter_multi 4, three layers, tall images
 make_case heads4_inter4 --dim 64 --layers 3 --attn-head-dim 32 --ttt-head-dim 16 --ttt-inter-multi 4 --views-in 3 --views-out 1 --height 24 --width 8 --seed 2
 # more tokens than the fast-weight side: the dense Newton-Schulz route
-make_case many_tokens --dim 32 --layers 2 --attn-head-dim 8 --ttt-head-dim 32 --ttt-inter-multi 2 --mlp-inter-multi 2 --views-in 5 --views-out 3 --height 16 --width 16 --seed 3
+make_case many_tokens --dim 32 --layers 2 --attn-head-dim 8 --ttt-head-dim 32 --ttt-inter-multi 2 --mlp-inter-multi 2 --views-in 5 --views-out 3 --height 32 --width 40 --seed 3
 # one input view, wide images, inter_multi 1
 make_case one_view --dim 48 --layers 1 --attn-head-dim 24 --ttt-head-dim 48 --ttt-inter-multi 1 --views-in 1 --views-out 2 --height 8 --width 40 --seed 4

@@ -42,10 +42,18 @@ inline double relative_error(const std::vector<float>& a, const std::vector<floa
   return relative_error(a, std::vector<double>(b.begin(), b.end()));
 }
 
-// A directory given through the environment by CTest (see tests/CMakeLists.txt).
+// A directory given through the environment (CTest sets it; see tests/CMakeLists.txt), else the build's default.
 inline std::string env_path(const char* name) {
   const char* value = std::getenv(name);
-  return value ? value : "";
+  if (value) return value;
+  const std::string key(name);
+#ifdef LACT_FIXTURE_DIR_DEFAULT
+  if (key == "LACT_FIXTURE_DIR") return LACT_FIXTURE_DIR_DEFAULT;
+#endif
+#ifdef LACT_REFERENCE_CASES_DEFAULT
+  if (key == "LACT_REFERENCE_CASES") return LACT_REFERENCE_CASES_DEFAULT;
+#endif
+  return "";
 }
 
 }  // namespace lact::test
