@@ -1,10 +1,15 @@
-// lact info: what a model or a scene state file holds.
+// lact info: what a model, a scene state or a dataset holds.
 #include <cstdio>
 
 #include "app/commands.h"
+#include "app/common.h"
+#include "app/scene_inputs.h"
 #include "core/error.h"
 #include "core/safetensors.h"
 #include "core/weights.h"
+#include "datasets/preprocess.h"
+#include "datasets/scene_summary.h"
+#include "datasets/view_selection.h"
 
 namespace lact::app {
 
@@ -37,7 +42,7 @@ void print_config(const ModelConfig& c) {
               c.fast_weight_floats_per_layer(), fast, fast * 4.0 / (1 << 20));
 }
 
-void run_info(const std::string& path) {
+void info_file(const std::string& path) {
   const SafetensorsFile file(path);
   const auto& meta = file.metadata();
   auto config_text = meta.find("config");
@@ -60,7 +65,8 @@ void run_info(const std::string& path) {
   std::printf("%s: %s\n", path.c_str(), is_state ? "scene state" : "model");
   print_config(config);
   if (is_state) {
-    for (const char* key : {"model", "data", "scene", "inputs", "height", "width", "input_views"}) {
+    for (const char* key : {"model", "data", "scene", "inputs", "height", "width", "input_views", "background",
+                            "normalize_poses"}) {
       auto it = meta.find(key);
       if (it != meta.end()) std::printf("%s: %s\n", key, it->second.c_str());
     }
@@ -70,14 +76,91 @@ void run_info(const std::string& path) {
   }
 }
 
+void print_range(const char* name, const Range& r) { std::printf("%s %.4g..%.4g", name, r.min, r.max); }
+
+void info_data(const DataOptions& o, const std::string& targets_spec) {
+  const SceneSelection selection = select_scene_views(o, 1);  // any size: info only describes
+  std::printf("%s: %zu scene(s)\n", o.data.c_str(), selection.scenes.size());
+  for (const Scene& scene : selection.scenes) {
+    if (!o.scene.empty() && scene.name != o.scene) continue;
+    const SceneSummary s = summarize_scene(scene);
+    std::printf("scene %s (%s layout, %s): %d views\n", scene.name.c_str(), scene.layout.c_str(), scene.source.c_str(),
+                s.views);
+    std::printf("  image sizes (WxH):");
+    for (const auto& [w, h] : s.sizes) std::printf(" %dx%d", w, h);
+    std::printf("\n  intrinsics (px): ");
+    print_range("fx", s.fx), std::printf(", "), print_range("fy", s.fy), std::printf(", ");
+    print_range("cx", s.cx), std::printf(", "), print_range("cy", s.cy);
+    std::printf("\n  camera centres: ");
+    print_range("x", s.centre[0]), std::printf(", "), print_range("y", s.centre[1]), std::printf(", ");
+    print_range("z", s.centre[2]);
+    std::printf("\n  distance to their centroid (%.3g, %.3g, %.3g): %.4g..%.4g; to the origin: %.4g..%.4g; "
+                "forward axes point at the origin: mean cosine %.3f\n",
+                s.centroid[0], s.centroid[1], s.centroid[2], s.distance_to_centroid.min, s.distance_to_centroid.max,
+                s.distance_to_origin.min, s.distance_to_origin.max, s.look_at_origin);
+    if (s.distorted_views)
+      std::printf("  lens distortion (k1 k2 p1 p2) in %d views: undistorted to pinhole intrinsics on load\n",
+                  s.distorted_views);
+    for (const auto& [name, r] : s.splits) std::printf("  split %s: views %.0f-%.0f\n", name.c_str(), r.min, r.max);
+    if (!scene.kmeans_inputs.empty())
+      std::printf("  %s: %zu input views\n", scene.kmeans_key.c_str(), scene.kmeans_inputs.size());
+  }
+  // The preprocessing this run's flags choose.
+  const Scene& scene = *selection.scene;
+  std::vector<int> targets;
+  if (!targets_spec.empty()) targets = select_views(targets_spec, scene, true, selection.inputs, o.seed, "--targets");
+  auto print_list = [](const char* name, const std::vector<int>& v) {
+    std::printf("%s (%zu):", name, v.size());
+    for (int i : v) std::printf(" %d", i);
+    std::printf("\n");
+  };
+  if (!selection.inputs.empty()) print_list("inputs", selection.inputs);
+  if (!targets.empty()) print_list("targets", targets);
+  if (selection.height) {
+    const SceneView& first = scene.views[selection.inputs.empty() ? 0 : selection.inputs[0]];
+    const CoverCrop crop = cover_crop(first.camera, selection.height, selection.width);
+    std::printf("working size %dx%d (HxW): view %dx%d resized to %dx%d (Catmull-Rom, scale %.4g), crop left %d top "
+                "%d\n",
+                selection.height, selection.width, first.camera.width, first.camera.height, crop.resized_width,
+                crop.resized_height, static_cast<double>(crop.resized_width) / first.camera.width, crop.left, crop.top);
+  }
+  std::printf("background for RGBA: %.3g,%.3g,%.3g\n", selection.background[0], selection.background[1],
+              selection.background[2]);
+  if (selection.normalization == PoseNormalization::None) {
+    std::printf("pose normalisation: none\n");
+  } else {
+    Range radius;
+    bool first = true;
+    for (const SceneView& v : scene.views) {
+      const Camera c = apply_pose_transform(selection.pose, v.camera);
+      const double d = std::sqrt(c.c2w[3] * c.c2w[3] + c.c2w[7] * c.c2w[7] + c.c2w[11] * c.c2w[11]);
+      radius = first ? Range{d, d} : Range{std::min(radius.min, d), std::max(radius.max, d)};
+      first = false;
+    }
+    std::printf("pose normalisation: mean pose of %s, translations / %.4g; camera distances after: %.4g..%.4g\n",
+                o.normalize_poses.c_str(), selection.pose.scale, radius.min, radius.max);
+  }
+}
+
+struct InfoOptions {
+  std::string file, targets;
+  DataOptions data;
+};
+
 }  // namespace
 
 void add_info_command(CLI::App& app) {
-  auto path = std::make_shared<std::string>();
-  CLI::App* command = app.add_subcommand("info", "Print the config, parameter count and fast-weight size of a model "
-                                                 "or scene state");
-  command->add_option("file", *path, "Model or scene state (.safetensors)")->required();
-  command->callback([path]() { run_info(*path); });
+  auto o = std::make_shared<InfoOptions>();
+  CLI::App* command = app.add_subcommand("info", "Describe a model, a scene state (FILE) or a dataset (--data): "
+                                                 "config and sizes, or cameras, views and preprocessing");
+  command->add_option("file", o->file, "Model or scene state (.safetensors)");
+  add_data_options(*command, o->data);
+  command->add_option("--targets", o->targets, "Target views to show (as for render)");
+  command->callback([o]() {
+    if (!o->file.empty()) info_file(o->file);
+    if (!o->data.data.empty()) info_data(o->data, o->targets);
+    if (o->file.empty() && o->data.data.empty()) throw Error("info", "give a model or state file, or --data PATH");
+  });
 }
 
 }  // namespace lact::app

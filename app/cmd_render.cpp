@@ -7,9 +7,9 @@
 #include "app/common.h"
 #include "app/scene_inputs.h"
 #include "core/error.h"
-#include "core/model.h"
 #include "core/scene_state_io.h"
 #include "datasets/image_io.h"
+#include "datasets/view_selection.h"
 
 namespace lact::app {
 
@@ -19,8 +19,8 @@ namespace {
 
 struct RenderOptions {
   CommonOptions common;
-  SceneInputOptions inputs;
-  std::string state, targets, out = "out";
+  DataOptions data;
+  std::string model, state, targets, out = "out";
   bool save_npy = false;
 };
 
@@ -37,47 +37,47 @@ void run_render(RenderOptions& o) {
   auto backend = make_backend(o.common);
   std::unique_ptr<Model> model;
   SceneState state;
-  std::vector<Scene> scenes;
-  const Scene* scene = nullptr;
-  std::pair<int, int> size = parse_size(o.inputs.size);
+  SceneSelection selection;
   double encode_seconds = 0;
 
   if (!o.state.empty()) {
-    // A saved state remembers its model and data; flags override them.
+    // A saved state remembers its model, data and preprocessing; flags override the model and data.
     const auto metadata = read_scene_state_metadata(o.state);
-    if (o.inputs.model.empty()) o.inputs.model = metadata_or(metadata, "model", "");
-    if (o.inputs.data.empty()) o.inputs.data = metadata_or(metadata, "data", "");
-    if (o.inputs.scene.empty()) o.inputs.scene = metadata_or(metadata, "scene", "");
-    if (o.inputs.model.empty()) throw Error(o.state, "records no model: pass --model");
-    if (o.inputs.data.empty()) throw Error(o.state, "records no data: pass --data for the target cameras");
-    model = load_model_for(o.inputs.model, *backend);
+    if (o.model.empty()) o.model = metadata_or(metadata, "model", "");
+    if (o.data.data.empty()) o.data.data = metadata_or(metadata, "data", "");
+    if (o.data.scene.empty()) o.data.scene = metadata_or(metadata, "scene", "");
+    if (o.model.empty()) throw Error(o.state, "records no model: pass --model");
+    if (o.data.data.empty()) throw Error(o.state, "records no data: pass --data for the target cameras");
+    o.data.background = metadata_or(metadata, "background", o.data.background);
+    o.data.downscale = std::stoi(metadata_or(metadata, "downscale", "1"));
+    o.data.normalize_poses = "none";  // the state's own transform applies (below)
+    o.data.inputs.clear();
+    model = load_model_for(o.model, *backend);
     LoadedSceneState loaded = load_scene_state(o.state, model->config(), *backend);
     state = std::move(loaded.state);
-    scenes = read_scenes(o.inputs.data);
-    scene = &select_scene(scenes, o.inputs.scene, o.inputs.data);
-    if (size.first == 0) size = {state.height, state.width};
+    if (o.data.size.empty()) o.data.size = std::to_string(state.height) + "x" + std::to_string(state.width);
+    selection = select_scene_views(o.data, model->config().patch_size);
+    selection.pose = pose_from_metadata(metadata, o.state);
   } else {
-    PreparedInputs prepared = prepare_inputs(o.inputs, *backend);
-    model = std::move(prepared.model);
-    scenes = std::move(prepared.scenes);
-    scene = prepared.scene;
+    if (o.data.inputs.empty()) throw Error("render", "give --inputs (to encode) or --state (a saved scene state)");
+    model = load_model_for(o.model, *backend);
+    selection = select_scene_views(o.data, model->config().patch_size);
+    const std::vector<PosedImage> inputs = selected_views(selection, selection.inputs, true);
     const auto start = std::chrono::steady_clock::now();
-    state = model->encode(prepared.views);
+    state = model->encode(inputs);
     encode_seconds = seconds_since(start);
-    size = {state.height, state.width};
   }
 
-  const std::vector<int> targets =
-      parse_indices(o.targets, static_cast<int>(scene->views.size()), scene->source, "--targets");
-  check_view_size(size.first, size.second, model->config().patch_size, scene->source);
+  const Scene& scene = *selection.scene;
+  const std::vector<int> targets = select_views(o.targets, scene, true, selection.inputs, o.data.seed, "--targets");
   std::vector<Camera> cameras;
-  for (const PosedImage& v : load_views(*scene, targets, size, false)) cameras.push_back(v.camera);
+  for (const PosedImage& v : selected_views(selection, targets, false)) cameras.push_back(v.camera);
 
   const auto start = std::chrono::steady_clock::now();
   const std::vector<Image> images = model->render(state, cameras);
   const double render_seconds = seconds_since(start);
 
-  const fs::path folder = fs::path(o.out) / scene->name;
+  const fs::path folder = fs::path(o.out) / scene.name;
   std::error_code ec;
   fs::create_directories(folder, ec);
   if (ec) throw Error(folder.string(), "cannot create output folder (" + ec.message() + ")");
@@ -86,28 +86,25 @@ void run_render(RenderOptions& o) {
     write_png(stem + ".png", images[i]);
     if (o.save_npy) write_npy(stem + ".npy", images[i]);
   }
-  std::printf("%s: %zu views at %dx%d, encode %.3f s, render %.1f ms/view -> %s\n", scene->name.c_str(),
-              images.size(), size.first, size.second, encode_seconds, 1000.0 * render_seconds / images.size(),
-              folder.string().c_str());
+  std::printf("%s: %zu views at %dx%d, encode %.3f s, render %.1f ms/view -> %s\n", scene.name.c_str(),
+              images.size(), selection.height, selection.width, encode_seconds,
+              1000.0 * render_seconds / images.size(), folder.string().c_str());
 }
 
 }  // namespace
 
 void add_render_command(CLI::App& app) {
-  auto options = std::make_shared<RenderOptions>();
+  auto o = std::make_shared<RenderOptions>();
   CLI::App* command = app.add_subcommand("render", "Render target views of a scene (encoding its input views first, "
                                                    "or from a saved --state)");
-  add_scene_input_options(*command, options->inputs, false);
-  command->add_option("--state", options->state, "Scene state from `lact encode` (replaces --inputs)");
-  command->add_option("--targets", options->targets, "Target view indices to render, e.g. 3,4")->required();
-  command->add_option("--out", options->out, "Output folder (images go to OUT/<scene>/<view>.png)")->capture_default_str();
-  command->add_flag("--save-npy", options->save_npy, "Also write OUT/<scene>/<view>.npy (float32 [H, W, 3] in [0, 1])");
-  add_common_options(*command, options->common);
-  command->callback([options]() {
-    if (options->state.empty() && options->inputs.inputs.empty())
-      throw Error("render", "give --inputs (to encode) or --state (a saved scene state)");
-    run_render(*options);
-  });
+  command->add_option("--model", o->model, "Model weights (.safetensors with the config in its metadata)");
+  add_data_options(*command, o->data);
+  command->add_option("--state", o->state, "Scene state from `lact encode` (replaces --inputs)");
+  command->add_option("--targets", o->targets, "Target views: 3,4 | 8-15 | uniform:N | fold8 | rest | all")->required();
+  command->add_option("--out", o->out, "Output folder (images go to OUT/<scene>/<view>.png)")->capture_default_str();
+  command->add_flag("--save-npy", o->save_npy, "Also write OUT/<scene>/<view>.npy (float32 [H, W, 3] in [0, 1])");
+  add_common_options(*command, o->common);
+  command->callback([o]() { run_render(*o); });
 }
 
 }  // namespace lact::app

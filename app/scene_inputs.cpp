@@ -1,50 +1,105 @@
 #include "app/scene_inputs.h"
 
 #include <filesystem>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "app/common.h"
 #include "core/error.h"
+#include "datasets/preprocess.h"
+#include "datasets/view_selection.h"
 
 namespace lact::app {
 
-void add_scene_input_options(CLI::App& command, SceneInputOptions& o, bool inputs_required) {
-  command.add_option("--model", o.model, "Model weights (.safetensors with the config in its metadata)");
-  command.add_option("--data", o.data, "Index JSON, scene camera file (opencv_cameras.json) or scene folder");
-  command.add_option("--scene", o.scene, "Scene name (the folder of its camera file) when --data holds several");
-  auto* inputs = command.add_option("--inputs", o.inputs, "Input view indices, e.g. 0,1,2 or 0-3");
-  if (inputs_required) inputs->required();
-  command.add_option("--size", o.size, "Working size HxW (default: the views' size; must be divisible by 8)");
+void add_data_options(CLI::App& command, DataOptions& o) {
+  command.add_option("--data", o.data,
+                     "Scene data: LaCT index or opencv_cameras.json, Long-LRM/DL3DV dict, nerfstudio transforms.json, "
+                     "NeRF-synthetic transforms_*.json, an index .txt, or a folder holding one");
+  command.add_option("--scene", o.scene, "Scene name when --data holds several");
+  command.add_option("--inputs", o.inputs, "Input views: 0,1,2 | 0-7 | uniform:N | random:N | fold8[:N] | all");
+  command.add_option("--size", o.size, "Working size HxW (default: the input views' size; divisible by 8)");
+  command.add_option("--background", o.background, "Background for RGBA images: white | black | grey | R,G,B")
+      ->capture_default_str();
+  command.add_option("--normalize-poses", o.normalize_poses,
+                     "Scene pose normalisation (mean pose, scale to [-1, 1]) from: none | inputs | all (views)")
+      ->capture_default_str();
+  command.add_option("--seed", o.seed, "Seed for random:N and k-means view selection")->capture_default_str();
+  command.add_option("--downscale", o.downscale, "nerfstudio/DL3DV: read images_N instead of images (N = 2, 4, 8)")
+      ->check(CLI::PositiveNumber);
 }
 
-void check_view_size(int height, int width, int patch, const std::string& where) {
-  if (height % patch || width % patch)
-    throw Error(where, (where == "--size" ? "size " : "views are ") + std::to_string(height) + "x" +
-                           std::to_string(width) + ", not divisible by the patch size " + std::to_string(patch) +
-                           (where == "--size" ? "" : "; choose --size HxW"));
+SceneSelection select_scene_views(const DataOptions& o, int patch) {
+  if (o.data.empty()) throw Error("--data", "no data given");
+  SceneSelection s;
+  ReadOptions read;
+  read.downscale = o.downscale;
+  s.scenes = read_scenes(o.data, read);
+  s.scene = &select_scene(s.scenes, o.scene, o.data);
+  if (!o.inputs.empty()) s.inputs = select_views(o.inputs, *s.scene, false, {}, o.seed, "--inputs");
+  s.background = parse_background(o.background);
+  ViewLoadOptions load;
+  std::tie(load.height, load.width) = parse_size(o.size);
+  if (load.height || !s.inputs.empty()) {
+    std::tie(s.height, s.width) = working_size(*s.scene, s.inputs.empty() ? std::vector<int>{0} : s.inputs, load, patch);
+  }
+  s.normalization = parse_pose_normalization(o.normalize_poses);
+  if (s.normalization != PoseNormalization::None) {
+    std::vector<Camera> reference;
+    if (s.normalization == PoseNormalization::Inputs) {
+      if (s.inputs.empty()) throw Error("--normalize-poses", "'inputs' needs --inputs");
+      for (int i : s.inputs) reference.push_back(s.scene->views[i].camera);
+    } else {
+      for (const SceneView& v : s.scene->views) reference.push_back(v.camera);
+    }
+    s.pose = mean_pose_transform(reference);
+  }
+  return s;
+}
+
+std::vector<PosedImage> selected_views(const SceneSelection& s, const std::vector<int>& indices, bool with_images) {
+  std::vector<PosedImage> views = load_views(*s.scene, indices, s.height, s.width, s.background, with_images);
+  for (PosedImage& v : views) v.camera = apply_pose_transform(s.pose, v.camera);
+  return views;
+}
+
+std::map<std::string, std::string> origin_metadata(const DataOptions& o, const SceneSelection& s,
+                                                   const std::string& model_path) {
+  std::map<std::string, std::string> m;
+  m["model"] = std::filesystem::absolute(model_path).lexically_normal().string();
+  m["data"] = std::filesystem::absolute(o.data).lexically_normal().string();
+  m["scene"] = s.scene->name;
+  nlohmann::json inputs = s.inputs;
+  m["inputs"] = inputs.dump();
+  m["background"] = o.background;
+  m["downscale"] = std::to_string(o.downscale);
+  m["normalize_poses"] = o.normalize_poses;
+  nlohmann::json world = std::vector<double>(s.pose.world.begin(), s.pose.world.end());
+  m["pose_world"] = world.dump();
+  m["pose_scale"] = nlohmann::json(s.pose.scale).dump();
+  return m;
+}
+
+PoseTransform pose_from_metadata(const std::map<std::string, std::string>& m, const std::string& where) {
+  PoseTransform t;
+  auto world = m.find("pose_world");
+  auto scale = m.find("pose_scale");
+  if (world == m.end() || scale == m.end()) return t;
+  try {
+    const auto values = nlohmann::json::parse(world->second).get<std::vector<double>>();
+    if (values.size() != 16) throw Error(where, "metadata pose_world must hold 16 numbers");
+    std::copy(values.begin(), values.end(), t.world.begin());
+    t.scale = nlohmann::json::parse(scale->second).get<double>();
+  } catch (const nlohmann::json::exception&) {
+    throw Error(where, "metadata pose_world / pose_scale is corrupt");
+  }
+  if (!(t.scale > 0)) throw Error(where, "metadata pose_scale must be positive");
+  return t;
 }
 
 std::unique_ptr<Model> load_model_for(const std::string& path, Backend& backend) {
   if (path.empty()) throw Error("--model", "no model given");
   return std::make_unique<Model>(load_model(path, backend), backend);
-}
-
-PreparedInputs prepare_inputs(const SceneInputOptions& o, Backend& backend) {
-  if (o.data.empty()) throw Error("--data", "no data given");
-  PreparedInputs p;
-  p.scenes = read_scenes(o.data);
-  p.scene = &select_scene(p.scenes, o.scene, o.data);
-  p.scene_name = p.scene->name;
-  p.input_indices = parse_indices(o.inputs, static_cast<int>(p.scene->views.size()), p.scene->source, "--inputs");
-  p.model = load_model_for(o.model, backend);
-  auto size = parse_size(o.size);
-  if (size.first == 0) size = {p.scene->views[p.input_indices[0]].camera.height, p.scene->views[p.input_indices[0]].camera.width};
-  check_view_size(size.first, size.second, p.model->config().patch_size, o.size.empty() ? p.scene->source : "--size");
-  p.views = load_views(*p.scene, p.input_indices, size, true);
-  p.metadata["model"] = std::filesystem::absolute(o.model).lexically_normal().string();
-  p.metadata["data"] = std::filesystem::absolute(o.data).lexically_normal().string();
-  p.metadata["scene"] = p.scene_name;
-  p.metadata["inputs"] = o.inputs;
-  return p;
 }
 
 }  // namespace lact::app

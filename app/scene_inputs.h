@@ -1,4 +1,5 @@
-// The "model + data + input views" part that encode and render share.
+// What encode, render and info share: the data flags, reading the scene, choosing views, the working size,
+// pose normalisation, loading the input views.
 #pragma once
 
 #include <map>
@@ -9,31 +10,42 @@
 #include <CLI/CLI.hpp>
 
 #include "core/model.h"
+#include "datasets/pose_normalization.h"
 #include "datasets/scene.h"
 
 namespace lact::app {
 
-struct SceneInputOptions {
-  std::string model, data, scene, inputs, size;
+struct DataOptions {
+  std::string data, scene, inputs, size, background = "white", normalize_poses = "none";
+  uint64_t seed = 0;
+  int downscale = 1;
 };
-void add_scene_input_options(CLI::App& command, SceneInputOptions& options, bool inputs_required = true);
+// --data --scene --inputs --size --background --normalize-poses --seed --downscale
+void add_data_options(CLI::App& command, DataOptions& options);
 
-struct PreparedInputs {
-  std::unique_ptr<Model> model;
+struct SceneSelection {
   std::vector<Scene> scenes;
   const Scene* scene = nullptr;
-  std::string scene_name;
-  std::vector<int> input_indices;
-  std::vector<PosedImage> views;                 // loaded input views at the working size
-  std::map<std::string, std::string> metadata;   // what a scene state records about its origin
+  std::vector<int> inputs;            // empty when no --inputs
+  int height = 0, width = 0;          // working size
+  std::array<float, 3> background{};
+  PoseTransform pose;                 // applied to every camera of this run
+  PoseNormalization normalization = PoseNormalization::None;
 };
 
-// Loads the model, reads the data, selects the scene and loads the input views. Every failure is an Error
-// naming the file.
-PreparedInputs prepare_inputs(const SceneInputOptions& options, Backend& backend);
+// Reads --data, picks the scene and the inputs, fixes the working size (--size, or the inputs' size) and the
+// pose transform. `patch` checks the size.
+SceneSelection select_scene_views(const DataOptions& options, int patch);
 
-// Loads the model and checks that views of `height` x `width` fit its patch size (error names `where`).
+// The cameras of `indices` at the selection's working size, pose transform applied; with images when asked.
+std::vector<PosedImage> selected_views(const SceneSelection& selection, const std::vector<int>& indices,
+                                       bool with_images);
+
+// Metadata a scene state records about its origin (so `render --state` needs no more flags), and back.
+std::map<std::string, std::string> origin_metadata(const DataOptions& options, const SceneSelection& selection,
+                                                   const std::string& model_path);
+PoseTransform pose_from_metadata(const std::map<std::string, std::string>& metadata, const std::string& where);
+
 std::unique_ptr<Model> load_model_for(const std::string& path, Backend& backend);
-void check_view_size(int height, int width, int patch, const std::string& where);
 
 }  // namespace lact::app

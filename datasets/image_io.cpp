@@ -2,11 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <memory>
-#include <vector>
 
 #define STB_IMAGE_IMPLEMENTATION
 #define STB_IMAGE_WRITE_IMPLEMENTATION
@@ -19,91 +17,22 @@
 
 namespace lact {
 
-namespace {
-
-// PIL's Image.paste(rgba, mask=alpha) onto an opaque background, in its integer arithmetic
-// (MULDIV255: (a*b + 128 + ((a*b + 128) >> 8)) >> 8), so decoded pixels match the official loader exactly.
-inline int muldiv255(int a, int b) {
-  const int t = a * b + 128;
-  return ((t >> 8) + t) >> 8;
-}
-
-}  // namespace
-
-CoverCrop cover_crop(const Camera& camera, int height, int width) {
-  const int w = camera.width, h = camera.height;
-  const double scale = std::max(static_cast<double>(width) / w, static_cast<double>(height) / h);
-  CoverCrop c;
-  c.resized_width = std::max(width, static_cast<int>(std::lround(w * scale)));
-  c.resized_height = std::max(height, static_cast<int>(std::lround(h * scale)));
-  c.left = (c.resized_width - width) / 2;
-  c.top = (c.resized_height - height) / 2;
-  const float sx = static_cast<float>(c.resized_width) / w, sy = static_cast<float>(c.resized_height) / h;
-  c.camera = camera;
-  c.camera.fx *= sx;
-  c.camera.fy *= sy;
-  c.camera.cx = camera.cx * sx - c.left;
-  c.camera.cy = camera.cy * sy - c.top;
-  c.camera.width = width;
-  c.camera.height = height;
-  return c;
-}
-
-Image load_view_image(const std::string& path, Camera& camera, const LoadOptions& options) {
-  int w = 0, h = 0, channels = 0;
-  std::unique_ptr<stbi_uc, void (*)(void*)> pixels(stbi_load(path.c_str(), &w, &h, &channels, 4), stbi_image_free);
-  if (!pixels) throw Error(path, std::string("cannot read image: missing, corrupt or not PNG/JPEG/BMP/TGA (stb_image: ") +
-                           stbi_failure_reason() + ")");
-  if (w != camera.width || h != camera.height) {
-    // The camera's intrinsics are for its stated size; rescale them to the file's actual size.
-    const float sx = static_cast<float>(w) / camera.width, sy = static_cast<float>(h) / camera.height;
-    camera.fx *= sx, camera.cx *= sx, camera.fy *= sy, camera.cy *= sy;
-    camera.width = w, camera.height = h;
-  }
-  const bool has_alpha = channels == 4 || channels == 2;
-  const int out_w = options.width > 0 ? options.width : w, out_h = options.height > 0 ? options.height : h;
-  const float bg[3] = {options.background[0], options.background[1], options.background[2]};
-  Image image;
-  image.width = out_w;
-  image.height = out_h;
-  image.rgb.resize(static_cast<size_t>(out_w) * out_h * 3);
-
-  if (out_w == w && out_h == h) {
-    const bool white = bg[0] == 1.0f && bg[1] == 1.0f && bg[2] == 1.0f;
-    for (size_t i = 0; i < static_cast<size_t>(w) * h; ++i) {
-      const stbi_uc* p = pixels.get() + 4 * i;
-      for (int c = 0; c < 3; ++c) {
-        float v;
-        if (!has_alpha)
-          v = p[c] / 255.0f;
-        else if (white)
-          v = static_cast<float>(muldiv255(255, 255 - p[3]) + muldiv255(p[c], p[3])) / 255.0f;
-        else
-          v = (p[c] * p[3] / 255.0f + bg[c] * (255 - p[3])) / 255.0f;
-        image.rgb[i * 3 + c] = v;
-      }
-    }
-    return image;
-  }
-
-  // Resize to cover the working size, then centre-crop. Filter: Catmull-Rom (a sharp cubic close to
-  // the official LANCZOS) in linear [0, 1] values, alpha premultiplied during the resize.
-  const CoverCrop crop = cover_crop(camera, out_h, out_w);
-  const int rw = crop.resized_width, rh = crop.resized_height, left = crop.left, top = crop.top;
-  std::vector<float> source(static_cast<size_t>(w) * h * 4), resized(static_cast<size_t>(rw) * rh * 4);
-  for (size_t i = 0; i < source.size(); ++i) source[i] = pixels.get()[i] / 255.0f;
-  if (!stbir_resize_float_generic(source.data(), w, h, 0, resized.data(), rw, rh, 0, 4, 3, 0, STBIR_EDGE_CLAMP,
-                                  STBIR_FILTER_CATMULLROM, STBIR_COLORSPACE_LINEAR, nullptr))
-    throw Error(path, "image resize failed");
-  for (int y = 0; y < out_h; ++y)
-    for (int x = 0; x < out_w; ++x) {
-      const float* p = resized.data() + (static_cast<size_t>(y + top) * rw + x + left) * 4;
-      const float a = std::clamp(p[3], 0.0f, 1.0f);
-      for (int c = 0; c < 3; ++c)
-        image.rgb[(static_cast<size_t>(y) * out_w + x) * 3 + c] = std::clamp(p[c] * a + bg[c] * (1.0f - a), 0.0f, 1.0f);
-    }
-  camera = crop.camera;
+Rgba8Image read_image(const std::string& path) {
+  Rgba8Image image;
+  int channels = 0;
+  std::unique_ptr<stbi_uc, void (*)(void*)> pixels(stbi_load(path.c_str(), &image.width, &image.height, &channels, 4),
+                                                   stbi_image_free);
+  if (!pixels)
+    throw Error(path, std::string("cannot read image: missing, corrupt or not PNG/JPEG/BMP/TGA (stb_image: ") +
+                          stbi_failure_reason() + ")");
+  image.has_alpha = channels == 4 || channels == 2;
+  image.pixels.assign(pixels.get(), pixels.get() + static_cast<size_t>(image.width) * image.height * 4);
   return image;
+}
+
+bool read_image_size(const std::string& path, int& width, int& height) {
+  int channels = 0;
+  return stbi_info(path.c_str(), &width, &height, &channels) == 1;
 }
 
 void write_png(const std::string& path, const Image& image) {

@@ -1,30 +1,24 @@
-// Image files: decoding to the working size (resize-to-cover + centre crop, alpha composited onto a
-// background) and writing PNG / NumPy .npy.
+// Image files: decoding (PNG, JPEG, BMP, TGA through stb_image) and writing PNG / NumPy .npy.
 #pragma once
 
-#include <array>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/camera.h"
 
 namespace lact {
 
-struct LoadOptions {
-  int height = 0, width = 0;                     // working size; 0 = the file's size
-  std::array<float, 3> background{1.0f, 1.0f, 1.0f};  // RGBA is composited onto this (white, as the official loader)
+struct Rgba8Image {
+  int width = 0, height = 0;
+  bool has_alpha = false;       // the file had an alpha channel
+  std::vector<uint8_t> pixels;  // width * height * 4
 };
 
-// The camera after resize-to-cover (scale s = max(W/W0, H/H0), size round(W0 s) x round(H0 s)) and a
-// centre crop to height x width: fx*s, fy*s, cx*s - left, cy*s - top. `camera` is at its file's size.
-struct CoverCrop {
-  Camera camera;
-  int resized_width, resized_height, left, top;
-};
-CoverCrop cover_crop(const Camera& camera, int height, int width);
-
-// Loads `view_path`'s image for `camera` (intrinsics at the file's size) at the working size; returns the
-// image and, in `camera`, the intrinsics updated for the resize and crop (fx*s, fy*s, cx*s - left, cy*s - top).
-Image load_view_image(const std::string& path, Camera& camera, const LoadOptions& options);
+// Throws Error(path, ...) when the file is missing or cannot be decoded.
+Rgba8Image read_image(const std::string& path);
+// The size from the file's header only; false when unreadable.
+bool read_image_size(const std::string& path, int& width, int& height);
 
 void write_png(const std::string& path, const Image& image);
 // float32 [H, W, 3] in standard NumPy .npy (format 1.0).

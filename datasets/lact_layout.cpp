@@ -1,14 +1,15 @@
-// The LaCT / LVSM object-and-scene layout (lact_nvs/data.py): an index JSON listing per-scene
-// `opencv_cameras.json` files; each is a list of frames {w, h, fx, fy, cx, cy, w2c (4x4 OpenCV
-// world-to-camera), file_path (relative to the camera file)}.
+// The LaCT / LVSM / Long-LRM family (lact_nvs/data.py, LVSM process_data.py, Long-LRM's DL3DV converter):
+// per-scene camera files whose frames hold an OpenCV world-to-camera `w2c` and pixel intrinsics, as
+//   - a list of {w, h, fx, fy, cx, cy, w2c, file_path (relative to the camera file)} (LaCT),
+//   - a dict {scene_name, frames: [same], fold_8_kmeans_N_input: [...]} (Long-LRM, converted DL3DV),
+//   - frames {image_path (absolute or relative), fxfycxcy: [4], w2c} (LVSM).
 #include <cmath>
 #include <filesystem>
-#include <fstream>
-
-#include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "datasets/scene.h"
+#include "datasets/image_io.h"
+#include "datasets/json_util.h"
+#include "datasets/layouts.h"
 
 namespace lact {
 
@@ -16,127 +17,83 @@ namespace fs = std::filesystem;
 
 namespace {
 
-nlohmann::json read_json(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(path.string(), "cannot open file");
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(path.string(), std::string("corrupt JSON (") + e.what() + ")");
-  }
-}
-
-// Inverse of a 4x4 matrix by Gauss-Jordan with partial pivoting; false if singular.
-bool invert4(const std::array<double, 16>& m, std::array<double, 16>& inv) {
-  double a[4][8];
-  for (int r = 0; r < 4; ++r)
-    for (int c = 0; c < 8; ++c) a[r][c] = c < 4 ? m[r * 4 + c] : (c - 4 == r ? 1.0 : 0.0);
-  for (int col = 0; col < 4; ++col) {
-    int pivot = col;
-    for (int r = col + 1; r < 4; ++r)
-      if (std::abs(a[r][col]) > std::abs(a[pivot][col])) pivot = r;
-    if (std::abs(a[pivot][col]) < 1e-12) return false;
-    for (int c = 0; c < 8; ++c) std::swap(a[col][c], a[pivot][c]);
-    const double d = a[col][col];
-    for (int c = 0; c < 8; ++c) a[col][c] /= d;
-    for (int r = 0; r < 4; ++r)
-      if (r != col) {
-        const double f = a[r][col];
-        for (int c = 0; c < 8; ++c) a[r][c] -= f * a[col][c];
-      }
-  }
-  for (int r = 0; r < 4; ++r)
-    for (int c = 0; c < 4; ++c) inv[r * 4 + c] = a[r][c + 4];
-  return true;
-}
-
-double number(const nlohmann::json& frame, const char* key, const std::string& where) {
-  if (!frame.contains(key)) throw Error(where, std::string("missing field '") + key + "'");
-  const nlohmann::json& v = frame.at(key);
-  if (!v.is_number()) throw Error(where, std::string("field '") + key + "' is not a number");
-  const double x = v.get<double>();
-  if (!std::isfinite(x)) throw Error(where, std::string("field '") + key + "' is not finite");
-  return x;
-}
-
-Scene read_camera_file(const fs::path& path) {
-  const nlohmann::json frames = read_json(path);
-  if (!frames.is_array())
-    throw Error(path.string(), "expected a list of frames {w, h, fx, fy, cx, cy, w2c, file_path}");
-  Scene scene;
-  scene.source = path.string();
-  scene.name = fs::absolute(path).lexically_normal().parent_path().filename().string();
-  const fs::path folder = path.parent_path();
-  for (size_t i = 0; i < frames.size(); ++i) {
-    const std::string where = path.string() + " frame " + std::to_string(i);
-    const nlohmann::json& f = frames[i];
-    if (!f.is_object()) throw Error(where, "frame is not an object");
-    SceneView view;
-    Camera& cam = view.camera;
-    cam.width = static_cast<int>(number(f, "w", where));
-    cam.height = static_cast<int>(number(f, "h", where));
-    cam.fx = static_cast<float>(number(f, "fx", where));
-    cam.fy = static_cast<float>(number(f, "fy", where));
-    cam.cx = static_cast<float>(number(f, "cx", where));
-    cam.cy = static_cast<float>(number(f, "cy", where));
-    if (cam.width <= 0 || cam.height <= 0) throw Error(where, "w and h must be positive");
-    if (!f.contains("w2c")) throw Error(where, "missing field 'w2c'");
-    const nlohmann::json& m = f.at("w2c");
-    std::array<double, 16> w2c{};
-    const bool rows_ok = m.is_array() && (m.size() == 4 || m.size() == 3);
-    for (size_t r = 0; rows_ok && r < m.size(); ++r) {
-      if (!m[r].is_array() || m[r].size() != 4) throw Error(where, "w2c must be a 4x4 (or 3x4) matrix");
-      for (int c = 0; c < 4; ++c) {
-        if (!m[r][c].is_number()) throw Error(where, "w2c holds a non-number");
-        w2c[r * 4 + c] = m[r][c].get<double>();
-        if (!std::isfinite(w2c[r * 4 + c])) throw Error(where, "w2c holds NaN or infinity");
-      }
+SceneView read_frame(const nlohmann::json& f, const fs::path& folder, const std::string& where) {
+  if (!f.is_object()) throw Error(where, "frame is not an object");
+  SceneView view;
+  Camera& cam = view.camera;
+  const bool lvsm = f.contains("fxfycxcy");
+  const std::string file = lvsm && f.contains("image_path") ? json_string(f, "image_path", where)
+                                                            : json_string(f, "file_path", where);
+  view.image_path = fs::path(file).is_absolute() ? file : (folder / file).string();
+  if (lvsm) {
+    const nlohmann::json& k = f.at("fxfycxcy");
+    if (!k.is_array() || k.size() != 4) throw Error(where, "field 'fxfycxcy' must hold 4 numbers");
+    float values[4];
+    for (int i = 0; i < 4; ++i) {
+      if (!k[i].is_number() || !std::isfinite(k[i].get<double>())) throw Error(where, "field 'fxfycxcy' holds a non-number");
+      values[i] = k[i].get<float>();
     }
-    if (!rows_ok) throw Error(where, "w2c must be a 4x4 (or 3x4) matrix");
-    if (m.size() == 3) w2c[15] = 1.0;
-    if (!invert4(w2c, cam.c2w)) throw Error(where, "w2c is singular");
-    if (!f.contains("file_path") || !f.at("file_path").is_string()) throw Error(where, "missing field 'file_path'");
-    view.image_path = (folder / f.at("file_path").get<std::string>()).string();
-    cam.validate(where);
-    scene.views.push_back(std::move(view));
+    cam.fx = values[0], cam.fy = values[1], cam.cx = values[2], cam.cy = values[3];
+  } else {
+    cam.fx = static_cast<float>(json_number(f, "fx", where));
+    cam.fy = static_cast<float>(json_number(f, "fy", where));
+    cam.cx = static_cast<float>(json_number(f, "cx", where));
+    cam.cy = static_cast<float>(json_number(f, "cy", where));
   }
-  if (scene.views.empty()) throw Error(path.string(), "the scene has no frames");
-  return scene;
+  if (has_number(f, "w") && has_number(f, "h")) {
+    cam.width = static_cast<int>(json_number(f, "w", where));
+    cam.height = static_cast<int>(json_number(f, "h", where));
+  } else if (!read_image_size(view.image_path, cam.width, cam.height)) {
+    throw Error(where, "no 'w'/'h' and the image " + view.image_path + " cannot be read for its size");
+  }
+  if (cam.width <= 0 || cam.height <= 0) throw Error(where, "w and h must be positive");
+  const auto w2c = json_matrix4(f, "w2c", where);
+  if (!invert4(w2c, cam.c2w)) throw Error(where, "field 'w2c' is not invertible");
+  cam.validate(where);
+  return view;
 }
 
 }  // namespace
 
-std::vector<Scene> read_scenes(const std::string& path_string) {
-  fs::path path(path_string);
-  if (!fs::exists(path)) throw Error(path_string, "no such file or folder");
-  if (fs::is_directory(path)) {
-    path /= "opencv_cameras.json";
-    if (!fs::exists(path)) throw Error(path_string, "folder holds no opencv_cameras.json");
-    return {read_camera_file(path)};
-  }
-  const nlohmann::json json = read_json(path);
-  if (json.is_array() && !json.empty() && json[0].is_string()) {  // an index of camera files
-    std::vector<Scene> scenes;
-    for (const nlohmann::json& entry : json) {
-      if (!entry.is_string()) throw Error(path_string, "index entries must be paths (strings)");
-      scenes.push_back(read_camera_file(path.parent_path() / entry.get<std::string>()));
+Scene read_lact_camera_file(const fs::path& path, const nlohmann::json& json) {
+  Scene scene;
+  scene.source = path.string();
+  scene.name = fs::absolute(path).lexically_normal().parent_path().filename().string();
+  const nlohmann::json* frames = &json;
+  scene.layout = "lact";
+  if (json.is_object()) {
+    if (!json.contains("frames") || !json.at("frames").is_array())
+      throw Error(path.string(), "expected a list of frames or an object with 'frames'");
+    frames = &json.at("frames");
+    scene.layout = "lact-dict";
+    if (json.contains("scene_name") && json.at("scene_name").is_string() && !json.at("scene_name").get<std::string>().empty())
+      scene.name = json.at("scene_name").get<std::string>();
+    // Long-LRM's precomputed k-means inputs: prefer the largest list the file has.
+    for (auto it = json.begin(); it != json.end(); ++it) {
+      const std::string& key = it.key();
+      if (key.rfind("fold_8_kmeans_", 0) != 0 || key.size() < 7 || key.compare(key.size() - 6, 6, "_input") != 0) continue;
+      if (!it->is_array()) throw Error(path.string(), "field '" + key + "' must be a list of view indices");
+      std::vector<int> list;
+      for (const nlohmann::json& v : *it) {
+        if (!v.is_number_integer()) throw Error(path.string(), "field '" + key + "' holds a non-integer");
+        list.push_back(v.get<int>());
+      }
+      if (list.size() > scene.kmeans_inputs.size()) scene.kmeans_inputs = list, scene.kmeans_key = key;
     }
-    return scenes;
   }
-  if (json.is_array()) return {read_camera_file(path)};
-  throw Error(path_string, "not a LaCT index (list of camera files) or camera file (list of frames)");
-}
-
-const Scene& select_scene(const std::vector<Scene>& scenes, const std::string& name, const std::string& where) {
-  if (name.empty()) {
-    if (scenes.size() == 1) return scenes[0];
-    std::string names;
-    for (const Scene& s : scenes) names += (names.empty() ? "" : ", ") + s.name;
-    throw Error(where, "holds " + std::to_string(scenes.size()) + " scenes; pick one with --scene (" + names + ")");
+  const fs::path folder = path.parent_path();
+  for (size_t i = 0; i < frames->size(); ++i) {
+    const std::string where = path.string() + " frame " + std::to_string(i);
+    SceneView view = read_frame((*frames)[i], folder, where);
+    if ((*frames)[i].contains("fxfycxcy")) scene.layout = "lvsm";
+    scene.views.push_back(std::move(view));
   }
-  for (const Scene& s : scenes)
-    if (s.name == name) return s;
-  throw Error(where, "has no scene named '" + name + "'");
+  if (scene.views.empty()) throw Error(path.string(), "the scene has no frames");
+  for (int index : scene.kmeans_inputs)
+    if (index < 0 || index >= static_cast<int>(scene.views.size()))
+      throw Error(path.string(), "field '" + scene.kmeans_key + "' holds view " + std::to_string(index) +
+                                     ", out of range for " + std::to_string(scene.views.size()) + " frames");
+  return scene;
 }
 
 }  // namespace lact

@@ -8,7 +8,7 @@
 
 #include "core/model.h"
 #include "core/safetensors.h"
-#include "datasets/image_io.h"
+#include "datasets/preprocess.h"
 #include "datasets/scene.h"
 #include "tests/test_util.h"
 
@@ -119,8 +119,9 @@ TEST(FixtureScene, ReaderMatchesTheOfficialLoader) {
   const auto images = expected.read_floats("input_images"), c2w = expected.read_floats("input_c2w"),
              k = expected.read_floats("input_fxfycxcy");
   for (int i = 0; i < 3; ++i) {
-    Camera camera = scenes[0].views[i].camera;
-    const Image img = load_view_image(scenes[0].views[i].image_path, camera, {});
+    const PosedImage loaded = load_view(scenes[0].views[i], 32, 48, {1.0f, 1.0f, 1.0f});
+    const Camera& camera = loaded.camera;
+    const Image& img = loaded.image;
     const Image ref = image_from_planar(images, i, 32, 48);
     EXPECT_LT(test::max_abs_error(img.rgb, ref.rgb), 1e-6) << "view " << i;  // bit-exact compositing, up to /255
     for (int j = 0; j < 16; ++j) EXPECT_NEAR(camera.c2w[j], c2w[i * 16 + j], 1e-6);

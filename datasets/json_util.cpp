@@ -1,0 +1,91 @@
+#include "datasets/json_util.h"
+
+#include <cmath>
+#include <fstream>
+
+#include "core/error.h"
+
+namespace lact {
+
+nlohmann::json read_json_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(path.string(), "cannot open file");
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(path.string(), std::string("corrupt JSON (") + e.what() + ")");
+  }
+}
+
+bool has_number(const nlohmann::json& object, const char* key) {
+  return object.is_object() && object.contains(key) && object.at(key).is_number();
+}
+
+double json_number(const nlohmann::json& object, const char* key, const std::string& where) {
+  if (!object.is_object() || !object.contains(key)) throw Error(where, std::string("missing field '") + key + "'");
+  const nlohmann::json& v = object.at(key);
+  if (!v.is_number()) throw Error(where, std::string("field '") + key + "' is not a number");
+  const double x = v.get<double>();
+  if (!std::isfinite(x)) throw Error(where, std::string("field '") + key + "' is not finite");
+  return x;
+}
+
+std::string json_string(const nlohmann::json& object, const char* key, const std::string& where) {
+  if (!object.is_object() || !object.contains(key)) throw Error(where, std::string("missing field '") + key + "'");
+  if (!object.at(key).is_string()) throw Error(where, std::string("field '") + key + "' is not a string");
+  return object.at(key).get<std::string>();
+}
+
+std::array<double, 16> json_matrix4(const nlohmann::json& object, const char* key, const std::string& where) {
+  if (!object.is_object() || !object.contains(key)) throw Error(where, std::string("missing field '") + key + "'");
+  const nlohmann::json& m = object.at(key);
+  const std::string what = std::string("field '") + key + "'";
+  if (!m.is_array() || (m.size() != 4 && m.size() != 3)) throw Error(where, what + " must be a 4x4 (or 3x4) matrix");
+  std::array<double, 16> out{};
+  out[15] = 1.0;
+  for (size_t r = 0; r < m.size(); ++r) {
+    if (!m[r].is_array() || m[r].size() != 4) throw Error(where, what + " must be a 4x4 (or 3x4) matrix");
+    for (int c = 0; c < 4; ++c) {
+      if (!m[r][c].is_number()) throw Error(where, what + " holds a non-number");
+      out[r * 4 + c] = m[r][c].get<double>();
+      if (!std::isfinite(out[r * 4 + c])) throw Error(where, what + " holds NaN or infinity");
+    }
+  }
+  return out;
+}
+
+bool invert4(const std::array<double, 16>& m, std::array<double, 16>& inverse) {
+  double a[4][8];
+  double scale = 0;
+  for (double v : m) scale = std::max(scale, std::abs(v));
+  if (scale == 0) return false;
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 8; ++c) a[r][c] = c < 4 ? m[r * 4 + c] : (c - 4 == r ? 1.0 : 0.0);
+  for (int col = 0; col < 4; ++col) {
+    int pivot = col;
+    for (int r = col + 1; r < 4; ++r)
+      if (std::abs(a[r][col]) > std::abs(a[pivot][col])) pivot = r;
+    if (std::abs(a[pivot][col]) < 1e-12 * scale) return false;
+    for (int c = 0; c < 8; ++c) std::swap(a[col][c], a[pivot][c]);
+    const double d = a[col][col];
+    for (int c = 0; c < 8; ++c) a[col][c] /= d;
+    for (int r = 0; r < 4; ++r)
+      if (r != col) {
+        const double f = a[r][col];
+        for (int c = 0; c < 8; ++c) a[r][c] -= f * a[col][c];
+      }
+  }
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 4; ++c) inverse[r * 4 + c] = a[r][c + 4];
+  return true;
+}
+
+std::array<double, 16> multiply4(const std::array<double, 16>& a, const std::array<double, 16>& b) {
+  std::array<double, 16> c{};
+  for (int r = 0; r < 4; ++r)
+    for (int k = 0; k < 4; ++k)
+      for (int col = 0; col < 4; ++col) c[r * 4 + col] += a[r * 4 + k] * b[k * 4 + col];
+  return c;
+}
+
+}  // namespace lact

@@ -1,0 +1,25 @@
+// JSON helpers shared by the layout readers: every failure becomes Error(where, what).
+#pragma once
+
+#include <array>
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace lact {
+
+nlohmann::json read_json_file(const std::filesystem::path& path);
+
+// object[key] as a finite number / string; `where` names the file and frame.
+double json_number(const nlohmann::json& object, const char* key, const std::string& where);
+bool has_number(const nlohmann::json& object, const char* key);
+std::string json_string(const nlohmann::json& object, const char* key, const std::string& where);
+// A 4x4 (or 3x4, completed with 0 0 0 1) row-major matrix of finite numbers.
+std::array<double, 16> json_matrix4(const nlohmann::json& object, const char* key, const std::string& where);
+
+// Inverse of a 4x4 matrix (Gauss-Jordan, partial pivoting); false if singular.
+bool invert4(const std::array<double, 16>& m, std::array<double, 16>& inverse);
+std::array<double, 16> multiply4(const std::array<double, 16>& a, const std::array<double, 16>& b);
+
+}  // namespace lact

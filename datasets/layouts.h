@@ -1,0 +1,20 @@
+// The layout readers behind read_scenes (datasets/scene.h). Each takes the parsed file.
+#pragma once
+
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "datasets/scene.h"
+
+namespace lact {
+
+// LaCT list / Long-LRM dict / LVSM frames (datasets/lact_layout.cpp).
+Scene read_lact_camera_file(const std::filesystem::path& path, const nlohmann::json& json);
+
+// nerfstudio / DL3DV / instant-ngp transforms.json and NeRF-synthetic transforms_*.json
+// (datasets/transforms_layout.cpp). `split` labels the views ("train", ...; empty for a single file).
+Scene read_transforms_file(const std::filesystem::path& path, const nlohmann::json& json, const std::string& split,
+                           const ReadOptions& options);
+
+}  // namespace lact

@@ -1,0 +1,61 @@
+#include "datasets/pose_normalization.h"
+
+#include <cmath>
+
+#include "core/error.h"
+#include "datasets/json_util.h"
+
+namespace lact {
+
+namespace {
+using Vec3 = std::array<double, 3>;
+Vec3 cross(const Vec3& a, const Vec3& b) {
+  return {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
+}
+Vec3 normalized(const Vec3& v) {
+  const double n = std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+  if (!(n > 1e-12)) throw Error("pose normalisation: the cameras' mean axes are degenerate");
+  return {v[0] / n, v[1] / n, v[2] / n};
+}
+}  // namespace
+
+PoseNormalization parse_pose_normalization(const std::string& text) {
+  if (text == "none") return PoseNormalization::None;
+  if (text == "inputs") return PoseNormalization::Inputs;
+  if (text == "all") return PoseNormalization::All;
+  throw Error("--normalize-poses", "'" + text + "' is not none, inputs or all");
+}
+
+PoseTransform mean_pose_transform(const std::vector<Camera>& reference) {
+  if (reference.empty()) throw Error("pose normalisation needs at least one camera");
+  Vec3 centre{}, forward{}, down{};
+  for (const Camera& c : reference)
+    for (int r = 0; r < 3; ++r) {
+      centre[r] += c.c2w[r * 4 + 3] / reference.size();
+      forward[r] += c.c2w[r * 4 + 2] / reference.size();
+      down[r] += c.c2w[r * 4 + 1] / reference.size();
+    }
+  const Vec3 z = normalized(forward);
+  const Vec3 x = normalized(cross(down, z));
+  const Vec3 y = normalized(cross(z, x));
+  const std::array<double, 16> mean{x[0], y[0], z[0], centre[0], x[1], y[1], z[1], centre[1],
+                                    x[2], y[2], z[2], centre[2], 0,    0,    0,    1};
+  PoseTransform t;
+  if (!invert4(mean, t.world)) throw Error("pose normalisation: the mean pose is singular");
+  double largest = 0;
+  for (const Camera& c : reference) {
+    const auto moved = multiply4(t.world, c.c2w);
+    for (int r = 0; r < 3; ++r) largest = std::max(largest, std::abs(moved[r * 4 + 3]));
+  }
+  t.scale = largest > 1e-12 ? largest : 1.0;  // a single camera sits at the origin: nothing to scale
+  return t;
+}
+
+Camera apply_pose_transform(const PoseTransform& t, const Camera& camera) {
+  Camera c = camera;
+  c.c2w = multiply4(t.world, camera.c2w);
+  for (int r = 0; r < 3; ++r) c.c2w[r * 4 + 3] /= t.scale;
+  return c;
+}
+
+}  // namespace lact

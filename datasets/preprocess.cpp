@@ -1,0 +1,172 @@
+#include "datasets/preprocess.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include <stb/stb_image_resize.h>
+
+#include "core/error.h"
+#include "datasets/image_io.h"
+
+namespace lact {
+
+namespace {
+
+// PIL's Image.paste(rgba, mask=alpha) onto an opaque background, in its integer arithmetic
+// (MULDIV255(a, b) = (t + (t >> 8)) >> 8 with t = a*b + 128).
+inline int muldiv255(int a, int b) {
+  const int t = a * b + 128;
+  return ((t >> 8) + t) >> 8;
+}
+
+// A camera stated at one size applied to an image of another: rescale the intrinsics when the aspect
+// ratio agrees (a downscaled copy), refuse otherwise.
+Camera camera_at_size(const Camera& camera, int width, int height, const std::string& where) {
+  if (camera.width == width && camera.height == height) return camera;
+  const double aspect_stated = static_cast<double>(camera.width) / camera.height;
+  const double aspect_actual = static_cast<double>(width) / height;
+  if (std::abs(aspect_stated - aspect_actual) > 1.5 / std::min(height, camera.height))
+    throw Error(where, "image is " + std::to_string(width) + "x" + std::to_string(height) + " but its camera is for " +
+                           std::to_string(camera.width) + "x" + std::to_string(camera.height));
+  Camera c = camera;
+  const float sx = static_cast<float>(width) / camera.width, sy = static_cast<float>(height) / camera.height;
+  c.fx *= sx, c.cx *= sx, c.fy *= sy, c.cy *= sy;
+  c.width = width, c.height = height;
+  return c;
+}
+
+}  // namespace
+
+CoverCrop cover_crop(const Camera& camera, int height, int width) {
+  const int w = camera.width, h = camera.height;
+  const double scale = std::max(static_cast<double>(width) / w, static_cast<double>(height) / h);
+  CoverCrop c;
+  c.resized_width = std::max(width, static_cast<int>(std::lround(w * scale)));
+  c.resized_height = std::max(height, static_cast<int>(std::lround(h * scale)));
+  c.left = (c.resized_width - width) / 2;
+  c.top = (c.resized_height - height) / 2;
+  const float sx = static_cast<float>(c.resized_width) / w, sy = static_cast<float>(c.resized_height) / h;
+  c.camera = camera;
+  c.camera.fx *= sx;
+  c.camera.fy *= sy;
+  c.camera.cx = camera.cx * sx - c.left;
+  c.camera.cy = camera.cy * sy - c.top;
+  c.camera.width = width;
+  c.camera.height = height;
+  return c;
+}
+
+std::pair<int, int> working_size(const Scene& scene, const std::vector<int>& indices, const ViewLoadOptions& options,
+                                 int patch) {
+  if (options.height > 0 && options.width > 0) {
+    if (options.height % patch || options.width % patch)
+      throw Error("--size", "size " + std::to_string(options.height) + "x" + std::to_string(options.width) +
+                                " is not divisible by the patch size " + std::to_string(patch));
+    return {options.height, options.width};
+  }
+  const Camera& first = scene.views[indices.at(0)].camera;
+  for (int i : indices) {
+    const Camera& c = scene.views[i].camera;
+    if (c.width != first.width || c.height != first.height)
+      throw Error(scene.source, "views have different sizes (view " + std::to_string(indices[0]) + " is " +
+                                    std::to_string(first.width) + "x" + std::to_string(first.height) + ", view " +
+                                    std::to_string(i) + " is " + std::to_string(c.width) + "x" + std::to_string(c.height) +
+                                    "); choose a working size with --size HxW");
+  }
+  if (first.height % patch || first.width % patch)
+    throw Error(scene.source, "views are " + std::to_string(first.height) + "x" + std::to_string(first.width) +
+                                  " (HxW), not divisible by the patch size " + std::to_string(patch) +
+                                  "; choose --size HxW");
+  return {first.height, first.width};
+}
+
+Camera view_camera(const SceneView& view, int height, int width) { return cover_crop(view.camera, height, width).camera; }
+
+PosedImage load_view(const SceneView& view, int height, int width, const std::array<float, 3>& bg) {
+  // RGBA in [0, 1] at the file's size, with the view's pinhole camera at that size.
+  int w = 0, h = 0;
+  std::vector<float> rgba;
+  Camera camera;
+  if (view.pixels) {
+    w = view.pixels->width, h = view.pixels->height;
+    camera = camera_at_size(view.camera, w, h, "view pixels");
+    rgba.resize(static_cast<size_t>(w) * h * 4);
+    for (size_t i = 0; i < static_cast<size_t>(w) * h; ++i) {
+      for (int c = 0; c < 3; ++c) rgba[i * 4 + c] = view.pixels->rgb[i * 3 + c];
+      rgba[i * 4 + 3] = 1.0f;
+    }
+  } else {
+    const Rgba8Image file = read_image(view.image_path);
+    w = file.width, h = file.height;
+    camera = camera_at_size(view.camera, w, h, view.image_path);
+    const bool plain = !view.distortion.any() && w == width && h == height;
+    const bool white = bg[0] == 1.0f && bg[1] == 1.0f && bg[2] == 1.0f;
+    if (plain && (white || !file.has_alpha)) {  // the official loader's exact arithmetic
+      PosedImage out{camera, Image{w, h, std::vector<float>(static_cast<size_t>(w) * h * 3)}};
+      for (size_t i = 0; i < static_cast<size_t>(w) * h; ++i) {
+        const uint8_t* p = file.pixels.data() + 4 * i;
+        for (int c = 0; c < 3; ++c)
+          out.image.rgb[i * 3 + c] =
+              file.has_alpha ? static_cast<float>(muldiv255(255, 255 - p[3]) + muldiv255(p[c], p[3])) / 255.0f
+                             : p[c] / 255.0f;
+      }
+      return out;
+    }
+    rgba.resize(file.pixels.size());
+    for (size_t i = 0; i < rgba.size(); ++i) rgba[i] = file.pixels[i] / 255.0f;
+    if (view.distortion.any()) {
+      const Camera distorted = camera_at_size(view.distorted_camera, w, h, view.image_path);
+      rgba = undistort_image(rgba, 4, distorted, view.distortion, camera);
+    }
+  }
+
+  // Resize to cover the working size (alpha premultiplied inside stb), crop the centre, composite.
+  const CoverCrop crop = cover_crop(camera, height, width);
+  const int rw = crop.resized_width, rh = crop.resized_height;
+  std::vector<float> resized;
+  const float* source = rgba.data();
+  if (rw != w || rh != h) {
+    resized.resize(static_cast<size_t>(rw) * rh * 4);
+    if (!stbir_resize_float_generic(rgba.data(), w, h, 0, resized.data(), rw, rh, 0, 4, 3, 0, STBIR_EDGE_CLAMP,
+                                    STBIR_FILTER_CATMULLROM, STBIR_COLORSPACE_LINEAR, nullptr))
+      throw Error(view.image_path, "image resize failed");
+    source = resized.data();
+  }
+  PosedImage out{crop.camera, Image{width, height, std::vector<float>(static_cast<size_t>(width) * height * 3)}};
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; ++x) {
+      const float* p = source + (static_cast<size_t>(y + crop.top) * rw + x + crop.left) * 4;
+      const float a = std::clamp(p[3], 0.0f, 1.0f);
+      for (int c = 0; c < 3; ++c)
+        out.image.rgb[(static_cast<size_t>(y) * width + x) * 3 + c] =
+            std::clamp(p[c] * a + bg[c] * (1.0f - a), 0.0f, 1.0f);
+    }
+  return out;
+}
+
+std::vector<PosedImage> load_views(const Scene& scene, const std::vector<int>& indices, int height, int width,
+                                   const std::array<float, 3>& background, bool with_images) {
+  std::vector<PosedImage> views;
+  views.reserve(indices.size());
+  for (int i : indices) {
+    const SceneView& v = scene.views.at(i);
+    views.push_back(with_images ? load_view(v, height, width, background)
+                                : PosedImage{view_camera(v, height, width), Image{}});
+  }
+  return views;
+}
+
+std::array<float, 3> parse_background(const std::string& text) {
+  if (text == "white") return {1, 1, 1};
+  if (text == "black") return {0, 0, 0};
+  if (text == "grey" || text == "gray") return {0.5f, 0.5f, 0.5f};
+  float r, g, b;
+  char extra;
+  if (std::sscanf(text.c_str(), "%f,%f,%f%c", &r, &g, &b, &extra) == 3 && r >= 0 && r <= 1 && g >= 0 && g <= 1 &&
+      b >= 0 && b <= 1)
+    return {r, g, b};
+  throw Error("--background", "'" + text + "' is not white, black, grey or R,G,B in [0, 1]");
+}
+
+}  // namespace lact

@@ -1,0 +1,111 @@
+// Layout detection: which reader a path goes to.
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.h"
+#include "datasets/json_util.h"
+#include "datasets/layouts.h"
+
+namespace lact {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool is_transforms(const nlohmann::json& json) {
+  if (!json.is_object() || !json.contains("frames") || !json.at("frames").is_array()) return false;
+  const nlohmann::json& frames = json.at("frames");
+  return frames.empty() ? json.contains("camera_angle_x") || json.contains("fl_x")
+                        : frames[0].is_object() && frames[0].contains("transform_matrix");
+}
+
+Scene scene_from_json(const fs::path& path, const nlohmann::json& json, const ReadOptions& options) {
+  if (is_transforms(json)) {
+    std::string split;
+    const std::string stem = path.stem().string();
+    if (stem.rfind("transforms_", 0) == 0) split = stem.substr(11);
+    return read_transforms_file(path, json, split, options);
+  }
+  if (json.is_array() || (json.is_object() && json.contains("frames"))) return read_lact_camera_file(path, json);
+  throw Error(path.string(), "not a camera file this reader knows (LaCT opencv_cameras.json, nerfstudio "
+                             "transforms.json, NeRF-synthetic transforms_*.json)");
+}
+
+Scene read_camera_file(const fs::path& path, const ReadOptions& options) {
+  return scene_from_json(path, read_json_file(path), options);
+}
+
+// Index files list per-scene camera files relative to the index's folder (absolute paths stay).
+std::vector<fs::path> read_index(const fs::path& path, const nlohmann::json* json) {
+  std::vector<fs::path> entries;
+  auto add = [&](const std::string& entry) {
+    const fs::path p(entry);
+    entries.push_back(p.is_absolute() ? p : path.parent_path() / p);
+  };
+  if (json) {
+    for (const nlohmann::json& entry : *json) {
+      if (!entry.is_string()) throw Error(path.string(), "index entries must be paths (strings)");
+      add(entry.get<std::string>());
+    }
+  } else {
+    std::ifstream in(path);
+    if (!in) throw Error(path.string(), "cannot open file");
+    std::string line;
+    while (std::getline(in, line)) {
+      while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.pop_back();
+      if (!line.empty() && line[0] != '#') add(line);
+    }
+  }
+  if (entries.empty()) throw Error(path.string(), "the index lists no scenes");
+  return entries;
+}
+
+}  // namespace
+
+std::vector<Scene> read_scenes(const std::string& path_string, const ReadOptions& options) {
+  const fs::path path(path_string);
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw Error(path_string, "no such file or folder");
+  if (fs::is_directory(path, ec)) {
+    for (const char* name : {"opencv_cameras.json", "transforms.json"})
+      if (fs::exists(path / name)) return {read_camera_file(path / name, options)};
+    // NeRF-synthetic: one scene from the splits present, in the order train, val, test.
+    Scene scene;
+    for (const char* split : {"train", "val", "test"}) {
+      const fs::path file = path / (std::string("transforms_") + split + ".json");
+      if (!fs::exists(file)) continue;
+      Scene part = read_camera_file(file, options);
+      if (scene.views.empty()) scene = std::move(part), scene.source = path.string();
+      else scene.views.insert(scene.views.end(), part.views.begin(), part.views.end());
+    }
+    if (scene.views.empty())
+      throw Error(path_string, "folder holds no opencv_cameras.json, transforms.json or transforms_{train,val,test}.json");
+    return {scene};
+  }
+  if (path.extension() == ".txt") {
+    std::vector<Scene> scenes;
+    for (const fs::path& entry : read_index(path, nullptr)) scenes.push_back(read_camera_file(entry, options));
+    return scenes;
+  }
+  const nlohmann::json json = read_json_file(path);
+  if (json.is_array() && !json.empty() && json[0].is_string()) {
+    std::vector<Scene> scenes;
+    for (const fs::path& entry : read_index(path, &json)) scenes.push_back(read_camera_file(entry, options));
+    return scenes;
+  }
+  return {scene_from_json(path, json, options)};
+}
+
+const Scene& select_scene(const std::vector<Scene>& scenes, const std::string& name, const std::string& where) {
+  if (name.empty()) {
+    if (scenes.size() == 1) return scenes[0];
+    std::string names;
+    for (const Scene& s : scenes) names += (names.empty() ? "" : ", ") + s.name;
+    throw Error(where, "holds " + std::to_string(scenes.size()) + " scenes; pick one with --scene (" + names + ")");
+  }
+  for (const Scene& s : scenes)
+    if (s.name == name) return s;
+  throw Error(where, "has no scene named '" + name + "'");
+}
+
+}  // namespace lact

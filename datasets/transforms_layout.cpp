@@ -1,0 +1,147 @@
+// The `transforms.json` family: nerfstudio / DL3DV (fl_x, fl_y, cx, cy, w, h, k1, k2, p1, p2, per-frame
+// overrides, applied_transform), instant-ngp (the same keys plus camera_angle_x) and NeRF-synthetic
+// (camera_angle_x only, extensionless file_path). Poses are OpenGL camera-to-world (x right, y up, z back);
+// we convert to OpenCV by flipping the camera's y and z axes: c2w_cv = c2w_gl * diag(1, -1, -1, 1).
+#include <cmath>
+#include <filesystem>
+
+#include "core/error.h"
+#include "datasets/image_io.h"
+#include "datasets/json_util.h"
+#include "datasets/layouts.h"
+
+namespace lact {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Intrinsics given at the top level and overridable per frame.
+struct Intrinsics {
+  double fl_x = 0, fl_y = 0, cx = -1, cy = -1, angle_x = 0, angle_y = 0;
+  int w = 0, h = 0;
+  LensDistortion distortion;
+};
+
+Intrinsics read_intrinsics(const nlohmann::json& j, Intrinsics base, const std::string& where) {
+  auto number = [&](const char* key, double& out) {
+    if (j.contains(key)) out = json_number(j, key, where);
+  };
+  number("fl_x", base.fl_x);
+  number("fl_y", base.fl_y);
+  number("cx", base.cx);
+  number("cy", base.cy);
+  number("camera_angle_x", base.angle_x);
+  number("camera_angle_y", base.angle_y);
+  number("k1", base.distortion.k1);
+  number("k2", base.distortion.k2);
+  number("p1", base.distortion.p1);
+  number("p2", base.distortion.p2);
+  if (j.contains("w")) base.w = static_cast<int>(json_number(j, "w", where));
+  if (j.contains("h")) base.h = static_cast<int>(json_number(j, "h", where));
+  for (const char* unsupported : {"k3", "k4"})
+    if (j.contains(unsupported) && json_number(j, unsupported, where) != 0.0)
+      throw Error(where, std::string("distortion '") + unsupported + "' (fisheye / k3) is not supported; only k1 k2 p1 p2");
+  return base;
+}
+
+// `images/frame_00001.png` -> `images_4/frame_00001.png` when reading a downscaled copy.
+std::string downscaled(const std::string& file, int downscale) {
+  if (downscale <= 1) return file;
+  const size_t start = file.rfind("./", 0) == 0 ? 2 : 0;
+  if (file.compare(start, 7, "images/") != 0) return file;
+  return file.substr(0, start) + "images_" + std::to_string(downscale) + file.substr(start + 6);
+}
+
+bool same_distortion(const LensDistortion& a, const LensDistortion& b) {
+  return a.k1 == b.k1 && a.k2 == b.k2 && a.p1 == b.p1 && a.p2 == b.p2;
+}
+
+bool same_intrinsics(const Camera& a, const Camera& b) {
+  return a.width == b.width && a.height == b.height && a.fx == b.fx && a.fy == b.fy && a.cx == b.cx && a.cy == b.cy;
+}
+
+}  // namespace
+
+Scene read_transforms_file(const fs::path& path, const nlohmann::json& json, const std::string& split,
+                           const ReadOptions& options) {
+  const std::string file = path.string();
+  if (!json.is_object() || !json.contains("frames") || !json.at("frames").is_array())
+    throw Error(file, "expected an object with 'frames'");
+  Scene scene;
+  scene.source = file;
+  scene.name = fs::absolute(path).lexically_normal().parent_path().filename().string();
+  const Intrinsics top = read_intrinsics(json, Intrinsics{}, file);
+  scene.layout = top.fl_x > 0 || top.w > 0 ? "nerfstudio" : "nerf-synthetic";
+
+  // nerfstudio records the world change it applied to the COLMAP poses; undo it (as the official DL3DV
+  // converter does) so poses are in the reconstruction's own world.
+  std::array<double, 16> world{1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+  if (json.contains("applied_transform")) {
+    const auto applied = json_matrix4(json, "applied_transform", file);
+    if (!invert4(applied, world)) throw Error(file, "field 'applied_transform' is not invertible");
+  }
+
+  const fs::path folder = path.parent_path();
+  const nlohmann::json& frames = json.at("frames");
+  for (size_t i = 0; i < frames.size(); ++i) {
+    const std::string where = file + " frame " + std::to_string(i);
+    const nlohmann::json& f = frames[i];
+    if (!f.is_object()) throw Error(where, "frame is not an object");
+    SceneView view;
+    view.split = split;
+    std::string image = downscaled(json_string(f, "file_path", where), options.downscale);
+    fs::path image_path = folder / image;
+    if (!fs::path(image).has_extension() || (!fs::exists(image_path) && fs::exists(image_path.string() + ".png")))
+      image_path += ".png";  // NeRF-synthetic omits the extension
+    view.image_path = image_path.lexically_normal().string();
+
+    Intrinsics k = read_intrinsics(f, top, where);
+    if (k.w <= 0 || k.h <= 0) {
+      if (!read_image_size(view.image_path, k.w, k.h))
+        throw Error(where, "no 'w'/'h' and the image " + view.image_path + " cannot be read for its size");
+      if (options.downscale > 1 && top.w > 0) k.w = top.w, k.h = top.h;  // intrinsics stay at the stated size
+    }
+    Camera& cam = view.camera;
+    cam.width = k.w, cam.height = k.h;
+    if (k.fl_x > 0) {
+      cam.fx = static_cast<float>(k.fl_x);
+      cam.fy = static_cast<float>(k.fl_y > 0 ? k.fl_y : k.fl_x);
+    } else if (k.angle_x > 0) {
+      // Horizontal field of view; square pixels unless camera_angle_y says otherwise.
+      cam.fx = static_cast<float>(0.5 * k.w / std::tan(0.5 * k.angle_x));
+      cam.fy = k.angle_y > 0 ? static_cast<float>(0.5 * k.h / std::tan(0.5 * k.angle_y)) : cam.fx;
+    } else {
+      throw Error(where, "no focal length: needs 'fl_x' or 'camera_angle_x'");
+    }
+    cam.cx = static_cast<float>(k.cx >= 0 ? k.cx : 0.5 * k.w);
+    cam.cy = static_cast<float>(k.cy >= 0 ? k.cy : 0.5 * k.h);
+
+    const auto gl = multiply4(world, json_matrix4(f, "transform_matrix", where));
+    for (int r = 0; r < 4; ++r) {
+      cam.c2w[r * 4 + 0] = gl[r * 4 + 0];
+      cam.c2w[r * 4 + 1] = -gl[r * 4 + 1];
+      cam.c2w[r * 4 + 2] = -gl[r * 4 + 2];
+      cam.c2w[r * 4 + 3] = gl[r * 4 + 3];
+    }
+    cam.validate(where);
+    if (k.distortion.any()) {
+      view.distortion = k.distortion;
+      view.distorted_camera = cam;
+      // Frames usually share one camera: reuse the previous frame's undistorted intrinsics when equal.
+      const SceneView* last = scene.views.empty() ? nullptr : &scene.views.back();
+      if (last && same_distortion(last->distortion, k.distortion) && same_intrinsics(last->distorted_camera, cam)) {
+        const Camera& p = last->camera;
+        cam.fx = p.fx, cam.fy = p.fy, cam.cx = p.cx, cam.cy = p.cy;
+        view.camera = cam;
+      } else {
+        view.camera = undistorted_camera(cam, k.distortion);
+      }
+    }
+    scene.views.push_back(std::move(view));
+  }
+  if (scene.views.empty()) throw Error(file, "the scene has no frames");
+  return scene;
+}
+
+}  // namespace lact

@@ -1,0 +1,164 @@
+#include "datasets/undistort.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "core/error.h"
+
+namespace lact {
+namespace {
+
+const char* const kWhere = "undistort";
+
+void check_distortion(const LensDistortion& d) {
+  for (double c : {d.k1, d.k2, d.p1, d.p2})
+    if (!std::isfinite(c)) throw Error(kWhere, "distortion coefficients (k1, k2, p1, p2) contain NaN or infinity");
+}
+
+void check_camera(const Camera& c, const std::string& which) {
+  if (c.width < 2 || c.height < 2)
+    throw Error(kWhere, which + " size " + std::to_string(c.width) + "x" + std::to_string(c.height) +
+                            " is too small (at least 2x2)");
+  for (float v : {c.fx, c.fy, c.cx, c.cy})
+    if (!std::isfinite(v)) throw Error(kWhere, which + " intrinsics contain NaN or infinity");
+  if (c.fx <= 0 || c.fy <= 0) throw Error(kWhere, which + " focal lengths must be positive");
+}
+
+// The Jacobian of distort_normalized at (x, y): [a b; c e] = d(x_d, y_d) / d(x, y).
+void distortion_jacobian(const LensDistortion& d, double x, double y, double& a, double& b, double& c,
+                         double& e) {
+  const double r2 = x * x + y * y;
+  const double radial = 1 + d.k1 * r2 + d.k2 * r2 * r2;
+  const double dradial = 2 * (d.k1 + 2 * d.k2 * r2);  // d radial / d x = dradial * x, likewise y
+  a = radial + dradial * x * x + 2 * d.p1 * y + 6 * d.p2 * x;
+  b = dradial * x * y + 2 * d.p1 * x + 2 * d.p2 * y;
+  c = dradial * x * y + 2 * d.p1 * x + 2 * d.p2 * y;
+  e = radial + dradial * y * y + 6 * d.p1 * y + 2 * d.p2 * x;
+}
+
+// The normalized undistorted point seen at distorted pixel (u, v); throws if the model cannot be inverted there.
+void undistort_pixel(const Camera& c, const LensDistortion& d, double u, double v, double& x, double& y) {
+  if (!undistort_normalized(d, (u - c.cx) / c.fx, (v - c.cy) / c.fy, x, y))
+    throw Error(kWhere, "lens distortion cannot be inverted at pixel (" + std::to_string(u) + ", " +
+                            std::to_string(v) + "): the coefficients are too strong for this field of view");
+}
+
+}  // namespace
+
+bool LensDistortion::any() const { return k1 != 0 || k2 != 0 || p1 != 0 || p2 != 0; }
+
+void distort_normalized(const LensDistortion& d, double x, double y, double& xd, double& yd) {
+  const double r2 = x * x + y * y;
+  const double radial = 1 + d.k1 * r2 + d.k2 * r2 * r2;
+  xd = x * radial + 2 * d.p1 * x * y + d.p2 * (r2 + 2 * x * x);
+  yd = y * radial + d.p1 * (r2 + 2 * y * y) + 2 * d.p2 * x * y;
+}
+
+bool undistort_normalized(const LensDistortion& d, double xd, double yd, double& x, double& y) {
+  x = xd, y = yd;
+  if (!std::isfinite(xd) || !std::isfinite(yd)) return false;
+  // Residual target scales with the point so that wide fields of view are not held to an unreachable bound.
+  const double tolerance = 1e-13 * std::max(1.0, std::hypot(xd, yd));
+  auto residual = [&](double px, double py, double& rx, double& ry) {
+    distort_normalized(d, px, py, rx, ry);
+    rx -= xd, ry -= yd;
+    return std::hypot(rx, ry);
+  };
+  double rx, ry;
+  double norm = residual(x, y, rx, ry);
+  for (int iteration = 0; iteration < 100 && norm > tolerance; ++iteration) {
+    double a, b, c, e;
+    distortion_jacobian(d, x, y, a, b, c, e);
+    const double det = a * e - b * c;
+    if (!std::isfinite(det) || det == 0) return false;
+    const double sx = (e * rx - b * ry) / det, sy = (a * ry - c * rx) / det;
+    // Newton step, halved until the residual shrinks: plain Newton can overshoot where the radial term bends.
+    bool improved = false;
+    for (double t = 1; t > 1e-9 && !improved; t *= 0.5) {
+      double nrx, nry;
+      const double nx = x - t * sx, ny = y - t * sy;
+      const double next = residual(nx, ny, nrx, nry);
+      if (std::isfinite(next) && next < norm) x = nx, y = ny, rx = nrx, ry = nry, norm = next, improved = true;
+    }
+    if (!improved) break;  // at a floor or a fold of the model
+  }
+  return norm <= tolerance;
+}
+
+Camera undistorted_camera(const Camera& distorted, const LensDistortion& d) {
+  check_camera(distorted, "distorted camera");
+  check_distortion(d);
+  // OpenCV's inscribed rectangle: 9 samples per side of the distorted image, undistorted; the rectangle's left
+  // edge is the rightmost left-side sample, and so on. As in OpenCV, the samples run from 0 to W (not W-1: the
+  // right and bottom ones sit one pixel past the last pixel centre) while the rectangle is scaled onto 0 .. W-1.
+  // Kept so that K' matches the official converter's; the cost is that the outermost right / bottom output
+  // pixels may sample up to about a pixel past the last source pixel (clamped to the edge in undistort_image).
+  // Also as in OpenCV, the true boundary can bulge inward between samples (barrel distortion, principal point
+  // off centre), by a small fraction of a pixel.
+  const int samples = 9;
+  const double w = distorted.width, h = distorted.height;
+  const double inf = std::numeric_limits<double>::infinity();
+  double x0 = -inf, x1 = inf, y0 = -inf, y1 = inf;
+  for (int i = 0; i < samples; ++i) {
+    const double u = i * w / (samples - 1), v = i * h / (samples - 1);
+    double x, y;
+    undistort_pixel(distorted, d, 0, v, x, y), x0 = std::max(x0, x);
+    undistort_pixel(distorted, d, w, v, x, y), x1 = std::min(x1, x);
+    undistort_pixel(distorted, d, u, 0, x, y), y0 = std::max(y0, y);
+    undistort_pixel(distorted, d, u, h, x, y), y1 = std::min(y1, y);
+  }
+  if (!(x1 > x0 && y1 > y0))
+    throw Error(kWhere, "lens distortion leaves no valid rectangle inside the image");
+  Camera pinhole = distorted;
+  const double fx = (w - 1) / (x1 - x0), fy = (h - 1) / (y1 - y0);
+  pinhole.fx = float(fx), pinhole.fy = float(fy);
+  pinhole.cx = float(-fx * x0), pinhole.cy = float(-fy * y0);
+  return pinhole;
+}
+
+std::vector<float> undistort_image(const std::vector<float>& pixels, int channels, const Camera& distorted,
+                                   const LensDistortion& d, const Camera& pinhole) {
+  check_camera(distorted, "distorted camera");
+  check_camera(pinhole, "pinhole camera");
+  check_distortion(d);
+  if (channels <= 0) throw Error(kWhere, "channel count must be positive, got " + std::to_string(channels));
+  const int width = distorted.width, height = distorted.height;
+  if (pinhole.width != width || pinhole.height != height)
+    throw Error(kWhere, "pinhole camera size " + std::to_string(pinhole.width) + "x" +
+                            std::to_string(pinhole.height) + " differs from the distorted image's " +
+                            std::to_string(width) + "x" + std::to_string(height));
+  const size_t expected = size_t(width) * height * channels;
+  if (pixels.size() != expected)
+    throw Error(kWhere, "image has " + std::to_string(pixels.size()) + " values, expected " +
+                            std::to_string(expected) + " (" + std::to_string(width) + "x" +
+                            std::to_string(height) + "x" + std::to_string(channels) + ")");
+
+  std::vector<float> out(expected);
+  for (int v = 0; v < height; ++v) {
+    for (int u = 0; u < width; ++u) {
+      double xd, yd;
+      distort_normalized(d, (u - pinhole.cx) / double(pinhole.fx), (v - pinhole.cy) / double(pinhole.fy), xd, yd);
+      double sx = distorted.fx * xd + distorted.cx, sy = distorted.fy * yd + distorted.cy;
+      // Clamp-to-edge: a clamped coordinate samples exactly what a replicated border would give.
+      sx = std::isfinite(sx) ? std::min(std::max(sx, 0.0), double(width - 1)) : 0.0;
+      sy = std::isfinite(sy) ? std::min(std::max(sy, 0.0), double(height - 1)) : 0.0;
+      const int ix = std::min(int(sx), width - 2), iy = std::min(int(sy), height - 2);
+      const double tx = sx - ix, ty = sy - iy;
+      const float* p00 = &pixels[(size_t(iy) * width + ix) * channels];
+      const float* p01 = p00 + channels;
+      const float* p10 = p00 + size_t(width) * channels;
+      const float* p11 = p10 + channels;
+      float* o = &out[(size_t(v) * width + u) * channels];
+      for (int ch = 0; ch < channels; ++ch) {
+        const double top = p00[ch] + tx * (p01[ch] - p00[ch]);
+        const double bottom = p10[ch] + tx * (p11[ch] - p10[ch]);
+        o[ch] = float(top + ty * (bottom - top));
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace lact

@@ -1,0 +1,44 @@
+// Lens undistortion for OpenCV radial-tangential cameras (nerfstudio / DL3DV transforms.json k1, k2, p1, p2):
+// the pinhole intrinsics OpenCV's getOptimalNewCameraMatrix(alpha = 0) picks, and the resampling
+// cv::undistort does onto them, written from the model below.
+//
+// Model, on normalized undistorted coordinates (x, y), r2 = x^2 + y^2:
+//   x_d = x (1 + k1 r2 + k2 r2^2) + 2 p1 x y + p2 (r2 + 2 x^2)
+//   y_d = y (1 + k1 r2 + k2 r2^2) + p1 (r2 + 2 y^2) + 2 p2 x y
+// and the distorted pixel is (fx x_d + cx, fy y_d + cy). Pixel centres are at integer coordinates (OpenCV's
+// convention), so pixel (0, 0) is at (0, 0) and the image spans [0, W-1] x [0, H-1] between centres.
+#pragma once
+
+#include <vector>
+
+#include "core/camera.h"
+
+namespace lact {
+
+struct LensDistortion {
+  double k1 = 0, k2 = 0, p1 = 0, p2 = 0;
+  bool any() const;  // any coefficient non-zero
+};
+
+// Normalized undistorted -> normalized distorted (the forward model above).
+void distort_normalized(const LensDistortion& d, double x, double y, double& xd, double& yd);
+
+// The inverse of distort_normalized, by damped Newton iteration to a residual of ~1e-13 (cv::undistortPoints
+// stops after 5 fixed-point steps; this one converges). Returns false if it did not converge.
+bool undistort_normalized(const LensDistortion& d, double xd, double yd, double& x, double& y);
+
+// getOptimalNewCameraMatrix with alpha = 0 and the same image size: undistort 9 points along each side of the
+// distorted image, take the largest axis-aligned rectangle inside them, and scale it to fill the image:
+// fx' = (W-1) / (x1 - x0), cx' = -fx' x0 (likewise y). Returns `distorted` with only fx, fy, cx, cy changed.
+// Throws Error for bad input or a distortion that cannot be inverted at the image border.
+Camera undistorted_camera(const Camera& distorted, const LensDistortion& d);
+
+// Resamples an interleaved float image (`channels` per pixel, width x height of `distorted`) to `pinhole`
+// (same size), as cv::undistort(img, K, dist, None, K') does: output pixel (u, v) -> x = (u - cx')/fx',
+// y = (v - cy')/fy' -> distort_normalized -> source (fx x_d + cx, fy y_d + cy), sampled bilinearly.
+// Sources outside the image clamp to the edge (OpenCV fills black there; with alpha = 0 there are none or
+// almost none). Throws Error for bad input.
+std::vector<float> undistort_image(const std::vector<float>& pixels, int channels, const Camera& distorted,
+                                   const LensDistortion& d, const Camera& pinhole);
+
+}  // namespace lact

@@ -1,0 +1,318 @@
+// Lens undistortion against the model itself: the inverse round-trips, a rendered grid of straight lines comes
+// out straight, the alpha = 0 crop keeps only valid pixels and is tight, and bad input is refused.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "datasets/undistort.h"
+
+namespace lact {
+namespace {
+
+Camera make_camera(int width, int height, float fx, float fy, float cx, float cy) {
+  Camera c;
+  c.width = width, c.height = height, c.fx = fx, c.fy = fy, c.cx = cx, c.cy = cy;
+  c.c2w = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+  return c;
+}
+
+// A DL3DV-like camera: barrel distortion, a little tangential, principal point off the image centre.
+Camera realistic_camera() { return make_camera(640, 480, 500.0f, 505.0f, 322.7f, 236.4f); }
+LensDistortion realistic_distortion() { return {-0.28, 0.07, 1e-3, -5e-4}; }
+
+// Distorted pixel -> pixel of the pinhole camera `k` (the inverse of what undistort_image samples).
+void distorted_to_pinhole(const Camera& distorted, const LensDistortion& d, const Camera& k, double u, double v,
+                          double& px, double& py) {
+  double x, y;
+  ASSERT_TRUE(undistort_normalized(d, (u - distorted.cx) / distorted.fx, (v - distorted.cy) / distorted.fy, x, y));
+  px = k.fx * x + k.cx, py = k.fy * y + k.cy;
+}
+
+// Pinhole pixel -> distorted pixel (the mapping undistort_image samples along).
+void pinhole_to_distorted(const Camera& k, const LensDistortion& d, const Camera& distorted, double px, double py,
+                          double& u, double& v) {
+  double xd, yd;
+  distort_normalized(d, (px - k.cx) / k.fx, (py - k.cy) / k.fy, xd, yd);
+  u = distorted.fx * xd + distorted.cx, v = distorted.fy * yd + distorted.cy;
+}
+
+// Least-squares line a + b t through (t_i, s_i); returns the largest perpendicular distance and the RMS.
+void line_residuals(const std::vector<double>& t, const std::vector<double>& s, double& max_residual,
+                    double& rms) {
+  const double n = double(t.size());
+  double st = 0, ss = 0, stt = 0, sts = 0;
+  for (size_t i = 0; i < t.size(); ++i) st += t[i], ss += s[i], stt += t[i] * t[i], sts += t[i] * s[i];
+  const double b = (n * sts - st * ss) / (n * stt - st * st), a = (ss - b * st) / n;
+  max_residual = 0, rms = 0;
+  for (size_t i = 0; i < t.size(); ++i) {
+    const double r = std::abs(s[i] - a - b * t[i]) / std::sqrt(1 + b * b);
+    max_residual = std::max(max_residual, r), rms += r * r;
+  }
+  rms = std::sqrt(rms / n);
+}
+
+std::string error_message(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no lact::Error thrown)";
+}
+
+TEST(Undistort, RoundTripIsExact) {
+  const Camera cam = realistic_camera();
+  const LensDistortion d = realistic_distortion();
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> uu(0, cam.width - 1), vv(0, cam.height - 1);
+  double worst = 0;
+  for (int i = 0; i < 20000; ++i) {
+    // Distorted pixel -> undistorted -> distorted again.
+    const double xd = (uu(rng) - cam.cx) / cam.fx, yd = (vv(rng) - cam.cy) / cam.fy;
+    double x, y, xd2, yd2;
+    ASSERT_TRUE(undistort_normalized(d, xd, yd, x, y));
+    distort_normalized(d, x, y, xd2, yd2);
+    worst = std::max(worst, std::max(std::abs(xd2 - xd), std::abs(yd2 - yd)));
+    // Undistorted point (the same range) -> distorted -> undistorted again.
+    double x3, y3;
+    distort_normalized(d, xd, yd, x, y);
+    ASSERT_TRUE(undistort_normalized(d, x, y, x3, y3));
+    worst = std::max(worst, std::max(std::abs(x3 - xd), std::abs(y3 - yd)));
+  }
+  std::printf("round trip: worst normalized error %.3g\n", worst);
+  EXPECT_LT(worst, 1e-9);
+  // No distortion: the identity.
+  double x, y;
+  ASSERT_TRUE(undistort_normalized(LensDistortion{}, 0.3, -0.2, x, y));
+  EXPECT_EQ(x, 0.3);
+  EXPECT_EQ(y, -0.2);
+}
+
+// The acceptance test. A grid of straight lines as the pinhole camera K' would see it is rendered into the
+// distorted image (channel 0: vertical lines, channel 1: horizontal ones, Gaussian profiles), undistorted onto K',
+// and each line's intensity centroid per row (column) must lie on a straight line, at the drawn position.
+TEST(Undistort, DistortedGridComesOutStraight) {
+  const Camera cam = realistic_camera();
+  const LensDistortion d = realistic_distortion();
+  const Camera k = undistorted_camera(cam, d);
+  const int width = cam.width, height = cam.height;
+  const double sigma = 2.0;
+  std::vector<double> columns, rows;  // line positions in K' pixels, at assorted sub-pixel phases
+  for (int i = 0; 30 + 70 * i + 0.37 * i < width - 30; ++i) columns.push_back(30 + 70 * i + 0.37 * i);
+  for (int i = 0; 30 + 70 * i + 0.29 * i < height - 30; ++i) rows.push_back(30 + 70 * i + 0.29 * i);
+
+  std::vector<float> image(size_t(width) * height * 2);
+  for (int v = 0; v < height; ++v)
+    for (int u = 0; u < width; ++u) {
+      double px, py;
+      distorted_to_pinhole(cam, d, k, u, v, px, py);
+      double vertical = 0, horizontal = 0;
+      for (double c : columns) vertical += std::exp(-(px - c) * (px - c) / (2 * sigma * sigma));
+      for (double r : rows) horizontal += std::exp(-(py - r) * (py - r) / (2 * sigma * sigma));
+      image[(size_t(v) * width + u) * 2 + 0] = float(vertical);
+      image[(size_t(v) * width + u) * 2 + 1] = float(horizontal);
+    }
+
+  // Centroid of the line near `centre` along the pixels at(i), i in a window of +-10 (5 sigma).
+  auto centroid = [&](const std::vector<float>& img, int channel, double centre, int along, bool vertical) {
+    double sum = 0, moment = 0;
+    for (int i = int(std::lround(centre)) - 10; i <= int(std::lround(centre)) + 10; ++i) {
+      const size_t index = vertical ? size_t(along) * width + i : size_t(i) * width + along;
+      const double w = img[index * 2 + channel];
+      sum += w, moment += w * i;
+    }
+    return moment / sum;
+  };
+  // Fits every line in `img`; `expected` says where each line is, per row (column), for the locating window.
+  auto measure = [&](const std::vector<float>& img, auto expected, double& worst, double& rms, double& offset) {
+    worst = 0, offset = 0;
+    double sum_squares = 0;
+    int count = 0;
+    for (int vertical = 1; vertical >= 0; --vertical) {
+      const auto& lines = vertical ? columns : rows;
+      const int extent = vertical ? height : width;
+      for (double line : lines) {
+        std::vector<double> t, s;
+        for (int along = 10; along < extent - 10; ++along) {
+          const double found = centroid(img, vertical ? 0 : 1, expected(vertical, line, along), along, vertical);
+          t.push_back(along), s.push_back(found);
+          offset = std::max(offset, std::abs(found - line));
+        }
+        double line_worst, line_rms;
+        line_residuals(t, s, line_worst, line_rms);
+        worst = std::max(worst, line_worst), sum_squares += line_rms * line_rms, ++count;
+      }
+    }
+    rms = std::sqrt(sum_squares / count);
+  };
+
+  // The distorted input itself is far from straight: the test has teeth.
+  double worst, rms, offset;
+  measure(image,
+          [&](bool vertical, double line, int along) {
+            double u, v;  // where the line crosses this row (column) of the distorted image, near enough
+            vertical ? pinhole_to_distorted(k, d, cam, line, along, u, v)
+                     : pinhole_to_distorted(k, d, cam, along, line, u, v);
+            return vertical ? u : v;
+          },
+          worst, rms, offset);
+  std::printf("distorted input: worst straightness residual %.3f px\n", worst);
+  EXPECT_GT(worst, 5.0);
+
+  const std::vector<float> out = undistort_image(image, 2, cam, d, k);
+  measure(out, [](bool, double line, int) { return line; }, worst, rms, offset);
+  std::printf("undistorted grid: straightness residual max %.4f px, RMS %.4f px; max offset from drawn %.4f px\n",
+              worst, rms, offset);
+  EXPECT_LT(worst, 0.05);
+  EXPECT_LT(rms, 0.05);
+  EXPECT_LT(offset, 0.05);
+}
+
+// Point-based: a coordinate ramp (each pixel holds its own position; bilinear sampling reproduces a ramp exactly)
+// reveals the source position undistort_image used for every output pixel. Undistorting that position must land
+// back on the output pixel, so points along any straight line in K' stay on it.
+TEST(Undistort, SamplingPositionsInvertTheDistortion) {
+  const Camera cam = realistic_camera();
+  const LensDistortion d = realistic_distortion();
+  const Camera k = undistorted_camera(cam, d);
+  const int width = cam.width, height = cam.height;
+  std::vector<float> ramp(size_t(width) * height * 2);
+  for (int v = 0; v < height; ++v)
+    for (int u = 0; u < width; ++u) ramp[(size_t(v) * width + u) * 2] = float(u), ramp[(size_t(v) * width + u) * 2 + 1] = float(v);
+  const std::vector<float> source = undistort_image(ramp, 2, cam, d, k);
+
+  double worst = 0;
+  for (int v = 0; v < height; ++v)
+    for (int u = 0; u < width; ++u) {
+      double px, py;
+      const size_t i = (size_t(v) * width + u) * 2;
+      distorted_to_pinhole(cam, d, k, source[i], source[i + 1], px, py);
+      worst = std::max(worst, std::hypot(px - u, py - v));
+    }
+  std::printf("sampling positions: worst return error %.2g px over all pixels\n", worst);
+  EXPECT_LT(worst, 0.05);
+
+  // Analytic points on straight lines of K' (columns, rows, a diagonal): out through the distortion (curved
+  // there), back through the inverse, straight again.
+  double worst_line = 0, worst_curve = 0;
+  for (int line = 0; line < 3; ++line) {
+    std::vector<double> t, s, curve_t, curve_s;
+    for (int i = 0; i <= 100; ++i) {
+      const double a = i / 100.0;
+      const double px = line == 0 ? 20.25 : line == 1 ? a * (width - 1) : a * (width - 1);
+      const double py = line == 0 ? a * (height - 1) : line == 1 ? 15.75 : a * (height - 1);
+      double u, v, bx, by;
+      pinhole_to_distorted(k, d, cam, px, py, u, v);
+      distorted_to_pinhole(cam, d, k, u, v, bx, by);
+      const bool by_row = line == 0;  // fit x(y) for the near-vertical line
+      t.push_back(by_row ? by : bx), s.push_back(by_row ? bx : by);
+      curve_t.push_back(by_row ? v : u), curve_s.push_back(by_row ? u : v);
+    }
+    double m, r;
+    line_residuals(t, s, m, r);
+    worst_line = std::max(worst_line, m);
+    line_residuals(curve_t, curve_s, m, r);
+    worst_curve = std::max(worst_curve, m);
+  }
+  std::printf("points on lines: residual %.2g px after the round trip, %.2f px in the distorted image\n",
+              worst_line, worst_curve);
+  EXPECT_LT(worst_line, 0.05);
+  EXPECT_GT(worst_curve, 1.0);
+}
+
+TEST(Undistort, NoDistortionKeepsTheCamera) {
+  const Camera cam = realistic_camera();
+  const Camera k = undistorted_camera(cam, LensDistortion{});
+  EXPECT_NEAR(k.fx, cam.fx, 1e-4);
+  EXPECT_NEAR(k.fy, cam.fy, 1e-4);
+  EXPECT_NEAR(k.cx, cam.cx, 1e-4);
+  EXPECT_NEAR(k.cy, cam.cy, 1e-4);
+  EXPECT_EQ(k.width, cam.width);
+  EXPECT_EQ(k.c2w, cam.c2w);
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> value(0, 1);
+  std::vector<float> image(size_t(cam.width) * cam.height * 3);
+  for (float& x : image) x = value(rng);
+  const std::vector<float> out = undistort_image(image, 3, cam, LensDistortion{}, cam);
+  float worst = 0;
+  for (size_t i = 0; i < image.size(); ++i) worst = std::max(worst, std::abs(out[i] - image[i]));
+  EXPECT_LT(worst, 1e-6f);
+}
+
+// How far (px) the sources of the output image fall outside the distorted image, and how close those of each
+// output border come to the matching source border (left, right, top, bottom).
+void crop_extent(const Camera& cam, const LensDistortion& d, double& outside, double gap[4]) {
+  const Camera k = undistorted_camera(cam, d);
+  const double w = cam.width - 1, h = cam.height - 1;
+  outside = 0;
+  for (int i = 0; i < 4; ++i) gap[i] = 1e9;
+  for (int v = 0; v < cam.height; ++v)
+    for (int u = 0; u < cam.width; ++u) {
+      double su, sv;
+      pinhole_to_distorted(k, d, cam, u, v, su, sv);
+      outside = std::max({outside, -su, su - w, -sv, sv - h});
+      if (u == 0) gap[0] = std::min(gap[0], su);
+      if (u == cam.width - 1) gap[1] = std::min(gap[1], w - su);
+      if (v == 0) gap[2] = std::min(gap[2], sv);
+      if (v == cam.height - 1) gap[3] = std::min(gap[3], h - sv);
+    }
+}
+
+TEST(Undistort, BarrelCropKeepsOnlyValidPixelsAndIsTight) {
+  // Principal point at the image centre, radial only: the boundary's innermost points are among OpenCV's
+  // 9 samples per side, so the crop is exact.
+  double outside, gap[4];
+  crop_extent(make_camera(640, 480, 500, 500, 319.5f, 239.5f), {-0.28, 0.07, 0, 0}, outside, gap);
+  std::printf("centred barrel: outside %.2g px, border gaps %.3g %.3g %.3g %.3g px\n", outside, gap[0], gap[1],
+              gap[2], gap[3]);
+  EXPECT_LT(outside, 1e-3);
+  for (double g : gap) EXPECT_LT(g, 1.0);
+
+  // Off-centre principal point and tangential terms: the innermost boundary point falls between samples, so (as
+  // with OpenCV) the outermost output pixels may reach a fraction of a pixel past the source border.
+  crop_extent(realistic_camera(), realistic_distortion(), outside, gap);
+  std::printf("realistic barrel: outside %.2g px, border gaps %.3g %.3g %.3g %.3g px\n", outside, gap[0], gap[1],
+              gap[2], gap[3]);
+  EXPECT_LT(outside, 0.01);
+  for (double g : gap) EXPECT_LT(g, 1.0);
+}
+
+TEST(Undistort, BadInputThrows) {
+  const Camera cam = realistic_camera();
+  const LensDistortion d = realistic_distortion();
+  const std::vector<float> image(size_t(cam.width) * cam.height * 3, 0.5f);
+  LensDistortion nan = d;
+  nan.k2 = std::nan("");
+  EXPECT_NE(error_message([&] { undistorted_camera(cam, nan); }).find("NaN"), std::string::npos);
+  EXPECT_NE(error_message([&] { undistort_image(image, 3, cam, nan, cam); }).find("NaN"), std::string::npos);
+  Camera flat = cam;
+  flat.fx = 0;
+  EXPECT_NE(error_message([&] { undistorted_camera(flat, d); }).find("focal"), std::string::npos);
+  EXPECT_NE(error_message([&] { undistort_image(image, 3, cam, d, flat); }).find("focal"), std::string::npos);
+  flat.fx = cam.fx, flat.fy = -1;
+  EXPECT_NE(error_message([&] { undistort_image(image, 3, flat, d, cam); }).find("focal"), std::string::npos);
+  Camera odd = cam;
+  odd.cx = std::nanf("");
+  EXPECT_NE(error_message([&] { undistorted_camera(odd, d); }).find("NaN"), std::string::npos);
+  EXPECT_NE(error_message([&] { undistort_image(image, 2, cam, d, cam); }).find("expected"), std::string::npos);
+  EXPECT_NE(error_message([&] { undistort_image(image, 0, cam, d, cam); }).find("channel"), std::string::npos);
+  Camera smaller = cam;
+  smaller.width = 320;
+  EXPECT_NE(error_message([&] { undistort_image(image, 3, cam, d, smaller); }).find("differs"), std::string::npos);
+  // So strong that r (1 - r^2) never reaches the image corners: no inverse there.
+  EXPECT_NE(error_message([&] { undistorted_camera(cam, {-1.0, 0, 0, 0}); }).find("cannot be inverted"),
+            std::string::npos);
+  double x, y;
+  EXPECT_FALSE(undistort_normalized({-1.0, 0, 0, 0}, 0.6, 0.0, x, y));
+  EXPECT_FALSE(undistort_normalized(d, std::nan(""), 0.0, x, y));
+}
+
+}  // namespace
+}  // namespace lact
