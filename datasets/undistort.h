@@ -28,9 +28,11 @@ void distort_normalized(const LensDistortion& d, double x, double y, double& xd,
 bool undistort_normalized(const LensDistortion& d, double xd, double yd, double& x, double& y);
 
 // getOptimalNewCameraMatrix with alpha = 0 and the same image size: undistort 9 points along each side of the
-// distorted image, take the largest axis-aligned rectangle inside them, and scale it to fill the image:
-// fx' = (W-1) / (x1 - x0), cx' = -fx' x0 (likewise y). Returns `distorted` with only fx, fy, cx, cy changed.
-// Throws Error for bad input or a distortion that cannot be inverted at the image border.
+// distorted image (at u = 0, W/8, ..., W: OpenCV's sampling, which reaches one pixel past the last pixel centre),
+// take the largest axis-aligned rectangle [x0, x1] x [y0, y1] inside them, and scale it onto the pixel centres
+// 0 .. W-1: fx' = (W-1) / (x1 - x0), cx' = -fx' x0 (likewise y). Matches OpenCV to ~0.1 px (OpenCV stops its
+// inverse after 5 steps); like OpenCV, zero distortion gives K scaled by (W-1)/W, not K. Returns `distorted` with
+// only fx, fy, cx, cy changed. Throws Error for bad input or a distortion not invertible at the image border.
 Camera undistorted_camera(const Camera& distorted, const LensDistortion& d);
 
 // Resamples an interleaved float image (`channels` per pixel, width x height of `distorted`) to `pinhole`

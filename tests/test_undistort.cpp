@@ -1,5 +1,6 @@
 // Lens undistortion against the model itself: the inverse round-trips, a rendered grid of straight lines comes
-// out straight, the alpha = 0 crop keeps only valid pixels and is tight, and bad input is refused.
+// out straight, the alpha = 0 crop keeps only valid pixels and is tight, K' agrees with OpenCV's, and bad input
+// is refused.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -185,19 +186,31 @@ TEST(Undistort, SamplingPositionsInvertTheDistortion) {
   const int width = cam.width, height = cam.height;
   std::vector<float> ramp(size_t(width) * height * 2);
   for (int v = 0; v < height; ++v)
-    for (int u = 0; u < width; ++u) ramp[(size_t(v) * width + u) * 2] = float(u), ramp[(size_t(v) * width + u) * 2 + 1] = float(v);
+    for (int u = 0; u < width; ++u) {
+      ramp[(size_t(v) * width + u) * 2 + 0] = float(u);
+      ramp[(size_t(v) * width + u) * 2 + 1] = float(v);
+    }
   const std::vector<float> source = undistort_image(ramp, 2, cam, d, k);
 
   double worst = 0;
+  int clamped = 0;
   for (int v = 0; v < height; ++v)
     for (int u = 0; u < width; ++u) {
-      double px, py;
+      double su, sv, px, py;
+      pinhole_to_distorted(k, d, cam, u, v, su, sv);
+      // OpenCV's crop lets a few right / bottom border pixels sample just past the last pixel centre, where
+      // clamping (rightly) stops the ramp; those are checked in BarrelCropKeepsOnlyValidPixelsAndIsTight.
+      if (su < 0 || sv < 0 || su > width - 1 || sv > height - 1) {
+        ++clamped;
+        continue;
+      }
       const size_t i = (size_t(v) * width + u) * 2;
       distorted_to_pinhole(cam, d, k, source[i], source[i + 1], px, py);
       worst = std::max(worst, std::hypot(px - u, py - v));
     }
-  std::printf("sampling positions: worst return error %.2g px over all pixels\n", worst);
+  std::printf("sampling positions: worst return error %.2g px (%d border pixels clamped)\n", worst, clamped);
   EXPECT_LT(worst, 0.05);
+  EXPECT_LT(clamped, width + height);
 
   // Analytic points on straight lines of K' (columns, rows, a diagonal): out through the distortion (curved
   // there), back through the inverse, straight again.
@@ -206,8 +219,9 @@ TEST(Undistort, SamplingPositionsInvertTheDistortion) {
     std::vector<double> t, s, curve_t, curve_s;
     for (int i = 0; i <= 100; ++i) {
       const double a = i / 100.0;
-      const double px = line == 0 ? 20.25 : line == 1 ? a * (width - 1) : a * (width - 1);
-      const double py = line == 0 ? a * (height - 1) : line == 1 ? 15.75 : a * (height - 1);
+      // line 0: the column x = 20.25; 1: the row y = 15.75; 2: the diagonal.
+      const double px = line == 0 ? 20.25 : a * (width - 1);
+      const double py = line == 1 ? 15.75 : a * (height - 1);
       double u, v, bx, by;
       pinhole_to_distorted(k, d, cam, px, py, u, v);
       distorted_to_pinhole(cam, d, k, u, v, bx, by);
@@ -227,13 +241,17 @@ TEST(Undistort, SamplingPositionsInvertTheDistortion) {
   EXPECT_GT(worst_curve, 1.0);
 }
 
-TEST(Undistort, NoDistortionKeepsTheCamera) {
+// OpenCV samples the image border from 0 to W but scales onto 0 .. W-1, so even without distortion its alpha = 0
+// camera is K scaled by (W-1)/W (x) and (H-1)/H (y); undistorted_camera keeps that, for the official converter's K'.
+// Resampling onto the distorted camera itself is the identity.
+TEST(Undistort, NoDistortion) {
   const Camera cam = realistic_camera();
   const Camera k = undistorted_camera(cam, LensDistortion{});
-  EXPECT_NEAR(k.fx, cam.fx, 1e-4);
-  EXPECT_NEAR(k.fy, cam.fy, 1e-4);
-  EXPECT_NEAR(k.cx, cam.cx, 1e-4);
-  EXPECT_NEAR(k.cy, cam.cy, 1e-4);
+  const double sx = (cam.width - 1.0) / cam.width, sy = (cam.height - 1.0) / cam.height;
+  EXPECT_NEAR(k.fx, cam.fx * sx, 1e-4);
+  EXPECT_NEAR(k.fy, cam.fy * sy, 1e-4);
+  EXPECT_NEAR(k.cx, cam.cx * sx, 1e-4);
+  EXPECT_NEAR(k.cy, cam.cy * sy, 1e-4);
   EXPECT_EQ(k.width, cam.width);
   EXPECT_EQ(k.c2w, cam.c2w);
   std::mt19937 rng(3);
@@ -246,11 +264,12 @@ TEST(Undistort, NoDistortionKeepsTheCamera) {
   EXPECT_LT(worst, 1e-6f);
 }
 
-// How far (px) the sources of the output image fall outside the distorted image, and how close those of each
-// output border come to the matching source border (left, right, top, bottom).
+// How far (px) the sources of the output image fall outside [0, W] x [0, H] (the pixel centres 0 .. W-1 plus
+// OpenCV's one-pixel overshoot on the right and bottom), and how close those of each output border come to the
+// matching bound: left 0, right W, top 0, bottom H.
 void crop_extent(const Camera& cam, const LensDistortion& d, double& outside, double gap[4]) {
   const Camera k = undistorted_camera(cam, d);
-  const double w = cam.width - 1, h = cam.height - 1;
+  const double w = cam.width, h = cam.height;
   outside = 0;
   for (int i = 0; i < 4; ++i) gap[i] = 1e9;
   for (int v = 0; v < cam.height; ++v)
@@ -266,8 +285,8 @@ void crop_extent(const Camera& cam, const LensDistortion& d, double& outside, do
 }
 
 TEST(Undistort, BarrelCropKeepsOnlyValidPixelsAndIsTight) {
-  // Principal point at the image centre, radial only: the boundary's innermost points are among OpenCV's
-  // 9 samples per side, so the crop is exact.
+  // Principal point at the image centre, radial only: the boundary's innermost points are among the 9 samples
+  // per side, so nothing at all falls outside.
   double outside, gap[4];
   crop_extent(make_camera(640, 480, 500, 500, 319.5f, 239.5f), {-0.28, 0.07, 0, 0}, outside, gap);
   std::printf("centred barrel: outside %.2g px, border gaps %.3g %.3g %.3g %.3g px\n", outside, gap[0], gap[1],
@@ -276,12 +295,39 @@ TEST(Undistort, BarrelCropKeepsOnlyValidPixelsAndIsTight) {
   for (double g : gap) EXPECT_LT(g, 1.0);
 
   // Off-centre principal point and tangential terms: the innermost boundary point falls between samples, so (as
-  // with OpenCV) the outermost output pixels may reach a fraction of a pixel past the source border.
+  // with OpenCV) the outermost output pixels may reach a sliver of a pixel further.
   crop_extent(realistic_camera(), realistic_distortion(), outside, gap);
   std::printf("realistic barrel: outside %.2g px, border gaps %.3g %.3g %.3g %.3g px\n", outside, gap[0], gap[1],
               gap[2], gap[3]);
   EXPECT_LT(outside, 0.01);
   for (double g : gap) EXPECT_LT(g, 1.0);
+}
+
+// K' from OpenCV 4.6's getOptimalNewCameraMatrix(K, dist, size, 0, size). It stops undistorting the border
+// samples after 5 fixed-point steps; this converges, hence the small differences (larger with strong distortion).
+TEST(Undistort, MatchesOpenCVOptimalNewCameraMatrix) {
+  struct Case {
+    Camera camera;
+    LensDistortion d;
+    float fx, fy, cx, cy;
+  };
+  const Case cases[] = {
+      {realistic_camera(), realistic_distortion(), 433.6928f, 469.6408f, 322.5713f, 235.7974f},
+      {make_camera(960, 540, 535.2f, 537.9f, 481.3f, 268.1f), {-0.12, 0.03, 4e-4, 2e-4}, 487.5984f, 520.8085f,
+       481.3522f, 267.6711f},
+      {make_camera(960, 540, 535.2f, 537.9f, 470.3f, 280.1f), {0.1, -0.02, -1e-3, 1e-3}, 575.5929f, 578.7328f,
+       471.6463f, 278.6526f},
+      {make_camera(3840, 2160, 2140, 2150, 1925, 1072), {-0.35, 0.12, 2e-3, -1e-3}, 1632.2048f, 1941.1560f,
+       1916.2718f, 1074.5539f},
+  };
+  for (const Case& c : cases) {
+    const Camera k = undistorted_camera(c.camera, c.d);
+    const double tolerance = c.camera.width > 1000 ? 0.15 : 0.07;
+    EXPECT_NEAR(k.fx, c.fx, tolerance);
+    EXPECT_NEAR(k.fy, c.fy, tolerance);
+    EXPECT_NEAR(k.cx, c.cx, tolerance);
+    EXPECT_NEAR(k.cy, c.cy, tolerance);
+  }
 }
 
 TEST(Undistort, BadInputThrows) {

@@ -1,0 +1,263 @@
+// The layout readers, view selection, pose normalisation and preprocessing.
+// One scene written in four layouts (OpenCV <-> OpenGL, pixel focal <-> camera_angle_x, list <-> dict)
+// must give the same rays (<= 1e-5); the rest against values worked out by hand.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/tokens.h"
+#include "datasets/image_io.h"
+#include "datasets/json_util.h"
+#include "datasets/pose_normalization.h"
+#include "datasets/preprocess.h"
+#include "datasets/scene.h"
+#include "datasets/view_selection.h"
+#include "tests/test_util.h"
+
+namespace lact {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+// A camera at `position` looking at the origin, z-up world, OpenCV axes.
+std::array<double, 16> look_at_origin(double x, double y, double z) {
+  const double n = std::sqrt(x * x + y * y + z * z);
+  const double f[3] = {-x / n, -y / n, -z / n};
+  double r[3] = {f[1], -f[0], 0.0};  // forward x up(z)
+  const double rn = std::sqrt(r[0] * r[0] + r[1] * r[1]);
+  r[0] /= rn, r[1] /= rn;
+  const double d[3] = {f[1] * r[2] - f[2] * r[1], f[2] * r[0] - f[0] * r[2], f[0] * r[1] - f[1] * r[0]};
+  return {r[0], d[0], f[0], x, r[1], d[1], f[1], y, r[2], d[2], f[2], z, 0, 0, 0, 1};
+}
+
+json matrix_json(const std::array<double, 16>& m) {
+  json rows = json::array();
+  for (int r = 0; r < 4; ++r) rows.push_back({m[r * 4], m[r * 4 + 1], m[r * 4 + 2], m[r * 4 + 3]});
+  return rows;
+}
+
+std::array<double, 16> opencv_to_opengl(std::array<double, 16> c2w) {
+  for (int r = 0; r < 4; ++r) c2w[r * 4 + 1] = -c2w[r * 4 + 1], c2w[r * 4 + 2] = -c2w[r * 4 + 2];
+  return c2w;
+}
+
+class FourLayouts : public ::testing::Test {
+ protected:
+  static constexpr int kWidth = 48, kHeight = 32;
+  static constexpr double kFocal = 41.5;
+
+  void SetUp() override {
+    root = fs::temp_directory_path() / ("lact_layouts_" + std::to_string(::getpid()));
+    fs::create_directories(root);
+    for (int i = 0; i < 4; ++i) {
+      const double a = 0.7 + 1.3 * i, e = 0.2 + 0.15 * i;
+      poses.push_back(look_at_origin(2.7 * std::cos(a) * std::cos(e), 2.7 * std::sin(a) * std::cos(e), 2.7 * std::sin(e)));
+    }
+    Image img{kWidth, kHeight, std::vector<float>(kWidth * kHeight * 3, 0.25f)};
+    for (const char* dir : {"list", "dict", "nerfstudio", "synthetic/train"}) {
+      fs::create_directories(root / dir);
+      for (int i = 0; i < 4; ++i) write_png((root / dir / ("r_" + std::to_string(i) + ".png")).string(), img);
+    }
+    json list = json::array(), ns_frames = json::array(), synthetic_frames = json::array();
+    for (int i = 0; i < 4; ++i) {
+      std::array<double, 16> w2c;
+      ASSERT_TRUE(invert4(poses[i], w2c));
+      const std::string file = "r_" + std::to_string(i) + ".png";
+      list.push_back({{"w", kWidth}, {"h", kHeight}, {"fx", kFocal}, {"fy", kFocal}, {"cx", kWidth / 2.0},
+                      {"cy", kHeight / 2.0}, {"w2c", matrix_json(w2c)}, {"file_path", file}});
+      ns_frames.push_back({{"file_path", file}, {"transform_matrix", matrix_json(opencv_to_opengl(poses[i]))}});
+      synthetic_frames.push_back({{"file_path", "./train/r_" + std::to_string(i)},
+                                  {"transform_matrix", matrix_json(opencv_to_opengl(poses[i]))}});
+    }
+    std::ofstream(root / "list/opencv_cameras.json") << list.dump();
+    std::ofstream(root / "dict/opencv_cameras.json") << json{{"scene_name", "desk"}, {"frames", list}}.dump();
+    std::ofstream(root / "nerfstudio/transforms.json")
+        << json{{"fl_x", kFocal}, {"fl_y", kFocal}, {"cx", kWidth / 2.0}, {"cy", kHeight / 2.0}, {"w", kWidth},
+                {"h", kHeight}, {"frames", ns_frames}}
+               .dump();
+    std::ofstream(root / "synthetic/transforms_train.json")
+        << json{{"camera_angle_x", 2.0 * std::atan(kWidth / (2.0 * kFocal))}, {"frames", synthetic_frames}}.dump();
+  }
+  void TearDown() override { fs::remove_all(root); }
+
+  fs::path root;
+  std::vector<std::array<double, 16>> poses;
+};
+
+TEST_F(FourLayouts, EveryReaderGivesTheSameRays) {
+  const std::vector<std::pair<std::string, std::string>> layouts = {
+      {"list", "lact"}, {"dict", "lact-dict"}, {"nerfstudio", "nerfstudio"}, {"synthetic", "nerf-synthetic"}};
+  std::vector<std::vector<float>> rays;
+  for (const auto& [dir, layout] : layouts) {
+    const std::vector<Scene> scenes = read_scenes((root / dir).string());
+    ASSERT_EQ(scenes.size(), 1u);
+    const Scene& scene = scenes[0];
+    EXPECT_EQ(scene.layout, layout);
+    ASSERT_EQ(scene.views.size(), 4u);
+    std::vector<float> all;
+    for (const SceneView& v : scene.views) {
+      EXPECT_TRUE(fs::exists(v.image_path)) << v.image_path;
+      std::vector<float> o, d;
+      compute_rays(v.camera, kHeight, kWidth, o, d);
+      all.insert(all.end(), o.begin(), o.end());
+      all.insert(all.end(), d.begin(), d.end());
+    }
+    rays.push_back(all);
+  }
+  EXPECT_EQ(read_scenes((root / "dict").string())[0].name, "desk");
+  for (size_t i = 1; i < rays.size(); ++i)
+    EXPECT_LT(test::max_abs_error(rays[i], rays[0]), 1e-5) << layouts[i].first << " vs list";
+}
+
+TEST(ViewSelection, SpecsWorkedOutByHand) {
+  Scene scene;
+  scene.source = "scene.json";
+  for (int i = 0; i < 20; ++i) {
+    SceneView v;
+    v.camera.c2w = look_at_origin(std::cos(i * 0.3), std::sin(i * 0.3), 0.5);
+    scene.views.push_back(v);
+  }
+  EXPECT_EQ(select_views("0,3-5,19", scene, false, {}, 0, "--inputs"), (std::vector<int>{0, 3, 4, 5, 19}));
+  EXPECT_EQ(select_views("uniform:4", scene, false, {}, 0, "--inputs"), (std::vector<int>{0, 5, 10, 15}));
+  EXPECT_EQ(select_views("fold8", scene, true, {}, 0, "--targets"), (std::vector<int>{0, 8, 16}));
+  EXPECT_EQ(select_views("rest", scene, true, {0, 5, 10, 15}, 0, "--targets").size(), 16u);
+  const auto r1 = select_views("random:6", scene, false, {}, 7, "--inputs");
+  EXPECT_EQ(r1, select_views("random:6", scene, false, {}, 7, "--inputs"));  // a seed gives one draw
+  EXPECT_EQ(std::set<int>(r1.begin(), r1.end()).size(), 6u);
+  EXPECT_TRUE(std::is_sorted(r1.begin(), r1.end()));
+  // k-means inputs avoid the fold-8 targets and are distinct.
+  const auto k = select_views("fold8:5", scene, false, {}, 0, "--inputs");
+  EXPECT_EQ(k.size(), 5u);
+  for (int i : k) EXPECT_NE(i % 8, 0);
+  scene.kmeans_inputs = {1, 2, 3};
+  EXPECT_EQ(select_views("fold8", scene, false, {}, 0, "--inputs"), (std::vector<int>{1, 2, 3}));
+  EXPECT_THROW(select_views("20", scene, false, {}, 0, "--inputs"), Error);
+  EXPECT_THROW(select_views("uniform:21", scene, false, {}, 0, "--inputs"), Error);
+  EXPECT_THROW(select_views("sideways", scene, false, {}, 0, "--inputs"), Error);
+}
+
+TEST(ViewSelection, KmeansFindsSeparatedClusters) {
+  // Three tight groups of cameras: 3 clusters pick one view from each group.
+  Scene scene;
+  for (int g = 0; g < 3; ++g)
+    for (int i = 0; i < 5; ++i) {
+      SceneView v;
+      v.camera.c2w = look_at_origin(10.0 * g + 0.01 * i, 1.0 + 0.01 * i, 0.5);
+      scene.views.push_back(v);
+    }
+  std::vector<int> all(15);
+  for (int i = 0; i < 15; ++i) all[i] = i;
+  const auto picked = kmeans_views(scene, all, 3, 0);
+  ASSERT_EQ(picked.size(), 3u);
+  EXPECT_EQ(picked[0] / 5, 0);
+  EXPECT_EQ(picked[1] / 5, 1);
+  EXPECT_EQ(picked[2] / 5, 2);
+}
+
+TEST(PoseNormalization, MeanPoseAtOriginScaledAndInvariantToTheWorldFrame) {
+  std::vector<Camera> cams;
+  for (int i = 0; i < 6; ++i) {
+    Camera c;
+    c.c2w = look_at_origin(3 * std::cos(i), 3 * std::sin(i), 1.0 + 0.2 * i);
+    cams.push_back(c);
+  }
+  const PoseTransform t = mean_pose_transform(cams);
+  double centre[3] = {0, 0, 0}, forward[3] = {0, 0, 0}, largest = 0;
+  std::vector<Camera> moved;
+  for (const Camera& c : cams) {
+    moved.push_back(apply_pose_transform(t, c));
+    for (int a = 0; a < 3; ++a) {
+      centre[a] += moved.back().c2w[a * 4 + 3] / 6;
+      forward[a] += moved.back().c2w[a * 4 + 2] / 6;
+      largest = std::max(largest, std::abs(moved.back().c2w[a * 4 + 3]));
+    }
+  }
+  for (int a = 0; a < 3; ++a) EXPECT_NEAR(centre[a], 0.0, 1e-12);
+  EXPECT_NEAR(forward[0], 0.0, 1e-12);  // the mean forward axis is +z
+  EXPECT_NEAR(forward[1], 0.0, 1e-12);
+  EXPECT_GT(forward[2], 0.0);
+  EXPECT_NEAR(largest, 1.0, 1e-12);
+  // The same cameras in another world frame (rotation about x by 0.7 rad, then a shift) normalise the same.
+  const double c = std::cos(0.7), s = std::sin(0.7);
+  const std::array<double, 16> world{1, 0, 0, 5, 0, c, -s, -2, 0, s, c, 1, 0, 0, 0, 1};
+  std::vector<Camera> other = cams;
+  for (Camera& cam : other) cam.c2w = multiply4(world, cam.c2w);
+  const PoseTransform t2 = mean_pose_transform(other);
+  for (size_t i = 0; i < cams.size(); ++i) {
+    const Camera a = apply_pose_transform(t2, other[i]);
+    for (int j = 0; j < 16; ++j) EXPECT_NEAR(a.c2w[j], moved[i].c2w[j], 1e-10);
+  }
+}
+
+TEST(Preprocess, CoverCropIntrinsicsByHand) {
+  Camera cam;
+  cam.width = 512, cam.height = 512, cam.fx = 549, cam.fy = 549, cam.cx = 256, cam.cy = 256;
+  // 512x512 -> 96x128 (HxW): scale 0.25, resized 128x128, crop 16 rows from the top.
+  const CoverCrop c = cover_crop(cam, 96, 128);
+  EXPECT_EQ(c.resized_width, 128);
+  EXPECT_EQ(c.resized_height, 128);
+  EXPECT_EQ(c.left, 0);
+  EXPECT_EQ(c.top, 16);
+  EXPECT_FLOAT_EQ(c.camera.fx, 549 * 0.25f);
+  EXPECT_FLOAT_EQ(c.camera.cx, 64.0f);
+  EXPECT_FLOAT_EQ(c.camera.cy, 64.0f - 16.0f);
+  EXPECT_EQ(c.camera.width, 128);
+  EXPECT_EQ(c.camera.height, 96);
+}
+
+TEST(Preprocess, ResizeKeepsConstantsAndRamps) {
+  const fs::path dir = fs::temp_directory_path() / ("lact_resize_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const int w = 64, h = 48;
+  Image ramp{w, h, std::vector<float>(w * h * 3)};
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      ramp.rgb[(y * w + x) * 3 + 0] = 0.5f;
+      ramp.rgb[(y * w + x) * 3 + 1] = x / float(w - 1);
+      ramp.rgb[(y * w + x) * 3 + 2] = 0.2f;
+    }
+  write_png((dir / "ramp.png").string(), ramp);
+  SceneView view;
+  view.image_path = (dir / "ramp.png").string();
+  view.camera.width = w, view.camera.height = h, view.camera.fx = view.camera.fy = 50;
+  view.camera.cx = 32, view.camera.cy = 24;
+  view.camera.c2w = look_at_origin(2, 0, 0);
+  const PosedImage small = load_view(view, 24, 32, {1, 1, 1});  // exactly half
+  double worst_constant = 0, worst_ramp = 0;
+  for (int y = 0; y < 24; ++y)
+    for (int x = 2; x < 30; ++x) {  // away from the clamped edges
+      const float* p = small.image.rgb.data() + (y * 32 + x) * 3;
+      worst_constant = std::max({worst_constant, std::abs(p[0] - 0.5), std::abs(p[2] - 0.2)});
+      // Output pixel centre x+0.5 covers input x' = 2(x+0.5) - 0.5 (pixel-centre convention).
+      worst_ramp = std::max(worst_ramp, std::abs(p[1] - (2.0 * (x + 0.5) - 0.5) / (w - 1)));
+    }
+  EXPECT_LT(worst_constant, 3.0 / 255);  // 8-bit PNG rounding
+  EXPECT_LT(worst_ramp, 3.0 / 255);
+  EXPECT_FLOAT_EQ(small.camera.fx, 25.0f);
+  fs::remove_all(dir);
+}
+
+TEST(Preprocess, WorkingSizeErrors) {
+  Scene scene;
+  scene.source = "cams.json";
+  SceneView a, b;
+  a.camera.width = 48, a.camera.height = 32;
+  b.camera.width = 64, b.camera.height = 32;
+  scene.views = {a, b};
+  EXPECT_EQ(working_size(scene, {0}, {}, 8), std::make_pair(32, 48));
+  EXPECT_THROW(working_size(scene, {0, 1}, {}, 8), Error);  // different sizes, no --size
+  ViewLoadOptions bad;
+  bad.height = 30, bad.width = 44;
+  EXPECT_THROW(working_size(scene, {0}, bad, 8), Error);
+  scene.views[0].camera.width = 45;
+  EXPECT_THROW(working_size(scene, {0}, {}, 8), Error);
+}
+
+}  // namespace
+}  // namespace lact
