@@ -44,6 +44,12 @@ inline const fs::path& work_dir() {
   return dir;
 }
 
+// LACT_FUZZ_VERBOSE=1: print what each input read to (scenes and views) or the lact::Error it gave.
+inline bool verbose() {
+  static const bool on = std::getenv("LACT_FUZZ_VERBOSE") != nullptr;
+  return on;
+}
+
 inline void remove_work_dir() {
   std::error_code ec;
   fs::remove_all(work_dir(), ec);
@@ -147,9 +153,13 @@ inline void exercise_scene(const lact::Scene& scene) {
 }
 
 // read_scenes(path) and everything after it. lact::Error is expected; anything else traps.
-inline void read_and_exercise(const fs::path& path) {
+inline void read_and_exercise(const fs::path& path, const lact::ReadOptions& options = {}) {
   try {
-    const std::vector<lact::Scene> scenes = lact::read_scenes(path.string());
+    const std::vector<lact::Scene> scenes = lact::read_scenes(path.string(), options);
+    if (verbose())
+      for (const lact::Scene& scene : scenes)
+        std::fprintf(stderr, "read %s: scene %s (%s), %zu views\n", path.c_str(), scene.name.c_str(),
+                     scene.layout.c_str(), scene.views.size());
     for (const lact::Scene& scene : scenes) {
       if (scene.views.empty()) {
         std::fprintf(stderr, "fuzz harness: read_scenes returned a scene with no views from %s\n", path.c_str());
@@ -157,8 +167,18 @@ inline void read_and_exercise(const fs::path& path) {
       }
       exercise_scene(scene);
     }
-  } catch (const lact::Error&) {
-    // bad input, reported the way users see it
+    try {
+      lact::select_scene(scenes, "", path.string());
+    } catch (const lact::Error&) {
+      if (scenes.size() == 1) __builtin_trap();  // the only scene is always selectable without a name
+    }
+    try {
+      lact::select_scene(scenes, scenes.back().name, path.string());
+    } catch (const lact::Error&) {
+      __builtin_trap();  // a scene's own name always selects it
+    }
+  } catch (const lact::Error& e) {
+    if (verbose()) std::fprintf(stderr, "lact::Error: %s\n", e.what());  // bad input, reported as users see it
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fuzz harness: %s escaped as %s (not lact::Error): %s\n", path.c_str(), typeid(e).name(),
                  e.what());

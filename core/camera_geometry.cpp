@@ -1,0 +1,198 @@
+#include "core/camera_geometry.h"
+
+#include <cmath>
+
+#include "core/error.h"
+
+namespace lact {
+
+namespace {
+constexpr double kPi = 3.14159265358979323846;
+double radians(double degrees) { return degrees * kPi / 180.0; }
+Vec3 cross(const Vec3& a, const Vec3& b) {
+  return {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
+}
+Vec3 normalized(const Vec3& v) {
+  const double n = std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+  if (!(n > 0)) throw Error("camera path: degenerate direction");
+  return {v[0] / n, v[1] / n, v[2] / n};
+}
+// numpy.linspace(a, b, n) (endpoint included).
+double linspace(double a, double b, int n, int i) { return n == 1 ? a : a + (b - a) * i / (n - 1); }
+}  // namespace
+
+std::array<double, 16> look_at(const Vec3& position, const Vec3& target, const Vec3& up) {
+  const Vec3 forward = normalized({target[0] - position[0], target[1] - position[1], target[2] - position[2]});
+  const Vec3 right = normalized(cross(forward, up));
+  const Vec3 true_up = normalized(cross(right, forward));
+  return {right[0], -true_up[0], forward[0], position[0], right[1], -true_up[1], forward[1], position[1],
+          right[2], -true_up[2], forward[2], position[2], 0,        0,           0,          1};
+}
+
+Camera pinhole(int width, int height, double hfov_degrees) {
+  Camera c;
+  c.width = width, c.height = height;
+  c.fx = c.fy = static_cast<float>(width / (2.0 * std::tan(radians(hfov_degrees) / 2.0)));
+  c.cx = width / 2.0f, c.cy = height / 2.0f;
+  return c;
+}
+
+std::vector<Camera> turntable_path(int frames, int width, int height, double hfov, double min_radius, double max_radius,
+                                   double elevation) {
+  std::vector<Camera> path;
+  for (int i = 0; i < frames; ++i) {
+    const double azimuth = radians(360.0 * i / frames);
+    const double phase = linspace(0, 2 * kPi, frames, i);
+    const double elev = radians(elevation + 15.0 * std::sin(phase));
+    const double radius = (min_radius + max_radius) / 2 + (max_radius - min_radius) / 2 * std::sin(phase);
+    const Vec3 position{radius * std::cos(elev) * std::cos(azimuth), radius * std::cos(elev) * std::sin(azimuth),
+                        radius * std::sin(elev)};
+    Camera c = pinhole(width, height, hfov);
+    c.c2w = look_at(position, {0, 0, 0}, {0, 0, 1});
+    path.push_back(c);
+  }
+  return path;
+}
+
+std::vector<Camera> orbit_path(int frames, const Camera& intrinsics, const Vec3& target, const Vec3& up_in,
+                               double radius, double elevation, double start_azimuth) {
+  const Vec3 up = normalized(up_in);
+  // Two axes spanning the plane normal to `up`.
+  const Vec3 helper = std::abs(up[0]) < 0.9 ? Vec3{1, 0, 0} : Vec3{0, 1, 0};
+  const Vec3 a = normalized(cross(up, helper)), b = cross(up, a);
+  std::vector<Camera> path;
+  for (int i = 0; i < frames; ++i) {
+    const double azimuth = radians(start_azimuth + 360.0 * i / frames), elev = radians(elevation);
+    Vec3 position;
+    for (int k = 0; k < 3; ++k)
+      position[k] = target[k] + radius * (std::cos(elev) * (std::cos(azimuth) * a[k] + std::sin(azimuth) * b[k]) +
+                                          std::sin(elev) * up[k]);
+    Camera c = intrinsics;
+    c.c2w = look_at(position, target, up);
+    path.push_back(c);
+  }
+  return path;
+}
+
+std::array<double, 4> rotation_to_quaternion(const std::array<double, 16>& m) {
+  const double r00 = m[0], r01 = m[1], r02 = m[2], r10 = m[4], r11 = m[5], r12 = m[6], r20 = m[8], r21 = m[9],
+               r22 = m[10];
+  const double trace = r00 + r11 + r22;
+  std::array<double, 4> q;
+  if (trace > 0) {
+    const double s = 2 * std::sqrt(trace + 1);
+    q = {0.25 * s, (r21 - r12) / s, (r02 - r20) / s, (r10 - r01) / s};
+  } else if (r00 > r11 && r00 > r22) {
+    const double s = 2 * std::sqrt(1 + r00 - r11 - r22);
+    q = {(r21 - r12) / s, 0.25 * s, (r01 + r10) / s, (r02 + r20) / s};
+  } else if (r11 > r22) {
+    const double s = 2 * std::sqrt(1 + r11 - r00 - r22);
+    q = {(r02 - r20) / s, (r01 + r10) / s, 0.25 * s, (r12 + r21) / s};
+  } else {
+    const double s = 2 * std::sqrt(1 + r22 - r00 - r11);
+    q = {(r10 - r01) / s, (r02 + r20) / s, (r12 + r21) / s, 0.25 * s};
+  }
+  const double n = std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+  for (double& v : q) v /= n;
+  return q;
+}
+
+void quaternion_to_rotation(const std::array<double, 4>& q, std::array<double, 16>& m) {
+  const double w = q[0], x = q[1], y = q[2], z = q[3];
+  m[0] = 1 - 2 * (y * y + z * z), m[1] = 2 * (x * y - z * w), m[2] = 2 * (x * z + y * w);
+  m[4] = 2 * (x * y + z * w), m[5] = 1 - 2 * (x * x + z * z), m[6] = 2 * (y * z - x * w);
+  m[8] = 2 * (x * z - y * w), m[9] = 2 * (y * z + x * w), m[10] = 1 - 2 * (x * x + y * y);
+}
+
+std::array<double, 4> slerp(std::array<double, 4> a, const std::array<double, 4>& b, double t) {
+  double dot = a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3];
+  if (dot < 0) {  // the shorter arc
+    for (double& v : a) v = -v;
+    dot = -dot;
+  }
+  std::array<double, 4> q;
+  if (dot > 0.9995) {  // nearly equal: linear, then renormalise
+    for (int i = 0; i < 4; ++i) q[i] = a[i] + t * (b[i] - a[i]);
+  } else {
+    const double theta = std::acos(dot), s = std::sin(theta);
+    const double wa = std::sin((1 - t) * theta) / s, wb = std::sin(t * theta) / s;
+    for (int i = 0; i < 4; ++i) q[i] = wa * a[i] + wb * b[i];
+  }
+  const double n = std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+  for (double& v : q) v /= n;
+  return q;
+}
+
+std::vector<Camera> interpolate_path(const std::vector<Camera>& keys, int frames_per_segment) {
+  if (keys.size() < 2) throw Error("camera path: interpolation needs at least two cameras");
+  if (frames_per_segment < 1) throw Error("camera path: frames per segment must be positive");
+  std::vector<Camera> path;
+  for (size_t k = 0; k + 1 < keys.size(); ++k) {
+    const Camera &a = keys[k], &b = keys[k + 1];
+    const auto qa = rotation_to_quaternion(a.c2w), qb = rotation_to_quaternion(b.c2w);
+    const bool last = k + 2 == keys.size();
+    const int count = frames_per_segment + (last ? 1 : 0);  // include the final key once
+    for (int i = 0; i < count; ++i) {
+      const double t = static_cast<double>(i) / frames_per_segment;
+      Camera c = a;
+      auto mix = [t](double x, double y) { return x + t * (y - x); };
+      c.fx = static_cast<float>(mix(a.fx, b.fx)), c.fy = static_cast<float>(mix(a.fy, b.fy));
+      c.cx = static_cast<float>(mix(a.cx, b.cx)), c.cy = static_cast<float>(mix(a.cy, b.cy));
+      quaternion_to_rotation(slerp(qa, qb, t), c.c2w);
+      for (int r = 0; r < 3; ++r) c.c2w[r * 4 + 3] = mix(a.c2w[r * 4 + 3], b.c2w[r * 4 + 3]);
+      c.c2w[12] = c.c2w[13] = c.c2w[14] = 0, c.c2w[15] = 1;
+      path.push_back(c);
+    }
+  }
+  return path;
+}
+
+int nearest_camera(const std::vector<Camera>& candidates, const Camera& target) {
+  int best = -1;
+  double best_cos = -2, best_dist = 0;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const Camera& c = candidates[i];
+    double cosine = 0, dist = 0;
+    for (int r = 0; r < 3; ++r) {
+      cosine += c.c2w[r * 4 + 2] * target.c2w[r * 4 + 2];
+      const double d = c.c2w[r * 4 + 3] - target.c2w[r * 4 + 3];
+      dist += d * d;
+    }
+    if (best < 0 || cosine > best_cos + 1e-6 || (cosine > best_cos - 1e-6 && dist < best_dist))
+      best = static_cast<int>(i), best_cos = cosine, best_dist = dist;
+  }
+  return best;
+}
+
+Vec3 look_at_point(const std::vector<Camera>& cameras) {
+  // Minimise sum_i |(I - d_i d_i^T)(p - o_i)|^2: solve (sum_i (I - d d^T)) p = sum_i (I - d d^T) o_i.
+  double a[3][3] = {}, rhs[3] = {};
+  for (const Camera& c : cameras) {
+    const double d[3] = {c.c2w[2], c.c2w[6], c.c2w[10]}, o[3] = {c.c2w[3], c.c2w[7], c.c2w[11]};
+    for (int r = 0; r < 3; ++r)
+      for (int k = 0; k < 3; ++k) {
+        const double m = (r == k ? 1.0 : 0.0) - d[r] * d[k];
+        a[r][k] += m;
+        rhs[r] += m * o[k];
+      }
+  }
+  const double det = a[0][0] * (a[1][1] * a[2][2] - a[1][2] * a[2][1]) - a[0][1] * (a[1][0] * a[2][2] - a[1][2] * a[2][0]) +
+                     a[0][2] * (a[1][0] * a[2][1] - a[1][1] * a[2][0]);
+  if (std::abs(det) < 1e-9) {  // parallel axes: fall back to the mean centre
+    Vec3 mean{};
+    for (const Camera& c : cameras)
+      for (int r = 0; r < 3; ++r) mean[r] += c.c2w[r * 4 + 3] / cameras.size();
+    return mean;
+  }
+  Vec3 p;
+  for (int col = 0; col < 3; ++col) {  // Cramer's rule
+    double m[3][3];
+    for (int r = 0; r < 3; ++r)
+      for (int k = 0; k < 3; ++k) m[r][k] = k == col ? rhs[r] : a[r][k];
+    p[col] = (m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0]) +
+              m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0])) / det;
+  }
+  return p;
+}
+
+}  // namespace lact
