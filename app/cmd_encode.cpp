@@ -35,7 +35,7 @@ void add_encode_command(CLI::App& app) {
     const SceneState state = model->encode(views);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     save_scene_state(o->output, state, model->config(), *backend, origin_metadata(o->data, selection, o->model));
-    std::printf("encoded %zu views of %s (%dx%d) in %.3f s -> %s\n", views.size(), selection.scene->name.c_str(),
+    std::printf("encoded %zu views of %s (%dx%d) in %.3f s -> %s\n", views.size(), selection.scene.name.c_str(),
                 state.height, state.width, seconds, o->output.c_str());
   });
 }

@@ -79,9 +79,11 @@ void info_file(const std::string& path) {
 void print_range(const char* name, const Range& r) { std::printf("%s %.4g..%.4g", name, r.min, r.max); }
 
 void info_data(const DataOptions& o, const std::string& targets_spec) {
-  const SceneSelection selection = select_scene_views(o, 1);  // any size: info only describes
-  std::printf("%s: %zu scene(s)\n", o.data.c_str(), selection.scenes.size());
-  for (const Scene& scene : selection.scenes) {
+  const SceneList list = read_scene_list(o.data, read_options(o));
+  std::printf("%s: %zu scene(s)\n", o.data.c_str(), list.scenes.size());
+  for (const auto& [entry, error] : list.failed) std::printf("failed to read %s: %s\n", entry.c_str(), error.c_str());
+  if (list.scenes.empty()) throw Error(o.data, "no scene could be read");
+  for (const Scene& scene : list.scenes) {
     if (!o.scene.empty() && scene.name != o.scene) continue;
     const SceneSummary s = summarize_scene(scene);
     std::printf("scene %s (%s layout, %s): %d views\n", scene.name.c_str(), scene.layout.c_str(), scene.source.c_str(),
@@ -105,8 +107,11 @@ void info_data(const DataOptions& o, const std::string& targets_spec) {
     if (!scene.kmeans_inputs.empty())
       std::printf("  %s: %zu input views\n", scene.kmeans_key.c_str(), scene.kmeans_inputs.size());
   }
-  // The preprocessing this run's flags choose.
-  const Scene& scene = *selection.scene;
+  // The preprocessing this run's flags choose, for the chosen (or first) scene.
+  const SceneSelection selection =
+      plan_scene(select_scene(list.scenes, o.scene.empty() && list.scenes.size() > 1 ? list.scenes[0].name : o.scene, o.data),
+                 o, 1);  // any size: info only describes
+  const Scene& scene = selection.scene;
   std::vector<int> targets;
   if (!targets_spec.empty()) targets = select_views(targets_spec, scene, true, selection.inputs, o.seed, "--targets");
   auto print_list = [](const char* name, const std::vector<int>& v) {

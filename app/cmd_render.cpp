@@ -1,108 +1,142 @@
-// lact render: encode input views (or open a saved scene state) and render target views to images.
-#include <chrono>
+// lact render: encode input views (or open a saved scene state) and render target views, with metrics against
+// their ground truth and a report, for one scene or every scene of an index; or render a camera path.
 #include <cstdio>
 #include <filesystem>
 
 #include "app/commands.h"
 #include "app/common.h"
+#include "app/evaluate.h"
+#include "app/progress.h"
 #include "app/scene_inputs.h"
 #include "core/error.h"
 #include "core/scene_state_io.h"
-#include "datasets/image_io.h"
-#include "datasets/view_selection.h"
 
 namespace lact::app {
-
-namespace fs = std::filesystem;
 
 namespace {
 
 struct RenderOptions {
   CommonOptions common;
   DataOptions data;
-  std::string model, state, targets, out = "out";
-  bool save_npy = false;
+  OutputOptions out;
+  std::string model, state, targets, path, video;
+  int fps = 30;
 };
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 std::string metadata_or(const std::map<std::string, std::string>& m, const char* key, const std::string& fallback) {
   auto it = m.find(key);
   return it == m.end() ? fallback : it->second;
 }
 
+nlohmann::json report_header(const RenderOptions& o, const Model& model, int height, int width) {
+  return {{"model", o.model},
+          {"config", model.config().source},
+          {"data", o.data.data},
+          {"size", {height, width}},
+          {"views", {{"inputs", o.data.inputs}, {"targets", o.targets}}},
+          {"backend", o.common.backend}};
+}
+
+void finish(const Report& report, const OutputOptions& out) {
+  report.write(out.folder);
+  report.print_table();
+  if (!report.failed.empty())
+    throw Error(std::to_string(report.failed.size()) + " of " +
+                std::to_string(report.failed.size() + report.scenes.size()) + " scenes failed (see " + out.folder +
+                "/report.json)");
+}
+
+// Render from a saved state: one scene, its model, data and preprocessing from the state's metadata.
+void render_from_state(RenderOptions& o, Backend& backend) {
+  const auto metadata = read_scene_state_metadata(o.state);
+  if (o.model.empty()) o.model = metadata_or(metadata, "model", "");
+  if (o.model.empty()) throw Error(o.state, "records no model: pass --model");
+  auto model = load_model_for(o.model, backend);
+  LoadedSceneState loaded = load_scene_state(o.state, model->config(), backend);
+  const SceneState& state = loaded.state;
+  if (!o.path.empty()) return render_camera_path(*model, state, o.path, o.out, o.video, o.fps);
+
+  if (o.data.data.empty()) o.data.data = metadata_or(metadata, "data", "");
+  if (o.data.scene.empty()) o.data.scene = metadata_or(metadata, "scene", "");
+  if (o.data.data.empty()) throw Error(o.state, "records no data: pass --data for the target cameras");
+  o.data.background = metadata_or(metadata, "background", o.data.background);
+  o.data.downscale = std::stoi(metadata_or(metadata, "downscale", "1"));
+  o.data.normalize_poses = "none";  // the state's own transform applies (below)
+  o.data.inputs.clear();
+  if (o.data.size.empty()) o.data.size = std::to_string(state.height) + "x" + std::to_string(state.width);
+  SceneSelection selection = select_scene_views(o.data, model->config().patch_size);
+  selection.pose = pose_from_metadata(metadata, o.state);
+  try {  // the inputs it was encoded from, for the nearest-input baseline
+    selection.inputs = nlohmann::json::parse(metadata_or(metadata, "inputs", "[]")).get<std::vector<int>>();
+  } catch (const nlohmann::json::exception&) {
+    selection.inputs.clear();
+  }
+  for (int i : selection.inputs)
+    if (i < 0 || i >= static_cast<int>(selection.scene.views.size())) selection.inputs.clear();
+  Report report;
+  report.header = report_header(o, *model, selection.height, selection.width);
+  report.scenes.push_back(evaluate_scene(*model, selection, &state, o.targets, o.data.seed, o.out));
+  finish(report, o.out);
+}
+
 void run_render(RenderOptions& o) {
+  prepare_output_folder(o.out.folder);  // before any work
+  if (o.path.empty() && o.targets.empty()) throw Error("--targets", "give target views (or --path for a camera path)");
   auto backend = make_backend(o.common);
-  std::unique_ptr<Model> model;
-  SceneState state;
-  SceneSelection selection;
-  double encode_seconds = 0;
+  if (!o.state.empty()) return render_from_state(o, *backend);
+  if (o.data.inputs.empty()) throw Error("render", "give --inputs (to encode) or --state (a saved scene state)");
+  auto model = load_model_for(o.model, *backend);
+  const int patch = model->config().patch_size;
 
-  if (!o.state.empty()) {
-    // A saved state remembers its model, data and preprocessing; flags override the model and data.
-    const auto metadata = read_scene_state_metadata(o.state);
-    if (o.model.empty()) o.model = metadata_or(metadata, "model", "");
-    if (o.data.data.empty()) o.data.data = metadata_or(metadata, "data", "");
-    if (o.data.scene.empty()) o.data.scene = metadata_or(metadata, "scene", "");
-    if (o.model.empty()) throw Error(o.state, "records no model: pass --model");
-    if (o.data.data.empty()) throw Error(o.state, "records no data: pass --data for the target cameras");
-    o.data.background = metadata_or(metadata, "background", o.data.background);
-    o.data.downscale = std::stoi(metadata_or(metadata, "downscale", "1"));
-    o.data.normalize_poses = "none";  // the state's own transform applies (below)
-    o.data.inputs.clear();
-    model = load_model_for(o.model, *backend);
-    LoadedSceneState loaded = load_scene_state(o.state, model->config(), *backend);
-    state = std::move(loaded.state);
-    if (o.data.size.empty()) o.data.size = std::to_string(state.height) + "x" + std::to_string(state.width);
-    selection = select_scene_views(o.data, model->config().patch_size);
-    selection.pose = pose_from_metadata(metadata, o.state);
-  } else {
-    if (o.data.inputs.empty()) throw Error("render", "give --inputs (to encode) or --state (a saved scene state)");
-    model = load_model_for(o.model, *backend);
-    selection = select_scene_views(o.data, model->config().patch_size);
-    const std::vector<PosedImage> inputs = selected_views(selection, selection.inputs, true);
-    const auto start = std::chrono::steady_clock::now();
-    state = model->encode(inputs);
-    encode_seconds = seconds_since(start);
+  if (!o.path.empty()) {
+    const SceneSelection selection = select_scene_views(o.data, patch);
+    const SceneState state = model->encode(selected_views(selection, selection.inputs, true));
+    return render_camera_path(*model, state, o.path, o.out, o.video, o.fps);
   }
 
-  const Scene& scene = *selection.scene;
-  const std::vector<int> targets = select_views(o.targets, scene, true, selection.inputs, o.data.seed, "--targets");
-  std::vector<Camera> cameras;
-  for (const PosedImage& v : selected_views(selection, targets, false)) cameras.push_back(v.camera);
-
-  const auto start = std::chrono::steady_clock::now();
-  const std::vector<Image> images = model->render(state, cameras);
-  const double render_seconds = seconds_since(start);
-
-  const fs::path folder = fs::path(o.out) / scene.name;
-  std::error_code ec;
-  fs::create_directories(folder, ec);
-  if (ec) throw Error(folder.string(), "cannot create output folder (" + ec.message() + ")");
-  for (size_t i = 0; i < images.size(); ++i) {
-    const std::string stem = (folder / std::to_string(targets[i])).string();
-    write_png(stem + ".png", images[i]);
-    if (o.save_npy) write_npy(stem + ".npy", images[i]);
+  if (o.data.data.empty()) throw Error("--data", "no data given");
+  const SceneList list = read_scene_list(o.data.data, read_options(o.data));
+  Report report;
+  report.failed = list.failed;
+  std::vector<const Scene*> scenes;
+  for (const Scene& s : list.scenes)
+    if (o.data.scene.empty() || s.name == o.data.scene) scenes.push_back(&s);
+  if (scenes.empty() && list.failed.empty()) throw Error(o.data.data, "has no scene named '" + o.data.scene + "'");
+  Progress progress("scenes", static_cast<int>(scenes.size()), o.out.quiet);
+  for (const Scene* scene : scenes) {
+    try {
+      const SceneSelection selection = plan_scene(*scene, o.data, patch);
+      if (report.header.is_null()) report.header = report_header(o, *model, selection.height, selection.width);
+      report.scenes.push_back(evaluate_scene(*model, selection, nullptr, o.targets, o.data.seed, o.out));
+    } catch (const Error& e) {
+      report.failed.push_back({scene->name, e.what()});
+    }
+    progress.step(scene->name);
   }
-  std::printf("%s: %zu views at %dx%d, encode %.3f s, render %.1f ms/view -> %s\n", scene.name.c_str(),
-              images.size(), selection.height, selection.width, encode_seconds,
-              1000.0 * render_seconds / images.size(), folder.string().c_str());
+  if (report.header.is_null()) report.header = report_header(o, *model, 0, 0);
+  finish(report, o.out);
 }
 
 }  // namespace
 
 void add_render_command(CLI::App& app) {
   auto o = std::make_shared<RenderOptions>();
-  CLI::App* command = app.add_subcommand("render", "Render target views of a scene (encoding its input views first, "
-                                                   "or from a saved --state)");
+  CLI::App* command = app.add_subcommand(
+      "render",
+      "Render target views (encoding the inputs first, or from a saved --state) with PSNR/SSIM against their ground "
+      "truth, for one scene or every scene of an index; or render a camera path (--path) to frames and a video");
   command->add_option("--model", o->model, "Model weights (.safetensors with the config in its metadata)");
   add_data_options(*command, o->data);
   command->add_option("--state", o->state, "Scene state from `lact encode` (replaces --inputs)");
-  command->add_option("--targets", o->targets, "Target views: 3,4 | 8-15 | uniform:N | fold8 | rest | all")->required();
-  command->add_option("--out", o->out, "Output folder (images go to OUT/<scene>/<view>.png)")->capture_default_str();
-  command->add_flag("--save-npy", o->save_npy, "Also write OUT/<scene>/<view>.npy (float32 [H, W, 3] in [0, 1])");
+  command->add_option("--targets", o->targets, "Target views: 3,4 | 8-15 | uniform:N | random:N | fold8 | rest | all");
+  command->add_option("--path", o->path, "Camera path JSON (from `lact path`) to render instead of targets");
+  command->add_option("--video", o->video, "With --path: also write this MP4 (needs ffmpeg)");
+  command->add_option("--fps", o->fps, "Video frame rate")->capture_default_str();
+  command->add_option("--out", o->out.folder, "Output folder: OUT/<scene>/<view>.png, OUT/report.json, report.csv")
+      ->capture_default_str();
+  command->add_flag("--save-images", o->out.save_images, "Also write <view>_gt.png and <view>_diff.png (error map)");
+  command->add_flag("--save-npy", o->out.save_npy, "Also write <view>.npy (float32 [H, W, 3] in [0, 1])");
+  command->add_flag("--quiet", o->out.quiet, "No progress bar");
   add_common_options(*command, o->common);
   command->callback([o]() { run_render(*o); });
 }

@@ -9,5 +9,7 @@ void add_render_command(CLI::App& app);
 void add_encode_command(CLI::App& app);
 void add_info_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
+void add_path_command(CLI::App& app);
+void add_eval_compare_command(CLI::App& app);
 
 }  // namespace lact::app

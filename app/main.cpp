@@ -14,6 +14,8 @@ int main(int argc, char** argv) {
   lact::app::add_encode_command(app);
   lact::app::add_info_command(app);
   lact::app::add_bench_command(app);
+  lact::app::add_path_command(app);
+  lact::app::add_eval_compare_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

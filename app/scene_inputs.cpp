@@ -29,36 +29,43 @@ void add_data_options(CLI::App& command, DataOptions& o) {
       ->check(CLI::PositiveNumber);
 }
 
-SceneSelection select_scene_views(const DataOptions& o, int patch) {
-  if (o.data.empty()) throw Error("--data", "no data given");
-  SceneSelection s;
+ReadOptions read_options(const DataOptions& o) {
   ReadOptions read;
   read.downscale = o.downscale;
-  s.scenes = read_scenes(o.data, read);
-  s.scene = &select_scene(s.scenes, o.scene, o.data);
-  if (!o.inputs.empty()) s.inputs = select_views(o.inputs, *s.scene, false, {}, o.seed, "--inputs");
+  return read;
+}
+
+SceneSelection plan_scene(const Scene& scene, const DataOptions& o, int patch) {
+  SceneSelection s;
+  s.scene = scene;
+  if (!o.inputs.empty()) s.inputs = select_views(o.inputs, s.scene, false, {}, o.seed, "--inputs");
   s.background = parse_background(o.background);
   ViewLoadOptions load;
   std::tie(load.height, load.width) = parse_size(o.size);
-  if (load.height || !s.inputs.empty()) {
-    std::tie(s.height, s.width) = working_size(*s.scene, s.inputs.empty() ? std::vector<int>{0} : s.inputs, load, patch);
-  }
+  if (load.height || !s.inputs.empty())
+    std::tie(s.height, s.width) = working_size(s.scene, s.inputs.empty() ? std::vector<int>{0} : s.inputs, load, patch);
   s.normalization = parse_pose_normalization(o.normalize_poses);
   if (s.normalization != PoseNormalization::None) {
     std::vector<Camera> reference;
     if (s.normalization == PoseNormalization::Inputs) {
       if (s.inputs.empty()) throw Error("--normalize-poses", "'inputs' needs --inputs");
-      for (int i : s.inputs) reference.push_back(s.scene->views[i].camera);
+      for (int i : s.inputs) reference.push_back(s.scene.views[i].camera);
     } else {
-      for (const SceneView& v : s.scene->views) reference.push_back(v.camera);
+      for (const SceneView& v : s.scene.views) reference.push_back(v.camera);
     }
     s.pose = mean_pose_transform(reference);
   }
   return s;
 }
 
+SceneSelection select_scene_views(const DataOptions& o, int patch) {
+  if (o.data.empty()) throw Error("--data", "no data given");
+  const std::vector<Scene> scenes = read_scenes(o.data, read_options(o));
+  return plan_scene(select_scene(scenes, o.scene, o.data), o, patch);
+}
+
 std::vector<PosedImage> selected_views(const SceneSelection& s, const std::vector<int>& indices, bool with_images) {
-  std::vector<PosedImage> views = load_views(*s.scene, indices, s.height, s.width, s.background, with_images);
+  std::vector<PosedImage> views = load_views(s.scene, indices, s.height, s.width, s.background, with_images);
   for (PosedImage& v : views) v.camera = apply_pose_transform(s.pose, v.camera);
   return views;
 }
@@ -68,7 +75,7 @@ std::map<std::string, std::string> origin_metadata(const DataOptions& o, const S
   std::map<std::string, std::string> m;
   m["model"] = std::filesystem::absolute(model_path).lexically_normal().string();
   m["data"] = std::filesystem::absolute(o.data).lexically_normal().string();
-  m["scene"] = s.scene->name;
+  m["scene"] = s.scene.name;
   nlohmann::json inputs = s.inputs;
   m["inputs"] = inputs.dump();
   m["background"] = o.background;

@@ -24,8 +24,7 @@ struct DataOptions {
 void add_data_options(CLI::App& command, DataOptions& options);
 
 struct SceneSelection {
-  std::vector<Scene> scenes;
-  const Scene* scene = nullptr;
+  Scene scene;
   std::vector<int> inputs;            // empty when no --inputs
   int height = 0, width = 0;          // working size
   std::array<float, 3> background{};
@@ -33,9 +32,12 @@ struct SceneSelection {
   PoseNormalization normalization = PoseNormalization::None;
 };
 
-// Reads --data, picks the scene and the inputs, fixes the working size (--size, or the inputs' size) and the
-// pose transform. `patch` checks the size.
+// Picks the inputs of `scene`, fixes the working size (--size, or the inputs' size) and the pose transform.
+// `patch` checks the size.
+SceneSelection plan_scene(const Scene& scene, const DataOptions& options, int patch);
+// Reads --data, selects --scene (or the only one) and plans it.
 SceneSelection select_scene_views(const DataOptions& options, int patch);
+ReadOptions read_options(const DataOptions& options);
 
 // The cameras of `indices` at the selection's working size, pose transform applied; with images when asked.
 std::vector<PosedImage> selected_views(const SceneSelection& selection, const std::vector<int>& indices,

@@ -62,13 +62,13 @@ std::vector<fs::path> read_index(const fs::path& path, const nlohmann::json* jso
 
 }  // namespace
 
-std::vector<Scene> read_scenes(const std::string& path_string, const ReadOptions& options) {
+SceneList read_scene_list(const std::string& path_string, const ReadOptions& options) {
   const fs::path path(path_string);
   std::error_code ec;
   if (!fs::exists(path, ec)) throw Error(path_string, "no such file or folder");
   if (fs::is_directory(path, ec)) {
     for (const char* name : {"opencv_cameras.json", "transforms.json"})
-      if (fs::exists(path / name)) return {read_camera_file(path / name, options)};
+      if (fs::exists(path / name)) return {{read_camera_file(path / name, options)}, {}};
     // NeRF-synthetic: one scene from the splits present, in the order train, val, test.
     Scene scene;
     for (const char* split : {"train", "val", "test"}) {
@@ -80,20 +80,29 @@ std::vector<Scene> read_scenes(const std::string& path_string, const ReadOptions
     }
     if (scene.views.empty())
       throw Error(path_string, "folder holds no opencv_cameras.json, transforms.json or transforms_{train,val,test}.json");
-    return {scene};
+    return {{scene}, {}};
   }
-  if (path.extension() == ".txt") {
-    std::vector<Scene> scenes;
-    for (const fs::path& entry : read_index(path, nullptr)) scenes.push_back(read_camera_file(entry, options));
-    return scenes;
-  }
+  auto read_all = [&](const std::vector<fs::path>& entries) {
+    SceneList list;
+    for (const fs::path& entry : entries) {
+      try {
+        list.scenes.push_back(read_camera_file(entry, options));
+      } catch (const Error& e) {
+        list.failed.push_back({entry.string(), e.what()});
+      }
+    }
+    return list;
+  };
+  if (path.extension() == ".txt") return read_all(read_index(path, nullptr));
   const nlohmann::json json = read_json_file(path);
-  if (json.is_array() && !json.empty() && json[0].is_string()) {
-    std::vector<Scene> scenes;
-    for (const fs::path& entry : read_index(path, &json)) scenes.push_back(read_camera_file(entry, options));
-    return scenes;
-  }
-  return {scene_from_json(path, json, options)};
+  if (json.is_array() && !json.empty() && json[0].is_string()) return read_all(read_index(path, &json));
+  return {{scene_from_json(path, json, options)}, {}};
+}
+
+std::vector<Scene> read_scenes(const std::string& path, const ReadOptions& options) {
+  SceneList list = read_scene_list(path, options);
+  if (!list.failed.empty()) throw Error(list.failed[0].second);
+  return std::move(list.scenes);
 }
 
 const Scene& select_scene(const std::vector<Scene>& scenes, const std::string& name, const std::string& where) {

@@ -47,6 +47,14 @@ struct ReadOptions {
 // Every error names the file and the frame or field.
 std::vector<Scene> read_scenes(const std::string& path, const ReadOptions& options = {});
 
+// The same, but an index whose entries fail to read still gives the scenes that did read; each failure is
+// kept as (entry, one-line error). A single camera file that fails still throws.
+struct SceneList {
+  std::vector<Scene> scenes;
+  std::vector<std::pair<std::string, std::string>> failed;
+};
+SceneList read_scene_list(const std::string& path, const ReadOptions& options = {});
+
 // The scene called `name` among `scenes` (or the only one when `name` is empty).
 const Scene& select_scene(const std::vector<Scene>& scenes, const std::string& name, const std::string& where);
 

@@ -1,0 +1,42 @@
+// The evaluation report: what `lact render` measured per view and per scene, as report.json, report.csv and
+// a printed table; and the comparison of two reports (`lact eval-compare`).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace lact::app {
+
+struct ViewReport {
+  int index = 0;
+  double psnr = 0, ssim = 0, psnr_nearest_input = 0, mse = 0;
+  int nearest_input = -1;
+};
+
+struct SceneReport {
+  std::string name;
+  std::vector<int> inputs, targets;
+  double encode_s = 0, render_ms_per_view = 0;
+  std::vector<ViewReport> views;
+  // Means over the views; psnr_pooled = PSNR of the MSE pooled over every target pixel of the scene.
+  double psnr() const;
+  double ssim() const;
+  double psnr_nearest_input() const;
+  double psnr_pooled() const;
+};
+
+struct Report {
+  nlohmann::json header;  // model, config, data, size, views {inputs, targets}
+  std::vector<SceneReport> scenes;
+  std::vector<std::pair<std::string, std::string>> failed;  // scene, error
+  nlohmann::json to_json() const;
+  void write(const std::string& folder) const;  // report.json + report.csv
+  void print_table() const;
+};
+
+// Prints per-scene and overall differences B - A; throws Error naming a file that is not a report.
+void compare_reports(const std::string& a, const std::string& b);
+
+}  // namespace lact::app

@@ -1,0 +1,49 @@
+#include "datasets/camera_path_io.h"
+
+#include <fstream>
+
+#include "core/error.h"
+#include "datasets/json_util.h"
+
+namespace lact {
+
+nlohmann::json camera_to_json(const Camera& c) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (int r = 0; r < 4; ++r) rows.push_back({c.c2w[r * 4], c.c2w[r * 4 + 1], c.c2w[r * 4 + 2], c.c2w[r * 4 + 3]});
+  return {{"c2w", rows}, {"fx", c.fx}, {"fy", c.fy}, {"cx", c.cx}, {"cy", c.cy}, {"w", c.width}, {"h", c.height}};
+}
+
+void write_camera_path(const std::string& path, const std::vector<Camera>& frames) {
+  nlohmann::json out{{"format", "lact camera path v1"}, {"frames", nlohmann::json::array()}};
+  for (const Camera& c : frames) out["frames"].push_back(camera_to_json(c));
+  std::ofstream file(path);
+  if (!file) throw Error(path, "cannot open for writing");
+  file << out.dump(1) << "\n";
+  if (!file) throw Error(path, "write failed");
+}
+
+std::vector<Camera> read_camera_path(const std::string& path) {
+  const nlohmann::json json = read_json_file(path);
+  if (!json.is_object() || !json.contains("frames") || !json.at("frames").is_array())
+    throw Error(path, "not a camera path (expected {\"frames\": [{c2w, fx, fy, cx, cy, w, h}, ...]})");
+  std::vector<Camera> frames;
+  for (size_t i = 0; i < json.at("frames").size(); ++i) {
+    const std::string where = path + " frame " + std::to_string(i);
+    const nlohmann::json& f = json.at("frames")[i];
+    Camera c;
+    c.c2w = json_matrix4(f, "c2w", where);
+    c.fx = static_cast<float>(json_number(f, "fx", where));
+    c.fy = static_cast<float>(json_number(f, "fy", where));
+    c.cx = static_cast<float>(json_number(f, "cx", where));
+    c.cy = static_cast<float>(json_number(f, "cy", where));
+    c.width = static_cast<int>(json_number(f, "w", where));
+    c.height = static_cast<int>(json_number(f, "h", where));
+    if (c.width <= 0 || c.height <= 0) throw Error(where, "w and h must be positive");
+    c.validate(where);
+    frames.push_back(c);
+  }
+  if (frames.empty()) throw Error(path, "the path has no frames");
+  return frames;
+}
+
+}  // namespace lact

@@ -1,0 +1,22 @@
+// Camera path files (`lact path` writes them, `lact render --path` and the viewer read them):
+//   {"format": "lact camera path v1",
+//    "frames": [{"c2w": [[...4x4, OpenCV camera-to-world...]], "fx": .., "fy": .., "cx": .., "cy": ..,
+//                "w": .., "h": ..}, ...]}
+// Intrinsics are pixels at w x h.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/camera.h"
+
+namespace lact {
+
+nlohmann::json camera_to_json(const Camera& camera);
+void write_camera_path(const std::string& path, const std::vector<Camera>& frames);
+// Errors name the file and the frame.
+std::vector<Camera> read_camera_path(const std::string& path);
+
+}  // namespace lact

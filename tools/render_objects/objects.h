@@ -1,0 +1,42 @@
+// What to render: the list of objects (procedural seeds and glTF files), their names and seeds, and rendering one
+// object's views.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cameras.h"
+#include "gltf_loader.h"
+#include "mesh.h"
+#include "rasterizer.h"
+
+namespace ro {
+
+struct ObjectSource {
+  enum class Kind { Procedural, Gltf } kind = Kind::Procedural;
+  std::string name;   // folder name: unique, [A-Za-z0-9_.-]
+  std::string path;   // glTF file
+  uint64_t seed = 0;  // drives the procedural shape, the random views and the light
+};
+
+// Procedural objects first (indices first .. first + count - 1, named proc_<seed>_<index>), then every glTF file
+// given or found (recursively, sorted) under a given folder, named after its path below that folder.
+// Throws std::runtime_error for a path that does not exist or a folder without glTF files.
+std::vector<ObjectSource> list_objects(int procedural_count, int procedural_first, uint64_t seed,
+                                       const std::vector<std::string>& gltf_paths);
+
+// The object's mesh in world space, normalised into [-1,1]^3.
+Mesh build_mesh(const ObjectSource& source, const GltfOptions& gltf, std::vector<std::string>* warnings = nullptr);
+
+struct RenderSettings {
+  int size = 128;
+  ViewSpec views;
+  int supersample = 2;
+};
+
+// The views of one object (from its seed) and their images.
+void render_object(const Mesh& mesh, uint64_t object_seed, const RenderSettings& settings, Rasterizer& rasterizer,
+                   std::vector<Camera>& cameras, std::vector<Image>& images);
+
+}  // namespace ro

@@ -1,0 +1,582 @@
+#!/usr/bin/env python3
+"""Train the LaCT NVS reference model (tools/reference/lact_reference.py) on object data.
+
+Data (--data, --val-data; any mix, several allowed):
+  PATH.shard                      a shard (format in lact_data.py / README.md)
+  DIR | index.json | opencv_cameras.json   the LaCT object layout
+  synthetic:objects=N[,views=V][,seed=S][,start=K][,layout=random|grid]
+                                  procedural objects made in-process (synthetic_data.py)
+Without --val-data the last --val-objects objects of --data are held out.
+
+Per step: --batch objects, each with a random split of its views into --n-input inputs and
+n_target targets (uniform in [--n-target-min, --n-target-max], one value per step), RGBA
+composited onto white, resized (cover + centre crop) to --size if the data differ.
+Loss = MSE + --ssim-weight * (1 - SSIM). AdamW (betas 0.9/0.95, weight decay on >=2-D
+parameters), linear warmup + cosine decay (by step, or with --time-schedule by wall time
+against --max-minutes), gradient clipping. bf16 autocast on CUDA, fp32 on the CPU.
+
+Outputs in --out: ckpt_last.pt (model, optimizer, schedule, step, RNG states; resumed
+automatically by running the same command again), log.jsonl, preview.png (validation
+targets vs predictions).  Export with tools/train/export.py OUT/ckpt_last.pt -o model.safetensors.
+"""
+import argparse
+import json
+import math
+import os
+import platform
+import random
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "reference"))
+import lact_data  # noqa: E402
+from lact_reference import LaCTModel  # noqa: E402
+from ssim import ssim  # noqa: E402
+
+CKPT_NAME = "ckpt_last.pt"
+
+
+# ----------------------------------------------------------------------------- config
+def _num(x):
+    x = float(x)
+    return int(x) if x.is_integer() else x
+
+
+def build_config(a):
+    return {
+        "patch_size": a.patch,
+        "dim": a.dim,
+        "layers": a.layers,
+        "block_config": [
+            {"type": "model.SelfAttention", "length_dim": "l",
+             "params": {"head_dim": a.attn_head_dim, "use_qk_norm": not a.no_qk_norm}},
+            {"type": "lact_ttt.FastWeightGluMLPMultihead", "length_dim": "vl",
+             "params": {"head_dim": a.ttt_head_dim, "inter_multi": _num(a.ttt_inter_multi),
+                        "base_lr": a.ttt_base_lr, "muon_update_steps": a.muon_steps}},
+            {"type": "model.MLP", "length_dim": "vl", "params": {"inter_multi": _num(a.mlp_inter_multi)}},
+        ],
+    }
+
+
+def init_weights(model, seed):
+    """GPT-style init: Linear N(0, 0.02), residual output projections scaled by
+    1/sqrt(2 * residual branches), lr_fc small; fast weights keep the reference init."""
+    gen = torch.Generator().manual_seed(seed)
+    n_branches = sum(len(b.module_list) for b in model.blocks)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            leaf = name.rsplit(".", 1)[-1]
+            if p.dim() == 1:
+                if name.endswith("lr_fc.bias"):
+                    p.zero_()
+                else:
+                    p.fill_(1.0)
+            elif leaf in ("w0", "w2"):
+                p.copy_(torch.randn(p.shape, generator=gen) / math.sqrt(p.shape[1]))
+            elif leaf == "w1":
+                p.copy_(torch.randn(p.shape, generator=gen) / math.sqrt(p.shape[1]))
+            elif name.endswith("c_proj.weight"):
+                p.copy_(torch.randn(p.shape, generator=gen) * (0.02 / math.sqrt(2 * n_branches)))
+            elif "lr_fc" in name:
+                p.copy_(torch.randn(p.shape, generator=gen) * 0.002)
+            else:
+                p.copy_(torch.randn(p.shape, generator=gen) * 0.02)
+
+
+# ----------------------------------------------------------------------------- data
+def load_sources(specs, size, device, log):
+    objs = lact_data.ObjectSet()
+    for spec in specs:
+        if spec.startswith("synthetic:"):
+            import synthetic_data
+            kv = dict(item.split("=", 1) for item in spec[len("synthetic:"):].split(",") if item)
+            n = int(kv.get("objects", 64))
+            views = int(kv.get("views", 32))
+            seed = int(kv.get("seed", 1))
+            start = int(kv.get("start", 0))
+            t0 = time.time()
+            gen_dev = device if device.type == "cuda" else "cpu"
+            images, cameras = synthetic_data.generate(seed, n, views, size[0], kv.get("layout", "random"),
+                                                      device=gen_dev, start=start)
+            log("generated %s in %.1f s" % (spec, time.time() - t0))
+            for i in range(n):
+                objs.add(images[i], cameras[i], "synthetic_s%d_%06d" % (seed, start + i), spec)
+        else:
+            part = lact_data.load_objects([spec], size)
+            for i in range(len(part)):
+                objs.add(part.images[i], part.cameras[i], part.names[i], part.sources[i])
+    return objs
+
+
+class Sampler:
+    """Draws training batches; keeps the whole set on the device when shapes agree and
+    --data-on-device is set (CUDA default), else gathers from (memory-mapped) numpy."""
+
+    def __init__(self, objs, size, device, on_device):
+        self.objs, self.size, self.device = objs, size, device
+        shapes = {im.shape for im in objs.images}
+        self.bank = None
+        if on_device and len(shapes) == 1:
+            shape = next(iter(shapes))
+            self.bank = torch.empty((len(objs),) + shape, dtype=torch.uint8, device=device)
+            for i, im in enumerate(objs.images):
+                self.bank[i].copy_(torch.from_numpy(np.ascontiguousarray(im)))
+            self.bank_cams = torch.from_numpy(np.stack(objs.cameras)).to(device)
+
+    def gather(self, obj_idx, view_idx):
+        """-> rgb [B,N,3,h,w] float on device (white background), fxfycxcy [B,N,4], c2w [B,N,4,4]."""
+        if self.bank is not None:
+            oi = torch.as_tensor(np.asarray(obj_idx), device=self.device)[:, None]
+            vi = torch.as_tensor(np.asarray(view_idx), device=self.device)
+            raw, cam = self.bank[oi, vi], self.bank_cams[oi, vi]
+        else:
+            raws, cams = [], []
+            for o, vids in zip(obj_idx, view_idx):
+                vids = np.asarray(vids)
+                order = np.argsort(vids, kind="stable")
+                r = np.asarray(self.objs.images[o][vids[order]])
+                raws.append(r[np.argsort(order, kind="stable")])
+                cams.append(self.objs.cameras[o][vids])
+            raw = torch.from_numpy(np.stack(raws)).to(self.device)
+            cam = torch.from_numpy(np.stack(cams)).to(self.device)
+        rgb = lact_data.composite_white(raw)
+        b, n = rgb.shape[:2]
+        if self.size is not None and tuple(rgb.shape[-2:]) != tuple(self.size):
+            r, c = lact_data.resize_cover(rgb.flatten(0, 1), cam.flatten(0, 1), *self.size)
+            rgb, cam = r.view(b, n, *r.shape[1:]), c.view(b, n, 20)
+        return rgb, cam[..., :4].contiguous(), cam[..., 4:].reshape(b, n, 4, 4).contiguous()
+
+    def sample(self, rng, batch, n_input, n_target):
+        objs = self.objs
+        obj_idx = rng.choice(len(objs), size=batch, replace=len(objs) < batch)
+        view_idx = []
+        for o in obj_idx:
+            nv = objs.images[o].shape[0]
+            if nv < n_input + n_target:
+                raise ValueError("object %s has %d views < %d + %d" % (objs.names[o], nv, n_input, n_target))
+            view_idx.append(rng.permutation(nv)[:n_input + n_target])
+        rgb, intr, c2w = self.gather(obj_idx, np.stack(view_idx))
+        return split_batch(rgb, intr, c2w, n_input)
+
+
+def split_batch(rgb, intr, c2w, ni):
+    return {"input_images": rgb[:, :ni], "input_fxfycxcy": intr[:, :ni], "input_c2w": c2w[:, :ni],
+            "target_images": rgb[:, ni:], "target_fxfycxcy": intr[:, ni:], "target_c2w": c2w[:, ni:]}
+
+
+# ----------------------------------------------------------------------------- schedule
+class Schedule:
+    """Linear warmup over `warmup` steps, then cosine from 1 to min_ratio; progress by step
+    (steps) or, when time_budget is set, by training wall time."""
+
+    def __init__(self, base_lr, warmup, steps, min_ratio, time_budget=None):
+        self.base_lr, self.warmup, self.steps = base_lr, warmup, steps
+        self.min_ratio, self.time_budget = min_ratio, time_budget
+        self.warmup_end_time = None
+
+    def factor(self, step, elapsed):
+        if step < self.warmup:
+            return (step + 1) / self.warmup
+        if self.time_budget:
+            if self.warmup_end_time is None:
+                self.warmup_end_time = elapsed
+            span = max(1e-6, self.time_budget - self.warmup_end_time)
+            p = (elapsed - self.warmup_end_time) / span
+        else:
+            p = (step - self.warmup) / max(1, self.steps - self.warmup)
+        p = min(1.0, max(0.0, p))
+        return self.min_ratio + (1 - self.min_ratio) * 0.5 * (1 + math.cos(math.pi * p))
+
+    def lr(self, step, elapsed):
+        return self.base_lr * self.factor(step, elapsed)
+
+    def state_dict(self):
+        return dict(self.__dict__)
+
+    def load_state_dict(self, d):
+        self.warmup_end_time = d.get("warmup_end_time")
+
+
+# ----------------------------------------------------------------------------- metrics
+def psnr_from_mse(mse):
+    return -10.0 * torch.log10(mse.clamp_min(1e-10))
+
+
+def view_forward(c2w):
+    return c2w[..., :3, 2]
+
+
+@torch.no_grad()
+def validate(model, sampler, splits, n_input, batch, amp_ctx, preview_path=None):
+    """Model PSNR/SSIM on held-out objects vs a white image and vs the nearest input view
+    (largest cosine between camera forward axes)."""
+    model.eval()
+    res = {"psnr": [], "psnr_white": [], "psnr_nearest": [], "ssim": []}
+    preview = []
+    for s in range(0, len(splits), batch):
+        chunk = splits[s:s + batch]
+        obj_idx = np.arange(s, s + len(chunk))
+        rgb, intr, c2w = sampler.gather(obj_idx, np.stack(chunk))
+        bt = split_batch(rgb, intr, c2w, n_input)
+        with amp_ctx():
+            pred = model(bt["input_images"], bt["input_fxfycxcy"], bt["input_c2w"],
+                         bt["target_fxfycxcy"], bt["target_c2w"])
+        pred = pred.float().clamp(0, 1)
+        tgt = bt["target_images"]
+        b, vt = tgt.shape[:2]
+        res["psnr"].append(psnr_from_mse(((pred - tgt) ** 2).flatten(2).mean(-1)).flatten())
+        res["psnr_white"].append(psnr_from_mse(((1 - tgt) ** 2).flatten(2).mean(-1)).flatten())
+        cos = torch.einsum("btk,bik->bti", view_forward(bt["target_c2w"]), view_forward(bt["input_c2w"]))
+        near = cos.argmax(-1)  # [b, vt]
+        near_img = torch.gather(bt["input_images"], 1, near[..., None, None, None].expand_as(tgt))
+        res["psnr_nearest"].append(psnr_from_mse(((near_img - tgt) ** 2).flatten(2).mean(-1)).flatten())
+        res["ssim"].append(ssim(pred.flatten(0, 1), tgt.flatten(0, 1), reduction="none"))
+        if preview_path and len(preview) < 4:
+            for i in range(min(b, 4 - len(preview))):
+                k = min(vt, 4)
+                row = torch.cat([torch.cat(list(tgt[i, :k]), -1), torch.cat(list(pred[i, :k]), -1)], -1)
+                preview.append(row)
+    model.train()
+    out = {k: float(torch.cat(v).mean()) for k, v in res.items()}
+    out["images"] = int(torch.cat(res["psnr"]).numel())
+    out["objects"] = len(splits)
+    if preview_path and preview:
+        img = torch.cat(preview, -2).permute(1, 2, 0)
+        with open(preview_path + ".tmp", "wb") as f:
+            f.write(lact_data.encode_png((img * 255 + 0.5).clamp(0, 255).byte().cpu().numpy()))
+        os.replace(preview_path + ".tmp", preview_path)
+    return out
+
+
+# ----------------------------------------------------------------------------- checkpoints
+def torch_load(path):
+    try:
+        return torch.load(path, map_location="cpu", weights_only=False)
+    except TypeError:
+        return torch.load(path, map_location="cpu")
+
+
+def save_checkpoint(path, model, opt, sched, state, args, config):
+    ckpt = {
+        "model": model.state_dict(), "optimizer": opt.state_dict(), "schedule": sched.state_dict(),
+        "config": config, "args": vars(args), "state": state,
+        "rng": {"torch": torch.get_rng_state(), "numpy": state.pop("_np_rng"),
+                "python": random.getstate(),
+                "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None},
+    }
+    tmp = path + ".tmp"
+    torch.save(ckpt, tmp)
+    os.replace(tmp, path)
+
+
+# ----------------------------------------------------------------------------- main
+def parse_args(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    g = ap.add_argument_group("data")
+    g.add_argument("--data", nargs="+", required=True, help="shards / LaCT layouts / synthetic:...")
+    g.add_argument("--val-data", nargs="*", default=None)
+    g.add_argument("--val-objects", type=int, default=8, help="held out from --data when no --val-data")
+    g.add_argument("--size", type=int, default=64, help="working image size (H = W)")
+    g.add_argument("--n-input", type=int, default=8)
+    g.add_argument("--n-target-min", type=int, default=4)
+    g.add_argument("--n-target-max", type=int, default=8)
+    g.add_argument("--val-targets", type=int, default=4, help="target views per validation object")
+    g.add_argument("--data-on-device", choices=("auto", "yes", "no"), default="auto")
+    g = ap.add_argument_group("model")
+    g.add_argument("--config", help="model config JSON (overrides the size flags)")
+    g.add_argument("--dim", type=int, default=256)
+    g.add_argument("--layers", type=int, default=6)
+    g.add_argument("--patch", type=int, default=8)
+    g.add_argument("--attn-head-dim", type=int, default=64)
+    g.add_argument("--ttt-head-dim", type=int, default=256)
+    g.add_argument("--ttt-inter-multi", type=float, default=2)
+    g.add_argument("--ttt-base-lr", type=float, default=0.01)
+    g.add_argument("--muon-steps", type=int, default=5)
+    g.add_argument("--mlp-inter-multi", type=float, default=4)
+    g.add_argument("--no-qk-norm", action="store_true")
+    g.add_argument("--ns-dtype", default=None, help="Newton-Schulz dtype (bf16/fp32); default: model default")
+    g = ap.add_argument_group("optimisation")
+    g.add_argument("--batch", type=int, default=2)
+    g.add_argument("--lr", type=float, default=4e-4)
+    g.add_argument("--min-lr-ratio", type=float, default=0.1)
+    g.add_argument("--warmup", type=int, default=100)
+    g.add_argument("--steps", type=int, default=20000, help="total steps (cosine horizon unless --time-schedule)")
+    g.add_argument("--weight-decay", type=float, default=0.05)
+    g.add_argument("--beta1", type=float, default=0.9)
+    g.add_argument("--beta2", type=float, default=0.95)
+    g.add_argument("--clip", type=float, default=1.0)
+    g.add_argument("--skip-grad-norm", type=float, default=0.0,
+                   help="skip the update when the grad norm exceeds this (0: never; paper: 4 after step 1000)")
+    g.add_argument("--skip-after", type=int, default=1000)
+    g.add_argument("--ssim-weight", type=float, default=0.1)
+    g.add_argument("--time-schedule", action="store_true", help="cosine over --max-minutes of wall time")
+    g = ap.add_argument_group("run")
+    g.add_argument("--out", required=True)
+    g.add_argument("--device", default="auto", help="auto / cpu / cuda")
+    g.add_argument("--amp", choices=("auto", "bf16", "none"), default="auto", help="auto: bf16 on CUDA")
+    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch default)")
+    g.add_argument("--deterministic", choices=("auto", "yes", "no"), default="auto", help="auto: yes on CPU")
+    g.add_argument("--max-minutes", type=float, default=0, help="wall limit of this run: save, then exit 0")
+    g.add_argument("--ckpt-every", type=int, default=200)
+    g.add_argument("--val-every", type=int, default=200)
+    g.add_argument("--log-every", type=int, default=1)
+    g.add_argument("--fresh", action="store_true", help="ignore an existing checkpoint in --out")
+    g.add_argument("--no-preview", action="store_true")
+    g.add_argument("--compile", action="store_true", help="torch.compile the model (torch 2.x)")
+    return ap.parse_args(argv)
+
+
+def main(argv=None):
+    a = parse_args(argv)
+    t_start = time.time()
+    os.makedirs(a.out, exist_ok=True)
+    log_path = os.path.join(a.out, "log.jsonl")
+    ckpt_path = os.path.join(a.out, CKPT_NAME)
+
+    def say(msg):
+        print("[train %7.1fs] %s" % (time.time() - t_start, msg), flush=True)
+
+    logf = open(log_path, "a")
+
+    def log(rec):
+        logf.write(json.dumps(rec, sort_keys=True) + "\n")
+        logf.flush()
+
+    # device / determinism
+    if a.device == "auto":
+        a.device = "cuda" if torch.cuda.is_available() else "cpu"
+    device = torch.device(a.device)
+    if a.threads:
+        torch.set_num_threads(a.threads)
+    deterministic = a.deterministic == "yes" or (a.deterministic == "auto" and device.type == "cpu")
+    if deterministic:
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+        torch.use_deterministic_algorithms(True, warn_only=True) if device.type == "cuda" else \
+            torch.use_deterministic_algorithms(True)
+    if device.type == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = True
+        torch.backends.cudnn.allow_tf32 = True
+    use_amp = a.amp == "bf16" or (a.amp == "auto" and device.type == "cuda")
+
+    def amp_ctx():
+        if use_amp:
+            return torch.autocast(device_type=device.type, dtype=torch.bfloat16)
+        return torch.autocast(device_type="cpu", enabled=False)
+
+    random.seed(a.seed)
+    np.random.seed(a.seed)
+    torch.manual_seed(a.seed)
+
+    resume = None
+    if os.path.exists(ckpt_path) and not a.fresh:
+        resume = torch_load(ckpt_path)
+        say("resuming from %s (step %d)" % (ckpt_path, resume["state"]["step"]))
+
+    # model
+    if resume is not None:
+        config = resume["config"]
+    elif a.config:
+        with open(a.config) as f:
+            config = json.load(f)
+    else:
+        config = build_config(a)
+    if resume is not None and not a.config and config != build_config(a):
+        say("note: model flags differ from the checkpoint; using the checkpoint's config")
+    model = LaCTModel(config)
+    init_weights(model, a.seed)
+    if a.ns_dtype:
+        model.ns_dtype = a.ns_dtype
+    model.to(device)
+    n_params = sum(p.numel() for p in model.parameters())
+    fwd_model = model
+    if a.compile:
+        fwd_model = torch.compile(model)
+
+    # data
+    size = (a.size, a.size)
+    on_device = a.data_on_device == "yes" or (a.data_on_device == "auto" and device.type == "cuda")
+    train_objs = load_sources(a.data, size, device, say)
+    if a.val_data:
+        val_objs = load_sources(a.val_data, size, device, say)
+    elif a.val_objects > 0:
+        k = min(a.val_objects, len(train_objs) - 1)
+        val_objs = train_objs.subset(range(len(train_objs) - k, len(train_objs)))
+        train_objs = train_objs.subset(range(len(train_objs) - k))
+    else:
+        val_objs = lact_data.ObjectSet()
+    say("train: %s" % train_objs.describe())
+    say("val:   %s" % val_objs.describe())
+    sampler = Sampler(train_objs, size, device, on_device)
+    val_sampler = Sampler(val_objs, size, device, on_device) if len(val_objs) else None
+    val_splits = [s for s in lact_data.fixed_splits(val_objs, a.n_input, a.val_targets)
+                  if len(s) == a.n_input + a.val_targets]
+    if val_sampler is not None and len(val_splits) != len(val_objs):
+        raise SystemExit("validation objects need >= %d views" % (a.n_input + a.val_targets))
+
+    # optimiser
+    decay = [p for p in model.parameters() if p.dim() >= 2]
+    no_decay = [p for p in model.parameters() if p.dim() < 2]
+    groups = [{"params": decay, "weight_decay": a.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+    opt_kw = dict(lr=a.lr, betas=(a.beta1, a.beta2), eps=1e-8)
+    opt = None
+    if device.type == "cuda":
+        try:
+            opt = torch.optim.AdamW(groups, fused=True, **opt_kw)
+        except (TypeError, RuntimeError):
+            opt = None
+    if opt is None:
+        opt = torch.optim.AdamW(groups, **opt_kw)
+    # the cosine reaches its end a little before the wall limit (final validation + save)
+    time_budget = a.max_minutes * 60 * 0.97 if (a.time_schedule and a.max_minutes) else None
+    sched = Schedule(a.lr, a.warmup, a.steps, a.min_lr_ratio, time_budget)
+    rng = np.random.default_rng(a.seed)
+    state = {"step": 0, "samples": 0, "elapsed": 0.0, "wall": 0.0, "runs": 0}
+    if resume is not None:
+        model.load_state_dict(resume["model"])
+        opt.load_state_dict(resume["optimizer"])
+        sched.load_state_dict(resume["schedule"])
+        state.update(resume["state"])
+        rng.bit_generator.state = resume["rng"]["numpy"]
+        random.setstate(resume["rng"]["python"])
+        torch.set_rng_state(resume["rng"]["torch"])
+        if device.type == "cuda" and resume["rng"].get("cuda") is not None:
+            try:
+                torch.cuda.set_rng_state_all(resume["rng"]["cuda"])
+            except RuntimeError:
+                pass
+        del resume
+    state["runs"] += 1
+    hardware = "%s; %s" % (torch.cuda.get_device_name(device) if device.type == "cuda" else
+                           "CPU %s x%d (torch threads %d)" % (platform.processor() or platform.machine(),
+                                                               os.cpu_count() or 0, torch.get_num_threads()),
+                           "torch " + torch.__version__)
+    log({"type": "start", "step": state["step"], "config": config, "args": vars(a), "params": n_params,
+         "device": str(device), "amp": "bf16" if use_amp else "fp32", "deterministic": deterministic,
+         "hardware": hardware, "train": train_objs.describe(), "val": val_objs.describe(),
+         "time": time.strftime("%Y-%m-%dT%H:%M:%S")})
+    say("model: %d params (%.1f MB fp32), config %s" % (n_params, n_params * 4 / 2**20, json.dumps(config)))
+    say("device %s, amp %s, deterministic %s, %s" % (device, "bf16" if use_amp else "off", deterministic, hardware))
+
+    def checkpoint(reason):
+        ts = time.time()
+        st = dict(state)
+        st["_np_rng"] = rng.bit_generator.state
+        st["hardware"] = hardware
+        st["data"] = a.data
+        save_checkpoint(ckpt_path, model, opt, sched, st, a, config)
+        log({"type": "checkpoint", "step": state["step"], "reason": reason, "elapsed": round(state["elapsed"], 2),
+             "seconds": round(time.time() - ts, 2)})
+        return time.time() - ts
+
+    last_val = {}
+    val_cost = [0.0]
+
+    def run_val():
+        if val_sampler is None:
+            return
+        ts = time.time()
+        preview = None if a.no_preview else os.path.join(a.out, "preview.png")
+        r = validate(fwd_model, val_sampler, val_splits, a.n_input, max(1, a.batch), amp_ctx, preview)
+        val_cost[0] = time.time() - ts
+        r.update({"type": "val", "step": state["step"], "samples": state["samples"],
+                  "elapsed": round(state["elapsed"], 2), "seconds": round(val_cost[0], 2)})
+        log(r)
+        last_val.clear()
+        last_val.update(r)
+        say("val step %d: psnr %.2f (white %.2f, nearest input %.2f), ssim %.4f [%d images, %.1fs]" % (
+            state["step"], r["psnr"], r["psnr_white"], r["psnr_nearest"], r["ssim"], r["images"], val_cost[0]))
+
+    # training loop
+    model.train()
+    run_t0 = time.time()
+    wall0 = state.get("wall", 0.0)
+    limit = a.max_minutes * 60 if a.max_minutes else None
+    ckpt_cost = 0.0
+    window = []
+    step_times = []
+    if state["step"] == 0:
+        run_val()
+    reason = "steps"
+    while state["step"] < a.steps:
+        run_elapsed = time.time() - run_t0
+        if limit is not None:
+            avg = (sum(step_times[-20:]) / len(step_times[-20:])) if step_times else 0.0
+            if run_elapsed + 1.5 * avg + val_cost[0] + ckpt_cost + 1.0 > limit:
+                reason = "time"
+                break
+        ts = time.time()
+        n_target = int(rng.integers(a.n_target_min, a.n_target_max + 1))
+        bt = sampler.sample(rng, a.batch, a.n_input, n_target)
+        td = time.time()
+        lr = sched.lr(state["step"], wall0 + time.time() - run_t0)
+        for g in opt.param_groups:
+            g["lr"] = lr
+        with amp_ctx():
+            pred = fwd_model(bt["input_images"], bt["input_fxfycxcy"], bt["input_c2w"],
+                             bt["target_fxfycxcy"], bt["target_c2w"])
+        pred = pred.float()
+        tgt = bt["target_images"]
+        mse = F.mse_loss(pred, tgt)
+        if a.ssim_weight > 0:
+            s = ssim(pred.flatten(0, 1), tgt.flatten(0, 1))
+            loss = mse + a.ssim_weight * (1 - s)
+        else:
+            s = torch.zeros(())
+            loss = mse
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        gnorm = torch.nn.utils.clip_grad_norm_(model.parameters(), a.clip if a.clip > 0 else float("inf"))
+        gn = float(gnorm)
+        skipped = (not math.isfinite(gn)) or (a.skip_grad_norm > 0 and state["step"] >= a.skip_after
+                                             and gn > a.skip_grad_norm)
+        if not skipped:
+            opt.step()
+        if device.type == "cuda" and (state["step"] % a.log_every == 0):
+            torch.cuda.synchronize()
+        dt = time.time() - ts
+        step_times.append(dt)
+        state["step"] += 1
+        state["samples"] += a.batch
+        state["elapsed"] += dt
+        state["wall"] = wall0 + time.time() - run_t0
+        window.append((float(loss), float(mse), float(s), gn, dt, td - ts, skipped))
+        if state["step"] % a.log_every == 0 or state["step"] == a.steps:
+            w = np.array(window, dtype=np.float64)
+            rec = {"type": "train", "step": state["step"], "loss": float(w[:, 0].mean()),
+                   "mse": float(w[:, 1].mean()), "ssim": float(w[:, 2].mean()),
+                   "psnr": float(np.mean(-10 * np.log10(np.maximum(w[:, 1], 1e-10)))),
+                   "grad_norm": float(w[:, 3].mean()), "lr": lr, "samples": state["samples"],
+                   "elapsed": round(state["elapsed"], 3), "step_time": float(w[:, 4].mean()),
+                   "data_time": float(w[:, 5].mean()), "skipped": int(w[:, 6].sum()), "n_target": n_target}
+            log(rec)
+            say("step %d loss %.6f mse %.6f psnr %.2f ssim %.4f gnorm %.3f lr %.2e %.3fs/step" % (
+                rec["step"], rec["loss"], rec["mse"], rec["psnr"], rec["ssim"], rec["grad_norm"], lr,
+                rec["step_time"]))
+            window = []
+        if a.val_every and state["step"] % a.val_every == 0 and state["step"] < a.steps:
+            run_val()
+        if a.ckpt_every and state["step"] % a.ckpt_every == 0:
+            ckpt_cost = checkpoint("every")
+    # final validation + checkpoint
+    if not last_val or last_val.get("step") != state["step"]:
+        run_val()
+    checkpoint(reason)
+    log({"type": "end", "reason": reason, "step": state["step"], "samples": state["samples"],
+         "elapsed": round(state["elapsed"], 2), "run_seconds": round(time.time() - t_start, 2),
+         "val": {k: last_val.get(k) for k in ("psnr", "psnr_white", "psnr_nearest", "ssim")}})
+    say("done (%s): step %d, %d samples, %.1f s training this run" % (
+        reason, state["step"], state["samples"], time.time() - run_t0))
+    logf.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
