@@ -37,13 +37,18 @@ nlohmann::json report_header(const RenderOptions& o, const Model& model, int hei
           {"backend", o.common.backend}};
 }
 
+// Writes the report when any scene succeeded; any failure ends in one error line (the failure itself when
+// it is the only one) and a non-zero exit.
 void finish(const Report& report, const OutputOptions& out) {
-  report.write(out.folder);
-  report.print_table();
+  if (report.scenes.empty() && report.failed.size() == 1) throw Error(report.failed[0].second);
+  if (!report.scenes.empty()) {
+    report.write(out.folder);
+    report.print_table();
+  }
   if (!report.failed.empty())
     throw Error(std::to_string(report.failed.size()) + " of " +
-                std::to_string(report.failed.size() + report.scenes.size()) + " scenes failed (see " + out.folder +
-                "/report.json)");
+                std::to_string(report.failed.size() + report.scenes.size()) + " scenes failed, the first: " +
+                report.failed[0].second + (report.scenes.empty() ? "" : " (see " + out.folder + "/report.json)"));
 }
 
 // Render from a saved state: one scene, its model, data and preprocessing from the state's metadata.

@@ -10,7 +10,8 @@ packages=(
   libopenblas-dev libopenblas-openmp-dev   # BLAS; the OpenMP build shares our OpenMP threads
   nlohmann-json3-dev libcli11-dev libstb-dev
   libgtest-dev
-  python3 python3-numpy python3-yaml python3-torch  # tools/ (reference model, converter) and their tests
+  python3 python3-numpy python3-yaml python3-torch python3-skimage  # tools/ and the tests that use them
+  ffmpeg                                   # lact render --video
 )
 
 missing=()

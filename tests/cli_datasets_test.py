@@ -368,6 +368,13 @@ class BadInputTest(Base):
         path = self.lact_scene(edit)
         self.assert_one_line_error(run("info", "--data", path), path, "frame 0")
 
+    def test_file_name_too_long(self):
+        # A file_path the OS refuses (a component over NAME_MAX): an error naming the camera file and frame.
+        def edit(obj):
+            obj["frames"][0]["file_path"] = "images/" + "a" * 300 + ".png"
+        path = self.transforms_scene(edit)
+        self.assert_one_line_error(run("info", "--data", path), path, "frame 0")
+
     def test_different_sizes(self):
         def edit(frames):
             frames[1]["w"], frames[1]["h"], frames[1]["cx"], frames[1]["cy"] = 64, 48, 32.0, 24.0

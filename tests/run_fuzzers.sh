@@ -106,12 +106,13 @@ for t in "${TARGETS[@]}"; do
    ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0} \
    UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
    "$BUILD/$t" "$BUILD/corpus/$t" -max_total_time="$SECONDS_PER_TARGET" -timeout=10 -rss_limit_mb=2048 \
+     -max_len=8192 -dict="$ROOT/tests/fuzz/camera_files.dict" \
      -artifact_prefix="$BUILD/artifacts/$t/" -print_final_stats=1 "${extra[@]}" </dev/null >"$log" 2>&1) || status=$?
   after=$(ls "$BUILD/artifacts/$t" | wc -l)
   runs=$(grep -Eo 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -Eo '[0-9]+$' | tail -1 || true)
   [[ -z "$runs" ]] && runs=$(grep -Eo '#[0-9]+' "$log" | tail -1 | tr -d '#' || true)
   cov=$(grep -Eo 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -1 || true)
-  corpus=$(grep -Eo 'corp: [0-9]+/[0-9]+[a-zA-Z]*' "$log" | tail -1 || true)
+  corpus=$(grep -Eo 'corp: [0-9]+(/[0-9]+[a-zA-Z]*)?' "$log" | tail -1 || true)
   if [[ $status -ne 0 || $after -gt $before ]]; then
     FAILED+=("$t")
     echo "$t: FAILED (exit $status): runs ${runs:-?}, ${cov:-cov ?}, ${corpus:-corp ?}; log $log"

@@ -30,9 +30,8 @@ std::vector<ObjectSource> list_objects(int procedural_count, int procedural_firs
 Mesh build_mesh(const ObjectSource& source, const GltfOptions& gltf, std::vector<std::string>* warnings = nullptr);
 
 struct RenderSettings {
-  int size = 128;
+  int size = 128;  // square images
   ViewSpec views;
-  int supersample = 2;
 };
 
 // The views of one object (from its seed) and their images.

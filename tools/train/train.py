@@ -43,6 +43,13 @@ CKPT_NAME = "ckpt_last.pt"
 
 
 # ----------------------------------------------------------------------------- config
+_COMMON = {"patch": 8, "ttt_inter_multi": 2, "ttt_base_lr": 0.01, "muon_steps": 5, "mlp_inter_multi": 4}
+PRESETS = {  # parameters: tiny 1.57M, small 7.73M, medium 22.8M, base 40.4M
+    "tiny": dict(_COMMON, dim=128, layers=4, attn_head_dim=32, ttt_head_dim=128),
+    "small": dict(_COMMON, dim=256, layers=6, attn_head_dim=64, ttt_head_dim=128),
+    "medium": dict(_COMMON, dim=384, layers=8, attn_head_dim=64, ttt_head_dim=192),
+    "base": dict(_COMMON, dim=512, layers=8, attn_head_dim=64, ttt_head_dim=256),
+}
 def _num(x):
     x = float(x)
     return int(x) if x.is_integer() else x
@@ -289,17 +296,18 @@ def parse_args(argv=None):
     g.add_argument("--n-target-max", type=int, default=8)
     g.add_argument("--val-targets", type=int, default=4, help="target views per validation object")
     g.add_argument("--data-on-device", choices=("auto", "yes", "no"), default="auto")
-    g = ap.add_argument_group("model")
-    g.add_argument("--config", help="model config JSON (overrides the size flags)")
-    g.add_argument("--dim", type=int, default=256)
-    g.add_argument("--layers", type=int, default=6)
-    g.add_argument("--patch", type=int, default=8)
-    g.add_argument("--attn-head-dim", type=int, default=64)
-    g.add_argument("--ttt-head-dim", type=int, default=256)
-    g.add_argument("--ttt-inter-multi", type=float, default=2)
-    g.add_argument("--ttt-base-lr", type=float, default=0.01)
-    g.add_argument("--muon-steps", type=int, default=5)
-    g.add_argument("--mlp-inter-multi", type=float, default=4)
+    g = ap.add_argument_group("model (a --preset, then any flag given overrides it)")
+    g.add_argument("--preset", choices=sorted(PRESETS), default="small")
+    g.add_argument("--config", help="model config JSON (overrides the preset and size flags)")
+    g.add_argument("--dim", type=int)
+    g.add_argument("--layers", type=int)
+    g.add_argument("--patch", type=int)
+    g.add_argument("--attn-head-dim", type=int)
+    g.add_argument("--ttt-head-dim", type=int)
+    g.add_argument("--ttt-inter-multi", type=float)
+    g.add_argument("--ttt-base-lr", type=float)
+    g.add_argument("--muon-steps", type=int)
+    g.add_argument("--mlp-inter-multi", type=float)
     g.add_argument("--no-qk-norm", action="store_true")
     g.add_argument("--ns-dtype", default=None, help="Newton-Schulz dtype (bf16/fp32); default: model default")
     g = ap.add_argument_group("optimisation")
@@ -322,7 +330,7 @@ def parse_args(argv=None):
     g.add_argument("--device", default="auto", help="auto / cpu / cuda")
     g.add_argument("--amp", choices=("auto", "bf16", "none"), default="auto", help="auto: bf16 on CUDA")
     g.add_argument("--seed", type=int, default=0)
-    g.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch default)")
+    g.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: all CPUs this process may use)")
     g.add_argument("--deterministic", choices=("auto", "yes", "no"), default="auto", help="auto: yes on CPU")
     g.add_argument("--max-minutes", type=float, default=0, help="wall limit of this run: save, then exit 0")
     g.add_argument("--ckpt-every", type=int, default=200)
@@ -331,7 +339,11 @@ def parse_args(argv=None):
     g.add_argument("--fresh", action="store_true", help="ignore an existing checkpoint in --out")
     g.add_argument("--no-preview", action="store_true")
     g.add_argument("--compile", action="store_true", help="torch.compile the model (torch 2.x)")
-    return ap.parse_args(argv)
+    a = ap.parse_args(argv)
+    for k, v in PRESETS[a.preset].items():
+        if getattr(a, k) is None:
+            setattr(a, k, v)
+    return a
 
 
 def main(argv=None):
@@ -354,8 +366,9 @@ def main(argv=None):
     if a.device == "auto":
         a.device = "cuda" if torch.cuda.is_available() else "cpu"
     device = torch.device(a.device)
-    if a.threads:
-        torch.set_num_threads(a.threads)
+    if device.type == "cpu" or a.threads:
+        n_cpu = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        torch.set_num_threads(a.threads or n_cpu)
     deterministic = a.deterministic == "yes" or (a.deterministic == "auto" and device.type == "cpu")
     if deterministic:
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
