@@ -180,7 +180,8 @@ TEST(RenderObjects, BoxFacesSeenFromTheirSide) {
   Mesh box = make_primitive(Primitive::Box);
   // make_primitive(Box) emits the faces +x, -x, +y, -y, +z, -z, two triangles each.
   const Rgba colours[6] = {{1, 0, 0, 1}, {0, 1, 0, 1}, {0, 0, 1, 1}, {1, 1, 0, 1}, {1, 0, 1, 1}, {0, 1, 1, 1}};
-  box.materials.assign(colours, colours + 6);
+  box.materials.resize(6);
+  for (int f = 0; f < 6; ++f) box.materials[static_cast<size_t>(f)].base_color = colours[f];
   for (size_t t = 0; t < box.triangles(); ++t) box.tri_material[t] = static_cast<uint32_t>(t / 2);
   validate(box);
   // Check the assumption about the face order from the geometry itself.
