@@ -1,15 +1,23 @@
-// lact bench: encode and render timings on random weights, sustained GFLOP/s next to the machine's sgemm,
-// and (with --reference) the PyTorch reference timed in the same run, as ratios.
+// lact bench: LaCT and the full-attention baseline timed in one process on the same inputs (random weights):
+// encode seconds, render FPS, state size and sustained GFLOP/s over a grid of view counts and sizes, as a
+// markdown table, JSON, CSV and a log-log plot; optionally the PyTorch reference in the same run.
+#include <sys/sysinfo.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <memory>
 #include <random>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "app/commands.h"
 #include "app/common.h"
+#include "app/plot.h"
+#include "core/camera_geometry.h"
 #include "core/error.h"
 #include "core/model.h"
 #include "core/random_weights.h"
@@ -24,16 +32,64 @@ namespace {
 
 struct BenchOptions {
   CommonOptions common;
-  std::string config = "lact_l24_d768_ttt2x", model, size = "128x128", python = "/usr/bin/python3";
-  int views = 2, targets = 2, repeat = 1;
+  std::string config = "lact_l24_d768_ttt2x", model, views = "2", sizes = "128", models = "lact,full";
+  std::string json, csv, plot, python = "/usr/bin/python3";
+  int layers = 0, dim = 0, targets = 2, repeat = 1, warmup = 1;
+  double max_seconds = 600, max_memory_gb = 0;
   bool reference = false;
+};
+
+struct Row {
+  std::string model;
+  int views = 0, height = 0, width = 0;
+  int64_t tokens = 0;
+  double encode_s = 0, render_fps = 0, state_mib = 0, encode_gflops = 0, render_gflops = 0;
+  std::string skipped;  // why it was not run
 };
 
 double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-// Best of three 1024^3 products through the backend.
+std::vector<int> parse_list(const std::string& text, const char* flag) {
+  std::vector<int> values;
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, ',')) {
+    try {
+      values.push_back(std::stoi(item));
+    } catch (const std::exception&) {
+      throw Error(flag, "'" + text + "' is not a list of numbers like 2,4,8");
+    }
+    if (values.back() <= 0) throw Error(flag, "values must be positive");
+  }
+  if (values.empty()) throw Error(flag, "empty list");
+  return values;
+}
+
+// The paper's config, optionally scaled: --layers N --dim D (attention heads of 64 when D allows).
+ModelConfig lact_config(const BenchOptions& o) {
+  if (o.layers <= 0 && o.dim <= 0) return builtin_model_config(o.config);
+  nlohmann::json json = builtin_model_config(o.config).source;
+  const int dim = o.dim > 0 ? o.dim : json["dim"].get<int>();
+  if (o.layers > 0) json["layers"] = o.layers;
+  json["dim"] = dim;
+  json["block_config"][0]["params"]["head_dim"] = dim % 64 == 0 ? 64 : dim;
+  json["block_config"][1]["params"]["head_dim"] = dim;
+  return parse_model_config(json, "bench config");
+}
+
+// The same backbone with every TTT layer replaced by global attention (the paper's baseline).
+ModelConfig full_attention_config(const ModelConfig& lact) {
+  nlohmann::json json = lact.source;
+  for (auto& module : json["block_config"])
+    if (module["type"].get<std::string>().find("FastWeight") != std::string::npos)
+      module = {{"type", "lact.GlobalAttention"},
+                {"length_dim", "vl"},
+                {"params", {{"head_dim", json["block_config"][0]["params"]["head_dim"]}, {"use_qk_norm", true}}}};
+  return parse_model_config(json, "full-attention config");
+}
+
 double sgemm_gflops(Backend& be) {
   const int64_t n = 1024;
   Tensor a = be.empty({n, n}), b = be.empty({n, n}), c = be.empty({n, n});
@@ -49,81 +105,166 @@ double sgemm_gflops(Backend& be) {
   return 2.0 * n * n * n / best / 1e9;
 }
 
-// Cameras on a circle looking at the origin, images of smooth noise.
+// Cameras on a circle looking at the origin; images of uniform noise.
 std::vector<PosedImage> bench_views(int count, int height, int width, bool with_images, uint64_t seed) {
   std::mt19937 rng(static_cast<unsigned>(seed));
   std::uniform_real_distribution<float> u(0.0f, 1.0f);
   std::vector<PosedImage> views(count);
   for (int i = 0; i < count; ++i) {
     const double angle = 2.0 * M_PI * (i + 0.5 * seed) / std::max(count, 1);
-    const double cx = 2.5 * std::cos(angle), cy = 2.5 * std::sin(angle), cz = 0.8;
-    double f[3] = {-cx, -cy, -cz};
-    const double fn = std::sqrt(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]);
-    for (double& v : f) v /= fn;
-    double r[3] = {f[1], -f[0], 0.0};  // forward x up(z)
-    const double rn = std::sqrt(r[0] * r[0] + r[1] * r[1]);
-    r[0] /= rn, r[1] /= rn;
-    const double d[3] = {f[1] * r[2] - f[2] * r[1], f[2] * r[0] - f[0] * r[2], f[0] * r[1] - f[1] * r[0]};
     Camera& c = views[i].camera;
-    c.width = width, c.height = height;
-    c.fx = c.fy = 1.1f * width, c.cx = 0.5f * width, c.cy = 0.5f * height;
-    c.c2w = {r[0], d[0], f[0], cx, r[1], d[1], f[1], cy, r[2], d[2], f[2], cz, 0, 0, 0, 1};
+    c = pinhole(width, height, 50);
+    c.c2w = look_at({2.5 * std::cos(angle), 2.5 * std::sin(angle), 0.8}, {0, 0, 0}, {0, 0, 1});
     if (with_images) {
-      Image& img = views[i].image;
-      img.width = width, img.height = height;
-      img.rgb.resize(static_cast<size_t>(width) * height * 3);
-      for (float& v : img.rgb) v = u(rng);
+      views[i].image = Image{width, height, std::vector<float>(static_cast<size_t>(width) * height * 3)};
+      for (float& v : views[i].image.rgb) v = u(rng);
     }
   }
   return views;
 }
 
-void run_bench(const BenchOptions& o) {
-  auto backend = make_backend(o.common);
-  const auto [height, width] = parse_size(o.size);
-  ModelWeights weights = o.model.empty() ? random_model_weights(builtin_model_config(o.config), *backend, 1)
-                                         : load_model(o.model, *backend);
-  const Model model(std::move(weights), *backend);
-  const ModelConfig& config = model.config();
-  const int patch = config.patch_size;
-  if (height % patch || width % patch) throw Error("--size", "must be divisible by the patch size");
-  const int64_t per_view = static_cast<int64_t>(height / patch) * (width / patch);
+// Bytes an encode needs at most (activations, attention scratch, d_h temporaries, state), roughly.
+double encode_bytes(const ModelConfig& c, int64_t tokens, int64_t per_view) {
+  double widest = 4.0 * c.dim;
+  double state = 0;
+  for (const ModuleConfig& m : c.block) {
+    widest = std::max(widest, static_cast<double>(m.hidden(c.dim)) * (m.kind == ModuleKind::FastWeightTTT ? 3 : 1));
+    if (m.kind == ModuleKind::GlobalAttention) state += 2.0 * tokens * c.dim * c.layers;
+    if (m.kind == ModuleKind::FastWeightTTT) state += 3.0 * m.heads(c.dim) * m.head_dim * m.hidden(c.dim) * c.layers;
+  }
+  const double scratch = 512.0 * std::max(tokens, per_view);  // one query tile of attention scores
+  return 4.0 * (tokens * (8.0 * c.dim + widest) + scratch + state);
+}
 
-  const double gemm = sgemm_gflops(*backend);
-  const auto inputs = bench_views(o.views, height, width, true, 0);
+Row run_one(const std::string& name, const Model& model, int views, int height, int width, const BenchOptions& o,
+            double measured_gflops, double memory_limit) {
+  Row row;
+  row.model = name, row.views = views, row.height = height, row.width = width;
+  const int patch = model.config().patch_size;
+  const int64_t per_view = static_cast<int64_t>(height / patch) * (width / patch);
+  row.tokens = views * per_view;
+  const double flops = model.encode_flops(row.tokens, per_view);
+  if (measured_gflops > 0 && flops / (measured_gflops * 1e9) > o.max_seconds) {
+    row.skipped = "predicted encode " + std::to_string(static_cast<int>(flops / (measured_gflops * 1e9))) +
+                  " s > --max-seconds";
+    return row;
+  }
+  if (encode_bytes(model.config(), row.tokens, per_view) > memory_limit) {
+    row.skipped = "needs about " + std::to_string(static_cast<int>(encode_bytes(model.config(), row.tokens, per_view) / (1 << 30))) +
+                  " GiB > memory limit";
+    return row;
+  }
+  const auto inputs = bench_views(views, height, width, true, 0);
   std::vector<Camera> cameras;
   for (const PosedImage& v : bench_views(o.targets, height, width, false, 1)) cameras.push_back(v.camera);
-
   double encode_s = 1e30, render_s = 1e30;
   SceneState state;
-  for (int r = 0; r < o.repeat; ++r) {
+  for (int r = -o.warmup; r < o.repeat; ++r) {
     double t = now_seconds();
     state = model.encode(inputs);
-    backend->synchronize();
-    encode_s = std::min(encode_s, now_seconds() - t);
+    model.backend().synchronize();
+    const double e = now_seconds() - t;
     t = now_seconds();
     model.render(state, cameras);
-    render_s = std::min(render_s, (now_seconds() - t) / o.targets);
+    model.backend().synchronize();
+    const double rs = (now_seconds() - t) / o.targets;
+    if (r >= 0) encode_s = std::min(encode_s, e), render_s = std::min(render_s, rs);
   }
-  const double encode_gflops = model.encode_flops(o.views * per_view, per_view) / encode_s / 1e9;
-  const double render_gflops = model.render_flops(per_view) / render_s / 1e9;
-  std::printf("lact bench: %s, %d input views at %dx%d (%lld tokens), %s backend, %d thread(s)\n",
-              o.model.empty() ? o.config.c_str() : o.model.c_str(), o.views, height, width,
-              static_cast<long long>(o.views * per_view), backend->name().c_str(), o.common.threads);
-  std::printf("  sgemm 1024^3:       %8.1f GFLOP/s\n", gemm);
-  std::printf("  encode:             %8.3f s    (%6.1f GFLOP/s sustained, %.0f%% of sgemm)\n", encode_s, encode_gflops,
-              100.0 * encode_gflops / gemm);
-  std::printf("  render per view:    %8.3f s    (%6.1f GFLOP/s sustained, %.0f%% of sgemm)\n", render_s, render_gflops,
-              100.0 * render_gflops / gemm);
+  row.encode_s = encode_s;
+  row.render_fps = 1.0 / render_s;
+  row.encode_gflops = flops / encode_s / 1e9;
+  row.render_gflops = model.render_flops(per_view, row.tokens) * row.render_fps / 1e9;
+  double floats = 0;
+  for (const FastWeights& f : state.fast_weights) floats += f.w0.numel() + f.w1.numel() + f.w2.numel();
+  for (const KvCache& kv : state.kv_caches) floats += kv.k.numel() + kv.v.numel();
+  row.state_mib = floats * 4.0 / (1 << 20);
+  return row;
+}
 
-  if (!o.reference) return;
-  if (height != width) throw Error("--reference", "the PyTorch reference bench takes square sizes only");
+void print_table(const std::vector<Row>& rows) {
+  std::printf("\n| model | views | size | tokens | encode s | render FPS | state MiB | encode GFLOP/s | render GFLOP/s | "
+              "full/LaCT encode | LaCT/full FPS |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (const Row& r : rows) {
+    if (!r.skipped.empty()) {
+      std::printf("| %s | %d | %dx%d | %lld | skipped: %s | | | | | | |\n", r.model.c_str(), r.views, r.height, r.width,
+                  static_cast<long long>(r.tokens), r.skipped.c_str());
+      continue;
+    }
+    std::string ratios = "| |";
+    if (r.model == "full")
+      for (const Row& l : rows)
+        if (l.model == "lact" && l.views == r.views && l.height == r.height && l.width == r.width && l.skipped.empty()) {
+          char text[64];
+          std::snprintf(text, sizeof(text), "%.2fx | %.2fx |", r.encode_s / l.encode_s, l.render_fps / r.render_fps);
+          ratios = text;
+        }
+    std::printf("| %s | %d | %dx%d | %lld | %.3f | %.2f | %.1f | %.1f | %.1f %s\n", r.model.c_str(), r.views, r.height,
+                r.width, static_cast<long long>(r.tokens), r.encode_s, r.render_fps, r.state_mib, r.encode_gflops,
+                r.render_gflops, ratios.c_str());
+  }
+}
+
+nlohmann::json rows_json(const std::vector<Row>& rows) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const Row& r : rows) {
+    nlohmann::json j{{"model", r.model}, {"views", r.views}, {"height", r.height}, {"width", r.width}, {"tokens", r.tokens}};
+    if (r.skipped.empty()) {
+      j.update({{"encode_s", r.encode_s}, {"render_fps", r.render_fps}, {"state_mib", r.state_mib},
+                {"encode_gflops", r.encode_gflops}, {"render_gflops", r.render_gflops}});
+    } else {
+      j["skipped"] = r.skipped;
+    }
+    out.push_back(j);
+  }
+  return out;
+}
+
+void write_csv(const std::string& path, const std::vector<Row>& rows) {
+  std::ofstream out(path);
+  if (!out) throw Error(path, "cannot open for writing");
+  // One row per size: both models side by side.
+  out << "views,height,width,tokens,lact_encode_s,full_encode_s,encode_ratio_full_over_lact,lact_render_fps,"
+         "full_render_fps,render_ratio_lact_over_full,lact_state_mib,full_state_mib\n";
+  for (const Row& l : rows) {
+    if (l.model != "lact") continue;
+    const Row* f = nullptr;
+    for (const Row& r : rows)
+      if (r.model == "full" && r.views == l.views && r.height == l.height && r.width == l.width) f = &r;
+    auto value = [](const Row* r, double Row::*field) { return r && r->skipped.empty() ? std::to_string(r->*field) : std::string(); };
+    const bool both = f && f->skipped.empty() && l.skipped.empty();
+    out << l.views << "," << l.height << "," << l.width << "," << l.tokens << "," << value(&l, &Row::encode_s) << ","
+        << value(f, &Row::encode_s) << "," << (both ? std::to_string(f->encode_s / l.encode_s) : "") << ","
+        << value(&l, &Row::render_fps) << "," << value(f, &Row::render_fps) << ","
+        << (both ? std::to_string(l.render_fps / f->render_fps) : "") << "," << value(&l, &Row::state_mib) << ","
+        << value(f, &Row::state_mib) << "\n";
+  }
+}
+
+void write_plot(const std::string& path, const std::vector<Row>& rows) {
+  PlotPanel encode{"encode time vs input tokens", "input tokens", "encode s", {}};
+  PlotPanel render{"render speed vs input tokens", "input tokens", "render FPS", {}};
+  for (const char* name : {"lact", "full"}) {
+    const std::array<unsigned char, 3> colour = std::string(name) == "lact" ? std::array<unsigned char, 3>{20, 90, 200}
+                                                                          : std::array<unsigned char, 3>{210, 60, 30};
+    PlotSeries e{std::string(name == std::string("lact") ? "LaCT" : "full attention"), colour, {}};
+    PlotSeries f = e;
+    for (const Row& r : rows)
+      if (r.model == name && r.skipped.empty()) {
+        e.points.push_back({double(r.tokens), r.encode_s});
+        f.points.push_back({double(r.tokens), r.render_fps});
+      }
+    std::sort(e.points.begin(), e.points.end());
+    std::sort(f.points.begin(), f.points.end());
+    if (!e.points.empty()) encode.series.push_back(e), render.series.push_back(f);
+  }
+  write_loglog_png(path, {encode, render});
+}
+
+void run_reference(const BenchOptions& o, int views, int size, double encode_s, double render_s) {
   const std::string command = o.python + " " + LACT_SOURCE_DIR + "/tools/reference/bench_reference.py --views-in " +
-                              std::to_string(o.views) + " --views-out " + std::to_string(o.targets) + " --size " +
-                              std::to_string(height) + " --threads " +
-                              std::to_string(o.common.threads > 0 ? o.common.threads : 0) +
-                              (o.model.empty() ? "" : " --model " + o.model);
-  std::printf("  reference: %s\n", command.c_str());
+                              std::to_string(views) + " --views-out " + std::to_string(o.targets) + " --size " +
+                              std::to_string(size) + " --threads " + std::to_string(o.common.threads);
+  std::printf("\nPyTorch reference: %s\n", command.c_str());
   std::fflush(stdout);
   std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
   if (!pipe) throw Error("--reference", "cannot run " + o.python);
@@ -138,23 +279,93 @@ void run_bench(const BenchOptions& o) {
     throw Error("--reference", "the PyTorch reference printed no timing JSON (is torch installed for " + o.python + "?)");
   }
   const double ref_encode = ref.at("encode_s").get<double>(), ref_render = ref.at("render_s_per_view").get<double>();
-  std::printf("  PyTorch reference:  encode %.3f s, render %.3f s/view\n", ref_encode, ref_render);
-  std::printf("  lact speed-up:      encode %.2fx, render %.2fx (same run, same machine)\n", ref_encode / encode_s,
-              ref_render / render_s);
+  std::printf("  reference: encode %.3f s, render %.3f s/view\n", ref_encode, ref_render);
+  std::printf("  lact:      encode %.3f s, render %.3f s/view -> %.2fx faster encode, %.2fx faster render\n", encode_s,
+              render_s, ref_encode / encode_s, ref_render / render_s);
+}
+
+void run_bench(const BenchOptions& o) {
+  auto backend = make_backend(o.common);
+  const std::vector<int> views = parse_list(o.views, "--views"), sizes = parse_list(o.sizes, "--size");
+  std::vector<std::string> models;
+  std::stringstream stream(o.models);
+  for (std::string m; std::getline(stream, m, ',');) {
+    if (m != "lact" && m != "full") throw Error("--models", "'" + m + "' is not lact or full");
+    models.push_back(m);
+  }
+  ModelConfig lact = o.model.empty() ? lact_config(o) : load_model(o.model, *backend).config;
+  std::vector<std::pair<std::string, std::unique_ptr<Model>>> built;
+  for (const std::string& m : models) {
+    const ModelConfig config = m == "lact" ? lact : full_attention_config(lact);
+    ModelWeights weights = (m == "lact" && !o.model.empty()) ? load_model(o.model, *backend)
+                                                             : random_model_weights(config, *backend, 1);
+    built.push_back({m, std::make_unique<Model>(std::move(weights), *backend)});
+  }
+  struct sysinfo info;
+  const double physical = sysinfo(&info) == 0 ? static_cast<double>(info.totalram) * info.mem_unit : 16e9;
+  const double memory_limit = o.max_memory_gb > 0 ? o.max_memory_gb * (1 << 30) : 0.7 * physical;
+  const double gemm = sgemm_gflops(*backend);
+  std::printf("lact bench: %s backend, %d thread(s), sgemm 1024^3 %.1f GFLOP/s; config %s, %d layers, dim %d\n",
+              backend->name().c_str(), o.common.threads, gemm, o.model.empty() ? o.config.c_str() : o.model.c_str(),
+              lact.layers, lact.dim);
+
+  std::vector<Row> rows;
+  std::vector<double> measured(built.size(), 0.0);  // sustained GFLOP/s so far, to predict larger sizes
+  for (int size : sizes)
+    for (int v : views)
+      for (size_t m = 0; m < built.size(); ++m) {
+        Row row = run_one(built[m].first, *built[m].second, v, size, size, o, measured[m], memory_limit);
+        if (row.skipped.empty()) measured[m] = std::max(measured[m], row.encode_gflops);
+        std::fprintf(stderr, "  %s %d views %dx%d: %s\n", row.model.c_str(), v, size, size,
+                     row.skipped.empty() ? (std::to_string(row.encode_s) + " s encode").c_str() : row.skipped.c_str());
+        rows.push_back(row);
+      }
+  print_table(rows);
+  std::printf("\nColumns: tokens = input views x (size/8)^2; encode s = best of --repeat after --warmup; render FPS = "
+              "target views rendered per second; state MiB = fast weights (LaCT, fixed) or KV cache (full attention, "
+              "grows with tokens); GFLOP/s from counted FLOPs (sgemm reference above); ratios measured in this run.\n");
+  if (!o.json.empty()) {
+    std::ofstream out(o.json);
+    if (!out) throw Error(o.json, "cannot open for writing");
+    out << nlohmann::json{{"sgemm_gflops", gemm}, {"threads", o.common.threads}, {"config", lact.source},
+                          {"rows", rows_json(rows)}}
+               .dump(1)
+        << "\n";
+  }
+  if (!o.csv.empty()) write_csv(o.csv, rows);
+  if (!o.plot.empty()) write_plot(o.plot, rows);
+  if (o.reference) {
+    for (const Row& r : rows)
+      if (r.model == "lact" && r.skipped.empty()) return run_reference(o, r.views, r.height, r.encode_s, 1.0 / r.render_fps);
+    throw Error("--reference", "needs a LaCT row that ran");
+  }
 }
 
 }  // namespace
 
 void add_bench_command(CLI::App& app) {
   auto o = std::make_shared<BenchOptions>();
-  CLI::App* command = app.add_subcommand("bench", "Time encode and render on random weights (not a test)");
-  command->add_option("--config", o->config, "Built-in config for random weights")->capture_default_str();
-  command->add_option("--model", o->model, "Time this model instead of random weights");
-  command->add_option("--views", o->views, "Input views")->capture_default_str()->check(CLI::PositiveNumber);
-  command->add_option("--targets", o->targets, "Rendered views")->capture_default_str()->check(CLI::PositiveNumber);
-  command->add_option("--size", o->size, "View size HxW")->capture_default_str();
+  CLI::App* command = app.add_subcommand(
+      "bench", "Time LaCT and the full-attention baseline on random weights over views x sizes (not a test). "
+               "Table columns: model, views, size, tokens (input), encode s, render FPS, state MiB, encode and "
+               "render GFLOP/s, full/LaCT encode ratio, LaCT/full render-speed ratio");
+  command->add_option("--config", o->config, "Built-in config (lact_l24_d768_ttt2x, lact_l24_d768_ttt4x, lact_l14_d768_ttt2x)")
+      ->capture_default_str();
+  command->add_option("--layers", o->layers, "Scale the config: layers");
+  command->add_option("--dim", o->dim, "Scale the config: width (attention heads of 64, one fast-weight head)");
+  command->add_option("--model", o->model, "Time this LaCT model file instead of random weights");
+  command->add_option("--models", o->models, "Which models: lact,full")->capture_default_str();
+  command->add_option("--views", o->views, "Input view counts, e.g. 2,4,8,16,32,48")->capture_default_str();
+  command->add_option("--size", o->sizes, "Square view sizes, e.g. 128,256,512")->capture_default_str();
+  command->add_option("--targets", o->targets, "Rendered views per measurement")->capture_default_str()->check(CLI::PositiveNumber);
   command->add_option("--repeat", o->repeat, "Timed repetitions (best is reported)")->capture_default_str()->check(CLI::PositiveNumber);
-  command->add_flag("--reference", o->reference, "Also time the PyTorch reference (tools/reference) in this run");
+  command->add_option("--warmup", o->warmup, "Untimed runs first")->capture_default_str()->check(CLI::NonNegativeNumber);
+  command->add_option("--max-seconds", o->max_seconds, "Skip sizes whose encode is predicted to take longer")->capture_default_str();
+  command->add_option("--max-memory-gb", o->max_memory_gb, "Skip sizes estimated to need more (default 70% of RAM)");
+  command->add_option("--json", o->json, "Write every row as JSON");
+  command->add_option("--csv", o->csv, "Write one row per size (both models, their ratios) as CSV");
+  command->add_option("--plot", o->plot, "Write a log-log PNG of encode time and render FPS against input tokens");
+  command->add_flag("--reference", o->reference, "Also time the PyTorch reference (tools/reference) on the first LaCT size");
   command->add_option("--python", o->python, "Python with torch for --reference")->capture_default_str();
   add_common_options(*command, o->common);
   command->callback([o]() { run_bench(*o); });

@@ -19,6 +19,7 @@ const char* kind_name(ModuleKind kind) {
   switch (kind) {
     case ModuleKind::WindowAttention: return "window attention";
     case ModuleKind::FastWeightTTT: return "large-chunk TTT (SwiGLU fast weights)";
+    case ModuleKind::GlobalAttention: return "global attention (full-attention baseline, KV cache)";
     case ModuleKind::Mlp: return "MLP";
   }
   return "?";
@@ -29,7 +30,7 @@ void print_config(const ModelConfig& c) {
   for (size_t j = 0; j < c.block.size(); ++j) {
     const ModuleConfig& m = c.block[j];
     std::printf("  module %zu: %s", j, kind_name(m.kind));
-    if (m.kind == ModuleKind::WindowAttention)
+    if (m.kind == ModuleKind::WindowAttention || m.kind == ModuleKind::GlobalAttention)
       std::printf(", %d heads x %d, qk norm %s", m.heads(c.dim), m.head_dim, m.use_qk_norm ? "on" : "off");
     if (m.kind == ModuleKind::FastWeightTTT)
       std::printf(", %d fast-weight head(s) x %d, hidden %d, base lr %g, Newton-Schulz steps %d", m.heads(c.dim),
@@ -38,8 +39,13 @@ void print_config(const ModelConfig& c) {
     std::printf("\n");
   }
   const long long fast = c.fast_weight_floats_per_layer() * c.layers;
-  std::printf("fast weights: %lld floats per layer, %lld in all (%.1f MiB per scene state in fp32)\n",
-              c.fast_weight_floats_per_layer(), fast, fast * 4.0 / (1 << 20));
+  if (fast)
+    std::printf("fast weights: %lld floats per layer, %lld in all (%.1f MiB per scene state in fp32)\n",
+                c.fast_weight_floats_per_layer(), fast, fast * 4.0 / (1 << 20));
+  if (c.global_attention_modules_per_block())
+    std::printf("KV cache: %lld floats per input token (%.1f KiB per token in fp32), growing with the inputs\n",
+                2LL * c.dim * c.layers * c.global_attention_modules_per_block(),
+                8.0 * c.dim * c.layers * c.global_attention_modules_per_block() / 1024);
 }
 
 void info_file(const std::string& path) {

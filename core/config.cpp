@@ -15,6 +15,12 @@ int ModelConfig::ttt_modules_per_block() const {
   return n;
 }
 
+int ModelConfig::global_attention_modules_per_block() const {
+  int n = 0;
+  for (const ModuleConfig& m : block) n += m.kind == ModuleKind::GlobalAttention;
+  return n;
+}
+
 long long ModelConfig::fast_weight_floats_per_layer() const {
   long long total = 0;
   for (const ModuleConfig& m : block)
@@ -54,6 +60,10 @@ ModuleConfig parse_module(const nlohmann::json& entry, int dim, const std::strin
     if (m.length_dim != "l")
       throw Error(where, "SelfAttention over the whole sequence (length_dim '" + m.length_dim +
                              "') is not supported yet: only per-view window attention (length_dim 'l')");
+  } else if (class_name == "GlobalAttention") {
+    m.kind = ModuleKind::GlobalAttention;
+    m.head_dim = field<int>(params, "head_dim", where);
+    m.use_qk_norm = optional_field<bool>(params, "use_qk_norm", true, where);
   } else if (class_name == "FastWeightGluMLPMultihead") {
     m.kind = ModuleKind::FastWeightTTT;
     m.head_dim = field<int>(params, "head_dim", where);

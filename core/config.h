@@ -8,7 +8,12 @@
 
 namespace lact {
 
-enum class ModuleKind { WindowAttention, FastWeightTTT, Mlp };
+// WindowAttention: per-view attention (official model.SelfAttention, length_dim "l").
+// FastWeightTTT: the large-chunk TTT layer (lact_ttt.FastWeightGluMLPMultihead).
+// GlobalAttention: the paper's full-attention baseline in place of the TTT layer (type "lact.GlobalAttention"):
+//   input tokens attend to every input token; target tokens to every input token and their own view.
+// Mlp: model.MLP.
+enum class ModuleKind { WindowAttention, FastWeightTTT, GlobalAttention, Mlp };
 
 struct ModuleConfig {
   ModuleKind kind = ModuleKind::Mlp;
@@ -34,6 +39,7 @@ struct ModelConfig {
   int input_channels() const { return 12 * patch_size * patch_size; }  // [o, d, o x d, rgb] per pixel
   int output_channels() const { return 3 * patch_size * patch_size; }
   int ttt_modules_per_block() const;
+  int global_attention_modules_per_block() const;
   // Fast-weight floats per layer (all TTT modules of a block).
   long long fast_weight_floats_per_layer() const;
 };

@@ -12,6 +12,20 @@ namespace lact {
 void window_attention(Backend& be, const ModuleConfig& config, const ModuleWeights& weights, const Tensor& y,
                       int64_t views, Tensor& out);
 
+// ---- the full-attention baseline (GlobalAttention)
+
+// The keys and values of the input tokens, per layer: the baseline's scene state.
+struct KvCache {
+  Tensor k, v;  // [heads, input tokens, head_dim], k after its RMSNorm
+};
+
+// Encode: every input token attends to every input token; returns the cache.
+KvCache global_attention_encode(Backend& be, const ModuleConfig& config, const ModuleWeights& weights, const Tensor& y,
+                                Tensor& out);
+// Render: each of `views` target views attends to the cached input tokens and to its own tokens.
+void global_attention_render(Backend& be, const ModuleConfig& config, const ModuleWeights& weights, const KvCache& cache,
+                             const Tensor& y, int64_t views, Tensor& out);
+
 // c_proj(GELU(c_fc(y))).
 void mlp(Backend& be, const ModuleConfig& config, const ModuleWeights& weights, const Tensor& y, Tensor& out);
 

@@ -59,10 +59,11 @@ SceneState Model::encode(const std::vector<PosedImage>& inputs, const Observer& 
   state.height = height;
   state.width = width;
   state.input_views = static_cast<int>(views);
-  // Without an observer, nothing after the last TTT update of the last layer is needed.
-  size_t last_ttt = 0;
+  // Without an observer, nothing after the last state-producing module of the last layer is needed.
+  size_t last_stateful = 0;
   for (size_t j = 0; j < config().block.size(); ++j)
-    if (config().block[j].kind == ModuleKind::FastWeightTTT) last_ttt = j;
+    if (config().block[j].kind == ModuleKind::FastWeightTTT || config().block[j].kind == ModuleKind::GlobalAttention)
+      last_stateful = j;
 
   Tensor y = be.empty({tokens, dim}), out = be.empty({tokens, dim});
   for (int layer = 0; layer < config().layers; ++layer) {
@@ -70,8 +71,8 @@ SceneState Model::encode(const std::vector<PosedImage>& inputs, const Observer& 
     for (size_t j = 0; j < config().block.size(); ++j) {
       const ModuleConfig& mc = config().block[j];
       const ModuleWeights& mw = weights_.blocks[layer][j];
-      const bool output_needed = observer || !last_layer || j < last_ttt;
-      if (!output_needed && mc.kind != ModuleKind::FastWeightTTT) continue;
+      const bool output_needed = observer || !last_layer || j < last_stateful;
+      if (!output_needed && mc.kind != ModuleKind::FastWeightTTT && mc.kind != ModuleKind::GlobalAttention) continue;
       be.layer_norm(x, mw.norm, kLayerNormEps, y);
       switch (mc.kind) {
         case ModuleKind::WindowAttention:
@@ -85,6 +86,9 @@ SceneState Model::encode(const std::vector<PosedImage>& inputs, const Observer& 
             Tensor o = out.slice(b, e);
             mlp(be, mc, mw, y.slice(b, e), o);
           });
+          break;
+        case ModuleKind::GlobalAttention:
+          state.kv_caches.push_back(global_attention_encode(be, mc, mw, y, out));
           break;
         case ModuleKind::FastWeightTTT: {
           const TttProjections p = ttt_project(be, mc, mw, y, true);
@@ -101,19 +105,30 @@ SceneState Model::encode(const std::vector<PosedImage>& inputs, const Observer& 
 }
 
 void Model::check_state(const SceneState& state) const {
-  size_t expected = static_cast<size_t>(config().layers) * config().ttt_modules_per_block();
-  if (state.fast_weights.size() != expected)
-    throw Error("scene state has " + std::to_string(state.fast_weights.size()) + " fast-weight sets, the model needs " +
-                std::to_string(expected));
-  size_t i = 0;
+  const size_t fast = static_cast<size_t>(config().layers) * config().ttt_modules_per_block();
+  const size_t caches = static_cast<size_t>(config().layers) * config().global_attention_modules_per_block();
+  if (state.fast_weights.size() != fast || state.kv_caches.size() != caches)
+    throw Error("scene state has " + std::to_string(state.fast_weights.size()) + " fast-weight sets and " +
+                std::to_string(state.kv_caches.size()) + " KV caches, the model needs " + std::to_string(fast) +
+                " and " + std::to_string(caches) + " (encoded with another model?)");
+  size_t i = 0, c = 0;
   for (int layer = 0; layer < config().layers; ++layer)
     for (size_t j = 0; j < config().block.size(); ++j) {
-      if (config().block[j].kind != ModuleKind::FastWeightTTT) continue;
+      const ModuleConfig& mc = config().block[j];
       const ModuleWeights& mw = weights_.blocks[layer][j];
-      const FastWeights& f = state.fast_weights[i++];
-      if (f.w0.shape() != mw.w0.shape() || f.w1.shape() != mw.w1.shape() || f.w2.shape() != mw.w2.shape())
-        throw Error("scene state fast weights of layer " + std::to_string(layer) + " have shape " +
-                    shape_string(f.w0.shape()) + ", the model needs " + shape_string(mw.w0.shape()));
+      if (mc.kind == ModuleKind::FastWeightTTT) {
+        const FastWeights& f = state.fast_weights[i++];
+        if (f.w0.shape() != mw.w0.shape() || f.w1.shape() != mw.w1.shape() || f.w2.shape() != mw.w2.shape())
+          throw Error("scene state fast weights of layer " + std::to_string(layer) + " have shape " +
+                      shape_string(f.w0.shape()) + ", the model needs " + shape_string(mw.w0.shape()));
+      } else if (mc.kind == ModuleKind::GlobalAttention) {
+        const KvCache& kv = state.kv_caches[c++];
+        const Shape expected{mc.heads(config().dim), kv.k.rank() == 3 ? kv.k.dim(1) : 0, mc.head_dim};
+        if (kv.k.shape() != expected || kv.v.shape() != expected)
+          throw Error("scene state KV cache of layer " + std::to_string(layer) + " has shape " +
+                      shape_string(kv.k.shape()) + ", the model needs [" + std::to_string(expected[0]) + ", tokens, " +
+                      std::to_string(expected[2]) + "]");
+      }
     }
 }
 
@@ -144,7 +159,7 @@ std::vector<Image> Model::render(const SceneState& state, const std::vector<Came
     Tensor x = embed(views, height, width);
     const int64_t tokens = x.dim(0), dim = x.dim(1);
     Tensor y = be.empty({tokens, dim}), out = be.empty({tokens, dim});
-    size_t fast_index = 0;
+    size_t fast_index = 0, cache_index = 0;
     for (int layer = 0; layer < config().layers; ++layer)
       for (size_t j = 0; j < config().block.size(); ++j) {
         const ModuleConfig& mc = config().block[j];
@@ -156,6 +171,9 @@ std::vector<Image> Model::render(const SceneState& state, const std::vector<Came
             break;
           case ModuleKind::Mlp:
             mlp(be, mc, mw, y, out);
+            break;
+          case ModuleKind::GlobalAttention:
+            global_attention_render(be, mc, mw, state.kv_caches[cache_index++], y, count, out);
             break;
           case ModuleKind::FastWeightTTT: {
             const TttProjections p = ttt_project(be, mc, mw, y, false);
@@ -186,6 +204,9 @@ double Model::encode_flops(int64_t input_tokens, int64_t tokens_per_view) const 
       case ModuleKind::WindowAttention:
         per_layer = 2.0 * n * dim * 4 * dim + 4.0 * n * tokens_per_view * dim;
         break;
+      case ModuleKind::GlobalAttention:
+        per_layer = 2.0 * n * dim * 4 * dim + 4.0 * n * n * dim;
+        break;
       case ModuleKind::Mlp:
         per_layer = 4.0 * n * dim * hidden;
         break;
@@ -205,7 +226,7 @@ double Model::encode_flops(int64_t input_tokens, int64_t tokens_per_view) const 
   return total;
 }
 
-double Model::render_flops(int64_t tokens_per_view) const {
+double Model::render_flops(int64_t tokens_per_view, int64_t input_tokens) const {
   const double n = static_cast<double>(tokens_per_view), dim = config().dim;
   double total = 2.0 * n * config().input_channels() * dim + 2.0 * n * dim * config().output_channels();
   for (const ModuleConfig& m : config().block) {
@@ -214,6 +235,9 @@ double Model::render_flops(int64_t tokens_per_view) const {
     switch (m.kind) {
       case ModuleKind::WindowAttention:
         per_layer = 2.0 * n * dim * 4 * dim + 4.0 * n * n * dim;
+        break;
+      case ModuleKind::GlobalAttention:
+        per_layer = 2.0 * n * dim * 4 * dim + 4.0 * n * (n + static_cast<double>(input_tokens)) * dim;
         break;
       case ModuleKind::Mlp:
         per_layer = 4.0 * n * dim * hidden;

@@ -13,9 +13,11 @@
 
 namespace lact {
 
-// The scene state: the fast weights after the update, one entry per TTT module (layer-major).
+// The scene state: the fast weights after the update, one entry per TTT module (layer-major); for the
+// full-attention baseline, the KV cache of each GlobalAttention module.
 struct SceneState {
   std::vector<FastWeights> fast_weights;
+  std::vector<KvCache> kv_caches;
   int height = 0, width = 0;  // the input views' size
   int input_views = 0;
 };
@@ -44,7 +46,7 @@ class Model {
 
   // FLOPs of encode and of rendering one view (for benchmarks).
   double encode_flops(int64_t input_tokens, int64_t tokens_per_view) const;
-  double render_flops(int64_t tokens_per_view) const;
+  double render_flops(int64_t tokens_per_view, int64_t input_tokens) const;
 
  private:
   Tensor embed(const std::vector<PosedImage>& views, int height, int width) const;

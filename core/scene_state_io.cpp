@@ -11,11 +11,12 @@ namespace {
 
 constexpr const char* kFormat = "lact scene state v1";
 
-std::vector<std::string> fast_weight_prefixes(const ModelConfig& config) {
+// The official key prefix of every module of `kind`, layer-major.
+std::vector<std::string> module_prefixes(const ModelConfig& config, ModuleKind kind) {
   std::vector<std::string> prefixes;
   for (int layer = 0; layer < config.layers; ++layer)
     for (size_t j = 0; j < config.block.size(); ++j)
-      if (config.block[j].kind == ModuleKind::FastWeightTTT)
+      if (config.block[j].kind == kind)
         prefixes.push_back("blocks." + std::to_string(layer) + ".module_list." + std::to_string(j) + ".");
   return prefixes;
 }
@@ -24,8 +25,9 @@ std::vector<std::string> fast_weight_prefixes(const ModelConfig& config) {
 
 void save_scene_state(const std::string& path, const SceneState& state, const ModelConfig& config, Backend& be,
                       const std::map<std::string, std::string>& extra_metadata) {
-  const auto prefixes = fast_weight_prefixes(config);
-  if (prefixes.size() != state.fast_weights.size())
+  const auto prefixes = module_prefixes(config, ModuleKind::FastWeightTTT);
+  const auto cache_prefixes = module_prefixes(config, ModuleKind::GlobalAttention);
+  if (prefixes.size() != state.fast_weights.size() || cache_prefixes.size() != state.kv_caches.size())
     throw Error(path, "scene state does not match the model config");
   std::map<std::string, SafetensorsTensor> tensors;
   for (size_t i = 0; i < prefixes.size(); ++i) {
@@ -33,6 +35,11 @@ void save_scene_state(const std::string& path, const SceneState& state, const Mo
     tensors[prefixes[i] + "w0"] = {f.w0.shape(), be.to_host(f.w0)};
     tensors[prefixes[i] + "w1"] = {f.w1.shape(), be.to_host(f.w1)};
     tensors[prefixes[i] + "w2"] = {f.w2.shape(), be.to_host(f.w2)};
+  }
+  for (size_t i = 0; i < cache_prefixes.size(); ++i) {
+    const KvCache& kv = state.kv_caches[i];
+    tensors[cache_prefixes[i] + "k_cache"] = {kv.k.shape(), be.to_host(kv.k)};
+    tensors[cache_prefixes[i] + "v_cache"] = {kv.v.shape(), be.to_host(kv.v)};
   }
   std::map<std::string, std::string> metadata = extra_metadata;
   metadata["format"] = kFormat;
@@ -70,23 +77,23 @@ LoadedSceneState load_scene_state(const std::string& path, const ModelConfig& co
   loaded.state.width = number("width");
   loaded.state.input_views = number("input_views");
 
-  const auto prefixes = fast_weight_prefixes(config);
-  if (file.entries().size() != 3 * prefixes.size())
+  const auto prefixes = module_prefixes(config, ModuleKind::FastWeightTTT);
+  const auto cache_prefixes = module_prefixes(config, ModuleKind::GlobalAttention);
+  const size_t needed = 3 * prefixes.size() + 2 * cache_prefixes.size();
+  if (file.entries().size() != needed)
     throw Error(path, "scene state holds " + std::to_string(file.entries().size()) + " tensors, the model needs " +
-                          std::to_string(3 * prefixes.size()) + " (encoded with another model?)");
-  for (const std::string& prefix : prefixes) {
-    FastWeights f;
-    for (const char* name : {"w0", "w1", "w2"}) {
-      const std::string key = prefix + name;
-      const SafetensorsEntry& e = file.entry(key);
-      std::vector<float> values = file.read_floats(key);
-      for (float v : values)
-        if (!std::isfinite(v)) throw Error(path, "tensor '" + key + "' contains NaN or infinite values");
-      Tensor t = be.from_host(e.shape, values.data());
-      (name[1] == '0' ? f.w0 : name[1] == '1' ? f.w1 : f.w2) = t;
-    }
-    loaded.state.fast_weights.push_back(std::move(f));
-  }
+                          std::to_string(needed) + " (encoded with another model?)");
+  auto read = [&](const std::string& key) {
+    const SafetensorsEntry& e = file.entry(key);
+    std::vector<float> values = file.read_floats(key);
+    for (float v : values)
+      if (!std::isfinite(v)) throw Error(path, "tensor '" + key + "' contains NaN or infinite values");
+    return be.from_host(e.shape, values.data());
+  };
+  for (const std::string& prefix : prefixes)
+    loaded.state.fast_weights.push_back({read(prefix + "w0"), read(prefix + "w1"), read(prefix + "w2")});
+  for (const std::string& prefix : cache_prefixes)
+    loaded.state.kv_caches.push_back({read(prefix + "k_cache"), read(prefix + "v_cache")});
   return loaded;
 }
 

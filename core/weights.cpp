@@ -22,6 +22,7 @@ std::vector<std::pair<std::string, Shape>> expected_tensors(const ModelConfig& c
       const int64_t hidden = m.hidden(c.dim);
       switch (m.kind) {
         case ModuleKind::WindowAttention:
+        case ModuleKind::GlobalAttention:
           names.push_back({prefix + "f.to_qkv.weight", {3 * dim, dim}});
           names.push_back({prefix + "f.c_proj.weight", {dim, dim}});
           if (m.use_qk_norm) {
@@ -83,6 +84,7 @@ ModelWeights build_model_weights(const ModelConfig& config, Backend& be,
       mw.norm = load(prefix + "ln.weight");
       switch (m.kind) {
         case ModuleKind::WindowAttention:
+        case ModuleKind::GlobalAttention:
           mw.qkv = load(prefix + "f.to_qkv.weight");
           mw.out_proj = load(prefix + "f.c_proj.weight");
           if (m.use_qk_norm) {

@@ -36,9 +36,8 @@ std::vector<Camera> read_camera_path(const std::string& path) {
     c.fy = static_cast<float>(json_number(f, "fy", where));
     c.cx = static_cast<float>(json_number(f, "cx", where));
     c.cy = static_cast<float>(json_number(f, "cy", where));
-    c.width = static_cast<int>(json_number(f, "w", where));
-    c.height = static_cast<int>(json_number(f, "h", where));
-    if (c.width <= 0 || c.height <= 0) throw Error(where, "w and h must be positive");
+    c.width = json_int(f, "w", where, 1, kMaxImageSide);
+    c.height = json_int(f, "h", where, 1, kMaxImageSide);
     c.validate(where);
     frames.push_back(c);
   }

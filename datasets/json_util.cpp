@@ -8,13 +8,25 @@
 namespace lact {
 
 nlohmann::json read_json_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw Error(path.string(), "is a folder, not a JSON file");
   std::ifstream in(path);
   if (!in) throw Error(path.string(), "cannot open file");
   try {
     return nlohmann::json::parse(in);
   } catch (const nlohmann::json::exception& e) {
     throw Error(path.string(), std::string("corrupt JSON (") + e.what() + ")");
+  } catch (const std::exception& e) {  // stream failures (unreadable file)
+    throw Error(path.string(), std::string("cannot read file (") + e.what() + ")");
   }
+}
+
+int json_int(const nlohmann::json& object, const char* key, const std::string& where, int min, int max) {
+  const double x = json_number(object, key, where);
+  if (x < min || x > max || x != std::floor(x))
+    throw Error(where, std::string("field '") + key + "' must be an integer in [" + std::to_string(min) + ", " +
+                           std::to_string(max) + "]");
+  return static_cast<int>(x);
 }
 
 bool has_number(const nlohmann::json& object, const char* key) {

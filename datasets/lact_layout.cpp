@@ -41,8 +41,8 @@ SceneView read_frame(const nlohmann::json& f, const fs::path& folder, const std:
     cam.cy = static_cast<float>(json_number(f, "cy", where));
   }
   if (has_number(f, "w") && has_number(f, "h")) {
-    cam.width = static_cast<int>(json_number(f, "w", where));
-    cam.height = static_cast<int>(json_number(f, "h", where));
+    cam.width = json_int(f, "w", where, 1, kMaxImageSide);
+    cam.height = json_int(f, "h", where, 1, kMaxImageSide);
   } else if (!read_image_size(view.image_path, cam.width, cam.height)) {
     throw Error(where, "no 'w'/'h' and the image " + view.image_path + " cannot be read for its size");
   }

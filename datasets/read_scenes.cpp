@@ -12,11 +12,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// transforms.json has camera keys at the top or transform_matrix in its frames; LaCT dicts have w2c frames.
 bool is_transforms(const nlohmann::json& json) {
   if (!json.is_object() || !json.contains("frames") || !json.at("frames").is_array()) return false;
-  const nlohmann::json& frames = json.at("frames");
-  return frames.empty() ? json.contains("camera_angle_x") || json.contains("fl_x")
-                        : frames[0].is_object() && frames[0].contains("transform_matrix");
+  for (const char* key : {"camera_angle_x", "fl_x", "applied_transform", "camera_model"})
+    if (json.contains(key)) return true;
+  bool transform = false, w2c = false;
+  for (const nlohmann::json& frame : json.at("frames"))
+    if (frame.is_object()) transform |= frame.contains("transform_matrix"), w2c |= frame.contains("w2c");
+  return transform && !w2c;
 }
 
 Scene scene_from_json(const fs::path& path, const nlohmann::json& json, const ReadOptions& options) {
@@ -68,12 +72,12 @@ SceneList read_scene_list(const std::string& path_string, const ReadOptions& opt
   if (!fs::exists(path, ec)) throw Error(path_string, "no such file or folder");
   if (fs::is_directory(path, ec)) {
     for (const char* name : {"opencv_cameras.json", "transforms.json"})
-      if (fs::exists(path / name)) return {{read_camera_file(path / name, options)}, {}};
+      if (fs::exists(path / name, ec)) return {{read_camera_file(path / name, options)}, {}};
     // NeRF-synthetic: one scene from the splits present, in the order train, val, test.
     Scene scene;
     for (const char* split : {"train", "val", "test"}) {
       const fs::path file = path / (std::string("transforms_") + split + ".json");
-      if (!fs::exists(file)) continue;
+      if (!fs::exists(file, ec)) continue;
       Scene part = read_camera_file(file, options);
       if (scene.views.empty()) scene = std::move(part), scene.source = path.string();
       else scene.views.insert(scene.views.end(), part.views.begin(), part.views.end());

@@ -37,8 +37,8 @@ Intrinsics read_intrinsics(const nlohmann::json& j, Intrinsics base, const std::
   number("k2", base.distortion.k2);
   number("p1", base.distortion.p1);
   number("p2", base.distortion.p2);
-  if (j.contains("w")) base.w = static_cast<int>(json_number(j, "w", where));
-  if (j.contains("h")) base.h = static_cast<int>(json_number(j, "h", where));
+  if (j.contains("w")) base.w = json_int(j, "w", where, 1, kMaxImageSide);
+  if (j.contains("h")) base.h = json_int(j, "h", where, 1, kMaxImageSide);
   for (const char* unsupported : {"k3", "k4"})
     if (j.contains(unsupported) && json_number(j, unsupported, where) != 0.0)
       throw Error(where, std::string("distortion '") + unsupported + "' (fisheye / k3) is not supported; only k1 k2 p1 p2");
@@ -92,7 +92,8 @@ Scene read_transforms_file(const fs::path& path, const nlohmann::json& json, con
     view.split = split;
     std::string image = downscaled(json_string(f, "file_path", where), options.downscale);
     fs::path image_path = folder / image;
-    if (!fs::path(image).has_extension() || (!fs::exists(image_path) && fs::exists(image_path.string() + ".png")))
+    std::error_code ec;  // (a name too long for the file system is simply "not there")
+    if (!fs::path(image).has_extension() || (!fs::exists(image_path, ec) && fs::exists(image_path.string() + ".png", ec)))
       image_path += ".png";  // NeRF-synthetic omits the extension
     view.image_path = image_path.lexically_normal().string();
 

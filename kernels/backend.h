@@ -35,6 +35,9 @@ class Backend {
   virtual void download(const Tensor& src, float* host) = 0;
   virtual void copy(Tensor& dst, const Tensor& src) = 0;
   virtual void fill(Tensor& t, float value) = 0;
+  // For i in [0, count): copy `block` floats from src + i*src_stride to dst + i*dst_stride (device memory).
+  virtual void copy_blocks(float* dst, int64_t dst_stride, const float* src, int64_t src_stride, int64_t block,
+                           int64_t count) = 0;
 
   // ---- matrix products
   // For b in [0, batch): C_b = alpha * op(A_b) * op(B_b) + beta * C_b, with op(A_b) m x k,

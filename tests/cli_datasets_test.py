@@ -369,11 +369,14 @@ class BadInputTest(Base):
         self.assert_one_line_error(run("info", "--data", path), path, "frame 0")
 
     def test_file_name_too_long(self):
-        # A file_path the OS refuses (a component over NAME_MAX): an error naming the camera file and frame.
+        # A file_path the OS refuses (a component over NAME_MAX): `info` only describes the cameras (exit 0);
+        # rendering names the image it cannot read.
+        name = "a" * 300 + ".png"
         def edit(obj):
-            obj["frames"][0]["file_path"] = "images/" + "a" * 300 + ".png"
+            obj["frames"][0]["file_path"] = "images/" + name
         path = self.transforms_scene(edit)
-        self.assert_one_line_error(run("info", "--data", path), path, "frame 0")
+        self.assertEqual(run("info", "--data", path)[0], 0)
+        self.assert_one_line_error(self.render(path), name)
 
     def test_different_sizes(self):
         def edit(frames):
@@ -391,19 +394,27 @@ class BadInputTest(Base):
         path = self.transforms_scene(lambda obj: obj.update(frames=[]))
         self.assert_one_line_error(run("info", "--data", path), path)
 
+    def assert_index_error(self, result, index, entry):
+        """An index with a bad entry: one stderr line naming the index or the entry; the entry named somewhere."""
+        line = self.assert_one_line_error(result)
+        self.assertTrue(index in line or entry in line, "neither %s nor %s named in %r" % (index, entry, line))
+        self.assertIn(entry, result[1] + result[2])
+
     def test_index_entry_is_a_folder(self):
-        # An index entry naming a scene folder instead of its camera file.
+        # An index entry naming a scene folder instead of its camera file: read it, or say which entry failed.
         index = os.path.join(self.tmp, "index_folder.json")
-        write_json(index, [os.path.relpath(os.path.dirname(self.good["lact"]), self.tmp)])
-        rc, so, se = run("info", "--data", index)
-        if rc != 0:
-            self.assert_one_line_error((rc, so, se), "lact_list")
+        entry = os.path.relpath(os.path.dirname(self.good["lact"]), self.tmp)
+        write_json(index, [entry])
+        for result in (run("info", "--data", index), self.render(index)[:3]):
+            if result[0] != 0:
+                self.assert_index_error(result, index, entry)
 
     def test_index_missing_entry(self):
         index = os.path.join(self.tmp, "index_missing.txt")
         with open(index, "w") as f:
             f.write("nowhere/opencv_cameras.json\n")
-        self.assert_one_line_error(run("info", "--data", index), "nowhere/opencv_cameras.json")
+        for result in (run("info", "--data", index), self.render(index)[:3]):
+            self.assert_index_error(result, index, "nowhere/opencv_cameras.json")
 
     # --- flags ------------------------------------------------------------------------------------------------
     def test_size_not_divisible(self):

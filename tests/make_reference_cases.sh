@@ -13,3 +13,4 @@ make_case heads4_inter4 --dim 64 --layers 3 --attn-head-dim 32 --ttt-head-dim 16
 make_case many_tokens --dim 32 --layers 2 --attn-head-dim 8 --ttt-head-dim 32 --ttt-inter-multi 2 --mlp-inter-multi 2 --views-in 5 --views-out 3 --height 32 --width 40 --seed 3
 # one input view, wide images, inter_multi 1
 make_case one_view --dim 48 --layers 1 --attn-head-dim 24 --ttt-head-dim 48 --ttt-inter-multi 1 --views-in 1 --views-out 2 --height 8 --width 40 --seed 4
+make_case full_attention --full-attention --dim 64 --ttt-head-dim 64 --layers 2 --attn-head-dim 16 --views-in 3 --views-out 2 --height 16 --width 24 --seed 5

@@ -99,25 +99,37 @@ for t in "${TARGETS[@]}"; do
   if [[ "${LACT_FUZZ_KEEP_GOING:-0}" == 1 ]]; then
     extra=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
   fi
-  before=$(ls "$BUILD/artifacts/$t" | wc -l)
+  before=$(ls "$BUILD/artifacts/$t")
   status=0
-  # stdin from /dev/null: a fuzzed image path such as /dev/stdin must not block the run.
+  # The harness writes its files under $TMPDIR/lact_fuzz_<pid>; keep them (and what crashed children leave) in
+  # the build folder. stdin from /dev/null: a fuzzed image path such as /dev/stdin must not block the run.
+  tmp="$BUILD/tmp/$t"
+  rm -rf "$tmp" && mkdir -p "$tmp"
   (cd "$BUILD/artifacts/$t" &&
-   ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0} \
+   TMPDIR="$tmp" \
+   ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
    UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
    "$BUILD/$t" "$BUILD/corpus/$t" -max_total_time="$SECONDS_PER_TARGET" -timeout=10 -rss_limit_mb=2048 \
      -max_len=8192 -dict="$ROOT/tests/fuzz/camera_files.dict" \
      -artifact_prefix="$BUILD/artifacts/$t/" -print_final_stats=1 "${extra[@]}" </dev/null >"$log" 2>&1) || status=$?
-  after=$(ls "$BUILD/artifacts/$t" | wc -l)
+  rm -rf "$tmp"
+  new=$(comm -13 <(echo "$before") <(ls "$BUILD/artifacts/$t") || true)
   runs=$(grep -Eo 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -Eo '[0-9]+$' | tail -1 || true)
-  [[ -z "$runs" ]] && runs=$(grep -Eo '#[0-9]+' "$log" | tail -1 | tr -d '#' || true)
+  [[ -z "$runs" ]] && runs=$(grep -Eo '^#[0-9]+' "$log" | tail -1 | tr -d '#' || true)
   cov=$(grep -Eo 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -1 || true)
   corpus=$(grep -Eo 'corp: [0-9]+(/[0-9]+[a-zA-Z]*)?' "$log" | tail -1 || true)
-  if [[ $status -ne 0 || $after -gt $before ]]; then
+  if [[ $status -ne 0 || -n "$new" ]]; then
     FAILED+=("$t")
     echo "$t: FAILED (exit $status): runs ${runs:-?}, ${cov:-cov ?}, ${corpus:-corp ?}; log $log"
-    grep -E 'ERROR: |runtime error|fuzz harness:|SUMMARY' "$log" | head -20 | sed 's/^/  /' || true
-    ls "$BUILD/artifacts/$t" | sed "s|^|  artifact: $BUILD/artifacts/$t/|"
+    # Replay each new input for its first report line, and count the distinct ones.
+    for f in $new; do
+      mkdir -p "$tmp"
+      (cd "$tmp" && TMPDIR="$tmp" "$BUILD/$t" "$BUILD/artifacts/$t/$f" </dev/null 2>&1 || true) |
+        grep -Em1 'fuzz harness:|runtime error:|ERROR: [A-Za-z]+Sanitizer|ERROR: libFuzzer: (timeout|out-of-memory)' |
+        sed -E "s|$tmp/lact_fuzz_[0-9]+|<tmp>|g; s/==[0-9]+==/==/" || echo "(no report on replay)"
+      rm -rf "$tmp"
+    done | sort | uniq -c | sed 's/^/  /'
+    for f in $new; do echo "  artifact: $BUILD/artifacts/$t/$f"; done
   else
     echo "$t: ok: runs ${runs:-?}, ${cov:-cov ?}, ${corpus:-corp ?}"
   fi

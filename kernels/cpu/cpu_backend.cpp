@@ -67,6 +67,12 @@ void CpuBackend::fill(Tensor& t, float value) {
   for (int64_t i = 0; i < n; ++i) p[i] = value;
 }
 
+void CpuBackend::copy_blocks(float* dst, int64_t dst_stride, const float* src, int64_t src_stride, int64_t block,
+                             int64_t count) {
+#pragma omp parallel for schedule(static) if (block * count > kParallelMinimum)
+  for (int64_t i = 0; i < count; ++i) std::memcpy(dst + i * dst_stride, src + i * src_stride, sizeof(float) * block);
+}
+
 void CpuBackend::gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
                       MatrixOperand a, MatrixOperand b, float beta, float* c, int64_t ldc, int64_t stride_c,
                       int64_t batch) {

@@ -16,6 +16,8 @@ class CpuBackend : public Backend {
   void download(const Tensor& src, float* host) override;
   void copy(Tensor& dst, const Tensor& src) override;
   void fill(Tensor& t, float value) override;
+  void copy_blocks(float* dst, int64_t dst_stride, const float* src, int64_t src_stride, int64_t block,
+                   int64_t count) override;
 
   void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, MatrixOperand a,
             MatrixOperand b, float beta, float* c, int64_t ldc, int64_t stride_c, int64_t batch) override;

@@ -35,6 +35,7 @@ NS_COEFFS = (3.4445, -4.7750, 2.0315)
 ATTN_TYPES = ("model.SelfAttention", "SelfAttention")
 TTT_TYPES = ("lact_ttt.FastWeightGluMLPMultihead", "FastWeightGluMLPMultihead")
 MLP_TYPES = ("model.MLP", "MLP")
+GLOBAL_TYPES = ("lact.GlobalAttention", "GlobalAttention")
 
 
 def load_config(path):
@@ -117,6 +118,42 @@ class SelfAttention(nn.Module):
             o = att @ v
         o = o.permute(0, 2, 1, 3).reshape(b, n, self.dim)
         return self.c_proj(o)
+
+
+def _attend(q, k, v):
+    """softmax(q k^T / sqrt(d)) v over the last two dims."""
+    att = torch.softmax((q @ k.transpose(-1, -2)) / math.sqrt(q.shape[-1]), dim=-1)
+    return att @ v
+
+
+class GlobalAttention(SelfAttention):
+    """The paper's full-attention baseline in place of the TTT layer (lact_nvs_spec.md 10.1).
+
+    Input tokens attend to every input token (bidirectional); each target view's tokens attend to every input
+    token and to their own view. The input tokens' keys and values (after QK-norm) are the scene state.
+    forward(x, n_inputs, per_view, cache) -> (out, (k_in, v_in)) with k_in, v_in [b*heads, n_in, head_dim];
+    with a cache every token of x is a target token.
+    """
+
+    def forward(self, x, n_inputs=0, per_view=None, cache=None):
+        b, n, _ = x.shape
+        qkv = self.to_qkv(x).view(b, n, 3, self.heads, self.head_dim).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv[0], qkv[1], qkv[2]  # [b, heads, n, head_dim]
+        if self.use_qk_norm:
+            q, k = self.q_norm(q), self.k_norm(k)
+        if cache is None:
+            k_in, v_in = k[:, :, :n_inputs], v[:, :, :n_inputs]
+        else:
+            k_in, v_in = (t.reshape(b, self.heads, -1, self.head_dim) for t in cache)
+            n_inputs = 0
+        outs = [_attend(q[:, :, :n_inputs], k_in, v_in)] if n_inputs else []
+        for s in range(n_inputs, n, per_view):
+            e = s + per_view
+            outs.append(_attend(q[:, :, s:e], torch.cat([k_in, k[:, :, s:e]], dim=2),
+                                torch.cat([v_in, v[:, :, s:e]], dim=2)))
+        o = torch.cat(outs, dim=2).permute(0, 2, 1, 3).reshape(b, n, self.dim)
+        flat = (k_in.reshape(b * self.heads, -1, self.head_dim), v_in.reshape(b * self.heads, -1, self.head_dim))
+        return self.c_proj(o), flat
 
 
 class MLP(nn.Module):
@@ -282,6 +319,8 @@ class Block(nn.Module):
                     raise NotImplementedError("TTT layer with length_dim %r" % length_dim)
                 units.append(PreNormResidual(dim, FastWeightGluMLPMultihead(dim, **params),
                                              "ttt", length_dim))
+            elif typ in GLOBAL_TYPES:
+                units.append(PreNormResidual(dim, GlobalAttention(dim, **params), "global", length_dim))
             elif typ in MLP_TYPES:
                 units.append(PreNormResidual(dim, MLP(dim, **params), "mlp", length_dim))
             else:
@@ -402,6 +441,11 @@ class LaCTModel(nn.Module):
                             trace["encode_block%d%s_%s" % (bi, suffix, name)] = wt[:heads].detach().clone()
                     ti += 1
                     tj += 1
+                elif unit.kind == "global":
+                    cache = None if states is None else states[ti]
+                    y, cache = unit.f(hdn, n_inputs=n_update or 0, per_view=per_view, cache=cache)
+                    new_states.append(cache)
+                    ti += 1
                 elif unit.length_dim == "l":
                     y = unit.f(hdn.reshape(b * n_views, per_view, dim)).reshape(b, n, dim)
                 else:

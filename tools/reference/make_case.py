@@ -25,6 +25,13 @@ from lact_reference import LaCTModel  # noqa: E402
 
 
 def build_config(a):
+    if a.full_attention:  # the paper's baseline: the TTT layer replaced by global attention
+        middle = {"type": "lact.GlobalAttention", "length_dim": "vl",
+                  "params": {"head_dim": a.attn_head_dim, "use_qk_norm": True}}
+    else:
+        middle = {"type": "lact_ttt.FastWeightGluMLPMultihead", "length_dim": "vl",
+                  "params": {"head_dim": a.ttt_head_dim, "inter_multi": a.ttt_inter_multi,
+                             "base_lr": 0.01, "muon_update_steps": 5}}
     return {
         "patch_size": 8,
         "dim": a.dim,
@@ -32,9 +39,7 @@ def build_config(a):
         "block_config": [
             {"type": "model.SelfAttention", "length_dim": "l",
              "params": {"head_dim": a.attn_head_dim, "use_qk_norm": True}},
-            {"type": "lact_ttt.FastWeightGluMLPMultihead", "length_dim": "vl",
-             "params": {"head_dim": a.ttt_head_dim, "inter_multi": a.ttt_inter_multi,
-                        "base_lr": 0.01, "muon_update_steps": 5}},
+            middle,
             {"type": "model.MLP", "length_dim": "vl", "params": {"inter_multi": a.mlp_inter_multi}},
         ],
     }
@@ -116,6 +121,8 @@ def main():
     ap.add_argument("--height", type=int, default=32)
     ap.add_argument("--width", type=int, default=48)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--full-attention", action="store_true",
+                    help="the full-attention baseline (lact.GlobalAttention) instead of the TTT layer")
     ap.add_argument("--out", required=True, help="output directory")
     a = ap.parse_args()
     for v in ("ttt_inter_multi", "mlp_inter_multi"):

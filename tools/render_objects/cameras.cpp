@@ -73,8 +73,9 @@ Camera look_at(const double eye[3], const double target[3], const double up[3], 
   cam.cx = 0.5 * width, cam.cy = 0.5 * height;
   const double* rows[3] = {right, down, forward};
   for (int r = 0; r < 3; ++r) {
-    for (int c = 0; c < 3; ++c) cam.w2c.m[r][c] = rows[r][c];
-    cam.w2c.m[r][3] = -(rows[r][0] * eye[0] + rows[r][1] * eye[1] + rows[r][2] * eye[2]);
+    // (+ 0.0 turns -0.0 into 0.0 in the written JSON.)
+    for (int c = 0; c < 3; ++c) cam.w2c.m[r][c] = rows[r][c] + 0.0;
+    cam.w2c.m[r][3] = -(rows[r][0] * eye[0] + rows[r][1] * eye[1] + rows[r][2] * eye[2]) + 0.0;
   }
   return cam;
 }

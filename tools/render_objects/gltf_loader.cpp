@@ -366,6 +366,11 @@ Mesh load_gltf(const std::string& path, const GltfOptions& options, std::vector<
   std::string err, warn;
   const bool ok = ends_with(path, ".glb") ? loader.LoadBinaryFromFile(&model, &err, &warn, path)
                                           : loader.LoadASCIIFromFile(&model, &err, &warn, path);
+  auto trim = [](std::string s) {
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+    return s;
+  };
+  warn = trim(warn), err = trim(err);
   if (warnings && !warn.empty()) warnings->push_back(warn);
   if (!ok) throw std::runtime_error(err.empty() ? "cannot parse the glTF file" : err);
   Mat4 root;

@@ -21,7 +21,7 @@ namespace {
 const char* kUsage = R"(usage: render_objects --out DIR [--procedural N [--procedural-start K]] [--seed S]
                       [--gltf FILE_OR_DIR ...] [--size 128] [--views fixed64|random:N] [--threads T]
                       [--shard FILE [--no-png]] [--ss K] [--radius 2.7] [--fov 50] [--max-texture 1024]
-                      [--gltf-up y|z] [--quiet]
+                      [--fit cube|sphere] [--gltf-up y|z] [--quiet]
 
 Renders objects normalised into [-1,1]^3 from cameras on a sphere looking at the origin (the GSO/LaCT
 convention: z-up world, OpenCV cameras, horizontal FoV 50 deg, radius 2.7) and writes
@@ -41,6 +41,8 @@ and, with --shard, one memory-mappable training file (see tools/render_objects/R
   --ss K               K x K supersampling (default 2)
   --radius R           camera distance (default 2.7)
   --fov DEG            horizontal field of view (default 50)
+  --fit cube|sphere    scale objects into [-1,1]^3 (cube, default: GSO; corners can leave the frame) or into
+                       the unit sphere (never cut by the image border at the default radius and FoV)
   --max-texture N      shrink glTF textures to at most N texels a side (default 1024)
   --gltf-up y|z        the glTF files' up axis (default y, the glTF convention)
   --quiet              no progress lines
@@ -56,6 +58,7 @@ struct Args {
   int threads = 0, ss = 2, max_texture = 1024;
   double radius = 2.7, fov = 50;
   bool no_png = false, quiet = false, y_up = true;
+  ro::Fit fit = ro::Fit::Cube;
 };
 
 long long to_integer(const std::string& flag, const std::string& v, long long lo, long long hi) {
@@ -118,6 +121,10 @@ Args parse(int argc, char** argv) {
       const std::string& up = value();
       if (up != "y" && up != "z") throw std::invalid_argument("--gltf-up: expected y or z");
       a.y_up = up == "y";
+    } else if (f == "--fit") {
+      const std::string& fit = value();
+      if (fit != "cube" && fit != "sphere") throw std::invalid_argument("--fit: expected cube or sphere");
+      a.fit = fit == "cube" ? ro::Fit::Cube : ro::Fit::Sphere;
     } else throw std::invalid_argument("unknown argument '" + f + "' (see --help)");
   }
   if (a.no_png && a.shard.empty()) throw std::invalid_argument("--no-png needs --shard");
@@ -148,7 +155,8 @@ int run(const Args& args) {
     if (fs::path(args.shard).has_parent_path()) fs::create_directories(fs::path(args.shard).parent_path());
     shard = std::make_unique<ro::ShardWriter>(
         args.shard, names, views, args.size, args.size,
-        std::vector<std::pair<std::string, std::string>>{{"views_spec", args.views}, {"seed", std::to_string(args.seed)}});
+        std::vector<std::pair<std::string, std::string>>{{"views_spec", args.views}, {"seed", std::to_string(args.seed)},
+                                                             {"fit", args.fit == ro::Fit::Cube ? "cube" : "sphere"}});
   }
   if (!args.no_png) fs::create_directories(args.out);
 
@@ -169,7 +177,7 @@ int run(const Args& args) {
       const ro::ObjectSource& src = objects[i];
       std::vector<std::string> warnings;
       try {
-        const ro::Mesh mesh = ro::build_mesh(src, gltf, &warnings);
+        const ro::Mesh mesh = ro::build_mesh(src, gltf, args.fit, &warnings);
         ro::render_object(mesh, src.seed, settings, rasterizer, cameras, images);
         if (!args.no_png) ro::write_object_folder((fs::path(args.out) / src.name).string(), cameras, images);
         if (shard) shard->write(i, images, cameras);

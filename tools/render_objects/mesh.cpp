@@ -1,6 +1,7 @@
 #include "mesh.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 namespace ro {
@@ -42,6 +43,24 @@ Mat4 normalize_to_unit_cube(Mesh& mesh, double fill) {
   const Mat4 m = Mat4::scale(s, s, s) * Mat4::translation(-0.5 * (static_cast<double>(b.lo.x) + b.hi.x),
                                                           -0.5 * (static_cast<double>(b.lo.y) + b.hi.y),
                                                           -0.5 * (static_cast<double>(b.lo.z) + b.hi.z));
+  transform(mesh, m);
+  return m;
+}
+
+Mat4 normalize_to_unit_sphere(Mesh& mesh, double radius) {
+  const Bounds b = bounds(mesh);
+  if (b.empty()) throw std::runtime_error("the mesh has no triangles");
+  const double c[3] = {0.5 * (static_cast<double>(b.lo.x) + b.hi.x), 0.5 * (static_cast<double>(b.lo.y) + b.hi.y),
+                       0.5 * (static_cast<double>(b.lo.z) + b.hi.z)};
+  double r2 = 0;
+  for (uint32_t i : mesh.indices) {
+    const Vec3& p = mesh.positions[i];
+    const double dx = p.x - c[0], dy = p.y - c[1], dz = p.z - c[2];
+    r2 = std::max(r2, dx * dx + dy * dy + dz * dz);
+  }
+  if (!(r2 > 0) || !(r2 < 1e60)) throw std::runtime_error("the mesh has a degenerate or infinite extent");
+  const double s = radius / std::sqrt(r2);
+  const Mat4 m = Mat4::scale(s, s, s) * Mat4::translation(-c[0], -c[1], -c[2]);
   transform(mesh, m);
   return m;
 }

@@ -47,6 +47,10 @@ void append(Mesh& dst, const Mesh& src);
 // fits in [-fill, fill]^3; GSO/LaCT convention: fill = 1, the unit cube [-1,1]^3). Returns the transform applied.
 Mat4 normalize_to_unit_cube(Mesh& mesh, double fill = 1.0);
 
+// Centres the bounding box at the origin and scales uniformly so that the farthest vertex is at distance `radius`
+// (the unit sphere: seen from 2.7 with a 50 deg field of view, such an object is never cut by the image border).
+Mat4 normalize_to_unit_sphere(Mesh& mesh, double radius = 1.0);
+
 // Checks sizes and index ranges; throws std::runtime_error with a message on a malformed mesh.
 void validate(const Mesh& mesh);
 

@@ -65,7 +65,9 @@ std::vector<ObjectSource> list_objects(int procedural_count, int procedural_firs
       if (files.empty()) throw std::runtime_error(arg + ": no .gltf or .glb files in this folder");
       std::sort(files.begin(), files.end());
     } else if (fs::is_regular_file(root)) {
-      files.emplace_back(root, safe_name(root.filename()));
+      // Named with its folder too ("valve-index/left.glb" -> "valve-index_left"), as under a folder argument.
+      const fs::path parent = fs::absolute(root).parent_path().filename();
+      files.emplace_back(root, safe_name(parent.empty() ? root.filename() : parent / root.filename()));
     } else {
       throw std::runtime_error(arg + ": no such file or folder");
     }
@@ -84,11 +86,16 @@ std::vector<ObjectSource> list_objects(int procedural_count, int procedural_firs
   return out;
 }
 
-Mesh build_mesh(const ObjectSource& source, const GltfOptions& gltf, std::vector<std::string>* warnings) {
-  if (source.kind == ObjectSource::Kind::Procedural) return make_procedural_object(mix_seed(source.seed, 0), source.name);
-  Mesh mesh = load_gltf(source.path, gltf, warnings);
-  mesh.name = source.name;
-  normalize_to_unit_cube(mesh);
+Mesh build_mesh(const ObjectSource& source, const GltfOptions& gltf, Fit fit, std::vector<std::string>* warnings) {
+  Mesh mesh;
+  if (source.kind == ObjectSource::Kind::Procedural) {
+    mesh = make_procedural_object(mix_seed(source.seed, 0), source.name);  // already in [-1,1]^3
+  } else {
+    mesh = load_gltf(source.path, gltf, warnings);
+    mesh.name = source.name;
+    normalize_to_unit_cube(mesh);
+  }
+  if (fit == Fit::Sphere) normalize_to_unit_sphere(mesh);
   validate(mesh);
   return mesh;
 }

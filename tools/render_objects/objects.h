@@ -21,13 +21,19 @@ struct ObjectSource {
 };
 
 // Procedural objects first (indices first .. first + count - 1, named proc_<seed>_<index>), then every glTF file
-// given or found (recursively, sorted) under a given folder, named after its path below that folder.
+// given (named <its folder>_<stem>) or found recursively under a given folder (sorted, named after its path below
+// that folder, '/' -> '_'); clashing names get _2, _3, ...
 // Throws std::runtime_error for a path that does not exist or a folder without glTF files.
 std::vector<ObjectSource> list_objects(int procedural_count, int procedural_first, uint64_t seed,
                                        const std::vector<std::string>& gltf_paths);
 
-// The object's mesh in world space, normalised into [-1,1]^3.
-Mesh build_mesh(const ObjectSource& source, const GltfOptions& gltf, std::vector<std::string>* warnings = nullptr);
+// How objects are scaled: Cube = bounding box centred, largest side 2 (into [-1,1]^3, the GSO convention);
+// Sphere = bounding box centred, farthest vertex at distance 1 (never cut off by the image border).
+enum class Fit { Cube, Sphere };
+
+// The object's mesh in world space, normalised by `fit`.
+Mesh build_mesh(const ObjectSource& source, const GltfOptions& gltf, Fit fit = Fit::Cube,
+                std::vector<std::string>* warnings = nullptr);
 
 struct RenderSettings {
   int size = 128;  // square images

@@ -9,15 +9,16 @@ cameras float32 [V,20] = fx, fy, cx, cy, c2w OpenCV 4x4 row-major):
   a folder holding opencv_cameras.json, or that file itself (PNG decoding through PIL when
   installed, else the minimal zlib decoder in this file).
 
-SHARD FORMAT (version 1, written by write_shard / synthetic_data.py):
-  line 1  UTF-8 JSON header terminated by '\\n', at least
-          {"format": "lact-shard", "version": 1, "objects": O, "views": V,
-           "height": H, "width": W}
-          optional "images_offset" / "cameras_offset" (absolute byte offsets); without them
-          the images follow the header line directly and the cameras follow the images.
-  images  uint8 RGBA, C order [O, V, H, W, 4] (straight alpha; RGB 255 where alpha is 0)
-  cameras float32 little-endian [O, V, 20]: fx, fy, cx, cy, c2w (OpenCV: x right, y down,
-          z forward; world-from-camera) as 16 row-major values.
+SHARD FORMAT: the one tools/render_objects writes (see its README.md), version 1:
+  [0, header_bytes)  one-line JSON object, space-padded, ending in '\n' (header_bytes a multiple
+                     of 4096): format "lact-render-shard", version, objects, views, height,
+                     width, header_bytes, images {offset, dtype, shape, layout},
+                     cameras {offset, ...}, names, plus producer keys (seed, source, ...)
+  images.offset      uint8 RGBA [objects, views, H, W, 4], straight alpha, background (255,255,255,0)
+  cameras.offset     float32 LE [objects, views, 20]: fx, fy, cx, cy, then c2w 4x4 row-major
+                     (OpenCV axes x right, y down, z forward; world z-up)
+load_shard also accepts a header without offsets (images right after the header line,
+cameras right after the images).
 """
 import json
 import os
@@ -28,56 +29,77 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-SHARD_FORMAT = "lact-shard"
+SHARD_FORMAT = "lact-render-shard"
+SHARD_ALIGN = 4096
 
 
 # ----------------------------------------------------------------------------- shards
-def _read_header_line(path):
+def read_shard_header(path):
+    """-> (header dict, length of the header line in bytes)."""
     with open(path, "rb") as f:
-        line = f.readline(1 << 24)
+        line = f.readline(1 << 26)
     if not line.endswith(b"\n"):
         raise ValueError("%s: no JSON header line" % path)
     return json.loads(line.decode("utf-8")), len(line)
 
 
+def _offset(entry, default):
+    if isinstance(entry, dict) and "offset" in entry:
+        return int(entry["offset"])
+    return default
+
+
 def load_shard(path):
     """Read a shard -> (images uint8 [O,V,H,W,4] (memory-mapped), cameras float32 [O,V,20])."""
-    header, head_len = _read_header_line(path)
+    header, head_len = read_shard_header(path)
     fmt = header.get("format", SHARD_FORMAT)
-    if fmt not in (SHARD_FORMAT, "lact shard", "lact_shard"):
+    if "shard" not in str(fmt):
         raise ValueError("%s: unknown shard format %r" % (path, fmt))
     o, v = int(header["objects"]), int(header["views"])
     h, w = int(header["height"]), int(header["width"])
-    ncam = int(header.get("camera_floats", 20))
-    if ncam != 20:
-        raise ValueError("%s: expected 20 floats per camera, header says %d" % (path, ncam))
-    img_off = int(header.get("images_offset", head_len))
+    img_off = _offset(header.get("images"), int(header.get("header_bytes", head_len)))
     img_bytes = o * v * h * w * 4
-    cam_off = int(header.get("cameras_offset", img_off + img_bytes))
+    cam_off = _offset(header.get("cameras"), img_off + img_bytes)
     size = os.path.getsize(path)
     if cam_off + o * v * 20 * 4 > size or img_off + img_bytes > size:
         raise ValueError("%s: file is shorter (%d bytes) than its header implies" % (path, size))
+    if o == 0:
+        return np.zeros((0, v, h, w, 4), np.uint8), np.zeros((0, v, 20), np.float32)
     images = np.memmap(path, dtype=np.uint8, mode="r", offset=img_off, shape=(o, v, h, w, 4))
     cameras = np.fromfile(path, dtype="<f4", count=o * v * 20, offset=cam_off)
     return images, cameras.astype(np.float32).reshape(o, v, 20)
 
 
 def write_shard(path, images, cameras, extra=None):
-    """Write a shard. images uint8 [O,V,H,W,4] (or an iterable of per-object [V,H,W,4]
-    chunks when `extra['objects']` etc. are given), cameras float32 [O,V,20]."""
+    """Write a shard in the render_objects format. images uint8 [O,V,H,W,4], cameras [O,V,20]."""
     images = np.asarray(images)
     cameras = np.asarray(cameras, dtype="<f4")
     o, v, h, w, c = images.shape
     assert c == 4 and images.dtype == np.uint8, "images must be uint8 RGBA"
     assert cameras.shape == (o, v, 20), "cameras must be [O,V,20]"
-    header = {"format": SHARD_FORMAT, "version": 1, "objects": o, "views": v, "height": h,
-              "width": w, "images": "uint8 RGBA [objects,views,height,width,4]",
-              "cameras": "float32 LE [objects,views,20]: fx,fy,cx,cy,c2w OpenCV row-major"}
-    if extra:
-        header.update(extra)
+    names = list((extra or {}).get("names") or ["object_%06d" % i for i in range(o)])
+
+    def header(hb):
+        hd = {"format": SHARD_FORMAT, "version": 1, "objects": o, "views": v, "height": h, "width": w,
+              "header_bytes": hb,
+              "images": {"offset": hb, "dtype": "uint8", "shape": [o, v, h, w, 4],
+                         "layout": "RGBA, straight alpha; background pixels are (255, 255, 255, 0)"},
+              "cameras": {"offset": hb + images.nbytes, "dtype": "<f4", "shape": [o, v, 20],
+                          "layout": "fx, fy, cx, cy (pixels), then c2w 4x4 row-major; OpenCV camera axes "
+                                    "(x right, y down, z forward), world z-up"}}
+        for k, val in (extra or {}).items():
+            if k != "names":
+                hd[k] = val
+        hd["names"] = names
+        return json.dumps(hd)
+    hb = SHARD_ALIGN
+    while len(header(hb).encode("utf-8")) + 1 > hb:
+        hb += SHARD_ALIGN
+    head = header(hb).encode("utf-8")
+    head = head + b" " * (hb - 1 - len(head)) + b"\n"
     tmp = path + ".tmp"
     with open(tmp, "wb") as f:
-        f.write(json.dumps(header, sort_keys=True).encode("utf-8") + b"\n")
+        f.write(head)
         f.write(np.ascontiguousarray(images).tobytes())
         f.write(np.ascontiguousarray(cameras).tobytes())
     os.replace(tmp, path)
@@ -305,11 +327,9 @@ def is_shard(path):
     """A shard starts with a one-line JSON object holding objects/views/height/width."""
     if os.path.isdir(path) or path.endswith(".json"):
         return False
-    with open(path, "rb") as f:
-        line = f.readline(1 << 20)
     try:
-        head = json.loads(line.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError):
+        head, _ = read_shard_header(path)
+    except (ValueError, UnicodeDecodeError, OSError):
         return False
     return isinstance(head, dict) and all(k in head for k in ("objects", "views", "height", "width"))
 
@@ -321,14 +341,14 @@ def load_objects(paths, size=None):
     for path in paths:
         if is_shard(path):
             images, cameras = load_shard(path)
-            header, _ = _read_header_line(path)
+            header, _ = read_shard_header(path)
             names = header.get("names") or ["%s:%d" % (os.path.basename(path), i) for i in range(len(images))]
             for i in range(images.shape[0]):
                 objs.add(images[i], cameras[i], names[i], os.path.basename(path))
         else:
             for cam_json in _lact_scene_files(path):
                 im, cam = load_lact_object(cam_json, size)
-                objs.add(im, cam, os.path.relpath(os.path.dirname(cam_json)), os.path.basename(path))
+                objs.add(im, cam, os.path.basename(os.path.dirname(os.path.abspath(cam_json))), os.path.basename(path))
     return objs
 
 

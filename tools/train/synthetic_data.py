@@ -2,10 +2,13 @@
 """Procedural training objects for the LaCT trainer, written as a shard (see lact_data.py).
 
 Each object is 1-4 primitives (ellipsoids and oriented boxes, solid, checkered or striped,
-two colours) inside a radius-0.9 ball, ray-cast analytically (2x2 supersampling, so edges get
+two colours) scaled into a ball of radius 0.8-1.2, ray-cast analytically (2x2 supersampling, so edges get
 partial alpha) with two fixed world-space directional lights plus ambient light. Cameras
 follow the GSO/LaCT object convention: radius 2.7, looking at the origin, z-up world,
-horizontal FoV 50 deg, OpenCV axes (x right, y down, z forward), cx = W/2, cy = H/2.
+horizontal FoV 50 deg, OpenCV axes (x right, y down, z forward), cx = W/2, cy = H/2;
+'random' views as render_objects' random:N (azimuth uniform, sin(elevation) uniform over
+[-10, 70] deg), 'grid' views GSO-like (elevations 0/20/40/60, azimuths evenly spaced).
+The shard format is render_objects' (tools/render_objects/README.md; lact_data.py).
 Background: alpha 0 with RGB 255 (white), like the GSO renderings.
 
 Object i depends only on (--seed, i), so shards are reproducible and a chunked or GPU run
@@ -70,9 +73,9 @@ def random_scene(seed, index):
         pattern[p] = int(rng.choice(3, p=[0.4, 0.35, 0.25]))
         freq[p] = rng.uniform(1.5, 4.0)
         extent[p] = np.linalg.norm(c) + scale.max() * (math.sqrt(3) if kind[p] == 2 else 1.0)
-    # normalise: the object's bounding ball gets a radius in [0.6, 1.0] (the frame's half
-    # width at the origin is 2.7 * tan(25 deg) = 1.26)
-    f = rng.uniform(0.6, 1.0) / extent[:n].max()
+    # normalise: the object's bounding ball gets a radius in [0.8, 1.2] (the frame's half
+    # width at the origin is 2.7 * tan(25 deg) = 1.26; render_objects fits the cube [-1,1]^3)
+    f = rng.uniform(0.8, 1.2) / extent[:n].max()
     centre *= f
     ainv[:n] /= f
     return kind, ainv, centre, col, pattern, freq
@@ -100,10 +103,11 @@ def object_cameras(seed, index, views, h, w, layout):
         azim = (off + np.tile(np.arange(per) * 2 * math.pi / per, 4))[:views]
         if len(elev) < views:
             extra = views - len(elev)
-            elev = np.concatenate([elev, np.radians(rng.uniform(-5, 65, extra))])
+            elev = np.concatenate([elev, np.radians(rng.uniform(-10, 70, extra))])
             azim = np.concatenate([azim, rng.uniform(0, 2 * math.pi, extra)])
     else:
-        elev = np.radians(rng.uniform(-5, 65, views))
+        # as render_objects' random:N: sin(elevation) uniform, elevation in [-10, 70] deg
+        elev = np.arcsin(rng.uniform(math.sin(math.radians(-10)), math.sin(math.radians(70)), views))
         azim = rng.uniform(0, 2 * math.pi, views)
     out = np.zeros((views, 20))
     for v in range(views):

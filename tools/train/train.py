@@ -330,11 +330,16 @@ def parse_args(argv=None):
     g.add_argument("--device", default="auto", help="auto / cpu / cuda")
     g.add_argument("--amp", choices=("auto", "bf16", "none"), default="auto", help="auto: bf16 on CUDA")
     g.add_argument("--seed", type=int, default=0)
-    g.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: all CPUs this process may use)")
+    g.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default). More threads than idle cores "
+                   "is very slow (OpenMP spin-waits): on a shared machine keep 1")
     g.add_argument("--deterministic", choices=("auto", "yes", "no"), default="auto", help="auto: yes on CPU")
-    g.add_argument("--max-minutes", type=float, default=0, help="wall limit of this run: save, then exit 0")
-    g.add_argument("--ckpt-every", type=int, default=200)
-    g.add_argument("--val-every", type=int, default=200)
+    g.add_argument("--max-minutes", type=float, default=0,
+                   help="wall limit of this process (from its start, data loading included): "
+                        "stop in time to validate and save, then exit 0")
+    g.add_argument("--ckpt-every", type=int, default=200, help="steps (0: off)")
+    g.add_argument("--ckpt-every-minutes", type=float, default=0, help="also save every this many minutes")
+    g.add_argument("--val-every", type=int, default=200, help="steps (0: off)")
+    g.add_argument("--val-every-minutes", type=float, default=0, help="also validate every this many minutes")
     g.add_argument("--log-every", type=int, default=1)
     g.add_argument("--fresh", action="store_true", help="ignore an existing checkpoint in --out")
     g.add_argument("--no-preview", action="store_true")
@@ -366,9 +371,8 @@ def main(argv=None):
     if a.device == "auto":
         a.device = "cuda" if torch.cuda.is_available() else "cpu"
     device = torch.device(a.device)
-    if device.type == "cpu" or a.threads:
-        n_cpu = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-        torch.set_num_threads(a.threads or n_cpu)
+    if a.threads:
+        torch.set_num_threads(a.threads)
     deterministic = a.deterministic == "yes" or (a.deterministic == "auto" and device.type == "cpu")
     if deterministic:
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
@@ -447,9 +451,7 @@ def main(argv=None):
             opt = None
     if opt is None:
         opt = torch.optim.AdamW(groups, **opt_kw)
-    # the cosine reaches its end a little before the wall limit (final validation + save)
-    time_budget = a.max_minutes * 60 * 0.97 if (a.time_schedule and a.max_minutes) else None
-    sched = Schedule(a.lr, a.warmup, a.steps, a.min_lr_ratio, time_budget)
+    sched = Schedule(a.lr, a.warmup, a.steps, a.min_lr_ratio, None)  # time budget set at the loop start
     rng = np.random.default_rng(a.seed)
     state = {"step": 0, "samples": 0, "elapsed": 0.0, "wall": 0.0, "runs": 0}
     if resume is not None:
@@ -484,6 +486,9 @@ def main(argv=None):
         st["_np_rng"] = rng.bit_generator.state
         st["hardware"] = hardware
         st["data"] = a.data
+        st["last_val"] = {k: v for k, v in last_val.items() if k != "type"}
+        st["params"] = n_params
+        st["amp"] = "bf16" if use_amp else "fp32"
         save_checkpoint(ckpt_path, model, opt, sched, st, a, config)
         log({"type": "checkpoint", "step": state["step"], "reason": reason, "elapsed": round(state["elapsed"], 2),
              "seconds": round(time.time() - ts, 2)})
@@ -511,7 +516,11 @@ def main(argv=None):
     model.train()
     run_t0 = time.time()
     wall0 = state.get("wall", 0.0)
-    limit = a.max_minutes * 60 if a.max_minutes else None
+    deadline = t_start + a.max_minutes * 60 if a.max_minutes else None
+    if a.time_schedule and deadline is not None:
+        # the cosine ends a little before the deadline (final validation and save)
+        sched.time_budget = wall0 + 0.97 * (deadline - run_t0)
+    last_val_t = last_ckpt_t = time.time()
     ckpt_cost = 0.0
     window = []
     step_times = []
@@ -519,10 +528,9 @@ def main(argv=None):
         run_val()
     reason = "steps"
     while state["step"] < a.steps:
-        run_elapsed = time.time() - run_t0
-        if limit is not None:
+        if deadline is not None:
             avg = (sum(step_times[-20:]) / len(step_times[-20:])) if step_times else 0.0
-            if run_elapsed + 1.5 * avg + val_cost[0] + ckpt_cost + 1.0 > limit:
+            if time.time() + 1.5 * avg + val_cost[0] + ckpt_cost + 1.0 > deadline:
                 reason = "time"
                 break
         ts = time.time()
@@ -574,10 +582,16 @@ def main(argv=None):
                 rec["step"], rec["loss"], rec["mse"], rec["psnr"], rec["ssim"], rec["grad_norm"], lr,
                 rec["step_time"]))
             window = []
-        if a.val_every and state["step"] % a.val_every == 0 and state["step"] < a.steps:
+        now = time.time()
+        if state["step"] < a.steps and (
+                (a.val_every and state["step"] % a.val_every == 0) or
+                (a.val_every_minutes and now - last_val_t >= a.val_every_minutes * 60)):
             run_val()
-        if a.ckpt_every and state["step"] % a.ckpt_every == 0:
+            last_val_t = time.time()
+        if (a.ckpt_every and state["step"] % a.ckpt_every == 0) or (
+                a.ckpt_every_minutes and now - last_ckpt_t >= a.ckpt_every_minutes * 60):
             ckpt_cost = checkpoint("every")
+            last_ckpt_t = time.time()
     # final validation + checkpoint
     if not last_val or last_val.get("step") != state["step"]:
         run_val()

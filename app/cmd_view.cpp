@@ -1,0 +1,61 @@
+// lact view: the real-time viewer (viewer/). Encodes a scene (or opens an encoded state) and renders the novel
+// view for an interactive camera; a scripted mode runs it for tests and benchmarks. When the viewer is not
+// built (no GLFW / Dear ImGui / glad at configure time) the command still exists and says what is missing.
+#include "app/commands.h"
+#include "core/error.h"
+
+#ifdef LACT_WITH_VIEWER
+#include "viewer/options.h"
+#endif
+
+namespace lact::app {
+
+#ifdef LACT_WITH_VIEWER
+
+void add_view_command(CLI::App& app) {
+  auto o = std::make_shared<viewer::ViewerOptions>();
+  CLI::App* command = app.add_subcommand(
+      "view",
+      "Real-time viewer: encode the input views (or open a saved --state), then orbit, pan, zoom and fly through the "
+      "scene with novel views rendered as the camera moves; PSNR/SSIM on test views, screenshots, camera paths");
+  command->add_option("--model", o->model, "Model weights (.safetensors with the config in its metadata)");
+  add_data_options(*command, o->data);
+  command->add_option("--state", o->state, "Scene state from `lact encode` (replaces --inputs)");
+  command->add_option("--targets", o->targets, "Test views ([ ] snaps through inputs and these): 3,4 | rest | ...")
+      ->capture_default_str();
+  command->add_option("--window", o->window, "Window size WxH")->capture_default_str();
+  command->add_option("--scale", o->scale, "Render resolution scale in (0, 1]")->capture_default_str();
+  command->add_flag("--adaptive", o->adaptive, "Render at --moving-scale while the camera moves");
+  command->add_option("--moving-scale", o->moving_scale, "Resolution scale while moving (with --adaptive)")
+      ->capture_default_str();
+  command->add_flag("--no-vsync", o->no_vsync, "Start with VSync off");
+  command->add_flag("--show-gt", o->show_truth, "Show the ground truth beside the view (on a test view)");
+  command->add_flag("--show-error", o->show_error, "Show the error map beside the view (on a test view)");
+  command->add_option("--camera", o->camera, "Start on this scene view (a test view index: PSNR/SSIM shown)")
+      ->check(CLI::NonNegativeNumber);
+  command->add_option("--frames", o->frames, "Scripted: run this many frames once the first view is shown")
+      ->check(CLI::NonNegativeNumber);
+  command->add_option("--orbit-frames", o->orbit_frames,
+                      "Scripted: a measured 360-degree orbit over this many frames (one new camera per frame)")
+      ->check(CLI::NonNegativeNumber);
+  command->add_option("--screenshot", o->screenshot,
+                      "Scripted: at the end write this PNG (the window), .view.png (the novel view at its render "
+                      "resolution) and .json (camera, view region, PSNR/SSIM)");
+  command->add_flag("--exit", o->exit, "Scripted: exit when the script ends");
+  command->add_flag("--print-stats", o->print_stats,
+                    "Scripted: print FPS, novel views/s, render ms, PSNR and SSIM as 'key value' lines");
+  add_common_options(*command, o->common);
+  command->callback([o]() { viewer::run_viewer(*o); });
+}
+
+#else
+
+void add_view_command(CLI::App& app) {
+  CLI::App* command = app.add_subcommand("view", "Real-time viewer (not built: " LACT_VIEWER_MISSING ")");
+  command->allow_extras();
+  command->callback([]() { throw Error("the viewer is not built (" LACT_VIEWER_MISSING ")"); });
+}
+
+#endif
+
+}  // namespace lact::app

@@ -1,0 +1,287 @@
+#!/usr/bin/env python3
+"""End-to-end tests of `lact view` (the real-time viewer), in its scripted mode, on a real window.
+
+Run under a virtual X display (CTest does: xvfb-run, Mesa's software OpenGL):
+  xvfb-run -a -s "-screen 0 1600x1000x24" python3 tests/viewer_test.py --lact build/app/lact \
+      --fixture ../shared/fixtures/lact_tiny --data ../shared/data
+Checks that the view on screen is what `lact render` renders for the same camera (the novel view read back from
+its texture, and its region of the window screenshot), that the PSNR/SSIM the panel shows are render's, that a
+scripted orbit reports its frame rates, that a saved state reopens, and that errors end with one line and exit
+code 1 (before the window opens, and after it in a scripted run). Set LACT_VIEWER_BENCH=1 to also print the
+orbit frame rates of the fixture model at 32x48 and on gso_toy at 64x64.
+"""
+import argparse
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import unittest
+import zlib
+
+import numpy as np
+
+ARGS = None
+
+
+def run(*argv, timeout=300):
+    p = subprocess.run([ARGS.lact] + [str(a) for a in argv], capture_output=True, text=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def read_png(path):
+    """8-bit RGB or RGBA PNG -> uint8 array [H, W, C] (zlib + the five PNG filters)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", path
+    pos, idat, header = 8, b"", None
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            header = struct.unpack(">IIBBBBB", body)
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    width, height, depth, color = header[:4]
+    assert depth == 8 and color in (2, 6), "%s: only 8-bit RGB/RGBA" % path
+    channels = 3 if color == 2 else 4
+    raw = np.frombuffer(zlib.decompress(idat), dtype=np.uint8)
+    stride = width * channels
+    out = np.zeros((height, stride), dtype=np.int32)
+    previous = np.zeros(stride, dtype=np.int32)
+    for y in range(height):
+        line = raw[y * (stride + 1):(y + 1) * (stride + 1)]
+        kind, row = line[0], line[1:].astype(np.int32)
+        if kind == 0:
+            cur = row
+        elif kind == 2:
+            cur = (row + previous) & 255
+        else:
+            cur = np.zeros(stride, dtype=np.int32)
+            for x in range(stride):
+                a = cur[x - channels] if x >= channels else 0
+                b = previous[x]
+                c = previous[x - channels] if x >= channels else 0
+                if kind == 1:
+                    pred = a
+                elif kind == 3:
+                    pred = (a + b) // 2
+                else:  # Paeth
+                    p = a + b - c
+                    pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                    pred = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
+                cur[x] = (row[x] + pred) & 255
+        out[y] = cur
+        previous = cur
+    return out.reshape(height, width, channels).astype(np.uint8)
+
+
+def parse_stats(stdout):
+    stats = {}
+    for line in stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and "." in parts[0]:
+            try:
+                stats[parts[0]] = float(parts[1])
+            except ValueError:
+                stats[parts[0]] = parts[1]
+    return stats
+
+
+def view_region(window, info):
+    """The novel view in the window screenshot, one sample per working-size pixel (block centres)."""
+    region = info["view_region"]
+    zoom, x, y = region["zoom"], region["x"], region["y"]
+    height, width = info["camera"]["h"], info["camera"]["w"]
+    rows = [int(y + (i + 0.5) * zoom) for i in range(height)]
+    cols = [int(x + (j + 0.5) * zoom) for j in range(width)]
+    return window[np.ix_(rows, cols)][..., :3]
+
+
+class ViewerTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.fx = os.path.abspath(ARGS.fixture)
+        cls.model = os.path.join(cls.fx, "model.safetensors")
+        cls.index = os.path.join(cls.fx, "index.json")
+        cls.gso = os.path.join(os.path.abspath(ARGS.data), "gso_sample_index.json")
+        cls._tmp = tempfile.TemporaryDirectory(prefix="lact_viewer_")
+        cls.tmp = cls._tmp.name
+        cls.fixture_flags = ["--model", cls.model, "--data", cls.index, "--inputs", "0,1,2", "--threads", "2"]
+        # The reference: `lact render` of the test views 3 and 4.
+        cls.rendered = os.path.join(cls.tmp, "render")
+        rc, so, se = run("render", *cls.fixture_flags, "--targets", "3,4", "--out", cls.rendered, "--quiet")
+        assert rc == 0, "lact render failed: %s%s" % (so, se)
+        with open(os.path.join(cls.rendered, "report.json")) as f:
+            cls.report = json.load(f)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls._tmp.cleanup()
+
+    def view(self, *argv, timeout=300):
+        rc, so, se = run("view", *argv, timeout=timeout)
+        self.assertEqual(rc, 0, "lact view failed (rc %d):\n%s\n%s" % (rc, so, se))
+        return parse_stats(so)
+
+    def report_view(self, report, index):
+        for v in report["scenes"][0]["views"]:
+            if v["index"] == index:
+                return v
+        self.fail("view %d not in the report" % index)
+
+    def check_screenshot(self, shot, reference_png, height, width):
+        """The novel view (texture read-back and the window's view region) against `lact render`'s PNG."""
+        stem = shot[:-len(".png")]
+        with open(stem + ".json") as f:
+            info = json.load(f)
+        reference = read_png(reference_png).astype(np.float64)
+        self.assertEqual(reference.shape, (height, width, 3))
+        view = read_png(stem + ".view.png").astype(np.float64)
+        self.assertEqual(view.shape, reference.shape)
+        self.assertLessEqual(np.abs(view - reference).mean(), 2.0, "view texture differs from lact render")
+        window = read_png(shot).astype(np.float64)
+        self.assertEqual(list(window.shape[:2]), [info["window_size"][1], info["window_size"][0]])
+        region = view_region(window, info)
+        self.assertEqual(region.shape, reference.shape)
+        self.assertLessEqual(np.abs(region - reference).mean(), 2.0, "window's view region differs from lact render")
+        # The zoom is an integer and nearest filtering shows every rendered pixel as a uniform block.
+        zoom = info["view_region"]["zoom"]
+        self.assertEqual(zoom, int(zoom))
+        x, y = info["view_region"]["x"], info["view_region"]["y"]
+        block = window[y:y + int(zoom), x:x + int(zoom), :3]
+        self.assertEqual(np.ptp(block.reshape(-1, 3), axis=0).max(), 0)
+        return info
+
+    def test_test_view_matches_render(self):
+        shot = os.path.join(self.tmp, "shot3", "out.png")
+        stats = self.view(*self.fixture_flags, "--targets", "3,4", "--camera", 3, "--frames", 30, "--screenshot", shot,
+                          "--exit", "--print-stats")
+        expected = self.report_view(self.report, 3)
+        self.assertEqual(stats["viewer.view"], 3)
+        self.assertEqual(stats["viewer.view_role"], "test")
+        self.assertAlmostEqual(stats["viewer.psnr"], expected["psnr"], delta=1e-3)
+        self.assertAlmostEqual(stats["viewer.ssim"], expected["ssim"], delta=1e-3)
+        for key in ("viewer.fps", "viewer.frame_ms", "viewer.render_ms", "viewer.novel_views_per_s", "viewer.encode_s"):
+            self.assertIn(key, stats)
+        self.assertEqual(stats["viewer.render_size"], "32x48")
+        info = self.check_screenshot(shot, os.path.join(self.rendered, "scene", "3.png"), 32, 48)
+        self.assertEqual(info["scene_view"], 3)
+        self.assertAlmostEqual(info["psnr"], expected["psnr"], delta=1e-3)
+        # The pose beside the screenshot is the dataset's camera of view 3.
+        with open(os.path.join(self.fx, "scene", "opencv_cameras.json")) as f:
+            w2c = np.array(json.load(f)[3]["w2c"])
+        np.testing.assert_allclose(np.array(info["camera"]["c2w"]), np.linalg.inv(w2c), atol=1e-6)
+
+    def test_ground_truth_and_error_map_shown(self):
+        shot = os.path.join(self.tmp, "shot4", "out.png")
+        stats = self.view(*self.fixture_flags, "--targets", "3,4", "--camera", 4, "--frames", 5, "--show-gt",
+                          "--show-error", "--screenshot", shot, "--exit", "--print-stats")
+        self.assertAlmostEqual(stats["viewer.psnr"], self.report_view(self.report, 4)["psnr"], delta=1e-3)
+        info = self.check_screenshot(shot, os.path.join(self.rendered, "scene", "4.png"), 32, 48)
+        # The second tile is the ground truth: the fixture's view 4 composited on white.
+        window = read_png(shot).astype(np.float64)
+        step = info["view_region"]["width"] + (info["view_region"]["x"] - info["view_region"]["x"])
+        shifted = dict(info, view_region=dict(info["view_region"]))
+        shifted["view_region"]["x"] = info["view_region"]["x"] + info["view_region"]["width"] + 8
+        truth = view_region(window, shifted)
+        rgba = read_png(os.path.join(self.fx, "scene", "images", "004.png")).astype(np.float64)
+        if rgba.shape[2] == 4:
+            alpha = rgba[..., 3:] / 255
+            expected = rgba[..., :3] * alpha + 255 * (1 - alpha)
+        else:
+            expected = rgba
+        self.assertLessEqual(np.abs(truth - expected).mean(), 2.0, "ground-truth tile differs (step %d)" % step)
+
+    def test_orbit_reports_frame_rates(self):
+        stats = self.view(*self.fixture_flags, "--orbit-frames", 200, "--exit", "--print-stats")
+        self.assertEqual(stats["orbit.frames"], 200)
+        self.assertGreater(stats["orbit.novel_views"], 0)
+        self.assertLessEqual(stats["orbit.novel_views"], 201)
+        self.assertGreater(stats["orbit.novel_views_per_s"], 0)
+        self.assertGreater(stats["orbit.ui_fps"], 0)
+        self.assertGreater(stats["orbit.render_ms"], 0)
+
+    def test_state_reopens(self):
+        state = os.path.join(self.tmp, "scene.safetensors")
+        rc, so, se = run("encode", *self.fixture_flags, "-o", state)
+        self.assertEqual(rc, 0, se)
+        shot = os.path.join(self.tmp, "state", "out.png")
+        stats = self.view("--state", state, "--targets", "3,4", "--camera", 3, "--frames", 3, "--screenshot", shot,
+                          "--exit", "--print-stats", "--threads", 2)
+        self.assertAlmostEqual(stats["viewer.psnr"], self.report_view(self.report, 3)["psnr"], delta=1e-3)
+        self.check_screenshot(shot, os.path.join(self.rendered, "scene", "3.png"), 32, 48)
+
+        # A state whose tensors are cut off: the header (read before the window) is fine, loading fails after
+        # the window opened; a scripted run ends with the one-line error and exit code 1.
+        broken = os.path.join(self.tmp, "broken.safetensors")
+        with open(state, "rb") as f:
+            data = f.read()
+        header = struct.unpack("<Q", data[:8])[0]
+        with open(broken, "wb") as f:
+            f.write(data[:8 + header + 16])
+        rc, so, se = run("view", "--state", broken, "--camera", 3, "--frames", 3, "--exit")
+        self.assertEqual(rc, 1, so + se)
+        lines = se.strip().splitlines()
+        self.assertEqual(len(lines), 1, se)
+        self.assertTrue(lines[0].startswith("lact: ") and "broken.safetensors" in lines[0], se)
+
+    def test_gso_toy_64(self):
+        flags = ["--model", self.model, "--data", self.gso, "--inputs", "uniform:8", "--size", "64x64", "--threads", "2"]
+        out = os.path.join(self.tmp, "gso_render")
+        rc, so, se = run("render", *flags, "--targets", "5", "--out", out, "--quiet")
+        self.assertEqual(rc, 0, se)
+        with open(os.path.join(out, "report.json")) as f:
+            report = json.load(f)
+        shot = os.path.join(self.tmp, "gso", "out.png")
+        stats = self.view(*flags, "--camera", 5, "--frames", 5, "--screenshot", shot, "--exit", "--print-stats")
+        self.assertEqual(stats["viewer.view_role"], "test")
+        self.assertAlmostEqual(stats["viewer.psnr"], self.report_view(report, 5)["psnr"], delta=1e-3)
+        scene = report["scenes"][0]["name"]
+        self.check_screenshot(shot, os.path.join(out, scene, "5.png"), 64, 64)
+
+    def test_errors_before_the_window(self):
+        cases = [
+            ("view", "--model", os.path.join(self.tmp, "missing.safetensors"), "--data", self.index, "--inputs", "0,1,2"),
+            ("view", *self.fixture_flags, "--camera", 99, "--exit"),
+            ("view", "--model", self.model, "--data", self.index),
+            ("view", *self.fixture_flags, "--size", "30x30"),
+            ("view", *self.fixture_flags, "--window", "big"),
+        ]
+        for argv in cases:
+            rc, so, se = run(*argv)
+            self.assertEqual(rc, 1, "%s: %s%s" % (argv, so, se))
+            lines = se.strip().splitlines()
+            self.assertEqual(len(lines), 1, "%s: %s" % (argv, se))
+            self.assertTrue(lines[0].startswith("lact: "), se)
+
+    @unittest.skipUnless(os.environ.get("LACT_VIEWER_BENCH"), "set LACT_VIEWER_BENCH=1 to measure")
+    def test_bench(self):
+        for name, flags in [
+            ("fixture 32x48", self.fixture_flags),
+            ("gso_toy 64x64", ["--model", self.model, "--data", self.gso, "--inputs", "uniform:8", "--size", "64x64",
+                               "--threads", "2"]),
+        ]:
+            stats = self.view(*flags, "--orbit-frames", 200, "--exit", "--print-stats", "--no-vsync")
+            print("\n%s: %s" % (name, {k: v for k, v in stats.items() if k.startswith("orbit.")}), file=sys.stderr)
+
+
+def main():
+    global ARGS
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--lact", required=True)
+    parser.add_argument("--fixture", required=True)
+    parser.add_argument("--data", required=True)
+    ARGS, rest = parser.parse_known_args()
+    ARGS.lact = os.path.abspath(ARGS.lact)
+    if not os.environ.get("DISPLAY"):
+        print("viewer_test: no DISPLAY (run under xvfb-run)", file=sys.stderr)
+        return 1
+    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

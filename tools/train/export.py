@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Export a trainer checkpoint to a LaCT model file (official state-dict key names, F32).
+
+usage: python3 tools/train/export.py OUT/ckpt_last.pt -o model.safetensors
+
+Metadata: config (JSON), image_size ('HxW' trained at), input_views (training input views),
+format ('lact model'), training (JSON: steps, samples, data, time, hardware, last validation).
+The file is read back with LaCTModel.from_safetensors (strict) and checked against the
+checkpoint's weights before the command succeeds.
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "reference"))
+import safetensors_io  # noqa: E402
+from lact_reference import LaCTModel  # noqa: E402
+
+FORMAT = "lact model"
+WRAPPERS = ("_orig_mod.", "module.")
+
+
+def load_ckpt(path):
+    try:
+        return torch.load(path, map_location="cpu", weights_only=False)
+    except TypeError:
+        return torch.load(path, map_location="cpu")
+
+
+def strip(key):
+    changed = True
+    while changed:
+        changed = False
+        for w in WRAPPERS:
+            if key.startswith(w):
+                key, changed = key[len(w):], True
+    return key
+
+
+def summary(ckpt, ckpt_path):
+    st, args = ckpt.get("state", {}), ckpt.get("args", {})
+    val = st.get("last_val") or {}
+    return {
+        "steps": st.get("step"), "samples": st.get("samples"),
+        "train_seconds": round(float(st.get("elapsed", 0.0)), 1),
+        "wall_seconds": round(float(st.get("wall", 0.0)), 1), "runs": st.get("runs"),
+        "data": st.get("data", args.get("data")), "val_data": args.get("val_data"),
+        "hardware": st.get("hardware"), "amp": st.get("amp"), "params": st.get("params"),
+        "batch": args.get("batch"), "n_target": [args.get("n_target_min"), args.get("n_target_max")],
+        "lr": args.get("lr"), "ssim_weight": args.get("ssim_weight"), "seed": args.get("seed"),
+        "val": {k: (round(val[k], 4) if isinstance(val.get(k), float) else val.get(k))
+                for k in ("step", "psnr", "psnr_white", "psnr_nearest", "ssim", "images") if k in val},
+        "checkpoint": os.path.basename(ckpt_path), "exported": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "tool": "tools/train/train.py",
+    }
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("checkpoint")
+    ap.add_argument("-o", "--output", required=True)
+    a = ap.parse_args(argv)
+    ckpt = load_ckpt(a.checkpoint)
+    config, args = ckpt["config"], ckpt.get("args", {})
+    sd = {}
+    for k, v in ckpt["model"].items():
+        name = strip(k)
+        if name in sd:
+            raise SystemExit("export: key %r twice after stripping wrappers" % name)
+        sd[name] = v.detach().float().cpu()
+    model = LaCTModel(config)
+    model.load_state_dict(sd, strict=True)  # official key names and shapes
+    size = int(args.get("size", 0) or 0)
+    meta = {
+        "config": json.dumps(config),
+        "image_size": "%dx%d" % (size, size),
+        "input_views": str(args.get("n_input", "")),
+        "format": FORMAT,
+        "training": json.dumps(summary(ckpt, a.checkpoint), sort_keys=True),
+    }
+    out_dir = os.path.dirname(os.path.abspath(a.output))
+    os.makedirs(out_dir, exist_ok=True)
+    tmp = a.output + ".tmp"
+    safetensors_io.save(tmp, sd, meta)
+    back = LaCTModel.from_safetensors(tmp)
+    for k, v in back.state_dict().items():
+        if not torch.equal(v, sd[k]):
+            raise SystemExit("export: %s differs after the round trip" % k)
+    os.replace(tmp, a.output)
+    print("export: %s (%d tensors, %.1f MB; config dim %s layers %s; image_size %s, input_views %s; "
+          "step %s)" % (a.output, len(sd), os.path.getsize(a.output) / 2**20, config.get("dim"),
+                        config.get("layers"), meta["image_size"], meta["input_views"],
+                        ckpt.get("state", {}).get("step")))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

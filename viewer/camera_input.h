@@ -1,0 +1,22 @@
+// Mouse and keyboard to camera moves and viewer shortcuts. Nothing happens while an ImGui widget has the
+// mouse or the keyboard (io.WantCaptureMouse / WantCaptureKeyboard).
+//   left drag: orbit (fly mode: look around)      middle drag or shift + left drag: pan     wheel: dolly
+//   W A S D: forward, left, back, right   Q E: down, up (scene up)   shift: 4x   = -: speed up, down
+//   [ ]: previous / next input or test camera   R: reset   F: fly mode   F12: screenshot
+//   K: add a keyframe   P: play / stop the path   G: ground truth   X: error map
+#pragma once
+
+#include "viewer/camera_controller.h"
+
+namespace lact::viewer {
+
+struct InputActions {
+  bool snap_previous = false, snap_next = false, reset = false, screenshot = false;
+  bool add_key = false, toggle_play = false, toggle_fly = false, toggle_truth = false, toggle_error = false;
+  bool camera_moving = false;  // a drag or a movement key is active
+};
+
+// `zoom`: screen (ImGui) units per working-size pixel of the displayed view; `seconds`: the frame time.
+InputActions apply_camera_input(CameraController& camera, bool fly, double zoom, double seconds);
+
+}  // namespace lact::viewer

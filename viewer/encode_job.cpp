@@ -1,0 +1,106 @@
+#include "viewer/encode_job.h"
+
+#include <chrono>
+#include <new>
+
+#include "core/scene_state_io.h"
+
+namespace lact::viewer {
+
+namespace {
+struct Cancelled {};
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+}  // namespace
+
+EncodeJob::EncodeJob(const SceneSource& source, int threads, std::function<void()> wake)
+    : wake_(std::move(wake)), start_(std::chrono::steady_clock::now()) {
+  thread_ = std::thread([this, &source, threads] { run(source, threads); });
+}
+
+EncodeJob::~EncodeJob() {
+  cancel_ = true;
+  if (thread_.joinable()) thread_.join();
+}
+
+void EncodeJob::set_progress(const std::string& stage, double fraction) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stage_ = stage;
+    fraction_ = fraction;
+  }
+  if (wake_) wake_();
+}
+
+EncodeJob::Progress EncodeJob::progress() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return {stage_, fraction_, seconds_since(start_)};
+}
+
+std::shared_ptr<const SceneState> EncodeJob::state() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return state_;
+}
+
+std::string EncodeJob::error() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return error_;
+}
+
+void EncodeJob::run(const SceneSource& source, int threads) {
+  // OpenMP's thread count is per thread: set it on this one.
+  if (threads > 0) source.backend->set_threads(threads);
+  const Model& model = *source.model;
+  std::shared_ptr<SceneState> state;
+  std::string error;
+  try {
+    if (!source.state_path.empty()) {
+      set_progress("loading the scene state", 0);
+      const auto start = std::chrono::steady_clock::now();
+      LoadedSceneState loaded = load_scene_state(source.state_path, model.config(), *source.backend);
+      encode_seconds_ = seconds_since(start);
+      state = std::make_shared<SceneState>(std::move(loaded.state));
+    } else {
+      // Reading the views is about a fifth of the bar, encoding the rest (per layer, through the observer).
+      const size_t n = source.selection.inputs.size();
+      std::vector<PosedImage> inputs;
+      for (size_t i = 0; i < n; ++i) {
+        if (cancel_) throw Cancelled{};
+        set_progress("reading input view " + std::to_string(i + 1) + " of " + std::to_string(n), 0.2 * i / n);
+        for (PosedImage& v : source.input_view(static_cast<int>(i))) inputs.push_back(std::move(v));
+      }
+      const int layers = model.config().layers;
+      set_progress("encoding " + std::to_string(n) + " views: layer 1 of " + std::to_string(layers), 0.2);
+      int done = 0;
+      const auto start = std::chrono::steady_clock::now();
+      SceneState encoded = model.encode(inputs, [&](const std::string& name, const Tensor&) {
+        if (cancel_) throw Cancelled{};
+        if (name.rfind("encode_block", 0) != 0) return;
+        ++done;
+        set_progress("encoding " + std::to_string(n) + " views: layer " + std::to_string(std::min(done + 1, layers)) +
+                         " of " + std::to_string(layers),
+                     0.2 + 0.8 * done / layers);
+      });
+      encode_seconds_ = seconds_since(start);
+      state = std::make_shared<SceneState>(std::move(encoded));
+    }
+  } catch (const Cancelled&) {
+    error = "cancelled";
+  } catch (const std::bad_alloc&) {
+    error = "out of memory (try fewer views, a smaller --size or a smaller model)";
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    state_ = state;
+    error_ = error;
+    stage_ = error.empty() ? "ready" : "failed";
+    fraction_ = 1;
+  }
+  finished_ = true;
+  if (wake_) wake_();
+}
+
+}  // namespace lact::viewer

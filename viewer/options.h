@@ -1,0 +1,39 @@
+// What `lact view` is asked to do: the scene (as render's flags), the window, and the scripted mode for tests.
+#pragma once
+
+#include <string>
+
+#include "app/common.h"
+#include "app/scene_inputs.h"
+
+namespace lact::viewer {
+
+struct ViewerOptions {
+  app::CommonOptions common;
+  app::DataOptions data;
+  std::string model, state;
+  std::string targets = "rest";  // the test views ([ ] snaps through inputs and these)
+
+  std::string window = "1280x800";  // WxH in screen units
+  double scale = 1.0;                // render resolution scale
+  bool adaptive = false;             // lower resolution while the camera moves
+  double moving_scale = 0.5;
+  bool no_vsync = false;
+  bool show_truth = false, show_error = false;
+
+  // Scripted mode (tests, benchmarks, screenshots).
+  int camera = -1;           // start snapped on this scene view
+  int frames = 0;            // UI frames to run once the first novel view is shown
+  int orbit_frames = 0;      // a scripted 360-degree orbit over this many UI frames, measured
+  std::string screenshot;    // at the end: this PNG (the window), .view.png (the novel view), .json (pose)
+  bool exit = false;         // exit after the script
+  bool print_stats = false;  // print the counters (and PSNR/SSIM) to stdout at the end of the script
+
+  bool scripted() const { return camera >= 0 || frames > 0 || orbit_frames > 0 || !screenshot.empty() || exit; }
+};
+
+// Runs the viewer until the window closes (or the script ends with --exit). Errors before the window opens
+// (bad flags, data, model) throw lact::Error; in a scripted run so do errors after it (exit code 1).
+void run_viewer(const ViewerOptions& options);
+
+}  // namespace lact::viewer

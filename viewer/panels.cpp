@@ -1,0 +1,148 @@
+#include "viewer/panels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+namespace lact::viewer {
+
+namespace {
+const ImGuiTreeNodeFlags kOpen = ImGuiTreeNodeFlags_DefaultOpen;
+
+std::string file_name(const std::string& path) { return std::filesystem::path(path).filename().string(); }
+}  // namespace
+
+float begin_side_panel(float width) {
+  const ImGuiViewport* viewport = ImGui::GetMainViewport();
+  ImGui::SetNextWindowPos(viewport->WorkPos);
+  ImGui::SetNextWindowSize(ImVec2(width, viewport->WorkSize.y));
+  ImGui::Begin("lact view", nullptr,
+               ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
+                   ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus);
+  ImGui::PushItemWidth(-110);
+  return width;
+}
+
+void end_side_panel() {
+  ImGui::PopItemWidth();
+  ImGui::End();
+}
+
+void performance_section(const PerformanceReadout& r) {
+  if (!ImGui::CollapsingHeader("Performance", kOpen)) return;
+  ImGui::Text("UI            %6.1f fps  %6.2f ms/frame", r.fps, r.frame_ms);
+  ImGui::Text("novel views   %6.1f /s", r.views_per_second);
+  ImGui::Text("render        %6.2f ms (last %.2f)", r.render_ms, r.last_render_ms);
+  ImGui::Text("upload        %6.3f ms", r.upload_ms);
+  if (r.render_width > 0) ImGui::Text("render size   %d x %d", r.render_width, r.render_height);
+  if (r.idle) ImGui::TextDisabled("idle: redraws on input only");
+}
+
+void scene_section(const SceneReadout& r) {
+  if (!ImGui::CollapsingHeader("Scene", kOpen)) return;
+  const SceneSource& s = *r.source;
+  const ModelConfig& config = s.model->config();
+  ImGui::Text("model   %s", file_name(s.model_path).c_str());
+  ImGui::Text("        %d layers, dim %d, patch %d, %.1fM params", config.layers, config.dim, config.patch_size,
+              s.model->weights().parameter_count / 1e6);
+  ImGui::Text("scene   %s (%d views)", s.selection.scene.name.c_str(), s.views());
+  if (!s.state_path.empty()) ImGui::Text("state   %s", file_name(s.state_path).c_str());
+  ImGui::Text("inputs  %zu, test views %zu", s.selection.inputs.size(), s.targets.size());
+  ImGui::Text("working resolution %d x %d", s.height, s.width);
+  if (r.ready)
+    ImGui::Text("%s %.3f s", s.state_path.empty() ? "encode " : "load   ", r.encode_seconds);
+  else
+    ImGui::TextDisabled("%s", r.status.c_str());
+}
+
+void camera_section(CameraController& camera, DisplaySettings& display, const SceneSource& source,
+                    PanelActions& actions) {
+  if (!ImGui::CollapsingHeader("Camera", kOpen)) return;
+  const int view = camera.snapped_view();
+  if (view >= 0)
+    ImGui::Text("on view %d (%s)", view, source.role(view));
+  else
+    ImGui::TextDisabled("free camera");
+  if (ImGui::Button("[ prev")) actions.snap_previous = true;
+  ImGui::SameLine();
+  if (ImGui::Button("next ]")) actions.snap_next = true;
+  ImGui::SameLine();
+  if (ImGui::Button("reset (R)")) actions.reset = true;
+  ImGui::Checkbox("fly mode (F)", &display.fly);
+  float hfov = static_cast<float>(camera.hfov());
+  if (ImGui::SliderFloat("FoV (deg)", &hfov, 10.0f, 120.0f, "%.1f")) camera.set_hfov(hfov);
+  float speed = static_cast<float>(camera.speed);
+  if (ImGui::DragFloat("speed", &speed, 0.01f * static_cast<float>(camera.frame().scale), 1e-4f, 1e4f, "%.3f /s"))
+    camera.speed = std::max(1e-6f, speed);
+  const auto& m = camera.camera().c2w;
+  ImGui::TextDisabled("at (%.3f, %.3f, %.3f)  d %.3f", m[3], m[7], m[11], camera.distance());
+}
+
+void quality_section(const RenderedView* shown, const SceneSource& source, DisplaySettings& display) {
+  if (!ImGui::CollapsingHeader("Quality", kOpen)) return;
+  if (shown && shown->measured) {
+    const int view = shown->request.view;
+    ImGui::Text("view %d (%s) vs its ground truth", view, source.role(view));
+    ImGui::Text("PSNR  %.3f dB", shown->psnr);
+    ImGui::Text("SSIM  %.4f", shown->ssim);
+  } else if (shown && shown->request.view >= 0) {
+    ImGui::TextDisabled("measured at resolution scale 1 only");
+  } else {
+    ImGui::TextDisabled("snap to a test view ([ ]) for PSNR / SSIM");
+  }
+  ImGui::Checkbox("ground truth (G)", &display.show_truth);
+  ImGui::SameLine();
+  ImGui::Checkbox("error map (X)", &display.show_error);
+}
+
+void display_section(DisplaySettings& display, PanelActions& actions) {
+  if (!ImGui::CollapsingHeader("Display", kOpen)) return;
+  ImGui::SliderFloat("resolution", &display.scale, 0.125f, 1.0f, "x %.3f");
+  ImGui::Checkbox("adaptive while moving", &display.adaptive);
+  if (display.adaptive) ImGui::SliderFloat("moving", &display.moving_scale, 0.125f, 1.0f, "x %.3f");
+  if (ImGui::Checkbox("VSync", &display.vsync)) actions.vsync_changed = true;
+}
+
+void screenshot_section(std::string& path, const std::string& last_saved, PanelActions& actions) {
+  if (!ImGui::CollapsingHeader("Screenshot", kOpen)) return;
+  ImGui::InputText("file", &path);
+  if (ImGui::Button("save (F12)")) actions.screenshot = true;
+  if (!last_saved.empty()) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("%s", file_name(last_saved).c_str());
+  }
+}
+
+void help_section() {
+  if (!ImGui::CollapsingHeader("Controls")) return;
+  ImGui::TextUnformatted(
+      "left drag      orbit (fly: look)\n"
+      "middle/shift   pan\n"
+      "wheel          dolly\n"
+      "W A S D Q E    move (shift 4x)\n"
+      "= -            speed\n"
+      "[ ]            prev/next camera\n"
+      "R reset  F fly  F12 screenshot\n"
+      "K keyframe  P play path\n"
+      "G ground truth  X error map");
+}
+
+void encode_overlay(float x, float y, float width, float height, const std::string& stage, double fraction,
+                    double seconds) {
+  ImGui::SetNextWindowPos(ImVec2(x + width / 2, y + height / 2), ImGuiCond_Always, ImVec2(0.5f, 0.5f));
+  ImGui::SetNextWindowSize(ImVec2(std::min(420.0f, width - 20), 0));
+  ImGui::Begin("Encoding", nullptr,
+               ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
+                   ImGuiWindowFlags_NoSavedSettings);
+  ImGui::TextUnformatted(stage.c_str());
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f s", seconds);
+  ImGui::ProgressBar(static_cast<float>(fraction), ImVec2(-1, 0), text);
+  ImGui::End();
+}
+
+}  // namespace lact::viewer

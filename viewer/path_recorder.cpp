@@ -1,0 +1,64 @@
+#include "viewer/path_recorder.h"
+
+#include <cmath>
+
+#include "core/camera_geometry.h"
+#include "core/error.h"
+#include "datasets/camera_path_io.h"
+
+namespace lact::viewer {
+
+void PathRecorder::remove_last() {
+  if (!keys_.empty()) keys_.pop_back();
+}
+
+void PathRecorder::clear() {
+  keys_.clear();
+  stop();
+}
+
+std::vector<Camera> PathRecorder::path() const {
+  if (keys_.size() < 2 || frames_per_segment <= 1) return keys_;
+  return interpolate_path(keys_, frames_per_segment);
+}
+
+void PathRecorder::save(const std::string& file) const {
+  if (keys_.empty()) throw Error(file, "the camera path has no keyframes to save");
+  write_camera_path(file, path());
+}
+
+void PathRecorder::load(const std::string& file) {
+  std::vector<Camera> frames = read_camera_path(file);
+  if (frames.empty()) throw Error(file, "the camera path has no frames");
+  keys_ = std::move(frames);
+  frames_per_segment = 1;
+  stop();
+}
+
+void PathRecorder::play(double now, double fps, bool loop) {
+  playback_ = path();
+  playing_ = !playback_.empty();
+  start_ = now;
+  fps_ = fps > 0 ? fps : 30;
+  loop_ = loop;
+  frame_ = 0;
+}
+
+std::optional<Camera> PathRecorder::frame_at(double now) {
+  if (!playing_) return std::nullopt;
+  long index = static_cast<long>(std::floor((now - start_) * fps_));
+  const long count = static_cast<long>(playback_.size());
+  if (index < 0) index = 0;
+  if (index >= count) {
+    if (!loop_) {
+      playing_ = false;
+      frame_ = static_cast<int>(count - 1);
+      return playback_.back();  // end on the last frame
+    }
+    index %= count;
+  }
+  frame_ = static_cast<int>(index);
+  return playback_[index];
+}
+
+}  // namespace lact::viewer

@@ -1,0 +1,47 @@
+// Recording a camera path in the viewer: keyframes, the path through them (datasets' interpolation: positions
+// and intrinsics linear, rotations slerp), playback, and the path file of datasets/camera_path_io.h (what
+// `lact path` writes and `lact render --path` reads). No window here.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/camera.h"
+
+namespace lact::viewer {
+
+class PathRecorder {
+ public:
+  void add_key(const Camera& camera) { keys_.push_back(camera); }
+  void remove_last();
+  void clear();
+  const std::vector<Camera>& keys() const { return keys_; }
+
+  // Frames from one key to the next. 1 means the keys are the path (a loaded file is).
+  int frames_per_segment = 30;
+
+  // The keys themselves when fewer than two or frames_per_segment is 1, else interpolate_path(keys, n).
+  std::vector<Camera> path() const;
+
+  void save(const std::string& file) const;  // path() as a camera path file; Error naming the file
+  void load(const std::string& file);        // its frames become the keys, 1 frame per segment
+
+  // Playback at `fps` frames per second from `now` (seconds).
+  void play(double now, double fps, bool loop);
+  void stop() { playing_ = false; }
+  bool playing() const { return playing_; }
+  // The frame to show at `now` while playing (stops at the end unless looping); nullopt when not playing.
+  std::optional<Camera> frame_at(double now);
+  int playing_frame() const { return frame_; }
+  int playing_frames() const { return static_cast<int>(playback_.size()); }
+
+ private:
+  std::vector<Camera> keys_;
+  std::vector<Camera> playback_;
+  bool playing_ = false, loop_ = false;
+  double start_ = 0, fps_ = 30;
+  int frame_ = 0;
+};
+
+}  // namespace lact::viewer

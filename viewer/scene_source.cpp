@@ -1,0 +1,112 @@
+#include "viewer/scene_source.h"
+
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/scene_state_io.h"
+#include "datasets/view_selection.h"
+
+namespace lact::viewer {
+
+namespace {
+
+std::string metadata_or(const std::map<std::string, std::string>& m, const char* key, const std::string& fallback) {
+  auto it = m.find(key);
+  return it == m.end() ? fallback : it->second;
+}
+
+// As `lact render --state`: the model, data, scene and preprocessing the state recorded.
+void plan_from_state(const ViewerOptions& o, SceneSource& s) {
+  const auto metadata = read_scene_state_metadata(o.state);
+  s.model_path = o.model.empty() ? metadata_or(metadata, "model", "") : o.model;
+  if (s.model_path.empty()) throw Error(o.state, "records no model: pass --model");
+  s.model = app::load_model_for(s.model_path, *s.backend);
+
+  app::DataOptions data = o.data;
+  if (data.data.empty()) data.data = metadata_or(metadata, "data", "");
+  if (data.scene.empty()) data.scene = metadata_or(metadata, "scene", "");
+  if (data.data.empty()) throw Error(o.state, "records no data: pass --data for the scene's cameras");
+  data.background = metadata_or(metadata, "background", data.background);
+  try {
+    data.downscale = std::stoi(metadata_or(metadata, "downscale", "1"));
+  } catch (const std::exception&) {
+    throw Error(o.state, "metadata downscale is not a number");
+  }
+  data.normalize_poses = "none";  // the state's own transform applies
+  data.inputs.clear();
+  if (data.size.empty()) data.size = metadata_or(metadata, "height", "0") + "x" + metadata_or(metadata, "width", "0");
+  s.selection = app::select_scene_views(data, s.model->config().patch_size);
+  s.selection.pose = app::pose_from_metadata(metadata, o.state);
+  try {
+    s.selection.inputs = nlohmann::json::parse(metadata_or(metadata, "inputs", "[]")).get<std::vector<int>>();
+  } catch (const nlohmann::json::exception&) {
+    s.selection.inputs.clear();
+  }
+  for (int i : s.selection.inputs)
+    if (i < 0 || i >= static_cast<int>(s.selection.scene.views.size())) s.selection.inputs.clear();
+  s.state_path = o.state;
+}
+
+}  // namespace
+
+bool SceneSource::is_input(int view) const {
+  return std::find(selection.inputs.begin(), selection.inputs.end(), view) != selection.inputs.end();
+}
+
+bool SceneSource::is_target(int view) const { return std::find(targets.begin(), targets.end(), view) != targets.end(); }
+
+const char* SceneSource::role(int view) const { return is_input(view) ? "input" : is_target(view) ? "test" : "view"; }
+
+std::vector<int> SceneSource::snap_views() const {
+  std::vector<int> all = selection.inputs;
+  all.insert(all.end(), targets.begin(), targets.end());
+  std::sort(all.begin(), all.end());
+  all.erase(std::unique(all.begin(), all.end()), all.end());
+  if (all.empty())
+    for (int i = 0; i < views(); ++i) all.push_back(i);
+  return all;
+}
+
+int SceneSource::start_view(int requested) const {
+  if (requested >= 0) return requested;
+  return selection.inputs.empty() ? 0 : selection.inputs.front();
+}
+
+Image SceneSource::ground_truth(int view) const { return app::selected_views(selection, {view}, true).at(0).image; }
+
+std::vector<PosedImage> SceneSource::input_view(int index) const {
+  return app::selected_views(selection, {selection.inputs.at(index)}, true);
+}
+
+SceneSource open_scene_source(const ViewerOptions& o) {
+  SceneSource s;
+  s.backend = app::make_backend(o.common);
+  if (!o.state.empty()) {
+    plan_from_state(o, s);
+  } else {
+    if (o.data.inputs.empty()) throw Error("view", "give --inputs (to encode) or --state (a saved scene state)");
+    s.model_path = o.model;
+    s.model = app::load_model_for(o.model, *s.backend);
+    s.selection = app::select_scene_views(o.data, s.model->config().patch_size);
+  }
+  s.height = s.selection.height;
+  s.width = s.selection.width;
+  const Scene& scene = s.selection.scene;
+  if (scene.views.empty()) throw Error(scene.source, "the scene has no views");
+  s.targets = o.targets.empty() ? std::vector<int>{}
+                                : select_views(o.targets, scene, true, s.selection.inputs, o.data.seed, "--targets");
+  std::vector<int> all(scene.views.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
+  for (const PosedImage& v : app::selected_views(s.selection, all, false)) {
+    v.camera.validate(scene.source);
+    s.cameras.push_back(v.camera);
+  }
+  if (o.camera >= s.views())
+    throw Error("--camera", "view " + std::to_string(o.camera) + " is out of range (the scene has " +
+                                std::to_string(s.views()) + " views)");
+  return s;
+}
+
+}  // namespace lact::viewer

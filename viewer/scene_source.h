@@ -1,0 +1,45 @@
+// What the viewer shows, fixed before the window opens: the model, the scene and its views at the working
+// size, which views were inputs and which are test views. Everything here is checked up front, so a bad flag,
+// file or model ends with the usual one-line error before any window appears.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "app/scene_inputs.h"
+#include "core/model.h"
+#include "viewer/options.h"
+
+namespace lact::viewer {
+
+struct SceneSource {
+  std::unique_ptr<Backend> backend;
+  std::unique_ptr<Model> model;
+  std::string model_path;
+  std::string state_path;  // set: open this encoded state instead of encoding
+  app::SceneSelection selection;
+  std::vector<Camera> cameras;  // every view of the scene at the working size, pose transform applied
+  std::vector<int> targets;     // test views (selection.inputs are the inputs)
+  int height = 0, width = 0;    // working size
+
+  int views() const { return static_cast<int>(cameras.size()); }
+  bool is_input(int view) const;
+  bool is_target(int view) const;
+  const char* role(int view) const;  // "input", "test" or "view"
+  // Inputs and test views in index order: what [ and ] step through.
+  std::vector<int> snap_views() const;
+  // The start camera: --camera, else the first input, else view 0.
+  int start_view(int requested) const;
+
+  // The ground truth of scene view `view` at the working size (decodes the image). Thread-safe.
+  Image ground_truth(int view) const;
+  // The input views with their images (for encoding).
+  std::vector<PosedImage> input_view(int index) const;
+};
+
+// Throws Error for anything wrong (flags, data, model, --camera out of range).
+SceneSource open_scene_source(const ViewerOptions& options);
+
+}  // namespace lact::viewer

@@ -1,0 +1,51 @@
+#include "viewer/screenshot.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.h"
+
+namespace lact::viewer {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> screenshot_files(const std::string& path) {
+  fs::path stem(path);
+  if (stem.extension() == ".png") stem.replace_extension();
+  return {stem.string() + ".png", stem.string() + ".view.png", stem.string() + ".json"};
+}
+
+std::vector<std::string> write_screenshot(const std::string& path, const Rgb8& window, const Rgb8& view,
+                                          const ViewLayout& layout, nlohmann::json info) {
+  const std::vector<std::string> files = screenshot_files(path);
+  const fs::path folder = fs::path(files[0]).parent_path();
+  std::error_code ec;
+  if (!folder.empty()) fs::create_directories(folder, ec);
+  write_png(files[0], window);
+  if (!view.empty()) write_png(files[1], view);
+  info["window"] = fs::path(files[0]).filename().string();
+  info["window_size"] = {window.width, window.height};
+  if (!view.empty()) info["view_image"] = fs::path(files[1]).filename().string();
+  info["view_region"] = {{"x", layout.x},
+                         {"y", layout.y},
+                         {"width", layout.width},
+                         {"height", layout.height},
+                         {"zoom", layout.zoom},
+                         {"framebuffer_scale", layout.framebuffer_scale}};
+  std::ofstream out(files[2]);
+  out << info.dump(2) << "\n";
+  if (!out) throw Error(files[2], "cannot write the screenshot's pose file");
+  return files;
+}
+
+std::string next_screenshot_name() {
+  for (int i = 0; i < 10000; ++i) {
+    char name[32];
+    std::snprintf(name, sizeof(name), "lact_view_%03d.png", i);
+    if (!fs::exists(name)) return name;
+  }
+  return "lact_view.png";
+}
+
+}  // namespace lact::viewer

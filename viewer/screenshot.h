@@ -1,0 +1,29 @@
+// Screenshots: for PATH.png the viewer writes
+//   PATH.png       the whole window as shown (side panel included), read back from the framebuffer;
+//   PATH.view.png  the novel view alone at its render resolution, read back from its texture (the pixels the
+//                  window shows, each working-size pixel as a zoom x zoom block, at "view_region");
+//   PATH.json      the camera (as a camera path frame), the view region in the window, the scene view and its
+//                  PSNR/SSIM when snapped.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "viewer/pixels.h"
+#include "viewer/view_area.h"
+
+namespace lact::viewer {
+
+// The names beside `path`: {png, view png, json}.
+std::vector<std::string> screenshot_files(const std::string& path);
+
+// Writes the three files (Error naming the one that fails); `info` goes into the JSON with "view_region".
+std::vector<std::string> write_screenshot(const std::string& path, const Rgb8& window, const Rgb8& view,
+                                          const ViewLayout& layout, nlohmann::json info);
+
+// The next free "lact_view_NNN.png" in the working folder.
+std::string next_screenshot_name();
+
+}  // namespace lact::viewer

@@ -1,0 +1,411 @@
+// The viewer's frame loop: wires the window, the encode job, the render thread, the camera, the panels, the
+// recorder and the script together. Each of those lives in its own file; this one only passes data between
+// them, once per frame.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <mutex>
+
+#include <imgui.h>
+
+#include "app/evaluate.h"
+#include "core/error.h"
+#include "datasets/camera_path_io.h"
+#include "viewer/camera_input.h"
+#include "viewer/encode_job.h"
+#include "viewer/error_popup.h"
+#include "viewer/options.h"
+#include "viewer/panels.h"
+#include "viewer/path_recorder.h"
+#include "viewer/recorder_panel.h"
+#include "viewer/render_thread.h"
+#include "viewer/scene_source.h"
+#include "viewer/screenshot.h"
+#include "viewer/script.h"
+#include "viewer/texture.h"
+#include "viewer/view_area.h"
+#include "viewer/window.h"
+
+namespace lact::viewer {
+
+namespace {
+
+constexpr float kPanelWidth = 340;
+constexpr double kSettleSeconds = 0.3;  // adaptive resolution: full scale this long after the last move
+
+double now_seconds() {
+  static const auto start = std::chrono::steady_clock::now();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+std::pair<int, int> parse_window_size(const std::string& text) {
+  int w = 0, h = 0;
+  char x = 0, extra = 0;
+  if (std::sscanf(text.c_str(), "%d%c%d%c", &w, &x, &h, &extra) != 3 || (x != 'x' && x != 'X') || w < 400 ||
+      h < 300 || w > 16384 || h > 16384)
+    throw Error("--window", "'" + text + "' is not a window size like 1280x800 (width x height, at least 400x300)");
+  return {w, h};
+}
+
+// The scene view [ or ] goes to: the neighbour of the snapped one in `list`, or the nearest to the camera.
+int step_view(const std::vector<int>& list, const SceneSource& source, const CameraController& camera, int direction) {
+  if (list.empty()) return -1;
+  const int current = camera.snapped_view();
+  for (size_t i = 0; i < list.size(); ++i)
+    if (list[i] == current) return list[(i + list.size() + direction) % list.size()];
+  std::vector<Camera> candidates;
+  for (int v : list) candidates.push_back(source.cameras[v]);
+  return list[nearest_camera(candidates, camera.camera())];
+}
+
+// The outcome of a camera path export, written by the render thread.
+struct ExportOutcome {
+  std::mutex mutex;
+  bool done = false;
+  std::string message;
+  bool failed = false;
+};
+
+void export_path(const Model& model, const SceneState& state, const std::vector<Camera>& frames,
+                 const RecorderSettings& settings, ExportOutcome& outcome) {
+  std::string message;
+  bool failed = false;
+  try {
+    app::prepare_output_folder(settings.export_folder);
+    const std::string file = (std::filesystem::path(settings.export_folder) / "path.json").string();
+    write_camera_path(file, frames);
+    app::OutputOptions out;
+    out.folder = settings.export_folder;
+    out.quiet = true;
+    const std::string video =
+        settings.video ? (std::filesystem::path(settings.export_folder) / "path.mp4").string() : std::string();
+    app::render_camera_path(model, state, file, out, video, settings.fps);
+    message = "exported " + std::to_string(frames.size()) + " frames to " + settings.export_folder;
+  } catch (const std::exception& e) {
+    message = e.what();
+    failed = true;
+  }
+  std::lock_guard<std::mutex> lock(outcome.mutex);
+  outcome.done = true;
+  outcome.message = message;
+  outcome.failed = failed;
+}
+
+void print_stats(FrameStats& stats, double now, const SceneSource& source, const EncodeJob& encode,
+                 const RenderedView* shown, const Script& script) {
+  std::printf("viewer.encode_s %.6f\n", encode.encode_seconds());
+  std::printf("viewer.working_size %dx%d\n", source.height, source.width);
+  if (shown) {
+    std::printf("viewer.render_size %dx%d\n", shown->request.camera.height, shown->request.camera.width);
+    std::printf("viewer.view %d\n", shown->request.view);
+    if (shown->measured) {
+      std::printf("viewer.view_role %s\n", source.role(shown->request.view));
+      std::printf("viewer.psnr %.6f\n", shown->psnr);
+      std::printf("viewer.ssim %.6f\n", shown->ssim);
+    }
+  }
+  std::printf("viewer.fps %.2f\n", stats.fps(now));
+  std::printf("viewer.frame_ms %.3f\n", stats.frame_ms(now));
+  std::printf("viewer.render_ms %.3f\n", stats.render_ms(now));
+  std::printf("viewer.novel_views_per_s %.2f\n", stats.views_per_second(now));
+  if (script.orbited()) {
+    const IntervalTotals& t = stats.interval();
+    std::printf("orbit.frames %ld\n", t.frames);
+    std::printf("orbit.seconds %.4f\n", t.seconds());
+    std::printf("orbit.ui_fps %.2f\n", t.frames_per_second());
+    std::printf("orbit.novel_views %ld\n", t.views);
+    std::printf("orbit.novel_views_per_s %.2f\n", t.views_per_second());
+    std::printf("orbit.render_ms %.3f\n", t.mean_render_ms());
+    std::printf("orbit.frame_ms %.3f\n", t.mean_frame_ms());
+    std::printf("orbit.render_busy %.3f\n", t.render_busy());
+  }
+  std::fflush(stdout);
+}
+
+std::string tile_label(const char* what, const Texture& texture, int height, int width) {
+  char text[160];
+  if (texture.empty())
+    std::snprintf(text, sizeof(text), "%s", what);
+  else if (texture.width() == width && texture.height() == height)
+    std::snprintf(text, sizeof(text), "%s  %dx%d", what, height, width);
+  else
+    std::snprintf(text, sizeof(text), "%s  %dx%d (rendered %dx%d)", what, height, width, texture.height(),
+                  texture.width());
+  return text;
+}
+
+}  // namespace
+
+void run_viewer(const ViewerOptions& o) {
+  // Before the window: anything wrong here is the usual one-line error.
+  SceneSource source = open_scene_source(o);
+  const auto [window_width, window_height] = parse_window_size(o.window);
+  if (!(o.scale > 0 && o.scale <= 1)) throw Error("--scale", "must be in (0, 1]");
+  const int patch = source.model->config().patch_size;
+
+  Window window(window_width, window_height, "lact view: " + source.selection.scene.name);
+  DisplaySettings display;
+  display.scale = static_cast<float>(o.scale);
+  display.adaptive = o.adaptive;
+  display.moving_scale = static_cast<float>(o.moving_scale);
+  display.vsync = !o.no_vsync;
+  display.show_truth = o.show_truth;
+  display.show_error = o.show_error;
+  window.set_vsync(display.vsync);
+
+  const int start = source.start_view(o.camera);
+  CameraController camera(scene_frame(source.cameras), source.cameras[start], start);
+  const std::vector<int> snap_list = source.snap_views();
+  EncodeJob encode(source, o.common.threads, &Window::wake);
+  std::unique_ptr<RenderThread> renderer;
+  Texture view_texture, truth_texture, error_texture;
+  RenderedView shown;  // what is on screen (its pixels live in the textures)
+  bool has_shown = false;
+  uint64_t submitted = 0;
+  RenderRequest last_request;
+  Camera last_camera = camera.camera();
+  double last_motion = -1e9;
+
+  FrameStats stats;
+  PathRecorder recorder;
+  RecorderSettings recorder_settings;
+  auto export_outcome = std::make_shared<ExportOutcome>();
+  ErrorPopup errors;
+  Script script(o);
+  std::string screenshot_path = o.screenshot.empty() ? next_screenshot_name() : o.screenshot, last_screenshot;
+  std::string failure;  // a scripted run's error (exit code 1)
+  std::string scene_error;
+  int quiet_frames = 0;
+
+  while (!window.should_close()) {
+    // Redraw continuously while anything moves; otherwise sleep until input or a result (threads wake us).
+    // While encoding, wake for progress only (the encode needs the cores).
+    const double before_wait = now_seconds();
+    const bool animating = script.active() || recorder.playing() || before_wait - last_motion < 2 * kSettleSeconds;
+    if (!renderer && !encode.finished()) {
+      window.wait_events(0.1);
+    } else if (animating || quiet_frames < 2) {
+      window.poll_events();
+    } else {
+      window.wait_events(0.5);
+      quiet_frames = 0;
+    }
+    ++quiet_frames;
+    const double frame_start = now_seconds();
+    window.begin_frame();
+    const ImGuiIO& io = ImGui::GetIO();
+
+    // The scene becomes renderable.
+    if (!renderer && encode.finished() && scene_error.empty()) {
+      if (!encode.error().empty()) {
+        scene_error = encode.error();
+        if (script.active()) {
+          failure = scene_error;
+          ImGui::EndFrame();
+          break;
+        }
+        errors.show(scene_error);
+      } else {
+        renderer = std::make_unique<RenderThread>(
+            *source.model, encode.state(), [&source](int view) { return source.ground_truth(view); }, source.width,
+            source.height, o.common.threads, &Window::wake);
+      }
+    }
+
+    // A finished novel view: upload it.
+    if (renderer) {
+      if (std::optional<RenderedView> result = renderer->take()) {
+        if (!result->error.empty()) {
+          if (script.active()) {
+            failure = result->error;
+            ImGui::EndFrame();
+            break;
+          }
+          errors.show(result->error);
+        } else {
+          const double upload_start = now_seconds();
+          const bool exact = result->image.width == source.width && result->image.height == source.height;
+          view_texture.upload(result->image, !exact);
+          if (result->measured) {
+            truth_texture.upload(result->truth, false);
+            error_texture.upload(result->error_map, false);
+          }
+          stats.upload(now_seconds(), now_seconds() - upload_start);
+          stats.view(now_seconds(), result->render_seconds);
+          result->image = result->truth = result->error_map = Rgb8{};
+          shown = std::move(*result);
+          has_shown = true;
+        }
+      }
+    }
+    {
+      std::lock_guard<std::mutex> lock(export_outcome->mutex);
+      if (export_outcome->done) {
+        recorder_settings.status = export_outcome->message;
+        recorder_settings.exporting = false;
+        if (export_outcome->failed) errors.show(export_outcome->message);
+        export_outcome->done = false;
+      }
+    }
+
+    // Layout, input, panels.
+    const ImGuiViewport* viewport = ImGui::GetMainViewport();
+    const float area_x = viewport->WorkPos.x + kPanelWidth, area_y = viewport->WorkPos.y;
+    const float area_width = viewport->WorkSize.x - kPanelWidth, area_height = viewport->WorkSize.y;
+    const int tiles = 1 + (display.show_truth ? 1 : 0) + (display.show_error ? 1 : 0);
+    const ViewLayout layout = layout_view(area_x, area_y, area_width, area_height, source.width, source.height, tiles,
+                                          window.framebuffer_scale());
+    InputActions input;
+    if (!script.drives_camera() && !recorder.playing())
+      input = apply_camera_input(camera, display.fly, layout.zoom / layout.framebuffer_scale, io.DeltaTime);
+    PanelActions actions;
+    begin_side_panel(kPanelWidth);
+    const double now = now_seconds();
+    performance_section({stats.fps(now), stats.frame_ms(now), stats.render_ms(now), stats.last_render_ms(),
+                         stats.upload_ms(now), stats.views_per_second(now), view_texture.width(),
+                         view_texture.height(), !animating && quiet_frames <= 1});
+    const EncodeJob::Progress progress = encode.progress();
+    scene_section({&source, renderer != nullptr, encode.encode_seconds(),
+                   scene_error.empty() ? progress.stage : "failed: " + scene_error});
+    camera_section(camera, display, source, actions);
+    quality_section(has_shown ? &shown : nullptr, source, display);
+    display_section(display, actions);
+    screenshot_section(screenshot_path, last_screenshot, actions);
+    const RecorderActions recorder_actions = recorder_section(recorder, recorder_settings);
+    help_section();
+    end_side_panel();
+
+    // What the input and the panels asked for.
+    if (input.toggle_fly) display.fly = !display.fly;
+    if (input.toggle_truth) display.show_truth = !display.show_truth;
+    if (input.toggle_error) display.show_error = !display.show_error;
+    if (actions.vsync_changed) window.set_vsync(display.vsync);
+    if (input.reset || actions.reset) camera.reset();
+    const int direction = (input.snap_next || actions.snap_next) - (input.snap_previous || actions.snap_previous);
+    if (direction != 0) {
+      const int view = step_view(snap_list, source, camera, direction);
+      if (view >= 0) camera.snap(source.cameras[view], view);
+    }
+    if (input.add_key || recorder_actions.add_key) recorder.add_key(camera.camera());
+    if (recorder_actions.play || (input.toggle_play && !recorder.playing() && !recorder.keys().empty()))
+      recorder.play(now, recorder_settings.fps, recorder_settings.loop);
+    else if (recorder_actions.stop || (input.toggle_play && recorder.playing()))
+      recorder.stop();
+    try {
+      if (recorder_actions.save) {
+        recorder.save(recorder_settings.file);
+        recorder_settings.status = "saved " + std::to_string(recorder.path().size()) + " frames to " +
+                                   recorder_settings.file;
+      }
+      if (recorder_actions.load) {
+        recorder.load(recorder_settings.file);
+        recorder_settings.status = "loaded " + std::to_string(recorder.keys().size()) + " frames";
+      }
+    } catch (const std::exception& e) {
+      recorder_settings.status = e.what();
+      errors.show(e.what());
+    }
+    if (recorder_actions.export_path) {
+      if (!renderer) {
+        errors.show("the scene is not encoded yet: nothing to export");
+      } else {
+        recorder_settings.exporting = true;
+        recorder_settings.status = "exporting...";
+        const Model* model = source.model.get();
+        std::shared_ptr<const SceneState> state = encode.state();
+        renderer->submit_job([model, state, frames = recorder.path(), settings = recorder_settings,
+                              outcome = export_outcome] { export_path(*model, *state, frames, settings, *outcome); });
+      }
+    }
+    if (std::optional<Camera> frame = recorder.frame_at(now)) camera.snap(*frame, -1);
+
+    // The script, once the scene renders.
+    bool capture = input.screenshot || actions.screenshot;
+    bool finished = false;
+    if (renderer && script.active()) {
+      const bool current = has_shown && renderer->idle() && shown.serial == submitted;
+      switch (script.step(camera, stats, now, has_shown, current)) {
+        case Script::Step::Run:
+          break;
+        case Script::Step::Capture:
+          capture = true;
+          break;
+        case Script::Step::Finish:
+          finished = true;
+          break;
+      }
+    }
+
+    // The render request: the current camera at the resolution scale (lower while moving, when adaptive).
+    if (!same_camera(camera.camera(), last_camera)) {
+      last_motion = now;
+      last_camera = camera.camera();
+    }
+    if (input.camera_moving) last_motion = now;
+    if (renderer) {
+      double scale = display.scale;
+      if (display.adaptive && now - last_motion < kSettleSeconds) scale = std::min(scale, double(display.moving_scale));
+      RenderRequest request{scaled_camera(camera.camera(), scale, patch), camera.snapped_view()};
+      if (submitted == 0 || !same_camera(request.camera, last_request.camera) || request.view != last_request.view) {
+        submitted = renderer->submit(request);
+        last_request = request;
+      }
+    }
+
+    // Draw.
+    std::vector<Tile> tile_list{{&view_texture, tile_label("novel view", view_texture, source.height, source.width)}};
+    const bool measured = has_shown && shown.measured;
+    if (display.show_truth)
+      tile_list.push_back({measured ? &truth_texture : nullptr,
+                           measured ? "ground truth (view " + std::to_string(shown.request.view) + ")"
+                                    : std::string("ground truth: snap to a view at scale 1")});
+    if (display.show_error)
+      tile_list.push_back({measured ? &error_texture : nullptr,
+                           measured ? std::string("error map (|render - truth| x4)")
+                                    : std::string("error map: snap to a view at scale 1")});
+    draw_view(layout, tile_list);
+    if (!encode.finished())
+      encode_overlay(area_x, area_y, area_width, area_height, progress.stage, progress.fraction, progress.elapsed_s);
+    errors.draw();
+
+    const std::optional<Rgb8> pixels = window.end_frame(capture);
+    if (pixels) {
+      try {
+        nlohmann::json info;
+        info["camera"] = camera_to_json(has_shown ? shown.request.camera : camera.camera());
+        info["scene"] = source.selection.scene.name;
+        info["model"] = source.model_path;
+        info["data"] = source.selection.scene.source;
+        if (has_shown) {
+          info["scene_view"] = shown.request.view;
+          if (shown.measured) {
+            info["role"] = source.role(shown.request.view);
+            info["psnr"] = shown.psnr;
+            info["ssim"] = shown.ssim;
+          }
+        }
+        const std::vector<std::string> files =
+            write_screenshot(screenshot_path, *pixels, view_texture.read_back(), layout, info);
+        last_screenshot = files[0];
+        if (o.screenshot.empty()) screenshot_path = next_screenshot_name();
+      } catch (const std::exception& e) {
+        if (script.active() || finished) {
+          failure = e.what();
+          break;
+        }
+        errors.show(e.what());
+      }
+    }
+    const double frame_end = now_seconds();
+    stats.frame(frame_end, frame_end - frame_start);
+    if (finished) {
+      if (o.print_stats) print_stats(stats, frame_end, source, encode, has_shown ? &shown : nullptr, script);
+      if (o.exit) break;
+    }
+  }
+  renderer.reset();  // before the model and the window go
+  if (!failure.empty()) throw Error(failure);
+  if (!scene_error.empty() && scene_error != "cancelled") throw Error(scene_error);
+}
+
+}  // namespace lact::viewer

@@ -1,0 +1,111 @@
+#include "viewer/window.h"
+
+#include <glad/gl.h>
+// glad first: GLFW must not include the system GL header.
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+#include <imgui_impl_glfw.h>
+#include <imgui_impl_opengl3.h>
+
+#include "core/error.h"
+
+namespace lact::viewer {
+
+namespace {
+std::string last_glfw_error() {
+  const char* description = nullptr;
+  glfwGetError(&description);
+  return description ? description : "unknown GLFW error";
+}
+}  // namespace
+
+Window::Window(int width, int height, const std::string& title) {
+  if (!glfwInit())
+    throw Error("view", "cannot open a window: " + last_glfw_error() + " (no display? run under xvfb-run)");
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+  glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+  glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+  window_ = glfwCreateWindow(width, height, title.c_str(), nullptr, nullptr);
+  if (!window_) {
+    const std::string why = last_glfw_error();
+    glfwTerminate();
+    throw Error("view", "cannot open an OpenGL 3.3 core window: " + why);
+  }
+  glfwMakeContextCurrent(window_);
+  if (!gladLoadGL(reinterpret_cast<GLADloadfunc>(glfwGetProcAddress))) {
+    glfwDestroyWindow(window_);
+    glfwTerminate();
+    throw Error("view", "cannot load the OpenGL 3.3 functions");
+  }
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  ImGuiIO& io = ImGui::GetIO();
+  io.IniFilename = nullptr;  // no imgui.ini in the working folder
+  ImGui::StyleColorsDark();
+  imgui_glfw_ = ImGui_ImplGlfw_InitForOpenGL(window_, true);
+  imgui_gl_ = imgui_glfw_ && ImGui_ImplOpenGL3_Init("#version 330 core");
+  if (!imgui_gl_) {
+    shutdown();
+    throw Error("view", "cannot start Dear ImGui's OpenGL 3 backend");
+  }
+}
+
+Window::~Window() { shutdown(); }
+
+void Window::shutdown() {
+  if (!window_) return;
+  if (imgui_gl_) ImGui_ImplOpenGL3_Shutdown();
+  if (imgui_glfw_) ImGui_ImplGlfw_Shutdown();
+  if (ImGui::GetCurrentContext()) ImGui::DestroyContext();
+  glfwDestroyWindow(window_);
+  glfwTerminate();
+  window_ = nullptr;
+}
+
+bool Window::should_close() const { return glfwWindowShouldClose(window_); }
+void Window::poll_events() { glfwPollEvents(); }
+void Window::wait_events(double timeout_seconds) { glfwWaitEventsTimeout(timeout_seconds); }
+void Window::wake() { glfwPostEmptyEvent(); }
+void Window::set_vsync(bool on) { glfwSwapInterval(on ? 1 : 0); }
+void Window::set_title(const std::string& title) { glfwSetWindowTitle(window_, title.c_str()); }
+
+void Window::begin_frame() {
+  ImGui_ImplOpenGL3_NewFrame();
+  ImGui_ImplGlfw_NewFrame();
+  ImGui::NewFrame();
+}
+
+std::optional<Rgb8> Window::end_frame(bool capture) {
+  ImGui::Render();
+  int width = 0, height = 0;
+  glfwGetFramebufferSize(window_, &width, &height);
+  glViewport(0, 0, width, height);
+  glClearColor(0.09f, 0.09f, 0.10f, 1.0f);
+  glClear(GL_COLOR_BUFFER_BIT);
+  ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+  std::optional<Rgb8> pixels;
+  if (capture && width > 0 && height > 0) {
+    Rgb8 image;
+    image.width = width;
+    image.height = height;
+    image.pixels.resize(static_cast<size_t>(width) * height * 3);
+    glFinish();
+    glReadBuffer(GL_BACK);
+    glPixelStorei(GL_PACK_ALIGNMENT, 1);
+    glReadPixels(0, 0, width, height, GL_RGB, GL_UNSIGNED_BYTE, image.pixels.data());
+    flip_rows(image);
+    pixels = std::move(image);
+  }
+  glfwSwapBuffers(window_);
+  return pixels;
+}
+
+float Window::framebuffer_scale() const {
+  int fw = 0, fh = 0, ww = 0, wh = 0;
+  glfwGetFramebufferSize(window_, &fw, &fh);
+  glfwGetWindowSize(window_, &ww, &wh);
+  return ww > 0 ? static_cast<float>(fw) / ww : 1.0f;
+}
+
+}  // namespace lact::viewer

@@ -1,0 +1,44 @@
+// The window: GLFW with an OpenGL 3.3 core context, the glad loader, Dear ImGui with its GLFW and OpenGL3
+// backends. One frame = begin_frame(), ImGui calls, end_frame() (which can read the finished frame back).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "viewer/pixels.h"
+
+struct GLFWwindow;
+
+namespace lact::viewer {
+
+class Window {
+ public:
+  // Throws Error when no window can be opened (no display, no OpenGL 3.3).
+  Window(int width, int height, const std::string& title);
+  ~Window();
+  Window(const Window&) = delete;
+  Window& operator=(const Window&) = delete;
+
+  bool should_close() const;
+  void poll_events();
+  void wait_events(double timeout_seconds);
+  // Wakes wait_events from any thread.
+  static void wake();
+
+  void set_vsync(bool on);
+  void set_title(const std::string& title);
+
+  void begin_frame();
+  // Draws ImGui's frame; with `capture`, returns the whole framebuffer as shown (top row first) before the swap.
+  std::optional<Rgb8> end_frame(bool capture);
+
+  // Framebuffer pixels per ImGui (screen) unit.
+  float framebuffer_scale() const;
+
+ private:
+  void shutdown();
+  GLFWwindow* window_ = nullptr;
+  bool imgui_glfw_ = false, imgui_gl_ = false;
+};
+
+}  // namespace lact::viewer
