@@ -190,15 +190,15 @@ void print_table(const std::vector<Row>& rows) {
                   static_cast<long long>(r.tokens), r.skipped.c_str());
       continue;
     }
-    std::string ratios = "| |";
+    std::string ratios = " | |";
     if (r.model == "full")
       for (const Row& l : rows)
         if (l.model == "lact" && l.views == r.views && l.height == r.height && l.width == r.width && l.skipped.empty()) {
           char text[64];
-          std::snprintf(text, sizeof(text), "%.2fx | %.2fx |", r.encode_s / l.encode_s, l.render_fps / r.render_fps);
+          std::snprintf(text, sizeof(text), " %.2fx | %.2fx |", r.encode_s / l.encode_s, l.render_fps / r.render_fps);
           ratios = text;
         }
-    std::printf("| %s | %d | %dx%d | %lld | %.3f | %.2f | %.1f | %.1f | %.1f %s\n", r.model.c_str(), r.views, r.height,
+ std::printf("| %s | %d | %dx%d | %lld | %.3f | %.2f | %.1f | %.1f | %.1f |%s\n", r.model.c_str(), r.views, r.height,
                 r.width, static_cast<long long>(r.tokens), r.encode_s, r.render_fps, r.state_mib, r.encode_gflops,
                 r.render_gflops, ratios.c_str());
   }

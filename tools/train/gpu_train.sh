@@ -29,7 +29,12 @@ T0=$(date +%s)
 : "${OUT:?set OUT to the output folder}"
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$ROOT"
-PY=${PYTHON:-python3}
+if [ -z "${PYTHON:-}" ]; then  # the first python3 that has torch and numpy
+  for p in python3 /usr/bin/python3; do
+    if "$p" -c "import torch, numpy" 2>/dev/null; then PYTHON=$p; break; fi
+  done
+fi
+PY=${PYTHON:?no python3 with torch and numpy found; set PYTHON}
 DEVICE=${DEVICE:-cuda}
 TOTAL_MINUTES=${TOTAL_MINUTES:-9}
 PRESET=${PRESET:-small}
