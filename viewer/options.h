@@ -13,6 +13,8 @@ struct ViewerOptions {
   app::DataOptions data;
   std::string model, state;
   std::string targets = "rest";  // the test views ([ ] snaps through inputs and these)
+  int render_threads = 0;        // 0: 1 for views under ~1 GFLOP (threads cost more than they save there,
+                                 // beside a UI on the same cores), else common.threads
 
   std::string window = "1280x800";  // WxH in screen units
   double scale = 1.0;                // render resolution scale
@@ -24,7 +26,8 @@ struct ViewerOptions {
   // Scripted mode (tests, benchmarks, screenshots).
   int camera = -1;           // start snapped on this scene view
   int frames = 0;            // UI frames to run once the first novel view is shown
-  int orbit_frames = 0;      // a scripted 360-degree orbit over this many UI frames, measured
+  int orbit_frames = 0;      // a scripted orbit over this many UI frames (one new camera each), measured
+  double orbit_degrees = 360;  // how far it turns about the scene's up axis
   std::string screenshot;    // at the end: this PNG (the window), .view.png (the novel view), .json (pose)
   bool exit = false;         // exit after the script
   bool print_stats = false;  // print the counters (and PSNR/SSIM) to stdout at the end of the script

@@ -38,7 +38,11 @@ void performance_section(const PerformanceReadout& r) {
   ImGui::Text("novel views   %6.1f /s", r.views_per_second);
   ImGui::Text("render        %6.2f ms (last %.2f)", r.render_ms, r.last_render_ms);
   ImGui::Text("upload        %6.3f ms", r.upload_ms);
-  if (r.render_width > 0) ImGui::Text("render size   %d x %d", r.render_width, r.render_height);
+  if (r.render_width > 0) ImGui::Text("render size   %d x %d", r.render_height, r.render_width);
+  if (r.render_threads > 0)
+    ImGui::Text("render threads %d", r.render_threads);
+  else
+    ImGui::Text("render threads all cores");
   if (r.idle) ImGui::TextDisabled("idle: redraws on input only");
 }
 

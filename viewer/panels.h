@@ -32,6 +32,7 @@ void end_side_panel();
 struct PerformanceReadout {
   double fps, frame_ms, render_ms, last_render_ms, upload_ms, views_per_second;
   int render_width, render_height;  // of the view on screen
+  int render_threads;               // 0: all cores
   bool idle;                        // the UI is waiting for input (it redraws on events only)
 };
 void performance_section(const PerformanceReadout& readout);

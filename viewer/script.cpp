@@ -10,7 +10,10 @@ constexpr double kSettleTimeout = 300;  // seconds to wait for the last render
 }  // namespace
 
 Script::Script(const ViewerOptions& o)
-    : orbit_frames_(o.orbit_frames), hold_frames_(o.frames), capture_(!o.screenshot.empty()) {
+    : orbit_frames_(o.orbit_frames),
+      hold_frames_(o.frames),
+      orbit_radians_(o.orbit_degrees * kPi / 180),
+      capture_(!o.screenshot.empty()) {
   if (!o.scripted()) phase_ = Phase::Done;
 }
 
@@ -28,7 +31,7 @@ Script::Step Script::step(CameraController& camera, FrameStats& stats, double no
       return step(camera, stats, now, shown, current);
     case Phase::Orbit:
       if (count_ < orbit_frames_) {
-        camera.orbit(2 * kPi / orbit_frames_, 0);
+        camera.orbit(orbit_radians_ / orbit_frames_, 0);
         ++count_;
         return Step::Run;
       }

@@ -1,5 +1,5 @@
 // Scripted mode (tests, benchmarks, documentation screenshots): once the first novel view is shown, an
-// optional measured 360-degree orbit (--orbit-frames N: N UI frames, one new camera each), then --frames N
+// optional measured orbit (--orbit-frames N: N UI frames, one new camera each, 360 degrees unless --orbit-degrees), then --frames N
 // frames, then waiting until the view on screen is the latest camera's (and measured when snapped), then an
 // optional screenshot, then the end (the viewer exits with --exit).
 #pragma once
@@ -27,6 +27,7 @@ class Script {
   enum class Phase { WaitFirst, Orbit, Hold, Settle, Capture, Done };
   Phase phase_ = Phase::WaitFirst;
   int orbit_frames_, hold_frames_;
+  double orbit_radians_;
   bool capture_;
   int count_ = 0;
   bool orbited_ = false;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <mutex>
+#include <thread>
 
 #include <imgui.h>
 
@@ -92,8 +93,9 @@ void export_path(const Model& model, const SceneState& state, const std::vector<
 }
 
 void print_stats(FrameStats& stats, double now, const SceneSource& source, const EncodeJob& encode,
-                 const RenderedView* shown, const Script& script) {
+                 const RenderedView* shown, const Script& script, int threads) {
   std::printf("viewer.encode_s %.6f\n", encode.encode_seconds());
+  std::printf("viewer.render_threads %d\n", threads);
   std::printf("viewer.working_size %dx%d\n", source.height, source.width);
   if (shown) {
     std::printf("viewer.render_size %dx%d\n", shown->request.camera.height, shown->request.camera.width);
@@ -122,6 +124,15 @@ void print_stats(FrameStats& stats, double now, const SceneSource& source, const
   std::fflush(stdout);
 }
 
+// Threads for the render thread: small views render fastest on one (see ViewerOptions::render_threads).
+int render_threads(const ViewerOptions& o, const SceneSource& source) {
+  if (o.render_threads > 0) return o.render_threads;
+  const int patch = source.model->config().patch_size;
+  const double tokens = static_cast<double>(source.height / patch) * (source.width / patch);
+  const double flops = 2.0 * static_cast<double>(source.model->weights().parameter_count) * tokens;
+  return flops < 1e9 ? 1 : o.common.threads;
+}
+
 std::string tile_label(const char* what, const Texture& texture, int height, int width) {
   char text[160];
   if (texture.empty())
@@ -142,6 +153,7 @@ void run_viewer(const ViewerOptions& o) {
   const auto [window_width, window_height] = parse_window_size(o.window);
   if (!(o.scale > 0 && o.scale <= 1)) throw Error("--scale", "must be in (0, 1]");
   const int patch = source.model->config().patch_size;
+  const int threads = render_threads(o, source);
 
   Window window(window_width, window_height, "lact view: " + source.selection.scene.name);
   DisplaySettings display;
@@ -176,6 +188,8 @@ void run_viewer(const ViewerOptions& o) {
   std::string failure;  // a scripted run's error (exit code 1)
   std::string scene_error;
   int quiet_frames = 0;
+  const double refresh_rate = window.refresh_rate();
+  double previous_frame_end = now_seconds();
 
   while (!window.should_close()) {
     // Redraw continuously while anything moves; otherwise sleep until input or a result (threads wake us).
@@ -208,7 +222,7 @@ void run_viewer(const ViewerOptions& o) {
       } else {
         renderer = std::make_unique<RenderThread>(
             *source.model, encode.state(), [&source](int view) { return source.ground_truth(view); }, source.width,
-            source.height, o.common.threads, &Window::wake);
+            source.height, threads, &Window::wake);
       }
     }
 
@@ -263,7 +277,7 @@ void run_viewer(const ViewerOptions& o) {
     const double now = now_seconds();
     performance_section({stats.fps(now), stats.frame_ms(now), stats.render_ms(now), stats.last_render_ms(),
                          stats.upload_ms(now), stats.views_per_second(now), view_texture.width(),
-                         view_texture.height(), !animating && quiet_frames <= 1});
+                         view_texture.height(), threads, !animating && quiet_frames <= 1});
     const EncodeJob::Progress progress = encode.progress();
     scene_section({&source, renderer != nullptr, encode.encode_seconds(),
                    scene_error.empty() ? progress.stage : "failed: " + scene_error});
@@ -398,8 +412,17 @@ void run_viewer(const ViewerOptions& o) {
     }
     const double frame_end = now_seconds();
     stats.frame(frame_end, frame_end - frame_start);
+    // VSync caps the frame rate at the display's, also where the swap interval is not honoured (Xvfb, some
+    // compositors): the UI then leaves the cores to the render thread.
+    if (display.vsync) {
+      const double next = previous_frame_end + 1.0 / refresh_rate;
+      if (next > frame_end) std::this_thread::sleep_for(std::chrono::duration<double>(next - frame_end));
+      previous_frame_end = std::max(next, frame_end);
+    } else {
+      previous_frame_end = frame_end;
+    }
     if (finished) {
-      if (o.print_stats) print_stats(stats, frame_end, source, encode, has_shown ? &shown : nullptr, script);
+      if (o.print_stats) print_stats(stats, frame_end, source, encode, has_shown ? &shown : nullptr, script, threads);
       if (o.exit) break;
     }
   }

@@ -101,6 +101,12 @@ std::optional<Rgb8> Window::end_frame(bool capture) {
   return pixels;
 }
 
+double Window::refresh_rate() const {
+  GLFWmonitor* monitor = glfwGetPrimaryMonitor();
+  const GLFWvidmode* mode = monitor ? glfwGetVideoMode(monitor) : nullptr;
+  return mode && mode->refreshRate >= 20 && mode->refreshRate <= 500 ? mode->refreshRate : 60.0;
+}
+
 float Window::framebuffer_scale() const {
   int fw = 0, fh = 0, ww = 0, wh = 0;
   glfwGetFramebufferSize(window_, &fw, &fh);

@@ -32,6 +32,8 @@ class Window {
   // Draws ImGui's frame; with `capture`, returns the whole framebuffer as shown (top row first) before the swap.
   std::optional<Rgb8> end_frame(bool capture);
 
+  // The primary monitor's refresh rate (60 when unknown).
+  double refresh_rate() const;
   // Framebuffer pixels per ImGui (screen) unit.
   float framebuffer_scale() const;
 
