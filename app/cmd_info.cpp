@@ -51,15 +51,7 @@ void print_config(const ModelConfig& c) {
 void info_file(const std::string& path) {
   const SafetensorsFile file(path);
   const auto& meta = file.metadata();
-  auto config_text = meta.find("config");
-  if (config_text == meta.end()) throw Error(path, "no config in the metadata: not a lact model or scene state");
-  nlohmann::json json;
-  try {
-    json = nlohmann::json::parse(config_text->second);
-  } catch (const nlohmann::json::exception&) {
-    throw Error(path, "__metadata__.config is not valid JSON");
-  }
-  const ModelConfig config = parse_model_config(json, path);
+  const ModelConfig config = config_from_metadata(file);
   long long count = 0;
   for (const auto& [name, entry] : file.entries()) {
     long long n = 1;

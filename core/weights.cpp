@@ -124,8 +124,8 @@ ModelWeights build_model_weights(const ModelConfig& config, Backend& be,
   return w;
 }
 
-ModelWeights load_model(const std::string& path, Backend& be) {
-  const SafetensorsFile file(path);
+ModelConfig config_from_metadata(const SafetensorsFile& file) {
+  const std::string& path = file.path();
   auto it = file.metadata().find("config");
   if (it == file.metadata().end())
     throw Error(path, "no model config in the safetensors metadata (__metadata__.config); convert the checkpoint "
@@ -136,7 +136,12 @@ ModelWeights load_model(const std::string& path, Backend& be) {
   } catch (const nlohmann::json::exception&) {
     throw Error(path, "__metadata__.config is not valid JSON");
   }
-  const ModelConfig config = parse_model_config(json, path);
+  return parse_model_config(json, path);
+}
+
+ModelWeights load_model(const std::string& path, Backend& be) {
+  const SafetensorsFile file(path);
+  const ModelConfig config = config_from_metadata(file);
 
   std::set<std::string> expected;
   for (const auto& [name, shape] : expected_tensors(config)) expected.insert(name);

@@ -390,6 +390,7 @@ void run_viewer(const ViewerOptions& o) {
         info["scene"] = source.selection.scene.name;
         info["model"] = source.model_path;
         info["data"] = source.selection.scene.source;
+        info["encode_s"] = encode.encode_seconds();
         if (has_shown) {
           info["scene_view"] = shown.request.view;
           if (shown.measured) {
