@@ -230,8 +230,8 @@ TEST(FrameStats, MovingAveragesAndRates) {
   FrameStats stats;
   stats.begin_interval(1.0);
   for (int i = 0; i < 10; ++i) stats.frame(1.0 + 0.1 * (i + 1), 0.01);
-  stats.view(1.5, 0.2);
-  stats.view(1.9, 0.2);
+  stats.view(1.5, 0.2, 48, 32);
+  stats.view(1.9, 0.2, 24, 16);
   const IntervalTotals& t = stats.end_interval(2.0);
   EXPECT_EQ(t.frames, 10);
   EXPECT_EQ(t.views, 2);
@@ -240,6 +240,8 @@ TEST(FrameStats, MovingAveragesAndRates) {
   EXPECT_NEAR(t.mean_frame_ms(), 10, 1e-9);
   EXPECT_NEAR(t.mean_render_ms(), 200, 1e-9);
   EXPECT_NEAR(t.render_busy(), 0.4, 1e-9);
+  EXPECT_EQ(t.smallest_width, 24);
+  EXPECT_EQ(t.smallest_height, 16);
   stats.view(2.5, 0.1);  // after the interval: not counted
   EXPECT_EQ(stats.interval().views, 2);
 }

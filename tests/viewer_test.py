@@ -182,11 +182,11 @@ class ViewerTest(unittest.TestCase):
                           "--show-error", "--screenshot", shot, "--exit", "--print-stats")
         self.assertAlmostEqual(stats["viewer.psnr"], self.report_view(self.report, 4)["psnr"], delta=1e-3)
         info = self.check_screenshot(shot, os.path.join(self.rendered, "scene", "4.png"), 32, 48)
-        # The second tile is the ground truth: the fixture's view 4 composited on white.
+        # The second tile is the ground truth (the fixture's view 4 composited on white), the third the error map.
+        self.assertEqual(info["view_region"]["tiles"], 3)
         window = read_png(shot).astype(np.float64)
-        step = info["view_region"]["width"] + (info["view_region"]["x"] - info["view_region"]["x"])
         shifted = dict(info, view_region=dict(info["view_region"]))
-        shifted["view_region"]["x"] = info["view_region"]["x"] + info["view_region"]["width"] + 8
+        shifted["view_region"]["x"] = info["view_region"]["x"] + info["view_region"]["tile_step"]
         truth = view_region(window, shifted)
         rgba = read_png(os.path.join(self.fx, "scene", "images", "004.png")).astype(np.float64)
         if rgba.shape[2] == 4:
@@ -194,7 +194,14 @@ class ViewerTest(unittest.TestCase):
             expected = rgba[..., :3] * alpha + 255 * (1 - alpha)
         else:
             expected = rgba
-        self.assertLessEqual(np.abs(truth - expected).mean(), 2.0, "ground-truth tile differs (step %d)" % step)
+        self.assertLessEqual(np.abs(truth - expected).mean(), 2.0, "the ground-truth tile differs")
+        shifted["view_region"]["x"] = info["view_region"]["x"] + 2 * info["view_region"]["tile_step"]
+        error = view_region(window, shifted)
+        rendered = read_png(os.path.join(self.rendered, "scene", "4.png")).astype(np.float64)
+        self.assertGreater(error.mean(), 10)  # black-red-yellow-white heat map of a poor render: not empty
+        # Black where the render equals the truth, brighter with the error: correlated with |render - truth|.
+        diff = np.abs(rendered - expected).mean(axis=2).ravel()
+        self.assertGreater(np.corrcoef(diff, error.mean(axis=2).ravel())[0, 1], 0.5)
 
     def test_orbit_reports_frame_rates(self):
         stats = self.view(*self.fixture_flags, "--orbit-frames", 200, "--exit", "--print-stats")
@@ -204,6 +211,18 @@ class ViewerTest(unittest.TestCase):
         self.assertGreater(stats["orbit.novel_views_per_s"], 0)
         self.assertGreater(stats["orbit.ui_fps"], 0)
         self.assertGreater(stats["orbit.render_ms"], 0)
+
+    def test_adaptive_resolution(self):
+        # Lower resolution while the orbit moves, the full working size once it stops (and in the screenshot).
+        shot = os.path.join(self.tmp, "adaptive", "out.png")
+        stats = self.view(*self.fixture_flags, "--adaptive", "--moving-scale", 0.5, "--orbit-frames", 40,
+                          "--screenshot", shot, "--exit", "--print-stats")
+        self.assertEqual(stats["orbit.smallest_render"], "16x24")
+        self.assertEqual(stats["viewer.render_size"], "32x48")
+        with open(shot[:-4] + ".json") as f:
+            camera = json.load(f)["camera"]
+        self.assertEqual((camera["h"], camera["w"]), (32, 48))
+        self.assertEqual(read_png(shot[:-4] + ".view.png").shape, (32, 48, 3))
 
     def test_state_reopens(self):
         state = os.path.join(self.tmp, "scene.safetensors")
@@ -242,6 +261,21 @@ class ViewerTest(unittest.TestCase):
         self.assertAlmostEqual(stats["viewer.psnr"], self.report_view(report, 5)["psnr"], delta=1e-3)
         scene = report["scenes"][0]["name"]
         self.check_screenshot(shot, os.path.join(out, scene, "5.png"), 64, 64)
+
+    def test_missing_ground_truth(self):
+        # The scene reads (cameras only) but view 4's image is gone: its render still shows, the missing ground
+        # truth is an error (a popup interactively; a scripted run ends with the one-line error, exit code 1).
+        scene = os.path.join(self.tmp, "missing_gt")
+        shutil.copytree(self.fx, scene, ignore=shutil.ignore_patterns("*.pt", "expected.safetensors"))
+        os.remove(os.path.join(scene, "scene", "images", "004.png"))
+        flags = ["--model", self.model, "--data", os.path.join(scene, "index.json"), "--inputs", "0,1,2",
+                 "--threads", "2"]
+        rc, so, se = run("view", *flags, "--camera", 4, "--frames", 3, "--exit")
+        self.assertEqual(rc, 1, so + se)
+        lines = se.strip().splitlines()
+        self.assertEqual(len(lines), 1, se)
+        self.assertTrue(lines[0].startswith("lact: ") and "004.png" in lines[0], se)
+        self.view(*flags, "--camera", 3, "--frames", 3, "--exit")
 
     def test_errors_before_the_window(self):
         cases = [

@@ -9,10 +9,11 @@ namespace {
 constexpr double kRadiansPerPixel = 0.006;
 }  // namespace
 
-InputActions apply_camera_input(CameraController& camera, bool fly, double zoom, double seconds) {
+InputActions apply_camera_input(CameraController& camera, bool fly, double zoom, double seconds,
+                                const std::vector<Window::KeyPress>& presses, bool move) {
   InputActions a;
   const ImGuiIO& io = ImGui::GetIO();
-  if (!io.WantCaptureMouse) {
+  if (move && !io.WantCaptureMouse) {
     const double dx = io.MouseDelta.x, dy = io.MouseDelta.y;
     const bool left = ImGui::IsMouseDown(ImGuiMouseButton_Left), middle = ImGui::IsMouseDown(ImGuiMouseButton_Middle);
     const bool moved = dx != 0 || dy != 0;
@@ -40,21 +41,28 @@ InputActions apply_camera_input(CameraController& camera, bool fly, double zoom,
   if (ImGui::IsKeyDown(GLFW_KEY_A)) direction[0] -= 1;
   if (ImGui::IsKeyDown(GLFW_KEY_E)) direction[1] += 1;
   if (ImGui::IsKeyDown(GLFW_KEY_Q)) direction[1] -= 1;
-  if (direction[0] != 0 || direction[1] != 0 || direction[2] != 0) {
+  if (move && (direction[0] != 0 || direction[1] != 0 || direction[2] != 0)) {
     camera.move(direction, seconds * (io.KeyShift ? 4 : 1));
     a.camera_moving = true;
   }
-  if (ImGui::IsKeyPressed(GLFW_KEY_EQUAL) || ImGui::IsKeyPressed(GLFW_KEY_KP_ADD)) camera.speed *= 1.5;
-  if (ImGui::IsKeyPressed(GLFW_KEY_MINUS) || ImGui::IsKeyPressed(GLFW_KEY_KP_SUBTRACT)) camera.speed /= 1.5;
-  a.snap_previous = ImGui::IsKeyPressed(GLFW_KEY_LEFT_BRACKET, false);
-  a.snap_next = ImGui::IsKeyPressed(GLFW_KEY_RIGHT_BRACKET, false);
-  a.reset = ImGui::IsKeyPressed(GLFW_KEY_R, false);
-  a.toggle_fly = ImGui::IsKeyPressed(GLFW_KEY_F, false);
-  a.screenshot = ImGui::IsKeyPressed(GLFW_KEY_F12, false);
-  a.add_key = ImGui::IsKeyPressed(GLFW_KEY_K, false);
-  a.toggle_play = ImGui::IsKeyPressed(GLFW_KEY_P, false);
-  a.toggle_truth = ImGui::IsKeyPressed(GLFW_KEY_G, false);
-  a.toggle_error = ImGui::IsKeyPressed(GLFW_KEY_X, false);
+  auto pressed = [&](int key) {
+    for (const Window::KeyPress& p : presses)
+      if (p.key == key && !p.repeat) return true;
+    return false;
+  };
+  for (const Window::KeyPress& p : presses) {  // speed keys repeat while held
+    if (p.key == GLFW_KEY_EQUAL || p.key == GLFW_KEY_KP_ADD) camera.speed *= 1.5;
+    if (p.key == GLFW_KEY_MINUS || p.key == GLFW_KEY_KP_SUBTRACT) camera.speed /= 1.5;
+  }
+  a.snap_previous = pressed(GLFW_KEY_LEFT_BRACKET);
+  a.snap_next = pressed(GLFW_KEY_RIGHT_BRACKET);
+  a.reset = pressed(GLFW_KEY_R);
+  a.toggle_fly = pressed(GLFW_KEY_F);
+  a.screenshot = pressed(GLFW_KEY_F12);
+  a.add_key = pressed(GLFW_KEY_K);
+  a.toggle_play = pressed(GLFW_KEY_P);
+  a.toggle_truth = pressed(GLFW_KEY_G);
+  a.toggle_error = pressed(GLFW_KEY_X);
   return a;
 }
 

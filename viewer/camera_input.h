@@ -6,7 +6,10 @@
 //   K: add a keyframe   P: play / stop the path   G: ground truth   X: error map
 #pragma once
 
+#include <vector>
+
 #include "viewer/camera_controller.h"
+#include "viewer/window.h"
 
 namespace lact::viewer {
 
@@ -16,7 +19,10 @@ struct InputActions {
   bool camera_moving = false;  // a drag or a movement key is active
 };
 
-// `zoom`: screen (ImGui) units per working-size pixel of the displayed view; `seconds`: the frame time.
-InputActions apply_camera_input(CameraController& camera, bool fly, double zoom, double seconds);
+// `zoom`: screen (ImGui) units per working-size pixel of the displayed view; `seconds`: the frame time;
+// `presses`: the keys pressed since the last frame (shortcuts). With `move` false (a path plays, the script
+// drives) the camera is left alone and only the shortcuts count.
+InputActions apply_camera_input(CameraController& camera, bool fly, double zoom, double seconds,
+                                const std::vector<Window::KeyPress>& presses, bool move);
 
 }  // namespace lact::viewer

@@ -15,8 +15,12 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }  // namespace
 
 EncodeJob::EncodeJob(const SceneSource& source, int threads, std::function<void()> wake)
-    : wake_(std::move(wake)), start_(std::chrono::steady_clock::now()) {
-  thread_ = std::thread([this, &source, threads] { run(source, threads); });
+    : source_(source), threads_(threads), wake_(std::move(wake)), stage_("starting") {}
+
+void EncodeJob::start() {
+  if (thread_.joinable() || finished_) return;
+  start_ = std::chrono::steady_clock::now();
+  thread_ = std::thread([this] { run(); });
 }
 
 EncodeJob::~EncodeJob() {
@@ -35,7 +39,7 @@ void EncodeJob::set_progress(const std::string& stage, double fraction) {
 
 EncodeJob::Progress EncodeJob::progress() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return {stage_, fraction_, seconds_since(start_)};
+  return {stage_, fraction_, thread_.joinable() ? seconds_since(start_) : 0.0};
 }
 
 std::shared_ptr<const SceneState> EncodeJob::state() const {
@@ -48,9 +52,10 @@ std::string EncodeJob::error() const {
   return error_;
 }
 
-void EncodeJob::run(const SceneSource& source, int threads) {
+void EncodeJob::run() {
+  const SceneSource& source = source_;
   // OpenMP's thread count is per thread: set it on this one.
-  if (threads > 0) source.backend->set_threads(threads);
+  if (threads_ > 0) source.backend->set_threads(threads_);
   const Model& model = *source.model;
   std::shared_ptr<SceneState> state;
   std::string error;

@@ -17,8 +17,9 @@ namespace lact::viewer {
 
 class EncodeJob {
  public:
-  // `wake` is called (from the worker) whenever progress changes or the job ends.
+  // `wake` is called (from the worker) whenever progress changes or the job ends. Nothing runs before start().
   EncodeJob(const SceneSource& source, int threads, std::function<void()> wake);
+  void start();  // once
   ~EncodeJob();  // cancels and joins
   EncodeJob(const EncodeJob&) = delete;
   EncodeJob& operator=(const EncodeJob&) = delete;
@@ -37,9 +38,11 @@ class EncodeJob {
   double encode_seconds() const { return encode_seconds_; }  // Model::encode only (or the state load)
 
  private:
-  void run(const SceneSource& source, int threads);
+  void run();
   void set_progress(const std::string& stage, double fraction);
 
+  const SceneSource& source_;
+  int threads_;
   std::function<void()> wake_;
   mutable std::mutex mutex_;
   std::string stage_, error_;

@@ -44,13 +44,18 @@ void FrameStats::frame(double now, double work_seconds) {
   }
 }
 
-void FrameStats::view(double now, double render_seconds) {
+void FrameStats::view(double now, double render_seconds, int width, int height) {
   views_.tick(now);
   render_.add(now, render_seconds);
   last_render_ms_ = 1000 * render_seconds;
   if (measuring_) {
     ++interval_.views;
     interval_.render_seconds += render_seconds;
+    if (interval_.smallest_width == 0 ||
+        static_cast<long>(width) * height < static_cast<long>(interval_.smallest_width) * interval_.smallest_height) {
+      interval_.smallest_width = width;
+      interval_.smallest_height = height;
+    }
   }
 }
 

@@ -39,6 +39,7 @@ struct IntervalTotals {
   long frames = 0, views = 0;
   double frame_seconds = 0;   // UI thread: time in the frame loop body (excluding waiting for events)
   double render_seconds = 0;  // render thread: Model::render time of the views received
+  int smallest_width = 0, smallest_height = 0;  // the smallest view received (adaptive resolution)
 
   double seconds() const { return end - start; }
   double frames_per_second() const { return seconds() > 0 ? frames / seconds() : 0; }
@@ -53,7 +54,8 @@ struct IntervalTotals {
 class FrameStats {
  public:
   void frame(double now, double work_seconds);   // a UI frame ended; `work_seconds` of it was work
-  void view(double now, double render_seconds);  // a new novel view arrived from the render thread
+  // A new novel view of width x height arrived from the render thread.
+  void view(double now, double render_seconds, int width = 0, int height = 0);
   void upload(double now, double seconds);       // texture upload time on the UI thread
 
   double fps(double now) { return frames_.per_second(now); }

@@ -34,33 +34,36 @@ void end_side_panel() {
 
 void performance_section(const PerformanceReadout& r) {
   if (!ImGui::CollapsingHeader("Performance", kOpen)) return;
-  ImGui::Text("UI            %6.1f fps  %6.2f ms/frame", r.fps, r.frame_ms);
-  ImGui::Text("novel views   %6.1f /s", r.views_per_second);
-  ImGui::Text("render        %6.2f ms (last %.2f)", r.render_ms, r.last_render_ms);
-  ImGui::Text("upload        %6.3f ms", r.upload_ms);
-  if (r.render_width > 0) ImGui::Text("render size   %d x %d", r.render_height, r.render_width);
+  ImGui::Text("UI     %6.1f fps  %6.2f ms/frame", r.fps, r.frame_ms);
+  ImGui::Text("views  %6.1f /s   render %.2f ms (last %.2f)", r.views_per_second, r.render_ms, r.last_render_ms);
+  char threads[32];
   if (r.render_threads > 0)
-    ImGui::Text("render threads %d", r.render_threads);
+    std::snprintf(threads, sizeof(threads), "%d thread%s", r.render_threads, r.render_threads == 1 ? "" : "s");
   else
-    ImGui::Text("render threads all cores");
-  if (r.idle) ImGui::TextDisabled("idle: redraws on input only");
+    std::snprintf(threads, sizeof(threads), "all cores");
+  if (r.render_width > 0)
+    ImGui::Text("render %dx%d, %s, upload %.3f ms", r.render_height, r.render_width, threads, r.upload_ms);
+  else
+    ImGui::TextDisabled("render -, %s", threads);
+  // Always one line, so the panel does not jump under the mouse.
+  ImGui::TextDisabled(r.idle ? "idle: redraws on input only" : "drawing continuously");
 }
 
 void scene_section(const SceneReadout& r) {
   if (!ImGui::CollapsingHeader("Scene", kOpen)) return;
   const SceneSource& s = *r.source;
   const ModelConfig& config = s.model->config();
-  ImGui::Text("model   %s", file_name(s.model_path).c_str());
-  ImGui::Text("        %d layers, dim %d, patch %d, %.1fM params", config.layers, config.dim, config.patch_size,
+  ImGui::Text("model  %s", file_name(s.model_path).c_str());
+  ImGui::Text("       %d layers, dim %d, patch %d, %.1fM params", config.layers, config.dim, config.patch_size,
               s.model->weights().parameter_count / 1e6);
-  ImGui::Text("scene   %s (%d views)", s.selection.scene.name.c_str(), s.views());
-  if (!s.state_path.empty()) ImGui::Text("state   %s", file_name(s.state_path).c_str());
-  ImGui::Text("inputs  %zu, test views %zu", s.selection.inputs.size(), s.targets.size());
-  ImGui::Text("working resolution %d x %d", s.height, s.width);
+  if (!s.state_path.empty()) ImGui::Text("state  %s", file_name(s.state_path).c_str());
+  ImGui::Text("scene  %s: %d views, %zu inputs, %zu test", s.selection.scene.name.c_str(), s.views(),
+              s.selection.inputs.size(), s.targets.size());
   if (r.ready)
-    ImGui::Text("%s %.3f s", s.state_path.empty() ? "encode " : "load   ", r.encode_seconds);
+    ImGui::Text("working size %dx%d, %s %.3f s", s.height, s.width, s.state_path.empty() ? "encoded in" : "loaded in",
+                r.encode_seconds);
   else
-    ImGui::TextDisabled("%s", r.status.c_str());
+    ImGui::TextDisabled("working size %dx%d, %s", s.height, s.width, r.status.c_str());
 }
 
 void camera_section(CameraController& camera, DisplaySettings& display, const SceneSource& source,
@@ -113,12 +116,15 @@ void display_section(DisplaySettings& display, PanelActions& actions) {
 
 void screenshot_section(std::string& path, const std::string& last_saved, PanelActions& actions) {
   if (!ImGui::CollapsingHeader("Screenshot", kOpen)) return;
-  ImGui::InputText("file", &path);
+  ImGui::PushItemWidth(-100);
+  ImGui::InputText("##screenshot", &path);
+  ImGui::PopItemWidth();
+  ImGui::SameLine();
   if (ImGui::Button("save (F12)")) actions.screenshot = true;
-  if (!last_saved.empty()) {
-    ImGui::SameLine();
-    ImGui::TextDisabled("%s", file_name(last_saved).c_str());
-  }
+  if (last_saved.empty())
+    ImGui::TextDisabled("writes the window, .view.png and .json");
+  else
+    ImGui::TextDisabled("saved %s (+ .view.png, .json)", file_name(last_saved).c_str());
 }
 
 void help_section() {

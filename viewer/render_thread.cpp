@@ -77,14 +77,18 @@ RenderedView RenderThread::render(uint64_t serial, const RenderRequest& request)
     out.image = to_rgb8(image);
     const bool at_working_size = request.camera.width == working_width_ && request.camera.height == working_height_;
     if (request.view >= 0 && at_working_size && truth_) {
-      auto it = truth_cache_.find(request.view);
-      if (it == truth_cache_.end()) it = truth_cache_.emplace(request.view, truth_(request.view)).first;
-      const Image& truth = it->second;
-      out.psnr = psnr_from_mse(mean_squared_error(image, truth));
-      out.ssim = ssim(image, truth);
-      out.truth = to_rgb8(truth);
-      out.error_map = to_rgb8(error_heat_map(image, truth));
-      out.measured = true;
+      try {
+        auto it = truth_cache_.find(request.view);
+        if (it == truth_cache_.end()) it = truth_cache_.emplace(request.view, truth_(request.view)).first;
+        const Image& truth = it->second;
+        out.psnr = psnr_from_mse(mean_squared_error(image, truth));
+        out.ssim = ssim(image, truth);
+        out.truth = to_rgb8(truth);
+        out.error_map = to_rgb8(error_heat_map(image, truth));
+        out.measured = true;
+      } catch (const std::exception& e) {
+        out.truth_error = e.what();
+      }
     }
   } catch (const std::bad_alloc&) {
     out.error = "out of memory while rendering (try a lower resolution scale)";

@@ -33,7 +33,8 @@ struct RenderedView {
   bool measured = false;  // psnr, ssim, truth and error_map are set
   double psnr = 0, ssim = 0;
   Rgb8 truth, error_map;
-  std::string error;  // rendering or reading the ground truth failed
+  std::string error;        // rendering failed (no image)
+  std::string truth_error;  // the image is fine, but its ground truth could not be read (not measured)
 };
 
 class RenderThread {

@@ -32,6 +32,8 @@ std::vector<std::string> write_screenshot(const std::string& path, const Rgb8& w
                          {"width", layout.width},
                          {"height", layout.height},
                          {"zoom", layout.zoom},
+                         {"tiles", layout.tiles},
+                         {"tile_step", layout.step},
                          {"framebuffer_scale", layout.framebuffer_scale}};
   std::ofstream out(files[2]);
   out << info.dump(2) << "\n";

@@ -2,8 +2,9 @@
 //   PATH.png       the whole window as shown (side panel included), read back from the framebuffer;
 //   PATH.view.png  the novel view alone at its render resolution, read back from its texture (the pixels the
 //                  window shows, each working-size pixel as a zoom x zoom block, at "view_region");
-//   PATH.json      the camera (as a camera path frame), the view region in the window, the scene view and its
-//                  PSNR/SSIM when snapped.
+//   PATH.json      the camera (as a camera path frame), the view region in the window ("view_region": x, y,
+//                  width, height in framebuffer pixels from the top left, the integer zoom, and when the ground
+//                  truth / error map are shown the step to the next tile), the scene view and its PSNR/SSIM.
 #pragma once
 
 #include <string>

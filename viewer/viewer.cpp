@@ -120,6 +120,7 @@ void print_stats(FrameStats& stats, double now, const SceneSource& source, const
     std::printf("orbit.render_ms %.3f\n", t.mean_render_ms());
     std::printf("orbit.frame_ms %.3f\n", t.mean_frame_ms());
     std::printf("orbit.render_busy %.3f\n", t.render_busy());
+    std::printf("orbit.smallest_render %dx%d\n", t.smallest_height, t.smallest_width);
   }
   std::fflush(stdout);
 }
@@ -188,16 +189,24 @@ void run_viewer(const ViewerOptions& o) {
   std::string failure;  // a scripted run's error (exit code 1)
   std::string scene_error;
   int quiet_frames = 0;
+  // The current camera at the resolution scale (lower while moving, when adaptive).
+  auto desired_request = [&](double now) {
+    double scale = display.scale;
+    if (display.adaptive && now - last_motion < kSettleSeconds) scale = std::min(scale, double(display.moving_scale));
+    return RenderRequest{scaled_camera(camera.camera(), scale, patch), camera.snapped_view()};
+  };
+  long frame_count = 0;
   const double refresh_rate = window.refresh_rate();
   double previous_frame_end = now_seconds();
 
   while (!window.should_close()) {
     // Redraw continuously while anything moves; otherwise sleep until input or a result (threads wake us).
-    // While encoding, wake for progress only (the encode needs the cores).
+    // While encoding, wake for progress only (the encode needs the cores; spinning OpenMP threads suffer badly
+    // from a busy UI on the same cores).
     const double before_wait = now_seconds();
     const bool animating = script.active() || recorder.playing() || before_wait - last_motion < 2 * kSettleSeconds;
-    if (!renderer && !encode.finished()) {
-      window.wait_events(0.1);
+    if (!renderer && !encode.finished() && frame_count > 0) {
+      window.wait_events(0.25);
     } else if (animating || quiet_frames < 2) {
       window.poll_events();
     } else {
@@ -237,6 +246,14 @@ void run_viewer(const ViewerOptions& o) {
           }
           errors.show(result->error);
         } else {
+          if (!result->truth_error.empty()) {
+            if (script.active()) {
+              failure = result->truth_error;
+              ImGui::EndFrame();
+              break;
+            }
+            errors.show("no PSNR/SSIM for view " + std::to_string(result->request.view) + ": " + result->truth_error);
+          }
           const double upload_start = now_seconds();
           const bool exact = result->image.width == source.width && result->image.height == source.height;
           view_texture.upload(result->image, !exact);
@@ -245,7 +262,7 @@ void run_viewer(const ViewerOptions& o) {
             error_texture.upload(result->error_map, false);
           }
           stats.upload(now_seconds(), now_seconds() - upload_start);
-          stats.view(now_seconds(), result->render_seconds);
+          stats.view(now_seconds(), result->render_seconds, result->image.width, result->image.height);
           result->image = result->truth = result->error_map = Rgb8{};
           shown = std::move(*result);
           has_shown = true;
@@ -270,8 +287,9 @@ void run_viewer(const ViewerOptions& o) {
     const ViewLayout layout = layout_view(area_x, area_y, area_width, area_height, source.width, source.height, tiles,
                                           window.framebuffer_scale());
     InputActions input;
-    if (!script.drives_camera() && !recorder.playing())
-      input = apply_camera_input(camera, display.fly, layout.zoom / layout.framebuffer_scale, io.DeltaTime);
+    const std::vector<Window::KeyPress> presses = window.take_key_presses();
+    input = apply_camera_input(camera, display.fly, layout.zoom / layout.framebuffer_scale, io.DeltaTime, presses,
+                               !script.drives_camera() && !recorder.playing());
     PanelActions actions;
     begin_side_panel(kPanelWidth);
     const double now = now_seconds();
@@ -337,7 +355,12 @@ void run_viewer(const ViewerOptions& o) {
     bool capture = input.screenshot || actions.screenshot;
     bool finished = false;
     if (renderer && script.active()) {
-      const bool current = has_shown && renderer->idle() && shown.serial == submitted;
+      // Current: the camera has settled (adaptive: back at full scale), what this frame would request is what was
+      // last requested, and that is on screen.
+      const RenderRequest wanted = desired_request(now);
+      const bool settled = !display.adaptive || now - last_motion >= kSettleSeconds;
+      const bool current = settled && has_shown && renderer->idle() && shown.serial == submitted &&
+                           same_camera(wanted.camera, last_request.camera) && wanted.view == last_request.view;
       switch (script.step(camera, stats, now, has_shown, current)) {
         case Script::Step::Run:
           break;
@@ -357,9 +380,7 @@ void run_viewer(const ViewerOptions& o) {
     }
     if (input.camera_moving) last_motion = now;
     if (renderer) {
-      double scale = display.scale;
-      if (display.adaptive && now - last_motion < kSettleSeconds) scale = std::min(scale, double(display.moving_scale));
-      RenderRequest request{scaled_camera(camera.camera(), scale, patch), camera.snapped_view()};
+      const RenderRequest request = desired_request(now);
       if (submitted == 0 || !same_camera(request.camera, last_request.camera) || request.view != last_request.view) {
         submitted = renderer->submit(request);
         last_request = request;
@@ -372,11 +393,11 @@ void run_viewer(const ViewerOptions& o) {
     if (display.show_truth)
       tile_list.push_back({measured ? &truth_texture : nullptr,
                            measured ? "ground truth (view " + std::to_string(shown.request.view) + ")"
-                                    : std::string("ground truth: snap to a view at scale 1")});
+                                    : std::string("ground truth (on a view)")});
     if (display.show_error)
       tile_list.push_back({measured ? &error_texture : nullptr,
                            measured ? std::string("error map (|render - truth| x4)")
-                                    : std::string("error map: snap to a view at scale 1")});
+                                    : std::string("error map (on a view)")});
     draw_view(layout, tile_list);
     if (!encode.finished())
       encode_overlay(area_x, area_y, area_width, area_height, progress.stage, progress.fraction, progress.elapsed_s);
@@ -422,6 +443,8 @@ void run_viewer(const ViewerOptions& o) {
     } else {
       previous_frame_end = frame_end;
     }
+    // The encode starts once the first frame is up (so it does not share the cores with the window's start-up).
+    if (++frame_count == 1) encode.start();
     if (finished) {
       if (o.print_stats) print_stats(stats, frame_end, source, encode, has_shown ? &shown : nullptr, script, threads);
       if (o.exit) break;

@@ -38,6 +38,9 @@ Window::Window(int width, int height, const std::string& title) {
     glfwTerminate();
     throw Error("view", "cannot load the OpenGL 3.3 functions");
   }
+  // Before ImGui's backend, which chains to the callbacks already installed.
+  glfwSetWindowUserPointer(window_, this);
+  glfwSetKeyCallback(window_, &Window::on_key);
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
   ImGuiIO& io = ImGui::GetIO();
@@ -61,6 +64,17 @@ void Window::shutdown() {
   glfwDestroyWindow(window_);
   glfwTerminate();
   window_ = nullptr;
+}
+
+void Window::on_key(GLFWwindow* window, int key, int, int action, int) {
+  auto* self = static_cast<Window*>(glfwGetWindowUserPointer(window));
+  if (self && (action == GLFW_PRESS || action == GLFW_REPEAT)) self->key_presses_.push_back({key, action == GLFW_REPEAT});
+}
+
+std::vector<Window::KeyPress> Window::take_key_presses() {
+  std::vector<KeyPress> presses;
+  presses.swap(key_presses_);
+  return presses;
 }
 
 bool Window::should_close() const { return glfwWindowShouldClose(window_); }

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "viewer/pixels.h"
 
@@ -28,6 +29,14 @@ class Window {
   void set_vsync(bool on);
   void set_title(const std::string& title);
 
+  // Keys pressed (GLFW key codes, repeats included) since the last call. ImGui 1.86 only sees the key state once
+  // per frame and misses a press and release inside one frame; these come from GLFW's callback.
+  struct KeyPress {
+    int key;
+    bool repeat;
+  };
+  std::vector<KeyPress> take_key_presses();
+
   void begin_frame();
   // Draws ImGui's frame; with `capture`, returns the whole framebuffer as shown (top row first) before the swap.
   std::optional<Rgb8> end_frame(bool capture);
@@ -39,7 +48,9 @@ class Window {
 
  private:
   void shutdown();
+  static void on_key(GLFWwindow* window, int key, int scancode, int action, int mods);
   GLFWwindow* window_ = nullptr;
+  std::vector<KeyPress> key_presses_;
   bool imgui_glfw_ = false, imgui_gl_ = false;
 };
 

@@ -206,12 +206,16 @@ def read_image_rgba(path):
 
 
 # ----------------------------------------------------------------------------- resizing
-def composite_white(rgba):
-    """uint8 or float RGBA [..., H, W, 4] -> float32 torch RGB [..., 3, H, W] in [0,1] on white."""
+def composite_white(rgba, background=None):
+    """uint8 RGBA [..., H, W, 4] -> float32 torch RGB [..., 3, H, W] in [0,1], composited onto
+    white, or onto `background` (a tensor broadcastable to [..., 1, 1, 3], e.g. [B, 1, 1, 1, 3])."""
     t = torch.as_tensor(np.asarray(rgba)) if not torch.is_tensor(rgba) else rgba
     t = t.float() / 255.0
     rgb, a = t[..., :3], t[..., 3:4]
-    out = rgb * a + (1.0 - a)
+    if background is None:
+        out = rgb * a + (1.0 - a)
+    else:
+        out = rgb * a + background.to(t) * (1.0 - a)
     return out.movedim(-1, -3).contiguous()
 
 

@@ -4,8 +4,9 @@
 Data (--data, --val-data; any mix, several allowed):
   PATH.shard                      a shard (format in lact_data.py / README.md)
   DIR | index.json | opencv_cameras.json   the LaCT object layout
-  synthetic:objects=N[,views=V][,seed=S][,start=K][,layout=random|grid]
-                                  procedural objects made in-process (synthetic_data.py)
+  synthetic:objects=N[,views=V][,seed=S][,start=K][,layout=random|grid][,ss=2]
+                                  procedural objects made in-process at --size (synthetic_data.py;
+                                  on the GPU when training there)
 Without --val-data the last --val-objects objects of --data are held out.
 
 Per step: --batch objects, each with a random split of its views into --n-input inputs and
@@ -110,7 +111,7 @@ def load_sources(specs, size, device, log):
             t0 = time.time()
             gen_dev = device if device.type == "cuda" else "cpu"
             images, cameras = synthetic_data.generate(seed, n, views, size[0], kv.get("layout", "random"),
-                                                      device=gen_dev, start=start)
+                                                      ss=int(kv.get("ss", 2)), device=gen_dev, start=start)
             log("generated %s in %.1f s" % (spec, time.time() - t0))
             for i in range(n):
                 objs.add(images[i], cameras[i], "synthetic_s%d_%06d" % (seed, start + i), spec)
@@ -136,8 +137,9 @@ class Sampler:
                 self.bank[i].copy_(torch.from_numpy(np.ascontiguousarray(im)))
             self.bank_cams = torch.from_numpy(np.stack(objs.cameras)).to(device)
 
-    def gather(self, obj_idx, view_idx):
-        """-> rgb [B,N,3,h,w] float on device (white background), fxfycxcy [B,N,4], c2w [B,N,4,4]."""
+    def gather(self, obj_idx, view_idx, background=None):
+        """-> rgb [B,N,3,h,w] float on device (white background, or background [B,3]),
+        fxfycxcy [B,N,4], c2w [B,N,4,4]."""
         if self.bank is not None:
             oi = torch.as_tensor(np.asarray(obj_idx), device=self.device)[:, None]
             vi = torch.as_tensor(np.asarray(view_idx), device=self.device)
@@ -152,14 +154,17 @@ class Sampler:
                 cams.append(self.objs.cameras[o][vids])
             raw = torch.from_numpy(np.stack(raws)).to(self.device)
             cam = torch.from_numpy(np.stack(cams)).to(self.device)
-        rgb = lact_data.composite_white(raw)
+        bg = None
+        if background is not None:
+            bg = torch.as_tensor(np.asarray(background, dtype=np.float32), device=self.device)[:, None, None, None, :]
+        rgb = lact_data.composite_white(raw, bg)
         b, n = rgb.shape[:2]
         if self.size is not None and tuple(rgb.shape[-2:]) != tuple(self.size):
             r, c = lact_data.resize_cover(rgb.flatten(0, 1), cam.flatten(0, 1), *self.size)
             rgb, cam = r.view(b, n, *r.shape[1:]), c.view(b, n, 20)
         return rgb, cam[..., :4].contiguous(), cam[..., 4:].reshape(b, n, 4, 4).contiguous()
 
-    def sample(self, rng, batch, n_input, n_target):
+    def sample(self, rng, batch, n_input, n_target, bg_random=0.0):
         objs = self.objs
         obj_idx = rng.choice(len(objs), size=batch, replace=len(objs) < batch)
         view_idx = []
@@ -168,7 +173,12 @@ class Sampler:
             if nv < n_input + n_target:
                 raise ValueError("object %s has %d views < %d + %d" % (objs.names[o], nv, n_input, n_target))
             view_idx.append(rng.permutation(nv)[:n_input + n_target])
-        rgb, intr, c2w = self.gather(obj_idx, np.stack(view_idx))
+        background = None
+        if bg_random > 0:  # per object: a random background colour (inputs and targets alike)
+            pick = rng.random(batch) < bg_random
+            colours = rng.random((batch, 3))
+            background = np.where(pick[:, None], colours, 1.0)
+        rgb, intr, c2w = self.gather(obj_idx, np.stack(view_idx), background)
         return split_batch(rgb, intr, c2w, n_input)
 
 
@@ -296,6 +306,10 @@ def parse_args(argv=None):
     g.add_argument("--n-target-max", type=int, default=8)
     g.add_argument("--val-targets", type=int, default=4, help="target views per validation object")
     g.add_argument("--data-on-device", choices=("auto", "yes", "no"), default="auto")
+    g.add_argument("--bg-random", type=float, default=0.5,
+                   help="fraction of training objects composited onto a random colour instead of white "
+                        "(same colour for an object's inputs and targets; validation is always on white). "
+                        "Keeps the model from settling on a constant near-white image early on")
     g = ap.add_argument_group("model (a --preset, then any flag given overrides it)")
     g.add_argument("--preset", choices=sorted(PRESETS), default="small")
     g.add_argument("--config", help="model config JSON (overrides the preset and size flags)")
@@ -535,7 +549,7 @@ def main(argv=None):
                 break
         ts = time.time()
         n_target = int(rng.integers(a.n_target_min, a.n_target_max + 1))
-        bt = sampler.sample(rng, a.batch, a.n_input, n_target)
+        bt = sampler.sample(rng, a.batch, a.n_input, n_target, a.bg_random)
         td = time.time()
         lr = sched.lr(state["step"], wall0 + time.time() - run_t0)
         for g in opt.param_groups:
