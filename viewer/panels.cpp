@@ -46,7 +46,7 @@ void performance_section(const PerformanceReadout& r) {
   else
     ImGui::TextDisabled("render -, %s", threads);
   // Always one line, so the panel does not jump under the mouse.
-  ImGui::TextDisabled(r.idle ? "idle: redraws on input only" : "drawing continuously");
+  ImGui::TextDisabled(r.idle ? "idle: redraws on input and results" : "drawing continuously");
 }
 
 void scene_section(const SceneReadout& r) {
@@ -59,11 +59,11 @@ void scene_section(const SceneReadout& r) {
   if (!s.state_path.empty()) ImGui::Text("state  %s", file_name(s.state_path).c_str());
   ImGui::Text("scene  %s: %d views, %zu inputs, %zu test", s.selection.scene.name.c_str(), s.views(),
               s.selection.inputs.size(), s.targets.size());
+  ImGui::Text("working size %dx%d", s.height, s.width);
   if (r.ready)
-    ImGui::Text("working size %dx%d, %s %.3f s", s.height, s.width, s.state_path.empty() ? "encoded in" : "loaded in",
-                r.encode_seconds);
+    ImGui::Text("%s in %.3f s", s.state_path.empty() ? "encoded" : "loaded", r.encode_seconds);
   else
-    ImGui::TextDisabled("working size %dx%d, %s", s.height, s.width, r.status.c_str());
+    ImGui::TextDisabled("%s", r.status.c_str());
 }
 
 void camera_section(CameraController& camera, DisplaySettings& display, const SceneSource& source,

@@ -95,8 +95,10 @@ SceneSource open_scene_source(const ViewerOptions& o) {
   s.width = s.selection.width;
   const Scene& scene = s.selection.scene;
   if (scene.views.empty()) throw Error(scene.source, "the scene has no views");
-  s.targets = o.targets.empty() ? std::vector<int>{}
-                                : select_views(o.targets, scene, true, s.selection.inputs, o.data.seed, "--targets");
+  // No test views when none are asked for, or "rest" of a scene whose views are all inputs.
+  const bool none = o.targets.empty() || (o.targets == "rest" && s.selection.inputs.size() >= scene.views.size());
+  s.targets = none ? std::vector<int>{}
+                   : select_views(o.targets, scene, true, s.selection.inputs, o.data.seed, "--targets");
   std::vector<int> all(scene.views.size());
   for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
   for (const PosedImage& v : app::selected_views(s.selection, all, false)) {

@@ -1,6 +1,7 @@
 // The viewer's frame loop: wires the window, the encode job, the render thread, the camera, the panels, the
 // recorder and the script together. Each of those lives in its own file; this one only passes data between
 // them, once per frame.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -295,7 +296,7 @@ void run_viewer(const ViewerOptions& o) {
     const double now = now_seconds();
     performance_section({stats.fps(now), stats.frame_ms(now), stats.render_ms(now), stats.last_render_ms(),
                          stats.upload_ms(now), stats.views_per_second(now), view_texture.width(),
-                         view_texture.height(), threads, !animating && quiet_frames <= 1});
+                         view_texture.height(), threads, (!renderer && !encode.finished()) || (!animating && quiet_frames <= 1)});
     const EncodeJob::Progress progress = encode.progress();
     scene_section({&source, renderer != nullptr, encode.encode_seconds(),
                    scene_error.empty() ? progress.stage : "failed: " + scene_error});

@@ -220,7 +220,7 @@ def composite_white(rgba, background=None):
 
 
 def resize_cover(rgb, cameras, h, w):
-    """Cover-resize + centre-crop float images [N,3,H0,W0] to (h, w); intrinsics follow
+    """Cover-resize + centre-crop float images [N,C,H0,W0] to (h, w); intrinsics follow
     (LaCT data.py: s = max(w/W0, h/H0), fx*s, cx*s - left). cameras [N,20] torch float."""
     h0, w0 = rgb.shape[-2:]
     if (h0, w0) == (h, w):
@@ -267,8 +267,8 @@ def _lact_scene_files(path):
 
 def load_lact_object(cam_json, size=None):
     """One LaCT object folder -> (images uint8 [V,H,W,4], cameras float32 [V,20]).
-    size=(h, w) cover-resizes (compositing onto white first, which equals resizing the
-    premultiplied image and then compositing), so alpha becomes 255."""
+    size=(h, w) cover-resizes at load time; colour is resampled premultiplied by alpha (so
+    compositing afterwards equals LaCT's composite-after-resize) and alpha is kept."""
     with open(cam_json) as f:
         frames = json.load(f)
     if isinstance(frames, dict):
@@ -288,9 +288,15 @@ def load_lact_object(cam_json, size=None):
     if size is not None and tuple(size) != imgs[0].shape[:2]:
         out_i, out_c = [], []
         for im, cam in zip(imgs, cams):
-            rgb, c = resize_cover(composite_white(im)[None], torch.from_numpy(cam)[None], *size)
-            u8 = (rgb[0].permute(1, 2, 0) * 255 + 0.5).clamp(0, 255).to(torch.uint8).numpy()
-            out_i.append(np.concatenate([u8, np.full(u8.shape[:2] + (1,), 255, np.uint8)], -1))
+            t = torch.from_numpy(im).float().div(255.0)
+            alpha = t[..., 3:4]
+            prem = torch.cat([t[..., :3] * alpha, alpha], -1).permute(2, 0, 1)[None]  # [1,4,H,W]
+            r, c = resize_cover(prem, torch.from_numpy(cam)[None], *size)
+            r = r[0].permute(1, 2, 0)
+            a_out = r[..., 3:4]
+            rgb = torch.where(a_out > 1e-6, r[..., :3] / a_out.clamp_min(1e-6), torch.ones_like(r[..., :3]))
+            rgba = torch.cat([rgb.clamp(0, 1), a_out], -1)
+            out_i.append((rgba * 255 + 0.5).clamp(0, 255).to(torch.uint8).numpy())
             out_c.append(c[0].numpy())
         return np.stack(out_i), np.stack(out_c).astype(np.float32)
     return np.stack(imgs), cams

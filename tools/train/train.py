@@ -72,6 +72,16 @@ def build_config(a):
     }
 
 
+class LaCTTrainModel(LaCTModel):
+    """The reference model with its tokenizer (rays: einsum, cross, norms) kept in fp32 under
+    autocast: CUDA autocast would run the einsum in bf16 and then fail in torch.cross on
+    mixed dtypes, and bf16 rays lose precision. Same parameters and state-dict keys."""
+
+    def tokenize(self, images, fxfycxcy, c2w, h, w):
+        with torch.autocast(device_type=self.input_linear.weight.device.type, enabled=False):
+            return super().tokenize(images, fxfycxcy, c2w, h, w)
+
+
 def init_weights(model, seed):
     """GPT-style init: Linear N(0, 0.02), residual output projections scaled by
     1/sqrt(2 * residual branches), lr_fc small; fast weights keep the reference init."""
@@ -375,6 +385,8 @@ def main(argv=None):
     def say(msg):
         print("[train %7.1fs] %s" % (time.time() - t_start, msg), flush=True)
 
+    if a.fresh and os.path.exists(log_path):  # a fresh run starts a fresh log (the old one is kept aside)
+        os.replace(log_path, log_path + ".old")
     logf = open(log_path, "a")
 
     def log(rec):
@@ -421,7 +433,7 @@ def main(argv=None):
         config = build_config(a)
     if resume is not None and not a.config and config != build_config(a):
         say("note: model flags differ from the checkpoint; using the checkpoint's config")
-    model = LaCTModel(config)
+    model = LaCTTrainModel(config)
     init_weights(model, a.seed)
     if a.ns_dtype:
         model.ns_dtype = a.ns_dtype
@@ -526,6 +538,44 @@ def main(argv=None):
         say("val step %d: psnr %.2f (white %.2f, nearest input %.2f), ssim %.4f [%d images, %.1fs]" % (
             state["step"], r["psnr"], r["psnr_white"], r["psnr_nearest"], r["ssim"], r["images"], val_cost[0]))
 
+    # preflight (CUDA, or any run with bf16): one forward/backward of the largest batch shape,
+    # drawn with its own RNG so the training batches do not change. Out of memory: halve the
+    # batch; bf16 autocast failing: train in fp32 (TF32 matmuls on CUDA) instead.
+    if use_amp or device.type == "cuda":
+        oom_types = tuple(t for t in (getattr(torch.cuda, "OutOfMemoryError", None),) if t is not None)
+        while True:
+            try:
+                pb = sampler.sample(np.random.default_rng(12345), a.batch, a.n_input, a.n_target_max)
+                with amp_ctx():
+                    pp = fwd_model(pb["input_images"], pb["input_fxfycxcy"], pb["input_c2w"],
+                                   pb["target_fxfycxcy"], pb["target_c2w"])
+                F.mse_loss(pp.float(), pb["target_images"]).backward()
+                if not all(p.grad is None or bool(torch.isfinite(p.grad).all()) for p in model.parameters()):
+                    raise RuntimeError("non-finite gradients in the preflight step")
+                del pb, pp
+                break
+            except RuntimeError as exc:
+                msg = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+                pb = pp = None
+                opt.zero_grad(set_to_none=True)
+                if (oom_types and isinstance(exc, oom_types)) or "out of memory" in msg:
+                    if device.type == "cuda":
+                        torch.cuda.empty_cache()
+                    if a.batch <= 1:
+                        raise
+                    a.batch = max(1, a.batch // 2)
+                    say("WARNING: out of memory in the preflight step; batch -> %d" % a.batch)
+                    log({"type": "warning", "step": state["step"], "message": "OOM; batch %d" % a.batch})
+                elif use_amp:
+                    say("WARNING: bf16 autocast failed (%s); training in fp32" % msg)
+                    log({"type": "warning", "step": state["step"], "message": "bf16 autocast failed: %s" % msg})
+                    use_amp = False
+                else:
+                    raise
+        opt.zero_grad(set_to_none=True)
+        if device.type == "cuda":
+            say("preflight ok: batch %d, peak GPU memory %.1f GB" % (a.batch, torch.cuda.max_memory_allocated() / 2**30))
+
     # training loop
     model.train()
     run_t0 = time.time()
@@ -569,20 +619,20 @@ def main(argv=None):
         opt.zero_grad(set_to_none=True)
         loss.backward()
         gnorm = torch.nn.utils.clip_grad_norm_(model.parameters(), a.clip if a.clip > 0 else float("inf"))
-        gn = float(gnorm)
+        # one device sync per step for all the scalars
+        f_loss, f_mse, f_ssim, gn = torch.stack([loss.detach(), mse.detach(), s.detach().to(loss),
+                                                 torch.as_tensor(gnorm).to(loss)]).tolist()
         skipped = (not math.isfinite(gn)) or (a.skip_grad_norm > 0 and state["step"] >= a.skip_after
                                              and gn > a.skip_grad_norm)
         if not skipped:
             opt.step()
-        if device.type == "cuda" and (state["step"] % a.log_every == 0):
-            torch.cuda.synchronize()
         dt = time.time() - ts
         step_times.append(dt)
         state["step"] += 1
         state["samples"] += a.batch
         state["elapsed"] += dt
         state["wall"] = wall0 + time.time() - run_t0
-        window.append((float(loss), float(mse), float(s), gn, dt, td - ts, skipped))
+        window.append((f_loss, f_mse, f_ssim, gn, dt, td - ts, skipped))
         if state["step"] % a.log_every == 0 or state["step"] == a.steps:
             w = np.array(window, dtype=np.float64)
             rec = {"type": "train", "step": state["step"], "loss": float(w[:, 0].mean()),
