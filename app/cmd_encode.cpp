@@ -26,9 +26,10 @@ void add_encode_command(CLI::App& app) {
   command->add_option("-o,--output", o->output, "Scene state file to write (.safetensors)")->required();
   add_common_options(*command, o->common);
   command->callback([o]() {
-    if (o->data.inputs.empty()) throw Error("--inputs", "encode needs input views");
     auto backend = make_backend(o->common);
     auto model = load_model_for(o->model, *backend);
+    apply_model_defaults(o->data, *model, true);
+    if (o->data.inputs.empty()) throw Error("--inputs", "encode needs input views");
     const SceneSelection selection = select_scene_views(o->data, model->config().patch_size);
     const std::vector<PosedImage> views = selected_views(selection, selection.inputs, true);
     const auto start = std::chrono::steady_clock::now();

@@ -89,8 +89,9 @@ void run_render(RenderOptions& o) {
   if (o.path.empty() && o.targets.empty()) throw Error("--targets", "give target views (or --path for a camera path)");
   auto backend = make_backend(o.common);
   if (!o.state.empty()) return render_from_state(o, *backend);
-  if (o.data.inputs.empty()) throw Error("render", "give --inputs (to encode) or --state (a saved scene state)");
   auto model = load_model_for(o.model, *backend);
+  apply_model_defaults(o.data, *model, true);
+  if (o.data.inputs.empty()) throw Error("render", "give --inputs (to encode) or --state (a saved scene state)");
   const int patch = model->config().patch_size;
 
   if (!o.path.empty()) {

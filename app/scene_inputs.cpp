@@ -104,6 +104,14 @@ PoseTransform pose_from_metadata(const std::map<std::string, std::string>& m, co
   return t;
 }
 
+void apply_model_defaults(DataOptions& o, const Model& model, bool inputs_too) {
+  const ModelWeights& w = model.weights();
+  if (o.size.empty() && w.trained_height > 0)
+    o.size = std::to_string(w.trained_height) + "x" + std::to_string(w.trained_width);
+  if (inputs_too && o.inputs.empty() && w.trained_input_views > 0)
+    o.inputs = "uniform:" + std::to_string(w.trained_input_views);
+}
+
 std::unique_ptr<Model> load_model_for(const std::string& path, Backend& backend) {
   if (path.empty()) throw Error("--model", "no model given");
   return std::make_unique<Model>(load_model(path, backend), backend);

@@ -49,5 +49,7 @@ std::map<std::string, std::string> origin_metadata(const DataOptions& options, c
 PoseTransform pose_from_metadata(const std::map<std::string, std::string>& metadata, const std::string& where);
 
 std::unique_ptr<Model> load_model_for(const std::string& path, Backend& backend);
+// Fills --size and --inputs from what the model was trained with (its metadata) when they are not given.
+void apply_model_defaults(DataOptions& options, const Model& model, bool inputs_too);
 
 }  // namespace lact::app

@@ -1,6 +1,7 @@
 #include "core/weights.h"
 
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <set>
 
@@ -149,6 +150,23 @@ ModelWeights load_model(const std::string& path, Backend& be) {
     if (!expected.count(name))
       throw Error(path, "unexpected tensor '" + name + "': the weights do not match the config in the metadata");
 
+  int trained_height = 0, trained_width = 0, trained_input_views = 0;
+  auto size = file.metadata().find("image_size");
+  if (size != file.metadata().end() && !size->second.empty()) {
+    char x = 0, extra = 0;
+    if (std::sscanf(size->second.c_str(), "%d%c%d%c", &trained_height, &x, &trained_width, &extra) != 3 || x != 'x' ||
+        trained_height <= 0 || trained_width <= 0)
+      throw Error(path, "metadata image_size '" + size->second + "' is not HxW");
+  }
+  auto views = file.metadata().find("input_views");
+  if (views != file.metadata().end() && !views->second.empty()) {
+    try {
+      trained_input_views = std::stoi(views->second);
+    } catch (const std::exception&) {
+      throw Error(path, "metadata input_views '" + views->second + "' is not a number");
+    }
+  }
+
   auto read = [&](const std::string& name, const Shape& shape) {
     const SafetensorsEntry& e = file.entry(name);
     if (e.shape != shape)
@@ -159,7 +177,11 @@ ModelWeights load_model(const std::string& path, Backend& be) {
       if (!std::isfinite(v)) throw Error(path, "tensor '" + name + "' contains NaN or infinite values");
     return values;
   };
-  return build_model_weights(config, be, read, path);
+  ModelWeights weights = build_model_weights(config, be, read, path);
+  weights.trained_height = trained_height;
+  weights.trained_width = trained_width;
+  weights.trained_input_views = trained_input_views;
+  return weights;
 }
 
 }  // namespace lact

@@ -31,6 +31,8 @@ struct ModelWeights {
   Tensor decoder_linear;   // image_token_decoder.1.weight [3 p^2, dim]
   long long parameter_count = 0;
   std::string source;      // the file it came from
+  // What the model was trained with (safetensors metadata "image_size" = "HxW", "input_views"), 0 = unknown.
+  int trained_height = 0, trained_width = 0, trained_input_views = 0;
 };
 
 // Reads a safetensors model: the config from __metadata__.config, every tensor under its official name,

@@ -86,10 +86,12 @@ SceneSource open_scene_source(const ViewerOptions& o) {
   if (!o.state.empty()) {
     plan_from_state(o, s);
   } else {
-    if (o.data.inputs.empty()) throw Error("view", "give --inputs (to encode) or --state (a saved scene state)");
     s.model_path = o.model;
     s.model = app::load_model_for(o.model, *s.backend);
-    s.selection = app::select_scene_views(o.data, s.model->config().patch_size);
+    app::DataOptions data = o.data;  // the model's trained size and input count when not given
+    app::apply_model_defaults(data, *s.model, true);
+    if (data.inputs.empty()) throw Error("view", "give --inputs (to encode) or --state (a saved scene state)");
+    s.selection = app::select_scene_views(data, s.model->config().patch_size);
   }
   s.height = s.selection.height;
   s.width = s.selection.width;

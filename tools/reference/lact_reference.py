@@ -401,7 +401,9 @@ class LaCTModel(nn.Module):
             raise ValueError("H and W must be divisible by the patch size %d" % p)
         dtype = self._param_dtype()
         fxfycxcy, c2w = fxfycxcy.to(dtype), c2w.to(dtype)
-        o, d, m = compute_rays(fxfycxcy, c2w, h, w)
+        # Rays in the parameters' dtype even under autocast (the official code computes them in fp32).
+        with torch.autocast(device_type=c2w.device.type, enabled=False):
+            o, d, m = compute_rays(fxfycxcy, c2w, h, w)
         if images is None:
             rgb = torch.zeros_like(o)
         else:

@@ -362,43 +362,6 @@ def load_objects(paths, size=None):
     return objs
 
 
-def make_views(objs, obj_idx, view_idx, size):
-    """Gather views -> (rgb float [B,N,3,h,w] on white, fxfycxcy [B,N,4], c2w [B,N,4,4])."""
-    rgbs, cams = [], []
-    for o, vids in zip(obj_idx, view_idx):
-        vids = np.asarray(vids)
-        order = np.argsort(vids)  # read a memmap in increasing order, then restore the order
-        raw = np.asarray(objs.images[o][vids[order]])
-        raw = raw[np.argsort(order)]
-        cam = torch.from_numpy(np.ascontiguousarray(objs.cameras[o][vids]))
-        rgb = composite_white(raw)
-        if size is not None:
-            rgb, cam = resize_cover(rgb, cam, *size)
-        rgbs.append(rgb)
-        cams.append(cam)
-    rgb = torch.stack(rgbs)
-    cam = torch.stack(cams)
-    return rgb, cam[..., :4].contiguous(), cam[..., 4:].reshape(*cam.shape[:2], 4, 4).contiguous()
-
-
-def sample_batch(objs, rng, batch, n_input, n_target, size):
-    """Random objects (with replacement across steps, distinct within a batch when possible)
-    and a random split of each object's views into n_input inputs and n_target targets."""
-    replace = len(objs) < batch
-    obj_idx = rng.choice(len(objs), size=batch, replace=replace)
-    view_idx = []
-    for o in obj_idx:
-        nv = objs.images[o].shape[0]
-        if nv < n_input + n_target:
-            raise ValueError("object %s has %d views < %d inputs + %d targets" % (
-                objs.names[o], nv, n_input, n_target))
-        view_idx.append(rng.permutation(nv)[:n_input + n_target])
-    rgb, intr, c2w = make_views(objs, obj_idx, view_idx, size)
-    ni = n_input
-    return {"input_images": rgb[:, :ni], "input_fxfycxcy": intr[:, :ni], "input_c2w": c2w[:, :ni],
-            "target_images": rgb[:, ni:], "target_fxfycxcy": intr[:, ni:], "target_c2w": c2w[:, ni:]}
-
-
 def fixed_splits(objs, n_input, n_target, seed=1234):
     """Deterministic per-object view splits for validation (independent of the training RNG)."""
     rng = np.random.default_rng(seed)
