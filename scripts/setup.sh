@@ -34,7 +34,14 @@ cmake --build build -j "$(nproc)"
 
 [ "${1:-}" = "--build-only" ] && exit 0
 
-# The main job. Until the shipped model exists, render the official parity fixture's target views.
-fixture=../shared/fixtures/lact_tiny
-build/app/lact render --model "$fixture/model.safetensors" --data "$fixture/index.json" \
-  --inputs 0,1,2 --targets 3,4 --out out/fixture
+# The main job: the shipped model on the shipped example scene (a real scanned object, 64 views at 64x64):
+# 8 input views spread over the sphere (azimuths 0/90/180/270 at 20 deg elevation, 45/135/225/315 at 40 deg),
+# every other view rendered and scored against its photo (out/example/report.json), then the official demo
+# turntable as frames and an MP4.
+model=models/lact_tiny_obj64.safetensors
+inputs=16,20,24,28,34,38,42,46
+build/app/lact render --model "$model" --data examples/gso_toy_64 --inputs $inputs --targets rest --save-images \
+  --out out/example
+build/app/lact path turntable --frames 120 --size 64x64 -o out/turntable.json
+build/app/lact render --model "$model" --data examples/gso_toy_64 --inputs $inputs --path out/turntable.json \
+  --video out/turntable/turntable.mp4 --out out/turntable --quiet
