@@ -73,6 +73,7 @@ SceneReport evaluate_scene(const Model& model, const SceneSelection& selection, 
     v.mse = mean_squared_error(images[i], truth);
     v.psnr = psnr_from_mse(v.mse);
     v.ssim = ssim(images[i], truth);
+    v.psnr_white = psnr(Image{truth.width, truth.height, std::vector<float>(truth.rgb.size(), 1.0f)}, truth);
     if (!inputs.empty()) {
       const int nearest = nearest_camera(input_cameras, targets[i].camera);
       v.nearest_input = selection.inputs[nearest];

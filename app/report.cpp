@@ -30,6 +30,7 @@ double SceneReport::ssim() const { return mean_of(views, [](const ViewReport& v)
 double SceneReport::psnr_nearest_input() const {
   return mean_of(views, [](const ViewReport& v) { return v.psnr_nearest_input; });
 }
+double SceneReport::psnr_white() const { return mean_of(views, [](const ViewReport& v) { return v.psnr_white; }); }
 double SceneReport::psnr_pooled() const { return psnr_from_mse(mean_of(views, [](const ViewReport& v) { return v.mse; })); }
 
 nlohmann::json Report::to_json() const {
@@ -40,17 +41,19 @@ nlohmann::json Report::to_json() const {
     nlohmann::json views = nlohmann::json::array();
     for (const ViewReport& v : s.views)
       views.push_back({{"index", v.index}, {"psnr", v.psnr}, {"ssim", v.ssim}, {"psnr_nearest_input", v.psnr_nearest_input},
-                       {"nearest_input", v.nearest_input}});
+                       {"psnr_white", v.psnr_white}, {"nearest_input", v.nearest_input}});
     j["scenes"].push_back({{"name", s.name}, {"inputs", s.inputs}, {"targets", s.targets}, {"encode_s", s.encode_s},
                            {"render_ms_per_view", s.render_ms_per_view}, {"psnr", s.psnr()},
                            {"psnr_pooled", s.psnr_pooled()}, {"ssim", s.ssim()},
-                           {"psnr_nearest_input", s.psnr_nearest_input()}, {"views", views}});
+                           {"psnr_nearest_input", s.psnr_nearest_input()}, {"psnr_white", s.psnr_white()},
+                           {"views", views}});
     encode_total += s.encode_s;
   }
   j["psnr"] = mean_over(scenes, [](const SceneReport& s) { return s.psnr(); });
   j["psnr_pooled"] = mean_over(scenes, [](const SceneReport& s) { return s.psnr_pooled(); });
   j["ssim"] = mean_over(scenes, [](const SceneReport& s) { return s.ssim(); });
   j["psnr_nearest_input"] = mean_over(scenes, [](const SceneReport& s) { return s.psnr_nearest_input(); });
+  j["psnr_white"] = mean_over(scenes, [](const SceneReport& s) { return s.psnr_white(); });
   j["encode_s_total"] = encode_total;
   j["render_ms_per_view"] = mean_over(scenes, [](const SceneReport& s) { return s.render_ms_per_view; });
   j["failed"] = nlohmann::json::array();
@@ -65,24 +68,24 @@ void Report::write(const std::string& folder) const {
   json << to_json().dump(1) << "\n";
   std::ofstream csv(csv_path);
   if (!csv) throw Error(csv_path, "cannot open for writing");
-  csv << "scene,view,psnr,ssim,psnr_nearest_input,nearest_input\n";
+  csv << "scene,view,psnr,ssim,psnr_nearest_input,psnr_white,nearest_input\n";
   for (const SceneReport& s : scenes)
     for (const ViewReport& v : s.views)
       csv << s.name << "," << v.index << "," << v.psnr << "," << v.ssim << "," << v.psnr_nearest_input << ","
-          << v.nearest_input << "\n";
+          << v.psnr_white << "," << v.nearest_input << "\n";
   if (!json || !csv) throw Error(folder, "writing the report failed");
 }
 
 void Report::print_table() const {
-  std::printf("\n%-24s %6s %8s %8s %7s %10s %9s %10s\n", "scene", "views", "PSNR", "pooled", "SSIM", "nearest-in",
-              "encode s", "render ms");
+  std::printf("\n%-24s %6s %8s %8s %7s %10s %7s %9s %10s\n", "scene", "views", "PSNR", "pooled", "SSIM", "nearest-in",
+              "white", "encode s", "render ms");
   for (const SceneReport& s : scenes)
-    std::printf("%-24.24s %6zu %8.3f %8.3f %7.4f %10.3f %9.3f %10.1f\n", s.name.c_str(), s.views.size(), s.psnr(),
-                s.psnr_pooled(), s.ssim(), s.psnr_nearest_input(), s.encode_s, s.render_ms_per_view);
+    std::printf("%-24.24s %6zu %8.3f %8.3f %7.4f %10.3f %7.3f %9.3f %10.1f\n", s.name.c_str(), s.views.size(), s.psnr(),
+                s.psnr_pooled(), s.ssim(), s.psnr_nearest_input(), s.psnr_white(), s.encode_s, s.render_ms_per_view);
   const nlohmann::json j = to_json();
-  std::printf("%-24s %6s %8.3f %8.3f %7.4f %10.3f %9.3f %10.1f\n", "mean over scenes", "", j["psnr"].get<double>(),
+  std::printf("%-24s %6s %8.3f %8.3f %7.4f %10.3f %7.3f %9.3f %10.1f\n", "mean over scenes", "", j["psnr"].get<double>(),
               j["psnr_pooled"].get<double>(), j["ssim"].get<double>(), j["psnr_nearest_input"].get<double>(),
-              j["encode_s_total"].get<double>(), j["render_ms_per_view"].get<double>());
+              j["psnr_white"].get<double>(), j["encode_s_total"].get<double>(), j["render_ms_per_view"].get<double>());
   for (const auto& [name, error] : failed) std::printf("FAILED %s: %s\n", name.c_str(), error.c_str());
 }
 

@@ -11,7 +11,7 @@ namespace lact::app {
 
 struct ViewReport {
   int index = 0;
-  double psnr = 0, ssim = 0, psnr_nearest_input = 0, mse = 0;
+  double psnr = 0, ssim = 0, psnr_nearest_input = 0, psnr_white = 0, mse = 0;
   int nearest_input = -1;
 };
 
@@ -24,6 +24,7 @@ struct SceneReport {
   double psnr() const;
   double ssim() const;
   double psnr_nearest_input() const;
+  double psnr_white() const;  // an all-white prediction: the floor for objects on white
   double psnr_pooled() const;
 };
 
