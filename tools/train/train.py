@@ -38,6 +38,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "reference"))
 import lact_data  # noqa: E402
 from lact_reference import LaCTModel  # noqa: E402
+import safetensors_io  # noqa: E402
 from ssim import ssim  # noqa: E402
 
 CKPT_NAME = "ckpt_last.pt"
@@ -322,6 +323,8 @@ def parse_args(argv=None):
                         "Keeps the model from settling on a constant near-white image early on")
     g = ap.add_argument_group("model (a --preset, then any flag given overrides it)")
     g.add_argument("--preset", choices=sorted(PRESETS), default="small")
+    g.add_argument("--init", help="start from this exported model (.safetensors; its config wins) instead of "
+                                  "random weights; a checkpoint in --out still takes precedence")
     g.add_argument("--config", help="model config JSON (overrides the preset and size flags)")
     g.add_argument("--dim", type=int)
     g.add_argument("--layers", type=int)
@@ -424,8 +427,15 @@ def main(argv=None):
         say("resuming from %s (step %d)" % (ckpt_path, resume["state"]["step"]))
 
     # model
+    init = None
+    if resume is None and a.init:  # continue from an exported model (weights only, fresh optimiser)
+        init, init_meta = safetensors_io.load(a.init)
+        config = json.loads(init_meta["config"])
+        say("initialising from %s" % a.init)
     if resume is not None:
         config = resume["config"]
+    elif init is not None:
+        pass
     elif a.config:
         with open(a.config) as f:
             config = json.load(f)
@@ -435,6 +445,8 @@ def main(argv=None):
         say("note: model flags differ from the checkpoint; using the checkpoint's config")
     model = LaCTTrainModel(config)
     init_weights(model, a.seed)
+    if init is not None:
+        model.load_state_dict(init, strict=True)
     if a.ns_dtype:
         model.ns_dtype = a.ns_dtype
     model.to(device)
