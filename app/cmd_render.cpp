@@ -23,11 +23,6 @@ struct RenderOptions {
   int fps = 30;
 };
 
-std::string metadata_or(const std::map<std::string, std::string>& m, const char* key, const std::string& fallback) {
-  auto it = m.find(key);
-  return it == m.end() ? fallback : it->second;
-}
-
 nlohmann::json report_header(const RenderOptions& o, const Model& model, int height, int width) {
   return {{"model", o.model},
           {"config", model.config().source},
@@ -61,23 +56,7 @@ void render_from_state(RenderOptions& o, Backend& backend) {
   const SceneState& state = loaded.state;
   if (!o.path.empty()) return render_camera_path(*model, state, o.path, o.out, o.video, o.fps);
 
-  if (o.data.data.empty()) o.data.data = metadata_or(metadata, "data", "");
-  if (o.data.scene.empty()) o.data.scene = metadata_or(metadata, "scene", "");
-  if (o.data.data.empty()) throw Error(o.state, "records no data: pass --data for the target cameras");
-  o.data.background = metadata_or(metadata, "background", o.data.background);
-  o.data.downscale = std::stoi(metadata_or(metadata, "downscale", "1"));
-  o.data.normalize_poses = "none";  // the state's own transform applies (below)
-  o.data.inputs.clear();
-  if (o.data.size.empty()) o.data.size = std::to_string(state.height) + "x" + std::to_string(state.width);
-  SceneSelection selection = select_scene_views(o.data, model->config().patch_size);
-  selection.pose = pose_from_metadata(metadata, o.state);
-  try {  // the inputs it was encoded from, for the nearest-input baseline
-    selection.inputs = nlohmann::json::parse(metadata_or(metadata, "inputs", "[]")).get<std::vector<int>>();
-  } catch (const nlohmann::json::exception&) {
-    selection.inputs.clear();
-  }
-  for (int i : selection.inputs)
-    if (i < 0 || i >= static_cast<int>(selection.scene.views.size())) selection.inputs.clear();
+  const SceneSelection selection = plan_from_state_metadata(metadata, o.data, o.state, model->config().patch_size);
   Report report;
   report.header = report_header(o, *model, selection.height, selection.width);
   report.scenes.push_back(evaluate_scene(*model, selection, &state, o.targets, o.data.seed, o.out));

@@ -112,6 +112,37 @@ void apply_model_defaults(DataOptions& o, const Model& model, bool inputs_too) {
     o.inputs = "uniform:" + std::to_string(w.trained_input_views);
 }
 
+std::string metadata_or(const std::map<std::string, std::string>& m, const char* key, const std::string& fallback) {
+  auto it = m.find(key);
+  return it == m.end() ? fallback : it->second;
+}
+
+SceneSelection plan_from_state_metadata(const std::map<std::string, std::string>& metadata, DataOptions data,
+                                        const std::string& state_path, int patch) {
+  if (data.data.empty()) data.data = metadata_or(metadata, "data", "");
+  if (data.scene.empty()) data.scene = metadata_or(metadata, "scene", "");
+  if (data.data.empty()) throw Error(state_path, "records no data: pass --data for the scene's cameras");
+  data.background = metadata_or(metadata, "background", data.background);
+  try {
+    data.downscale = std::stoi(metadata_or(metadata, "downscale", "1"));
+  } catch (const std::exception&) {
+    throw Error(state_path, "metadata downscale is not a number");
+  }
+  data.normalize_poses = "none";  // the state's own transform applies (below)
+  data.inputs.clear();
+  if (data.size.empty()) data.size = metadata_or(metadata, "height", "0") + "x" + metadata_or(metadata, "width", "0");
+  SceneSelection selection = select_scene_views(data, patch);
+  selection.pose = pose_from_metadata(metadata, state_path);
+  try {  // the inputs it was encoded from (the nearest-input baseline, snapping in the viewer)
+    selection.inputs = nlohmann::json::parse(metadata_or(metadata, "inputs", "[]")).get<std::vector<int>>();
+  } catch (const nlohmann::json::exception&) {
+    selection.inputs.clear();
+  }
+  for (int i : selection.inputs)
+    if (i < 0 || i >= static_cast<int>(selection.scene.views.size())) selection.inputs.clear();
+  return selection;
+}
+
 std::unique_ptr<Model> load_model_for(const std::string& path, Backend& backend) {
   if (path.empty()) throw Error("--model", "no model given");
   return std::make_unique<Model>(load_model(path, backend), backend);

@@ -47,6 +47,12 @@ std::vector<PosedImage> selected_views(const SceneSelection& selection, const st
 std::map<std::string, std::string> origin_metadata(const DataOptions& options, const SceneSelection& selection,
                                                    const std::string& model_path);
 PoseTransform pose_from_metadata(const std::map<std::string, std::string>& metadata, const std::string& where);
+// A metadata value or `fallback`.
+std::string metadata_or(const std::map<std::string, std::string>& metadata, const char* key, const std::string& fallback);
+// The scene a state was encoded from (`state_path`'s metadata: data, scene, preprocessing, pose transform, inputs),
+// with flags in `data` overriding its data and scene; the working size is --size or the state's.
+SceneSelection plan_from_state_metadata(const std::map<std::string, std::string>& metadata, DataOptions data,
+                                        const std::string& state_path, int patch);
 
 std::unique_ptr<Model> load_model_for(const std::string& path, Backend& backend);
 // Fills --size and --inputs from what the model was trained with (its metadata) when they are not given.

@@ -12,40 +12,14 @@ namespace lact::viewer {
 
 namespace {
 
-std::string metadata_or(const std::map<std::string, std::string>& m, const char* key, const std::string& fallback) {
-  auto it = m.find(key);
-  return it == m.end() ? fallback : it->second;
-}
-
 // As `lact render --state`: the model, data, scene and preprocessing the state recorded.
 void plan_from_state(const ViewerOptions& o, SceneSource& s) {
   const auto metadata = read_scene_state_metadata(o.state);
-  s.model_path = o.model.empty() ? metadata_or(metadata, "model", "") : o.model;
+  s.model_path = o.model.empty() ? app::metadata_or(metadata, "model", "") : o.model;
   if (s.model_path.empty()) throw Error(o.state, "records no model: pass --model");
   s.model = app::load_model_for(s.model_path, *s.backend);
 
-  app::DataOptions data = o.data;
-  if (data.data.empty()) data.data = metadata_or(metadata, "data", "");
-  if (data.scene.empty()) data.scene = metadata_or(metadata, "scene", "");
-  if (data.data.empty()) throw Error(o.state, "records no data: pass --data for the scene's cameras");
-  data.background = metadata_or(metadata, "background", data.background);
-  try {
-    data.downscale = std::stoi(metadata_or(metadata, "downscale", "1"));
-  } catch (const std::exception&) {
-    throw Error(o.state, "metadata downscale is not a number");
-  }
-  data.normalize_poses = "none";  // the state's own transform applies
-  data.inputs.clear();
-  if (data.size.empty()) data.size = metadata_or(metadata, "height", "0") + "x" + metadata_or(metadata, "width", "0");
-  s.selection = app::select_scene_views(data, s.model->config().patch_size);
-  s.selection.pose = app::pose_from_metadata(metadata, o.state);
-  try {
-    s.selection.inputs = nlohmann::json::parse(metadata_or(metadata, "inputs", "[]")).get<std::vector<int>>();
-  } catch (const nlohmann::json::exception&) {
-    s.selection.inputs.clear();
-  }
-  for (int i : s.selection.inputs)
-    if (i < 0 || i >= static_cast<int>(s.selection.scene.views.size())) s.selection.inputs.clear();
+  s.selection = app::plan_from_state_metadata(metadata, o.data, o.state, s.model->config().patch_size);
   s.state_path = o.state;
 }
 
