@@ -1,0 +1,206 @@
+// The launch side of every CUDA op: grid and block shapes and which kernel, on raw device pointers.
+// Templated on the launcher: the CUDA backend passes one that launches on its stream and checks the launch;
+// the CPU tests pass tests/cuda_emulator.h's, so these shapes are tested too, not only the kernels.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include "kernels/cuda/attention_kernel.cuh"
+#include "kernels/cuda/elementwise_kernels.cuh"
+#include "kernels/cuda/reduction_kernels.cuh"
+
+namespace lact::cuda {
+
+constexpr int kElementwiseBlock = 256;
+constexpr int64_t kMaxGridStrideBlocks = 1 << 16;  // grid-stride loops cover the rest
+constexpr int64_t kMaxGridY = 65535;
+
+inline dim3 grid_stride_blocks(int64_t n, int64_t per_block = kElementwiseBlock) {
+  const int64_t blocks = (n + per_block - 1) / per_block;
+  return dim3(static_cast<unsigned>(blocks < kMaxGridStrideBlocks ? blocks : kMaxGridStrideBlocks));
+}
+
+template <typename Launch>
+void fill(Launch& launch, float* p, int64_t n, float value) {
+  if (n > 0) launch(fill_kernel, grid_stride_blocks(n), dim3(kElementwiseBlock), p, n, value);
+}
+
+template <typename Launch>
+void add(Launch& launch, float* y, const float* x, int64_t n) {
+  if (n > 0) launch(add_kernel, grid_stride_blocks(n), dim3(kElementwiseBlock), y, x, n);
+}
+
+template <typename Launch>
+void axpby(Launch& launch, float* y, float a, const float* x, float b, int64_t n) {
+  if (n > 0) launch(axpby_kernel, grid_stride_blocks(n), dim3(kElementwiseBlock), y, a, x, b, n);
+}
+
+template <typename Launch>
+void add_scaled_identity(Launch& launch, float* y, int64_t batch, int64_t n, float a) {
+  const int64_t entries = batch * n;
+  if (entries > 0)
+    launch(add_scaled_identity_kernel, grid_stride_blocks(entries), dim3(kElementwiseBlock), y, n, entries, a);
+}
+
+template <Activation A, typename Launch>
+void activation(Launch& launch, float* p, int64_t n, float shift = 0.0f) {
+  if (n > 0) launch(activation_kernel<A>, grid_stride_blocks(n), dim3(kElementwiseBlock), p, n, shift);
+}
+
+template <typename Launch>
+void add_bias(Launch& launch, float* x, const float* bias, int64_t n, int64_t cols) {
+  if (n > 0) launch(add_bias_kernel, grid_stride_blocks(n), dim3(kElementwiseBlock), x, bias, n, cols);
+}
+
+template <typename Launch>
+void scale_rows(Launch& launch, float* x, const float* scale, int64_t batch, int64_t rows, int64_t cols,
+                int64_t batch_stride, int64_t row_stride) {
+  const int64_t n = batch * rows * cols;
+  if (n > 0)
+    launch(scale_rows_kernel, grid_stride_blocks(n), dim3(kElementwiseBlock), x, scale, rows, cols, n,
+           batch_stride, row_stride);
+}
+
+template <typename Launch>
+void scale_batched(Launch& launch, float* x, const float* scale, int64_t batch, int64_t per) {
+  const int64_t n = batch * per;
+  if (n > 0) launch(scale_batched_kernel, grid_stride_blocks(n), dim3(kElementwiseBlock), x, scale, per, n);
+}
+
+template <typename Launch>
+void swiglu(Launch& launch, const float* gate, const float* up, float* out, int64_t n) {
+  if (n > 0) launch(swiglu_kernel, grid_stride_blocks(n), dim3(kElementwiseBlock), gate, up, out, n);
+}
+
+template <typename Launch>
+void swiglu_backward(Launch& launch, float* gate, float* up, float* dhidden, int64_t n) {
+  if (n > 0) launch(swiglu_backward_kernel, grid_stride_blocks(n), dim3(kElementwiseBlock), gate, up, dhidden, n);
+}
+
+template <typename Launch>
+void split_heads(Launch& launch, const float* src, float* dst, int64_t views, int64_t tokens, int64_t width,
+                 int64_t offset, int64_t heads, int64_t head_dim) {
+  const int64_t n = views * heads * tokens * head_dim;
+  if (n > 0)
+    launch(split_heads_kernel, grid_stride_blocks(n), dim3(kElementwiseBlock), src, dst, tokens, width, offset, heads,
+           head_dim, n);
+}
+
+template <typename Launch>
+void merge_heads(Launch& launch, const float* src, float* dst, int64_t views, int64_t heads, int64_t tokens,
+                 int64_t head_dim) {
+  const int64_t n = views * heads * tokens * head_dim;
+  if (n > 0)
+    launch(merge_heads_kernel, grid_stride_blocks(n), dim3(kElementwiseBlock), src, dst, heads, tokens, head_dim, n);
+}
+
+template <typename Launch>
+void scale_matrix(Launch& launch, float* c, int64_t batch, int64_t m, int64_t n, int64_t ldc, int64_t stride_c,
+                  float beta) {
+  const int64_t count = batch * m * n;
+  if (count > 0)
+    launch(scale_matrix_kernel, grid_stride_blocks(count), dim3(kElementwiseBlock), c, m, n, ldc, stride_c, beta,
+           count);
+}
+
+inline dim3 row_blocks(int64_t rows) { return grid_stride_blocks(rows, kRowsPerBlock); }
+
+template <typename Launch>
+void layer_norm(Launch& launch, const float* x, const float* weight, float* y, int64_t rows, int64_t cols,
+                float eps) {
+  // One warp per row and no grid-stride loop: at most 65536 blocks of 8 rows per launch.
+  constexpr int64_t kRowsPerLaunch = kMaxGridStrideBlocks * kRowsPerBlock;
+  for (int64_t begin = 0; begin < rows; begin += kRowsPerLaunch) {
+    const int64_t count = rows - begin < kRowsPerLaunch ? rows - begin : kRowsPerLaunch;
+    launch(layer_norm_kernel, row_blocks(count), dim3(kRowsPerBlock * kWarp), x + begin * cols, weight,
+           y + begin * cols, count, cols, eps);
+  }
+}
+
+template <typename Launch>
+void rms_norm(Launch& launch, const float* x, const float* weight, float* y, int64_t groups, int64_t group,
+              float eps) {
+  constexpr int64_t kRowsPerLaunch = kMaxGridStrideBlocks * kRowsPerBlock;
+  for (int64_t begin = 0; begin < groups; begin += kRowsPerLaunch) {
+    const int64_t count = groups - begin < kRowsPerLaunch ? groups - begin : kRowsPerLaunch;
+    launch(rms_norm_kernel, row_blocks(count), dim3(kRowsPerBlock * kWarp), x + begin * group, weight,
+           y + begin * group, count, group, eps);
+  }
+}
+
+template <typename Launch>
+void l2_normalize(Launch& launch, float* x, int64_t groups, int64_t group, float eps) {
+  constexpr int64_t kRowsPerLaunch = kMaxGridStrideBlocks * kRowsPerBlock;
+  for (int64_t begin = 0; begin < groups; begin += kRowsPerLaunch) {
+    const int64_t count = groups - begin < kRowsPerLaunch ? groups - begin : kRowsPerLaunch;
+    launch(l2_normalize_kernel, row_blocks(count), dim3(kRowsPerBlock * kWarp), x + begin * group, count, group, eps);
+  }
+}
+
+// How many partial sums batched_dot writes per batch entry (the caller sizes `partial` as batch * parts).
+inline int64_t batched_dot_parts(int64_t per) {
+  const int64_t parts = (per + 4 * kDotBlock - 1) / (4 * kDotBlock);  // >= 4 elements per thread
+  return parts < 1 ? 1 : (parts > 256 ? 256 : parts);
+}
+
+template <typename Launch>
+void batched_dot(Launch& launch, const float* a, const float* b, int64_t batch, int64_t per, double* partial) {
+  for (int64_t begin = 0; begin < batch; begin += kMaxGridY) {
+    const int64_t count = batch - begin < kMaxGridY ? batch - begin : kMaxGridY;
+    launch(batched_dot_kernel, dim3(static_cast<unsigned>(batched_dot_parts(per)), static_cast<unsigned>(count)),
+           dim3(kDotBlock), a + begin * per, b + begin * per, per, partial + begin * batched_dot_parts(per));
+  }
+}
+
+template <typename Launch>
+void column_norms(Launch& launch, const float* w, float* norms, int64_t batch, int64_t rows, int64_t cols) {
+  const int64_t columns = batch * cols;
+  if (columns > 0 && rows >= 0)
+    launch(column_norms_kernel, grid_stride_blocks(columns), dim3(kElementwiseBlock), w, norms, rows, cols, columns);
+}
+
+template <typename Launch>
+void restore_column_norms(Launch& launch, float* w, const float* target, int64_t batch, int64_t rows, int64_t cols,
+                          float eps) {
+  const int64_t columns = batch * cols;
+  if (columns > 0)
+    launch(restore_column_norms_kernel, grid_stride_blocks(columns), dim3(kElementwiseBlock), w, target, rows, cols,
+           columns, eps);
+}
+
+// The largest head dim the fused kernel has an instantiation for.
+constexpr int kMaxAttentionDim = 128;
+
+template <int D, typename Launch>
+void attention_with(Launch& launch, const float* q, const float* k, const float* v, float* out, int64_t batch,
+                    int64_t queries, int64_t keys, int d, float scale) {
+  const unsigned query_blocks = static_cast<unsigned>((queries + kAttentionQueries - 1) / kAttentionQueries);
+  for (int64_t begin = 0; begin < batch; begin += kMaxGridY) {
+    const int64_t count = batch - begin < kMaxGridY ? batch - begin : kMaxGridY;
+    launch(flash_attention_kernel<D>, dim3(query_blocks, static_cast<unsigned>(count)), dim3(kAttentionQueries),
+           q + begin * queries * d, k + begin * keys * d, v + begin * keys * d, out + begin * queries * d, queries,
+           keys, d, scale);
+  }
+}
+
+// q, out [batch, queries, d]; k, v [batch, keys, d]; d <= kMaxAttentionDim, keys >= 1.
+template <typename Launch>
+void attention(Launch& launch, const float* q, const float* k, const float* v, float* out, int64_t batch,
+               int64_t queries, int64_t keys, int d, float scale) {
+  if (batch == 0 || queries == 0) return;
+  if (keys < 1) throw std::invalid_argument("attention: no keys");
+  if (d <= 16)
+    attention_with<16>(launch, q, k, v, out, batch, queries, keys, d, scale);
+  else if (d <= 32)
+    attention_with<32>(launch, q, k, v, out, batch, queries, keys, d, scale);
+  else if (d <= 64)
+    attention_with<64>(launch, q, k, v, out, batch, queries, keys, d, scale);
+  else if (d <= kMaxAttentionDim)
+    attention_with<kMaxAttentionDim>(launch, q, k, v, out, batch, queries, keys, d, scale);
+  else
+    throw std::invalid_argument("attention: head dim " + std::to_string(d) + " is over the fused kernel's " +
+                                std::to_string(kMaxAttentionDim));
+}
+
+}  // namespace lact::cuda

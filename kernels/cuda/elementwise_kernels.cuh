@@ -1,0 +1,119 @@
+// Elementwise and layout kernels: one grid-stride loop per op. Each mirrors a CpuBackend op exactly
+// (same formula, same order of operations where it matters) so the two agree to float32 rounding.
+#pragma once
+
+#include "kernels/cuda/device_compat.h"
+
+namespace lact::cuda {
+
+#define LACT_GRID_STRIDE(i, n)                                                                                   \
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n);                         \
+       i += static_cast<int64_t>(blockDim.x) * gridDim.x)
+
+__device__ __forceinline__ float silu_of(float x) { return x / (1.0f + expf(-x)); }
+
+__global__ void fill_kernel(float* p, int64_t n, float value) {
+  LACT_GRID_STRIDE(i, n) p[i] = value;
+}
+
+__global__ void add_kernel(float* y, const float* x, int64_t n) {
+  LACT_GRID_STRIDE(i, n) y[i] += x[i];
+}
+
+__global__ void axpby_kernel(float* y, float a, const float* x, float b, int64_t n) {
+  LACT_GRID_STRIDE(i, n) y[i] = a * x[i] + b * y[i];
+}
+
+// y = [batch, n, n]; i runs over batch * n diagonal entries.
+__global__ void add_scaled_identity_kernel(float* y, int64_t n, int64_t diagonal_entries, float a) {
+  LACT_GRID_STRIDE(i, diagonal_entries) {
+    const int64_t b = i / n, r = i % n;
+    y[(b * n + r) * n + r] += a;
+  }
+}
+
+enum class Activation { Silu, Gelu, Sigmoid, Softplus };
+
+template <Activation A>
+__global__ void activation_kernel(float* p, int64_t n, float shift) {
+  LACT_GRID_STRIDE(i, n) {
+    const float x = p[i];
+    if (A == Activation::Silu) p[i] = silu_of(x);
+    if (A == Activation::Gelu) p[i] = 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+    if (A == Activation::Sigmoid) p[i] = 1.0f / (1.0f + expf(-x));
+    if (A == Activation::Softplus) {
+      const float v = x + shift;
+      p[i] = v > 20.0f ? v : log1pf(expf(v));  // PyTorch's threshold 20
+    }
+  }
+}
+
+__global__ void add_bias_kernel(float* x, const float* bias, int64_t n, int64_t cols) {
+  LACT_GRID_STRIDE(i, n) x[i] += bias[i % cols];
+}
+
+// x = [batch, rows, cols]; x[b, r, :] *= scale[b * batch_stride + r * row_stride].
+__global__ void scale_rows_kernel(float* x, const float* scale, int64_t rows, int64_t cols, int64_t n,
+                                  int64_t batch_stride, int64_t row_stride) {
+  LACT_GRID_STRIDE(i, n) {
+    const int64_t row = i / cols, b = row / rows, r = row % rows;
+    x[i] *= scale[b * batch_stride + r * row_stride];
+  }
+}
+
+// x[b, :] *= scale[b], `per` elements per batch entry.
+__global__ void scale_batched_kernel(float* x, const float* scale, int64_t per, int64_t n) {
+  LACT_GRID_STRIDE(i, n) x[i] *= scale[i / per];
+}
+
+__global__ void swiglu_kernel(const float* gate, const float* up, float* out, int64_t n) {
+  LACT_GRID_STRIDE(i, n) out[i] = silu_of(gate[i]) * up[i];
+}
+
+// See Backend::swiglu_backward: gate <- dL/dgate, up <- hidden, dhidden <- dL/dup.
+__global__ void swiglu_backward_kernel(float* gate, float* up, float* dhidden, int64_t n) {
+  LACT_GRID_STRIDE(i, n) {
+    const float g = gate[i], u = up[i], d = dhidden[i];
+    const float sig = 1.0f / (1.0f + expf(-g));
+    const float act = g * sig;
+    gate[i] = d * u * sig * (1.0f + g * (1.0f - sig));
+    up[i] = act * u;
+    dhidden[i] = d * act;
+  }
+}
+
+// src [views, tokens, width] columns [offset, offset + heads*head_dim) -> dst [views, heads, tokens, head_dim];
+// i runs over dst.
+__global__ void split_heads_kernel(const float* src, float* dst, int64_t tokens, int64_t width, int64_t offset,
+                                   int64_t heads, int64_t head_dim, int64_t n) {
+  LACT_GRID_STRIDE(i, n) {
+    const int64_t e = i % head_dim, t = (i / head_dim) % tokens, vh = i / (head_dim * tokens);
+    const int64_t h = vh % heads, v = vh / heads;
+    dst[i] = src[(v * tokens + t) * width + offset + h * head_dim + e];
+  }
+}
+
+// src [views, heads, tokens, head_dim] -> dst [views, tokens, heads*head_dim]; i runs over dst.
+__global__ void merge_heads_kernel(const float* src, float* dst, int64_t heads, int64_t tokens, int64_t head_dim,
+                                   int64_t n) {
+  LACT_GRID_STRIDE(i, n) {
+    const int64_t e = i % head_dim, h = (i / head_dim) % heads, vt = i / (head_dim * heads);
+    const int64_t t = vt % tokens, v = vt / tokens;
+    dst[i] = src[((v * heads + h) * tokens + t) * head_dim + e];
+  }
+}
+
+// The k = 0 product: C = beta * C, and 0 where beta = 0 (NaN in C included), as CpuBackend defines it.
+// C = [batch] matrices of m x n with row stride ldc and batch stride stride_c.
+__global__ void scale_matrix_kernel(float* c, int64_t m, int64_t cols, int64_t ldc, int64_t stride_c, float beta,
+                                    int64_t n) {
+  LACT_GRID_STRIDE(i, n) {
+    const int64_t col = i % cols, r = (i / cols) % m, b = i / (cols * m);
+    float& v = c[b * stride_c + r * ldc + col];
+    v = beta == 0.0f ? 0.0f : beta * v;
+  }
+}
+
+#undef LACT_GRID_STRIDE
+
+}  // namespace lact::cuda

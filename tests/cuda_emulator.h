@@ -1,0 +1,140 @@
+// Runs the CUDA kernels of kernels/cuda/ on the CPU, so their indexing, reductions and tiling are tested in
+// CI where no GPU exists. The kernel headers are compiled as plain C++ with LACT_CUDA_EMULATION defined:
+// every thread of a block is a std::thread (threadIdx is thread-local), __syncthreads() is a barrier of the
+// block, warp shuffles exchange values through a per-warp buffer and barrier, and __shared__ arrays become
+// function statics (one block runs at a time, so one copy is enough).
+// What this cannot show: timing, memory coalescing, races that only a real scheduler would expose, and
+// anything outside the kernels (cuBLAS, streams, allocation); the GPU tests cover those when a GPU is lent.
+#pragma once
+
+#include <math.h>
+
+#include <algorithm>
+#include <cmath>
+#include <condition_variable>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+#define __shared__ static
+
+struct dim3 {
+  unsigned x = 1, y = 1, z = 1;
+  constexpr dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
+};
+
+namespace cuda_emulation {
+
+class Barrier {
+ public:
+  explicit Barrier(int count) : count_(count) {}
+  void wait() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    const uint64_t generation = generation_;
+    if (++arrived_ == count_) {
+      arrived_ = 0;
+      ++generation_;
+      cv_.notify_all();
+      return;
+    }
+    cv_.wait(lock, [&] { return generation_ != generation; });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  int count_;
+  int arrived_ = 0;
+  uint64_t generation_ = 0;
+};
+
+struct LaunchState {
+  dim3 grid, block;
+  std::unique_ptr<Barrier> block_barrier;
+  std::vector<std::unique_ptr<Barrier>> warp_barriers;
+  std::vector<double> shuffle_slots;  // one per thread of the block
+};
+
+inline LaunchState* current = nullptr;
+inline thread_local dim3 thread_index;
+inline thread_local dim3 block_index;
+inline thread_local int linear_thread = 0;
+
+}  // namespace cuda_emulation
+
+#define threadIdx (cuda_emulation::thread_index)
+#define blockIdx (cuda_emulation::block_index)
+#define blockDim (cuda_emulation::current->block)
+#define gridDim (cuda_emulation::current->grid)
+
+inline void __syncthreads() { cuda_emulation::current->block_barrier->wait(); }
+
+// Every lane of the warp must call it (full mask), as on the GPU.
+template <typename T>
+T __shfl_xor_sync(unsigned /*mask*/, T value, int lane_mask) {
+  static_assert(sizeof(T) <= sizeof(double), "shuffle of a type wider than 8 bytes");
+  auto& s = *cuda_emulation::current;
+  const int t = cuda_emulation::linear_thread, warp = t / 32, lane = t % 32;
+  std::memcpy(&s.shuffle_slots[t], &value, sizeof(T));
+  s.warp_barriers[warp]->wait();
+  T result;
+  std::memcpy(&result, &s.shuffle_slots[warp * 32 + (lane ^ lane_mask)], sizeof(T));
+  s.warp_barriers[warp]->wait();
+  return result;
+}
+
+inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
+// expf, erff, log1pf, sqrtf, fmaxf: the C library's, as on the device.
+
+namespace cuda_emulation {
+
+// Launches kernel<<<grid, block>>>(args...) on the CPU: block after block, every thread of a block at once.
+template <typename... Params, typename... Args>
+void launch(void (*kernel)(Params...), dim3 grid, dim3 block, Args... args) {
+  const int threads = static_cast<int>(block.x * block.y * block.z);
+  if (threads <= 0 || threads > 1024) throw std::invalid_argument("emulated launch: bad block size");
+  if (grid.x == 0 || grid.y == 0 || grid.z == 0) return;
+  if (threads % 32 && threads > 32) throw std::invalid_argument("emulated launch: block not a whole number of warps");
+  LaunchState state;
+  state.grid = grid;
+  state.block = block;
+  state.block_barrier = std::make_unique<Barrier>(threads);
+  for (int w = 0; w * 32 < threads; ++w) state.warp_barriers.push_back(std::make_unique<Barrier>(std::min(32, threads - w * 32)));
+  state.shuffle_slots.assign(static_cast<size_t>((threads + 31) / 32 * 32), 0.0);
+  current = &state;
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t)
+    workers.emplace_back([&, t] {
+      linear_thread = t;
+      thread_index = dim3(t % block.x, (t / block.x) % block.y, t / (block.x * block.y));
+      for (unsigned z = 0; z < grid.z; ++z)
+        for (unsigned y = 0; y < grid.y; ++y)
+          for (unsigned x = 0; x < grid.x; ++x) {
+            block_index = dim3(x, y, z);
+            kernel(static_cast<Params>(args)...);
+            state.block_barrier->wait();  // the next block starts when this one has finished
+          }
+    });
+  for (auto& w : workers) w.join();
+  current = nullptr;
+}
+
+// The emulated counterpart of the CUDA backend's launcher (see kernels/cuda/cuda_ops.cuh).
+struct Launcher {
+  template <typename... Params, typename... Args>
+  void operator()(void (*kernel)(Params...), dim3 grid, dim3 block, Args... args) const {
+    launch(kernel, grid, block, args...);
+  }
+};
+
+}  // namespace cuda_emulation

@@ -1,0 +1,265 @@
+// The CUDA backend's kernels and launch shapes (kernels/cuda/cuda_ops.cuh), run on the CPU through
+// tests/cuda_emulator.h, against the CPU backend's ops on random inputs; and the row-major -> cuBLAS
+// column-major GEMM mapping against a naive product. Sizes are chosen to leave partial warps, blocks and
+// key tiles. Outputs are poisoned with NaN first, so an element a kernel forgets to write fails the test.
+// On a GPU, test_ops runs the same ops through the real CUDA backend.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "kernels/backend.h"
+#include "kernels/cuda/cuda_ops.cuh"
+#include "kernels/cuda/gemm_plan.h"
+#include "tests/test_util.h"
+
+namespace lact {
+namespace {
+
+using test::max_abs_error;
+using test::random_values;
+using test::relative_error;
+
+const float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+class EmulatedCuda : public ::testing::Test {
+ protected:
+  Tensor host(const Shape& shape, const std::vector<float>& v) { return cpu->from_host(shape, v.data()); }
+  std::unique_ptr<Backend> cpu = make_cpu_backend(2);
+  cuda_emulation::Launcher launch;
+};
+
+TEST_F(EmulatedCuda, LayerNormRmsNormAndL2Normalize) {
+  for (int64_t cols : {7, 32, 77, 200}) {
+    const int64_t rows = 13;  // 2 blocks of 8 warps, the second partly idle
+    const auto x = random_values(rows * cols, 1, 2.0f), w = random_values(cols, 2);
+    Tensor tx = host({rows, cols}, x), tw = host({cols}, w), ty = cpu->empty({rows, cols});
+    cpu->layer_norm(tx, tw, 1e-5f, ty);
+    std::vector<float> y(x.size(), kNaN);
+    cuda::layer_norm(launch, x.data(), w.data(), y.data(), rows, cols, 1e-5f);
+    EXPECT_LT(relative_error(y, cpu->to_host(ty)), 1e-5) << "layer_norm cols " << cols;
+
+    cpu->rms_norm(tx, tw, cols, 1e-6f, ty);
+    std::vector<float> r = x;  // in place, as the TTT layer calls it
+    cuda::rms_norm(launch, r.data(), w.data(), r.data(), rows, cols, 1e-6f);
+    EXPECT_LT(relative_error(r, cpu->to_host(ty)), 1e-5) << "rms_norm cols " << cols;
+
+    Tensor tl = host({rows, cols}, x);
+    cpu->l2_normalize(tl, cols, 1e-5f);
+    std::vector<float> l = x;
+    cuda::l2_normalize(launch, l.data(), rows, cols, 1e-5f);
+    EXPECT_LT(relative_error(l, cpu->to_host(tl)), 1e-5) << "l2_normalize cols " << cols;
+  }
+}
+
+TEST_F(EmulatedCuda, ActivationsAndElementwise) {
+  const int64_t n = 1000;
+  const auto x = random_values(n, 3, 4.0f), z = random_values(n, 4);
+  auto check_activation = [&](auto cuda_op, auto cpu_op, const char* name) {
+    Tensor t = host({n}, x);
+    cpu_op(t);
+    std::vector<float> v = x;
+    cuda_op(v.data());
+    EXPECT_LT(max_abs_error(v, cpu->to_host(t)), 1e-6) << name;
+  };
+  using cuda::Activation;
+  check_activation([&](float* p) { cuda::activation<Activation::Silu>(launch, p, n); }, [&](Tensor& t) { cpu->silu(t); },
+                   "silu");
+  check_activation([&](float* p) { cuda::activation<Activation::Gelu>(launch, p, n); }, [&](Tensor& t) { cpu->gelu(t); },
+                   "gelu");
+  check_activation([&](float* p) { cuda::activation<Activation::Sigmoid>(launch, p, n); },
+                   [&](Tensor& t) { cpu->sigmoid(t); }, "sigmoid");
+  std::vector<float> big = x;
+  for (float& v : big) v *= 8.0f;  // over PyTorch's softplus threshold of 20 too
+  Tensor tb = host({n}, big);
+  cpu->softplus(tb, 1.5f);
+  cuda::activation<Activation::Softplus>(launch, big.data(), n, 1.5f);
+  EXPECT_LT(max_abs_error(big, cpu->to_host(tb)), 1e-5) << "softplus";
+
+  Tensor ty = host({n}, x), tz = host({n}, z);
+  cpu->axpby(ty, 0.3f, tz, -1.25f);
+  cpu->add(ty, tz);
+  std::vector<float> y = x;
+  cuda::axpby(launch, y.data(), 0.3f, z.data(), -1.25f, n);
+  cuda::add(launch, y.data(), z.data(), n);
+  EXPECT_LT(max_abs_error(y, cpu->to_host(ty)), 1e-6) << "axpby + add";
+
+  const int64_t rows = 25, cols = 40;
+  const auto bias = random_values(cols, 5);
+  Tensor tx = host({rows, cols}, x), tbias = host({cols}, bias);
+  cpu->add_bias(tx, tbias);
+  std::vector<float> xb = x;
+  cuda::add_bias(launch, xb.data(), bias.data(), rows * cols, cols);
+  EXPECT_LT(max_abs_error(xb, cpu->to_host(tx)), 1e-6) << "add_bias";
+
+  std::vector<float> f(n, kNaN);
+  cuda::fill(launch, f.data(), n, 2.5f);
+  for (float v : f) ASSERT_EQ(v, 2.5f);
+}
+
+TEST_F(EmulatedCuda, RowAndBatchScalingAndIdentity) {
+  const int64_t batch = 3, rows = 17, cols = 11;
+  const auto x = random_values(batch * rows * cols, 6), s = random_values(200, 7);
+  Tensor tx = host({batch, rows, cols}, x);
+  cpu->scale_rows(tx, s.data() + 2, 5, 9);  // strided as the TTT layer's learning rates
+  std::vector<float> y = x;
+  cuda::scale_rows(launch, y.data(), s.data() + 2, batch, rows, cols, 5, 9);
+  EXPECT_LT(max_abs_error(y, cpu->to_host(tx)), 1e-6) << "scale_rows";
+
+  const std::vector<float> scale = {0.5f, -2.0f, 3.0f};
+  cpu->scale_batched(tx, scale);
+  cuda::scale_batched(launch, y.data(), scale.data(), batch, rows * cols);
+  EXPECT_LT(max_abs_error(y, cpu->to_host(tx)), 1e-6) << "scale_batched";
+
+  const int64_t n = 9;
+  const auto sq = random_values(batch * n * n, 8);
+  Tensor tsq = host({batch, n, n}, sq);
+  cpu->add_scaled_identity(tsq, 1.75f);
+  std::vector<float> q = sq;
+  cuda::add_scaled_identity(launch, q.data(), batch, n, 1.75f);
+  EXPECT_LT(max_abs_error(q, cpu->to_host(tsq)), 1e-6) << "add_scaled_identity";
+}
+
+TEST_F(EmulatedCuda, SplitAndMergeHeads) {
+  const int64_t views = 2, tokens = 19, heads = 3, head_dim = 8, width = 3 * heads * head_dim;
+  const auto x = random_values(views * tokens * width, 9);
+  Tensor tx = host({views, tokens, width}, x), tsplit = cpu->empty({views, heads, tokens, head_dim});
+  cpu->split_heads(tx, heads * head_dim, heads, head_dim, tsplit);
+  std::vector<float> split(views * heads * tokens * head_dim, kNaN);
+  cuda::split_heads(launch, x.data(), split.data(), views, tokens, width, heads * head_dim, heads, head_dim);
+  EXPECT_EQ(max_abs_error(split, cpu->to_host(tsplit)), 0.0);
+
+  Tensor tmerged = cpu->empty({views, tokens, heads * head_dim});
+  cpu->merge_heads(tsplit, tmerged);
+  std::vector<float> merged(split.size(), kNaN);
+  cuda::merge_heads(launch, split.data(), merged.data(), views, heads, tokens, head_dim);
+  EXPECT_EQ(max_abs_error(merged, cpu->to_host(tmerged)), 0.0);
+}
+
+TEST_F(EmulatedCuda, SwigluForwardAndBackward) {
+  const int64_t n = 777;
+  const auto g = random_values(n, 10, 2.0f), u = random_values(n, 11), d = random_values(n, 12);
+  Tensor tg = host({n}, g), tu = host({n}, u), td = host({n}, d), to = cpu->empty({n});
+  cpu->swiglu(tg, tu, to);
+  std::vector<float> out(n, kNaN);
+  cuda::swiglu(launch, g.data(), u.data(), out.data(), n);
+  EXPECT_LT(max_abs_error(out, cpu->to_host(to)), 1e-6) << "swiglu";
+
+  cpu->swiglu_backward(tg, tu, td);
+  std::vector<float> gg = g, uu = u, dd = d;
+  cuda::swiglu_backward(launch, gg.data(), uu.data(), dd.data(), n);
+  EXPECT_LT(max_abs_error(gg, cpu->to_host(tg)), 1e-6) << "dgate";
+  EXPECT_LT(max_abs_error(uu, cpu->to_host(tu)), 1e-6) << "hidden";
+  EXPECT_LT(max_abs_error(dd, cpu->to_host(td)), 1e-6) << "dup";
+}
+
+TEST_F(EmulatedCuda, BatchedDotColumnNormsAndRestore) {
+  const int64_t batch = 3, rows = 23, cols = 300;  // 6900 per entry: several partial-sum blocks
+  const auto a = random_values(batch * rows * cols, 13), b = random_values(batch * rows * cols, 14);
+  Tensor ta = host({batch, rows, cols}, a), tb = host({batch, rows, cols}, b);
+  const std::vector<double> expected = cpu->batched_dot(ta, tb);
+  const int64_t per = rows * cols, parts = cuda::batched_dot_parts(per);
+  EXPECT_GT(parts, 1);
+  std::vector<double> partial(batch * parts, std::nan(""));
+  cuda::batched_dot(launch, a.data(), b.data(), batch, per, partial.data());
+  for (int64_t i = 0; i < batch; ++i) {
+    double sum = 0;
+    for (int64_t p = 0; p < parts; ++p) sum += partial[i * parts + p];
+    EXPECT_NEAR(sum, expected[i], 1e-9 * std::abs(expected[i]) + 1e-9) << "batched_dot entry " << i;
+  }
+
+  Tensor tnorms = cpu->empty({batch, cols});
+  cpu->column_norms(ta, tnorms);
+  std::vector<float> norms(batch * cols, kNaN);
+  cuda::column_norms(launch, a.data(), norms.data(), batch, rows, cols);
+  EXPECT_LT(relative_error(norms, cpu->to_host(tnorms)), 1e-6) << "column_norms";
+
+  const auto target = random_values(batch * cols, 15);
+  Tensor ttarget = host({batch, cols}, target);
+  cpu->restore_column_norms(ta, ttarget, 1e-5f);
+  std::vector<float> w = a;
+  cuda::restore_column_norms(launch, w.data(), target.data(), batch, rows, cols, 1e-5f);
+  EXPECT_LT(relative_error(w, cpu->to_host(ta)), 1e-6) << "restore_column_norms";
+}
+
+TEST_F(EmulatedCuda, FusedAttentionMatchesCpuAttention) {
+  // Head dims for every instantiation (16, 32, 64, 128) with padding, queries over one block, keys over
+  // partial tiles, a large scale to make the online softmax's rescaling matter.
+  struct Case {
+    int64_t batch, queries, keys;
+    int d;
+    float scale;
+  };
+  for (const Case& c : {Case{2, 150, 70, 12, 0.3f}, Case{1, 129, 33, 32, 0.18f}, Case{3, 40, 200, 64, 2.0f},
+                        Case{1, 130, 47, 100, 0.1f}}) {
+    const auto q = random_values(c.batch * c.queries * c.d, 16), k = random_values(c.batch * c.keys * c.d, 17),
+               v = random_values(c.batch * c.keys * c.d, 18);
+    Tensor tq = host({c.batch, c.queries, c.d}, q), tk = host({c.batch, c.keys, c.d}, k),
+           tv = host({c.batch, c.keys, c.d}, v), to = cpu->empty({c.batch, c.queries, c.d});
+    cpu->attention(tq, tk, tv, c.scale, to);
+    std::vector<float> out(c.batch * c.queries * c.d, kNaN);
+    cuda::attention(launch, q.data(), k.data(), v.data(), out.data(), c.batch, c.queries, c.keys, c.d, c.scale);
+    EXPECT_LT(relative_error(out, cpu->to_host(to)), 1e-5) << "d " << c.d << " keys " << c.keys;
+  }
+}
+
+TEST_F(EmulatedCuda, ZeroDepthProductScalesC) {
+  const int64_t batch = 2, m = 5, n = 6, ldc = 8, stride = 50;
+  std::vector<float> c(batch * stride, 1.0f), expected = c;
+  c[3] = kNaN;  // beta = 0 must not propagate NaN
+  cuda::scale_matrix(launch, c.data(), batch, m, n, ldc, stride, 0.0f);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t j = 0; j < n; ++j) expected[b * stride + r * ldc + j] = 0.0f;
+  EXPECT_EQ(max_abs_error(c, expected), 0.0);
+}
+
+// Runs a ColumnMajorGemm the way cuBLAS defines it, in double.
+void run_column_major(const cuda::ColumnMajorGemm& g, double alpha, double beta) {
+  for (int64_t x = 0; x < g.batch; ++x)
+    for (int64_t i = 0; i < g.m; ++i)
+      for (int64_t j = 0; j < g.n; ++j) {
+        double sum = 0;
+        for (int64_t p = 0; p < g.k; ++p) {
+          const float* a = g.a + x * g.stride_a;
+          const float* b = g.b + x * g.stride_b;
+          const double av = g.transpose_a ? a[p + i * g.lda] : a[i + p * g.lda];
+          const double bv = g.transpose_b ? b[j + p * g.ldb] : b[p + j * g.ldb];
+          sum += av * bv;
+        }
+        float& cv = g.c[x * g.stride_c + i + j * g.ldc];
+        cv = static_cast<float>(alpha * sum + (beta == 0 ? 0.0 : beta * cv));
+      }
+}
+
+TEST_F(EmulatedCuda, GemmPlanMapsRowMajorToColumnMajor) {
+  const int64_t batch = 2, m = 7, n = 5, k = 4;
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      // Padded leading dimensions and strides, a shared (stride 0) B.
+      const int64_t lda = (ta ? m : k) + 3, ldb = (tb ? k : n) + 2, ldc = n + 1;
+      const int64_t sa = (ta ? k : m) * lda + 5, sc = m * ldc + 4;
+      const auto a = random_values(batch * sa, 20), b = random_values((tb ? n : k) * ldb, 21),
+                 c0 = random_values(batch * sc, 22);
+      std::vector<float> c = c0;
+      const auto plan = cuda::plan_column_major_gemm(ta, tb, m, n, k, {a.data(), lda, sa}, {b.data(), ldb, 0},
+                                                     c.data(), ldc, sc, batch);
+      run_column_major(plan, 0.5, -1.5);
+      for (int64_t x = 0; x < batch; ++x)
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j) {
+            double sum = 0;
+            for (int64_t p = 0; p < k; ++p)
+              sum += double(ta ? a[x * sa + p * lda + i] : a[x * sa + i * lda + p]) *
+                     (tb ? b[j * ldb + p] : b[p * ldb + j]);
+            const double want = 0.5 * sum - 1.5 * c0[x * sc + i * ldc + j];
+            EXPECT_NEAR(c[x * sc + i * ldc + j], want, 1e-5) << "ta " << ta << " tb " << tb;
+          }
+    }
+  EXPECT_THROW(cuda::plan_column_major_gemm(false, false, int64_t(1) << 32, 1, 1, {nullptr, 1, 0}, {nullptr, 1, 0},
+                                            nullptr, 1, 0, 1),
+               std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace lact
