@@ -8,11 +8,19 @@ namespace lact::app {
 
 void add_common_options(CLI::App& command, CommonOptions& options) {
   command.add_option("--threads", options.threads, "Worker threads (0 = all cores)")->check(CLI::NonNegativeNumber);
-  command.add_option("--backend", options.backend, "Compute backend")->check(CLI::IsMember(backend_names()));
+  command.add_option("--device,--backend", options.backend, "Compute device: cpu, or cuda where built with CUDA")
+      ->check(CLI::IsMember(backend_names()));
+  command.add_option("--precision", options.precision,
+                     "Matrix products in fp32, tf32 or bf16 (bf16/tf32 operands, fp32 accumulation; cuda only)")
+      ->check(CLI::IsMember({"fp32", "tf32", "bf16"}));
 }
 
 std::unique_ptr<Backend> make_backend(const CommonOptions& options) {
-  return lact::make_backend(options.backend, options.threads);
+  try {
+    return lact::make_backend(options.backend, options.threads, parse_precision(options.precision));
+  } catch (const std::invalid_argument& e) {
+    throw Error("--device " + options.backend, e.what());
+  }
 }
 
 std::pair<int, int> parse_size(const std::string& text) {

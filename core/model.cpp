@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "core/memory_estimate.h"
 #include "core/tokens.h"
 #include "kernels/newton_schulz.h"
 
@@ -50,6 +51,8 @@ SceneState Model::encode(const std::vector<PosedImage>& inputs, const Observer& 
 
   Backend& be = backend_;
   const int64_t views = static_cast<int64_t>(inputs.size());
+  check_encode_fits(estimate_encode_memory(config(), options_, views, height, width), be.available_memory(),
+                    be.device_description());
   const int64_t per_view = static_cast<int64_t>(height / patch) * (width / patch);
   Tensor x = embed(inputs, height, width);
   const int64_t tokens = x.dim(0), dim = x.dim(1);

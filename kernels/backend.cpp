@@ -2,6 +2,10 @@
 
 #include <stdexcept>
 
+#ifdef LACT_HAVE_CUDA
+#include "kernels/cuda/cuda_backend.h"
+#endif
+
 namespace lact {
 
 Tensor Backend::zeros(const Shape& shape) {
@@ -57,11 +61,63 @@ void matmul(Backend& be, const Tensor& a, bool transpose_a, const Tensor& b, boo
           beta, c.data(), dc.cols, dc.stride, batch);
 }
 
-std::vector<std::string> backend_names() { return {"cpu"}; }
+std::string precision_name(Precision p) {
+  switch (p) {
+    case Precision::Fp32: return "fp32";
+    case Precision::Tf32: return "tf32";
+    case Precision::Bf16: return "bf16";
+  }
+  return "?";
+}
 
-std::unique_ptr<Backend> make_backend(const std::string& name, int threads) {
-  if (name == "cpu") return make_cpu_backend(threads);
+Precision parse_precision(const std::string& name) {
+  for (Precision p : {Precision::Fp32, Precision::Tf32, Precision::Bf16})
+    if (precision_name(p) == name) return p;
+  throw std::invalid_argument("unknown precision '" + name + "' (fp32, tf32 or bf16)");
+}
+
+std::vector<std::string> backend_names() {
+#ifdef LACT_HAVE_CUDA
+  return {"cpu", "cuda"};
+#else
+  return {"cpu"};
+#endif
+}
+
+bool backend_available(const std::string& name, std::string* why) {
+  if (name == "cpu") return true;
+#ifdef LACT_HAVE_CUDA
+  if (name == "cuda") {
+    std::string reason;
+    if (cuda_device_count(&reason) > 0) return true;
+    if (why) *why = "no usable CUDA device (" + reason + ")";
+    return false;
+  }
+#endif
+  if (why) *why = "this build has no backend '" + name + "'";
+  return false;
+}
+
+std::unique_ptr<Backend> make_backend(const std::string& name, int threads, Precision precision) {
+  if (name == "cpu") {
+    if (precision != Precision::Fp32)
+      throw std::invalid_argument("the cpu backend computes in fp32 only (precision " + precision_name(precision) +
+                                  " needs the cuda backend)");
+    return make_cpu_backend(threads);
+  }
+#ifdef LACT_HAVE_CUDA
+  if (name == "cuda") {
+    std::string why;
+    if (!backend_available(name, &why)) throw std::invalid_argument("cuda backend: " + why);
+    return make_cuda_backend(0, precision);
+  }
+  throw std::invalid_argument("unknown backend '" + name + "' (this build has: cpu, cuda)");
+#else
+  if (name == "cuda")
+    throw std::invalid_argument("this build of lact has no cuda backend (nvcc was not found when it was configured; "
+                                "see -DLACT_CUDA)");
   throw std::invalid_argument("unknown backend '" + name + "' (this build has: cpu)");
+#endif
 }
 
 }  // namespace lact

@@ -13,6 +13,13 @@ namespace lact {
 
 // One operand of a (batched) matrix product: `batch` matrices of rows x cols (before any
 // transpose), row stride `ld`, `stride` elements between consecutive matrices (0 = shared).
+// How matrix products are computed. Storage is float32 always; tf32 and bf16 round the operands of the
+// tensor-core products (CUDA only) and accumulate in float32.
+enum class Precision { Fp32, Tf32, Bf16 };
+std::string precision_name(Precision p);
+// "fp32" | "tf32" | "bf16"; throws std::invalid_argument otherwise.
+Precision parse_precision(const std::string& name);
+
 struct MatrixOperand {
   const float* data;
   int64_t ld;
@@ -25,6 +32,15 @@ class Backend {
   virtual std::string name() const = 0;
   virtual void set_threads(int threads) = 0;
   virtual void synchronize() {}
+  virtual Precision precision() const { return Precision::Fp32; }
+  // One line about the device, e.g. "NVIDIA H200, sm_90, 139.8 GiB" or "CPU, 2 threads".
+  virtual std::string device_description() const = 0;
+  // Bytes the backend can still allocate (-1 when unknown), for the memory estimate before an encode.
+  virtual int64_t available_memory() const = 0;
+  // Bytes of tensors alive now, and the most alive at once since reset_peak_memory() (-1: not tracked).
+  virtual int64_t allocated_memory() const { return -1; }
+  virtual int64_t peak_memory() const { return -1; }
+  virtual void reset_peak_memory() {}
 
   // ---- memory
   virtual Tensor empty(const Shape& shape) = 0;
@@ -103,9 +119,11 @@ void matmul(Backend& be, const Tensor& a, bool transpose_a, const Tensor& b, boo
             float alpha = 1.0f, float beta = 0.0f);
 
 std::unique_ptr<Backend> make_cpu_backend(int threads);
-// The backends this build has ("cpu" always).
+// The backends this build has: "cpu" always, "cuda" when built with CUDA (whether or not a GPU is present).
 std::vector<std::string> backend_names();
-// "cpu" (and later "cuda"); throws with the list of known backends otherwise.
-std::unique_ptr<Backend> make_backend(const std::string& name, int threads);
+// Whether `name` can run here; if not, `why` says why (e.g. "no CUDA device: ...").
+bool backend_available(const std::string& name, std::string* why = nullptr);
+// "cpu" or "cuda"; throws std::invalid_argument for an unknown name, an unsupported precision, or no device.
+std::unique_ptr<Backend> make_backend(const std::string& name, int threads, Precision precision = Precision::Fp32);
 
 }  // namespace lact

@@ -21,7 +21,7 @@
 #include <thread>
 #include <vector>
 
-#define __global__
+#define __global__ static  // internal linkage: the real kernels of the same names live in the CUDA backend
 #define __device__
 #define __host__
 #define __forceinline__ inline

@@ -50,7 +50,11 @@ Matrix naive_newton_schulz(Matrix g, int rows, int cols, int steps) {
 
 class NewtonSchulz : public ::testing::TestWithParam<std::string> {
  protected:
-  void SetUp() override { be = make_backend(GetParam(), 2); }
+  void SetUp() override {
+    std::string why;
+    if (!backend_available(GetParam(), &why)) GTEST_SKIP() << GetParam() << ": " << why;
+    be = make_backend(GetParam(), 2);
+  }
   std::unique_ptr<Backend> be;
 };
 

@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -34,6 +35,22 @@ void CpuBackend::set_threads(int threads) {
   openblas_set_num_threads(threads);
 }
 
+std::string CpuBackend::device_description() const {
+  return "CPU, " + std::to_string(omp_get_max_threads()) + " threads";
+}
+
+int64_t CpuBackend::available_memory() const {
+  // MemAvailable from /proc/meminfo (what the kernel can give without swapping); -1 where there is none.
+  std::FILE* f = std::fopen("/proc/meminfo", "r");
+  if (!f) return -1;
+  char line[256];
+  long long kib = -1;
+  while (std::fgets(line, sizeof line, f))
+    if (std::sscanf(line, "MemAvailable: %lld kB", &kib) == 1) break;
+  std::fclose(f);
+  return kib < 0 ? -1 : static_cast<int64_t>(kib) * 1024;
+}
+
 Tensor CpuBackend::empty(const Shape& shape) {
   for (int64_t d : shape)
     if (d < 0) throw std::invalid_argument("negative dimension in tensor shape " + shape_string(shape));
@@ -43,7 +60,14 @@ Tensor CpuBackend::empty(const Shape& shape) {
   if (bytes && !memory)
     throw std::runtime_error("out of memory: cannot allocate " + std::to_string(bytes >> 20) + " MiB for a tensor " +
                              shape_string(shape));
-  std::shared_ptr<float> storage(static_cast<float*>(memory), [](float* p) { std::free(p); });
+  const int64_t now = allocated_->fetch_add(static_cast<int64_t>(bytes)) + static_cast<int64_t>(bytes);
+  for (int64_t peak = peak_->load(); now > peak && !peak_->compare_exchange_weak(peak, now);) {
+  }
+  std::shared_ptr<std::atomic<int64_t>> allocated = allocated_;
+  std::shared_ptr<float> storage(static_cast<float*>(memory), [allocated, bytes](float* p) {
+    std::free(p);
+    allocated->fetch_sub(static_cast<int64_t>(bytes));
+  });
   return Tensor(storage, storage.get(), shape, this);
 }
 

@@ -1,6 +1,9 @@
 // The CPU backend: OpenBLAS for matrix products, OpenMP loops for the rest. The reference backend.
 #pragma once
 
+#include <atomic>
+#include <memory>
+
 #include "kernels/backend.h"
 
 namespace lact {
@@ -10,6 +13,11 @@ class CpuBackend : public Backend {
   explicit CpuBackend(int threads);
   std::string name() const override { return "cpu"; }
   void set_threads(int threads) override;
+  std::string device_description() const override;
+  int64_t available_memory() const override;
+  int64_t allocated_memory() const override { return allocated_->load(); }
+  int64_t peak_memory() const override { return peak_->load(); }
+  void reset_peak_memory() override { peak_->store(allocated_->load()); }
 
   Tensor empty(const Shape& shape) override;
   void upload(Tensor& dst, const float* host) override;
@@ -47,6 +55,11 @@ class CpuBackend : public Backend {
   void column_norms(const Tensor& w, Tensor& norms) override;
   void restore_column_norms(Tensor& w, const Tensor& target, float eps) override;
   void scale_batched(Tensor& x, const std::vector<float>& scale) override;
+
+ private:
+  // Shared with the tensors' deleters, which may run after the backend is gone.
+  std::shared_ptr<std::atomic<int64_t>> allocated_ = std::make_shared<std::atomic<int64_t>>(0);
+  std::shared_ptr<std::atomic<int64_t>> peak_ = std::make_shared<std::atomic<int64_t>>(0);
 };
 
 }  // namespace lact

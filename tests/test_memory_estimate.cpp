@@ -1,0 +1,101 @@
+// The encode memory estimate (core/memory_estimate.h) against the peak the CPU backend measures (every
+// tensor it allocates is counted), for LaCT and full-attention configs, both Newton-Schulz routes and
+// token tiles that split the views: the estimate must cover the peak, and not by more than 1.6x (so that
+// it does not refuse scenes that fit). Also the one-line refusal.
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "core/memory_estimate.h"
+#include "core/model.h"
+#include "core/random_weights.h"
+#include "tests/test_util.h"
+
+namespace lact {
+namespace {
+
+ModelConfig small_config(bool full_attention, int inter_multi) {
+  nlohmann::json ttt = {{"type", "lact_ttt.FastWeightGluMLPMultihead"},
+                        {"length_dim", "vl"},
+                        {"params", {{"head_dim", 32}, {"inter_multi", inter_multi}, {"base_lr", 0.01},
+                                    {"muon_update_steps", 5}}}};
+  nlohmann::json global = {{"type", "lact.GlobalAttention"},
+                           {"length_dim", "vl"},
+                           {"params", {{"head_dim", 16}, {"use_qk_norm", true}}}};
+  nlohmann::json json = {
+      {"patch_size", 8},
+      {"dim", 64},
+      {"layers", 2},
+      {"block_config",
+       {{{"type", "model.SelfAttention"}, {"length_dim", "l"}, {"params", {{"head_dim", 16}, {"use_qk_norm", true}}}},
+        full_attention ? global : ttt,
+        {{"type", "model.MLP"}, {"length_dim", "vl"}, {"params", {{"inter_multi", 4}}}}}}};
+  return parse_model_config(json, "test config");
+}
+
+std::vector<PosedImage> random_views(int views, int height, int width) {
+  std::vector<PosedImage> out;
+  for (int i = 0; i < views; ++i) {
+    Camera c;
+    c.width = width, c.height = height, c.fx = c.fy = 40, c.cx = width / 2.0, c.cy = height / 2.0;
+    for (int j = 0; j < 16; ++j) c.c2w[j] = j % 5 == 0 ? 1.0 : 0.0;
+    c.c2w[11] = -2.0 - i;  // distinct camera centres
+    const auto pixels = test::random_values(size_t(height) * width * 3, 100 + i, 0.2f);
+    Image img{width, height, pixels};
+    for (float& p : img.rgb) p = 0.5f + p;
+    out.push_back({c, img});
+  }
+  return out;
+}
+
+TEST(MemoryEstimate, CoversTheMeasuredPeakWithoutOverstating) {
+  struct Case {
+    bool full_attention;
+    int inter_multi, views, height, width;
+    int64_t token_tile;
+    NewtonSchulzRoute route;
+  };
+  for (const Case& c : {Case{false, 2, 4, 32, 32, 16384, NewtonSchulzRoute::Auto},
+                        Case{false, 4, 3, 32, 48, 40, NewtonSchulzRoute::Dense},
+                        Case{false, 1, 6, 16, 16, 16384, NewtonSchulzRoute::LowRank},
+                        Case{true, 2, 5, 32, 32, 16384, NewtonSchulzRoute::Auto}}) {
+    auto be = make_cpu_backend(2);
+    const ModelConfig config = small_config(c.full_attention, c.inter_multi);
+    ModelOptions options;
+    options.token_tile = c.token_tile;
+    options.newton_schulz = c.route;
+    const Model model(random_model_weights(config, *be, 7), *be, options);
+    const auto views = random_views(c.views, c.height, c.width);
+    const int64_t before = be->allocated_memory();
+    be->reset_peak_memory();
+    const SceneState state = model.encode(views);
+    const int64_t measured = be->peak_memory() - before;
+    const EncodeMemory estimate = estimate_encode_memory(config, options, c.views, c.height, c.width);
+    EXPECT_GE(estimate.total(), measured) << "full attention " << c.full_attention << " tile " << c.token_tile;
+    EXPECT_LE(double(estimate.total()), 1.6 * double(measured)) << "full attention " << c.full_attention;
+    std::printf("%s inter %d, %d views %dx%d, tile %lld: measured peak %lld B, estimate %lld B (%.2fx)\n",
+                c.full_attention ? "full attention" : "lact", c.inter_multi, c.views, c.height, c.width,
+                (long long)c.token_tile, (long long)measured, (long long)estimate.total(),
+                double(estimate.total()) / double(measured));
+  }
+}
+
+TEST(MemoryEstimate, RefusesWithOneLineNamingBothNumbers) {
+  const ModelConfig config = builtin_model_config("lact_l24_d768_ttt2x");
+  const EncodeMemory need = estimate_encode_memory(config, ModelOptions{}, 48, 512, 512);
+  EXPECT_EQ(need.tokens, 48 * 64 * 64);
+  try {
+    check_encode_fits(need, need.total() / 2, "a small GPU");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.find('\n'), std::string::npos);
+    EXPECT_NE(what.find("GiB"), std::string::npos);
+    EXPECT_NE(what.find("a small GPU"), std::string::npos);
+    std::printf("%s\n", what.c_str());
+  }
+  EXPECT_NO_THROW(check_encode_fits(need, need.total(), "enough"));
+  EXPECT_NO_THROW(check_encode_fits(need, -1, "unknown"));
+}
+
+}  // namespace
+}  // namespace lact
