@@ -19,6 +19,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #define __global__ static  // internal linkage: the real kernels of the same names live in the CUDA backend
@@ -27,6 +28,7 @@
 #define __forceinline__ inline
 #define __launch_bounds__(...)
 #define __shared__ static
+#define __align__(n) __attribute__((aligned(n)))
 
 struct dim3 {
   unsigned x = 1, y = 1, z = 1;
@@ -93,7 +95,109 @@ T __shfl_xor_sync(unsigned /*mask*/, T value, int lane_mask) {
   return result;
 }
 
+inline void __syncwarp(unsigned /*mask*/ = 0xffffffffu) {
+  auto& s = *cuda_emulation::current;
+  s.warp_barriers[cuda_emulation::linear_thread / 32]->wait();
+}
+
 inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
+
+// bfloat16 with the device's conversions: float -> bf16 rounds to nearest even.
+struct __nv_bfloat16 {
+  uint16_t bits = 0;
+};
+inline __nv_bfloat16 __float2bfloat16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return {0x7fc0};  // NaN
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return {static_cast<uint16_t>(u >> 16)};
+}
+inline float __bfloat162float(__nv_bfloat16 b) {
+  const uint32_t u = static_cast<uint32_t>(b.bits) << 16;
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+// Warp matrix operations (mma.h). On the GPU a fragment is spread over the 32 lanes in an unspecified
+// layout; here every lane holds the whole tile (row-major), which computes the same result as long as the
+// kernel touches fragments only through these calls, as it must on the GPU anyway. Stores are done by lane
+// 0 alone, so a kernel that reads them from other lanes without __syncwarp() reads stale data here too.
+namespace nvcuda::wmma {
+struct matrix_a {};
+struct matrix_b {};
+struct accumulator {};
+struct row_major {};
+struct col_major {};
+enum layout_t { mem_row_major, mem_col_major };
+
+template <typename Use, int M, int N, int K>
+struct fragment_shape;
+template <int M, int N, int K>
+struct fragment_shape<matrix_a, M, N, K> {
+  static constexpr int rows = M, cols = K;
+};
+template <int M, int N, int K>
+struct fragment_shape<matrix_b, M, N, K> {
+  static constexpr int rows = K, cols = N;
+};
+template <int M, int N, int K>
+struct fragment_shape<accumulator, M, N, K> {
+  static constexpr int rows = M, cols = N;
+};
+
+template <typename Use, int M, int N, int K, typename T, typename Layout = void>
+struct fragment {
+  static constexpr int rows = fragment_shape<Use, M, N, K>::rows, cols = fragment_shape<Use, M, N, K>::cols;
+  static constexpr int num_elements = rows * cols;
+  T x[num_elements];
+};
+
+inline float element_value(float v) { return v; }
+inline float element_value(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+template <typename Use, int M, int N, int K, typename T, typename Layout>
+void load_matrix_sync(fragment<Use, M, N, K, T, Layout>& f, const T* p, unsigned ldm) {
+  using F = fragment<Use, M, N, K, T, Layout>;
+  constexpr bool row = std::is_same<Layout, row_major>::value;
+  for (int r = 0; r < F::rows; ++r)
+    for (int c = 0; c < F::cols; ++c) f.x[r * F::cols + c] = row ? p[r * ldm + c] : p[c * ldm + r];
+}
+
+template <int M, int N, int K>
+void load_matrix_sync(fragment<accumulator, M, N, K, float>& f, const float* p, unsigned ldm, layout_t layout) {
+  for (int r = 0; r < M; ++r)
+    for (int c = 0; c < N; ++c) f.x[r * N + c] = layout == mem_row_major ? p[r * ldm + c] : p[c * ldm + r];
+}
+
+template <int M, int N, int K>
+void store_matrix_sync(float* p, const fragment<accumulator, M, N, K, float>& f, unsigned ldm, layout_t layout) {
+  if (cuda_emulation::linear_thread % 32 != 0) return;
+  for (int r = 0; r < M; ++r)
+    for (int c = 0; c < N; ++c) (layout == mem_row_major ? p[r * ldm + c] : p[c * ldm + r]) = f.x[r * N + c];
+}
+
+template <typename Use, int M, int N, int K, typename T, typename Layout>
+void fill_fragment(fragment<Use, M, N, K, T, Layout>& f, T value) {
+  for (T& v : f.x) v = value;
+}
+
+// d = a b + c, products of the (bf16) inputs exact in float, accumulated in float.
+template <int M, int N, int K, typename T, typename LayoutA, typename LayoutB>
+void mma_sync(fragment<accumulator, M, N, K, float>& d, const fragment<matrix_a, M, N, K, T, LayoutA>& a,
+              const fragment<matrix_b, M, N, K, T, LayoutB>& b, const fragment<accumulator, M, N, K, float>& c) {
+  float result[M * N];
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      float sum = c.x[i * N + j];
+      for (int p = 0; p < K; ++p) sum += element_value(a.x[i * K + p]) * element_value(b.x[p * N + j]);
+      result[i * N + j] = sum;
+    }
+  for (int i = 0; i < M * N; ++i) d.x[i] = result[i];
+}
+
+}  // namespace nvcuda::wmma
 // expf, erff, log1pf, sqrtf, fmaxf: the C library's, as on the device.
 
 namespace cuda_emulation {

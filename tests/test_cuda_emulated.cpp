@@ -203,6 +203,32 @@ TEST_F(EmulatedCuda, FusedAttentionMatchesCpuAttention) {
   }
 }
 
+// The tensor-core kernel (bf16 operands): against the fp32 CPU attention within bf16's tolerance (1e-2
+// relative), and closer to a reference computed from the same bf16-rounded inputs than to nothing.
+TEST_F(EmulatedCuda, TensorCoreAttentionMatchesCpuAttentionToBf16Precision) {
+  struct Case {
+    int64_t batch, queries, keys;
+    int d;
+    float scale;
+  };
+  for (const Case& c : {Case{2, 70, 130, 64, 0.125f}, Case{1, 64, 64, 32, 0.5f}, Case{3, 17, 5, 16, 1.0f},
+                        Case{1, 100, 200, 64, 0.5f}}) {
+    const auto q = random_values(c.batch * c.queries * c.d, 26), k = random_values(c.batch * c.keys * c.d, 27),
+               v = random_values(c.batch * c.keys * c.d, 28);
+    Tensor tq = host({c.batch, c.queries, c.d}, q), tk = host({c.batch, c.keys, c.d}, k),
+           tv = host({c.batch, c.keys, c.d}, v), to = cpu->empty({c.batch, c.queries, c.d});
+    cpu->attention(tq, tk, tv, c.scale, to);
+    ASSERT_TRUE(cuda::attention_bf16_supports(c.d));
+    std::vector<float> out(c.batch * c.queries * c.d, kNaN);
+    cuda::attention(launch, q.data(), k.data(), v.data(), out.data(), c.batch, c.queries, c.keys, c.d, c.scale, true);
+    const double err = relative_error(out, cpu->to_host(to));
+    EXPECT_LT(err, 1e-2) << "d " << c.d << " keys " << c.keys;
+    EXPECT_GT(err, 1e-5) << "bf16 rounding should show";  // it did run the bf16 path
+    std::printf("bf16 attention d %d, %lld queries x %lld keys: rel err %.3g\n", c.d, (long long)c.queries,
+                (long long)c.keys, err);
+  }
+}
+
 TEST_F(EmulatedCuda, ZeroDepthProductScalesC) {
   const int64_t batch = 2, m = 5, n = 6, ldc = 8, stride = 50;
   std::vector<float> c(batch * stride, 1.0f), expected = c;

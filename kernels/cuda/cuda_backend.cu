@@ -272,7 +272,7 @@ class CudaBackend final : public Backend {
                                   " (the cuda kernel needs value dim = query dim)");
     std::lock_guard<std::recursive_mutex> lock(mutex_);
     cuda::attention(launch_, q.data(), k.data(), v.data(), out.data(), batch, queries, keys, static_cast<int>(dim),
-                    scale);
+                    scale, precision_ == Precision::Bf16);
   }
 
   // ---- SwiGLU pieces

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/cuda/attention_bf16_kernel.cuh"
 #include "kernels/cuda/attention_kernel.cuh"
 #include "kernels/cuda/elementwise_kernels.cuh"
 #include "kernels/cuda/reduction_kernels.cuh"
@@ -184,13 +185,35 @@ void attention_with(Launch& launch, const float* q, const float* k, const float*
   }
 }
 
-// q, out [batch, queries, d]; k, v [batch, keys, d]; d <= kMaxAttentionDim, keys >= 1.
+template <int D, typename Launch>
+void attention_bf16_with(Launch& launch, const float* q, const float* k, const float* v, float* out, int64_t batch,
+                         int64_t queries, int64_t keys, float scale) {
+  const unsigned query_blocks = static_cast<unsigned>((queries + kTcQueries - 1) / kTcQueries);
+  for (int64_t begin = 0; begin < batch; begin += kMaxGridY) {
+    const int64_t count = batch - begin < kMaxGridY ? batch - begin : kMaxGridY;
+    launch(flash_attention_bf16_kernel<D>, dim3(query_blocks, static_cast<unsigned>(count)), dim3(kTcWarps * 32),
+           q + begin * queries * D, k + begin * keys * D, v + begin * keys * D, out + begin * queries * D, queries,
+           keys, scale);
+  }
+}
+
+// Whether the tensor-core kernel takes this head dim.
+inline bool attention_bf16_supports(int d) { return d == 16 || d == 32 || d == 64; }
+
+// q, out [batch, queries, d]; k, v [batch, keys, d]; d <= kMaxAttentionDim, keys >= 1. With `bf16` and a
+// head dim the tensor-core kernel has, it computes on bf16 operands; otherwise in fp32.
 template <typename Launch>
 void attention(Launch& launch, const float* q, const float* k, const float* v, float* out, int64_t batch,
-               int64_t queries, int64_t keys, int d, float scale) {
+               int64_t queries, int64_t keys, int d, float scale, bool bf16 = false) {
   if (batch == 0 || queries == 0) return;
   if (keys < 1) throw std::invalid_argument("attention: no keys");
-  if (d <= 16)
+  if (bf16 && d == 16)
+    attention_bf16_with<16>(launch, q, k, v, out, batch, queries, keys, scale);
+  else if (bf16 && d == 32)
+    attention_bf16_with<32>(launch, q, k, v, out, batch, queries, keys, scale);
+  else if (bf16 && d == 64)
+    attention_bf16_with<64>(launch, q, k, v, out, batch, queries, keys, scale);
+  else if (d <= 16)
     attention_with<16>(launch, q, k, v, out, batch, queries, keys, d, scale);
   else if (d <= 32)
     attention_with<32>(launch, q, k, v, out, batch, queries, keys, d, scale);

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# One command for a lent GPU machine (the device tool): checks the CUDA backend against the CPU backend and
+# the fixture, then times the paper's setting. Prepare the binaries here first (built for sm_90, with the
+# libraries they need): `bash tools/gpu/make_bundle.sh`; then run this there with .gpu_bundle carried.
+# Without a bundle it builds in place (needs our build dependencies, which the device image lacks).
+# Writes every log and JSON to $OUT (or /tmp/lact_gpu_out) and prints a short table last; about 5 minutes.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out="${OUT:-/tmp/lact_gpu_out}"
+mkdir -p "$out"
+bundle=/tmp/lact_bundle
+mkdir -p "$bundle"
+if [ -f .gpu_bundle/bundle.tar.xz ]; then
+  tar -C "$bundle" -xJf .gpu_bundle/bundle.tar.xz
+else
+  echo "no .gpu_bundle/bundle.tar.xz: building for sm_90 here"
+  cmake -S . -B build-gpu -DLACT_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DLACT_VIEWER=OFF >"$out/build.log" 2>&1 &&
+    cmake --build build-gpu -j"$(nproc)" >>"$out/build.log" 2>&1 || { tail -20 "$out/build.log"; exit 1; }
+  mkdir -p "$bundle/bin"
+  for t in app/lact tests/test_ops tests/test_newton_schulz tests/test_parity tests/test_memory_estimate; do
+    cp build-gpu/$t "$bundle/bin/"
+  done
+  cp -r ../shared/fixtures/lact_tiny "$bundle/fixture" 2>/dev/null
+  cp -r build-gpu/tests/reference_cases "$bundle/reference_cases" 2>/dev/null
+fi
+# CUDA 13's cuBLAS: the toolkit's, else the one PyTorch's wheels carry.
+cublas_dir="$(dirname "$(find /usr/local/cuda*/ /opt -name 'libcublas.so.13' 2>/dev/null | head -1)" 2>/dev/null)"
+export LD_LIBRARY_PATH="$bundle/lib:${cublas_dir:-/usr/local/cuda/lib64}:${LD_LIBRARY_PATH:-}"
+export LACT_FIXTURE_DIR="$bundle/fixture" LACT_REFERENCE_CASES="$bundle/reference_cases"
+bin="$bundle/bin"
+{ echo "commit $(cat $bundle/commit 2>/dev/null)"; nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv; } \
+  >"$out/device.txt" 2>&1
+ldd "$bin/lact" >"$out/ldd.txt" 2>&1
+
+# Ceilings (METHOD.md): device-to-device copy and a bf16 product through PyTorch, on random data.
+timeout 60 python3 - >"$out/ceilings.txt" 2>&1 <<'PY'
+import torch
+def timed(f, reps=10):
+    for _ in range(3): f()
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    ts = []
+    for _ in range(reps):
+        s.record(); f(); e.record(); torch.cuda.synchronize(); ts.append(s.elapsed_time(e) / 1e3)
+    ts.sort(); return ts[len(ts) // 2]
+x = torch.rand(1 << 30, device="cuda", dtype=torch.uint8); y = torch.empty_like(x)
+t = timed(lambda: y.copy_(x)); print(f"copy_TBps {2 * x.numel() / t / 1e12:.2f}")
+a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16); b = torch.randn_like(a)
+t = timed(lambda: a @ b); print(f"torch_bf16_TFLOPs {2 * 8192**3 / t / 1e12:.1f}")
+a32, b32 = a.float(), b.float()
+torch.backends.cuda.matmul.allow_tf32 = False
+t = timed(lambda: a32 @ b32); print(f"torch_fp32_TFLOPs {2 * 8192**3 / t / 1e12:.1f}")
+PY
+
+status=()
+run_test() {  # name, timeout
+  timeout "$2" "$bin/$1" >"$out/$1.log" 2>&1
+  local rc=$?
+  local summary
+  summary="$(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/$1.log" | tr -s ' ' | paste -sd';' -)"
+  status+=("$1 rc=$rc ${summary}")
+}
+run_test test_ops 120
+run_test test_newton_schulz 120
+run_test test_memory_estimate 60
+run_test test_parity 180
+
+# The paper's setting: lact_l24_d768_ttt2x, random weights, 48 views at 512x512 (196,608 tokens).
+bench() {  # tag, timeout, args...
+  local tag="$1" limit="$2"
+  shift 2
+  timeout "$limit" "$bin/lact" bench --device cuda --config lact_l24_d768_ttt2x --json "$out/bench_$tag.json" "$@" \
+    >"$out/bench_$tag.log" 2>&1
+  echo "bench $tag rc=$?" >>"$out/bench_status.txt"
+}
+bench bf16_48x512 150 --precision bf16 --models lact --views 48 --size 512 --targets 8 --repeat 3
+bench tf32_48x512 90 --precision tf32 --models lact --views 48 --size 512 --targets 8 --repeat 2
+bench fp32_48x512 90 --precision fp32 --models lact --views 48 --size 512 --targets 8 --repeat 1
+bench bf16_full_vs_lact 90 --precision bf16 --models lact,full --views 4,8,16 --size 256 --targets 4 --repeat 2
+
+python3 - "$out" "${status[@]}" <<'PY'
+import json, os, sys
+out = sys.argv[1]
+print("\n== lact gpu_check ==")
+print(open(os.path.join(out, "device.txt")).read().strip())
+if os.path.exists(os.path.join(out, "ceilings.txt")):
+    print("ceilings:", " ".join(open(os.path.join(out, "ceilings.txt")).read().split()))
+for s in sys.argv[2:]:
+    print("test", s)
+print(open(os.path.join(out, "bench_status.txt")).read().strip() if os.path.exists(os.path.join(out, "bench_status.txt")) else "")
+print(f"{'run':<22}{'model':<6}{'views':>6}{'size':>6}{'tokens':>8}{'encode s':>10}{'render FPS':>11}{'enc TFLOP/s':>12}{'gemm TFLOP/s':>13}")
+for name in sorted(os.listdir(out)):
+    if not (name.startswith("bench_") and name.endswith(".json")): continue
+    d = json.load(open(os.path.join(out, name)))
+    for r in d.get("rows", []):
+        if r.get("skipped"):
+            print(f"{name[6:-5]:<22}{r['model']:<6}{r['views']:>6}{r['height']:>6}  skipped: {r['skipped']}"); continue
+        print(f"{name[6:-5]:<22}{r['model']:<6}{r['views']:>6}{r['height']:>6}{r['tokens']:>8}{r['encode_s']:>10.3f}"
+              f"{r['render_fps']:>11.1f}{r['encode_gflops'] / 1e3:>12.1f}{d['sgemm_gflops'] / 1e3:>13.1f}")
+print("goal on an H200 (issue 7): encode <= 0.5 s, render >= 100 FPS at 48 views 512x512 bf16; paper A100: 1.4 s, 38.7 FPS")
+PY
