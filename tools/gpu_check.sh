@@ -56,7 +56,8 @@ run_test() {  # name, timeout
   timeout "$2" "$bin/$1" >"$out/$1.log" 2>&1
   local rc=$?
   local summary
-  summary="$(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/$1.log" | tr -s ' ' | paste -sd';' -)"
+  summary="$(grep -E '^\[  (PASSED|FAILED) +\]|^\[  SKIPPED \] [0-9]+ test|^\[  FAILED  \] [A-Z]' "$out/$1.log" |
+    tr -s ' ' | head -8 | paste -sd';' -)"
   status+=("$1 rc=$rc ${summary}")
 }
 run_test test_ops 120
