@@ -25,9 +25,35 @@ Model::Model(ModelWeights weights, Backend& backend, ModelOptions options)
 
 Tensor Model::embed(const std::vector<PosedImage>& views, int height, int width) const {
   const int patch = config().patch_size;
-  const std::vector<float> host = build_tokens(views, height, width, patch);
-  const int64_t tokens = static_cast<int64_t>(host.size()) / config().input_channels();
-  const Tensor patches = backend_.from_host({tokens, config().input_channels()}, host.data());
+  if (height % patch || width % patch)
+    throw Error("image size " + std::to_string(height) + "x" + std::to_string(width) +
+                " is not divisible by the patch size " + std::to_string(patch));
+  // Rays and patchify on the backend (a kernel on the GPU): only the poses and images travel.
+  const int64_t count = static_cast<int64_t>(views.size());
+  const bool with_images = !views.empty() && !views[0].image.rgb.empty();
+  std::vector<RayPose> poses(views.size());
+  std::vector<float> pixels;
+  if (with_images) pixels.reserve(static_cast<size_t>(count) * height * width * 3);
+  for (size_t i = 0; i < views.size(); ++i) {
+    const Camera& c = views[i].camera;
+    poses[i].fx = c.fx, poses[i].fy = c.fy, poses[i].cx = c.cx, poses[i].cy = c.cy;
+    for (int j = 0; j < 12; ++j) poses[i].c2w[j] = c.c2w[j];
+    const Image& image = views[i].image;
+    if (image.rgb.empty() == with_images ||
+        (with_images && (image.width != width || image.height != height ||
+                         image.rgb.size() != static_cast<size_t>(height) * width * 3)))
+      throw Error("view " + std::to_string(i) + ": the views of one batch must all have images of " +
+                  std::to_string(height) + "x" + std::to_string(width) + " or none");
+    pixels.insert(pixels.end(), image.rgb.begin(), image.rgb.end());
+  }
+  const int64_t tokens = count * (height / patch) * (width / patch);
+  Tensor patches = backend_.empty({tokens, config().input_channels()});
+  if (with_images) {
+    const Tensor images = backend_.from_host({count, height, width, 3}, pixels.data());
+    backend_.ray_tokens(poses, &images, height, width, patch, patches);
+  } else {
+    backend_.ray_tokens(poses, nullptr, height, width, patch, patches);
+  }
   Tensor x = backend_.empty({tokens, config().dim});
   linear(backend_, patches, weights_.input_linear, x);
   backend_.layer_norm(x, weights_.input_layernorm, kLayerNormEps, x);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/ray_tokens.h"
 #include "kernels/tensor.h"
 
 namespace lact {
@@ -92,6 +93,12 @@ class Backend {
 
   // ---- attention: out[b] = softmax(q[b] k[b]^T * scale) v[b]; q, k, v, out = [batch, tokens, d].
   virtual void attention(const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out) = 0;
+
+  // ---- tokens
+  // The input tokens of views of one size (core/tokens.h's layout): tokens [views * (H/p)(W/p), p*p*12], one
+  // pose per view (host memory), images [views, H, W, 3] in [0, 1] or null (targets: zero colour).
+  virtual void ray_tokens(const std::vector<RayPose>& poses, const Tensor* images, int height, int width, int patch,
+                          Tensor& tokens) = 0;
 
   // ---- SwiGLU fast-weight pieces
   // out = silu(gate) * up (out may alias gate).

@@ -229,6 +229,26 @@ TEST_F(EmulatedCuda, TensorCoreAttentionMatchesCpuAttentionToBf16Precision) {
   }
 }
 
+TEST_F(EmulatedCuda, RayTokensMatchTheCpuBackend) {
+  const int height = 16, width = 32, patch = 8, views = 3;
+  std::vector<RayPose> poses(views);
+  for (int i = 0; i < views; ++i) {
+    poses[i] = {30.0f + i, 28.0f, 15.5f, 7.25f, {}};
+    const auto m = random_values(12, 50 + i);
+    for (int j = 0; j < 12; ++j) poses[i].c2w[j] = m[j];
+  }
+  const auto pixels = random_values(size_t(views) * height * width * 3, 53);
+  const int64_t n = int64_t(views) * height * width * 12;
+  Tensor images = host({views, height, width, 3}, pixels), out = cpu->empty({n / (patch * patch * 12), patch * patch * 12});
+  for (bool with_images : {true, false}) {
+    cpu->ray_tokens(poses, with_images ? &images : nullptr, height, width, patch, out);
+    std::vector<float> tokens(n, kNaN);
+    cuda::ray_tokens(launch, poses.data(), with_images ? pixels.data() : nullptr, tokens.data(), views, height, width,
+                     patch);
+    EXPECT_EQ(max_abs_error(tokens, cpu->to_host(out)), 0.0) << "with images " << with_images;
+  }
+}
+
 TEST_F(EmulatedCuda, ZeroDepthProductScalesC) {
   const int64_t batch = 2, m = 5, n = 6, ldc = 8, stride = 50;
   std::vector<float> c(batch * stride, 1.0f), expected = c;

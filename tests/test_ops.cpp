@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "core/tokens.h"
 #include "kernels/backend.h"
 #include "tests/test_util.h"
 
@@ -251,6 +252,43 @@ TEST_P(BackendOps, ColumnNormsAndRestore) {
     for (int64_t i = 0; i < rows * cols; ++i) sum += restored[b * rows * cols + i] * restored[b * rows * cols + i];
     EXPECT_NEAR(dots[b], sum, 1e-5 * sum);
   }
+}
+
+// The backend's token builder against core/tokens.cpp's build_tokens (itself checked by hand in test_tokens):
+// two views with images, then the same cameras as targets (no images: zero colour channels).
+TEST_P(BackendOps, RayTokensMatchHostTokens) {
+  const int height = 16, width = 24, patch = 8;
+  std::vector<PosedImage> views(2);
+  std::vector<float> pixels;
+  for (int i = 0; i < 2; ++i) {
+    Camera& c = views[i].camera;
+    c.width = width, c.height = height, c.fx = 20.5f + i, c.fy = 19.0f, c.cx = 11.7f, c.cy = 8.2f - i;
+    const double a = 0.3 + i, b = 0.7;  // a rotation about z then x, and a centre
+    const double cz = std::cos(a), sz = std::sin(a), cx = std::cos(b), sx = std::sin(b);
+    const double r[9] = {cz, -sz * cx, sz * sx, sz, cz * cx, -cz * sx, 0, sx, cx};
+    for (int row = 0; row < 3; ++row) {
+      for (int col = 0; col < 3; ++col) c.c2w[row * 4 + col] = r[row * 3 + col];
+      c.c2w[row * 4 + 3] = 1.5 * row - i;
+    }
+    c.c2w[15] = 1;
+    views[i].image = Image{width, height, random_values(size_t(height) * width * 3, 40 + i, 0.3f)};
+    pixels.insert(pixels.end(), views[i].image.rgb.begin(), views[i].image.rgb.end());
+  }
+  std::vector<RayPose> poses(2);
+  for (int i = 0; i < 2; ++i) {
+    const Camera& c = views[i].camera;
+    poses[i].fx = c.fx, poses[i].fy = c.fy, poses[i].cx = c.cx, poses[i].cy = c.cy;
+    for (int j = 0; j < 12; ++j) poses[i].c2w[j] = c.c2w[j];
+  }
+  const int64_t tokens = 2 * (height / patch) * (width / patch);
+  Tensor images = upload({2, height, width, 3}, pixels), out = be->empty({tokens, patch * patch * 12});
+  be->fill(out, NAN);
+  be->ray_tokens(poses, &images, height, width, patch, out);
+  EXPECT_LT(max_abs_error(be->to_host(out), build_tokens(views, height, width, patch)), 1e-6);
+  for (PosedImage& v : views) v.image = Image{};
+  be->fill(out, NAN);
+  be->ray_tokens(poses, nullptr, height, width, patch, out);
+  EXPECT_LT(max_abs_error(be->to_host(out), build_tokens(views, height, width, patch)), 1e-6);
 }
 
 // Products at each precision the backend has, against double, on inputs of unit scale and depth 512:

@@ -277,6 +277,26 @@ void CpuBackend::merge_heads(const Tensor& src, Tensor& dst) {
                     ps + ((v * heads + h) * tokens + t) * head_dim, sizeof(float) * head_dim);
 }
 
+void CpuBackend::ray_tokens(const std::vector<RayPose>& poses, const Tensor* images, int height, int width,
+                            int patch, Tensor& tokens) {
+  const int64_t views = static_cast<int64_t>(poses.size());
+  if (patch <= 0 || height % patch || width % patch ||
+      tokens.numel() != views * static_cast<int64_t>(height) * width * 12 ||
+      (images && images->numel() != views * static_cast<int64_t>(height) * width * 3))
+    throw std::invalid_argument("ray_tokens: " + std::to_string(views) + " views of " + std::to_string(height) + "x" +
+                                std::to_string(width) + " for tokens " + shape_string(tokens.shape()));
+  float* out = tokens.data();
+  const float* rgb = images ? images->data() : nullptr;
+#pragma omp parallel for collapse(2) schedule(static) if (tokens.numel() > kParallelMinimum)
+  for (int64_t view = 0; view < views; ++view)
+    for (int v = 0; v < height; ++v)
+      for (int u = 0; u < width; ++u) {
+        const int64_t pixel = (view * height + v) * width + u;
+        ray_token_channels(poses[view], u, v, rgb ? rgb + pixel * 3 : nullptr,
+                           out + ray_token_offset(view, u, v, height, width, patch));
+      }
+}
+
 void CpuBackend::swiglu(const Tensor& gate, const Tensor& up, Tensor& out) {
   require_same_size(gate, up, "swiglu");
   require_same_size(gate, out, "swiglu");

@@ -48,6 +48,9 @@ class CpuBackend : public Backend {
 
   void attention(const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out) override;
 
+  void ray_tokens(const std::vector<RayPose>& poses, const Tensor* images, int height, int width, int patch,
+                  Tensor& tokens) override;
+
   void swiglu(const Tensor& gate, const Tensor& up, Tensor& out) override;
   void swiglu_backward(Tensor& gate, Tensor& up, Tensor& dhidden) override;
 

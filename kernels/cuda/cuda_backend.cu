@@ -275,6 +275,26 @@ class CudaBackend final : public Backend {
                     scale, precision_ == Precision::Bf16);
   }
 
+  // ---- tokens
+  void ray_tokens(const std::vector<RayPose>& poses, const Tensor* images, int height, int width, int patch,
+                  Tensor& tokens) override {
+    const int64_t views = static_cast<int64_t>(poses.size());
+    if (patch <= 0 || height % patch || width % patch ||
+        tokens.numel() != views * static_cast<int64_t>(height) * width * 12 ||
+        (images && images->numel() != views * static_cast<int64_t>(height) * width * 3))
+      throw std::invalid_argument("ray_tokens: " + std::to_string(views) + " views of " + std::to_string(height) +
+                                  "x" + std::to_string(width) + " for tokens " + shape_string(tokens.shape()));
+    if (views == 0) return;
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    void* device = nullptr;
+    const size_t bytes = poses.size() * sizeof(RayPose);
+    LACT_CUDA_CHECK(cudaMallocAsync(&device, bytes, stream_));
+    LACT_CUDA_CHECK(cudaMemcpyAsync(device, poses.data(), bytes, cudaMemcpyHostToDevice, stream_));  // staged
+    cuda::ray_tokens(launch_, static_cast<const RayPose*>(device), images ? images->data() : nullptr, tokens.data(),
+                     views, height, width, patch);
+    LACT_CUDA_CHECK(cudaFreeAsync(device, stream_));
+  }
+
   // ---- SwiGLU pieces
   void swiglu(const Tensor& gate, const Tensor& up, Tensor& out) override {
     require_same_size(gate, up, "swiglu");

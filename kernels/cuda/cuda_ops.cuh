@@ -105,6 +105,15 @@ void scale_matrix(Launch& launch, float* c, int64_t batch, int64_t m, int64_t n,
            count);
 }
 
+template <typename Launch>
+void ray_tokens(Launch& launch, const RayPose* poses, const float* images, float* tokens, int64_t views, int height,
+                int width, int patch) {
+  const int64_t n = views * height * width;
+  if (n > 0)
+    launch(ray_tokens_kernel, grid_stride_blocks(n), dim3(kElementwiseBlock), poses, images, tokens, height, width,
+           patch, n);
+}
+
 inline dim3 row_blocks(int64_t rows) { return grid_stride_blocks(rows, kRowsPerBlock); }
 
 template <typename Launch>

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "kernels/cuda/device_compat.h"
+#include "kernels/ray_tokens.h"
 
 namespace lact::cuda {
 
@@ -111,6 +112,17 @@ __global__ void scale_matrix_kernel(float* c, int64_t m, int64_t cols, int64_t l
     const int64_t col = i % cols, r = (i / cols) % m, b = i / (cols * m);
     float& v = c[b * stride_c + r * ldc + col];
     v = beta == 0.0f ? 0.0f : beta * v;
+  }
+}
+
+// One thread per pixel of views x height x width: its 12 token channels (kernels/ray_tokens.h).
+__global__ void ray_tokens_kernel(const RayPose* poses, const float* images, float* tokens, int height, int width,
+                                  int patch, int64_t n) {
+  LACT_GRID_STRIDE(i, n) {
+    const int u = static_cast<int>(i % width), v = static_cast<int>((i / width) % height);
+    const int64_t view = i / (static_cast<int64_t>(width) * height);
+    ray_token_channels(poses[view], u, v, images ? images + i * 3 : nullptr,
+                       tokens + ray_token_offset(view, u, v, height, width, patch));
   }
 }
 
