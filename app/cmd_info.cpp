@@ -148,7 +148,23 @@ void info_data(const DataOptions& o, const std::string& targets_spec) {
 struct InfoOptions {
   std::string file, targets;
   DataOptions data;
+  bool devices = false;
 };
+
+// Every backend this build has, whether it runs here, and on what.
+void info_devices() {
+  for (const std::string& name : backend_names()) {
+    std::string why;
+    if (!backend_available(name, &why)) {
+      std::printf("%-5s unavailable: %s\n", name.c_str(), why.c_str());
+      continue;
+    }
+    auto backend = lact::make_backend(name, 0);
+    const int64_t memory = backend->available_memory();
+    std::printf("%-5s %s; %.1f GiB available\n", name.c_str(), backend->device_description().c_str(),
+                memory < 0 ? 0.0 : static_cast<double>(memory) / (1ll << 30));
+  }
+}
 
 }  // namespace
 
@@ -159,10 +175,13 @@ void add_info_command(CLI::App& app) {
   command->add_option("file", o->file, "Model or scene state (.safetensors)");
   add_data_options(*command, o->data);
   command->add_option("--targets", o->targets, "Target views to show (as for render)");
+  command->add_flag("--devices", o->devices, "List the compute devices (cpu, cuda) and whether each runs here");
   command->callback([o]() {
+    if (o->devices) info_devices();
     if (!o->file.empty()) info_file(o->file);
     if (!o->data.data.empty()) info_data(o->data, o->targets);
-    if (o->file.empty() && o->data.data.empty()) throw Error("info", "give a model or state file, or --data PATH");
+    if (o->file.empty() && o->data.data.empty() && !o->devices)
+      throw Error("info", "give a model or state file, --data PATH or --devices");
   });
 }
 

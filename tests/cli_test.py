@@ -7,6 +7,7 @@ Everything the tests write goes to temporary folders.
 import argparse
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -127,6 +128,16 @@ class CliTest(unittest.TestCase):
         err = float(np.abs(a - b).max())
         print("\n  --threads 1 vs 2: max abs diff %.3g" % err)
         self.assertLessEqual(err, 1e-5)
+
+    def test_4b_devices(self):
+        """`lact info --devices` lists every backend; without a GPU, --device cuda fails in one line before work."""
+        rc, so, se = run("info", "--devices")
+        self.assertEqual(rc, 0, se)
+        self.assertRegex(so, r"(?m)^cpu +CPU, \d+ threads")
+        print("\n  " + so.strip().replace("\n", "\n  "))
+        if re.search(r"(?m)^cuda +unavailable", so):
+            self.expect_error(self.model_args(self.model) + ["--device", "cuda"], ["cuda", "no usable CUDA device"])
+        self.expect_error(self.model_args(self.model) + ["--precision", "bf16"], ["fp32 only"])
 
     # ---------------------------------------------------------------- errors
     def expect_error(self, args, names, render=True, targets=TARGETS):
