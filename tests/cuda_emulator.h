@@ -202,6 +202,61 @@ void mma_sync(fragment<accumulator, M, N, K, float>& d, const fragment<matrix_a,
 
 namespace cuda_emulation {
 
+// Threads that stay between launches (creating 256 threads per launch made the emulated model tests spend
+// most of their time in the kernel). run(n, f) calls f(0) ... f(n - 1) on n of them at once and returns when
+// all have finished.
+class WorkerPool {
+ public:
+  ~WorkerPool() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    for (auto& w : workers_) w.join();
+  }
+  void run(int threads, std::function<void(int)> job) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (static_cast<int>(workers_.size()) < threads) {
+      const int id = static_cast<int>(workers_.size());
+      workers_.emplace_back([this, id] { work(id); });
+    }
+    job_ = std::move(job);
+    active_ = remaining_ = threads;
+    ++generation_;
+    wake_.notify_all();
+    done_.wait(lock, [&] { return remaining_ == 0; });
+  }
+
+ private:
+  void work(int id) {
+    uint64_t seen = 0;
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      if (stop_) return;
+      seen = generation_;
+      if (id >= active_) continue;
+      lock.unlock();
+      job_(id);
+      lock.lock();
+      if (--remaining_ == 0) done_.notify_all();
+    }
+  }
+  std::mutex mutex_;
+  std::condition_variable wake_, done_;
+  std::vector<std::thread> workers_;
+  std::function<void(int)> job_;
+  uint64_t generation_ = 0;
+  int active_ = 0, remaining_ = 0;
+  bool stop_ = false;
+};
+
+inline WorkerPool& worker_pool() {
+  static WorkerPool pool;
+  return pool;
+}
+
 // Launches kernel<<<grid, block>>>(args...) on the CPU: block after block, every thread of a block at once.
 template <typename... Params, typename... Args>
 void launch(void (*kernel)(Params...), dim3 grid, dim3 block, Args... args) {
@@ -209,6 +264,8 @@ void launch(void (*kernel)(Params...), dim3 grid, dim3 block, Args... args) {
   if (threads <= 0 || threads > 1024) throw std::invalid_argument("emulated launch: bad block size");
   if (grid.x == 0 || grid.y == 0 || grid.z == 0) return;
   if (threads % 32 && threads > 32) throw std::invalid_argument("emulated launch: block not a whole number of warps");
+  static std::mutex one_launch_at_a_time;
+  std::lock_guard<std::mutex> guard(one_launch_at_a_time);
   LaunchState state;
   state.grid = grid;
   state.block = block;
@@ -216,20 +273,17 @@ void launch(void (*kernel)(Params...), dim3 grid, dim3 block, Args... args) {
   for (int w = 0; w * 32 < threads; ++w) state.warp_barriers.push_back(std::make_unique<Barrier>(std::min(32, threads - w * 32)));
   state.shuffle_slots.assign(static_cast<size_t>((threads + 31) / 32 * 32), 0.0);
   current = &state;
-  std::vector<std::thread> workers;
-  for (int t = 0; t < threads; ++t)
-    workers.emplace_back([&, t] {
-      linear_thread = t;
-      thread_index = dim3(t % block.x, (t / block.x) % block.y, t / (block.x * block.y));
-      for (unsigned z = 0; z < grid.z; ++z)
-        for (unsigned y = 0; y < grid.y; ++y)
-          for (unsigned x = 0; x < grid.x; ++x) {
-            block_index = dim3(x, y, z);
-            kernel(static_cast<Params>(args)...);
-            state.block_barrier->wait();  // the next block starts when this one has finished
-          }
-    });
-  for (auto& w : workers) w.join();
+  worker_pool().run(threads, [&](int t) {
+    linear_thread = t;
+    thread_index = dim3(t % block.x, (t / block.x) % block.y, t / (block.x * block.y));
+    for (unsigned z = 0; z < grid.z; ++z)
+      for (unsigned y = 0; y < grid.y; ++y)
+        for (unsigned x = 0; x < grid.x; ++x) {
+          block_index = dim3(x, y, z);
+          kernel(static_cast<Params>(args)...);
+          state.block_barrier->wait();  // the next block starts when this one has finished
+        }
+  });
   current = nullptr;
 }
 

@@ -1,0 +1,291 @@
+// The GPU backend's ops, written once over a `Device` that supplies memory, copies, kernel launches and the
+// GEMM. cuda_backend.cu instantiates it with the CUDA runtime and cuBLAS; tests/test_cuda_emulated.cpp with
+// host memory, the kernel emulator and a column-major BLAS, so that this code (argument order, shapes,
+// scratch buffers) runs the official fixture in CI, not only the kernels one by one.
+//
+// A Device provides:
+//   Launcher& launcher();                         launches cuda_ops.cuh's kernels
+//   std::string description() const;  int64_t available() const;  int64_t used() const;  int64_t peak() const;
+//   void reset_peak();  void synchronize();
+//   std::shared_ptr<float> allocate(int64_t bytes, const Shape& shape);   throws on out-of-memory
+//   void* scratch(size_t bytes);  void release(void* p);                    stream-ordered temporaries
+//   void to_device(void* dst, const void* host, size_t bytes);            returns once `host` may be reused
+//   void to_host(void* host, const void* src, size_t bytes);              complete on return
+//   void copy(void* dst, const void* src, size_t bytes);
+//   void copy_2d(void* dst, size_t dst_pitch, const void* src, size_t src_pitch, size_t width, size_t rows);
+//   void gemm(const cuda::ColumnMajorGemm& g, float alpha, float beta, Precision precision);
+#pragma once
+
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/backend.h"
+#include "kernels/cuda/cuda_ops.cuh"
+#include "kernels/cuda/gemm_plan.h"
+
+namespace lact::cuda {
+
+inline void require_same_size(const Tensor& a, const Tensor& b, const char* op) {
+  if (a.numel() != b.numel())
+    throw std::invalid_argument(std::string(op) + ": sizes differ, " + shape_string(a.shape()) + " vs " +
+                                shape_string(b.shape()));
+}
+
+template <typename Device>
+class DeviceBackend final : public Backend {
+ public:
+  template <typename... DeviceArgs>
+  DeviceBackend(std::string name, Precision precision, DeviceArgs&&... args)
+      : device_(std::forward<DeviceArgs>(args)...), name_(std::move(name)), precision_(precision) {}
+
+  Device& device() { return device_; }
+
+  std::string name() const override { return name_; }
+  void set_threads(int) override {}
+  Precision precision() const override { return precision_; }
+  std::string device_description() const override {
+    return device_.description() + ", " + precision_name(precision_) + " products";
+  }
+  void synchronize() override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    device_.synchronize();
+  }
+  int64_t available_memory() const override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    return device_.available();
+  }
+  int64_t allocated_memory() const override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    return device_.used();
+  }
+  int64_t peak_memory() const override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    return device_.peak();
+  }
+  void reset_peak_memory() override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    device_.reset_peak();
+  }
+
+  // ---- memory
+  Tensor empty(const Shape& shape) override {
+    for (int64_t d : shape)
+      if (d < 0) throw std::invalid_argument("negative dimension in tensor shape " + shape_string(shape));
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    std::shared_ptr<float> storage = device_.allocate(shape_numel(shape) * static_cast<int64_t>(sizeof(float)), shape);
+    return Tensor(storage, storage.get(), shape, this);
+  }
+  void upload(Tensor& dst, const float* host) override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    if (dst.numel() == 0) return;
+    device_.to_device(dst.data(), host, bytes(dst));
+    device_.synchronize();  // the caller may free `host` on return
+  }
+  void download(const Tensor& src, float* host) override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    if (src.numel() > 0) device_.to_host(host, src.data(), bytes(src));
+  }
+  void copy(Tensor& dst, const Tensor& src) override {
+    require_same_size(dst, src, "copy");
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    if (dst.data() != src.data() && src.numel() > 0) device_.copy(dst.data(), src.data(), bytes(src));
+  }
+  void fill(Tensor& t, float value) override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    cuda::fill(device_.launcher(), t.data(), t.numel(), value);
+  }
+  void copy_blocks(float* dst, int64_t dst_stride, const float* src, int64_t src_stride, int64_t block,
+                   int64_t count) override {
+    if (block <= 0 || count <= 0) return;
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    const size_t width = static_cast<size_t>(block) * sizeof(float);
+    if (count == 1) return device_.copy(dst, src, width);
+    if (dst_stride < block || src_stride < block)
+      throw std::invalid_argument("copy_blocks: strides smaller than the block");
+    device_.copy_2d(dst, static_cast<size_t>(dst_stride) * sizeof(float), src,
+                    static_cast<size_t>(src_stride) * sizeof(float), width, static_cast<size_t>(count));
+  }
+
+  // ---- matrix products
+  void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, MatrixOperand a,
+            MatrixOperand b, float beta, float* c, int64_t ldc, int64_t stride_c, int64_t batch) override {
+    if (m == 0 || n == 0 || batch == 0) return;
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    if (k == 0) {  // as CpuBackend defines it: C = beta * C, 0 for beta = 0
+      cuda::scale_matrix(device_.launcher(), c, batch, m, n, ldc, stride_c, beta);
+      return;
+    }
+    device_.gemm(plan_column_major_gemm(transpose_a, transpose_b, m, n, k, a, b, c, ldc, stride_c, batch), alpha, beta,
+                 precision_);
+  }
+
+  // ---- elementwise and row ops
+  void add(Tensor& y, const Tensor& x) override {
+    require_same_size(y, x, "add");
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    cuda::add(device_.launcher(), y.data(), x.data(), y.numel());
+  }
+  void axpby(Tensor& y, float a, const Tensor& x, float b) override {
+    require_same_size(y, x, "axpby");
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    cuda::axpby(device_.launcher(), y.data(), a, x.data(), b, y.numel());
+  }
+  void add_scaled_identity(Tensor& y, float a) override {
+    if (y.rank() != 3 || y.dim(1) != y.dim(2))
+      throw std::invalid_argument("add_scaled_identity: not square " + shape_string(y.shape()));
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    cuda::add_scaled_identity(device_.launcher(), y.data(), y.dim(0), y.dim(1), a);
+  }
+  void silu(Tensor& x) override { activation<Activation::Silu>(x, 0.0f); }
+  void gelu(Tensor& x) override { activation<Activation::Gelu>(x, 0.0f); }
+  void sigmoid(Tensor& x) override { activation<Activation::Sigmoid>(x, 0.0f); }
+  void softplus(Tensor& x, float shift) override { activation<Activation::Softplus>(x, shift); }
+  void add_bias(Tensor& x, const Tensor& bias) override {
+    const int64_t cols = bias.numel();
+    if (cols == 0 || x.numel() % cols) throw std::invalid_argument("add_bias: bias does not divide the tensor");
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    cuda::add_bias(device_.launcher(), x.data(), bias.data(), x.numel(), cols);
+  }
+  void layer_norm(const Tensor& x, const Tensor& weight, float eps, Tensor& y) override {
+    require_same_size(y, x, "layer_norm");
+    const int64_t cols = weight.numel();
+    if (cols == 0 || x.numel() % cols) throw std::invalid_argument("layer_norm: weight does not divide the tensor");
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    cuda::layer_norm(device_.launcher(), x.data(), weight.data(), y.data(), x.numel() / cols, cols, eps);
+  }
+  void rms_norm(const Tensor& x, const Tensor& weight, int64_t group, float eps, Tensor& y) override {
+    require_same_size(y, x, "rms_norm");
+    if (group <= 0 || weight.numel() != group || x.numel() % group)
+      throw std::invalid_argument("rms_norm: weight " + shape_string(weight.shape()) + " for groups of " +
+                                  std::to_string(group));
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    cuda::rms_norm(device_.launcher(), x.data(), weight.data(), y.data(), x.numel() / group, group, eps);
+  }
+  void l2_normalize(Tensor& x, int64_t group, float eps) override {
+    if (group <= 0 || x.numel() % group) throw std::invalid_argument("l2_normalize: group does not divide the tensor");
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    cuda::l2_normalize(device_.launcher(), x.data(), x.numel() / group, group, eps);
+  }
+  void scale_rows(Tensor& x, const float* scale, int64_t scale_batch_stride, int64_t scale_row_stride) override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    cuda::scale_rows(device_.launcher(), x.data(), scale, x.dim(0), x.dim(1), x.dim(2), scale_batch_stride,
+                     scale_row_stride);
+  }
+
+  // ---- layout
+  void split_heads(const Tensor& src, int64_t column_offset, int64_t heads, int64_t head_dim, Tensor& dst) override {
+    const int64_t views = src.dim(0), tokens = src.dim(1), width = src.dim(2);
+    if (column_offset + heads * head_dim > width || dst.numel() != views * heads * tokens * head_dim)
+      throw std::invalid_argument("split_heads: " + shape_string(src.shape()) + " -> " + shape_string(dst.shape()));
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    cuda::split_heads(device_.launcher(), src.data(), dst.data(), views, tokens, width, column_offset, heads, head_dim);
+  }
+  void merge_heads(const Tensor& src, Tensor& dst) override {
+    require_same_size(dst, src, "merge_heads");
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    cuda::merge_heads(device_.launcher(), src.data(), dst.data(), src.dim(0), src.dim(1), src.dim(2), src.dim(3));
+  }
+
+  // ---- attention
+  void attention(const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out) override {
+    const int64_t batch = q.dim(0), queries = q.dim(1), dim = q.dim(2), keys = k.dim(1);
+    if (k.dim(0) != batch || v.dim(0) != batch || k.dim(2) != dim || v.dim(1) != keys || v.dim(2) != dim ||
+        out.dim(0) != batch || out.dim(1) != queries || out.dim(2) != dim)
+      throw std::invalid_argument("attention: q " + shape_string(q.shape()) + ", k " + shape_string(k.shape()) +
+                                  ", v " + shape_string(v.shape()) + ", out " + shape_string(out.shape()) +
+                                  " (the cuda kernel needs value dim = query dim)");
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    cuda::attention(device_.launcher(), q.data(), k.data(), v.data(), out.data(), batch, queries, keys,
+                    static_cast<int>(dim), scale, precision_ == Precision::Bf16);
+  }
+
+  // ---- tokens
+  void ray_tokens(const std::vector<RayPose>& poses, const Tensor* images, int height, int width, int patch,
+                  Tensor& tokens) override {
+    const int64_t views = static_cast<int64_t>(poses.size());
+    if (patch <= 0 || height % patch || width % patch ||
+        tokens.numel() != views * static_cast<int64_t>(height) * width * 12 ||
+        (images && images->numel() != views * static_cast<int64_t>(height) * width * 3))
+      throw std::invalid_argument("ray_tokens: " + std::to_string(views) + " views of " + std::to_string(height) +
+                                  "x" + std::to_string(width) + " for tokens " + shape_string(tokens.shape()));
+    if (views == 0) return;
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    const size_t pose_bytes = poses.size() * sizeof(RayPose);
+    void* device_poses = device_.scratch(pose_bytes);
+    device_.to_device(device_poses, poses.data(), pose_bytes);
+    cuda::ray_tokens(device_.launcher(), static_cast<const RayPose*>(device_poses), images ? images->data() : nullptr,
+                     tokens.data(), views, height, width, patch);
+    device_.release(device_poses);
+  }
+
+  // ---- SwiGLU pieces
+  void swiglu(const Tensor& gate, const Tensor& up, Tensor& out) override {
+    require_same_size(gate, up, "swiglu");
+    require_same_size(gate, out, "swiglu");
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    cuda::swiglu(device_.launcher(), gate.data(), up.data(), out.data(), gate.numel());
+  }
+  void swiglu_backward(Tensor& gate, Tensor& up, Tensor& dhidden) override {
+    require_same_size(gate, up, "swiglu_backward");
+    require_same_size(gate, dhidden, "swiglu_backward");
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    cuda::swiglu_backward(device_.launcher(), gate.data(), up.data(), dhidden.data(), gate.numel());
+  }
+
+  // ---- reductions
+  std::vector<double> batched_dot(const Tensor& a, const Tensor& b) override {
+    require_same_size(a, b, "batched_dot");
+    const int64_t batch = a.dim(0), per = batch ? a.numel() / batch : 0;
+    std::vector<double> result(static_cast<size_t>(batch), 0.0);
+    if (batch == 0 || per == 0) return result;
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    const int64_t parts = batched_dot_parts(per);
+    std::vector<double> partial(static_cast<size_t>(batch * parts));
+    void* device_partial = device_.scratch(partial.size() * sizeof(double));
+    cuda::batched_dot(device_.launcher(), a.data(), b.data(), batch, per, static_cast<double*>(device_partial));
+    device_.to_host(partial.data(), device_partial, partial.size() * sizeof(double));
+    device_.release(device_partial);
+    for (int64_t i = 0; i < batch; ++i)  // a fixed order: the same sum every run
+      for (int64_t p = 0; p < parts; ++p) result[i] += partial[i * parts + p];
+    return result;
+  }
+  void column_norms(const Tensor& w, Tensor& norms) override {
+    if (norms.numel() != w.dim(0) * w.dim(2)) throw std::invalid_argument("column_norms: output size");
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    cuda::column_norms(device_.launcher(), w.data(), norms.data(), w.dim(0), w.dim(1), w.dim(2));
+  }
+  void restore_column_norms(Tensor& w, const Tensor& target, float eps) override {
+    if (target.numel() != w.dim(0) * w.dim(2)) throw std::invalid_argument("restore_column_norms: target size");
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    cuda::restore_column_norms(device_.launcher(), w.data(), target.data(), w.dim(0), w.dim(1), w.dim(2), eps);
+  }
+  void scale_batched(Tensor& x, const std::vector<float>& scale) override {
+    const int64_t batch = x.dim(0);
+    if (static_cast<int64_t>(scale.size()) != batch) throw std::invalid_argument("scale_batched: one scale per batch");
+    if (x.numel() == 0) return;
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    void* device_scale = device_.scratch(scale.size() * sizeof(float));
+    device_.to_device(device_scale, scale.data(), scale.size() * sizeof(float));
+    cuda::scale_batched(device_.launcher(), x.data(), static_cast<const float*>(device_scale), batch,
+                        x.numel() / batch);
+    device_.release(device_scale);
+  }
+
+ private:
+  static size_t bytes(const Tensor& t) { return static_cast<size_t>(t.numel()) * sizeof(float); }
+
+  template <Activation A>
+  void activation(Tensor& x, float shift) {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    cuda::activation<A>(device_.launcher(), x.data(), x.numel(), shift);
+  }
+
+  mutable Device device_;
+  std::string name_;
+  Precision precision_;
+  mutable std::recursive_mutex mutex_;
+};
+
+}  // namespace lact::cuda
