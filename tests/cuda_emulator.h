@@ -1,8 +1,10 @@
 // Runs the CUDA kernels of kernels/cuda/ on the CPU, so their indexing, reductions and tiling are tested in
 // CI where no GPU exists. The kernel headers are compiled as plain C++ with LACT_CUDA_EMULATION defined:
-// every thread of a block is a std::thread (threadIdx is thread-local), __syncthreads() is a barrier of the
-// block, warp shuffles exchange values through a per-warp buffer and barrier, and __shared__ arrays become
-// function statics (one block runs at a time, so one copy is enough).
+// every thread of a block is a fiber (ucontext) on the calling thread, run round-robin until it finishes or
+// waits; __syncthreads() is a barrier of the block's fibers, warp shuffles exchange values through a
+// per-warp buffer and barrier, and __shared__ arrays become function statics (one block runs at a time, so
+// one copy is enough). A block whose fibers all wait on barriers that cannot complete (divergent
+// __syncthreads, a missing lane) is reported as a deadlock instead of hanging.
 // What this cannot show: timing, memory coalescing, races that only a real scheduler would expose, and
 // anything outside the kernels (cuBLAS, streams, allocation); the GPU tests cover those when a GPU is lent.
 #pragma once
@@ -19,6 +21,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <thread>
+#include <ucontext.h>
 #include <type_traits>
 #include <vector>
 
@@ -37,40 +40,45 @@ struct dim3 {
 
 namespace cuda_emulation {
 
-class Barrier {
- public:
-  explicit Barrier(int count) : count_(count) {}
-  void wait() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    const uint64_t generation = generation_;
-    if (++arrived_ == count_) {
-      arrived_ = 0;
-      ++generation_;
-      cv_.notify_all();
-      return;
-    }
-    cv_.wait(lock, [&] { return generation_ != generation; });
-  }
+struct Barrier {
+  int count = 0, arrived = 0;
+  uint64_t generation = 0;
+};
 
- private:
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  int count_;
-  int arrived_ = 0;
-  uint64_t generation_ = 0;
+struct Fiber {
+  ucontext_t context;
+  bool done = false;
 };
 
 struct LaunchState {
   dim3 grid, block;
-  std::unique_ptr<Barrier> block_barrier;
-  std::vector<std::unique_ptr<Barrier>> warp_barriers;
+  Barrier block_barrier;
+  std::vector<Barrier> warp_barriers;
   std::vector<double> shuffle_slots;  // one per thread of the block
+  std::vector<Fiber> fibers;
+  ucontext_t scheduler;
+  std::function<void()> body;  // runs the kernel for the current thread
+  uint64_t progress = 0;       // barrier arrivals and finished fibers, to detect a deadlock
 };
 
 inline LaunchState* current = nullptr;
-inline thread_local dim3 thread_index;
-inline thread_local dim3 block_index;
-inline thread_local int linear_thread = 0;
+inline dim3 thread_index;
+inline dim3 block_index;
+inline int linear_thread = 0;
+
+// Back to the scheduler; this fiber resumes in the next round.
+inline void yield() { swapcontext(&current->fibers[linear_thread].context, &current->scheduler); }
+
+inline void wait(Barrier& b) {
+  const uint64_t generation = b.generation;
+  ++current->progress;
+  if (++b.arrived == b.count) {
+    b.arrived = 0;
+    ++b.generation;
+    return;
+  }
+  while (b.generation == generation) yield();
+}
 
 }  // namespace cuda_emulation
 
@@ -79,7 +87,7 @@ inline thread_local int linear_thread = 0;
 #define blockDim (cuda_emulation::current->block)
 #define gridDim (cuda_emulation::current->grid)
 
-inline void __syncthreads() { cuda_emulation::current->block_barrier->wait(); }
+inline void __syncthreads() { cuda_emulation::wait(cuda_emulation::current->block_barrier); }
 
 // Every lane of the warp must call it (full mask), as on the GPU.
 template <typename T>
@@ -88,16 +96,15 @@ T __shfl_xor_sync(unsigned /*mask*/, T value, int lane_mask) {
   auto& s = *cuda_emulation::current;
   const int t = cuda_emulation::linear_thread, warp = t / 32, lane = t % 32;
   std::memcpy(&s.shuffle_slots[t], &value, sizeof(T));
-  s.warp_barriers[warp]->wait();
+  cuda_emulation::wait(s.warp_barriers[warp]);
   T result;
   std::memcpy(&result, &s.shuffle_slots[warp * 32 + (lane ^ lane_mask)], sizeof(T));
-  s.warp_barriers[warp]->wait();
+  cuda_emulation::wait(s.warp_barriers[warp]);
   return result;
 }
 
 inline void __syncwarp(unsigned /*mask*/ = 0xffffffffu) {
-  auto& s = *cuda_emulation::current;
-  s.warp_barriers[cuda_emulation::linear_thread / 32]->wait();
+  cuda_emulation::wait(cuda_emulation::current->warp_barriers[cuda_emulation::linear_thread / 32]);
 }
 
 inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
@@ -202,64 +209,23 @@ void mma_sync(fragment<accumulator, M, N, K, float>& d, const fragment<matrix_a,
 
 namespace cuda_emulation {
 
-// Threads that stay between launches (creating 256 threads per launch made the emulated model tests spend
-// most of their time in the kernel). run(n, f) calls f(0) ... f(n - 1) on n of them at once and returns when
-// all have finished.
-class WorkerPool {
- public:
-  ~WorkerPool() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stop_ = true;
-    }
-    wake_.notify_all();
-    for (auto& w : workers_) w.join();
-  }
-  void run(int threads, std::function<void(int)> job) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    while (static_cast<int>(workers_.size()) < threads) {
-      const int id = static_cast<int>(workers_.size());
-      workers_.emplace_back([this, id] { work(id); });
-    }
-    job_ = std::move(job);
-    active_ = remaining_ = threads;
-    ++generation_;
-    wake_.notify_all();
-    done_.wait(lock, [&] { return remaining_ == 0; });
-  }
+inline void fiber_main() {
+  LaunchState& s = *current;
+  s.body();
+  s.fibers[linear_thread].done = true;
+  ++s.progress;
+}  // returns to the scheduler through uc_link
 
- private:
-  void work(int id) {
-    uint64_t seen = 0;
-    std::unique_lock<std::mutex> lock(mutex_);
-    for (;;) {
-      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
-      if (id >= active_) continue;
-      lock.unlock();
-      job_(id);
-      lock.lock();
-      if (--remaining_ == 0) done_.notify_all();
-    }
-  }
-  std::mutex mutex_;
-  std::condition_variable wake_, done_;
-  std::vector<std::thread> workers_;
-  std::function<void(int)> job_;
-  uint64_t generation_ = 0;
-  int active_ = 0, remaining_ = 0;
-  bool stop_ = false;
-};
-
-inline WorkerPool& worker_pool() {
-  static WorkerPool pool;
-  return pool;
+// Stacks kept between launches: 128 KiB per thread (the bf16 attention's emulated fragments are a few KiB).
+inline std::vector<std::vector<char>>& fiber_stacks() {
+  static std::vector<std::vector<char>> stacks;
+  return stacks;
 }
 
-// Launches kernel<<<grid, block>>>(args...) on the CPU: block after block, every thread of a block at once.
+// Launches kernel<<<grid, block>>>(args...) on the CPU: block after block, the threads of a block as fibers.
 template <typename... Params, typename... Args>
 void launch(void (*kernel)(Params...), dim3 grid, dim3 block, Args... args) {
+  constexpr size_t kStack = 128 << 10;
   const int threads = static_cast<int>(block.x * block.y * block.z);
   if (threads <= 0 || threads > 1024) throw std::invalid_argument("emulated launch: bad block size");
   if (grid.x == 0 || grid.y == 0 || grid.z == 0) return;
@@ -269,21 +235,43 @@ void launch(void (*kernel)(Params...), dim3 grid, dim3 block, Args... args) {
   LaunchState state;
   state.grid = grid;
   state.block = block;
-  state.block_barrier = std::make_unique<Barrier>(threads);
-  for (int w = 0; w * 32 < threads; ++w) state.warp_barriers.push_back(std::make_unique<Barrier>(std::min(32, threads - w * 32)));
+  state.block_barrier.count = threads;
+  for (int w = 0; w * 32 < threads; ++w) state.warp_barriers.push_back({std::min(32, threads - w * 32)});
   state.shuffle_slots.assign(static_cast<size_t>((threads + 31) / 32 * 32), 0.0);
+  state.fibers.resize(static_cast<size_t>(threads));
+  state.body = [&] { kernel(static_cast<Params>(args)...); };
+  auto& stacks = fiber_stacks();
+  while (static_cast<int>(stacks.size()) < threads) stacks.emplace_back(kStack);
   current = &state;
-  worker_pool().run(threads, [&](int t) {
-    linear_thread = t;
-    thread_index = dim3(t % block.x, (t / block.x) % block.y, t / (block.x * block.y));
-    for (unsigned z = 0; z < grid.z; ++z)
-      for (unsigned y = 0; y < grid.y; ++y)
-        for (unsigned x = 0; x < grid.x; ++x) {
-          block_index = dim3(x, y, z);
-          kernel(static_cast<Params>(args)...);
-          state.block_barrier->wait();  // the next block starts when this one has finished
+  for (unsigned z = 0; z < grid.z; ++z)
+    for (unsigned y = 0; y < grid.y; ++y)
+      for (unsigned x = 0; x < grid.x; ++x) {
+        block_index = dim3(x, y, z);
+        for (int t = 0; t < threads; ++t) {
+          Fiber& f = state.fibers[t];
+          f.done = false;
+          getcontext(&f.context);
+          f.context.uc_stack.ss_sp = stacks[t].data();
+          f.context.uc_stack.ss_size = kStack;
+          f.context.uc_link = &state.scheduler;
+          makecontext(&f.context, fiber_main, 0);
         }
-  });
+        for (bool alive = true; alive;) {
+          alive = false;
+          const uint64_t before = state.progress;
+          for (int t = 0; t < threads; ++t) {
+            if (state.fibers[t].done) continue;
+            linear_thread = t;
+            thread_index = dim3(t % block.x, (t / block.x) % block.y, t / (block.x * block.y));
+            swapcontext(&state.scheduler, &state.fibers[t].context);
+            alive = alive || !state.fibers[t].done;
+          }
+          if (alive && state.progress == before) {
+            current = nullptr;
+            throw std::runtime_error("emulated launch: deadlock (threads wait on barriers that cannot complete)");
+          }
+        }
+      }
   current = nullptr;
 }
 

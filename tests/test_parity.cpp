@@ -63,7 +63,9 @@ TEST_P(Parity, EncodeIntermediatesFastWeightsAndRender) {
   const auto reference_render = expected.read_floats("target_render_rendering");
 
   // Every backend this machine can run (the CUDA one where a GPU is present), at every precision it has:
-  // fp32 to the fixture's tolerances; tf32 and bf16 products to looser ones, printed with the fp32 numbers.
+  // fp32 to the fixture's tolerances; tf32 and bf16 to looser ones, about 4x what the GPU backend's code gave
+  // on the fixture with emulated kernels and operands rounded as the tensor cores round them
+  // (test_cuda_emulated: tf32 3.0e-3 / 8.2e-4, bf16 2.5e-2 / 6.2e-3).
   struct Run {
     std::string backend;
     Precision precision;
@@ -73,8 +75,8 @@ TEST_P(Parity, EncodeIntermediatesFastWeightsAndRender) {
   std::string why;
   if (backend_available("cuda", &why))
     runs.insert(runs.end(), {{"cuda", Precision::Fp32, 1e-4, 1e-4},
-                             {"cuda", Precision::Tf32, 2e-2, 2e-2},
-                             {"cuda", Precision::Bf16, 1e-1, 1e-1}});
+                             {"cuda", Precision::Tf32, 1e-2, 5e-3},
+                             {"cuda", Precision::Bf16, 1e-1, 3e-2}});
   else
     std::printf("cuda backend not run: %s\n", why.c_str());
   for (const Run& run : runs)
