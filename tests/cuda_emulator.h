@@ -216,6 +216,17 @@ inline void fiber_main() {
   ++s.progress;
 }  // returns to the scheduler through uc_link
 
+// A fresh context that starts in fiber_main (its own function: getcontext returns twice, like setjmp, and
+// must not share a frame with the launch loop's variables).
+[[gnu::noinline]] inline void prepare_fiber(Fiber& f, std::vector<char>& stack, ucontext_t* scheduler) {
+  f.done = false;
+  getcontext(&f.context);
+  f.context.uc_stack.ss_sp = stack.data();
+  f.context.uc_stack.ss_size = stack.size();
+  f.context.uc_link = scheduler;
+  makecontext(&f.context, fiber_main, 0);
+}
+
 // Stacks kept between launches: 128 KiB per thread (the bf16 attention's emulated fragments are a few KiB).
 inline std::vector<std::vector<char>>& fiber_stacks() {
   static std::vector<std::vector<char>> stacks;
@@ -247,15 +258,7 @@ void launch(void (*kernel)(Params...), dim3 grid, dim3 block, Args... args) {
     for (unsigned y = 0; y < grid.y; ++y)
       for (unsigned x = 0; x < grid.x; ++x) {
         block_index = dim3(x, y, z);
-        for (int t = 0; t < threads; ++t) {
-          Fiber& f = state.fibers[t];
-          f.done = false;
-          getcontext(&f.context);
-          f.context.uc_stack.ss_sp = stacks[t].data();
-          f.context.uc_stack.ss_size = kStack;
-          f.context.uc_link = &state.scheduler;
-          makecontext(&f.context, fiber_main, 0);
-        }
+        for (int t = 0; t < threads; ++t) prepare_fiber(state.fibers[t], stacks[t], &state.scheduler);
         for (bool alive = true; alive;) {
           alive = false;
           const uint64_t before = state.progress;
