@@ -37,7 +37,7 @@ struct BenchOptions {
   std::string json, csv, plot, python = "/usr/bin/python3";
   int layers = 0, dim = 0, targets = 2, repeat = 1, warmup = 1;
   double max_seconds = 600, max_memory_gb = 0;
-  bool reference = false;
+  bool reference = false, profile = false;
 };
 
 struct Row {
@@ -46,6 +46,7 @@ struct Row {
   int64_t tokens = 0;
   double encode_s = 0, render_fps = 0, state_mib = 0, encode_gflops = 0, render_gflops = 0;
   std::string skipped;  // why it was not run
+  std::vector<OpProfile> encode_profile, render_profile;  // with --profile, where the backend measures
 };
 
 double now_seconds() {
@@ -172,6 +173,13 @@ Row run_one(const std::string& name, const Model& model, int views, int height, 
   for (const FastWeights& f : state.fast_weights) floats += f.w0.numel() + f.w1.numel() + f.w2.numel();
   for (const KvCache& kv : state.kv_caches) floats += kv.k.numel() + kv.v.numel();
   row.state_mib = floats * 4.0 / (1 << 20);
+  if (o.profile && model.backend().start_profiling()) {  // one more run, with events around every op
+    model.encode(inputs);
+    row.encode_profile = model.backend().stop_profiling();
+    model.backend().start_profiling();
+    model.render(state, cameras);
+    row.render_profile = model.backend().stop_profiling();
+  }
   return row;
 }
 
@@ -198,6 +206,34 @@ void print_table(const std::vector<Row>& rows) {
   }
 }
 
+nlohmann::json profile_json(const std::vector<OpProfile>& profile) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const OpProfile& p : profile) out.push_back({{"op", p.op}, {"calls", p.calls}, {"ms", p.milliseconds}});
+  return out;
+}
+
+void print_profile(const char* what, const Row& r, const std::vector<OpProfile>& profile) {
+  double total = 0;
+  for (const OpProfile& p : profile) total += p.milliseconds;
+  std::printf("\n%s %s, %d views %dx%d: device time by op (%.1f ms in all)\n", r.model.c_str(), what, r.views,
+              r.height, r.width, total);
+  std::printf("| op | calls | ms | share |\n|---|---|---|---|\n");
+  for (const OpProfile& p : profile)
+    std::printf("| %s | %lld | %.2f | %.1f%% |\n", p.op.c_str(), static_cast<long long>(p.calls), p.milliseconds,
+                total > 0 ? 100.0 * p.milliseconds / total : 0.0);
+}
+
+void print_profiles(const std::vector<Row>& rows, const std::string& backend) {
+  bool any = false;
+  for (const Row& r : rows) {
+    if (r.encode_profile.empty()) continue;
+    any = true;
+    print_profile("encode", r, r.encode_profile);
+    print_profile("render", r, r.render_profile);
+  }
+  if (!any) std::printf("\n--profile: the %s backend does not time ops (the cuda backend does)\n", backend.c_str());
+}
+
 nlohmann::json rows_json(const std::vector<Row>& rows) {
   nlohmann::json out = nlohmann::json::array();
   for (const Row& r : rows) {
@@ -205,6 +241,8 @@ nlohmann::json rows_json(const std::vector<Row>& rows) {
     if (r.skipped.empty()) {
       j.update({{"encode_s", r.encode_s}, {"render_fps", r.render_fps}, {"state_mib", r.state_mib},
                 {"encode_gflops", r.encode_gflops}, {"render_gflops", r.render_gflops}});
+      if (!r.encode_profile.empty())
+        j.update({{"encode_profile", profile_json(r.encode_profile)}, {"render_profile", profile_json(r.render_profile)}});
     } else {
       j["skipped"] = r.skipped;
     }
@@ -319,6 +357,7 @@ void run_bench(const BenchOptions& o) {
         rows.push_back(row);
       }
   print_table(rows);
+  if (o.profile) print_profiles(rows, backend->name());
   std::printf("\nColumns: tokens = input views x (size/8)^2; encode s = best of --repeat after --warmup; render FPS = "
               "target views rendered per second; state MiB = fast weights (LaCT, fixed) or KV cache (full attention, "
               "grows with tokens); GFLOP/s from counted FLOPs (the gemm rate above is the ceiling); ratios measured in this run.\n");
@@ -366,6 +405,8 @@ void add_bench_command(CLI::App& app) {
   command->add_option("--csv", o->csv, "Write one row per size (both models, their ratios) as CSV");
   command->add_option("--plot", o->plot, "Write a log-log PNG of encode time and render FPS against input tokens");
   command->add_flag("--reference", o->reference, "Also time the PyTorch reference (tools/reference) on the first LaCT size");
+  command->add_flag("--profile", o->profile,
+                    "One more run per size with device time by op (encode and render tables; the cuda backend)");
   command->add_option("--python", o->python, "Python with torch for --reference")->capture_default_str();
   add_common_options(*command, o->common);
   command->callback([o]() { run_bench(*o); });

@@ -27,6 +27,13 @@ struct MatrixOperand {
   int64_t stride;
 };
 
+// Device time spent in one kind of op during profiling.
+struct OpProfile {
+  std::string op;
+  int64_t calls = 0;
+  double milliseconds = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -42,6 +49,11 @@ class Backend {
   virtual int64_t allocated_memory() const { return -1; }
   virtual int64_t peak_memory() const { return -1; }
   virtual void reset_peak_memory() {}
+  // Per-op device timing (events around every op; slows the work a little): start, run, stop. Returns false
+  // where the backend does not measure (the CPU backend: profile it with perf instead).
+  virtual bool start_profiling() { return false; }
+  // The ops since start_profiling(), most time first.
+  virtual std::vector<OpProfile> stop_profiling() { return {}; }
 
   // ---- memory
   virtual Tensor empty(const Shape& shape) = 0;

@@ -7,6 +7,7 @@
 
 #include <cblas.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -371,10 +372,20 @@ class EmulatedDevice {
     std::memcpy(&v, &u, sizeof v);
     return v;
   }
+  // Profiling: the emulated ops are synchronous, so host timestamps stand in for events.
+  size_t record_event() {
+    events_.push_back(std::chrono::steady_clock::now());
+    return events_.size() - 1;
+  }
+  double elapsed_ms(size_t from, size_t to) {
+    return std::chrono::duration<double, std::milli>(events_[to] - events_[from]).count();
+  }
+  void clear_events() { events_.clear(); }
   int64_t gemms = 0;
 
  private:
   cuda_emulation::Launcher launcher_;
+  std::vector<std::chrono::steady_clock::time_point> events_;
 };
 
 Camera fixture_camera(const SafetensorsFile& f, const std::string& prefix, int index, int height, int width) {
@@ -424,7 +435,18 @@ TEST(EmulatedCudaBackend, OfficialFixtureThroughTheGpuBackendCode) {
     options.newton_schulz = route;
     options.token_tile = route == NewtonSchulzRoute::Dense ? 40 : 16384;
     const Model model(load_model(dir + "/model.safetensors", be), be, options);
+    ASSERT_TRUE(be.start_profiling());
+    const int64_t gemms_before = be.device().gemms;
     const SceneState state = model.encode(views);
+    const std::vector<OpProfile> profile = be.stop_profiling();
+    int64_t profiled_gemms = 0;
+    for (const OpProfile& p : profile) {
+      EXPECT_GE(p.milliseconds, 0.0) << p.op;
+      if (p.op == "gemm") profiled_gemms = p.calls;
+    }
+    EXPECT_EQ(profiled_gemms, be.device().gemms - gemms_before);  // every product timed, once
+    ASSERT_FALSE(profile.empty());
+    for (size_t i = 1; i < profile.size(); ++i) EXPECT_GE(profile[i - 1].milliseconds, profile[i].milliseconds);
     double worst_weight = 0;
     for (size_t layer = 0; layer < state.fast_weights.size(); ++layer) {
       const Tensor* w[3] = {&state.fast_weights[layer].w0, &state.fast_weights[layer].w1, &state.fast_weights[layer].w2};

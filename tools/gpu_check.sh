@@ -73,7 +73,7 @@ bench() {  # tag, timeout, args...
     >"$out/bench_$tag.log" 2>&1
   echo "bench $tag rc=$?" >>"$out/bench_status.txt"
 }
-bench bf16_48x512 150 --precision bf16 --models lact --views 48 --size 512 --targets 8 --repeat 3
+bench bf16_48x512 180 --precision bf16 --models lact --views 48 --size 512 --targets 8 --repeat 3 --profile
 bench tf32_48x512 90 --precision tf32 --models lact --views 48 --size 512 --targets 8 --repeat 2
 bench fp32_48x512 90 --precision fp32 --models lact --views 48 --size 512 --targets 8 --repeat 1
 bench bf16_full_vs_lact 90 --precision bf16 --models lact,full --views 4,8,16 --size 256 --targets 4 --repeat 2
@@ -97,5 +97,13 @@ for name in sorted(os.listdir(out)):
             print(f"{name[6:-5]:<22}{r['model']:<6}{r['views']:>6}{r['height']:>6}  skipped: {r['skipped']}"); continue
         print(f"{name[6:-5]:<22}{r['model']:<6}{r['views']:>6}{r['height']:>6}{r['tokens']:>8}{r['encode_s']:>10.3f}"
               f"{r['render_fps']:>11.1f}{r['encode_gflops'] / 1e3:>12.1f}{d['sgemm_gflops'] / 1e3:>13.1f}")
+for name in sorted(os.listdir(out)):
+    if not (name.startswith("bench_") and name.endswith(".json")): continue
+    for r in json.load(open(os.path.join(out, name))).get("rows", []):
+        for what in ("encode_profile", "render_profile"):
+            if r.get(what):
+                total = sum(p["ms"] for p in r[what])
+                top = ", ".join(f"{p['op']} {100 * p['ms'] / total:.0f}%" for p in r[what][:6])
+                print(f"{name[6:-5]} {what[:-8]} {total:.1f} ms: {top}")
 print("goal on an H200 (issue 7): encode <= 0.5 s, render >= 100 FPS at 48 views 512x512 bf16; paper A100: 1.4 s, 38.7 FPS")
 PY

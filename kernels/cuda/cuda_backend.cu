@@ -9,6 +9,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "kernels/cuda/cuda_backend.h"
 #include "kernels/cuda/cuda_check.h"
@@ -71,6 +72,7 @@ class CudaRuntimeDevice {
   }
   ~CudaRuntimeDevice() {
     cudaStreamSynchronize(stream_);
+    for (cudaEvent_t e : events_) cudaEventDestroy(e);
     cublasDestroy(blas_);
     // The stream stays: tensors may outlive the backend and free on it (cudaFreeAsync).
   }
@@ -143,6 +145,23 @@ class CudaRuntimeDevice {
         CUBLAS_GEMM_DEFAULT));
   }
 
+  // Profiling: events recorded on the stream, reused across profiles.
+  size_t record_event() {
+    if (used_events_ == events_.size()) {
+      cudaEvent_t e;
+      LACT_CUDA_CHECK(cudaEventCreate(&e));
+      events_.push_back(e);
+    }
+    LACT_CUDA_CHECK(cudaEventRecord(events_[used_events_], stream_));
+    return used_events_++;
+  }
+  double elapsed_ms(size_t from, size_t to) {
+    float ms = 0;
+    LACT_CUDA_CHECK(cudaEventElapsedTime(&ms, events_[from], events_[to]));
+    return ms;
+  }
+  void clear_events() { used_events_ = 0; }
+
  private:
   uint64_t pool_attribute(cudaMemPoolAttr attribute) const {
     LACT_CUDA_CHECK(cudaStreamSynchronize(stream_));  // frees are stream-ordered
@@ -157,6 +176,8 @@ class CudaRuntimeDevice {
   cudaMemPool_t pool_ = nullptr;
   cublasHandle_t blas_ = nullptr;
   StreamLauncher launcher_;
+  std::vector<cudaEvent_t> events_;
+  size_t used_events_ = 0;
 };
 
 }  // namespace

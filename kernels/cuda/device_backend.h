@@ -14,8 +14,11 @@
 //   void copy(void* dst, const void* src, size_t bytes);
 //   void copy_2d(void* dst, size_t dst_pitch, const void* src, size_t src_pitch, size_t width, size_t rows);
 //   void gemm(const cuda::ColumnMajorGemm& g, float alpha, float beta, Precision precision);
+//   size_t record_event();  double elapsed_ms(size_t from, size_t to);  void clear_events();   for profiling
 #pragma once
 
+#include <algorithm>
+#include <map>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -68,6 +71,33 @@ class DeviceBackend final : public Backend {
     std::lock_guard<std::recursive_mutex> lock(mutex_);
     device_.reset_peak();
   }
+  bool start_profiling() override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    device_.clear_events();
+    timings_.clear();
+    profiling_ = true;
+    return true;
+  }
+  std::vector<OpProfile> stop_profiling() override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    device_.synchronize();
+    std::map<std::string, OpProfile> by_op;
+    for (const Timing& t : timings_) {
+      OpProfile& p = by_op[t.op];
+      p.op = t.op;
+      ++p.calls;
+      p.milliseconds += device_.elapsed_ms(t.start, t.end);
+    }
+    profiling_ = false;
+    timings_.clear();
+    device_.clear_events();
+    std::vector<OpProfile> result;
+    for (auto& entry : by_op) result.push_back(entry.second);
+    std::sort(result.begin(), result.end(), [](const OpProfile& a, const OpProfile& b) {
+      return a.milliseconds > b.milliseconds;
+    });
+    return result;
+  }
 
   // ---- memory
   Tensor empty(const Shape& shape) override {
@@ -78,28 +108,28 @@ class DeviceBackend final : public Backend {
     return Tensor(storage, storage.get(), shape, this);
   }
   void upload(Tensor& dst, const float* host) override {
-    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    OpScope scope(*this, "upload");
     if (dst.numel() == 0) return;
     device_.to_device(dst.data(), host, bytes(dst));
     device_.synchronize();  // the caller may free `host` on return
   }
   void download(const Tensor& src, float* host) override {
-    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    OpScope scope(*this, "download");
     if (src.numel() > 0) device_.to_host(host, src.data(), bytes(src));
   }
   void copy(Tensor& dst, const Tensor& src) override {
     require_same_size(dst, src, "copy");
-    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    OpScope scope(*this, "copy");
     if (dst.data() != src.data() && src.numel() > 0) device_.copy(dst.data(), src.data(), bytes(src));
   }
   void fill(Tensor& t, float value) override {
-    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    OpScope scope(*this, "fill");
     cuda::fill(device_.launcher(), t.data(), t.numel(), value);
   }
   void copy_blocks(float* dst, int64_t dst_stride, const float* src, int64_t src_stride, int64_t block,
                    int64_t count) override {
     if (block <= 0 || count <= 0) return;
-    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    OpScope scope(*this, "copy_blocks");
     const size_t width = static_cast<size_t>(block) * sizeof(float);
     if (count == 1) return device_.copy(dst, src, width);
     if (dst_stride < block || src_stride < block)
@@ -112,7 +142,7 @@ class DeviceBackend final : public Backend {
   void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, MatrixOperand a,
             MatrixOperand b, float beta, float* c, int64_t ldc, int64_t stride_c, int64_t batch) override {
     if (m == 0 || n == 0 || batch == 0) return;
-    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    OpScope scope(*this, "gemm");
     if (k == 0) {  // as CpuBackend defines it: C = beta * C, 0 for beta = 0
       cuda::scale_matrix(device_.launcher(), c, batch, m, n, ldc, stride_c, beta);
       return;
@@ -124,18 +154,18 @@ class DeviceBackend final : public Backend {
   // ---- elementwise and row ops
   void add(Tensor& y, const Tensor& x) override {
     require_same_size(y, x, "add");
-    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    OpScope scope(*this, "add");
     cuda::add(device_.launcher(), y.data(), x.data(), y.numel());
   }
   void axpby(Tensor& y, float a, const Tensor& x, float b) override {
     require_same_size(y, x, "axpby");
-    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    OpScope scope(*this, "axpby");
     cuda::axpby(device_.launcher(), y.data(), a, x.data(), b, y.numel());
   }
   void add_scaled_identity(Tensor& y, float a) override {
     if (y.rank() != 3 || y.dim(1) != y.dim(2))
       throw std::invalid_argument("add_scaled_identity: not square " + shape_string(y.shape()));
-    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    OpScope scope(*this, "add_scaled_identity");
     cuda::add_scaled_identity(device_.launcher(), y.data(), y.dim(0), y.dim(1), a);
   }
   void silu(Tensor& x) override { activation<Activation::Silu>(x, 0.0f); }
@@ -145,14 +175,14 @@ class DeviceBackend final : public Backend {
   void add_bias(Tensor& x, const Tensor& bias) override {
     const int64_t cols = bias.numel();
     if (cols == 0 || x.numel() % cols) throw std::invalid_argument("add_bias: bias does not divide the tensor");
-    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    OpScope scope(*this, "add_bias");
     cuda::add_bias(device_.launcher(), x.data(), bias.data(), x.numel(), cols);
   }
   void layer_norm(const Tensor& x, const Tensor& weight, float eps, Tensor& y) override {
     require_same_size(y, x, "layer_norm");
     const int64_t cols = weight.numel();
     if (cols == 0 || x.numel() % cols) throw std::invalid_argument("layer_norm: weight does not divide the tensor");
-    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    OpScope scope(*this, "layer_norm");
     cuda::layer_norm(device_.launcher(), x.data(), weight.data(), y.data(), x.numel() / cols, cols, eps);
   }
   void rms_norm(const Tensor& x, const Tensor& weight, int64_t group, float eps, Tensor& y) override {
@@ -160,16 +190,16 @@ class DeviceBackend final : public Backend {
     if (group <= 0 || weight.numel() != group || x.numel() % group)
       throw std::invalid_argument("rms_norm: weight " + shape_string(weight.shape()) + " for groups of " +
                                   std::to_string(group));
-    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    OpScope scope(*this, "rms_norm");
     cuda::rms_norm(device_.launcher(), x.data(), weight.data(), y.data(), x.numel() / group, group, eps);
   }
   void l2_normalize(Tensor& x, int64_t group, float eps) override {
     if (group <= 0 || x.numel() % group) throw std::invalid_argument("l2_normalize: group does not divide the tensor");
-    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    OpScope scope(*this, "l2_normalize");
     cuda::l2_normalize(device_.launcher(), x.data(), x.numel() / group, group, eps);
   }
   void scale_rows(Tensor& x, const float* scale, int64_t scale_batch_stride, int64_t scale_row_stride) override {
-    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    OpScope scope(*this, "scale_rows");
     cuda::scale_rows(device_.launcher(), x.data(), scale, x.dim(0), x.dim(1), x.dim(2), scale_batch_stride,
                      scale_row_stride);
   }
@@ -179,12 +209,12 @@ class DeviceBackend final : public Backend {
     const int64_t views = src.dim(0), tokens = src.dim(1), width = src.dim(2);
     if (column_offset + heads * head_dim > width || dst.numel() != views * heads * tokens * head_dim)
       throw std::invalid_argument("split_heads: " + shape_string(src.shape()) + " -> " + shape_string(dst.shape()));
-    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    OpScope scope(*this, "split_heads");
     cuda::split_heads(device_.launcher(), src.data(), dst.data(), views, tokens, width, column_offset, heads, head_dim);
   }
   void merge_heads(const Tensor& src, Tensor& dst) override {
     require_same_size(dst, src, "merge_heads");
-    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    OpScope scope(*this, "merge_heads");
     cuda::merge_heads(device_.launcher(), src.data(), dst.data(), src.dim(0), src.dim(1), src.dim(2), src.dim(3));
   }
 
@@ -196,7 +226,7 @@ class DeviceBackend final : public Backend {
       throw std::invalid_argument("attention: q " + shape_string(q.shape()) + ", k " + shape_string(k.shape()) +
                                   ", v " + shape_string(v.shape()) + ", out " + shape_string(out.shape()) +
                                   " (the cuda kernel needs value dim = query dim)");
-    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    OpScope scope(*this, "attention");
     cuda::attention(device_.launcher(), q.data(), k.data(), v.data(), out.data(), batch, queries, keys,
                     static_cast<int>(dim), scale, precision_ == Precision::Bf16);
   }
@@ -211,7 +241,7 @@ class DeviceBackend final : public Backend {
       throw std::invalid_argument("ray_tokens: " + std::to_string(views) + " views of " + std::to_string(height) +
                                   "x" + std::to_string(width) + " for tokens " + shape_string(tokens.shape()));
     if (views == 0) return;
-    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    OpScope scope(*this, "ray_tokens");
     const size_t pose_bytes = poses.size() * sizeof(RayPose);
     void* device_poses = device_.scratch(pose_bytes);
     device_.to_device(device_poses, poses.data(), pose_bytes);
@@ -224,13 +254,13 @@ class DeviceBackend final : public Backend {
   void swiglu(const Tensor& gate, const Tensor& up, Tensor& out) override {
     require_same_size(gate, up, "swiglu");
     require_same_size(gate, out, "swiglu");
-    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    OpScope scope(*this, "swiglu");
     cuda::swiglu(device_.launcher(), gate.data(), up.data(), out.data(), gate.numel());
   }
   void swiglu_backward(Tensor& gate, Tensor& up, Tensor& dhidden) override {
     require_same_size(gate, up, "swiglu_backward");
     require_same_size(gate, dhidden, "swiglu_backward");
-    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    OpScope scope(*this, "swiglu_backward");
     cuda::swiglu_backward(device_.launcher(), gate.data(), up.data(), dhidden.data(), gate.numel());
   }
 
@@ -240,7 +270,7 @@ class DeviceBackend final : public Backend {
     const int64_t batch = a.dim(0), per = batch ? a.numel() / batch : 0;
     std::vector<double> result(static_cast<size_t>(batch), 0.0);
     if (batch == 0 || per == 0) return result;
-    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    OpScope scope(*this, "batched_dot");
     const int64_t parts = batched_dot_parts(per);
     std::vector<double> partial(static_cast<size_t>(batch * parts));
     void* device_partial = device_.scratch(partial.size() * sizeof(double));
@@ -253,19 +283,19 @@ class DeviceBackend final : public Backend {
   }
   void column_norms(const Tensor& w, Tensor& norms) override {
     if (norms.numel() != w.dim(0) * w.dim(2)) throw std::invalid_argument("column_norms: output size");
-    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    OpScope scope(*this, "column_norms");
     cuda::column_norms(device_.launcher(), w.data(), norms.data(), w.dim(0), w.dim(1), w.dim(2));
   }
   void restore_column_norms(Tensor& w, const Tensor& target, float eps) override {
     if (target.numel() != w.dim(0) * w.dim(2)) throw std::invalid_argument("restore_column_norms: target size");
-    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    OpScope scope(*this, "restore_column_norms");
     cuda::restore_column_norms(device_.launcher(), w.data(), target.data(), w.dim(0), w.dim(1), w.dim(2), eps);
   }
   void scale_batched(Tensor& x, const std::vector<float>& scale) override {
     const int64_t batch = x.dim(0);
     if (static_cast<int64_t>(scale.size()) != batch) throw std::invalid_argument("scale_batched: one scale per batch");
     if (x.numel() == 0) return;
-    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    OpScope scope(*this, "scale_batched");
     void* device_scale = device_.scratch(scale.size() * sizeof(float));
     device_.to_device(device_scale, scale.data(), scale.size() * sizeof(float));
     cuda::scale_batched(device_.launcher(), x.data(), static_cast<const float*>(device_scale), batch,
@@ -274,11 +304,35 @@ class DeviceBackend final : public Backend {
   }
 
  private:
+  struct Timing {
+    const char* op;
+    size_t start, end;
+  };
+  // Holds the backend's lock for one op and, while profiling, brackets it with device events.
+  class OpScope {
+   public:
+    OpScope(DeviceBackend& be, const char* op) : be_(be), lock_(be.mutex_), op_(op) {
+      if (be_.profiling_) start_ = be_.device_.record_event();
+    }
+    ~OpScope() {
+      if (be_.profiling_) be_.timings_.push_back({op_, start_, be_.device_.record_event()});
+    }
+
+   private:
+    DeviceBackend& be_;
+    std::lock_guard<std::recursive_mutex> lock_;
+    const char* op_;
+    size_t start_ = 0;
+  };
+
   static size_t bytes(const Tensor& t) { return static_cast<size_t>(t.numel()) * sizeof(float); }
 
   template <Activation A>
   void activation(Tensor& x, float shift) {
-    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    OpScope scope(*this, A == Activation::Silu    ? "silu"
+                         : A == Activation::Gelu  ? "gelu"
+                         : A == Activation::Sigmoid ? "sigmoid"
+                                                    : "softplus");
     cuda::activation<A>(device_.launcher(), x.data(), x.numel(), shift);
   }
 
@@ -286,6 +340,8 @@ class DeviceBackend final : public Backend {
   std::string name_;
   Precision precision_;
   mutable std::recursive_mutex mutex_;
+  bool profiling_ = false;
+  std::vector<Timing> timings_;
 };
 
 }  // namespace lact::cuda
