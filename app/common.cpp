@@ -13,11 +13,14 @@ void add_common_options(CLI::App& command, CommonOptions& options) {
   command.add_option("--precision", options.precision,
                      "Matrix products in fp32, tf32 or bf16 (bf16/tf32 operands, fp32 accumulation; cuda only)")
       ->check(CLI::IsMember({"fp32", "tf32", "bf16"}));
+  command.add_flag("--no-graphs", options.no_graphs, "Render with direct kernel launches, not replayed CUDA graphs");
 }
 
 std::unique_ptr<Backend> make_backend(const CommonOptions& options) {
   try {
-    return lact::make_backend(options.backend, options.threads, parse_precision(options.precision));
+    auto backend = lact::make_backend(options.backend, options.threads, parse_precision(options.precision));
+    if (options.no_graphs) backend->disable_recording();
+    return backend;
   } catch (const std::invalid_argument& e) {
     throw Error("--device " + options.backend, e.what());
   }

@@ -15,6 +15,7 @@ struct CommonOptions {
   int threads = 0;  // 0 = all cores
   std::string backend = "cpu";     // --device (or --backend): cpu | cuda
   std::string precision = "fp32";  // matrix products: fp32 | tf32 | bf16 (the latter two on cuda)
+  bool no_graphs = false;          // render with direct launches instead of replaying CUDA graphs
 };
 void add_common_options(CLI::App& command, CommonOptions& options);
 std::unique_ptr<Backend> make_backend(const CommonOptions& options);

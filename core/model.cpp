@@ -1,6 +1,7 @@
 #include "core/model.h"
 
 #include <algorithm>
+#include <mutex>
 
 #include "core/error.h"
 #include "core/memory_estimate.h"
@@ -21,7 +22,14 @@ void for_view_chunks(int64_t views, int64_t tokens_per_view, int64_t max_tokens,
 }  // namespace
 
 Model::Model(ModelWeights weights, Backend& backend, ModelOptions options)
-    : weights_(std::move(weights)), backend_(backend), options_(options) {}
+    : weights_(std::move(weights)), backend_(backend), options_(options), graphs_(std::make_unique<RenderGraphs>()) {}
+
+RayPose ray_pose(const Camera& c) {
+  RayPose p{};
+  p.fx = c.fx, p.fy = c.fy, p.cx = c.cx, p.cy = c.cy;
+  for (int j = 0; j < 12; ++j) p.c2w[j] = c.c2w[j];
+  return p;
+}
 
 Tensor Model::embed(const std::vector<PosedImage>& views, int height, int width) const {
   const int patch = config().patch_size;
@@ -35,9 +43,7 @@ Tensor Model::embed(const std::vector<PosedImage>& views, int height, int width)
   std::vector<float> pixels;
   if (with_images) pixels.reserve(static_cast<size_t>(count) * height * width * 3);
   for (size_t i = 0; i < views.size(); ++i) {
-    const Camera& c = views[i].camera;
-    poses[i].fx = c.fx, poses[i].fy = c.fy, poses[i].cx = c.cx, poses[i].cy = c.cy;
-    for (int j = 0; j < 12; ++j) poses[i].c2w[j] = c.c2w[j];
+    poses[i] = ray_pose(views[i].camera);
     const Image& image = views[i].image;
     if (image.rgb.empty() == with_images ||
         (with_images && (image.width != width || image.height != height ||
@@ -163,7 +169,6 @@ void Model::check_state(const SceneState& state) const {
 
 std::vector<Image> Model::render(const SceneState& state, const std::vector<Camera>& cameras) const {
   check_state(state);
-  Backend& be = backend_;
   const int patch = config().patch_size;
   std::vector<Image> images;
   images.reserve(cameras.size());
@@ -177,50 +182,147 @@ std::vector<Image> Model::render(const SceneState& state, const std::vector<Came
     const int64_t per_view = static_cast<int64_t>(height / patch) * (width / patch);
     const size_t most = static_cast<size_t>(std::max<int64_t>(1, options_.token_tile / per_view));
     size_t end = begin;
-    std::vector<PosedImage> views;
+    std::vector<RayPose> poses;
     while (end < cameras.size() && end - begin < most && cameras[end].height == height && cameras[end].width == width) {
       cameras[end].validate("target view " + std::to_string(end));
-      views.push_back({cameras[end], Image{}});
+      poses.push_back(ray_pose(cameras[end]));
       ++end;
     }
-    const int64_t count = static_cast<int64_t>(views.size());
-
-    Tensor x = embed(views, height, width);
-    const int64_t tokens = x.dim(0), dim = x.dim(1);
-    Tensor y = be.empty({tokens, dim}), out = be.empty({tokens, dim});
-    size_t fast_index = 0, cache_index = 0;
-    for (int layer = 0; layer < config().layers; ++layer)
-      for (size_t j = 0; j < config().block.size(); ++j) {
-        const ModuleConfig& mc = config().block[j];
-        const ModuleWeights& mw = weights_.blocks[layer][j];
-        be.layer_norm(x, mw.norm, kLayerNormEps, y);
-        switch (mc.kind) {
-          case ModuleKind::WindowAttention:
-            window_attention(be, mc, mw, y, count, out);
-            break;
-          case ModuleKind::Mlp:
-            mlp(be, mc, mw, y, out);
-            break;
-          case ModuleKind::GlobalAttention:
-            global_attention_render(be, mc, mw, state.kv_caches[cache_index++], y, count, out);
-            break;
-          case ModuleKind::FastWeightTTT: {
-            const TttProjections p = ttt_project(be, mc, mw, y, false);
-            ttt_apply(be, mc, mw, state.fast_weights[fast_index++], p.q, options_.token_tile, out);
-            break;
-          }
-        }
-        be.add(x, out);
-      }
-    be.layer_norm(x, weights_.decoder_norm, kLayerNormEps, y);
-    Tensor rgb = be.empty({tokens, config().output_channels()});
-    linear(be, y, weights_.decoder_linear, rgb);
-    be.sigmoid(rgb);
-    std::vector<Image> batch = unpatchify(be.to_host(rgb), static_cast<int>(count), height, width, patch);
+    const int64_t count = static_cast<int64_t>(poses.size());
+    std::vector<Image> batch = unpatchify(render_batch(state, poses, height, width), static_cast<int>(count), height,
+                                          width, patch);
     for (Image& img : batch) images.push_back(std::move(img));
     begin = end;
   }
   return images;
+}
+
+// The render path as one recording per (views, size) for the current state, replayed with new poses (CUDA
+// graphs: a 512x512 view is ~30 short launches per layer, whose launch gaps a replay removes). The
+// recording holds device addresses of the state, so the cache keeps the state's tensors alive and starts
+// over when another state comes. A backend that cannot record, or a recording that fails, runs ops directly.
+struct Model::RenderGraphs {
+  struct Entry {
+    int64_t count;
+    int height, width;
+    Tensor poses, rgb;  // the recording's input and output buffers
+    std::unique_ptr<Recording> recording;
+  };
+  static constexpr size_t kMaxEntries = 8;
+  std::mutex mutex;
+  bool usable = true;
+  std::vector<Tensor> state_tensors;  // the state the entries were recorded for (kept alive)
+  std::vector<std::unique_ptr<Entry>> entries;
+
+  static std::vector<Tensor> tensors_of(const SceneState& state) {
+    std::vector<Tensor> t;
+    for (const FastWeights& f : state.fast_weights) t.insert(t.end(), {f.w0, f.w1, f.w2});
+    for (const KvCache& kv : state.kv_caches) t.insert(t.end(), {kv.k, kv.v});
+    return t;
+  }
+  bool recorded_for(const SceneState& state) const {
+    const std::vector<Tensor> t = tensors_of(state);
+    if (t.size() != state_tensors.size()) return false;
+    for (size_t i = 0; i < t.size(); ++i)
+      if (t[i].data() != state_tensors[i].data()) return false;
+    return true;
+  }
+};
+
+Model::~Model() = default;
+
+std::vector<float> Model::render_batch(const SceneState& state, const std::vector<RayPose>& poses, int height,
+                                       int width) const {
+  Backend& be = backend_;
+  const int64_t count = static_cast<int64_t>(poses.size());
+  const int64_t tokens = count * (height / config().patch_size) * (width / config().patch_size);
+  const std::vector<float> packed = pack_poses(poses);
+  if (options_.graphs && graphs_->usable) {
+    std::lock_guard<std::mutex> lock(graphs_->mutex);
+    RenderGraphs& g = *graphs_;
+    if (!g.recorded_for(state)) {
+      g.entries.clear();
+      g.state_tensors = RenderGraphs::tensors_of(state);
+    }
+    RenderGraphs::Entry* entry = nullptr;
+    for (auto& e : g.entries)
+      if (e->count == count && e->height == height && e->width == width) entry = e.get();
+    if (!entry) {
+      auto fresh = std::make_unique<RenderGraphs::Entry>();
+      fresh->count = count, fresh->height = height, fresh->width = width;
+      fresh->poses = be.empty({count, kRayPoseFloats});
+      fresh->rgb = be.empty({tokens, config().output_channels()});
+      // false: this backend cannot record, or not now (while profiling): run directly this time.
+      if (be.begin_recording()) {
+        try {
+          decode(state, fresh->poses, height, width, fresh->rgb);
+        } catch (...) {
+          be.end_recording();
+          g.usable = false;
+          throw;
+        }
+        fresh->recording = be.end_recording();
+        if (!fresh->recording) {
+          g.usable = false;  // the capture failed: run directly from now on
+        } else {
+          if (g.entries.size() == RenderGraphs::kMaxEntries) g.entries.erase(g.entries.begin());
+          g.entries.push_back(std::move(fresh));
+          entry = g.entries.back().get();
+        }
+      }
+    }
+    if (entry) {
+      be.upload(entry->poses, packed.data());
+      be.replay(*entry->recording);
+      return be.to_host(entry->rgb);
+    }
+  }
+  const Tensor device_poses = be.from_host({count, kRayPoseFloats}, packed.data());
+  Tensor rgb = be.empty({tokens, config().output_channels()});
+  decode(state, device_poses, height, width, rgb);
+  return be.to_host(rgb);
+}
+
+void Model::decode(const SceneState& state, const Tensor& poses, int height, int width, Tensor& rgb) const {
+  Backend& be = backend_;
+  const int patch = config().patch_size;
+  const int64_t count = poses.dim(0);
+  const int64_t tokens = count * (height / patch) * (width / patch);
+  Tensor patches = be.empty({tokens, config().input_channels()});
+  be.ray_tokens(poses, height, width, patch, patches);
+  Tensor x = be.empty({tokens, config().dim});
+  linear(be, patches, weights_.input_linear, x);
+  patches = Tensor();
+  be.layer_norm(x, weights_.input_layernorm, kLayerNormEps, x);
+  const int64_t dim = x.dim(1);
+  Tensor y = be.empty({tokens, dim}), out = be.empty({tokens, dim});
+  size_t fast_index = 0, cache_index = 0;
+  for (int layer = 0; layer < config().layers; ++layer)
+    for (size_t j = 0; j < config().block.size(); ++j) {
+      const ModuleConfig& mc = config().block[j];
+      const ModuleWeights& mw = weights_.blocks[layer][j];
+      be.layer_norm(x, mw.norm, kLayerNormEps, y);
+      switch (mc.kind) {
+        case ModuleKind::WindowAttention:
+          window_attention(be, mc, mw, y, count, out);
+          break;
+        case ModuleKind::Mlp:
+          mlp(be, mc, mw, y, out);
+          break;
+        case ModuleKind::GlobalAttention:
+          global_attention_render(be, mc, mw, state.kv_caches[cache_index++], y, count, out);
+          break;
+        case ModuleKind::FastWeightTTT: {
+          const TttProjections p = ttt_project(be, mc, mw, y, false);
+          ttt_apply(be, mc, mw, state.fast_weights[fast_index++], p.q, options_.token_tile, out);
+          break;
+        }
+      }
+      be.add(x, out);
+    }
+  be.layer_norm(x, weights_.decoder_norm, kLayerNormEps, y);
+  linear(be, y, weights_.decoder_linear, rgb);
+  be.sigmoid(rgb);
 }
 
 double Model::encode_flops(int64_t input_tokens, int64_t tokens_per_view) const {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -25,7 +26,11 @@ struct SceneState {
 struct ModelOptions {
   NewtonSchulzRoute newton_schulz = NewtonSchulzRoute::Auto;
   int64_t token_tile = 16384;  // tokens per tile in the update and in token-wise layers (bounds memory)
+  bool graphs = true;          // record the render path and replay it (CUDA graphs) where the backend can
 };
+
+// A camera as the token builder takes it.
+RayPose ray_pose(const Camera& camera);
 
 class Model {
  public:
@@ -34,6 +39,8 @@ class Model {
   using Observer = std::function<void(const std::string& name, const Tensor& value)>;
 
   Model(ModelWeights weights, Backend& backend, ModelOptions options = {});
+  ~Model();
+  Model(Model&&) = default;
 
   const ModelConfig& config() const { return weights_.config; }
   const ModelWeights& weights() const { return weights_; }
@@ -51,10 +58,18 @@ class Model {
  private:
   Tensor embed(const std::vector<PosedImage>& views, int height, int width) const;
   void check_state(const SceneState& state) const;
+  // One batch of target views of one size: the rgb patches [views * (H/p)(W/p), p*p*3] on the host.
+  std::vector<float> render_batch(const SceneState& state, const std::vector<RayPose>& poses, int height,
+                                  int width) const;
+  // Target tokens from poses in backend memory -> layers -> decoder -> sigmoid into rgb. No host traffic,
+  // so that it can be recorded.
+  void decode(const SceneState& state, const Tensor& poses, int height, int width, Tensor& rgb) const;
 
+  struct RenderGraphs;
   ModelWeights weights_;
   Backend& backend_;
   ModelOptions options_;
+  std::unique_ptr<RenderGraphs> graphs_;
 };
 
 }  // namespace lact

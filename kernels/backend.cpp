@@ -1,5 +1,6 @@
 #include "kernels/backend.h"
 
+#include <cstring>
 #include <stdexcept>
 
 #ifdef LACT_HAVE_CUDA
@@ -24,6 +25,14 @@ std::vector<float> Backend::to_host(const Tensor& t) {
   std::vector<float> host(static_cast<size_t>(t.numel()));
   download(t, host.data());
   return host;
+}
+
+void Backend::replay(const Recording&) { throw std::logic_error("replay: the " + name() + " backend does not record"); }
+
+std::vector<float> pack_poses(const std::vector<RayPose>& poses) {
+  std::vector<float> packed(poses.size() * static_cast<size_t>(kRayPoseFloats));
+  if (!poses.empty()) std::memcpy(packed.data(), poses.data(), poses.size() * sizeof(RayPose));
+  return packed;
 }
 
 void linear(Backend& be, const Tensor& x, const Tensor& weight, Tensor& y) {

@@ -34,6 +34,12 @@ struct OpProfile {
   double milliseconds = 0;
 };
 
+// A recorded sequence of ops (a CUDA graph): replayed on the same buffers, whose contents may change.
+class Recording {
+ public:
+  virtual ~Recording() = default;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -111,6 +117,21 @@ class Backend {
   // pose per view (host memory), images [views, H, W, 3] in [0, 1] or null (targets: zero colour).
   virtual void ray_tokens(const std::vector<RayPose>& poses, const Tensor* images, int height, int width, int patch,
                           Tensor& tokens) = 0;
+  // The same for target views with the poses already in backend memory: `poses` [views, kRayPoseFloats]
+  // holds the RayPose structs' bytes (see pack_poses), so a recording can take new poses by upload.
+  virtual void ray_tokens(const Tensor& poses, int height, int width, int patch, Tensor& tokens) = 0;
+
+  // ---- recording (CUDA graphs, for the render path's many short launches)
+  // Starts recording: the ops issued until end_recording() are captured, not run. Returns false where the
+  // backend cannot record (the CPU's). While recording, ops that move data to or from the host (upload,
+  // download, batched_dot, scale_batched, ray_tokens from host poses, synchronize) throw.
+  virtual bool begin_recording() { return false; }
+  // Refuse recordings from now on (lact --no-graphs), e.g. to compare against direct launches.
+  virtual void disable_recording() {}
+  // Ends recording. Null when the capture failed: then none of the ops ran; run them directly.
+  virtual std::unique_ptr<Recording> end_recording() { return nullptr; }
+  // Runs a recording of this backend (queued like any op).
+  virtual void replay(const Recording& recording);
 
   // ---- SwiGLU fast-weight pieces
   // out = silu(gate) * up (out may alias gate).
@@ -129,6 +150,11 @@ class Backend {
   // x[b] *= scale[b] for x [batch, ...].
   virtual void scale_batched(Tensor& x, const std::vector<float>& scale) = 0;
 };
+
+// RayPose structs as the float tensor rows that ray_tokens(const Tensor&, ...) reads.
+constexpr int64_t kRayPoseFloats = sizeof(RayPose) / sizeof(float);
+static_assert(sizeof(RayPose) % sizeof(float) == 0, "RayPose must pack into floats");
+std::vector<float> pack_poses(const std::vector<RayPose>& poses);
 
 // Shorthand products on whole tensors (see gemm for the convention).
 // y [rows, out] = x [rows, in] * W^T for a PyTorch Linear weight W [out, in].

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -319,9 +320,30 @@ TEST_F(EmulatedCuda, GemmPlanMapsRowMajorToColumnMajor) {
 // emulator and OpenBLAS in column-major mode (standing in for cuBLAS: the same column-major contract).
 // Every allocation starts as NaN, like uninitialised device memory at its worst: a read of anything no op
 // wrote shows up in the results.
+class EmulatedDevice;
+
+// A recording: the work captured between begin_capture and end_capture, and the memory allocated meanwhile
+// (owned by the recording, as a CUDA graph owns its memory nodes).
+struct EmulatedRecording final : Recording {
+  std::vector<std::function<void()>> work;
+  std::vector<void*> memory;
+  ~EmulatedRecording() override {
+    for (void* p : memory) std::free(p);
+  }
+};
+
 class EmulatedDevice {
  public:
-  cuda_emulation::Launcher& launcher() { return launcher_; }
+  // Launches run at once, or are recorded while capturing (as a stream does).
+  struct Launcher {
+    EmulatedDevice* device;
+    template <typename... Params, typename... Args>
+    void operator()(void (*kernel)(Params...), dim3 grid, dim3 block, Args... args) {
+      device->run([=] { cuda_emulation::launch(kernel, grid, block, args...); });
+    }
+  };
+
+  Launcher& launcher() { return launcher_; }
   std::string description() const { return "CUDA kernel emulator on the CPU"; }
   void synchronize() {}
   int64_t available() const { return -1; }
@@ -329,23 +351,34 @@ class EmulatedDevice {
   int64_t peak() const { return -1; }
   void reset_peak() {}
   std::shared_ptr<float> allocate(int64_t bytes, const Shape&) {
-    float* p = static_cast<float*>(scratch(static_cast<size_t>(bytes)));
+    float* p = static_cast<float*>(std::malloc(bytes ? size_t(bytes) : 1));
     for (int64_t i = 0; i < bytes / int64_t(sizeof(float)); ++i) p[i] = kNaN;
+    if (capture_) {  // graph memory: lives as long as the recording
+      capture_->memory.push_back(p);
+      return std::shared_ptr<float>(p, [](float*) {});
+    }
     return std::shared_ptr<float>(p, [](float* q) { std::free(q); });
   }
   void* scratch(size_t bytes) { return std::malloc(bytes ? bytes : 1); }
   void release(void* p) { std::free(p); }
   void to_device(void* dst, const void* host, size_t bytes) { std::memcpy(dst, host, bytes); }
   void to_host(void* host, const void* src, size_t bytes) { std::memcpy(host, src, bytes); }
-  void copy(void* dst, const void* src, size_t bytes) { std::memmove(dst, src, bytes); }
+  void copy(void* dst, const void* src, size_t bytes) {
+    run([=] { std::memmove(dst, src, bytes); });
+  }
   void copy_2d(void* dst, size_t dst_pitch, const void* src, size_t src_pitch, size_t width, size_t rows) {
-    for (size_t r = 0; r < rows; ++r)
-      std::memcpy(static_cast<char*>(dst) + r * dst_pitch, static_cast<const char*>(src) + r * src_pitch, width);
+    run([=] {
+      for (size_t r = 0; r < rows; ++r)
+        std::memcpy(static_cast<char*>(dst) + r * dst_pitch, static_cast<const char*>(src) + r * src_pitch, width);
+    });
   }
   // At tf32 and bf16 the operands are rounded (to nearest even) to 10 and 7 mantissa bits first, as the
   // tensor cores see them; products and sums stay float.
   void gemm(const cuda::ColumnMajorGemm& g, float alpha, float beta, Precision precision) {
     ++gemms;
+    run([=] { column_major_gemm(g, alpha, beta, precision); });
+  }
+  static void column_major_gemm(const cuda::ColumnMajorGemm& g, float alpha, float beta, Precision precision) {
     const int64_t a_cols = g.transpose_a ? g.m : g.k, b_cols = g.transpose_b ? g.k : g.n;
     for (int64_t x = 0; x < g.batch; ++x) {
       const float* a = g.a + x * g.stride_a;
@@ -381,10 +414,30 @@ class EmulatedDevice {
     return std::chrono::duration<double, std::milli>(events_[to] - events_[from]).count();
   }
   void clear_events() { events_.clear(); }
-  int64_t gemms = 0;
+  // Recording: work is captured, not run, as in CUDA stream capture.
+  bool begin_capture() {
+    capture_ = std::make_unique<EmulatedRecording>();
+    return true;
+  }
+  std::unique_ptr<Recording> end_capture() {
+    ++recordings;
+    return std::move(capture_);
+  }
+  void replay(const Recording& r) {
+    ++replays;
+    for (const auto& w : static_cast<const EmulatedRecording&>(r).work) w();
+  }
+  void run(std::function<void()> work) {
+    if (capture_)
+      capture_->work.push_back(std::move(work));
+    else
+      work();
+  }
+  int64_t gemms = 0, recordings = 0, replays = 0;
 
  private:
-  cuda_emulation::Launcher launcher_;
+  Launcher launcher_{this};
+  std::unique_ptr<EmulatedRecording> capture_;
   std::vector<std::chrono::steady_clock::time_point> events_;
 };
 
@@ -468,6 +521,58 @@ TEST(EmulatedCudaBackend, OfficialFixtureThroughTheGpuBackendCode) {
     std::printf("%s: fast weights rel err <= %.3g, render max abs %.3g (%lld cuBLAS-shaped products)\n",
                 what.c_str(), worst_weight, worst, (long long)be.device().gemms);
   }
+}
+
+// The recorded render path (CUDA graphs) against direct execution: the same images bit for bit, for the
+// first cameras (recorded), new cameras (replayed with new poses), another view count (a second recording)
+// and a new state (recorded again); host traffic while recording is refused.
+TEST(EmulatedCudaBackend, RecordedRenderEqualsDirectRender) {
+  const std::string dir = test::env_path("LACT_FIXTURE_DIR");
+  ASSERT_FALSE(dir.empty()) << "LACT_FIXTURE_DIR is not set";
+  const SafetensorsFile expected(dir + "/expected.safetensors");
+  const auto shape = expected.entry("input_images").shape;
+  const int inputs = int(shape[0]), height = int(shape[2]), width = int(shape[3]);
+  const auto planar = expected.read_floats("input_images");
+  std::vector<PosedImage> views;
+  for (int i = 0; i < inputs; ++i) {
+    Image img{width, height, std::vector<float>(size_t(width) * height * 3)};
+    for (int c = 0; c < 3; ++c)
+      for (int p = 0; p < width * height; ++p) img.rgb[p * 3 + c] = planar[(size_t(i) * 3 + c) * width * height + p];
+    views.push_back({fixture_camera(expected, "input", i, height, width), img});
+  }
+  std::vector<Camera> first = {fixture_camera(expected, "target", 0, height, width)};
+  std::vector<Camera> second = {fixture_camera(expected, "target", 1, height, width)};
+  std::vector<Camera> pair = {first[0], second[0]};
+
+  cuda::DeviceBackend<EmulatedDevice> be("cuda-emulated", Precision::Fp32);
+  ModelOptions direct_options, recorded_options;
+  direct_options.graphs = false;
+  const Model direct(load_model(dir + "/model.safetensors", be), be, direct_options);
+  const Model recorded(load_model(dir + "/model.safetensors", be), be, recorded_options);
+  auto same = [](const std::vector<Image>& a, const std::vector<Image>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (a[i].rgb != b[i].rgb) return false;
+    return true;
+  };
+  const SceneState state = direct.encode(views);
+  EXPECT_TRUE(same(recorded.render(state, first), direct.render(state, first)));
+  EXPECT_EQ(be.device().recordings, 1);
+  EXPECT_TRUE(same(recorded.render(state, second), direct.render(state, second)));
+  EXPECT_EQ(be.device().recordings, 1);  // replayed with the new pose
+  EXPECT_TRUE(same(recorded.render(state, pair), direct.render(state, pair)));
+  EXPECT_EQ(be.device().recordings, 2);  // two views at once: another recording
+  const SceneState other = direct.encode({views[0], views[1]});
+  EXPECT_TRUE(same(recorded.render(other, first), direct.render(other, first)));
+  EXPECT_EQ(be.device().recordings, 3);  // the state changed
+  EXPECT_GE(be.device().replays, 4);
+  EXPECT_FALSE(same(recorded.render(other, first), recorded.render(state, first)));  // different states differ
+
+  ASSERT_TRUE(be.begin_recording());
+  Tensor t = be.empty({4});
+  EXPECT_THROW(be.to_host(t), std::logic_error);
+  EXPECT_THROW(be.synchronize(), std::logic_error);
+  EXPECT_NE(be.end_recording(), nullptr);
 }
 
 }  // namespace

@@ -51,9 +51,18 @@ torch.backends.cuda.matmul.allow_tf32 = False
 t = timed(lambda: a32 @ b32); print(f"torch_fp32_TFLOPs {2 * 8192**3 / t / 1e12:.1f}")
 PY
 
+# Everything below shares one deadline, so that the script ends within about 8 minutes of device time.
+deadline=$((SECONDS + 420))
+limit() {  # the smaller of $1 and the time left; 0 when under 20 s are left
+  local left=$((deadline - SECONDS))
+  if [ "$left" -lt 20 ]; then echo 0; elif [ "$1" -lt "$left" ]; then echo "$1"; else echo "$left"; fi
+}
 status=()
 run_test() {  # name, timeout
-  timeout "$2" "$bin/$1" >"$out/$1.log" 2>&1
+  local t
+  t="$(limit "$2")"
+  [ "$t" -eq 0 ] && { status+=("$1 skipped: out of time"); return; }
+  timeout "$t" "$bin/$1" >"$out/$1.log" 2>&1
   local rc=$?
   local summary
   summary="$(grep -E '^\[  (PASSED|FAILED) +\]|^\[  SKIPPED \] [0-9]+ test|^\[  FAILED  \] [A-Z]' "$out/$1.log" |
@@ -67,13 +76,16 @@ run_test test_parity 180
 
 # The paper's setting: lact_l24_d768_ttt2x, random weights, 48 views at 512x512 (196,608 tokens).
 bench() {  # tag, timeout, args...
-  local tag="$1" limit="$2"
+  local tag="$1" t
+  t="$(limit "$2")"
   shift 2
-  timeout "$limit" "$bin/lact" bench --device cuda --config lact_l24_d768_ttt2x --json "$out/bench_$tag.json" "$@" \
+  [ "$t" -eq 0 ] && { echo "bench $tag skipped: out of time" >>"$out/bench_status.txt"; return; }
+  timeout "$t" "$bin/lact" bench --device cuda --config lact_l24_d768_ttt2x --json "$out/bench_$tag.json" "$@" \
     >"$out/bench_$tag.log" 2>&1
   echo "bench $tag rc=$?" >>"$out/bench_status.txt"
 }
 bench bf16_48x512 180 --precision bf16 --models lact --views 48 --size 512 --targets 8 --repeat 3 --profile
+bench bf16_48x512_no_graphs 120 --precision bf16 --models lact --views 48 --size 512 --targets 8 --repeat 2 --no-graphs
 bench tf32_48x512 90 --precision tf32 --models lact --views 48 --size 512 --targets 8 --repeat 2
 bench fp32_48x512 90 --precision fp32 --models lact --views 48 --size 512 --targets 8 --repeat 1
 bench bf16_full_vs_lact 90 --precision bf16 --models lact,full --views 4,8,16 --size 256 --targets 4 --repeat 2

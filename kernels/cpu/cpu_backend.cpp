@@ -297,6 +297,14 @@ void CpuBackend::ray_tokens(const std::vector<RayPose>& poses, const Tensor* ima
       }
 }
 
+void CpuBackend::ray_tokens(const Tensor& poses, int height, int width, int patch, Tensor& tokens) {
+  if (poses.rank() != 2 || poses.dim(1) != kRayPoseFloats)
+    throw std::invalid_argument("ray_tokens: poses " + shape_string(poses.shape()) + " are not packed RayPoses");
+  std::vector<RayPose> unpacked(static_cast<size_t>(poses.dim(0)));
+  std::memcpy(unpacked.data(), poses.data(), unpacked.size() * sizeof(RayPose));
+  ray_tokens(unpacked, nullptr, height, width, patch, tokens);
+}
+
 void CpuBackend::swiglu(const Tensor& gate, const Tensor& up, Tensor& out) {
   require_same_size(gate, up, "swiglu");
   require_same_size(gate, out, "swiglu");

@@ -50,6 +50,7 @@ class CpuBackend : public Backend {
 
   void ray_tokens(const std::vector<RayPose>& poses, const Tensor* images, int height, int width, int patch,
                   Tensor& tokens) override;
+  void ray_tokens(const Tensor& poses, int height, int width, int patch, Tensor& tokens) override;
 
   void swiglu(const Tensor& gate, const Tensor& up, Tensor& out) override;
   void swiglu_backward(Tensor& gate, Tensor& up, Tensor& dhidden) override;

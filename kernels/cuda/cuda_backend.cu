@@ -53,6 +53,14 @@ cublasComputeType_t compute_type(Precision p) {
   return CUBLAS_COMPUTE_32F;
 }
 
+// An instantiated CUDA graph.
+class CudaGraph final : public Recording {
+ public:
+  explicit CudaGraph(cudaGraphExec_t exec) : exec(exec) {}
+  ~CudaGraph() override { cudaGraphExecDestroy(exec); }
+  cudaGraphExec_t exec;
+};
+
 class CudaRuntimeDevice {
  public:
   explicit CudaRuntimeDevice(int device) : device_(device) {
@@ -68,12 +76,16 @@ class CudaRuntimeDevice {
     LACT_CUBLAS_CHECK(cublasCreate(&blas_));
     LACT_CUBLAS_CHECK(cublasSetStream(blas_, stream_));
     LACT_CUBLAS_CHECK(cublasSetMathMode(blas_, CUBLAS_DEFAULT_MATH));  // the compute type alone decides
+    // A workspace of our own: cuBLAS then allocates nothing while a graph is being captured.
+    LACT_CUDA_CHECK(cudaMalloc(&workspace_, kWorkspaceBytes));
+    LACT_CUBLAS_CHECK(cublasSetWorkspace(blas_, workspace_, kWorkspaceBytes));
     launcher_.stream = stream_;
   }
   ~CudaRuntimeDevice() {
     cudaStreamSynchronize(stream_);
     for (cudaEvent_t e : events_) cudaEventDestroy(e);
     cublasDestroy(blas_);
+    cudaFree(workspace_);
     // The stream stays: tensors may outlive the backend and free on it (cudaFreeAsync).
   }
   CudaRuntimeDevice(const CudaRuntimeDevice&) = delete;
@@ -162,6 +174,33 @@ class CudaRuntimeDevice {
   }
   void clear_events() { used_events_ = 0; }
 
+  // CUDA graphs: the stream's work between begin and end is captured (allocations become graph memory
+  // nodes); a capture that fails returns null and leaves the stream usable.
+  bool begin_capture() {
+    if (cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal) == cudaSuccess) return true;
+    cudaGetLastError();
+    return false;
+  }
+  std::unique_ptr<Recording> end_capture() {
+    cudaGraph_t graph = nullptr;
+    if (cudaStreamEndCapture(stream_, &graph) != cudaSuccess || !graph) {
+      cudaGetLastError();
+      if (graph) cudaGraphDestroy(graph);
+      return nullptr;
+    }
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t status = cudaGraphInstantiate(&exec, graph, 0);
+    cudaGraphDestroy(graph);
+    if (status != cudaSuccess) {
+      cudaGetLastError();
+      return nullptr;
+    }
+    return std::make_unique<CudaGraph>(exec);
+  }
+  void replay(const Recording& recording) {
+    LACT_CUDA_CHECK(cudaGraphLaunch(static_cast<const CudaGraph&>(recording).exec, stream_));
+  }
+
  private:
   uint64_t pool_attribute(cudaMemPoolAttr attribute) const {
     LACT_CUDA_CHECK(cudaStreamSynchronize(stream_));  // frees are stream-ordered
@@ -178,6 +217,8 @@ class CudaRuntimeDevice {
   StreamLauncher launcher_;
   std::vector<cudaEvent_t> events_;
   size_t used_events_ = 0;
+  static constexpr size_t kWorkspaceBytes = 32 << 20;
+  void* workspace_ = nullptr;
 };
 
 }  // namespace

@@ -15,6 +15,7 @@
 //   void copy_2d(void* dst, size_t dst_pitch, const void* src, size_t src_pitch, size_t width, size_t rows);
 //   void gemm(const cuda::ColumnMajorGemm& g, float alpha, float beta, Precision precision);
 //   size_t record_event();  double elapsed_ms(size_t from, size_t to);  void clear_events();   for profiling
+//   bool begin_capture();  std::unique_ptr<Recording> end_capture();  void replay(const Recording&);
 #pragma once
 
 #include <algorithm>
@@ -53,24 +54,51 @@ class DeviceBackend final : public Backend {
   }
   void synchronize() override {
     std::lock_guard<std::recursive_mutex> lock(mutex_);
+    no_host_traffic("synchronize");
     device_.synchronize();
   }
   int64_t available_memory() const override {
     std::lock_guard<std::recursive_mutex> lock(mutex_);
+    no_host_traffic("a memory query");
     return device_.available();
   }
   int64_t allocated_memory() const override {
     std::lock_guard<std::recursive_mutex> lock(mutex_);
+    no_host_traffic("a memory query");
     return device_.used();
   }
   int64_t peak_memory() const override {
     std::lock_guard<std::recursive_mutex> lock(mutex_);
+    no_host_traffic("a memory query");
     return device_.peak();
   }
   void reset_peak_memory() override {
     std::lock_guard<std::recursive_mutex> lock(mutex_);
+    no_host_traffic("a memory query");
     device_.reset_peak();
   }
+  bool begin_recording() override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    if (recording_ || profiling_ || !recording_enabled_) return false;
+    recording_ = device_.begin_capture();
+    return recording_;
+  }
+  void disable_recording() override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    recording_enabled_ = false;
+  }
+  std::unique_ptr<Recording> end_recording() override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    if (!recording_) return nullptr;
+    recording_ = false;
+    return device_.end_capture();
+  }
+  void replay(const Recording& recording) override {
+    OpScope scope(*this, "replay");
+    no_host_traffic("replay");
+    device_.replay(recording);
+  }
+
   bool start_profiling() override {
     std::lock_guard<std::recursive_mutex> lock(mutex_);
     device_.clear_events();
@@ -109,12 +137,14 @@ class DeviceBackend final : public Backend {
   }
   void upload(Tensor& dst, const float* host) override {
     OpScope scope(*this, "upload");
+    no_host_traffic("upload");
     if (dst.numel() == 0) return;
     device_.to_device(dst.data(), host, bytes(dst));
     device_.synchronize();  // the caller may free `host` on return
   }
   void download(const Tensor& src, float* host) override {
     OpScope scope(*this, "download");
+    no_host_traffic("download");
     if (src.numel() > 0) device_.to_host(host, src.data(), bytes(src));
   }
   void copy(Tensor& dst, const Tensor& src) override {
@@ -242,12 +272,24 @@ class DeviceBackend final : public Backend {
                                   "x" + std::to_string(width) + " for tokens " + shape_string(tokens.shape()));
     if (views == 0) return;
     OpScope scope(*this, "ray_tokens");
+    no_host_traffic("ray_tokens from host poses");
     const size_t pose_bytes = poses.size() * sizeof(RayPose);
     void* device_poses = device_.scratch(pose_bytes);
     device_.to_device(device_poses, poses.data(), pose_bytes);
     cuda::ray_tokens(device_.launcher(), static_cast<const RayPose*>(device_poses), images ? images->data() : nullptr,
                      tokens.data(), views, height, width, patch);
     device_.release(device_poses);
+  }
+
+  void ray_tokens(const Tensor& poses, int height, int width, int patch, Tensor& tokens) override {
+    const int64_t views = poses.rank() == 2 ? poses.dim(0) : -1;
+    if (views < 0 || poses.dim(1) != kRayPoseFloats || patch <= 0 || height % patch || width % patch ||
+        tokens.numel() != views * static_cast<int64_t>(height) * width * 12)
+      throw std::invalid_argument("ray_tokens: poses " + shape_string(poses.shape()) + " at " + std::to_string(height) +
+                                  "x" + std::to_string(width) + " for tokens " + shape_string(tokens.shape()));
+    OpScope scope(*this, "ray_tokens");
+    cuda::ray_tokens(device_.launcher(), reinterpret_cast<const RayPose*>(poses.data()), nullptr, tokens.data(), views,
+                     height, width, patch);
   }
 
   // ---- SwiGLU pieces
@@ -271,6 +313,7 @@ class DeviceBackend final : public Backend {
     std::vector<double> result(static_cast<size_t>(batch), 0.0);
     if (batch == 0 || per == 0) return result;
     OpScope scope(*this, "batched_dot");
+    no_host_traffic("batched_dot");
     const int64_t parts = batched_dot_parts(per);
     std::vector<double> partial(static_cast<size_t>(batch * parts));
     void* device_partial = device_.scratch(partial.size() * sizeof(double));
@@ -296,6 +339,7 @@ class DeviceBackend final : public Backend {
     if (static_cast<int64_t>(scale.size()) != batch) throw std::invalid_argument("scale_batched: one scale per batch");
     if (x.numel() == 0) return;
     OpScope scope(*this, "scale_batched");
+    no_host_traffic("scale_batched");
     void* device_scale = device_.scratch(scale.size() * sizeof(float));
     device_.to_device(device_scale, scale.data(), scale.size() * sizeof(float));
     cuda::scale_batched(device_.launcher(), x.data(), static_cast<const float*>(device_scale), batch,
@@ -304,6 +348,11 @@ class DeviceBackend final : public Backend {
   }
 
  private:
+  void no_host_traffic(const char* op) const {
+    if (recording_)
+      throw std::logic_error(std::string(op) + " while recording: a recording cannot move data to or from the host");
+  }
+
   struct Timing {
     const char* op;
     size_t start, end;
@@ -340,7 +389,7 @@ class DeviceBackend final : public Backend {
   std::string name_;
   Precision precision_;
   mutable std::recursive_mutex mutex_;
-  bool profiling_ = false;
+  bool profiling_ = false, recording_ = false, recording_enabled_ = true;
   std::vector<Timing> timings_;
 };
 
