@@ -9,7 +9,9 @@
 
 #include <chrono>
 #include <cmath>
+#include <atomic>
 #include <functional>
+#include <thread>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -568,11 +570,26 @@ TEST(EmulatedCudaBackend, RecordedRenderEqualsDirectRender) {
   EXPECT_GE(be.device().replays, 4);
   EXPECT_FALSE(same(recorded.render(other, first), recorded.render(state, first)));  // different states differ
 
+  Tensor other_thread_tensor = be.empty({4});
   ASSERT_TRUE(be.begin_recording());
   Tensor t = be.empty({4});
   EXPECT_THROW(be.to_host(t), std::logic_error);
   EXPECT_THROW(be.synchronize(), std::logic_error);
-  EXPECT_NE(be.end_recording(), nullptr);
+  // Another thread's ops wait for the recording to end rather than land in it.
+  std::atomic<bool> done{false};
+  std::vector<float> seen;
+  std::thread worker([&] {
+    be.fill(other_thread_tensor, 3.0f);
+    seen = be.to_host(other_thread_tensor);
+    done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(done.load());
+  const std::unique_ptr<Recording> r = be.end_recording();
+  worker.join();
+  EXPECT_NE(r, nullptr);
+  EXPECT_EQ(static_cast<const EmulatedRecording&>(*r).work.size(), 0u);  // the fill ran, it was not recorded
+  EXPECT_EQ(seen, std::vector<float>(4, 3.0f));
 }
 
 }  // namespace

@@ -77,11 +77,16 @@ class DeviceBackend final : public Backend {
     no_host_traffic("a memory query");
     device_.reset_peak();
   }
+  // The recording thread holds the backend's lock from begin to end: a stream capture takes whatever work
+  // reaches the stream, so another thread's ops (the viewer encoding while it renders) must wait.
   bool begin_recording() override {
-    std::lock_guard<std::recursive_mutex> lock(mutex_);
-    if (recording_ || profiling_ || !recording_enabled_) return false;
-    recording_ = device_.begin_capture();
-    return recording_;
+    mutex_.lock();
+    if (recording_ || profiling_ || !recording_enabled_ || !device_.begin_capture()) {
+      mutex_.unlock();
+      return false;
+    }
+    recording_ = true;
+    return true;
   }
   void disable_recording() override {
     std::lock_guard<std::recursive_mutex> lock(mutex_);
@@ -91,6 +96,7 @@ class DeviceBackend final : public Backend {
     std::lock_guard<std::recursive_mutex> lock(mutex_);
     if (!recording_) return nullptr;
     recording_ = false;
+    mutex_.unlock();  // begin_recording's lock (the guard above still holds one level)
     return device_.end_capture();
   }
   void replay(const Recording& recording) override {
