@@ -7,6 +7,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-/tmp/lact_gpu_out}"
+export PATH="$PATH:/usr/local/cuda/bin"  # compute-sanitizer, nvidia-smi
 mkdir -p "$out"
 bundle=/tmp/lact_bundle
 mkdir -p "$bundle"
@@ -73,6 +74,16 @@ run_test test_ops 120
 run_test test_newton_schulz 120
 run_test test_memory_estimate 60
 run_test test_parity 180
+# The CUDA instances of the op tests under compute-sanitizer (works on the Firecracker machines, KINDS.md):
+# out-of-bounds and misaligned accesses everywhere, shared-memory races in the attention kernels.
+sanitize() {  # tool, filter, timeout
+  local t
+  t="$(limit "$3")"
+  [ "$t" -eq 0 ] && { status+=("sanitizer $1 skipped: out of time"); return; }
+  timeout "$t" compute-sanitizer --tool "$1" --error-exitcode 3 "$bin/test_ops" --gtest_filter="$2" \
+    >"$out/sanitizer_$1.log" 2>&1
+  status+=("sanitizer $1 rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitizer_$1.log" | head -1)")
+}
 
 # The paper's setting: lact_l24_d768_ttt2x, random weights, 48 views at 512x512 (196,608 tokens).
 bench() {  # tag, timeout, args...
@@ -84,7 +95,10 @@ bench() {  # tag, timeout, args...
     >"$out/bench_$tag.log" 2>&1
   echo "bench $tag rc=$?" >>"$out/bench_status.txt"
 }
+# In order of importance: the issue's number first, the sanitizers, then the comparisons.
 bench bf16_48x512 180 --precision bf16 --models lact --views 48 --size 512 --targets 8 --repeat 3 --profile
+sanitize memcheck 'AllBackends/BackendOps.*/1' 90
+sanitize racecheck 'AllBackends/BackendOps.Attention*/1' 90
 bench bf16_48x512_no_graphs 120 --precision bf16 --models lact --views 48 --size 512 --targets 8 --repeat 2 --no-graphs
 bench tf32_48x512 90 --precision tf32 --models lact --views 48 --size 512 --targets 8 --repeat 2
 bench fp32_48x512 90 --precision fp32 --models lact --views 48 --size 512 --targets 8 --repeat 1
