@@ -22,6 +22,7 @@
 #include "kernels/cuda/cuda_ops.cuh"
 #include "kernels/cuda/device_backend.h"
 #include "kernels/cuda/gemm_plan.h"
+#include "tests/fixture_views.h"
 #include "tests/test_util.h"
 
 namespace lact {
@@ -193,48 +194,42 @@ TEST_F(EmulatedCuda, BatchedDotColumnNormsAndRestore) {
   EXPECT_LT(relative_error(w, cpu->to_host(ta)), 1e-6) << "restore_column_norms";
 }
 
+struct AttentionCase {
+  int64_t batch, queries, keys;
+  int d;
+  float scale;
+};
+
+// The emulated kernel's relative error against the CPU backend's attention on random inputs.
+double emulated_attention_error(Backend& cpu, const AttentionCase& c, bool bf16, unsigned seed) {
+  const auto q = random_values(c.batch * c.queries * c.d, seed), k = random_values(c.batch * c.keys * c.d, seed + 1),
+             v = random_values(c.batch * c.keys * c.d, seed + 2);
+  Tensor tq = cpu.from_host({c.batch, c.queries, c.d}, q.data()), tk = cpu.from_host({c.batch, c.keys, c.d}, k.data()),
+         tv = cpu.from_host({c.batch, c.keys, c.d}, v.data()), to = cpu.empty({c.batch, c.queries, c.d});
+  cpu.attention(tq, tk, tv, c.scale, to);
+  std::vector<float> out(c.batch * c.queries * c.d, kNaN);
+  cuda_emulation::Launcher launch;
+  cuda::attention(launch, q.data(), k.data(), v.data(), out.data(), c.batch, c.queries, c.keys, c.d, c.scale, bf16);
+  return relative_error(out, cpu.to_host(to));
+}
+
 TEST_F(EmulatedCuda, FusedAttentionMatchesCpuAttention) {
   // Head dims for every instantiation (16, 32, 64, 128) with padding, queries over one block, keys over
   // partial tiles, a large scale to make the online softmax's rescaling matter.
-  struct Case {
-    int64_t batch, queries, keys;
-    int d;
-    float scale;
-  };
-  for (const Case& c : {Case{2, 150, 70, 12, 0.3f}, Case{1, 129, 33, 32, 0.18f}, Case{3, 40, 200, 64, 2.0f},
-                        Case{1, 130, 47, 100, 0.1f}}) {
-    const auto q = random_values(c.batch * c.queries * c.d, 16), k = random_values(c.batch * c.keys * c.d, 17),
-               v = random_values(c.batch * c.keys * c.d, 18);
-    Tensor tq = host({c.batch, c.queries, c.d}, q), tk = host({c.batch, c.keys, c.d}, k),
-           tv = host({c.batch, c.keys, c.d}, v), to = cpu->empty({c.batch, c.queries, c.d});
-    cpu->attention(tq, tk, tv, c.scale, to);
-    std::vector<float> out(c.batch * c.queries * c.d, kNaN);
-    cuda::attention(launch, q.data(), k.data(), v.data(), out.data(), c.batch, c.queries, c.keys, c.d, c.scale);
-    EXPECT_LT(relative_error(out, cpu->to_host(to)), 1e-5) << "d " << c.d << " keys " << c.keys;
-  }
+  for (const AttentionCase& c : {AttentionCase{2, 150, 70, 12, 0.3f}, AttentionCase{1, 129, 33, 32, 0.18f},
+                                 AttentionCase{3, 40, 200, 64, 2.0f}, AttentionCase{1, 130, 47, 100, 0.1f}})
+    EXPECT_LT(emulated_attention_error(*cpu, c, false, 16), 1e-5) << "d " << c.d << " keys " << c.keys;
 }
 
 // The tensor-core kernel (bf16 operands): against the fp32 CPU attention within bf16's tolerance (1e-2
-// relative), and closer to a reference computed from the same bf16-rounded inputs than to nothing.
+// relative), and visibly off fp32 (it did take the bf16 path).
 TEST_F(EmulatedCuda, TensorCoreAttentionMatchesCpuAttentionToBf16Precision) {
-  struct Case {
-    int64_t batch, queries, keys;
-    int d;
-    float scale;
-  };
-  for (const Case& c : {Case{2, 70, 130, 64, 0.125f}, Case{1, 64, 64, 32, 0.5f}, Case{3, 17, 5, 16, 1.0f},
-                        Case{1, 100, 200, 64, 0.5f}}) {
-    const auto q = random_values(c.batch * c.queries * c.d, 26), k = random_values(c.batch * c.keys * c.d, 27),
-               v = random_values(c.batch * c.keys * c.d, 28);
-    Tensor tq = host({c.batch, c.queries, c.d}, q), tk = host({c.batch, c.keys, c.d}, k),
-           tv = host({c.batch, c.keys, c.d}, v), to = cpu->empty({c.batch, c.queries, c.d});
-    cpu->attention(tq, tk, tv, c.scale, to);
+  for (const AttentionCase& c : {AttentionCase{2, 70, 130, 64, 0.125f}, AttentionCase{1, 64, 64, 32, 0.5f},
+                                 AttentionCase{3, 17, 5, 16, 1.0f}, AttentionCase{1, 100, 200, 64, 0.5f}}) {
     ASSERT_TRUE(cuda::attention_bf16_supports(c.d));
-    std::vector<float> out(c.batch * c.queries * c.d, kNaN);
-    cuda::attention(launch, q.data(), k.data(), v.data(), out.data(), c.batch, c.queries, c.keys, c.d, c.scale, true);
-    const double err = relative_error(out, cpu->to_host(to));
+    const double err = emulated_attention_error(*cpu, c, true, 26);
     EXPECT_LT(err, 1e-2) << "d " << c.d << " keys " << c.keys;
-    EXPECT_GT(err, 1e-5) << "bf16 rounding should show";  // it did run the bf16 path
+    EXPECT_GT(err, 1e-5) << "bf16 rounding should show";
     std::printf("bf16 attention d %d, %lld queries x %lld keys: rel err %.3g\n", c.d, (long long)c.queries,
                 (long long)c.keys, err);
   }
@@ -443,33 +438,16 @@ class EmulatedDevice {
   std::vector<std::chrono::steady_clock::time_point> events_;
 };
 
-Camera fixture_camera(const SafetensorsFile& f, const std::string& prefix, int index, int height, int width) {
-  const auto k = f.read_floats(prefix + "_fxfycxcy"), m = f.read_floats(prefix + "_c2w");
-  Camera c;
-  c.width = width, c.height = height;
-  c.fx = k[index * 4], c.fy = k[index * 4 + 1], c.cx = k[index * 4 + 2], c.cy = k[index * 4 + 3];
-  for (int i = 0; i < 16; ++i) c.c2w[i] = m[index * 16 + i];
-  return c;
-}
-
 // The official fixture through the GPU backend's code: fast weights and rendered pixels.
 TEST(EmulatedCudaBackend, OfficialFixtureThroughTheGpuBackendCode) {
   const std::string dir = test::env_path("LACT_FIXTURE_DIR");
   ASSERT_FALSE(dir.empty()) << "LACT_FIXTURE_DIR is not set";
   const SafetensorsFile expected(dir + "/expected.safetensors");
-  const auto shape = expected.entry("input_images").shape;
-  const int inputs = int(shape[0]), height = int(shape[2]), width = int(shape[3]);
+  const std::vector<PosedImage> views = test::fixture_inputs(expected);
+  const int height = views[0].image.height, width = views[0].image.width;
   const int targets = int(expected.entry("target_c2w").shape[0]);
-  const auto planar = expected.read_floats("input_images");
-  std::vector<PosedImage> views;
-  for (int i = 0; i < inputs; ++i) {
-    Image img{width, height, std::vector<float>(size_t(width) * height * 3)};
-    for (int c = 0; c < 3; ++c)
-      for (int p = 0; p < width * height; ++p) img.rgb[p * 3 + c] = planar[(size_t(i) * 3 + c) * width * height + p];
-    views.push_back({fixture_camera(expected, "input", i, height, width), img});
-  }
   std::vector<Camera> cameras;
-  for (int i = 0; i < targets; ++i) cameras.push_back(fixture_camera(expected, "target", i, height, width));
+  for (int i = 0; i < targets; ++i) cameras.push_back(test::fixture_camera(expected, "target", i, height, width));
   const auto reference = expected.read_floats("target_render_rendering");
 
   struct Run {
@@ -532,18 +510,10 @@ TEST(EmulatedCudaBackend, RecordedRenderEqualsDirectRender) {
   const std::string dir = test::env_path("LACT_FIXTURE_DIR");
   ASSERT_FALSE(dir.empty()) << "LACT_FIXTURE_DIR is not set";
   const SafetensorsFile expected(dir + "/expected.safetensors");
-  const auto shape = expected.entry("input_images").shape;
-  const int inputs = int(shape[0]), height = int(shape[2]), width = int(shape[3]);
-  const auto planar = expected.read_floats("input_images");
-  std::vector<PosedImage> views;
-  for (int i = 0; i < inputs; ++i) {
-    Image img{width, height, std::vector<float>(size_t(width) * height * 3)};
-    for (int c = 0; c < 3; ++c)
-      for (int p = 0; p < width * height; ++p) img.rgb[p * 3 + c] = planar[(size_t(i) * 3 + c) * width * height + p];
-    views.push_back({fixture_camera(expected, "input", i, height, width), img});
-  }
-  std::vector<Camera> first = {fixture_camera(expected, "target", 0, height, width)};
-  std::vector<Camera> second = {fixture_camera(expected, "target", 1, height, width)};
+  const std::vector<PosedImage> views = test::fixture_inputs(expected);
+  const int height = views[0].image.height, width = views[0].image.width;
+  std::vector<Camera> first = {test::fixture_camera(expected, "target", 0, height, width)};
+  std::vector<Camera> second = {test::fixture_camera(expected, "target", 1, height, width)};
   std::vector<Camera> pair = {first[0], second[0]};
 
   cuda::DeviceBackend<EmulatedDevice> be("cuda-emulated", Precision::Fp32);

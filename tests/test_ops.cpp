@@ -174,6 +174,29 @@ TEST_P(BackendOps, SplitAndMergeHeads) {
         ASSERT_EQ(back[(v * tokens + t) * heads * head_dim + c], x[(v * tokens + t) * width + heads * head_dim + c]);
 }
 
+// softmax(q k^T * scale) v per batch entry, in double.
+std::vector<double> naive_attention(const std::vector<float>& q, const std::vector<float>& k,
+                                    const std::vector<float>& v, int64_t batch, int64_t queries, int64_t keys,
+                                    int64_t dim, double scale) {
+  std::vector<double> out(batch * queries * dim), p(keys);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t i = 0; i < queries; ++i) {
+      double peak = -1e300, sum = 0;
+      for (int64_t j = 0; j < keys; ++j) {
+        double s = 0;
+        for (int64_t d = 0; d < dim; ++d) s += double(q[(b * queries + i) * dim + d]) * k[(b * keys + j) * dim + d];
+        peak = std::max(peak, p[j] = s * scale);
+      }
+      for (int64_t j = 0; j < keys; ++j) sum += (p[j] = std::exp(p[j] - peak));
+      for (int64_t d = 0; d < dim; ++d) {
+        double o = 0;
+        for (int64_t j = 0; j < keys; ++j) o += p[j] / sum * v[(b * keys + j) * dim + d];
+        out[(b * queries + i) * dim + d] = o;
+      }
+    }
+  return out;
+}
+
 TEST_P(BackendOps, AttentionMatchesSoftmaxLoop) {
   // 700 queries: more than one query tile of the CPU kernel.
   const int64_t batch = 2, queries = 700, keys = 700, dim = 8;
@@ -183,25 +206,7 @@ TEST_P(BackendOps, AttentionMatchesSoftmaxLoop) {
   Tensor out = be->empty({batch, queries, dim});
   const double scale = 1.0 / std::sqrt(8.0);
   be->attention(tq, tk, tv, static_cast<float>(scale), out);
-  std::vector<double> expected(out.numel());
-  std::vector<double> p(keys);
-  for (int64_t b = 0; b < batch; ++b)
-    for (int64_t i = 0; i < queries; ++i) {
-      double peak = -1e300, sum = 0;
-      for (int64_t j = 0; j < keys; ++j) {
-        double s = 0;
-        for (int64_t d = 0; d < dim; ++d) s += double(q[(b * queries + i) * dim + d]) * k[(b * keys + j) * dim + d];
-        p[j] = s * scale;
-        peak = std::max(peak, p[j]);
-      }
-      for (int64_t j = 0; j < keys; ++j) sum += (p[j] = std::exp(p[j] - peak));
-      for (int64_t d = 0; d < dim; ++d) {
-        double o = 0;
-        for (int64_t j = 0; j < keys; ++j) o += p[j] / sum * v[(b * keys + j) * dim + d];
-        expected[(b * queries + i) * dim + d] = o;
-      }
-    }
-  EXPECT_LT(max_abs_error(be->to_host(out), expected), 1e-5);
+  EXPECT_LT(max_abs_error(be->to_host(out), naive_attention(q, k, v, batch, queries, keys, dim, scale)), 1e-5);
 }
 
 TEST_P(BackendOps, SwigluForwardAndBackward) {
@@ -261,22 +266,7 @@ TEST_P(BackendOps, AttentionAtEveryPrecision) {
   const auto q = random_values(batch * queries * dim, 60), k = random_values(batch * keys * dim, 61),
              v = random_values(batch * keys * dim, 62);
   const double scale = 0.125;
-  std::vector<double> expected(batch * queries * dim), p(keys);
-  for (int64_t b = 0; b < batch; ++b)
-    for (int64_t i = 0; i < queries; ++i) {
-      double peak = -1e300, sum = 0;
-      for (int64_t j = 0; j < keys; ++j) {
-        double s = 0;
-        for (int64_t d = 0; d < dim; ++d) s += double(q[(b * queries + i) * dim + d]) * k[(b * keys + j) * dim + d];
-        peak = std::max(peak, p[j] = s * scale);
-      }
-      for (int64_t j = 0; j < keys; ++j) sum += (p[j] = std::exp(p[j] - peak));
-      for (int64_t d = 0; d < dim; ++d) {
-        double o = 0;
-        for (int64_t j = 0; j < keys; ++j) o += p[j] / sum * v[(b * keys + j) * dim + d];
-        expected[(b * queries + i) * dim + d] = o;
-      }
-    }
+  const std::vector<double> expected = naive_attention(q, k, v, batch, queries, keys, dim, scale);
   struct Case {
     Precision precision;
     double tolerance;

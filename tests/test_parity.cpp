@@ -10,6 +10,7 @@
 #include "core/safetensors.h"
 #include "datasets/preprocess.h"
 #include "datasets/scene.h"
+#include "tests/fixture_views.h"
 #include "tests/test_util.h"
 
 namespace lact {
@@ -29,37 +30,16 @@ std::vector<std::string> case_dirs() {
   return dirs;
 }
 
-Camera camera_from(const SafetensorsFile& f, const std::string& prefix, int index, int height, int width) {
-  const auto k = f.read_floats(prefix + "_fxfycxcy"), m = f.read_floats(prefix + "_c2w");
-  Camera c;
-  c.width = width, c.height = height;
-  c.fx = k[index * 4], c.fy = k[index * 4 + 1], c.cx = k[index * 4 + 2], c.cy = k[index * 4 + 3];
-  for (int i = 0; i < 16; ++i) c.c2w[i] = m[index * 16 + i];
-  return c;
-}
-
-// [V, 3, H, W] planar -> one HWC image.
-Image image_from_planar(const std::vector<float>& planar, int index, int height, int width) {
-  Image img{width, height, std::vector<float>(size_t(width) * height * 3)};
-  for (int c = 0; c < 3; ++c)
-    for (int p = 0; p < width * height; ++p) img.rgb[p * 3 + c] = planar[(size_t(index) * 3 + c) * width * height + p];
-  return img;
-}
-
 class Parity : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Parity, EncodeIntermediatesFastWeightsAndRender) {
   const std::string dir = GetParam();
   const SafetensorsFile expected(dir + "/expected.safetensors");
-  const auto shape = expected.entry("input_images").shape;
-  const int inputs = int(shape[0]), height = int(shape[2]), width = int(shape[3]);
+  const std::vector<PosedImage> views = test::fixture_inputs(expected);
+  const int inputs = int(views.size()), height = views[0].image.height, width = views[0].image.width;
   const int targets = int(expected.entry("target_c2w").shape[0]);
-  const auto input_images = expected.read_floats("input_images");
-  std::vector<PosedImage> views;
-  for (int i = 0; i < inputs; ++i)
-    views.push_back({camera_from(expected, "input", i, height, width), image_from_planar(input_images, i, height, width)});
   std::vector<Camera> cameras;
-  for (int i = 0; i < targets; ++i) cameras.push_back(camera_from(expected, "target", i, height, width));
+  for (int i = 0; i < targets; ++i) cameras.push_back(test::fixture_camera(expected, "target", i, height, width));
   const auto reference_render = expected.read_floats("target_render_rendering");
 
   // Every backend this machine can run (the CUDA one where a GPU is present), at every precision it has:
@@ -119,7 +99,7 @@ TEST_P(Parity, EncodeIntermediatesFastWeightsAndRender) {
     ASSERT_EQ(images.size(), size_t(targets));
     double worst = 0;
     for (int t = 0; t < targets; ++t) {
-      const Image ref = image_from_planar(reference_render, t, height, width);
+      const Image ref = test::image_from_planar(reference_render, t, height, width);
       worst = std::max(worst, test::max_abs_error(images[t].rgb, ref.rgb));
       const Image alone = model.render(state, {cameras[t]})[0];
       EXPECT_LT(test::max_abs_error(alone.rgb, images[t].rgb), run.precision == Precision::Fp32 ? 1e-6 : 1e-3);
@@ -154,7 +134,7 @@ TEST(FixtureScene, ReaderMatchesTheOfficialLoader) {
     const PosedImage loaded = load_view(scenes[0].views[i], 32, 48, {1.0f, 1.0f, 1.0f});
     const Camera& camera = loaded.camera;
     const Image& img = loaded.image;
-    const Image ref = image_from_planar(images, i, 32, 48);
+    const Image ref = test::image_from_planar(images, i, 32, 48);
     EXPECT_LT(test::max_abs_error(img.rgb, ref.rgb), 1e-6) << "view " << i;  // bit-exact compositing, up to /255
     for (int j = 0; j < 16; ++j) EXPECT_NEAR(camera.c2w[j], c2w[i * 16 + j], 1e-6);
     EXPECT_FLOAT_EQ(camera.fx, k[i * 4]);

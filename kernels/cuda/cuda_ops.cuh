@@ -116,36 +116,39 @@ void ray_tokens(Launch& launch, const RayPose* poses, const float* images, float
 
 inline dim3 row_blocks(int64_t rows) { return grid_stride_blocks(rows, kRowsPerBlock); }
 
+// f(begin, count) over [0, total) in chunks of at most `most`: launches whose grid has a size limit
+// (row kernels have no grid-stride loop; gridDim.y is at most 65535).
+template <typename F>
+void for_chunks(int64_t total, int64_t most, F&& f) {
+  for (int64_t begin = 0; begin < total; begin += most) f(begin, total - begin < most ? total - begin : most);
+}
+
+// Row kernels: one warp per row, at most 65536 blocks of 8 rows per launch.
+constexpr int64_t kRowsPerLaunch = kMaxGridStrideBlocks * kRowsPerBlock;
+
 template <typename Launch>
 void layer_norm(Launch& launch, const float* x, const float* weight, float* y, int64_t rows, int64_t cols,
                 float eps) {
-  // One warp per row and no grid-stride loop: at most 65536 blocks of 8 rows per launch.
-  constexpr int64_t kRowsPerLaunch = kMaxGridStrideBlocks * kRowsPerBlock;
-  for (int64_t begin = 0; begin < rows; begin += kRowsPerLaunch) {
-    const int64_t count = rows - begin < kRowsPerLaunch ? rows - begin : kRowsPerLaunch;
+  for_chunks(rows, kRowsPerLaunch, [&](int64_t begin, int64_t count) {
     launch(layer_norm_kernel, row_blocks(count), dim3(kRowsPerBlock * kWarp), x + begin * cols, weight,
            y + begin * cols, count, cols, eps);
-  }
+  });
 }
 
 template <typename Launch>
 void rms_norm(Launch& launch, const float* x, const float* weight, float* y, int64_t groups, int64_t group,
               float eps) {
-  constexpr int64_t kRowsPerLaunch = kMaxGridStrideBlocks * kRowsPerBlock;
-  for (int64_t begin = 0; begin < groups; begin += kRowsPerLaunch) {
-    const int64_t count = groups - begin < kRowsPerLaunch ? groups - begin : kRowsPerLaunch;
+  for_chunks(groups, kRowsPerLaunch, [&](int64_t begin, int64_t count) {
     launch(rms_norm_kernel, row_blocks(count), dim3(kRowsPerBlock * kWarp), x + begin * group, weight,
            y + begin * group, count, group, eps);
-  }
+  });
 }
 
 template <typename Launch>
 void l2_normalize(Launch& launch, float* x, int64_t groups, int64_t group, float eps) {
-  constexpr int64_t kRowsPerLaunch = kMaxGridStrideBlocks * kRowsPerBlock;
-  for (int64_t begin = 0; begin < groups; begin += kRowsPerLaunch) {
-    const int64_t count = groups - begin < kRowsPerLaunch ? groups - begin : kRowsPerLaunch;
+  for_chunks(groups, kRowsPerLaunch, [&](int64_t begin, int64_t count) {
     launch(l2_normalize_kernel, row_blocks(count), dim3(kRowsPerBlock * kWarp), x + begin * group, count, group, eps);
-  }
+  });
 }
 
 // How many partial sums batched_dot writes per batch entry (the caller sizes `partial` as batch * parts).
@@ -156,11 +159,11 @@ inline int64_t batched_dot_parts(int64_t per) {
 
 template <typename Launch>
 void batched_dot(Launch& launch, const float* a, const float* b, int64_t batch, int64_t per, double* partial) {
-  for (int64_t begin = 0; begin < batch; begin += kMaxGridY) {
-    const int64_t count = batch - begin < kMaxGridY ? batch - begin : kMaxGridY;
-    launch(batched_dot_kernel, dim3(static_cast<unsigned>(batched_dot_parts(per)), static_cast<unsigned>(count)),
-           dim3(kDotBlock), a + begin * per, b + begin * per, per, partial + begin * batched_dot_parts(per));
-  }
+  const int64_t parts = batched_dot_parts(per);
+  for_chunks(batch, kMaxGridY, [&](int64_t begin, int64_t count) {
+    launch(batched_dot_kernel, dim3(static_cast<unsigned>(parts), static_cast<unsigned>(count)), dim3(kDotBlock),
+           a + begin * per, b + begin * per, per, partial + begin * parts);
+  });
 }
 
 template <typename Launch>
@@ -186,24 +189,22 @@ template <int D, typename Launch>
 void attention_with(Launch& launch, const float* q, const float* k, const float* v, float* out, int64_t batch,
                     int64_t queries, int64_t keys, int d, float scale) {
   const unsigned query_blocks = static_cast<unsigned>((queries + kAttentionQueries - 1) / kAttentionQueries);
-  for (int64_t begin = 0; begin < batch; begin += kMaxGridY) {
-    const int64_t count = batch - begin < kMaxGridY ? batch - begin : kMaxGridY;
+  for_chunks(batch, kMaxGridY, [&](int64_t begin, int64_t count) {
     launch(flash_attention_kernel<D>, dim3(query_blocks, static_cast<unsigned>(count)), dim3(kAttentionQueries),
            q + begin * queries * d, k + begin * keys * d, v + begin * keys * d, out + begin * queries * d, queries,
            keys, d, scale);
-  }
+  });
 }
 
 template <int D, typename Launch>
 void attention_bf16_with(Launch& launch, const float* q, const float* k, const float* v, float* out, int64_t batch,
                          int64_t queries, int64_t keys, float scale) {
   const unsigned query_blocks = static_cast<unsigned>((queries + kTcQueries - 1) / kTcQueries);
-  for (int64_t begin = 0; begin < batch; begin += kMaxGridY) {
-    const int64_t count = batch - begin < kMaxGridY ? batch - begin : kMaxGridY;
+  for_chunks(batch, kMaxGridY, [&](int64_t begin, int64_t count) {
     launch(flash_attention_bf16_kernel<D>, dim3(query_blocks, static_cast<unsigned>(count)), dim3(kTcWarps * 32),
            q + begin * queries * D, k + begin * keys * D, v + begin * keys * D, out + begin * queries * D, queries,
            keys, scale);
-  }
+  });
 }
 
 // Whether the tensor-core kernel takes this head dim.
