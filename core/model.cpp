@@ -32,34 +32,21 @@ RayPose ray_pose(const Camera& c) {
 }
 
 Tensor Model::embed(const std::vector<PosedImage>& views, int height, int width) const {
+  // Input views (encode checked their images). Rays and patchify run on the backend (a kernel on the GPU):
+  // only the poses and pixels travel.
   const int patch = config().patch_size;
-  if (height % patch || width % patch)
-    throw Error("image size " + std::to_string(height) + "x" + std::to_string(width) +
-                " is not divisible by the patch size " + std::to_string(patch));
-  // Rays and patchify on the backend (a kernel on the GPU): only the poses and images travel.
   const int64_t count = static_cast<int64_t>(views.size());
-  const bool with_images = !views.empty() && !views[0].image.rgb.empty();
-  std::vector<RayPose> poses(views.size());
+  std::vector<RayPose> poses;
   std::vector<float> pixels;
-  if (with_images) pixels.reserve(static_cast<size_t>(count) * height * width * 3);
-  for (size_t i = 0; i < views.size(); ++i) {
-    poses[i] = ray_pose(views[i].camera);
-    const Image& image = views[i].image;
-    if (image.rgb.empty() == with_images ||
-        (with_images && (image.width != width || image.height != height ||
-                         image.rgb.size() != static_cast<size_t>(height) * width * 3)))
-      throw Error("view " + std::to_string(i) + ": the views of one batch must all have images of " +
-                  std::to_string(height) + "x" + std::to_string(width) + " or none");
-    pixels.insert(pixels.end(), image.rgb.begin(), image.rgb.end());
+  pixels.reserve(static_cast<size_t>(count) * height * width * 3);
+  for (const PosedImage& view : views) {
+    poses.push_back(ray_pose(view.camera));
+    pixels.insert(pixels.end(), view.image.rgb.begin(), view.image.rgb.end());
   }
   const int64_t tokens = count * (height / patch) * (width / patch);
   Tensor patches = backend_.empty({tokens, config().input_channels()});
-  if (with_images) {
-    const Tensor images = backend_.from_host({count, height, width, 3}, pixels.data());
-    backend_.ray_tokens(poses, &images, height, width, patch, patches);
-  } else {
-    backend_.ray_tokens(poses, nullptr, height, width, patch, patches);
-  }
+  const Tensor images = backend_.from_host({count, height, width, 3}, pixels.data());
+  backend_.ray_tokens(poses, &images, height, width, patch, patches);
   Tensor x = backend_.empty({tokens, config().dim});
   linear(backend_, patches, weights_.input_linear, x);
   backend_.layer_norm(x, weights_.input_layernorm, kLayerNormEps, x);
@@ -72,6 +59,10 @@ SceneState Model::encode(const std::vector<PosedImage>& inputs, const Observer& 
   for (size_t i = 0; i < inputs.size(); ++i) {
     inputs[i].camera.validate("input view " + std::to_string(i));
     if (inputs[i].image.rgb.empty()) throw Error("input view " + std::to_string(i) + " has no image");
+    if (inputs[i].image.rgb.size() != static_cast<size_t>(inputs[i].image.height) * inputs[i].image.width * 3)
+      throw Error("input view " + std::to_string(i) + " has " + std::to_string(inputs[i].image.rgb.size()) +
+                  " values for a " + std::to_string(inputs[i].image.height) + "x" +
+                  std::to_string(inputs[i].image.width) + " RGB image");
     if (inputs[i].image.height != height || inputs[i].image.width != width)
       throw Error("input view " + std::to_string(i) + " is " + std::to_string(inputs[i].image.height) + "x" +
                   std::to_string(inputs[i].image.width) + " but view 0 is " + std::to_string(height) + "x" +
