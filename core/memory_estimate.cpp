@@ -28,7 +28,8 @@ EncodeMemory estimate_encode_memory(const ModelConfig& config, const ModelOption
 
   EncodeMemory m;
   m.tokens = tokens;
-  m.embedding = tokens * (config.input_channels() + dim) * kFloat;
+  // Embedding: the input pixels, their ray tokens and the embedded tokens, alive together.
+  m.embedding = tokens * (3 * patch * patch + config.input_channels() + dim) * kFloat;
   m.activations = 3 * tokens * dim * kFloat;
 
   int64_t scratch = 0;

@@ -15,7 +15,7 @@ namespace lact {
 
 struct EncodeMemory {
   int64_t tokens = 0;
-  int64_t embedding = 0;    // bytes: patches and tokens while embedding (before the layers' buffers exist)
+  int64_t embedding = 0;    // bytes: pixels, ray tokens and tokens while embedding (before the layers' buffers)
   int64_t activations = 0;  // bytes: the token buffers x, y, out
   int64_t temporaries = 0;  // bytes: the largest module's scratch
   int64_t state = 0;        // bytes: fast weights / KV caches of every layer
