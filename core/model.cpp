@@ -228,7 +228,7 @@ std::vector<float> Model::render_batch(const SceneState& state, const std::vecto
   const int64_t count = static_cast<int64_t>(poses.size());
   const int64_t tokens = count * (height / config().patch_size) * (width / config().patch_size);
   const std::vector<float> packed = pack_poses(poses);
-  if (options_.graphs && graphs_->usable) {
+  if (options_.graphs && graphs_->usable && be.can_record()) {
     std::lock_guard<std::mutex> lock(graphs_->mutex);
     RenderGraphs& g = *graphs_;
     if (!g.recorded_for(state)) {
@@ -243,7 +243,7 @@ std::vector<float> Model::render_batch(const SceneState& state, const std::vecto
       fresh->count = count, fresh->height = height, fresh->width = width;
       fresh->poses = be.empty({count, kRayPoseFloats});
       fresh->rgb = be.empty({tokens, config().output_channels()});
-      // false: this backend cannot record, or not now (while profiling): run directly this time.
+      // false: not now (while profiling): run directly this time.
       if (be.begin_recording()) {
         try {
           decode(state, fresh->poses, height, width, fresh->rgb);

@@ -126,6 +126,8 @@ class Backend {
   // backend cannot record (the CPU's). While recording, ops that move data to or from the host (upload,
   // download, batched_dot, scale_batched, ray_tokens from host poses, synchronize) throw.
   virtual bool begin_recording() { return false; }
+  // Whether begin_recording() can ever succeed here (so callers skip preparing a recording otherwise).
+  virtual bool can_record() const { return false; }
   // Refuse recordings from now on (lact --no-graphs), e.g. to compare against direct launches.
   virtual void disable_recording() {}
   // Ends recording. Null when the capture failed: then none of the ops ran; run them directly.

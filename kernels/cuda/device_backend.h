@@ -88,6 +88,10 @@ class DeviceBackend final : public Backend {
     recording_ = true;
     return true;
   }
+  bool can_record() const override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    return recording_enabled_;
+  }
   void disable_recording() override {
     std::lock_guard<std::recursive_mutex> lock(mutex_);
     recording_enabled_ = false;
