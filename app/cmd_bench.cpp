@@ -7,7 +7,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <random>
 #include <sstream>
@@ -16,9 +15,12 @@
 
 #include "app/commands.h"
 #include "app/common.h"
+#include "app/output_files.h"
+#include "app/subprocess.h"
 #include "app/plot.h"
 #include "core/camera_geometry.h"
 #include "core/error.h"
+#include "core/file_io.h"
 #include "core/memory_estimate.h"
 #include "core/model.h"
 #include "core/random_weights.h"
@@ -37,7 +39,7 @@ struct BenchOptions {
   std::string json, csv, plot, python = "/usr/bin/python3";
   int layers = 0, dim = 0, targets = 2, repeat = 1, warmup = 1;
   double max_seconds = 600, max_memory_gb = 0;
-  bool reference = false, profile = false;
+  bool reference = false, profile = false, force = false;
 };
 
 struct Row {
@@ -53,7 +55,7 @@ double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-std::vector<int> parse_list(const std::string& text, const char* flag) {
+std::vector<int> parse_list(const std::string& text, const char* flag, int max) {
   std::vector<int> values;
   std::stringstream stream(text);
   std::string item;
@@ -63,7 +65,8 @@ std::vector<int> parse_list(const std::string& text, const char* flag) {
     } catch (const std::exception&) {
       throw Error(flag, "'" + text + "' is not a list of numbers like 2,4,8");
     }
-    if (values.back() <= 0) throw Error(flag, "values must be positive");
+    if (values.back() <= 0 || values.back() > max)
+      throw Error(flag, "values must be in 1.." + std::to_string(max));
   }
   if (values.empty()) throw Error(flag, "empty list");
   return values;
@@ -252,8 +255,7 @@ nlohmann::json rows_json(const std::vector<Row>& rows) {
 }
 
 void write_csv(const std::string& path, const std::vector<Row>& rows) {
-  std::ofstream out(path);
-  if (!out) throw Error(path, "cannot open for writing");
+  std::ostringstream out;
   // One row per size: both models side by side.
   out << "views,height,width,tokens,lact_encode_s,full_encode_s,encode_ratio_full_over_lact,lact_render_fps,"
          "full_render_fps,render_ratio_lact_over_full,lact_state_mib,full_state_mib\n";
@@ -270,6 +272,7 @@ void write_csv(const std::string& path, const std::vector<Row>& rows) {
         << (both ? std::to_string(l.render_fps / f->render_fps) : "") << "," << value(&l, &Row::state_mib) << ","
         << value(f, &Row::state_mib) << "\n";
   }
+  write_file_atomically(path, out.str());
 }
 
 void write_plot(const std::string& path, const std::vector<Row>& rows) {
@@ -293,16 +296,16 @@ void write_plot(const std::string& path, const std::vector<Row>& rows) {
 }
 
 void run_reference(const BenchOptions& o, int views, int size, double encode_s, double render_s) {
-  const std::string command = o.python + " " + LACT_SOURCE_DIR + "/tools/reference/bench_reference.py --views-in " +
-                              std::to_string(views) + " --views-out " + std::to_string(o.targets) + " --size " +
-                              std::to_string(size) + " --threads " + std::to_string(o.common.threads);
-  std::printf("\nPyTorch reference: %s\n", command.c_str());
+  const std::vector<std::string> argv = {o.python, std::string(LACT_SOURCE_DIR) + "/tools/reference/bench_reference.py",
+                                         "--views-in", std::to_string(views), "--views-out", std::to_string(o.targets),
+                                         "--size", std::to_string(size), "--threads", std::to_string(o.common.threads)};
+  std::string shown;
+  for (const std::string& a : argv) shown += (shown.empty() ? "" : " ") + a;
+  std::printf("\nPyTorch reference: %s\n", shown.c_str());
   std::fflush(stdout);
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(command.c_str(), "r"), pclose);
-  if (!pipe) throw Error("--reference", "cannot run " + o.python);
   std::string output;
-  char buffer[4096];
-  while (size_t n = std::fread(buffer, 1, sizeof(buffer), pipe.get())) output.append(buffer, n);
+  if (find_program(o.python).empty()) throw Error("--python", "'" + o.python + "' is not an executable program");
+  run_program(argv, &output);
   const size_t brace = output.rfind('{');
   nlohmann::json ref;
   try {
@@ -318,7 +321,12 @@ void run_reference(const BenchOptions& o, int views, int size, double encode_s, 
 
 void run_bench(const BenchOptions& o) {
   auto backend = make_backend(o.common);
-  const std::vector<int> views = parse_list(o.views, "--views"), sizes = parse_list(o.sizes, "--size");
+  const std::vector<int> views = parse_list(o.views, "--views", 100000),
+                         sizes = parse_list(o.sizes, "--size", kMaxImageSide);
+  InputFiles inputs;
+  inputs.add(o.model);
+  for (const auto& [path, flag] : {std::pair{o.json, "--json"}, {o.csv, "--csv"}, {o.plot, "--plot"}})
+    if (!path.empty()) check_named_output(path, flag, o.force, inputs);
   std::vector<std::string> models;
   std::stringstream stream(o.models);
   for (std::string m; std::getline(stream, m, ',');) {
@@ -362,14 +370,11 @@ void run_bench(const BenchOptions& o) {
               "target views rendered per second; state MiB = fast weights (LaCT, fixed) or KV cache (full attention, "
               "grows with tokens); GFLOP/s from counted FLOPs (the gemm rate above is the ceiling); ratios measured in this run.\n");
   if (!o.json.empty()) {
-    std::ofstream out(o.json);
-    if (!out) throw Error(o.json, "cannot open for writing");
-    out << nlohmann::json{{"sgemm_gflops", gemm}, {"gemm_n", gemm_n}, {"threads", o.common.threads},
-                          {"device", backend->device_description()}, {"precision", precision_name(backend->precision())},
-                          {"config", lact.source},
-                          {"rows", rows_json(rows)}}
-               .dump(1)
-        << "\n";
+    const nlohmann::json json{{"format", "lact bench v1"}, {"sgemm_gflops", gemm}, {"gemm_n", gemm_n},
+                              {"threads", o.common.threads}, {"device", backend->device_description()},
+                              {"precision", precision_name(backend->precision())}, {"config", lact.source},
+                              {"rows", rows_json(rows)}};
+    write_file_atomically(o.json, json.dump(1) + "\n");
   }
   if (!o.csv.empty()) write_csv(o.csv, rows);
   if (!o.plot.empty()) write_plot(o.plot, rows);
@@ -400,7 +405,9 @@ void add_bench_command(CLI::App& app) {
   command->add_option("--repeat", o->repeat, "Timed repetitions (best is reported)")->capture_default_str()->check(CLI::PositiveNumber);
   command->add_option("--warmup", o->warmup, "Untimed runs first")->capture_default_str()->check(CLI::NonNegativeNumber);
   command->add_option("--max-seconds", o->max_seconds, "Skip sizes whose encode is predicted to take longer")->capture_default_str();
-  command->add_option("--max-memory-gb", o->max_memory_gb, "Skip sizes estimated to need more (default 70% of RAM)");
+  command->add_option("--max-memory-gb", o->max_memory_gb,
+                      "Skip sizes estimated to need more (default 90% of the backend's available memory, 70% of RAM "
+                      "where that is unknown)");
   command->add_option("--json", o->json, "Write every row as JSON");
   command->add_option("--csv", o->csv, "Write one row per size (both models, their ratios) as CSV");
   command->add_option("--plot", o->plot, "Write a log-log PNG of encode time and render FPS against input tokens");
@@ -408,6 +415,7 @@ void add_bench_command(CLI::App& app) {
   command->add_flag("--profile", o->profile,
                     "One more run per size with device time by op (encode and render tables; the cuda backend)");
   command->add_option("--python", o->python, "Python with torch for --reference")->capture_default_str();
+  command->add_flag("--force", o->force, "Replace existing --json / --csv / --plot files");
   add_common_options(*command, o->common);
   command->callback([o]() { run_bench(*o); });
 }

@@ -4,6 +4,8 @@
 
 #include "app/commands.h"
 #include "app/common.h"
+#include "app/evaluate.h"
+#include "app/output_files.h"
 #include "app/scene_inputs.h"
 #include "core/error.h"
 #include "core/scene_state_io.h"
@@ -15,6 +17,7 @@ struct EncodeOptions {
   CommonOptions common;
   DataOptions data;
   std::string model, output;
+  bool force = false;
 };
 }  // namespace
 
@@ -24,13 +27,21 @@ void add_encode_command(CLI::App& app) {
   command->add_option("--model", o->model, "Model weights (.safetensors with the config in its metadata)")->required();
   add_data_options(*command, o->data);
   command->add_option("-o,--output", o->output, "Scene state file to write (.safetensors)")->required();
+  command->add_flag("--force", o->force, "Replace an existing output file (never one of the inputs)");
   add_common_options(*command, o->common);
   command->callback([o]() {
+    InputFiles inputs;
+    inputs.add(o->model);
+    inputs.add(o->data.data);
+    check_named_output(o->output, "--output", o->force, inputs);  // before any work
     auto backend = make_backend(o->common);
     auto model = load_model_for(o->model, *backend);
     apply_model_defaults(o->data, *model, true);
     if (o->data.inputs.empty()) throw Error("--inputs", "encode needs input views");
     const SceneSelection selection = select_scene_views(o->data, model->config().patch_size);
+    add_scene_inputs(selection, inputs);
+    check_named_output(o->output, "--output", o->force, inputs);
+    check_memory_for(*model, selection, "--size");
     const std::vector<PosedImage> views = selected_views(selection, selection.inputs, true);
     const auto start = std::chrono::steady_clock::now();
     const SceneState state = model->encode(views);

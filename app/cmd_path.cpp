@@ -1,8 +1,11 @@
 // lact path: write camera path files (turntable, orbit, interpolation between a scene's cameras).
+#include <cmath>
 #include <cstdio>
 
 #include "app/commands.h"
 #include "app/common.h"
+#include "app/evaluate.h"
+#include "app/output_files.h"
 #include "app/report.h"
 #include "app/scene_inputs.h"
 #include "core/camera_geometry.h"
@@ -19,9 +22,23 @@ struct PathOptions {
   std::string kind, output = "path.json", keys;
   int frames = 120;
   double hfov = 50, radius = 0, elevation = 30, min_radius = 1.7, max_radius = 3.0;
+  bool force = false;
 };
 
+// Flags that would give cameras `render` rejects are refused here, naming the flag.
+void check_path_flags(const PathOptions& o) {
+  if (!(o.hfov > 0 && o.hfov < 180)) throw Error("--hfov", "must be in (0, 180) degrees");
+  if (!(std::abs(o.elevation) < 90)) throw Error("--elevation", "must be in (-90, 90) degrees");
+  if (!(o.min_radius > 0 && o.max_radius >= o.min_radius && o.max_radius < 1e6))
+    throw Error("--min-radius/--max-radius", "need 0 < min <= max < 1e6");
+  if (!(o.radius >= 0 && o.radius < 1e6)) throw Error("--radius", "must be in [0, 1e6) (0: the cameras' distance)");
+}
+
 void run_path(const PathOptions& o) {
+  check_path_flags(o);
+  InputFiles inputs;
+  inputs.add(o.data.data);
+  check_named_output(o.output, "--output", o.force, inputs);
   std::vector<Camera> path;
   const auto [height, width] = parse_size(o.data.size.empty() ? "256x256" : o.data.size);
   if (o.kind == "turntable") {
@@ -29,6 +46,8 @@ void run_path(const PathOptions& o) {
   } else {
     // orbit / interpolate follow a scene's cameras (at the working size, after pose normalisation).
     const SceneSelection s = select_scene_views(o.data, 1);
+    add_scene_inputs(s, inputs);
+    check_named_output(o.output, "--output", o.force, inputs);
     const std::vector<int> keys = select_views(o.keys.empty() ? "all" : o.keys, s.scene, false, {}, o.data.seed, "--keys");
     SceneSelection sized = s;
     if (!sized.height) sized.height = height, sized.width = width;
@@ -63,7 +82,8 @@ void add_path_command(CLI::App& app) {
               "z up), orbit (around the point a scene's cameras look at) or interpolate (slerp through its cameras)");
   command->add_option("kind", o->kind, "turntable | orbit | interpolate")->required();
   command->add_option("-o,--output", o->output, "Path file to write")->capture_default_str();
-  command->add_option("--frames", o->frames, "Frames (interpolate: in all)")->capture_default_str()->check(CLI::PositiveNumber);
+  command->add_option("--frames", o->frames, "Frames (interpolate: in all)")->capture_default_str()->check(CLI::Range(1, 100000));
+  command->add_flag("--force", o->force, "Replace an existing output file (never one of the inputs)");
   command->add_option("--hfov", o->hfov, "Turntable horizontal field of view, degrees")->capture_default_str();
   command->add_option("--elevation", o->elevation, "Turntable / orbit elevation, degrees")->capture_default_str();
   command->add_option("--min-radius", o->min_radius, "Turntable radius range")->capture_default_str();

@@ -1,13 +1,18 @@
 #include "app/common.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <thread>
 
+#include "core/camera.h"
 #include "core/error.h"
 
 namespace lact::app {
 
 void add_common_options(CLI::App& command, CommonOptions& options) {
-  command.add_option("--threads", options.threads, "Worker threads (0 = all cores)")->check(CLI::NonNegativeNumber);
+  command.add_option("--threads", options.threads, "Worker threads (0 = all cores; at most " +
+                                                       std::to_string(max_threads()) + " here, 4 per core)")
+      ->check(CLI::Range(0, max_threads()));
   command.add_option("--device,--backend", options.backend, "Compute device: cpu, or cuda where built with CUDA")
       ->check(CLI::IsMember(backend_names()));
   command.add_option("--precision", options.precision,
@@ -26,12 +31,14 @@ std::unique_ptr<Backend> make_backend(const CommonOptions& options) {
   }
 }
 
+int max_threads() { return 4 * static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+
 std::pair<int, int> parse_size(const std::string& text) {
   if (text.empty()) return {0, 0};
   int h = 0, w = 0;
-  char x = 0, extra = 0;
-  if (std::sscanf(text.c_str(), "%d%c%d%c", &h, &x, &w, &extra) != 3 || (x != 'x' && x != 'X') || h <= 0 || w <= 0)
-    throw Error("--size", "'" + text + "' is not a size like 256x256 (height x width)");
+  if (!parse_image_size(text, h, w))
+    throw Error("--size", "'" + text.substr(0, 40) + "' is not a size like 256x256 (height x width, each 1.." +
+                              std::to_string(kMaxImageSide) + ")");
   return {h, w};
 }
 

@@ -20,6 +20,9 @@ struct CommonOptions {
 void add_common_options(CLI::App& command, CommonOptions& options);
 std::unique_ptr<Backend> make_backend(const CommonOptions& options);
 
+// The most --threads accepted: 4 per core (more only costs memory and time; 10000 threads can hang a machine).
+int max_threads();
+
 // "HxW" -> {H, W}; empty -> {0, 0}.
 std::pair<int, int> parse_size(const std::string& text);
 

@@ -1,14 +1,17 @@
 #include "app/evaluate.h"
 
+#include <unistd.h>
+
 #include <chrono>
+#include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 
 #include "app/progress.h"
+#include "app/video_writer.h"
 #include "core/camera_geometry.h"
 #include "core/error.h"
+#include "core/file_io.h"
 #include "core/metrics.h"
 #include "datasets/camera_path_io.h"
 #include "datasets/image_io.h"
@@ -24,23 +27,20 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }
 }  // namespace
 
-void prepare_output_folder(const std::string& folder) {
-  std::error_code ec;
-  fs::create_directories(folder, ec);
-  const fs::path probe = fs::path(folder) / ".lact_write_test";
-  std::ofstream test(probe);
-  if (ec || !test) throw Error(folder, "output folder cannot be created or written");
-  test.close();
-  fs::remove(probe, ec);
+void add_scene_inputs(const SceneSelection& selection, InputFiles& inputs) {
+  inputs.add(selection.scene.source);
+  for (const SceneView& v : selection.scene.views) inputs.add(v.image_path);
 }
 
 SceneReport evaluate_scene(const Model& model, const SceneSelection& selection, const SceneState* given_state,
-                           const std::string& targets_spec, uint64_t seed, const OutputOptions& out) {
+                           const std::string& targets_spec, uint64_t seed, RunOutput& out) {
   const Scene& scene = selection.scene;
   SceneReport report;
   report.name = scene.name;
+  report.folder = out.folder.scene_folder(scene.name);
   report.inputs = selection.inputs;
   report.targets = select_views(targets_spec, scene, true, selection.inputs, seed, "--targets");
+  add_scene_inputs(selection, out.inputs);
 
   const std::vector<PosedImage> inputs =
       selection.inputs.empty() ? std::vector<PosedImage>{} : selected_views(selection, selection.inputs, true);
@@ -62,10 +62,6 @@ SceneReport evaluate_scene(const Model& model, const SceneSelection& selection, 
 
   std::vector<Camera> input_cameras;
   for (const PosedImage& v : inputs) input_cameras.push_back(v.camera);
-  const fs::path folder = fs::path(out.folder) / scene.name;
-  std::error_code ec;
-  fs::create_directories(folder, ec);
-  if (ec) throw Error(folder.string(), "cannot create output folder (" + ec.message() + ")");
   for (size_t i = 0; i < images.size(); ++i) {
     ViewReport v;
     v.index = report.targets[i];
@@ -80,22 +76,28 @@ SceneReport evaluate_scene(const Model& model, const SceneSelection& selection, 
       v.psnr_nearest_input = psnr(inputs[nearest].image, truth);
     }
     report.views.push_back(v);
-    const std::string stem = (folder / std::to_string(v.index)).string();
-    write_png(stem + ".png", images[i]);
-    if (out.save_images) {
-      write_png(stem + "_gt.png", truth);
-      write_png(stem + "_diff.png", error_heat_map(images[i], truth));
+    const std::string stem = report.folder + "/" + std::to_string(v.index);
+    write_png(out.folder.file(stem + ".png", out.inputs), images[i]);
+    if (out.options.save_images) {
+      write_png(out.folder.file(stem + "_gt.png", out.inputs), truth);
+      write_png(out.folder.file(stem + "_diff.png", out.inputs), error_heat_map(images[i], truth));
     }
-    if (out.save_npy) write_npy(stem + ".npy", images[i]);
+    if (out.options.save_npy) write_npy(out.folder.file(stem + ".npy", out.inputs), images[i]);
   }
   return report;
 }
 
 void render_camera_path(const Model& model, const SceneState& state, const std::string& path,
-                        const OutputOptions& out, const std::string& video, int fps) {
+                        const std::string& video, int fps, RunOutput& out) {
   const std::vector<Camera> frames = read_camera_path(path);
-  prepare_output_folder(out.folder);
-  Progress progress("frames", static_cast<int>(frames.size()), out.quiet);
+  std::unique_ptr<VideoWriter> writer;
+  if (!video.empty()) {
+    if (find_program("ffmpeg").empty())
+      std::printf("ffmpeg is not installed (Debian package ffmpeg): no video written\n");
+    else
+      writer = std::make_unique<VideoWriter>(video, frames, fps);
+  }
+  Progress progress("frames", static_cast<int>(frames.size()), out.options.quiet);
   const auto start = std::chrono::steady_clock::now();
   constexpr size_t kBatch = 8;  // frames rendered together
   for (size_t begin = 0; begin < frames.size(); begin += kBatch) {
@@ -104,26 +106,19 @@ void render_camera_path(const Model& model, const SceneState& state, const std::
     for (size_t i = 0; i < images.size(); ++i) {
       char name[32];
       std::snprintf(name, sizeof(name), "frame_%04zu", begin + i);
-      const std::string stem = (fs::path(out.folder) / name).string();
-      write_png(stem + ".png", images[i]);
-      if (out.save_npy) write_npy(stem + ".npy", images[i]);
-      std::ofstream pose(stem + ".json");
-      pose << camera_to_json(batch[i]).dump() << "\n";
+      const std::string stem = name;
+      write_png(out.folder.file(stem + ".png", out.inputs), images[i]);
+      if (out.options.save_npy) write_npy(out.folder.file(stem + ".npy", out.inputs), images[i]);
+      write_file_atomically(out.folder.file(stem + ".json", out.inputs), camera_to_json(batch[i]).dump() + "\n");
+      if (writer) writer->add_frame(images[i]);
       progress.step(name);
     }
   }
   const double seconds = seconds_since(start);
   std::printf("rendered %zu frames at %dx%d in %.2f s (%.1f ms/frame) -> %s\n", frames.size(), frames[0].height,
-              frames[0].width, seconds, 1000.0 * seconds / frames.size(), out.folder.c_str());
-  if (video.empty()) return;
-  if (std::system("command -v ffmpeg >/dev/null 2>&1") != 0) {
-    std::printf("ffmpeg is not installed (Debian package ffmpeg): no video written\n");
-    return;
-  }
-  const std::string command = "ffmpeg -loglevel error -y -framerate " + std::to_string(fps) + " -i '" +
-                              (fs::path(out.folder) / "frame_%04d.png").string() +
-                              "' -c:v libx264 -pix_fmt yuv420p -vf 'pad=ceil(iw/2)*2:ceil(ih/2)*2' '" + video + "'";
-  if (std::system(command.c_str()) != 0) throw Error(video, "ffmpeg failed to write the video");
+              frames[0].width, seconds, 1000.0 * seconds / frames.size(), out.folder.root().c_str());
+  if (!writer) return;
+  writer->finish();
   std::printf("video -> %s\n", video.c_str());
 }
 

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "app/output_files.h"
 #include "app/report.h"
 #include "app/scene_inputs.h"
 
@@ -14,19 +15,29 @@ struct OutputOptions {
   bool save_images = false;  // <view>_gt.png and <view>_diff.png besides <view>.png
   bool save_npy = false;
   bool quiet = false;
+  bool force = false;        // replace an existing file named by -o / --video
 };
 
+// Everything a run writes goes through here: the options, the --out folder and the files it must not touch.
+struct RunOutput {
+  explicit RunOutput(const OutputOptions& o) : options(o), folder(o.folder) {}
+  OutputOptions options;
+  OutputFolder folder;
+  InputFiles inputs;
+};
+
+// Adds the files of `selection` (its camera file and every view's image) to `inputs`.
+void add_scene_inputs(const SceneSelection& selection, InputFiles& inputs);
+
 // One scene: encode (or use `state` when given), render `targets_spec`, measure. Writes images under
-// folder/<scene>/. Throws Error for anything wrong with this scene.
+// folder/<safe scene name>/. Throws Error for anything wrong with this scene.
 SceneReport evaluate_scene(const Model& model, const SceneSelection& selection, const SceneState* state,
-                           const std::string& targets_spec, uint64_t seed, const OutputOptions& out);
+                           const std::string& targets_spec, uint64_t seed, RunOutput& out);
 
 // Renders `path` (a camera path file) from `state` into folder/frame_NNNN.png (+ .json pose each), and with
-// `video` non-empty an MP4 through ffmpeg when installed. Cameras are used as given (the state's world).
+// `video` non-empty an MP4 through ffmpeg when installed (frames streamed to it: exactly this run's frames).
+// Cameras are used as given (the state's world).
 void render_camera_path(const Model& model, const SceneState& state, const std::string& path,
-                        const OutputOptions& out, const std::string& video, int fps);
-
-// Creates `folder` and checks it can be written (before any work). Throws Error naming it.
-void prepare_output_folder(const std::string& folder);
+                        const std::string& video, int fps, RunOutput& out);
 
 }  // namespace lact::app

@@ -8,6 +8,7 @@
 #include <stb/stb_image_write.h>
 
 #include "core/error.h"
+#include "core/file_io.h"
 
 namespace lact::app {
 
@@ -96,8 +97,13 @@ void draw_panel(Canvas& canvas, int origin, const PlotPanel& panel) {
 void write_loglog_png(const std::string& path, const std::vector<PlotPanel>& panels) {
   Canvas canvas(kPanelWidth * static_cast<int>(std::max<size_t>(1, panels.size())), kHeight);
   for (size_t i = 0; i < panels.size(); ++i) draw_panel(canvas, static_cast<int>(i) * kPanelWidth, panels[i]);
-  if (!stbi_write_png(path.c_str(), canvas.width, canvas.height, 3, canvas.rgb.data(), canvas.width * 3))
-    throw Error(path, "cannot write PNG");
+  std::string png;
+  auto append = [](void* context, void* data, int size) {
+    static_cast<std::string*>(context)->append(static_cast<const char*>(data), static_cast<size_t>(size));
+  };
+  if (!stbi_write_png_to_func(append, &png, canvas.width, canvas.height, 3, canvas.rgb.data(), canvas.width * 3))
+    throw Error(path, "cannot encode PNG");
+  write_file_atomically(path, png);
 }
 
 }  // namespace lact::app

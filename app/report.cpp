@@ -2,10 +2,13 @@
 
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <map>
+#include <sstream>
 
+#include "app/output_files.h"
 #include "core/error.h"
+#include "core/file_io.h"
+#include "core/json_text.h"
 #include "core/metrics.h"
 
 namespace lact::app {
@@ -22,6 +25,13 @@ double mean_over(const std::vector<SceneReport>& scenes, F f) {
   double s = 0;
   for (const SceneReport& r : scenes) s += f(r);
   return scenes.empty() ? 0.0 : s / scenes.size();
+}
+// A name from data, safe to print on a terminal (no escape sequences).
+std::string printable(const std::string& text) {
+  std::string out = text;
+  for (char& c : out)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return out;
 }
 }  // namespace
 
@@ -42,7 +52,7 @@ nlohmann::json Report::to_json() const {
     for (const ViewReport& v : s.views)
       views.push_back({{"index", v.index}, {"psnr", v.psnr}, {"ssim", v.ssim}, {"psnr_nearest_input", v.psnr_nearest_input},
                        {"psnr_white", v.psnr_white}, {"nearest_input", v.nearest_input}});
-    j["scenes"].push_back({{"name", s.name}, {"inputs", s.inputs}, {"targets", s.targets}, {"encode_s", s.encode_s},
+    j["scenes"].push_back({{"name", s.name}, {"folder", s.folder}, {"inputs", s.inputs}, {"targets", s.targets}, {"encode_s", s.encode_s},
                            {"render_ms_per_view", s.render_ms_per_view}, {"psnr", s.psnr()},
                            {"psnr_pooled", s.psnr_pooled()}, {"ssim", s.ssim()},
                            {"psnr_nearest_input", s.psnr_nearest_input()}, {"psnr_white", s.psnr_white()},
@@ -61,69 +71,80 @@ nlohmann::json Report::to_json() const {
   return j;
 }
 
-void Report::write(const std::string& folder) const {
-  const std::string json_path = folder + "/report.json", csv_path = folder + "/report.csv";
-  std::ofstream json(json_path);
-  if (!json) throw Error(json_path, "cannot open for writing");
-  json << to_json().dump(1) << "\n";
-  std::ofstream csv(csv_path);
-  if (!csv) throw Error(csv_path, "cannot open for writing");
+void Report::write(const std::string& json_path, const std::string& csv_path) const {
+  // Scene names come from data: invalid UTF-8 is replaced rather than failing the report.
+  write_file_atomically(json_path, to_json().dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  std::ostringstream csv;
   csv << "scene,view,psnr,ssim,psnr_nearest_input,psnr_white,nearest_input\n";
   for (const SceneReport& s : scenes)
     for (const ViewReport& v : s.views)
-      csv << s.name << "," << v.index << "," << v.psnr << "," << v.ssim << "," << v.psnr_nearest_input << ","
-          << v.psnr_white << "," << v.nearest_input << "\n";
-  if (!json || !csv) throw Error(folder, "writing the report failed");
+      csv << csv_field(s.name) << "," << v.index << "," << v.psnr << "," << v.ssim << "," << v.psnr_nearest_input
+          << "," << v.psnr_white << "," << v.nearest_input << "\n";
+  write_file_atomically(csv_path, csv.str());
 }
 
 void Report::print_table() const {
   std::printf("\n%-24s %6s %8s %8s %7s %10s %7s %9s %10s\n", "scene", "views", "PSNR", "pooled", "SSIM", "nearest-in",
               "white", "encode s", "render ms");
   for (const SceneReport& s : scenes)
-    std::printf("%-24.24s %6zu %8.3f %8.3f %7.4f %10.3f %7.3f %9.3f %10.1f\n", s.name.c_str(), s.views.size(), s.psnr(),
+    std::printf("%-24.24s %6zu %8.3f %8.3f %7.4f %10.3f %7.3f %9.3f %10.1f\n", printable(s.name).c_str(), s.views.size(), s.psnr(),
                 s.psnr_pooled(), s.ssim(), s.psnr_nearest_input(), s.psnr_white(), s.encode_s, s.render_ms_per_view);
   const nlohmann::json j = to_json();
   std::printf("%-24s %6s %8.3f %8.3f %7.4f %10.3f %7.3f %9.3f %10.1f\n", "mean over scenes", "", j["psnr"].get<double>(),
               j["psnr_pooled"].get<double>(), j["ssim"].get<double>(), j["psnr_nearest_input"].get<double>(),
               j["psnr_white"].get<double>(), j["encode_s_total"].get<double>(), j["render_ms_per_view"].get<double>());
-  for (const auto& [name, error] : failed) std::printf("FAILED %s: %s\n", name.c_str(), error.c_str());
+  for (const auto& [name, error] : failed)
+    std::printf("FAILED %s: %s\n", printable(name).c_str(), printable(error).c_str());
 }
 
+namespace {
+
+// A report's number at `key` (in `object`), or Error naming the file.
+double number_in(const nlohmann::json& object, const char* key, const std::string& path) {
+  if (!object.is_object() || !object.contains(key) || !object.at(key).is_number())
+    throw Error(path, std::string("not a lact report.json (no number '") + key + "')");
+  return object.at(key).get<double>();
+}
+
+nlohmann::json load_report(const std::string& path) {
+  const nlohmann::json j = parse_json_text(read_whole_file(path, uint64_t{1} << 30), path);
+  if (!j.is_object() || !j.contains("scenes") || !j.at("scenes").is_array() || !j.contains("psnr"))
+    throw Error(path, "not a lact report.json");
+  for (const nlohmann::json& s : j.at("scenes")) {
+    if (!s.is_object() || !s.contains("name") || !s.at("name").is_string())
+      throw Error(path, "not a lact report.json (a scene without a name)");
+    number_in(s, "psnr", path);
+    number_in(s, "ssim", path);
+  }
+  return j;
+}
+
+}  // namespace
+
 void compare_reports(const std::string& a_path, const std::string& b_path) {
-  auto load = [](const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw Error(path, "cannot open file");
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::exception&) {
-      throw Error(path, "corrupt JSON");
-    }
-    if (!j.is_object() || !j.contains("scenes") || !j.contains("psnr")) throw Error(path, "not a lact report.json");
-    return j;
-  };
-  const nlohmann::json a = load(a_path), b = load(b_path);
+  const nlohmann::json a = load_report(a_path), b = load_report(b_path);
   std::map<std::string, const nlohmann::json*> in_a;
-  for (const auto& s : a["scenes"]) in_a[s.value("name", "")] = &s;
+  for (const auto& s : a["scenes"]) in_a[s["name"].get<std::string>()] = &s;
   std::printf("%-24s %9s %9s %8s %9s %9s %8s\n", "scene", "PSNR A", "PSNR B", "diff", "SSIM A", "SSIM B", "diff");
   for (const auto& s : b["scenes"]) {
-    const std::string name = s.value("name", "");
+    const std::string name = s["name"].get<std::string>();
     auto it = in_a.find(name);
     if (it == in_a.end()) {
-      std::printf("%-24.24s only in B\n", name.c_str());
+      std::printf("%-24.24s only in B\n", printable(name).c_str());
       continue;
     }
-    const auto& sa = *it->second;
-    std::printf("%-24.24s %9.3f %9.3f %+8.3f %9.4f %9.4f %+8.4f\n", name.c_str(), sa["psnr"].get<double>(),
-                s["psnr"].get<double>(), s["psnr"].get<double>() - sa["psnr"].get<double>(), sa["ssim"].get<double>(),
-                s["ssim"].get<double>(), s["ssim"].get<double>() - sa["ssim"].get<double>());
+    const double psnr_a = number_in(*it->second, "psnr", a_path), psnr_b = number_in(s, "psnr", b_path);
+    const double ssim_a = number_in(*it->second, "ssim", a_path), ssim_b = number_in(s, "ssim", b_path);
+    std::printf("%-24.24s %9.3f %9.3f %+8.3f %9.4f %9.4f %+8.4f\n", printable(name).c_str(), psnr_a, psnr_b, psnr_b - psnr_a,
+                ssim_a, ssim_b, ssim_b - ssim_a);
     in_a.erase(it);
   }
-  for (const auto& [name, s] : in_a) std::printf("%-24.24s only in A\n", name.c_str());
+  for (const auto& [name, s] : in_a) std::printf("%-24.24s only in A\n", printable(name).c_str());
   for (const char* key : {"psnr", "psnr_pooled", "ssim", "psnr_nearest_input", "render_ms_per_view", "encode_s_total"})
-    if (a.contains(key) && b.contains(key))
-      std::printf("overall %-20s A %10.4f  B %10.4f  B-A %+10.4f\n", key, a[key].get<double>(), b[key].get<double>(),
-                  b[key].get<double>() - a[key].get<double>());
+    if (a.contains(key) && b.contains(key)) {
+      const double va = number_in(a, key, a_path), vb = number_in(b, key, b_path);
+      std::printf("overall %-20s A %10.4f  B %10.4f  B-A %+10.4f\n", key, va, vb, vb - va);
+    }
 }
 
 }  // namespace lact::app

@@ -17,6 +17,7 @@ struct ViewReport {
 
 struct SceneReport {
   std::string name;
+  std::string folder;  // where its images went, under --out (the name made safe)
   std::vector<int> inputs, targets;
   double encode_s = 0, render_ms_per_view = 0;
   std::vector<ViewReport> views;
@@ -33,7 +34,8 @@ struct Report {
   std::vector<SceneReport> scenes;
   std::vector<std::pair<std::string, std::string>> failed;  // scene, error
   nlohmann::json to_json() const;
-  void write(const std::string& folder) const;  // report.json + report.csv
+  // report.json + report.csv, each written atomically; the paths come from the caller (inside --out).
+  void write(const std::string& json_path, const std::string& csv_path) const;
   void print_table() const;
 };
 

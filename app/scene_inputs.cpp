@@ -7,6 +7,7 @@
 
 #include "app/common.h"
 #include "core/error.h"
+#include "core/memory_estimate.h"
 #include "datasets/preprocess.h"
 #include "datasets/view_selection.h"
 
@@ -26,7 +27,7 @@ void add_data_options(CLI::App& command, DataOptions& o) {
       ->capture_default_str();
   command.add_option("--seed", o.seed, "Seed for random:N and k-means view selection")->capture_default_str();
   command.add_option("--downscale", o.downscale, "nerfstudio/DL3DV: read images_N instead of images (N = 2, 4, 8)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 64));
 }
 
 ReadOptions read_options(const DataOptions& o) {
@@ -60,8 +61,28 @@ SceneSelection plan_scene(const Scene& scene, const DataOptions& o, int patch) {
 
 SceneSelection select_scene_views(const DataOptions& o, int patch) {
   if (o.data.empty()) throw Error("--data", "no data given");
-  const std::vector<Scene> scenes = read_scenes(o.data, read_options(o));
-  return plan_scene(select_scene(scenes, o.scene, o.data), o, patch);
+  const SceneList list = read_scene_list(o.data, read_options(o));
+  // A scene named with --scene is used when it reads, whatever is wrong with the index's other scenes.
+  if (!o.scene.empty())
+    for (const Scene& s : list.scenes)
+      if (s.name == o.scene) return plan_scene(s, o, patch);
+  if (!list.failed.empty()) throw Error(list.failed[0].second);
+  return plan_scene(select_scene(list.scenes, o.scene, o.data), o, patch);
+}
+
+void check_memory(const Model& model, int64_t views, int height, int width, const std::string& flag) {
+  const Backend& backend = model.backend();
+  try {
+    check_encode_fits(estimate_encode_memory(model.config(), model.options(), std::max<int64_t>(1, views), height,
+                                             width),
+                      backend.available_memory(), backend.device_description());
+  } catch (const Error& e) {
+    throw Error(flag + " " + std::to_string(height) + "x" + std::to_string(width), e.what());
+  }
+}
+
+void check_memory_for(const Model& model, const SceneSelection& selection, const std::string& flag) {
+  check_memory(model, static_cast<int64_t>(selection.inputs.size()), selection.height, selection.width, flag);
 }
 
 std::vector<PosedImage> selected_views(const SceneSelection& s, const std::vector<int>& indices, bool with_images) {
@@ -123,14 +144,21 @@ SceneSelection plan_from_state_metadata(const std::map<std::string, std::string>
   if (data.scene.empty()) data.scene = metadata_or(metadata, "scene", "");
   if (data.data.empty()) throw Error(state_path, "records no data: pass --data for the scene's cameras");
   data.background = metadata_or(metadata, "background", data.background);
-  try {
-    data.downscale = std::stoi(metadata_or(metadata, "downscale", "1"));
-  } catch (const std::exception&) {
-    throw Error(state_path, "metadata downscale is not a number");
-  }
+  const std::string downscale = metadata_or(metadata, "downscale", "1");
+  if (downscale.empty() || downscale.size() > 2 || downscale.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoi(downscale) < 1 || std::stoi(downscale) > 64)
+    throw Error(state_path, "metadata downscale '" + downscale.substr(0, 20) + "' is not a factor in 1..64");
+  data.downscale = std::stoi(downscale);
   data.normalize_poses = "none";  // the state's own transform applies (below)
   data.inputs.clear();
-  if (data.size.empty()) data.size = metadata_or(metadata, "height", "0") + "x" + metadata_or(metadata, "width", "0");
+  if (data.size.empty()) {
+    const std::string size = metadata_or(metadata, "height", "") + "x" + metadata_or(metadata, "width", "");
+    int h = 0, w = 0;
+    if (!parse_image_size(size, h, w))
+      throw Error(state_path, "metadata height/width '" + size.substr(0, 40) + "' is not a size in 1.." +
+                                  std::to_string(kMaxImageSide) + " (pass --size)");
+    data.size = size;
+  }
   SceneSelection selection = select_scene_views(data, patch);
   selection.pose = pose_from_metadata(metadata, state_path);
   try {  // the inputs it was encoded from (the nearest-input baseline, snapping in the viewer)

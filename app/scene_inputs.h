@@ -39,6 +39,12 @@ SceneSelection plan_scene(const Scene& scene, const DataOptions& options, int pa
 SceneSelection select_scene_views(const DataOptions& options, int patch);
 ReadOptions read_options(const DataOptions& options);
 
+// Error naming `flag` and the size when encoding (or rendering) `views` views at height x width would need more
+// memory than the model's backend has: checked before any image is decoded or tensor allocated.
+void check_memory(const Model& model, int64_t views, int height, int width, const std::string& flag);
+// The same for a selection's inputs at its working size.
+void check_memory_for(const Model& model, const SceneSelection& selection, const std::string& flag);
+
 // The cameras of `indices` at the selection's working size, pose transform applied; with images when asked.
 std::vector<PosedImage> selected_views(const SceneSelection& selection, const std::vector<int>& indices,
                                        bool with_images);

@@ -3,17 +3,26 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace lact {
+
+// The largest image side any reader, flag or file may state; images decode only up to kMaxImagePixels.
+constexpr int kMaxImageSide = 1 << 16;
+constexpr int64_t kMaxImagePixels = int64_t{1} << 26;  // 64 Mpixel (8192 x 8192): 256 MiB as RGBA8
+
+// "HxW" (or "HXW") with both sides in [1, kMaxImageSide]; false for anything else (no overflow, no junk).
+bool parse_image_size(const std::string& text, int& height, int& width);
 
 struct Camera {
   int width = 0, height = 0;
   float fx = 0, fy = 0, cx = 0, cy = 0;
   std::array<double, 16> c2w{};  // row-major 4x4
 
-  // Throws Error(where, ...) for non-finite values, non-positive focal lengths or a singular rotation.
+  // Throws Error(where, ...) for a size outside [1, kMaxImageSide], non-finite values, non-positive focal
+  // lengths or a singular rotation.
   void validate(const std::string& where) const;
 };
 

@@ -71,7 +71,9 @@ ModuleConfig parse_module(const nlohmann::json& entry, int dim, const std::strin
     m.base_lr = optional_field<double>(params, "base_lr", 0.01, where);
     m.muon_update_steps = optional_field<int>(params, "muon_update_steps", 0, where);
     if (m.base_lr <= 0) throw Error(where, "TTT base_lr must be positive");
-    if (m.muon_update_steps < 0) throw Error(where, "muon_update_steps must be >= 0");
+    if (m.muon_update_steps < 0 || m.muon_update_steps > ConfigLimits::kMaxNewtonSchulzSteps)
+      throw Error(where, "muon_update_steps " + std::to_string(m.muon_update_steps) + " is outside [0, " +
+                             std::to_string(ConfigLimits::kMaxNewtonSchulzSteps) + "]");
     if (m.length_dim != "vl")
       throw Error(where, "a TTT layer per view (length_dim '" + m.length_dim + "') is not supported: only 'vl'");
   } else if (class_name == "MLP") {
@@ -83,8 +85,10 @@ ModuleConfig parse_module(const nlohmann::json& entry, int dim, const std::strin
   if (optional_field<bool>(params, "bias", false, where)) throw Error(where, "biased Linear layers are not supported");
   if (m.kind != ModuleKind::Mlp && (m.head_dim <= 0 || dim % m.head_dim != 0))
     throw Error(where, "head_dim " + std::to_string(m.head_dim) + " does not divide dim " + std::to_string(dim));
-  if (m.hidden(dim) <= 0 || (m.kind != ModuleKind::FastWeightTTT && m.inter_multi <= 0))
-    throw Error(where, "inter_multi must be positive");
+  if (!(m.inter_multi > 0 && m.inter_multi <= ConfigLimits::kMaxInterMulti) || m.hidden(dim) <= 0)
+    throw Error(where, "inter_multi must be in (0, " + std::to_string(int(ConfigLimits::kMaxInterMulti)) +
+                           "] and give a positive hidden width");
+  if (!(m.base_lr < 1e6)) throw Error(where, "TTT base_lr is not a finite number below 1e6");
   return m;
 }
 
@@ -101,8 +105,16 @@ ModelConfig parse_model_config(const nlohmann::json& json, const std::string& wh
   c.layers = field<int>(body, "layers", where);
   if (c.patch_size <= 0 || c.dim <= 0 || c.layers <= 0)
     throw Error(where, "patch_size, dim and layers must be positive");
+  if (c.patch_size > ConfigLimits::kMaxPatch || c.dim > ConfigLimits::kMaxDim || c.layers > ConfigLimits::kMaxLayers)
+    throw Error(where, "config out of range: patch_size " + std::to_string(c.patch_size) + " (at most " +
+                           std::to_string(ConfigLimits::kMaxPatch) + "), dim " + std::to_string(c.dim) + " (at most " +
+                           std::to_string(ConfigLimits::kMaxDim) + "), layers " + std::to_string(c.layers) +
+                           " (at most " + std::to_string(ConfigLimits::kMaxLayers) + ")");
   const nlohmann::json blocks = field<nlohmann::json>(body, "block_config", where);
   if (!blocks.is_array() || blocks.empty()) throw Error(where, "block_config must be a non-empty list");
+  if (blocks.size() > ConfigLimits::kMaxModulesPerBlock)
+    throw Error(where, "block_config lists " + std::to_string(blocks.size()) + " modules (at most " +
+                           std::to_string(ConfigLimits::kMaxModulesPerBlock) + ")");
   for (const nlohmann::json& entry : blocks) c.block.push_back(parse_module(entry, c.dim, where));
   return c;
 }

@@ -25,7 +25,7 @@ struct ModuleConfig {
   double base_lr = 0.01;    // TTT
   int muon_update_steps = 0;  // TTT Newton-Schulz steps
 
-  int heads(int dim) const { return dim / head_dim; }
+  int heads(int dim) const { return head_dim > 0 ? dim / head_dim : 0; }  // 0 for modules without heads (MLP)
   int hidden(int dim) const;  // MLP: int(dim * inter_multi); TTT: int(head_dim * inter_multi)
 };
 
@@ -42,6 +42,15 @@ struct ModelConfig {
   int global_attention_modules_per_block() const;
   // Fast-weight floats per layer (all TTT modules of a block).
   long long fast_weight_floats_per_layer() const;
+};
+
+// Limits a config from an untrusted file must respect (checked before anything is sized from it): far above
+// the paper's largest model (24 layers, dim 768, patch 8, 5 Newton-Schulz steps), far below what would
+// overflow a size or hang an encode.
+struct ConfigLimits {
+  static constexpr int kMaxPatch = 64, kMaxDim = 16384, kMaxLayers = 1024, kMaxModulesPerBlock = 64;
+  static constexpr int kMaxNewtonSchulzSteps = 64;
+  static constexpr double kMaxInterMulti = 64;
 };
 
 // Parses and validates; `where` names the source (a file) in error messages.

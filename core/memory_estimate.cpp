@@ -1,6 +1,7 @@
 #include "core/memory_estimate.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "core/error.h"
@@ -9,7 +10,13 @@
 namespace lact {
 
 namespace {
-constexpr int64_t kFloat = sizeof(float);
+constexpr double kFloat = sizeof(float);
+
+// A byte or element count as int64, saturated (the largest value means "more than any machine has").
+int64_t saturate(double value) {
+  constexpr double kMax = 9.0e18;  // below INT64_MAX (9.22e18), exactly representable as a double
+  return value >= kMax ? static_cast<int64_t>(kMax) : static_cast<int64_t>(value);
+}
 
 std::string gib(int64_t bytes) {
   char text[32];
@@ -20,22 +27,25 @@ std::string gib(int64_t bytes) {
 
 EncodeMemory estimate_encode_memory(const ModelConfig& config, const ModelOptions& options, int64_t views,
                                     int height, int width) {
-  const int64_t patch = config.patch_size, dim = config.dim;
-  const int64_t per_view = (height / patch) * (width / patch), tokens = views * per_view;
-  const int64_t tile = std::max<int64_t>(1, options.token_tile);
+  // Counted in double so that no flag (--size 8x2147483640, 2e9 views) can overflow it; saturated at the end.
+  const int64_t patch = std::max(1, config.patch_size);
+  const double dim = config.dim;
+  const double per_view = static_cast<double>(std::max(0, height) / patch) * static_cast<double>(std::max(0, width) / patch);
+  const double tokens = static_cast<double>(std::max<int64_t>(0, views)) * per_view;
+  const double tile = static_cast<double>(std::max<int64_t>(1, options.token_tile));
   // Token-wise modules run on chunks of whole views of at most `tile` tokens (at least one view).
-  const int64_t chunk = std::min(tokens, std::max<int64_t>(1, tile / std::max<int64_t>(1, per_view)) * per_view);
+  const double chunk = std::min(tokens, std::max(1.0, std::floor(tile / std::max(1.0, per_view))) * per_view);
 
   EncodeMemory m;
-  m.tokens = tokens;
+  m.tokens = saturate(tokens);
   // Embedding: the input pixels, their ray tokens and the embedded tokens, alive together.
-  m.embedding = tokens * (3 * patch * patch + config.input_channels() + dim) * kFloat;
-  m.activations = 3 * tokens * dim * kFloat;
+  m.embedding = saturate(tokens * (3.0 * patch * patch + config.input_channels() + dim) * kFloat);
+  m.activations = saturate(3 * tokens * dim * kFloat);
 
-  int64_t scratch = 0;
+  double scratch = 0;
   for (const ModuleConfig& mc : config.block) {
-    const int64_t heads = mc.heads(config.dim), hd = mc.head_dim, hidden = mc.hidden(config.dim);
-    int64_t need = 0;
+    const double heads = mc.heads(config.dim), hd = mc.head_dim, hidden = mc.hidden(config.dim);
+    double need = 0;
     switch (mc.kind) {
       case ModuleKind::WindowAttention:
         // qkv + q, k, v (qkv is freed before attention); attended, merged.
@@ -49,43 +59,43 @@ EncodeMemory estimate_encode_memory(const ModelConfig& config, const ModelOption
         need = 6 * tokens * dim + 2 * (tokens + per_view) * dim + 2 * tokens * dim;
         break;
       case ModuleKind::FastWeightTTT: {
-        const int64_t weights = 3 * heads * hd * hidden;  // one set of w0, w1, w2
-        const int64_t projections = 3 * tokens * dim + tokens * 3 * heads;  // q, k, v, lr (kept through the update)
-        const int64_t project_peak = 3 * tokens * dim;                      // the qkv product while splitting
-        const int64_t n = std::min(tokens, tile);
+        const double weights = 3 * heads * hd * hidden;  // one set of w0, w1, w2
+        const double projections = 3 * tokens * dim + tokens * 3 * heads;  // q, k, v, lr (kept through the update)
+        const double project_peak = 3 * tokens * dim;                      // the qkv product while splitting
+        const double n = std::min(tokens, tile);
         // The route ttt_update takes (the same rule).
         const int steps = mc.muon_update_steps;
         bool low_rank = options.newton_schulz == NewtonSchulzRoute::LowRank;
         if (options.newton_schulz == NewtonSchulzRoute::Auto)
           low_rank = steps > 0 && tokens <= tile &&
-                     newton_schulz_low_rank_flops(tokens, hd, hidden, steps) <
-                         newton_schulz_dense_flops(tokens, hd, hidden, steps);
-        int64_t update = 0;
+                     newton_schulz_low_rank_flops(int64_t(tokens), int64_t(hd), int64_t(hidden), steps) <
+                         newton_schulz_dense_flops(int64_t(tokens), int64_t(hd), int64_t(hidden), steps);
+        double update = 0;
         if (low_rank) {
           // Directions of all tokens, then per weight: 2 grams + C + t, z, z2, next (token x token), C Q.
           update = 3 * heads * tokens * hidden + weights / 3 + 7 * heads * tokens * tokens + heads * tokens * hd;
         } else {
           // Summed directions, one tile's directions; then Newton-Schulz on the smaller side with the copy.
-          const int64_t side = std::min(hd, hidden);
+          const double side = std::min(hd, hidden);
           update = weights + std::max(3 * heads * n * hidden, 2 * heads * side * side + heads * hd * hidden + weights);
         }
         // Apply: o, the gate and up tiles, then merged (the projections still alive).
-        const int64_t apply = tokens * dim + 2 * heads * n * hidden + tokens * dim;
+        const double apply = tokens * dim + 2 * heads * n * hidden + tokens * dim;
         need = projections + std::max({project_peak, update, apply});
         break;
       }
     }
     scratch = std::max(scratch, need);
   }
-  m.temporaries = scratch * kFloat;
+  m.temporaries = saturate(scratch * kFloat);
 
-  int64_t state = 0;
+  double state = 0;
   for (const ModuleConfig& mc : config.block) {
     if (mc.kind == ModuleKind::FastWeightTTT)
-      state += 3 * static_cast<int64_t>(mc.heads(config.dim)) * mc.head_dim * mc.hidden(config.dim);
+      state += 3.0 * mc.heads(config.dim) * mc.head_dim * mc.hidden(config.dim);
     if (mc.kind == ModuleKind::GlobalAttention) state += 2 * tokens * dim;
   }
-  m.state = state * config.layers * kFloat;
+  m.state = saturate(state * config.layers * kFloat);
   return m;
 }
 

@@ -5,6 +5,7 @@
 // backend measures.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -19,9 +20,9 @@ struct EncodeMemory {
   int64_t activations = 0;  // bytes: the token buffers x, y, out
   int64_t temporaries = 0;  // bytes: the largest module's scratch
   int64_t state = 0;        // bytes: fast weights / KV caches of every layer
-  int64_t total() const {
-    const int64_t layers = activations + temporaries + state;
-    return embedding > layers ? embedding : layers;
+  int64_t total() const {  // each part is at most 9e18 (saturated), so the sum is done in double
+    const double layers = double(activations) + double(temporaries) + double(state);
+    return layers > 9.0e18 ? int64_t(9.0e18) : std::max(embedding, int64_t(layers));
   }
 };
 

@@ -1,11 +1,14 @@
 #include "core/safetensors.h"
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/file_io.h"
+#include "core/json_text.h"
 
 namespace lact {
 
@@ -51,7 +54,53 @@ float bfloat16_to_float(uint16_t b) {
 
 }  // namespace
 
+namespace {
+
+constexpr uint64_t kMaxHeaderBytes = 100u << 20;  // the Python library's own limit
+
+uint64_t element_count(const std::vector<int64_t>& shape, const std::string& path, const std::string& name) {
+  uint64_t count = 1;
+  for (int64_t d : shape) {
+    if (d < 0) throw Error(path, "tensor '" + name + "' has a negative dimension");
+    if (__builtin_mul_overflow(count, static_cast<uint64_t>(d), &count))
+      throw Error(path, "tensor '" + name + "' has a shape whose element count overflows");
+  }
+  return count;
+}
+
+SafetensorsEntry parse_entry(const nlohmann::json& value, const std::string& path, const std::string& name) {
+  SafetensorsEntry e;
+  try {
+    e.dtype = value.at("dtype").get<std::string>();
+    const nlohmann::json& shape = value.at("shape");
+    const nlohmann::json& offsets = value.at("data_offsets");
+    if (!shape.is_array() || !offsets.is_array() || offsets.size() != 2)
+      throw Error(path, "tensor '" + name + "' has a malformed header entry");
+    for (const nlohmann::json& d : shape) {
+      if (!d.is_number_integer()) throw Error(path, "tensor '" + name + "' has a non-integer dimension");
+      e.shape.push_back(d.get<int64_t>());
+    }
+    for (const nlohmann::json& o : offsets)
+      if (!o.is_number_unsigned()) throw Error(path, "tensor '" + name + "' has bad data_offsets");
+    e.begin = offsets[0].get<uint64_t>();
+    e.end = offsets[1].get<uint64_t>();
+  } catch (const nlohmann::json::exception&) {
+    throw Error(path, "tensor '" + name + "' has a malformed header entry");
+  }
+  const uint64_t count = element_count(e.shape, path, name);
+  const size_t element = dtype_size(e.dtype);
+  if (element == 0) throw Error(path, "tensor '" + name + "' has unknown dtype " + e.dtype);
+  uint64_t bytes = 0;
+  if (__builtin_mul_overflow(count, static_cast<uint64_t>(element), &bytes) || e.end < e.begin ||
+      e.end - e.begin != bytes)
+    throw Error(path, "tensor '" + name + "' data size does not match its shape and dtype");
+  return e;
+}
+
+}  // namespace
+
 SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
+  require_regular_file(path);
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) throw Error(path, "cannot open file");
   const uint64_t file_size = static_cast<uint64_t>(in.tellg());
@@ -64,14 +113,10 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
   if (header_size > file_size - 8)
     throw Error(path, "truncated or not a safetensors file (header of " + std::to_string(header_size) +
                           " bytes in a file of " + std::to_string(file_size) + ")");
+  if (header_size > kMaxHeaderBytes) throw Error(path, "safetensors header larger than 100 MiB (refused)");
   std::string header(header_size, '\0');
-  in.read(header.data(), static_cast<std::streamsize>(header_size));
-  nlohmann::json json;
-  try {
-    json = nlohmann::json::parse(header);
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(path, "corrupt safetensors header (not JSON)");
-  }
+  if (!in.read(header.data(), static_cast<std::streamsize>(header_size))) throw Error(path, "read error");
+  const nlohmann::json json = parse_json_text(header, path + " (safetensors header)");
   if (!json.is_object()) throw Error(path, "corrupt safetensors header (not a JSON object)");
 
   const uint64_t data_size = file_size - 8 - header_size;
@@ -82,31 +127,19 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
         if (m->is_string()) metadata_[m.key()] = m->get<std::string>();
       continue;
     }
-    SafetensorsEntry e;
-    try {
-      e.dtype = it->at("dtype").get<std::string>();
-      e.shape = it->at("shape").get<std::vector<int64_t>>();
-      const auto offsets = it->at("data_offsets").get<std::vector<uint64_t>>();
-      if (offsets.size() != 2) throw Error(path, "tensor '" + it.key() + "' has bad data_offsets");
-      e.begin = offsets[0];
-      e.end = offsets[1];
-    } catch (const nlohmann::json::exception&) {
-      throw Error(path, "tensor '" + it.key() + "' has a malformed header entry");
-    }
-    uint64_t count = 1;
-    for (int64_t d : e.shape) {
-      if (d < 0) throw Error(path, "tensor '" + it.key() + "' has a negative dimension");
-      count *= static_cast<uint64_t>(d);
-    }
-    const size_t element = dtype_size(e.dtype);
-    if (element == 0) throw Error(path, "tensor '" + it.key() + "' has unknown dtype " + e.dtype);
-    if (e.end < e.begin || e.end - e.begin != count * element)
-      throw Error(path, "tensor '" + it.key() + "' data size does not match its shape and dtype");
+    SafetensorsEntry e = parse_entry(*it, path, it.key());
     if (e.end > data_size)
       throw Error(path, "truncated: tensor '" + it.key() + "' ends at byte " + std::to_string(e.end) +
                             " of a data section of " + std::to_string(data_size));
     entries_[it.key()] = std::move(e);
   }
+  // Tensors may not share bytes (a crafted file could alias one tensor's data into another's).
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  for (const auto& [name, e] : entries_)
+    if (e.end > e.begin) ranges.push_back({e.begin, e.end});
+  std::sort(ranges.begin(), ranges.end());
+  for (size_t i = 1; i < ranges.size(); ++i)
+    if (ranges[i].first < ranges[i - 1].second) throw Error(path, "tensors have overlapping data_offsets");
   data_.resize(data_size);
   if (data_size && !in.read(reinterpret_cast<char*>(data_.data()), static_cast<std::streamsize>(data_size)))
     throw Error(path, "read error");
@@ -152,16 +185,14 @@ void write_safetensors(const std::string& path, const std::map<std::string, Safe
   }
   std::string text = header.dump();
   while (text.size() % 8) text.push_back(' ');
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw Error(path, "cannot open for writing");
+  AtomicFile out(path);
   uint8_t prefix[8];
-  uint64_t size = text.size();
+  const uint64_t size = text.size();
   for (int i = 0; i < 8; ++i) prefix[i] = static_cast<uint8_t>(size >> (8 * i));
-  out.write(reinterpret_cast<const char*>(prefix), 8);
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  for (const auto& [name, t] : tensors)
-    out.write(reinterpret_cast<const char*>(t.values.data()), static_cast<std::streamsize>(4 * t.values.size()));
-  if (!out) throw Error(path, "write failed (disk full?)");
+  out.write(prefix, 8);
+  out.write(text);
+  for (const auto& [name, t] : tensors) out.write(t.values.data(), 4 * t.values.size());
+  out.commit();
 }
 
 }  // namespace lact

@@ -5,7 +5,9 @@
 #include <functional>
 #include <set>
 
+#include "core/camera.h"
 #include "core/error.h"
+#include "core/json_text.h"
 #include "core/safetensors.h"
 
 namespace lact {
@@ -131,41 +133,49 @@ ModelConfig config_from_metadata(const SafetensorsFile& file) {
   if (it == file.metadata().end())
     throw Error(path, "no model config in the safetensors metadata (__metadata__.config); convert the checkpoint "
                       "with tools/convert_checkpoint.py --config");
-  nlohmann::json json;
-  try {
-    json = nlohmann::json::parse(it->second);
-  } catch (const nlohmann::json::exception&) {
-    throw Error(path, "__metadata__.config is not valid JSON");
-  }
+  const nlohmann::json json = parse_json_text(it->second, path + " (__metadata__.config)");
   return parse_model_config(json, path);
 }
+
+namespace {
+
+// What the model was trained with (metadata image_size "HxW", input_views), checked like any other input.
+void read_training_metadata(const SafetensorsFile& file, ModelWeights& weights) {
+  const std::string& path = file.path();
+  auto size = file.metadata().find("image_size");
+  if (size != file.metadata().end() && !size->second.empty() &&
+      !parse_image_size(size->second, weights.trained_height, weights.trained_width))
+    throw Error(path, "metadata image_size '" + size->second.substr(0, 40) + "' is not HxW with sides in 1.." +
+                          std::to_string(kMaxImageSide));
+  auto views = file.metadata().find("input_views");
+  if (views != file.metadata().end() && !views->second.empty()) {
+    const std::string& text = views->second;
+    if (text.size() > 4 || text.find_first_not_of("0123456789") != std::string::npos || std::stoi(text) < 1)
+      throw Error(path, "metadata input_views '" + text.substr(0, 40) + "' is not a count in 1..9999");
+    weights.trained_input_views = std::stoi(text);
+  }
+}
+
+}  // namespace
 
 ModelWeights load_model(const std::string& path, Backend& be) {
   const SafetensorsFile file(path);
   const ModelConfig config = config_from_metadata(file);
+  // Every module has at least two tensors: a config declaring more modules than the file could hold is
+  // refused before anything is sized from it.
+  const uint64_t modules = static_cast<uint64_t>(config.layers) * config.block.size();
+  if (2 * modules > file.entries().size())
+    throw Error(path, "the config declares " + std::to_string(config.layers) + " layers of " +
+                          std::to_string(config.block.size()) + " modules but the file holds only " +
+                          std::to_string(file.entries().size()) + " tensors");
 
   std::set<std::string> expected;
   for (const auto& [name, shape] : expected_tensors(config)) expected.insert(name);
   for (const auto& [name, entry] : file.entries())
     if (!expected.count(name))
       throw Error(path, "unexpected tensor '" + name + "': the weights do not match the config in the metadata");
-
-  int trained_height = 0, trained_width = 0, trained_input_views = 0;
-  auto size = file.metadata().find("image_size");
-  if (size != file.metadata().end() && !size->second.empty()) {
-    char x = 0, extra = 0;
-    if (std::sscanf(size->second.c_str(), "%d%c%d%c", &trained_height, &x, &trained_width, &extra) != 3 || x != 'x' ||
-        trained_height <= 0 || trained_width <= 0)
-      throw Error(path, "metadata image_size '" + size->second + "' is not HxW");
-  }
-  auto views = file.metadata().find("input_views");
-  if (views != file.metadata().end() && !views->second.empty()) {
-    try {
-      trained_input_views = std::stoi(views->second);
-    } catch (const std::exception&) {
-      throw Error(path, "metadata input_views '" + views->second + "' is not a number");
-    }
-  }
+  ModelWeights trained;
+  read_training_metadata(file, trained);
 
   auto read = [&](const std::string& name, const Shape& shape) {
     const SafetensorsEntry& e = file.entry(name);
@@ -178,9 +188,9 @@ ModelWeights load_model(const std::string& path, Backend& be) {
     return values;
   };
   ModelWeights weights = build_model_weights(config, be, read, path);
-  weights.trained_height = trained_height;
-  weights.trained_width = trained_width;
-  weights.trained_input_views = trained_input_views;
+  weights.trained_height = trained.trained_height;
+  weights.trained_width = trained.trained_width;
+  weights.trained_input_views = trained.trained_input_views;
   return weights;
 }
 

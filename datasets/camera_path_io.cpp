@@ -1,8 +1,8 @@
 #include "datasets/camera_path_io.h"
 
-#include <fstream>
 
 #include "core/error.h"
+#include "core/file_io.h"
 #include "datasets/json_util.h"
 
 namespace lact {
@@ -16,10 +16,8 @@ nlohmann::json camera_to_json(const Camera& c) {
 void write_camera_path(const std::string& path, const std::vector<Camera>& frames) {
   nlohmann::json out{{"format", "lact camera path v1"}, {"frames", nlohmann::json::array()}};
   for (const Camera& c : frames) out["frames"].push_back(camera_to_json(c));
-  std::ofstream file(path);
-  if (!file) throw Error(path, "cannot open for writing");
-  file << out.dump(1) << "\n";
-  if (!file) throw Error(path, "write failed");
+  for (size_t i = 0; i < frames.size(); ++i) frames[i].validate(path + " frame " + std::to_string(i));
+  write_file_atomically(path, out.dump(1) + "\n");
 }
 
 std::vector<Camera> read_camera_path(const std::string& path) {

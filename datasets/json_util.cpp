@@ -1,24 +1,16 @@
 #include "datasets/json_util.h"
 
 #include <cmath>
-#include <fstream>
 
 #include "core/error.h"
+#include "core/file_io.h"
+#include "core/json_text.h"
 
 namespace lact {
 
 nlohmann::json read_json_file(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw Error(path.string(), "is a folder, not a JSON file");
-  std::ifstream in(path);
-  if (!in) throw Error(path.string(), "cannot open file");
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(path.string(), std::string("corrupt JSON (") + e.what() + ")");
-  } catch (const std::exception& e) {  // stream failures (unreadable file)
-    throw Error(path.string(), std::string("cannot read file (") + e.what() + ")");
-  }
+  constexpr uint64_t kMaxJsonBytes = uint64_t{1} << 30;  // camera files of 100k frames are ~100 MB
+  return parse_json_text(read_whole_file(path.string(), kMaxJsonBytes), path.string());
 }
 
 int json_int(const nlohmann::json& object, const char* key, const std::string& where, int min, int max) {

@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/camera.h"  // kMaxImageSide
+
 namespace lact {
 
 nlohmann::json read_json_file(const std::filesystem::path& path);
@@ -16,7 +18,6 @@ double json_number(const nlohmann::json& object, const char* key, const std::str
 bool has_number(const nlohmann::json& object, const char* key);
 // An integer field in [min, max] (image sizes and the like).
 int json_int(const nlohmann::json& object, const char* key, const std::string& where, int min, int max);
-constexpr int kMaxImageSide = 1 << 16;
 std::string json_string(const nlohmann::json& object, const char* key, const std::string& where);
 // A 4x4 (or 3x4, completed with 0 0 0 1) row-major matrix of finite numbers.
 std::array<double, 16> json_matrix4(const nlohmann::json& object, const char* key, const std::string& where);

@@ -1,8 +1,9 @@
 // Layout detection: which reader a path goes to.
 #include <filesystem>
-#include <fstream>
+#include <sstream>
 
 #include "core/error.h"
+#include "core/file_io.h"
 #include "datasets/json_util.h"
 #include "datasets/layouts.h"
 
@@ -52,8 +53,7 @@ std::vector<fs::path> read_index(const fs::path& path, const nlohmann::json* jso
       add(entry.get<std::string>());
     }
   } else {
-    std::ifstream in(path);
-    if (!in) throw Error(path.string(), "cannot open file");
+    std::istringstream in(read_whole_file(path.string(), uint64_t{1} << 28));
     std::string line;
     while (std::getline(in, line)) {
       while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.pop_back();

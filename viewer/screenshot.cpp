@@ -2,9 +2,9 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 
 #include "core/error.h"
+#include "core/file_io.h"
 
 namespace lact::viewer {
 
@@ -35,9 +35,7 @@ std::vector<std::string> write_screenshot(const std::string& path, const Rgb8& w
                          {"tiles", layout.tiles},
                          {"tile_step", layout.step},
                          {"framebuffer_scale", layout.framebuffer_scale}};
-  std::ofstream out(files[2]);
-  out << info.dump(2) << "\n";
-  if (!out) throw Error(files[2], "cannot write the screenshot's pose file");
+  write_file_atomically(files[2], info.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   return files;
 }
 

@@ -73,15 +73,15 @@ void export_path(const Model& model, const SceneState& state, const std::vector<
   std::string message;
   bool failed = false;
   try {
-    app::prepare_output_folder(settings.export_folder);
-    const std::string file = (std::filesystem::path(settings.export_folder) / "path.json").string();
+    app::OutputOptions options;
+    options.folder = settings.export_folder;
+    options.quiet = true;
+    app::RunOutput out(options);  // the export folder holds the viewer's own outputs: replaced freely
+    out.folder.check_writable();
+    const std::string file = out.folder.file("path.json", out.inputs);
     write_camera_path(file, frames);
-    app::OutputOptions out;
-    out.folder = settings.export_folder;
-    out.quiet = true;
-    const std::string video =
-        settings.video ? (std::filesystem::path(settings.export_folder) / "path.mp4").string() : std::string();
-    app::render_camera_path(model, state, file, out, video, settings.fps);
+    const std::string video = settings.video ? out.folder.file("path.mp4", out.inputs) : std::string();
+    app::render_camera_path(model, state, file, video, settings.fps, out);
     message = "exported " + std::to_string(frames.size()) + " frames to " + settings.export_folder;
   } catch (const std::exception& e) {
     message = e.what();

@@ -1,0 +1,58 @@
+// Where lact may write. Files named by the user (-o, --video, --json ...) are never replaced without --force,
+// and never when they are one of the run's inputs (the model, the state, the data); lact's own outputs inside
+// --out are replaced freely and everything else there is left alone. Names that come from data (scene names)
+// are made into safe folder names, and every output path is checked to stay under --out.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+
+namespace lact::app {
+
+// The files a run reads: none of them may be written.
+class InputFiles {
+ public:
+  void add(const std::string& path);  // ignored when empty or missing
+  // Error(`what`) when `path` is the same file as an input (also through links or another spelling).
+  void check_not_input(const std::string& path, const std::string& what) const;
+
+ private:
+  std::map<std::pair<uint64_t, uint64_t>, std::string> files_;  // (device, inode) -> the name it was given as
+};
+
+// A file the user named with `flag`: refused when it exists (unless `force`), when it is a folder, when it is
+// an input, or when its folder does not exist (with `create_folder`: cannot be made; make_parent_folder() makes
+// it just before writing). Call before any work.
+void check_named_output(const std::string& path, const std::string& flag, bool force, const InputFiles& inputs,
+                        bool create_folder = false);
+void make_parent_folder(const std::string& path);
+
+// A scene name from a dataset made into one safe path component: no '/', '\\', "..", leading dot or control
+// characters, at most 80 bytes; "scene" when nothing is left.
+std::string safe_folder_name(const std::string& name);
+
+// The --out folder of a run: created only when the first file is written; paths inside it only.
+class OutputFolder {
+ public:
+  explicit OutputFolder(std::string root);
+  // Error naming the folder when it cannot become a writable folder (checked before any work).
+  void check_writable() const;
+  // The folder for scene `name` (safe, distinct from every other scene's of this run).
+  std::string scene_folder(const std::string& name);
+  // root/relative after checking it stays under root and is not an input; creates its folder.
+  std::string file(const std::string& relative, const InputFiles& inputs) const;
+  const std::string& root() const { return root_; }
+
+ private:
+  std::string root_;
+  std::map<std::string, std::string> scene_folders_;  // scene name -> folder
+  std::set<std::string> used_;
+};
+
+// A CSV field per RFC 4180 (quoted when it holds a comma, quote or line break), with a cell that a
+// spreadsheet would run as a formula (= + - @, tab, CR first) made inert by a leading apostrophe.
+std::string csv_field(const std::string& text);
+
+}  // namespace lact::app
