@@ -59,6 +59,7 @@ void render_from_state(RenderOptions& o, Backend& backend, RunOutput& out) {
   if (!o.path.empty()) return render_camera_path(*model, state, o.path, o.video, o.fps, out);
 
   const SceneSelection selection = plan_from_state_metadata(metadata, o.data, o.state, model->config().patch_size);
+  check_memory(*model, 1, selection.height, selection.width, "--size");  // the targets, one view at a time at least
   Report report;
   report.header = report_header(o, *model, selection.height, selection.width);
   report.scenes.push_back(evaluate_scene(*model, selection, &state, o.targets, o.data.seed, out));

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <set>
 
 #include "app/progress.h"
 #include "app/video_writer.h"
@@ -90,6 +91,9 @@ SceneReport evaluate_scene(const Model& model, const SceneSelection& selection, 
 void render_camera_path(const Model& model, const SceneState& state, const std::string& path,
                         const std::string& video, int fps, RunOutput& out) {
   const std::vector<Camera> frames = read_camera_path(path);
+  std::set<std::pair<int, int>> sizes;
+  for (const Camera& c : frames)
+    if (sizes.insert({c.height, c.width}).second) check_memory(model, 1, c.height, c.width, path + ": a frame of");
   std::unique_ptr<VideoWriter> writer;
   if (!video.empty()) {
     if (find_program("ffmpeg").empty())

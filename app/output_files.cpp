@@ -91,13 +91,10 @@ void OutputFolder::check_writable() const {
 }
 
 std::string OutputFolder::scene_folder(const std::string& name) {
-  auto it = scene_folders_.find(name);
-  if (it != scene_folders_.end()) return it->second;
   const std::string base = safe_folder_name(name);
   std::string folder = base;
   for (int n = 2; used_.count(folder); ++n) folder = base + "-" + std::to_string(n);
   used_.insert(folder);
-  scene_folders_[name] = folder;
   return folder;
 }
 

@@ -39,7 +39,8 @@ class OutputFolder {
   explicit OutputFolder(std::string root);
   // Error naming the folder when it cannot become a writable folder (checked before any work).
   void check_writable() const;
-  // The folder for scene `name` (safe, distinct from every other scene's of this run).
+  // A new folder for a scene called `name`: safe, and distinct from every other scene's of this run (two
+  // scenes of one name get "name" and "name-2").
   std::string scene_folder(const std::string& name);
   // root/relative after checking it stays under root and is not an input; creates its folder.
   std::string file(const std::string& relative, const InputFiles& inputs) const;
@@ -47,7 +48,6 @@ class OutputFolder {
 
  private:
   std::string root_;
-  std::map<std::string, std::string> scene_folders_;  // scene name -> folder
   std::set<std::string> used_;
 };
 

@@ -1,6 +1,8 @@
 #include "core/config.h"
 
 #include "core/error.h"
+#include "core/json_text.h"
+#include "core/safetensors.h"
 
 namespace lact {
 
@@ -136,6 +138,16 @@ ModelConfig builtin_model_config(const std::string& name) {
          {"params", {{"head_dim", 768}, {"inter_multi", inter}, {"base_lr", 0.01}, {"muon_update_steps", 5}}}},
         {{"type", "model.MLP"}, {"length_dim", "vl"}, {"params", {{"inter_multi", 4}}}}}}};
   return parse_model_config(json, name);
+}
+
+ModelConfig config_from_metadata(const SafetensorsFile& file) {
+  const std::string& path = file.path();
+  auto it = file.metadata().find("config");
+  if (it == file.metadata().end())
+    throw Error(path, "no model config in the safetensors metadata (__metadata__.config); convert the checkpoint "
+                      "with tools/convert_checkpoint.py --config");
+  const nlohmann::json json = parse_json_text(it->second, path + " (__metadata__.config)");
+  return parse_model_config(json, path);
 }
 
 }  // namespace lact

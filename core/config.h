@@ -56,6 +56,10 @@ struct ConfigLimits {
 // Parses and validates; `where` names the source (a file) in error messages.
 ModelConfig parse_model_config(const nlohmann::json& json, const std::string& where);
 
+class SafetensorsFile;
+// The model config a model or scene-state file carries in __metadata__.config (Error naming the file if not).
+ModelConfig config_from_metadata(const SafetensorsFile& file);
+
 // A named official config ("lact_l24_d768_ttt2x", "lact_l24_d768_ttt4x", "lact_l14_d768_ttt2x").
 ModelConfig builtin_model_config(const std::string& name);
 

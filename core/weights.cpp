@@ -7,7 +7,6 @@
 
 #include "core/camera.h"
 #include "core/error.h"
-#include "core/json_text.h"
 #include "core/safetensors.h"
 
 namespace lact {
@@ -125,16 +124,6 @@ ModelWeights build_model_weights(const ModelConfig& config, Backend& be,
   w.decoder_norm = load("image_token_decoder.0.weight");
   w.decoder_linear = load("image_token_decoder.1.weight");
   return w;
-}
-
-ModelConfig config_from_metadata(const SafetensorsFile& file) {
-  const std::string& path = file.path();
-  auto it = file.metadata().find("config");
-  if (it == file.metadata().end())
-    throw Error(path, "no model config in the safetensors metadata (__metadata__.config); convert the checkpoint "
-                      "with tools/convert_checkpoint.py --config");
-  const nlohmann::json json = parse_json_text(it->second, path + " (__metadata__.config)");
-  return parse_model_config(json, path);
 }
 
 namespace {

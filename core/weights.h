@@ -39,10 +39,6 @@ struct ModelWeights {
 // converted to float32. Every error names the file and the tensor.
 ModelWeights load_model(const std::string& path, Backend& backend);
 
-class SafetensorsFile;
-// The model config a model or scene-state file carries in __metadata__.config (Error naming the file if not).
-ModelConfig config_from_metadata(const SafetensorsFile& file);
-
 // The same for a config and a tensor lookup (used by the loader and by tests that build random models).
 // `read(name, shape)` returns the values or throws.
 ModelWeights build_model_weights(const ModelConfig& config, Backend& backend,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the dataset-reader fuzz targets (tests/fuzz) with clang's libFuzzer + ASan + UBSan and runs each for
+# Builds the fuzz targets (dataset readers, model/state files, camera paths, CLI values) (tests/fuzz) with clang's libFuzzer + ASan + UBSan and runs each for
 # SECONDS on its seed corpus. Exit status: 0 when no target found a crash, 1 otherwise (or when clang is missing).
 #
 #   tests/run_fuzzers.sh 60                   # every target, 60 s each
@@ -27,7 +27,8 @@ shift
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${LACT_FUZZ_BUILD:-$ROOT/build-fuzz}
 DATA=${LACT_DATA:-$ROOT/../shared/data}
-ALL_TARGETS=(fuzz_lact_cameras fuzz_nerfstudio fuzz_nerf_synthetic fuzz_index)
+ALL_TARGETS=(fuzz_lact_cameras fuzz_nerfstudio fuzz_nerf_synthetic fuzz_index fuzz_safetensors fuzz_camera_path
+             fuzz_cli_values)
 if [[ $# -gt 0 ]]; then TARGETS=("$@"); else TARGETS=("${ALL_TARGETS[@]}"); fi
 for t in "${TARGETS[@]}"; do
   if [[ ! " ${ALL_TARGETS[*]} " == *" $t "* ]]; then
