@@ -1,5 +1,7 @@
 // Fuzz target: the value parsers behind the CLI flags: --size (parse_image_size), --inputs / --targets view
 // specs on a 40-view scene, --background and --normalize-poses. Parts of the input are separated by "\n@@\n".
+#include <cmath>
+
 #include "datasets/pose_normalization.h"
 #include "tests/fuzz/fuzz_common.h"
 
