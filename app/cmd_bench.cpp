@@ -14,9 +14,10 @@
 #include <nlohmann/json.hpp>
 
 #include "app/commands.h"
-#include "app/common.h"
-#include "app/output_files.h"
-#include "app/subprocess.h"
+#include "app/flags.h"
+#include "pipeline/backend_options.h"
+#include "pipeline/output_files.h"
+#include "pipeline/subprocess.h"
 #include "app/plot.h"
 #include "core/camera_geometry.h"
 #include "core/error.h"

@@ -3,10 +3,11 @@
 #include <cstdio>
 
 #include "app/commands.h"
-#include "app/common.h"
-#include "app/evaluate.h"
-#include "app/output_files.h"
-#include "app/scene_inputs.h"
+#include "app/flags.h"
+#include "pipeline/backend_options.h"
+#include "pipeline/evaluate.h"
+#include "pipeline/output_files.h"
+#include "pipeline/scene_selection.h"
 #include "core/error.h"
 #include "core/scene_state_io.h"
 

@@ -2,8 +2,9 @@
 #include <cstdio>
 
 #include "app/commands.h"
-#include "app/common.h"
-#include "app/scene_inputs.h"
+#include "app/flags.h"
+#include "pipeline/backend_options.h"
+#include "pipeline/scene_selection.h"
 #include "core/error.h"
 #include "core/safetensors.h"
 #include "core/weights.h"

@@ -3,11 +3,12 @@
 #include <cstdio>
 
 #include "app/commands.h"
-#include "app/common.h"
-#include "app/evaluate.h"
-#include "app/output_files.h"
-#include "app/report.h"
-#include "app/scene_inputs.h"
+#include "app/flags.h"
+#include "pipeline/backend_options.h"
+#include "pipeline/evaluate.h"
+#include "pipeline/output_files.h"
+#include "pipeline/report.h"
+#include "pipeline/scene_selection.h"
 #include "core/camera_geometry.h"
 #include "core/error.h"
 #include "datasets/camera_path_io.h"

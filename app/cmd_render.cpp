@@ -4,10 +4,11 @@
 #include <filesystem>
 
 #include "app/commands.h"
-#include "app/common.h"
-#include "app/evaluate.h"
-#include "app/progress.h"
-#include "app/scene_inputs.h"
+#include "app/flags.h"
+#include "pipeline/backend_options.h"
+#include "pipeline/evaluate.h"
+#include "pipeline/progress.h"
+#include "pipeline/scene_selection.h"
 #include "core/error.h"
 #include "core/scene_state_io.h"
 

@@ -2,6 +2,7 @@
 // view for an interactive camera; a scripted mode runs it for tests and benchmarks. When the viewer is not
 // built (no GLFW / Dear ImGui / glad at configure time) the command still exists and says what is missing.
 #include "app/commands.h"
+#include "app/flags.h"
 #include "core/error.h"
 
 #ifdef LACT_WITH_VIEWER

@@ -3,14 +3,14 @@
 
 #include <string>
 
-#include "app/common.h"
-#include "app/scene_inputs.h"
+#include "pipeline/backend_options.h"
+#include "pipeline/scene_selection.h"
 
 namespace lact::viewer {
 
 struct ViewerOptions {
-  app::CommonOptions common;
-  app::DataOptions data;
+  CommonOptions common;
+  DataOptions data;
   std::string model, state;
   std::string targets = "rest";  // the test views ([ ] snaps through inputs and these)
   int render_threads = 0;        // 0: 1 for views under ~1 GFLOP (threads cost more than they save there,

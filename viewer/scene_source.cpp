@@ -15,11 +15,11 @@ namespace {
 // As `lact render --state`: the model, data, scene and preprocessing the state recorded.
 void plan_from_state(const ViewerOptions& o, SceneSource& s) {
   const auto metadata = read_scene_state_metadata(o.state);
-  s.model_path = o.model.empty() ? app::metadata_or(metadata, "model", "") : o.model;
+  s.model_path = o.model.empty() ? metadata_or(metadata, "model", "") : o.model;
   if (s.model_path.empty()) throw Error(o.state, "records no model: pass --model");
-  s.model = app::load_model_for(s.model_path, *s.backend);
+  s.model = load_model_for(s.model_path, *s.backend);
 
-  s.selection = app::plan_from_state_metadata(metadata, o.data, o.state, s.model->config().patch_size);
+  s.selection = plan_from_state_metadata(metadata, o.data, o.state, s.model->config().patch_size);
   s.state_path = o.state;
 }
 
@@ -48,24 +48,24 @@ int SceneSource::start_view(int requested) const {
   return selection.inputs.empty() ? 0 : selection.inputs.front();
 }
 
-Image SceneSource::ground_truth(int view) const { return app::selected_views(selection, {view}, true).at(0).image; }
+Image SceneSource::ground_truth(int view) const { return selected_views(selection, {view}, true).at(0).image; }
 
 std::vector<PosedImage> SceneSource::input_view(int index) const {
-  return app::selected_views(selection, {selection.inputs.at(index)}, true);
+  return selected_views(selection, {selection.inputs.at(index)}, true);
 }
 
 SceneSource open_scene_source(const ViewerOptions& o) {
   SceneSource s;
-  s.backend = app::make_backend(o.common);
+  s.backend = make_backend(o.common);
   if (!o.state.empty()) {
     plan_from_state(o, s);
   } else {
     s.model_path = o.model;
-    s.model = app::load_model_for(o.model, *s.backend);
-    app::DataOptions data = o.data;  // the model's trained size and input count when not given
-    app::apply_model_defaults(data, *s.model, true);
+    s.model = load_model_for(o.model, *s.backend);
+    DataOptions data = o.data;  // the model's trained size and input count when not given
+    apply_model_defaults(data, *s.model, true);
     if (data.inputs.empty()) throw Error("view", "give --inputs (to encode) or --state (a saved scene state)");
-    s.selection = app::select_scene_views(data, s.model->config().patch_size);
+    s.selection = select_scene_views(data, s.model->config().patch_size);
   }
   s.height = s.selection.height;
   s.width = s.selection.width;
@@ -77,7 +77,7 @@ SceneSource open_scene_source(const ViewerOptions& o) {
                    : select_views(o.targets, scene, true, s.selection.inputs, o.data.seed, "--targets");
   std::vector<int> all(scene.views.size());
   for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
-  for (const PosedImage& v : app::selected_views(s.selection, all, false)) {
+  for (const PosedImage& v : selected_views(s.selection, all, false)) {
     v.camera.validate(scene.source);
     s.cameras.push_back(v.camera);
   }

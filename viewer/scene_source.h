@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "app/scene_inputs.h"
+#include "pipeline/scene_selection.h"
 #include "core/model.h"
 #include "viewer/options.h"
 
@@ -19,7 +19,7 @@ struct SceneSource {
   std::unique_ptr<Model> model;
   std::string model_path;
   std::string state_path;  // set: open this encoded state instead of encoding
-  app::SceneSelection selection;
+  SceneSelection selection;
   std::vector<Camera> cameras;  // every view of the scene at the working size, pose transform applied
   std::vector<int> targets;     // test views (selection.inputs are the inputs)
   int height = 0, width = 0;    // working size

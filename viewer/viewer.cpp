@@ -10,7 +10,7 @@
 
 #include <imgui.h>
 
-#include "app/evaluate.h"
+#include "pipeline/evaluate.h"
 #include "core/error.h"
 #include "datasets/camera_path_io.h"
 #include "viewer/camera_input.h"
@@ -73,15 +73,15 @@ void export_path(const Model& model, const SceneState& state, const std::vector<
   std::string message;
   bool failed = false;
   try {
-    app::OutputOptions options;
+    OutputOptions options;
     options.folder = settings.export_folder;
     options.quiet = true;
-    app::RunOutput out(options);  // the export folder holds the viewer's own outputs: replaced freely
+    RunOutput out(options);  // the export folder holds the viewer's own outputs: replaced freely
     out.folder.check_writable();
     const std::string file = out.folder.file("path.json", out.inputs);
     write_camera_path(file, frames);
     const std::string video = settings.video ? out.folder.file("path.mp4", out.inputs) : std::string();
-    app::render_camera_path(model, state, file, video, settings.fps, out);
+    render_camera_path(model, state, file, video, settings.fps, out);
     message = "exported " + std::to_string(frames.size()) + " frames to " + settings.export_folder;
   } catch (const std::exception& e) {
     message = e.what();

@@ -1,4 +1,4 @@
-#include "app/subprocess.h"
+#include "pipeline/subprocess.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -14,7 +14,7 @@
 
 extern char** environ;
 
-namespace lact::app {
+namespace lact {
 
 namespace {
 
@@ -134,4 +134,4 @@ int ProgramWithInput::finish() {
   return status;
 }
 
-}  // namespace lact::app
+}  // namespace lact

@@ -1,4 +1,4 @@
-#include "app/evaluate.h"
+#include "pipeline/evaluate.h"
 
 #include <unistd.h>
 
@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <set>
 
-#include "app/progress.h"
-#include "app/video_writer.h"
+#include "pipeline/progress.h"
+#include "pipeline/video_writer.h"
 #include "core/camera_geometry.h"
 #include "core/error.h"
 #include "core/file_io.h"
@@ -18,7 +18,7 @@
 #include "datasets/image_io.h"
 #include "datasets/view_selection.h"
 
-namespace lact::app {
+namespace lact {
 
 namespace fs = std::filesystem;
 
@@ -126,4 +126,4 @@ void render_camera_path(const Model& model, const SceneState& state, const std::
   std::printf("video -> %s\n", video.c_str());
 }
 
-}  // namespace lact::app
+}  // namespace lact

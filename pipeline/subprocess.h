@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace lact::app {
+namespace lact {
 
 // The program's full path from PATH (or `name` itself when it holds a '/' and is executable); empty if none.
 std::string find_program(const std::string& name);
@@ -31,4 +31,4 @@ class ProgramWithInput {
   int pid_ = -1, stdin_fd_ = -1;
 };
 
-}  // namespace lact::app
+}  // namespace lact

@@ -9,7 +9,7 @@
 #include <set>
 #include <string>
 
-namespace lact::app {
+namespace lact {
 
 // The files a run reads: none of them may be written.
 class InputFiles {
@@ -55,4 +55,4 @@ class OutputFolder {
 // spreadsheet would run as a formula (= + - @, tab, CR first) made inert by a leading apostrophe.
 std::string csv_field(const std::string& text);
 
-}  // namespace lact::app
+}  // namespace lact

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace lact::app {
+namespace lact {
 
 struct ViewReport {
   int index = 0;
@@ -42,4 +42,4 @@ struct Report {
 // Prints per-scene and overall differences B - A; throws Error naming a file that is not a report.
 void compare_reports(const std::string& a, const std::string& b);
 
-}  // namespace lact::app
+}  // namespace lact

@@ -4,11 +4,11 @@
 
 #include <string>
 
-#include "app/output_files.h"
-#include "app/report.h"
-#include "app/scene_inputs.h"
+#include "pipeline/output_files.h"
+#include "pipeline/report.h"
+#include "pipeline/scene_selection.h"
 
-namespace lact::app {
+namespace lact {
 
 struct OutputOptions {
   std::string folder = "out";
@@ -40,4 +40,4 @@ SceneReport evaluate_scene(const Model& model, const SceneSelection& selection, 
 void render_camera_path(const Model& model, const SceneState& state, const std::string& path,
                         const std::string& video, int fps, RunOutput& out);
 
-}  // namespace lact::app
+}  // namespace lact

@@ -5,7 +5,7 @@
 #include <chrono>
 #include <string>
 
-namespace lact::app {
+namespace lact {
 
 class Progress {
  public:
@@ -21,4 +21,4 @@ class Progress {
   std::chrono::steady_clock::time_point start_;
 };
 
-}  // namespace lact::app
+}  // namespace lact

@@ -1,15 +1,14 @@
-// Glue shared by the subcommands: flags every command takes.
+// The backend a run asks for (--threads, --device, --precision, --no-graphs) and the size flag's parser, shared
+// by the `lact` subcommands and the viewer.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <utility>
 
-#include <CLI/CLI.hpp>
-
 #include "kernels/backend.h"
 
-namespace lact::app {
+namespace lact {
 
 struct CommonOptions {
   int threads = 0;  // 0 = all cores
@@ -17,7 +16,6 @@ struct CommonOptions {
   std::string precision = "fp32";  // matrix products: fp32 | tf32 | bf16 (the latter two on cuda)
   bool no_graphs = false;          // render with direct launches instead of replaying CUDA graphs
 };
-void add_common_options(CLI::App& command, CommonOptions& options);
 std::unique_ptr<Backend> make_backend(const CommonOptions& options);
 
 // The most --threads accepted: 4 per core (more only costs memory and time; 10000 threads can hang a machine).
@@ -26,4 +24,4 @@ int max_threads();
 // "HxW" -> {H, W}; empty -> {0, 0}.
 std::pair<int, int> parse_size(const std::string& text);
 
-}  // namespace lact::app
+}  // namespace lact

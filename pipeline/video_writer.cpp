@@ -1,4 +1,4 @@
-#include "app/video_writer.h"
+#include "pipeline/video_writer.h"
 
 #include <unistd.h>
 
@@ -7,10 +7,10 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "app/output_files.h"
+#include "pipeline/output_files.h"
 #include "core/error.h"
 
-namespace lact::app {
+namespace lact {
 
 namespace fs = std::filesystem;
 
@@ -61,4 +61,4 @@ void VideoWriter::finish() {
   temp_.clear();
 }
 
-}  // namespace lact::app
+}  // namespace lact

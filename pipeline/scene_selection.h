@@ -1,5 +1,5 @@
-// What encode, render and info share: the data flags, reading the scene, choosing views, the working size,
-// pose normalisation, loading the input views.
+// What encode, render, info and the viewer share: the data options, reading the scene, choosing views, the
+// working size, pose normalisation, loading the input views, the memory check before any of it is allocated.
 #pragma once
 
 #include <map>
@@ -7,21 +7,17 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
 #include "core/model.h"
 #include "datasets/pose_normalization.h"
 #include "datasets/scene.h"
 
-namespace lact::app {
+namespace lact {
 
 struct DataOptions {
   std::string data, scene, inputs, size, background = "white", normalize_poses = "none";
   uint64_t seed = 0;
   int downscale = 1;
 };
-// --data --scene --inputs --size --background --normalize-poses --seed --downscale
-void add_data_options(CLI::App& command, DataOptions& options);
 
 struct SceneSelection {
   Scene scene;
@@ -64,4 +60,4 @@ std::unique_ptr<Model> load_model_for(const std::string& path, Backend& backend)
 // Fills --size and --inputs from what the model was trained with (its metadata) when they are not given.
 void apply_model_defaults(DataOptions& options, const Model& model, bool inputs_too);
 
-}  // namespace lact::app
+}  // namespace lact

@@ -1,34 +1,17 @@
-#include "app/scene_inputs.h"
+#include "pipeline/scene_selection.h"
 
 #include <filesystem>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
-#include "app/common.h"
+#include "pipeline/backend_options.h"
 #include "core/error.h"
 #include "core/memory_estimate.h"
 #include "datasets/preprocess.h"
 #include "datasets/view_selection.h"
 
-namespace lact::app {
-
-void add_data_options(CLI::App& command, DataOptions& o) {
-  command.add_option("--data", o.data,
-                     "Scene data: LaCT index or opencv_cameras.json, Long-LRM/DL3DV dict, nerfstudio transforms.json, "
-                     "NeRF-synthetic transforms_*.json, an index .txt, or a folder holding one");
-  command.add_option("--scene", o.scene, "Scene name when --data holds several");
-  command.add_option("--inputs", o.inputs, "Input views: 0,1,2 | 0-7 | uniform:N | random:N | fold8[:N] | all");
-  command.add_option("--size", o.size, "Working size HxW (default: the input views' size; divisible by 8)");
-  command.add_option("--background", o.background, "Background for RGBA images: white | black | grey | R,G,B")
-      ->capture_default_str();
-  command.add_option("--normalize-poses", o.normalize_poses,
-                     "Scene pose normalisation (mean pose, scale to [-1, 1]) from: none | inputs | all (views)")
-      ->capture_default_str();
-  command.add_option("--seed", o.seed, "Seed for random:N and k-means view selection")->capture_default_str();
-  command.add_option("--downscale", o.downscale, "nerfstudio/DL3DV: read images_N instead of images (N = 2, 4, 8)")
-      ->check(CLI::Range(1, 64));
-}
+namespace lact {
 
 ReadOptions read_options(const DataOptions& o) {
   ReadOptions read;
@@ -176,4 +159,4 @@ std::unique_ptr<Model> load_model_for(const std::string& path, Backend& backend)
   return std::make_unique<Model>(load_model(path, backend), backend);
 }
 
-}  // namespace lact::app
+}  // namespace lact

@@ -1,4 +1,4 @@
-#include "app/output_files.h"
+#include "pipeline/output_files.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -7,7 +7,7 @@
 
 #include "core/error.h"
 
-namespace lact::app {
+namespace lact {
 
 namespace fs = std::filesystem;
 
@@ -125,4 +125,4 @@ std::string csv_field(const std::string& text) {
   return quoted + "\"";
 }
 
-}  // namespace lact::app
+}  // namespace lact

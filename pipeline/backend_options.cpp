@@ -1,4 +1,4 @@
-#include "app/common.h"
+#include "pipeline/backend_options.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -7,19 +7,7 @@
 #include "core/camera.h"
 #include "core/error.h"
 
-namespace lact::app {
-
-void add_common_options(CLI::App& command, CommonOptions& options) {
-  command.add_option("--threads", options.threads, "Worker threads (0 = all cores; at most " +
-                                                       std::to_string(max_threads()) + " here, 4 per core)")
-      ->check(CLI::Range(0, max_threads()));
-  command.add_option("--device,--backend", options.backend, "Compute device: cpu, or cuda where built with CUDA")
-      ->check(CLI::IsMember(backend_names()));
-  command.add_option("--precision", options.precision,
-                     "Matrix products in fp32, tf32 or bf16 (bf16/tf32 operands, fp32 accumulation; cuda only)")
-      ->check(CLI::IsMember({"fp32", "tf32", "bf16"}));
-  command.add_flag("--no-graphs", options.no_graphs, "Render with direct kernel launches, not replayed CUDA graphs");
-}
+namespace lact {
 
 std::unique_ptr<Backend> make_backend(const CommonOptions& options) {
   try {
@@ -42,4 +30,4 @@ std::pair<int, int> parse_size(const std::string& text) {
   return {h, w};
 }
 
-}  // namespace lact::app
+}  // namespace lact

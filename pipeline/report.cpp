@@ -1,17 +1,17 @@
-#include "app/report.h"
+#include "pipeline/report.h"
 
 #include <cmath>
 #include <cstdio>
 #include <map>
 #include <sstream>
 
-#include "app/output_files.h"
+#include "pipeline/output_files.h"
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/json_text.h"
 #include "core/metrics.h"
 
-namespace lact::app {
+namespace lact {
 
 namespace {
 template <typename F>
@@ -147,4 +147,4 @@ void compare_reports(const std::string& a_path, const std::string& b_path) {
     }
 }
 
-}  // namespace lact::app
+}  // namespace lact

@@ -1,10 +1,10 @@
-#include "app/progress.h"
+#include "pipeline/progress.h"
 
 #include <unistd.h>
 
 #include <cstdio>
 
-namespace lact::app {
+namespace lact {
 
 Progress::Progress(std::string what, int total, bool quiet)
     : what_(std::move(what)), total_(total), enabled_(!quiet && isatty(fileno(stderr))),
@@ -33,4 +33,4 @@ void Progress::draw(const std::string& item) {
   std::fflush(stderr);
 }
 
-}  // namespace lact::app
+}  // namespace lact

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "app/subprocess.h"
+#include "pipeline/subprocess.h"
 #include "core/camera.h"
 
-namespace lact::app {
+namespace lact {
 
 class VideoWriter {
  public:
@@ -26,4 +26,4 @@ class VideoWriter {
   std::unique_ptr<ProgramWithInput> ffmpeg_;
 };
 
-}  // namespace lact::app
+}  // namespace lact

@@ -1,0 +1,16 @@
+// The flags several subcommands share, registered on a CLI11 command: the data flags (--data --scene --inputs
+// --size --background --normalize-poses --seed --downscale) and the backend flags (--threads --device
+// --precision --no-graphs).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "pipeline/backend_options.h"
+#include "pipeline/scene_selection.h"
+
+namespace lact::app {
+
+void add_data_options(CLI::App& command, DataOptions& options);
+void add_common_options(CLI::App& command, CommonOptions& options);
+
+}  // namespace lact::app
