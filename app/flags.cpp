@@ -11,8 +11,9 @@ void add_data_options(CLI::App& command, DataOptions& o) {
   command.add_option("--size", o.size, "Working size HxW (default: the input views' size; divisible by 8)");
   command.add_option("--background", o.background, "Background for RGBA images: white | black | grey | R,G,B")
       ->capture_default_str();
-  command.add_option("--normalize-poses", o.normalize_poses,
-                     "Scene pose normalisation (mean pose, scale to [-1, 1]) from: none | inputs | all (views)")
+  command
+      .add_option("--normalize-poses", o.normalize_poses,
+                  "Scene pose normalisation (mean pose, scale to [-1, 1]) from: none | inputs | all (views)")
       ->capture_default_str();
   command.add_option("--seed", o.seed, "Seed for random:N and k-means view selection")->capture_default_str();
   command.add_option("--downscale", o.downscale, "nerfstudio/DL3DV: read images_N instead of images (N = 2, 4, 8)")
@@ -20,13 +21,15 @@ void add_data_options(CLI::App& command, DataOptions& o) {
 }
 
 void add_common_options(CLI::App& command, CommonOptions& options) {
-  command.add_option("--threads", options.threads, "Worker threads (0 = all cores; at most " +
-                                                       std::to_string(max_threads()) + " here, 4 per core)")
+  command
+      .add_option("--threads", options.threads,
+                  "Worker threads (0 = all cores; at most " + std::to_string(max_threads()) + " here, 4 per core)")
       ->check(CLI::Range(0, max_threads()));
   command.add_option("--device,--backend", options.backend, "Compute device: cpu, or cuda where built with CUDA")
       ->check(CLI::IsMember(backend_names()));
-  command.add_option("--precision", options.precision,
-                     "Matrix products in fp32, tf32 or bf16 (bf16/tf32 operands, fp32 accumulation; cuda only)")
+  command
+      .add_option("--precision", options.precision,
+                  "Matrix products in fp32, tf32 or bf16 (bf16/tf32 operands, fp32 accumulation; cuda only)")
       ->check(CLI::IsMember({"fp32", "tf32", "bf16"}));
   command.add_flag("--no-graphs", options.no_graphs, "Render with direct kernel launches, not replayed CUDA graphs");
 }

@@ -9,11 +9,8 @@ namespace lact {
 namespace {
 constexpr double kPi = 3.14159265358979323846;
 double radians(double degrees) { return degrees * kPi / 180.0; }
-Vec3 cross(const Vec3& a, const Vec3& b) {
-  return {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
-}
 Vec3 normalized(const Vec3& v) {
-  const double n = std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+  const double n = norm(v);
   if (!(n > 0)) throw Error("camera path: degenerate direction");
   return {v[0] / n, v[1] / n, v[2] / n};
 }

@@ -5,10 +5,9 @@
 #include <vector>
 
 #include "core/camera.h"
+#include "core/vec3.h"
 
 namespace lact {
-
-using Vec3 = std::array<double, 3>;
 
 // OpenCV camera-to-world at `position` looking at `target`, image "up" along `up` (R = [right, -up, forward]).
 std::array<double, 16> look_at(const Vec3& position, const Vec3& target, const Vec3& up);

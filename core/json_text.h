@@ -3,10 +3,9 @@
 // per level and a file of 200,000 brackets would overflow the stack.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 namespace lact {
 

@@ -1,4 +1,5 @@
-// Views -> tokens and tokens -> images (host side; the model uploads the result).
+// Views -> tokens and tokens -> images on the host: the reference for the backends' ray_tokens op (which the
+// model uses: only poses and pixels travel) and the decoder output's unpatchify.
 #pragma once
 
 #include <vector>

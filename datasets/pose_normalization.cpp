@@ -3,17 +3,14 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "core/vec3.h"
 #include "datasets/json_util.h"
 
 namespace lact {
 
 namespace {
-using Vec3 = std::array<double, 3>;
-Vec3 cross(const Vec3& a, const Vec3& b) {
-  return {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
-}
 Vec3 normalized(const Vec3& v) {
-  const double n = std::sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+  const double n = norm(v);
   if (!(n > 1e-12)) throw Error("pose normalisation: the cameras' mean axes are degenerate");
   return {v[0] / n, v[1] / n, v[2] / n};
 }

@@ -1,4 +1,5 @@
-// The compute interface every backend implements (CPU now, CUDA later).
+// The compute interface every backend implements (the CPU's with OpenBLAS, CUDA's with cuBLAS and our kernels).
+// Operand checks live once in kernels/op_checks.h; every backend calls them.
 // The model is written once against these ops; each op is tested on every backend against naive loops.
 // All tensors are float32, row-major, contiguous, and live in the backend's memory.
 #pragma once

@@ -65,8 +65,10 @@ std::string safe_folder_name(const std::string& name) {
   std::string out;
   for (const char c : name) {
     const unsigned char u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f || c == '/' || c == '\\') out.push_back('_');
-    else out.push_back(c);
+    if (u < 0x20 || u == 0x7f || c == '/' || c == '\\')
+      out.push_back('_');
+    else
+      out.push_back(c);
     if (out.size() >= 80) break;
   }
   // No leading dots (".", "..", hidden files) and no trailing spaces or dots (invisible, or odd on other systems).
@@ -85,7 +87,8 @@ void OutputFolder::check_writable() const {
   const fs::file_status status = fs::status(root_, ec);
   if (fs::exists(status) && !fs::is_directory(status)) throw Error(root_, "output folder exists and is not a folder");
   const fs::path ancestor = existing_ancestor(root_);
-  if (!fs::is_directory(ancestor, ec)) throw Error(root_, "output folder cannot be created (" + ancestor.string() + " is not a folder)");
+  if (!fs::is_directory(ancestor, ec))
+    throw Error(root_, "output folder cannot be created (" + ancestor.string() + " is not a folder)");
   if (::access(ancestor.c_str(), W_OK | X_OK) != 0)
     throw Error(root_, "output folder cannot be created or written (" + ancestor.string() + " is not writable)");
 }
@@ -113,8 +116,8 @@ std::string OutputFolder::file(const std::string& relative, const InputFiles& in
 
 std::string csv_field(const std::string& text) {
   std::string value = text;
-  if (!value.empty() && (value[0] == '=' || value[0] == '+' || value[0] == '-' || value[0] == '@' ||
-                         value[0] == '\t' || value[0] == '\r'))
+  if (!value.empty() && (value[0] == '=' || value[0] == '+' || value[0] == '-' || value[0] == '@' || value[0] == '\t' ||
+                         value[0] == '\r'))
     value = "'" + value;
   if (value.find_first_of(",\"\r\n") == std::string::npos) return value;
   std::string quoted = "\"";

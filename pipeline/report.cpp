@@ -45,6 +45,7 @@ double SceneReport::psnr_pooled() const { return psnr_from_mse(mean_of(views, []
 
 nlohmann::json Report::to_json() const {
   nlohmann::json j = header;
+  j["format"] = "lact report v1";
   j["scenes"] = nlohmann::json::array();
   double encode_total = 0;
   for (const SceneReport& s : scenes) {

@@ -7,8 +7,8 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "pipeline/output_files.h"
 #include "core/error.h"
+#include "pipeline/output_files.h"
 
 namespace lact {
 
@@ -25,13 +25,28 @@ VideoWriter::VideoWriter(const std::string& path, const std::vector<Camera>& fra
   // name as a plain file name whatever it holds (no protocol prefix, no option).
   make_parent_folder(path);
   const fs::path p = fs::absolute(path);
-  temp_ = (p.parent_path() / ("." + p.stem().string().substr(0, 100) + ".tmp-" + std::to_string(getpid()) +
-                              p.extension().string()))
+  temp_ = (p.parent_path() /
+           ("." + p.stem().string().substr(0, 100) + ".tmp-" + std::to_string(getpid()) + p.extension().string()))
               .string();
-  std::vector<std::string> argv = {"ffmpeg", "-loglevel", "error", "-f", "rawvideo", "-pix_fmt", "rgb24",
-                                   "-s", std::to_string(width_) + "x" + std::to_string(height_),
-                                   "-framerate", std::to_string(fps), "-i", "pipe:0", "-c:v", "libx264",
-                                   "-pix_fmt", "yuv420p", "-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2"};
+  std::vector<std::string> argv = {"ffmpeg",
+                                   "-loglevel",
+                                   "error",
+                                   "-f",
+                                   "rawvideo",
+                                   "-pix_fmt",
+                                   "rgb24",
+                                   "-s",
+                                   std::to_string(width_) + "x" + std::to_string(height_),
+                                   "-framerate",
+                                   std::to_string(fps),
+                                   "-i",
+                                   "pipe:0",
+                                   "-c:v",
+                                   "libx264",
+                                   "-pix_fmt",
+                                   "yuv420p",
+                                   "-vf",
+                                   "pad=ceil(iw/2)*2:ceil(ih/2)*2"};
   if (p.extension().empty()) argv.insert(argv.end(), {"-f", "mp4"});
   argv.insert(argv.end(), {"-y", "file:" + temp_});
   ffmpeg_ = std::make_unique<ProgramWithInput>(argv);

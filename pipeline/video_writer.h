@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/subprocess.h"
 #include "core/camera.h"
+#include "pipeline/subprocess.h"
 
 namespace lact {
 

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
+#include <stdexcept>
 
 #include "core/tokens.h"
 #include "kernels/backend.h"
@@ -349,6 +351,32 @@ TEST_P(BackendOps, GemmAtEveryPrecision) {
     EXPECT_LT(err, pc.tolerance) << precision_name(pc.precision);
     std::printf("%s %s gemm rel err %.3g\n", GetParam().c_str(), precision_name(pc.precision).c_str(), err);
   }
+}
+
+// The shared operand checks (kernels/op_checks.h) on every backend: wrong shapes and operands of another backend
+// are refused with the op's name before any kernel runs.
+TEST_P(BackendOps, OperandChecksAreSharedAndNameTheOp) {
+  auto message = [](const std::function<void()>& f) {
+    try {
+      f();
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  Tensor a = be->zeros({2, 3}), b = be->zeros({3, 2}), c = be->zeros({7});
+  EXPECT_EQ(message([&] { be->add(a, c); }).rfind("add: sizes differ", 0), 0u);
+  Tensor empty_bias = be->zeros({0});
+  EXPECT_EQ(message([&] { be->add_bias(a, empty_bias); }).rfind("add_bias:", 0), 0u);  // no division by zero
+  EXPECT_EQ(message([&] { be->add_scaled_identity(a, 1.0f); }).rfind("add_scaled_identity: not square", 0), 0u);
+  EXPECT_EQ(message([&] { be->scale_batched(a, {1.0f}); }).rfind("scale_batched:", 0), 0u);
+  Tensor w = be->zeros({1, 3, 2}), norms = be->zeros({3});
+  EXPECT_EQ(message([&] { be->restore_column_norms(w, norms, 1e-5f); }).rfind("restore_column_norms:", 0), 0u);
+  const auto other = make_cpu_backend(1);
+  Tensor foreign = other->zeros({2, 3});
+  EXPECT_NE(message([&] { be->add(a, foreign); }).find("lives on another backend"), std::string::npos);
+  EXPECT_NE(message([&] { be->copy(b, foreign); }).find("copy:"), std::string::npos);
+  be->add(a, b);  // same size, same backend: fine
 }
 
 TEST(Backends, NamesPrecisionsAndAClearErrorWithoutADevice) {

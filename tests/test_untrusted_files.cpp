@@ -137,7 +137,8 @@ TEST(SafetensorsUntrusted, WrappingShapesAndOverlappingDataAreRefused) {
     return path;
   };
   // 2^62 x 4 elements of 4 bytes: the count wraps 2^64 to 0, which equals the empty data range.
-  const std::string wrap = write("wrap.st", R"({"t":{"dtype":"F32","shape":[4611686018427387904,4],"data_offsets":[0,0]}})", 0);
+  const std::string wrap =
+      write("wrap.st", R"({"t":{"dtype":"F32","shape":[4611686018427387904,4],"data_offsets":[0,0]}})", 0);
   EXPECT_NE(error_of([&] { SafetensorsFile f(wrap); }).find("overflows"), std::string::npos);
   const std::string overlap = write(
       "overlap.st",
@@ -149,8 +150,7 @@ TEST(SafetensorsUntrusted, WrappingShapesAndOverlappingDataAreRefused) {
       R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]},"b":{"dtype":"F32","shape":[2],"data_offsets":[16,24]}})",
       24);
   EXPECT_EQ(SafetensorsFile(fine).read_floats("b").size(), 2u);
-  const std::string fractional =
-      write("frac.st", R"({"a":{"dtype":"F32","shape":[1.5],"data_offsets":[0,4]}})", 4);
+  const std::string fractional = write("frac.st", R"({"a":{"dtype":"F32","shape":[1.5],"data_offsets":[0,4]}})", 4);
   EXPECT_NE(error_of([&] { SafetensorsFile f(fractional); }).find("non-integer"), std::string::npos);
   fs::remove_all(dir);
 }

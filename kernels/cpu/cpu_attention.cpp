@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/cpu/cpu_backend.h"
+#include "kernels/op_checks.h"
 
 namespace lact {
 
@@ -16,11 +17,8 @@ constexpr int64_t kQueryTile = 512;
 }
 
 void CpuBackend::attention(const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out) {
+  checks::attention(*this, q, k, v, out);
   const int64_t batch = q.dim(0), queries = q.dim(1), dim = q.dim(2), keys = k.dim(1);
-  if (k.dim(0) != batch || v.dim(0) != batch || k.dim(2) != dim || v.dim(1) != keys || out.dim(0) != batch ||
-      out.dim(1) != queries || out.dim(2) != v.dim(2))
-    throw std::invalid_argument("attention: q " + shape_string(q.shape()) + ", k " + shape_string(k.shape()) +
-                                ", v " + shape_string(v.shape()) + ", out " + shape_string(out.shape()));
   const int64_t value_dim = v.dim(2);
   const int64_t tile = std::min(kQueryTile, queries);
   std::vector<float> scores(static_cast<size_t>(tile * keys));

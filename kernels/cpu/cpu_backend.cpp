@@ -11,17 +11,13 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/op_checks.h"
+
 namespace lact {
 
 namespace {
 
 constexpr int64_t kParallelMinimum = 1 << 14;  // below this many elements, threads cost more than they save
-
-void require_same_size(const Tensor& a, const Tensor& b, const char* op) {
-  if (a.numel() != b.numel())
-    throw std::invalid_argument(std::string(op) + ": sizes differ, " + shape_string(a.shape()) + " vs " +
-                                shape_string(b.shape()));
-}
 
 inline float silu_of(float x) { return x / (1.0f + std::exp(-x)); }
 
@@ -80,11 +76,12 @@ void CpuBackend::download(const Tensor& src, float* host) {
 }
 
 void CpuBackend::copy(Tensor& dst, const Tensor& src) {
-  require_same_size(dst, src, "copy");
+  checks::copy(*this, dst, src);
   if (dst.data() != src.data()) std::memcpy(dst.data(), src.data(), sizeof(float) * src.numel());
 }
 
 void CpuBackend::fill(Tensor& t, float value) {
+  checks::unary(*this, "fill", t);
   float* p = t.data();
   const int64_t n = t.numel();
 #pragma omp parallel for schedule(static) if (n > kParallelMinimum)
@@ -93,6 +90,7 @@ void CpuBackend::fill(Tensor& t, float value) {
 
 void CpuBackend::copy_blocks(float* dst, int64_t dst_stride, const float* src, int64_t src_stride, int64_t block,
                              int64_t count) {
+  checks::copy_blocks(dst_stride, src_stride, block, count);
 #pragma omp parallel for schedule(static) if (block * count > kParallelMinimum)
   for (int64_t i = 0; i < count; ++i) std::memcpy(dst + i * dst_stride, src + i * src_stride, sizeof(float) * block);
 }
@@ -116,7 +114,7 @@ void CpuBackend::gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, 
 }
 
 void CpuBackend::add(Tensor& y, const Tensor& x) {
-  require_same_size(y, x, "add");
+  checks::same_size_op(*this, "add", y, x);
   float* py = y.data();
   const float* px = x.data();
   const int64_t n = y.numel();
@@ -125,7 +123,7 @@ void CpuBackend::add(Tensor& y, const Tensor& x) {
 }
 
 void CpuBackend::axpby(Tensor& y, float a, const Tensor& x, float b) {
-  require_same_size(y, x, "axpby");
+  checks::same_size_op(*this, "axpby", y, x);
   float* py = y.data();
   const float* px = x.data();
   const int64_t n = y.numel();
@@ -134,13 +132,14 @@ void CpuBackend::axpby(Tensor& y, float a, const Tensor& x, float b) {
 }
 
 void CpuBackend::add_scaled_identity(Tensor& y, float a) {
+  checks::add_scaled_identity(*this, y);
   const int64_t batch = y.dim(0), n = y.dim(1);
-  if (y.dim(2) != n) throw std::invalid_argument("add_scaled_identity: not square " + shape_string(y.shape()));
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t i = 0; i < n; ++i) y.data()[(b * n + i) * n + i] += a;
 }
 
 void CpuBackend::silu(Tensor& x) {
+  checks::unary(*this, "silu", x);
   float* p = x.data();
   const int64_t n = x.numel();
 #pragma omp parallel for schedule(static) if (n > kParallelMinimum)
@@ -148,6 +147,7 @@ void CpuBackend::silu(Tensor& x) {
 }
 
 void CpuBackend::gelu(Tensor& x) {
+  checks::unary(*this, "gelu", x);
   float* p = x.data();
   const int64_t n = x.numel();
 #pragma omp parallel for schedule(static) if (n > kParallelMinimum)
@@ -155,6 +155,7 @@ void CpuBackend::gelu(Tensor& x) {
 }
 
 void CpuBackend::sigmoid(Tensor& x) {
+  checks::unary(*this, "sigmoid", x);
   float* p = x.data();
   const int64_t n = x.numel();
 #pragma omp parallel for schedule(static) if (n > kParallelMinimum)
@@ -162,6 +163,7 @@ void CpuBackend::sigmoid(Tensor& x) {
 }
 
 void CpuBackend::softplus(Tensor& x, float shift) {
+  checks::unary(*this, "softplus", x);
   float* p = x.data();
   const int64_t n = x.numel();
   // PyTorch's softplus switches to the identity above 20 (beta 1, threshold 20); so do we.
@@ -173,8 +175,8 @@ void CpuBackend::softplus(Tensor& x, float shift) {
 }
 
 void CpuBackend::add_bias(Tensor& x, const Tensor& bias) {
+  checks::add_bias(*this, x, bias);
   const int64_t cols = bias.numel(), rows = x.numel() / cols;
-  if (rows * cols != x.numel()) throw std::invalid_argument("add_bias: bias does not divide the tensor");
   float* p = x.data();
   const float* pb = bias.data();
   for (int64_t r = 0; r < rows; ++r)
@@ -182,7 +184,7 @@ void CpuBackend::add_bias(Tensor& x, const Tensor& bias) {
 }
 
 void CpuBackend::layer_norm(const Tensor& x, const Tensor& weight, float eps, Tensor& y) {
-  require_same_size(y, x, "layer_norm");
+  checks::layer_norm(*this, x, weight, y);
   const int64_t cols = weight.numel(), rows = x.numel() / cols;
   const float* px = x.data();
   const float* pw = weight.data();
@@ -204,10 +206,7 @@ void CpuBackend::layer_norm(const Tensor& x, const Tensor& weight, float eps, Te
 }
 
 void CpuBackend::rms_norm(const Tensor& x, const Tensor& weight, int64_t group, float eps, Tensor& y) {
-  require_same_size(y, x, "rms_norm");
-  if (weight.numel() != group || x.numel() % group)
-    throw std::invalid_argument("rms_norm: weight " + shape_string(weight.shape()) + " for groups of " +
-                                std::to_string(group));
+  checks::rms_norm(*this, x, weight, group, y);
   const int64_t groups = x.numel() / group;
   const float* px = x.data();
   const float* pw = weight.data();
@@ -224,7 +223,7 @@ void CpuBackend::rms_norm(const Tensor& x, const Tensor& weight, int64_t group, 
 }
 
 void CpuBackend::l2_normalize(Tensor& x, int64_t group, float eps) {
-  if (x.numel() % group) throw std::invalid_argument("l2_normalize: group does not divide the tensor");
+  checks::l2_normalize(*this, x, group);
   const int64_t groups = x.numel() / group;
   float* px = x.data();
 #pragma omp parallel for schedule(static) if (x.numel() > kParallelMinimum)
@@ -238,6 +237,7 @@ void CpuBackend::l2_normalize(Tensor& x, int64_t group, float eps) {
 }
 
 void CpuBackend::scale_rows(Tensor& x, const float* scale, int64_t scale_batch_stride, int64_t scale_row_stride) {
+  checks::scale_rows(*this, x, scale);
   const int64_t batch = x.dim(0), rows = x.dim(1), cols = x.dim(2);
   float* px = x.data();
 #pragma omp parallel for collapse(2) schedule(static) if (x.numel() > kParallelMinimum)
@@ -251,9 +251,8 @@ void CpuBackend::scale_rows(Tensor& x, const float* scale, int64_t scale_batch_s
 
 void CpuBackend::split_heads(const Tensor& src, int64_t column_offset, int64_t heads, int64_t head_dim,
                              Tensor& dst) {
+  checks::split_heads(*this, src, column_offset, heads, head_dim, dst);
   const int64_t views = src.dim(0), tokens = src.dim(1), width = src.dim(2);
-  if (column_offset + heads * head_dim > width || dst.numel() != views * heads * tokens * head_dim)
-    throw std::invalid_argument("split_heads: " + shape_string(src.shape()) + " -> " + shape_string(dst.shape()));
   const float* ps = src.data();
   float* pd = dst.data();
 #pragma omp parallel for collapse(2) schedule(static) if (dst.numel() > kParallelMinimum)
@@ -265,8 +264,8 @@ void CpuBackend::split_heads(const Tensor& src, int64_t column_offset, int64_t h
 }
 
 void CpuBackend::merge_heads(const Tensor& src, Tensor& dst) {
+  checks::merge_heads(*this, src, dst);
   const int64_t views = src.dim(0), heads = src.dim(1), tokens = src.dim(2), head_dim = src.dim(3);
-  require_same_size(dst, src, "merge_heads");
   const float* ps = src.data();
   float* pd = dst.data();
 #pragma omp parallel for collapse(2) schedule(static) if (dst.numel() > kParallelMinimum)
@@ -279,12 +278,8 @@ void CpuBackend::merge_heads(const Tensor& src, Tensor& dst) {
 
 void CpuBackend::ray_tokens(const std::vector<RayPose>& poses, const Tensor* images, int height, int width,
                             int patch, Tensor& tokens) {
+  checks::ray_tokens(*this, poses, images, height, width, patch, tokens);
   const int64_t views = static_cast<int64_t>(poses.size());
-  if (patch <= 0 || height % patch || width % patch ||
-      tokens.numel() != views * static_cast<int64_t>(height) * width * 12 ||
-      (images && images->numel() != views * static_cast<int64_t>(height) * width * 3))
-    throw std::invalid_argument("ray_tokens: " + std::to_string(views) + " views of " + std::to_string(height) + "x" +
-                                std::to_string(width) + " for tokens " + shape_string(tokens.shape()));
   float* out = tokens.data();
   const float* rgb = images ? images->data() : nullptr;
 #pragma omp parallel for collapse(2) schedule(static) if (tokens.numel() > kParallelMinimum)
@@ -298,16 +293,14 @@ void CpuBackend::ray_tokens(const std::vector<RayPose>& poses, const Tensor* ima
 }
 
 void CpuBackend::ray_tokens(const Tensor& poses, int height, int width, int patch, Tensor& tokens) {
-  if (poses.rank() != 2 || poses.dim(1) != kRayPoseFloats)
-    throw std::invalid_argument("ray_tokens: poses " + shape_string(poses.shape()) + " are not packed RayPoses");
+  checks::ray_tokens(*this, poses, height, width, patch, tokens);
   std::vector<RayPose> unpacked(static_cast<size_t>(poses.dim(0)));
   std::memcpy(unpacked.data(), poses.data(), unpacked.size() * sizeof(RayPose));
   ray_tokens(unpacked, nullptr, height, width, patch, tokens);
 }
 
 void CpuBackend::swiglu(const Tensor& gate, const Tensor& up, Tensor& out) {
-  require_same_size(gate, up, "swiglu");
-  require_same_size(gate, out, "swiglu");
+  checks::swiglu(*this, gate, up, out);
   const float* pg = gate.data();
   const float* pu = up.data();
   float* po = out.data();
@@ -317,8 +310,7 @@ void CpuBackend::swiglu(const Tensor& gate, const Tensor& up, Tensor& out) {
 }
 
 void CpuBackend::swiglu_backward(Tensor& gate, Tensor& up, Tensor& dhidden) {
-  require_same_size(gate, up, "swiglu_backward");
-  require_same_size(gate, dhidden, "swiglu_backward");
+  checks::swiglu_backward(*this, gate, up, dhidden);
   float* pg = gate.data();
   float* pu = up.data();
   float* pd = dhidden.data();
@@ -335,7 +327,7 @@ void CpuBackend::swiglu_backward(Tensor& gate, Tensor& up, Tensor& dhidden) {
 }
 
 std::vector<double> CpuBackend::batched_dot(const Tensor& a, const Tensor& b) {
-  require_same_size(a, b, "batched_dot");
+  checks::batched_dot(*this, a, b);
   const int64_t batch = a.dim(0), per = a.numel() / batch;
   std::vector<double> result(static_cast<size_t>(batch));
   for (int64_t i = 0; i < batch; ++i) {
@@ -350,8 +342,8 @@ std::vector<double> CpuBackend::batched_dot(const Tensor& a, const Tensor& b) {
 }
 
 void CpuBackend::column_norms(const Tensor& w, Tensor& norms) {
+  checks::column_norms(*this, w, norms);
   const int64_t batch = w.dim(0), rows = w.dim(1), cols = w.dim(2);
-  if (norms.numel() != batch * cols) throw std::invalid_argument("column_norms: output size");
   std::vector<double> sums(static_cast<size_t>(batch * cols), 0.0);
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t r = 0; r < rows; ++r) {
@@ -363,6 +355,7 @@ void CpuBackend::column_norms(const Tensor& w, Tensor& norms) {
 }
 
 void CpuBackend::restore_column_norms(Tensor& w, const Tensor& target, float eps) {
+  checks::restore_column_norms(*this, w, target);
   const int64_t batch = w.dim(0), rows = w.dim(1), cols = w.dim(2);
   Tensor current = empty({batch, cols});
   column_norms(w, current);
@@ -377,8 +370,9 @@ void CpuBackend::restore_column_norms(Tensor& w, const Tensor& target, float eps
 }
 
 void CpuBackend::scale_batched(Tensor& x, const std::vector<float>& scale) {
+  checks::scale_batched(*this, x, scale);
+  if (x.numel() == 0) return;
   const int64_t batch = x.dim(0), per = x.numel() / batch;
-  if (static_cast<int64_t>(scale.size()) != batch) throw std::invalid_argument("scale_batched: one scale per batch");
   for (int64_t b = 0; b < batch; ++b) {
     float* p = x.data() + b * per;
     const float s = scale[b];

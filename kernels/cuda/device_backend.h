@@ -28,14 +28,9 @@
 #include "kernels/backend.h"
 #include "kernels/cuda/cuda_ops.cuh"
 #include "kernels/cuda/gemm_plan.h"
+#include "kernels/op_checks.h"
 
 namespace lact::cuda {
-
-inline void require_same_size(const Tensor& a, const Tensor& b, const char* op) {
-  if (a.numel() != b.numel())
-    throw std::invalid_argument(std::string(op) + ": sizes differ, " + shape_string(a.shape()) + " vs " +
-                                shape_string(b.shape()));
-}
 
 template <typename Device>
 class DeviceBackend final : public Backend {
@@ -158,22 +153,22 @@ class DeviceBackend final : public Backend {
     if (src.numel() > 0) device_.to_host(host, src.data(), bytes(src));
   }
   void copy(Tensor& dst, const Tensor& src) override {
-    require_same_size(dst, src, "copy");
+    checks::copy(*this, dst, src);
     OpScope scope(*this, "copy");
     if (dst.data() != src.data() && src.numel() > 0) device_.copy(dst.data(), src.data(), bytes(src));
   }
   void fill(Tensor& t, float value) override {
+    checks::unary(*this, "fill", t);
     OpScope scope(*this, "fill");
     cuda::fill(device_.launcher(), t.data(), t.numel(), value);
   }
   void copy_blocks(float* dst, int64_t dst_stride, const float* src, int64_t src_stride, int64_t block,
                    int64_t count) override {
+    checks::copy_blocks(dst_stride, src_stride, block, count);
     if (block <= 0 || count <= 0) return;
     OpScope scope(*this, "copy_blocks");
     const size_t width = static_cast<size_t>(block) * sizeof(float);
     if (count == 1) return device_.copy(dst, src, width);
-    if (dst_stride < block || src_stride < block)
-      throw std::invalid_argument("copy_blocks: strides smaller than the block");
     device_.copy_2d(dst, static_cast<size_t>(dst_stride) * sizeof(float), src,
                     static_cast<size_t>(src_stride) * sizeof(float), width, static_cast<size_t>(count));
   }
@@ -193,18 +188,17 @@ class DeviceBackend final : public Backend {
 
   // ---- elementwise and row ops
   void add(Tensor& y, const Tensor& x) override {
-    require_same_size(y, x, "add");
+    checks::same_size_op(*this, "add", y, x);
     OpScope scope(*this, "add");
     cuda::add(device_.launcher(), y.data(), x.data(), y.numel());
   }
   void axpby(Tensor& y, float a, const Tensor& x, float b) override {
-    require_same_size(y, x, "axpby");
+    checks::same_size_op(*this, "axpby", y, x);
     OpScope scope(*this, "axpby");
     cuda::axpby(device_.launcher(), y.data(), a, x.data(), b, y.numel());
   }
   void add_scaled_identity(Tensor& y, float a) override {
-    if (y.rank() != 3 || y.dim(1) != y.dim(2))
-      throw std::invalid_argument("add_scaled_identity: not square " + shape_string(y.shape()));
+    checks::add_scaled_identity(*this, y);
     OpScope scope(*this, "add_scaled_identity");
     cuda::add_scaled_identity(device_.launcher(), y.data(), y.dim(0), y.dim(1), a);
   }
@@ -213,32 +207,29 @@ class DeviceBackend final : public Backend {
   void sigmoid(Tensor& x) override { activation<Activation::Sigmoid>(x, 0.0f); }
   void softplus(Tensor& x, float shift) override { activation<Activation::Softplus>(x, shift); }
   void add_bias(Tensor& x, const Tensor& bias) override {
+    checks::add_bias(*this, x, bias);
     const int64_t cols = bias.numel();
-    if (cols == 0 || x.numel() % cols) throw std::invalid_argument("add_bias: bias does not divide the tensor");
     OpScope scope(*this, "add_bias");
     cuda::add_bias(device_.launcher(), x.data(), bias.data(), x.numel(), cols);
   }
   void layer_norm(const Tensor& x, const Tensor& weight, float eps, Tensor& y) override {
-    require_same_size(y, x, "layer_norm");
+    checks::layer_norm(*this, x, weight, y);
     const int64_t cols = weight.numel();
-    if (cols == 0 || x.numel() % cols) throw std::invalid_argument("layer_norm: weight does not divide the tensor");
     OpScope scope(*this, "layer_norm");
     cuda::layer_norm(device_.launcher(), x.data(), weight.data(), y.data(), x.numel() / cols, cols, eps);
   }
   void rms_norm(const Tensor& x, const Tensor& weight, int64_t group, float eps, Tensor& y) override {
-    require_same_size(y, x, "rms_norm");
-    if (group <= 0 || weight.numel() != group || x.numel() % group)
-      throw std::invalid_argument("rms_norm: weight " + shape_string(weight.shape()) + " for groups of " +
-                                  std::to_string(group));
+    checks::rms_norm(*this, x, weight, group, y);
     OpScope scope(*this, "rms_norm");
     cuda::rms_norm(device_.launcher(), x.data(), weight.data(), y.data(), x.numel() / group, group, eps);
   }
   void l2_normalize(Tensor& x, int64_t group, float eps) override {
-    if (group <= 0 || x.numel() % group) throw std::invalid_argument("l2_normalize: group does not divide the tensor");
+    checks::l2_normalize(*this, x, group);
     OpScope scope(*this, "l2_normalize");
     cuda::l2_normalize(device_.launcher(), x.data(), x.numel() / group, group, eps);
   }
   void scale_rows(Tensor& x, const float* scale, int64_t scale_batch_stride, int64_t scale_row_stride) override {
+    checks::scale_rows(*this, x, scale);
     OpScope scope(*this, "scale_rows");
     cuda::scale_rows(device_.launcher(), x.data(), scale, x.dim(0), x.dim(1), x.dim(2), scale_batch_stride,
                      scale_row_stride);
@@ -246,26 +237,23 @@ class DeviceBackend final : public Backend {
 
   // ---- layout
   void split_heads(const Tensor& src, int64_t column_offset, int64_t heads, int64_t head_dim, Tensor& dst) override {
+    checks::split_heads(*this, src, column_offset, heads, head_dim, dst);
     const int64_t views = src.dim(0), tokens = src.dim(1), width = src.dim(2);
-    if (column_offset + heads * head_dim > width || dst.numel() != views * heads * tokens * head_dim)
-      throw std::invalid_argument("split_heads: " + shape_string(src.shape()) + " -> " + shape_string(dst.shape()));
     OpScope scope(*this, "split_heads");
     cuda::split_heads(device_.launcher(), src.data(), dst.data(), views, tokens, width, column_offset, heads, head_dim);
   }
   void merge_heads(const Tensor& src, Tensor& dst) override {
-    require_same_size(dst, src, "merge_heads");
+    checks::merge_heads(*this, src, dst);
     OpScope scope(*this, "merge_heads");
     cuda::merge_heads(device_.launcher(), src.data(), dst.data(), src.dim(0), src.dim(1), src.dim(2), src.dim(3));
   }
 
   // ---- attention
   void attention(const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out) override {
+    checks::attention(*this, q, k, v, out);
     const int64_t batch = q.dim(0), queries = q.dim(1), dim = q.dim(2), keys = k.dim(1);
-    if (k.dim(0) != batch || v.dim(0) != batch || k.dim(2) != dim || v.dim(1) != keys || v.dim(2) != dim ||
-        out.dim(0) != batch || out.dim(1) != queries || out.dim(2) != dim)
-      throw std::invalid_argument("attention: q " + shape_string(q.shape()) + ", k " + shape_string(k.shape()) +
-                                  ", v " + shape_string(v.shape()) + ", out " + shape_string(out.shape()) +
-                                  " (the cuda kernel needs value dim = query dim)");
+    LACT_CHECK(v.dim(2) == dim, "attention", "the cuda kernel needs value dim = query dim, not " +
+                                                 shape_string(v.shape()) + " for q " + shape_string(q.shape()));
     OpScope scope(*this, "attention");
     cuda::attention(device_.launcher(), q.data(), k.data(), v.data(), out.data(), batch, queries, keys,
                     static_cast<int>(dim), scale, precision_ == Precision::Bf16);
@@ -274,12 +262,8 @@ class DeviceBackend final : public Backend {
   // ---- tokens
   void ray_tokens(const std::vector<RayPose>& poses, const Tensor* images, int height, int width, int patch,
                   Tensor& tokens) override {
+    checks::ray_tokens(*this, poses, images, height, width, patch, tokens);
     const int64_t views = static_cast<int64_t>(poses.size());
-    if (patch <= 0 || height % patch || width % patch ||
-        tokens.numel() != views * static_cast<int64_t>(height) * width * 12 ||
-        (images && images->numel() != views * static_cast<int64_t>(height) * width * 3))
-      throw std::invalid_argument("ray_tokens: " + std::to_string(views) + " views of " + std::to_string(height) +
-                                  "x" + std::to_string(width) + " for tokens " + shape_string(tokens.shape()));
     if (views == 0) return;
     OpScope scope(*this, "ray_tokens");
     no_host_traffic("ray_tokens from host poses");
@@ -292,11 +276,8 @@ class DeviceBackend final : public Backend {
   }
 
   void ray_tokens(const Tensor& poses, int height, int width, int patch, Tensor& tokens) override {
-    const int64_t views = poses.rank() == 2 ? poses.dim(0) : -1;
-    if (views < 0 || poses.dim(1) != kRayPoseFloats || patch <= 0 || height % patch || width % patch ||
-        tokens.numel() != views * static_cast<int64_t>(height) * width * 12)
-      throw std::invalid_argument("ray_tokens: poses " + shape_string(poses.shape()) + " at " + std::to_string(height) +
-                                  "x" + std::to_string(width) + " for tokens " + shape_string(tokens.shape()));
+    checks::ray_tokens(*this, poses, height, width, patch, tokens);
+    const int64_t views = poses.dim(0);
     OpScope scope(*this, "ray_tokens");
     cuda::ray_tokens(device_.launcher(), reinterpret_cast<const RayPose*>(poses.data()), nullptr, tokens.data(), views,
                      height, width, patch);
@@ -304,21 +285,19 @@ class DeviceBackend final : public Backend {
 
   // ---- SwiGLU pieces
   void swiglu(const Tensor& gate, const Tensor& up, Tensor& out) override {
-    require_same_size(gate, up, "swiglu");
-    require_same_size(gate, out, "swiglu");
+    checks::swiglu(*this, gate, up, out);
     OpScope scope(*this, "swiglu");
     cuda::swiglu(device_.launcher(), gate.data(), up.data(), out.data(), gate.numel());
   }
   void swiglu_backward(Tensor& gate, Tensor& up, Tensor& dhidden) override {
-    require_same_size(gate, up, "swiglu_backward");
-    require_same_size(gate, dhidden, "swiglu_backward");
+    checks::swiglu_backward(*this, gate, up, dhidden);
     OpScope scope(*this, "swiglu_backward");
     cuda::swiglu_backward(device_.launcher(), gate.data(), up.data(), dhidden.data(), gate.numel());
   }
 
   // ---- reductions
   std::vector<double> batched_dot(const Tensor& a, const Tensor& b) override {
-    require_same_size(a, b, "batched_dot");
+    checks::batched_dot(*this, a, b);
     const int64_t batch = a.dim(0), per = batch ? a.numel() / batch : 0;
     std::vector<double> result(static_cast<size_t>(batch), 0.0);
     if (batch == 0 || per == 0) return result;
@@ -335,18 +314,18 @@ class DeviceBackend final : public Backend {
     return result;
   }
   void column_norms(const Tensor& w, Tensor& norms) override {
-    if (norms.numel() != w.dim(0) * w.dim(2)) throw std::invalid_argument("column_norms: output size");
+    checks::column_norms(*this, w, norms);
     OpScope scope(*this, "column_norms");
     cuda::column_norms(device_.launcher(), w.data(), norms.data(), w.dim(0), w.dim(1), w.dim(2));
   }
   void restore_column_norms(Tensor& w, const Tensor& target, float eps) override {
-    if (target.numel() != w.dim(0) * w.dim(2)) throw std::invalid_argument("restore_column_norms: target size");
+    checks::restore_column_norms(*this, w, target);
     OpScope scope(*this, "restore_column_norms");
     cuda::restore_column_norms(device_.launcher(), w.data(), target.data(), w.dim(0), w.dim(1), w.dim(2), eps);
   }
   void scale_batched(Tensor& x, const std::vector<float>& scale) override {
+    checks::scale_batched(*this, x, scale);
     const int64_t batch = x.dim(0);
-    if (static_cast<int64_t>(scale.size()) != batch) throw std::invalid_argument("scale_batched: one scale per batch");
     if (x.numel() == 0) return;
     OpScope scope(*this, "scale_batched");
     no_host_traffic("scale_batched");
@@ -388,6 +367,7 @@ class DeviceBackend final : public Backend {
 
   template <Activation A>
   void activation(Tensor& x, float shift) {
+    checks::unary(*this, "activation", x);
     OpScope scope(*this, A == Activation::Silu    ? "silu"
                          : A == Activation::Gelu  ? "gelu"
                          : A == Activation::Sigmoid ? "sigmoid"

@@ -14,8 +14,8 @@ const lact::Scene& scene() {
       lact::SceneView v;
       v.camera.width = 16, v.camera.height = 8, v.camera.fx = v.camera.fy = 10, v.camera.cx = 8, v.camera.cy = 4;
       const double a = 0.157 * i;
-      v.camera.c2w = {std::cos(a), 0, std::sin(a), 2 * std::sin(a), 0, 1, 0, 0.1 * i, -std::sin(a), 0, std::cos(a),
-                      2 * std::cos(a), 0, 0, 0, 1};
+      v.camera.c2w = {std::cos(a),  0, std::sin(a), 2 * std::sin(a), 0, 1, 0, 0.1 * i,
+                      -std::sin(a), 0, std::cos(a), 2 * std::cos(a), 0, 0, 0, 1};
       scene.views.push_back(v);
     }
     scene.kmeans_inputs = {1, 5, 9};

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """PyTorch reference of the LaCT novel-view-synthesis model (inference and training paths).
 
-Written from /work/shared/research/lact_nvs_spec.md. The module tree and parameter names
+Written from shared/research/lact_nvs_spec.md (the project's shared folder, ../shared beside the checkout). The module tree and parameter names
 match the official `lact_nvs` state_dict exactly, so official checkpoints load with
 strict=True. Runs on torch 1.13 and torch 2.x, in float32 or float64 (`model.double()`),
 and autograd works through every path (for a trainer).

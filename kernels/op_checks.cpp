@@ -1,0 +1,157 @@
+#include "kernels/op_checks.h"
+
+#include <stdexcept>
+
+#include "kernels/backend.h"  // kRayPoseFloats
+
+namespace lact::checks {
+
+void fail(const char* op, const std::string& message) { throw std::invalid_argument(std::string(op) + ": " + message); }
+
+void on_backend(const Backend& be, const char* op, std::initializer_list<const Tensor*> operands) {
+  for (const Tensor* t : operands)
+    LACT_CHECK(!t || t->empty() || t->backend() == &be, op,
+               "an operand of shape " + shape_string(t->shape()) + " lives on another backend");
+}
+
+void same_size(const Tensor& a, const Tensor& b, const char* op) {
+  LACT_CHECK(a.numel() == b.numel(), op, "sizes differ, " + shape_string(a.shape()) + " vs " + shape_string(b.shape()));
+}
+
+void copy(const Backend& be, const Tensor& dst, const Tensor& src) {
+  on_backend(be, "copy", {&dst, &src});
+  same_size(dst, src, "copy");
+}
+
+void copy_blocks(int64_t dst_stride, int64_t src_stride, int64_t block, int64_t count) {
+  LACT_CHECK(count <= 1 || (dst_stride >= block && src_stride >= block), "copy_blocks",
+             "strides smaller than the block");
+}
+
+void same_size_op(const Backend& be, const char* op, const Tensor& y, const Tensor& x) {
+  on_backend(be, op, {&y, &x});
+  same_size(y, x, op);
+}
+
+void unary(const Backend& be, const char* op, const Tensor& x) { on_backend(be, op, {&x}); }
+
+void add_scaled_identity(const Backend& be, const Tensor& y) {
+  on_backend(be, "add_scaled_identity", {&y});
+  LACT_CHECK(y.rank() == 3 && y.dim(1) == y.dim(2), "add_scaled_identity", "not square " + shape_string(y.shape()));
+}
+
+void add_bias(const Backend& be, const Tensor& x, const Tensor& bias) {
+  on_backend(be, "add_bias", {&x, &bias});
+  LACT_CHECK(bias.numel() > 0 && x.numel() % bias.numel() == 0, "add_bias", "bias does not divide the tensor");
+}
+
+void layer_norm(const Backend& be, const Tensor& x, const Tensor& weight, const Tensor& y) {
+  on_backend(be, "layer_norm", {&x, &weight, &y});
+  same_size(y, x, "layer_norm");
+  LACT_CHECK(weight.numel() > 0 && x.numel() % weight.numel() == 0, "layer_norm", "weight does not divide the tensor");
+}
+
+void rms_norm(const Backend& be, const Tensor& x, const Tensor& weight, int64_t group, const Tensor& y) {
+  on_backend(be, "rms_norm", {&x, &weight, &y});
+  same_size(y, x, "rms_norm");
+  LACT_CHECK(group > 0 && weight.numel() == group && x.numel() % group == 0, "rms_norm",
+             "weight " + shape_string(weight.shape()) + " for groups of " + std::to_string(group));
+}
+
+void l2_normalize(const Backend& be, const Tensor& x, int64_t group) {
+  on_backend(be, "l2_normalize", {&x});
+  LACT_CHECK(group > 0 && x.numel() % group == 0, "l2_normalize", "group does not divide the tensor");
+}
+
+void scale_rows(const Backend& be, const Tensor& x, const float* scale) {
+  on_backend(be, "scale_rows", {&x});
+  LACT_CHECK(x.rank() == 3 && (scale || x.numel() == 0), "scale_rows",
+             "x " + shape_string(x.shape()) + " is not [batch, rows, cols] with scales");
+}
+
+void split_heads(const Backend& be, const Tensor& src, int64_t column_offset, int64_t heads, int64_t head_dim,
+                 const Tensor& dst) {
+  on_backend(be, "split_heads", {&src, &dst});
+  LACT_CHECK(src.rank() == 3 && column_offset >= 0 && heads >= 0 && head_dim >= 0, "split_heads",
+             "source " + shape_string(src.shape()) + " is not [views, tokens, channels]");
+  const int64_t views = src.dim(0), tokens = src.dim(1), width = src.dim(2);
+  LACT_CHECK(column_offset + heads * head_dim <= width && dst.numel() == views * heads * tokens * head_dim,
+             "split_heads", shape_string(src.shape()) + " -> " + shape_string(dst.shape()));
+}
+
+void merge_heads(const Backend& be, const Tensor& src, const Tensor& dst) {
+  on_backend(be, "merge_heads", {&src, &dst});
+  LACT_CHECK(src.rank() == 4, "merge_heads",
+             "source " + shape_string(src.shape()) + " is not [views, heads, tokens, d]");
+  same_size(dst, src, "merge_heads");
+}
+
+void attention(const Backend& be, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out) {
+  on_backend(be, "attention", {&q, &k, &v, &out});
+  const bool ranks = q.rank() == 3 && k.rank() == 3 && v.rank() == 3 && out.rank() == 3;
+  LACT_CHECK(ranks && k.dim(0) == q.dim(0) && v.dim(0) == q.dim(0) && k.dim(2) == q.dim(2) && v.dim(1) == k.dim(1) &&
+                 out.dim(0) == q.dim(0) && out.dim(1) == q.dim(1) && out.dim(2) == v.dim(2),
+             "attention",
+             "q " + shape_string(q.shape()) + ", k " + shape_string(k.shape()) + ", v " + shape_string(v.shape()) +
+                 ", out " + shape_string(out.shape()));
+}
+
+void ray_tokens(const Backend& be, const std::vector<RayPose>& poses, const Tensor* images, int height, int width,
+                int patch, const Tensor& tokens) {
+  on_backend(be, "ray_tokens", {images, &tokens});
+  const int64_t views = static_cast<int64_t>(poses.size());
+  LACT_CHECK(patch > 0 && height > 0 && width > 0 && height % patch == 0 && width % patch == 0 &&
+                 tokens.numel() == views * static_cast<int64_t>(height) * width * 12 &&
+                 (!images || images->numel() == views * static_cast<int64_t>(height) * width * 3),
+             "ray_tokens",
+             std::to_string(views) + " views of " + std::to_string(height) + "x" + std::to_string(width) +
+                 " for tokens " + shape_string(tokens.shape()));
+}
+
+void ray_tokens(const Backend& be, const Tensor& poses, int height, int width, int patch, const Tensor& tokens) {
+  on_backend(be, "ray_tokens", {&poses, &tokens});
+  LACT_CHECK(poses.rank() == 2 && poses.dim(1) == kRayPoseFloats, "ray_tokens",
+             "poses " + shape_string(poses.shape()) + " are not packed RayPoses");
+  LACT_CHECK(patch > 0 && height > 0 && width > 0 && height % patch == 0 && width % patch == 0 &&
+                 tokens.numel() == poses.dim(0) * static_cast<int64_t>(height) * width * 12,
+             "ray_tokens",
+             "poses " + shape_string(poses.shape()) + " at " + std::to_string(height) + "x" + std::to_string(width) +
+                 " for tokens " + shape_string(tokens.shape()));
+}
+
+void swiglu(const Backend& be, const Tensor& gate, const Tensor& up, const Tensor& out) {
+  on_backend(be, "swiglu", {&gate, &up, &out});
+  same_size(gate, up, "swiglu");
+  same_size(gate, out, "swiglu");
+}
+
+void swiglu_backward(const Backend& be, const Tensor& gate, const Tensor& up, const Tensor& dhidden) {
+  on_backend(be, "swiglu_backward", {&gate, &up, &dhidden});
+  same_size(gate, up, "swiglu_backward");
+  same_size(gate, dhidden, "swiglu_backward");
+}
+
+void batched_dot(const Backend& be, const Tensor& a, const Tensor& b) {
+  on_backend(be, "batched_dot", {&a, &b});
+  same_size(a, b, "batched_dot");
+  LACT_CHECK(a.rank() >= 1, "batched_dot", "operands need a batch dimension");
+}
+
+void column_norms(const Backend& be, const Tensor& w, const Tensor& norms) {
+  on_backend(be, "column_norms", {&w, &norms});
+  LACT_CHECK(w.rank() == 3 && norms.numel() == w.dim(0) * w.dim(2), "column_norms",
+             "w " + shape_string(w.shape()) + ", norms " + shape_string(norms.shape()));
+}
+
+void restore_column_norms(const Backend& be, const Tensor& w, const Tensor& target) {
+  on_backend(be, "restore_column_norms", {&w, &target});
+  LACT_CHECK(w.rank() == 3 && target.numel() == w.dim(0) * w.dim(2), "restore_column_norms",
+             "w " + shape_string(w.shape()) + ", target " + shape_string(target.shape()));
+}
+
+void scale_batched(const Backend& be, const Tensor& x, const std::vector<float>& scale) {
+  on_backend(be, "scale_batched", {&x});
+  LACT_CHECK(x.rank() >= 1 && static_cast<int64_t>(scale.size()) == x.dim(0), "scale_batched", "one scale per batch");
+}
+
+}  // namespace lact::checks

@@ -1,0 +1,57 @@
+// Operand checks for every backend op, written once: each backend's implementation calls the check of its op
+// first (CPU, CUDA and the emulated CUDA device share them, so they cannot drift). A failed check throws
+// std::invalid_argument "op: what is wrong"; it also fails when an operand lives on another backend (a host
+// tensor handed to a GPU kernel would otherwise be read as a device address).
+#pragma once
+
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "kernels/ray_tokens.h"
+#include "kernels/tensor.h"
+
+// Throws std::invalid_argument(op + ": " + message) unless `condition` holds.
+#define LACT_CHECK(condition, op, message)               \
+  do {                                                   \
+    if (!(condition)) ::lact::checks::fail(op, message); \
+  } while (0)
+
+namespace lact {
+
+class Backend;
+
+namespace checks {
+
+[[noreturn]] void fail(const char* op, const std::string& message);
+
+// Every non-empty operand was allocated by `be` (or views memory that was).
+void on_backend(const Backend& be, const char* op, std::initializer_list<const Tensor*> operands);
+void same_size(const Tensor& a, const Tensor& b, const char* op);
+
+void copy(const Backend& be, const Tensor& dst, const Tensor& src);
+void copy_blocks(int64_t dst_stride, int64_t src_stride, int64_t block, int64_t count);
+void same_size_op(const Backend& be, const char* op, const Tensor& y, const Tensor& x);  // add, axpby
+void unary(const Backend& be, const char* op, const Tensor& x);                          // activations, fill
+void add_scaled_identity(const Backend& be, const Tensor& y);
+void add_bias(const Backend& be, const Tensor& x, const Tensor& bias);
+void layer_norm(const Backend& be, const Tensor& x, const Tensor& weight, const Tensor& y);
+void rms_norm(const Backend& be, const Tensor& x, const Tensor& weight, int64_t group, const Tensor& y);
+void l2_normalize(const Backend& be, const Tensor& x, int64_t group);
+void scale_rows(const Backend& be, const Tensor& x, const float* scale);
+void split_heads(const Backend& be, const Tensor& src, int64_t column_offset, int64_t heads, int64_t head_dim,
+                 const Tensor& dst);
+void merge_heads(const Backend& be, const Tensor& src, const Tensor& dst);
+void attention(const Backend& be, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out);
+void ray_tokens(const Backend& be, const std::vector<RayPose>& poses, const Tensor* images, int height, int width,
+                int patch, const Tensor& tokens);
+void ray_tokens(const Backend& be, const Tensor& poses, int height, int width, int patch, const Tensor& tokens);
+void swiglu(const Backend& be, const Tensor& gate, const Tensor& up, const Tensor& out);
+void swiglu_backward(const Backend& be, const Tensor& gate, const Tensor& up, const Tensor& dhidden);
+void batched_dot(const Backend& be, const Tensor& a, const Tensor& b);
+void column_norms(const Backend& be, const Tensor& w, const Tensor& norms);
+void restore_column_norms(const Backend& be, const Tensor& w, const Tensor& target);
+void scale_batched(const Backend& be, const Tensor& x, const std::vector<float>& scale);
+
+}  // namespace checks
+}  // namespace lact
