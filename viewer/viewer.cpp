@@ -147,18 +147,83 @@ std::string tile_label(const char* what, const Texture& texture, int height, int
   return text;
 }
 
-}  // namespace
+// Everything the frame loop carries from one frame to the next, and the steps of one frame. The members are
+// declared in the order they must be built (the window after the scene source has opened without error) and
+// torn down (the render thread before the model and the window).
+struct Viewer {
+  Viewer(const ViewerOptions& options, SceneSource opened, std::pair<int, int> window_size);
+  ~Viewer() { renderer.reset(); }
+  bool frame();  // one UI frame; false when the loop should end
 
-void run_viewer(const ViewerOptions& o) {
-  // Before the window: anything wrong here is the usual one-line error.
-  SceneSource source = open_scene_source(o);
-  const auto [window_width, window_height] = parse_window_size(o.window);
-  if (!(o.scale > 0 && o.scale <= 1)) throw Error("--scale", "must be in (0, 1]");
-  const int patch = source.model->config().patch_size;
-  const int threads = render_threads(o, source);
-
-  Window window(window_width, window_height, "lact view: " + source.selection.scene.name);
+  const ViewerOptions& o;
+  SceneSource source;
+  const int patch, threads;
+  Window window;
   DisplaySettings display;
+  CameraController camera;
+  const std::vector<int> snap_list;
+  EncodeJob encode;
+  std::unique_ptr<RenderThread> renderer;
+  Texture view_texture, truth_texture, error_texture;
+  RenderedView shown;  // what is on screen (its pixels live in the textures)
+  bool has_shown = false;
+  uint64_t submitted = 0;
+  RenderRequest last_request;
+  Camera last_camera;
+  double last_motion = -1e9;
+  FrameStats stats;
+  PathRecorder recorder;
+  RecorderSettings recorder_settings;
+  std::shared_ptr<ExportOutcome> export_outcome = std::make_shared<ExportOutcome>();
+  ErrorPopup errors;
+  Script script;
+  std::string screenshot_path, last_screenshot;
+  std::string failure;      // a scripted run's error (exit code 1)
+  std::string scene_error;  // the encode's
+  int quiet_frames = 0;
+  long frame_count = 0;
+  bool animating = false;
+  float area_x = 0, area_y = 0, area_width = 0, area_height = 0;  // the view area beside the panel (ImGui units)
+  const double refresh_rate;
+  double previous_frame_end;
+
+ private:
+  // What a frame's input and panels asked for.
+  struct Requests {
+    InputActions input;
+    PanelActions panels;
+    RecorderActions recorder;
+  };
+  RenderRequest desired_request(double now) const;
+  bool stop_on(const std::string& message);  // a scripted run stops at its first error; else shown
+  void wait_for_events();
+  bool take_results();  // the encode's outcome and a finished view; false: stop
+  void take_export_outcome();
+  ViewLayout layout_now();
+  Requests input_and_panels(const ViewLayout& layout, double now, const EncodeJob::Progress& progress);
+  void apply(const Requests& r, double now);
+  void apply_recorder(const RecorderActions& actions, double now);
+  bool run_script(double now, bool& capture);  // true when the script finished this frame
+  void submit_render(double now, bool camera_moving);
+  void draw(const ViewLayout& layout, const EncodeJob::Progress& progress);
+  bool save_capture(const Rgb8& pixels, const ViewLayout& layout, bool finished);  // false: stop
+  void pace(double frame_start);
+};
+
+Viewer::Viewer(const ViewerOptions& options, SceneSource opened, std::pair<int, int> window_size)
+    : o(options),
+      source(std::move(opened)),
+      patch(source.model->config().patch_size),
+      threads(render_threads(o, source)),
+      window(window_size.first, window_size.second, "lact view: " + source.selection.scene.name),
+      camera(scene_frame(source.cameras), source.cameras[source.start_view(o.camera)], source.start_view(o.camera)),
+      snap_list(source.snap_views()),
+      encode(source, o.common.threads, &Window::wake),
+      last_camera(camera.camera()),
+      script(o),
+      screenshot_path(o.screenshot.empty() ? next_screenshot_name() : o.screenshot),
+      refresh_rate(window.refresh_rate()),
+      previous_frame_end(now_seconds()) {
   display.scale = static_cast<float>(o.scale);
   display.adaptive = o.adaptive;
   display.moving_scale = static_cast<float>(o.moving_scale);
@@ -166,294 +231,304 @@ void run_viewer(const ViewerOptions& o) {
   display.show_truth = o.show_truth;
   display.show_error = o.show_error;
   window.set_vsync(display.vsync);
+}
 
-  const int start = source.start_view(o.camera);
-  CameraController camera(scene_frame(source.cameras), source.cameras[start], start);
-  const std::vector<int> snap_list = source.snap_views();
-  EncodeJob encode(source, o.common.threads, &Window::wake);
-  std::unique_ptr<RenderThread> renderer;
-  Texture view_texture, truth_texture, error_texture;
-  RenderedView shown;  // what is on screen (its pixels live in the textures)
-  bool has_shown = false;
-  uint64_t submitted = 0;
-  RenderRequest last_request;
-  Camera last_camera = camera.camera();
-  double last_motion = -1e9;
+// The current camera at the resolution scale (lower while moving, when adaptive).
+RenderRequest Viewer::desired_request(double now) const {
+  double scale = display.scale;
+  if (display.adaptive && now - last_motion < kSettleSeconds) scale = std::min(scale, double(display.moving_scale));
+  return RenderRequest{scaled_camera(camera.camera(), scale, patch), camera.snapped_view()};
+}
 
-  FrameStats stats;
-  PathRecorder recorder;
-  RecorderSettings recorder_settings;
-  auto export_outcome = std::make_shared<ExportOutcome>();
-  ErrorPopup errors;
-  Script script(o);
-  std::string screenshot_path = o.screenshot.empty() ? next_screenshot_name() : o.screenshot, last_screenshot;
-  std::string failure;  // a scripted run's error (exit code 1)
-  std::string scene_error;
-  int quiet_frames = 0;
-  // The current camera at the resolution scale (lower while moving, when adaptive).
-  auto desired_request = [&](double now) {
-    double scale = display.scale;
-    if (display.adaptive && now - last_motion < kSettleSeconds) scale = std::min(scale, double(display.moving_scale));
-    return RenderRequest{scaled_camera(camera.camera(), scale, patch), camera.snapped_view()};
-  };
-  long frame_count = 0;
-  const double refresh_rate = window.refresh_rate();
-  double previous_frame_end = now_seconds();
+bool Viewer::stop_on(const std::string& message) {
+  if (script.active()) {
+    failure = message;
+    return true;
+  }
+  errors.show(message);
+  return false;
+}
 
-  while (!window.should_close()) {
-    // Redraw continuously while anything moves; otherwise sleep until input or a result (threads wake us).
-    // While encoding, wake for progress only (the encode needs the cores; spinning OpenMP threads suffer badly
-    // from a busy UI on the same cores).
-    const double before_wait = now_seconds();
-    const bool animating = script.active() || recorder.playing() || before_wait - last_motion < 2 * kSettleSeconds;
-    if (!renderer && !encode.finished() && frame_count > 0) {
-      window.wait_events(0.25);
-    } else if (animating || quiet_frames < 2) {
-      window.poll_events();
+// Redraw continuously while anything moves; otherwise sleep until input or a result (threads wake us). While
+// encoding, wake for progress only (the encode needs the cores; spinning OpenMP threads suffer badly from a busy
+// UI on the same cores).
+void Viewer::wait_for_events() {
+  const double before_wait = now_seconds();
+  animating = script.active() || recorder.playing() || before_wait - last_motion < 2 * kSettleSeconds;
+  if (!renderer && !encode.finished() && frame_count > 0) {
+    window.wait_events(0.25);
+  } else if (animating || quiet_frames < 2) {
+    window.poll_events();
+  } else {
+    window.wait_events(0.5);
+    quiet_frames = 0;
+  }
+  ++quiet_frames;
+}
+
+bool Viewer::take_results() {
+  // The scene becomes renderable.
+  if (!renderer && encode.finished() && scene_error.empty()) {
+    if (!encode.error().empty()) {
+      scene_error = encode.error();
+      if (stop_on(scene_error)) return false;
     } else {
-      window.wait_events(0.5);
-      quiet_frames = 0;
-    }
-    ++quiet_frames;
-    const double frame_start = now_seconds();
-    window.begin_frame();
-    const ImGuiIO& io = ImGui::GetIO();
-
-    // The scene becomes renderable.
-    if (!renderer && encode.finished() && scene_error.empty()) {
-      if (!encode.error().empty()) {
-        scene_error = encode.error();
-        if (script.active()) {
-          failure = scene_error;
-          ImGui::EndFrame();
-          break;
-        }
-        errors.show(scene_error);
-      } else {
-        renderer = std::make_unique<RenderThread>(
-            *source.model, encode.state(), [&source](int view) { return source.ground_truth(view); }, source.width,
-            source.height, threads, &Window::wake);
-      }
-    }
-
-    // A finished novel view: upload it.
-    if (renderer) {
-      if (std::optional<RenderedView> result = renderer->take()) {
-        if (!result->error.empty()) {
-          if (script.active()) {
-            failure = result->error;
-            ImGui::EndFrame();
-            break;
-          }
-          errors.show(result->error);
-        } else {
-          if (!result->truth_error.empty()) {
-            if (script.active()) {
-              failure = result->truth_error;
-              ImGui::EndFrame();
-              break;
-            }
-            errors.show("no PSNR/SSIM for view " + std::to_string(result->request.view) + ": " + result->truth_error);
-          }
-          const double upload_start = now_seconds();
-          const bool exact = result->image.width == source.width && result->image.height == source.height;
-          view_texture.upload(result->image, !exact);
-          if (result->measured) {
-            truth_texture.upload(result->truth, false);
-            error_texture.upload(result->error_map, false);
-          }
-          stats.upload(now_seconds(), now_seconds() - upload_start);
-          stats.view(now_seconds(), result->render_seconds, result->image.width, result->image.height);
-          result->image = result->truth = result->error_map = Rgb8{};
-          shown = std::move(*result);
-          has_shown = true;
-        }
-      }
-    }
-    {
-      std::lock_guard<std::mutex> lock(export_outcome->mutex);
-      if (export_outcome->done) {
-        recorder_settings.status = export_outcome->message;
-        recorder_settings.exporting = false;
-        if (export_outcome->failed) errors.show(export_outcome->message);
-        export_outcome->done = false;
-      }
-    }
-
-    // Layout, input, panels.
-    const ImGuiViewport* viewport = ImGui::GetMainViewport();
-    const float area_x = viewport->WorkPos.x + kPanelWidth, area_y = viewport->WorkPos.y;
-    const float area_width = viewport->WorkSize.x - kPanelWidth, area_height = viewport->WorkSize.y;
-    const int tiles = 1 + (display.show_truth ? 1 : 0) + (display.show_error ? 1 : 0);
-    const ViewLayout layout = layout_view(area_x, area_y, area_width, area_height, source.width, source.height, tiles,
-                                          window.framebuffer_scale());
-    InputActions input;
-    const std::vector<Window::KeyPress> presses = window.take_key_presses();
-    input = apply_camera_input(camera, display.fly, layout.zoom / layout.framebuffer_scale, io.DeltaTime, presses,
-                               !script.drives_camera() && !recorder.playing());
-    PanelActions actions;
-    begin_side_panel(kPanelWidth);
-    const double now = now_seconds();
-    performance_section({stats.fps(now), stats.frame_ms(now), stats.render_ms(now), stats.last_render_ms(),
-                         stats.upload_ms(now), stats.views_per_second(now), view_texture.width(),
-                         view_texture.height(), threads, (!renderer && !encode.finished()) || (!animating && quiet_frames <= 1)});
-    const EncodeJob::Progress progress = encode.progress();
-    scene_section({&source, renderer != nullptr, encode.encode_seconds(),
-                   scene_error.empty() ? progress.stage : "failed: " + scene_error});
-    camera_section(camera, display, source, actions);
-    quality_section(has_shown ? &shown : nullptr, source, display);
-    display_section(display, actions);
-    screenshot_section(screenshot_path, last_screenshot, actions);
-    const RecorderActions recorder_actions = recorder_section(recorder, recorder_settings);
-    help_section();
-    end_side_panel();
-
-    // What the input and the panels asked for.
-    if (input.toggle_fly) display.fly = !display.fly;
-    if (input.toggle_truth) display.show_truth = !display.show_truth;
-    if (input.toggle_error) display.show_error = !display.show_error;
-    if (actions.vsync_changed) window.set_vsync(display.vsync);
-    if (input.reset || actions.reset) camera.reset();
-    const int direction = (input.snap_next || actions.snap_next) - (input.snap_previous || actions.snap_previous);
-    if (direction != 0) {
-      const int view = step_view(snap_list, source, camera, direction);
-      if (view >= 0) camera.snap(source.cameras[view], view);
-    }
-    if (input.add_key || recorder_actions.add_key) recorder.add_key(camera.camera());
-    if (recorder_actions.play || (input.toggle_play && !recorder.playing() && !recorder.keys().empty()))
-      recorder.play(now, recorder_settings.fps, recorder_settings.loop);
-    else if (recorder_actions.stop || (input.toggle_play && recorder.playing()))
-      recorder.stop();
-    try {
-      if (recorder_actions.save) {
-        recorder.save(recorder_settings.file);
-        recorder_settings.status = "saved " + std::to_string(recorder.path().size()) + " frames to " +
-                                   recorder_settings.file;
-      }
-      if (recorder_actions.load) {
-        recorder.load(recorder_settings.file);
-        recorder_settings.status = "loaded " + std::to_string(recorder.keys().size()) + " frames";
-      }
-    } catch (const std::exception& e) {
-      recorder_settings.status = e.what();
-      errors.show(e.what());
-    }
-    if (recorder_actions.export_path) {
-      if (!renderer) {
-        errors.show("the scene is not encoded yet: nothing to export");
-      } else {
-        recorder_settings.exporting = true;
-        recorder_settings.status = "exporting...";
-        const Model* model = source.model.get();
-        std::shared_ptr<const SceneState> state = encode.state();
-        renderer->submit_job([model, state, frames = recorder.path(), settings = recorder_settings,
-                              outcome = export_outcome] { export_path(*model, *state, frames, settings, *outcome); });
-      }
-    }
-    if (std::optional<Camera> frame = recorder.frame_at(now)) camera.snap(*frame, -1);
-
-    // The script, once the scene renders.
-    bool capture = input.screenshot || actions.screenshot;
-    bool finished = false;
-    if (renderer && script.active()) {
-      // Current: the camera has settled (adaptive: back at full scale), what this frame would request is what was
-      // last requested, and that is on screen.
-      const RenderRequest wanted = desired_request(now);
-      const bool settled = !display.adaptive || now - last_motion >= kSettleSeconds;
-      const bool current = settled && has_shown && renderer->idle() && shown.serial == submitted &&
-                           same_camera(wanted.camera, last_request.camera) && wanted.view == last_request.view;
-      switch (script.step(camera, stats, now, has_shown, current)) {
-        case Script::Step::Run:
-          break;
-        case Script::Step::Capture:
-          capture = true;
-          break;
-        case Script::Step::Finish:
-          finished = true;
-          break;
-      }
-    }
-
-    // The render request: the current camera at the resolution scale (lower while moving, when adaptive).
-    if (!same_camera(camera.camera(), last_camera)) {
-      last_motion = now;
-      last_camera = camera.camera();
-    }
-    if (input.camera_moving) last_motion = now;
-    if (renderer) {
-      const RenderRequest request = desired_request(now);
-      if (submitted == 0 || !same_camera(request.camera, last_request.camera) || request.view != last_request.view) {
-        submitted = renderer->submit(request);
-        last_request = request;
-      }
-    }
-
-    // Draw.
-    std::vector<Tile> tile_list{{&view_texture, tile_label("novel view", view_texture, source.height, source.width)}};
-    const bool measured = has_shown && shown.measured;
-    if (display.show_truth)
-      tile_list.push_back({measured ? &truth_texture : nullptr,
-                           measured ? "ground truth (view " + std::to_string(shown.request.view) + ")"
-                                    : std::string("ground truth (on a view)")});
-    if (display.show_error)
-      tile_list.push_back({measured ? &error_texture : nullptr,
-                           measured ? std::string("error map (|render - truth| x4)")
-                                    : std::string("error map (on a view)")});
-    draw_view(layout, tile_list);
-    if (!encode.finished())
-      encode_overlay(area_x, area_y, area_width, area_height, progress.stage, progress.fraction, progress.elapsed_s);
-    errors.draw();
-
-    const std::optional<Rgb8> pixels = window.end_frame(capture);
-    if (pixels) {
-      try {
-        nlohmann::json info;
-        info["camera"] = camera_to_json(has_shown ? shown.request.camera : camera.camera());
-        info["scene"] = source.selection.scene.name;
-        info["model"] = source.model_path;
-        info["data"] = source.selection.scene.source;
-        info["encode_s"] = encode.encode_seconds();
-        if (has_shown) {
-          info["scene_view"] = shown.request.view;
-          if (shown.measured) {
-            info["role"] = source.role(shown.request.view);
-            info["psnr"] = shown.psnr;
-            info["ssim"] = shown.ssim;
-          }
-        }
-        const std::vector<std::string> files =
-            write_screenshot(screenshot_path, *pixels, view_texture.read_back(), layout, info);
-        last_screenshot = files[0];
-        if (o.screenshot.empty()) screenshot_path = next_screenshot_name();
-      } catch (const std::exception& e) {
-        if (script.active() || finished) {
-          failure = e.what();
-          break;
-        }
-        errors.show(e.what());
-      }
-    }
-    const double frame_end = now_seconds();
-    stats.frame(frame_end, frame_end - frame_start);
-    // VSync caps the frame rate at the display's, also where the swap interval is not honoured (Xvfb, some
-    // compositors): the UI then leaves the cores to the render thread.
-    if (display.vsync) {
-      const double next = previous_frame_end + 1.0 / refresh_rate;
-      if (next > frame_end) std::this_thread::sleep_for(std::chrono::duration<double>(next - frame_end));
-      previous_frame_end = std::max(next, frame_end);
-    } else {
-      previous_frame_end = frame_end;
-    }
-    // The encode starts once the first frame is up (so it does not share the cores with the window's start-up).
-    if (++frame_count == 1) encode.start();
-    if (finished) {
-      if (o.print_stats) print_stats(stats, frame_end, source, encode, has_shown ? &shown : nullptr, script, threads);
-      if (o.exit) break;
+      renderer = std::make_unique<RenderThread>(
+          *source.model, encode.state(), [this](int view) { return source.ground_truth(view); }, source.width,
+          source.height, threads, &Window::wake);
     }
   }
-  renderer.reset();  // before the model and the window go
-  if (!failure.empty()) throw Error(failure);
-  if (!scene_error.empty() && scene_error != "cancelled") throw Error(scene_error);
+  if (!renderer) return true;
+  // A finished novel view: upload it.
+  std::optional<RenderedView> result = renderer->take();
+  if (!result) return true;
+  if (!result->error.empty()) return !stop_on(result->error);
+  if (!result->truth_error.empty()) {
+    if (script.active()) return !stop_on(result->truth_error);
+    errors.show("no PSNR/SSIM for view " + std::to_string(result->request.view) + ": " + result->truth_error);
+  }
+  const double upload_start = now_seconds();
+  const bool exact = result->image.width == source.width && result->image.height == source.height;
+  view_texture.upload(result->image, !exact);
+  if (result->measured) {
+    truth_texture.upload(result->truth, false);
+    error_texture.upload(result->error_map, false);
+  }
+  stats.upload(now_seconds(), now_seconds() - upload_start);
+  stats.view(now_seconds(), result->render_seconds, result->image.width, result->image.height);
+  result->image = result->truth = result->error_map = Rgb8{};
+  shown = std::move(*result);
+  has_shown = true;
+  return true;
+}
+
+void Viewer::take_export_outcome() {
+  std::lock_guard<std::mutex> lock(export_outcome->mutex);
+  if (!export_outcome->done) return;
+  recorder_settings.status = export_outcome->message;
+  recorder_settings.exporting = false;
+  if (export_outcome->failed) errors.show(export_outcome->message);
+  export_outcome->done = false;
+}
+
+ViewLayout Viewer::layout_now() {
+  const ImGuiViewport* viewport = ImGui::GetMainViewport();
+  area_x = viewport->WorkPos.x + kPanelWidth, area_y = viewport->WorkPos.y;
+  area_width = viewport->WorkSize.x - kPanelWidth, area_height = viewport->WorkSize.y;
+  const int tiles = 1 + (display.show_truth ? 1 : 0) + (display.show_error ? 1 : 0);
+  return layout_view(area_x, area_y, area_width, area_height, source.width, source.height, tiles,
+                     window.framebuffer_scale());
+}
+
+Viewer::Requests Viewer::input_and_panels(const ViewLayout& layout, double now, const EncodeJob::Progress& progress) {
+  Requests r;
+  const std::vector<Window::KeyPress> presses = window.take_key_presses();
+  r.input = apply_camera_input(camera, display.fly, layout.zoom / layout.framebuffer_scale, ImGui::GetIO().DeltaTime,
+                               presses, !script.drives_camera() && !recorder.playing());
+  begin_side_panel(kPanelWidth);
+  performance_section({stats.fps(now), stats.frame_ms(now), stats.render_ms(now), stats.last_render_ms(),
+                       stats.upload_ms(now), stats.views_per_second(now), view_texture.width(), view_texture.height(),
+                       threads, (!renderer && !encode.finished()) || (!animating && quiet_frames <= 1)});
+  scene_section({&source, renderer != nullptr, encode.encode_seconds(),
+                 scene_error.empty() ? progress.stage : "failed: " + scene_error});
+  camera_section(camera, display, source, r.panels);
+  quality_section(has_shown ? &shown : nullptr, source, display);
+  display_section(display, r.panels);
+  screenshot_section(screenshot_path, last_screenshot, r.panels);
+  r.recorder = recorder_section(recorder, recorder_settings);
+  help_section();
+  end_side_panel();
+  return r;
+}
+
+void Viewer::apply(const Requests& r, double now) {
+  const InputActions& input = r.input;
+  if (input.toggle_fly) display.fly = !display.fly;
+  if (input.toggle_truth) display.show_truth = !display.show_truth;
+  if (input.toggle_error) display.show_error = !display.show_error;
+  if (r.panels.vsync_changed) window.set_vsync(display.vsync);
+  if (input.reset || r.panels.reset) camera.reset();
+  const int direction = (input.snap_next || r.panels.snap_next) - (input.snap_previous || r.panels.snap_previous);
+  if (direction != 0) {
+    const int view = step_view(snap_list, source, camera, direction);
+    if (view >= 0) camera.snap(source.cameras[view], view);
+  }
+  if (input.add_key || r.recorder.add_key) recorder.add_key(camera.camera());
+  if (r.recorder.play || (input.toggle_play && !recorder.playing() && !recorder.keys().empty()))
+    recorder.play(now, recorder_settings.fps, recorder_settings.loop);
+  else if (r.recorder.stop || (input.toggle_play && recorder.playing()))
+    recorder.stop();
+  apply_recorder(r.recorder, now);
+}
+
+void Viewer::apply_recorder(const RecorderActions& actions, double now) {
+  try {
+    if (actions.save) {
+      recorder.save(recorder_settings.file);
+      recorder_settings.status =
+          "saved " + std::to_string(recorder.path().size()) + " frames to " + recorder_settings.file;
+    }
+    if (actions.load) {
+      recorder.load(recorder_settings.file);
+      recorder_settings.status = "loaded " + std::to_string(recorder.keys().size()) + " frames";
+    }
+  } catch (const std::exception& e) {
+    recorder_settings.status = e.what();
+    errors.show(e.what());
+  }
+  if (actions.export_path) {
+    if (!renderer) {
+      errors.show("the scene is not encoded yet: nothing to export");
+    } else {
+      recorder_settings.exporting = true;
+      recorder_settings.status = "exporting...";
+      const Model* model = source.model.get();
+      std::shared_ptr<const SceneState> state = encode.state();
+      renderer->submit_job([model, state, frames = recorder.path(), settings = recorder_settings,
+                            outcome = export_outcome] { export_path(*model, *state, frames, settings, *outcome); });
+    }
+  }
+  if (std::optional<Camera> frame = recorder.frame_at(now)) camera.snap(*frame, -1);
+}
+
+// The script, once the scene renders. "Current": the camera has settled (adaptive: back at full scale), what
+// this frame would request is what was last requested, and that is on screen.
+bool Viewer::run_script(double now, bool& capture) {
+  if (!renderer || !script.active()) return false;
+  const RenderRequest wanted = desired_request(now);
+  const bool settled = !display.adaptive || now - last_motion >= kSettleSeconds;
+  const bool current = settled && has_shown && renderer->idle() && shown.serial == submitted &&
+                       same_camera(wanted.camera, last_request.camera) && wanted.view == last_request.view;
+  switch (script.step(camera, stats, now, has_shown, current)) {
+    case Script::Step::Run:
+      return false;
+    case Script::Step::Capture:
+      capture = true;
+      return false;
+    case Script::Step::Finish:
+      return true;
+  }
+  return false;
+}
+
+// The render request: the current camera at the resolution scale (lower while moving, when adaptive).
+void Viewer::submit_render(double now, bool camera_moving) {
+  if (!same_camera(camera.camera(), last_camera)) {
+    last_motion = now;
+    last_camera = camera.camera();
+  }
+  if (camera_moving) last_motion = now;
+  if (!renderer) return;
+  const RenderRequest request = desired_request(now);
+  if (submitted == 0 || !same_camera(request.camera, last_request.camera) || request.view != last_request.view) {
+    submitted = renderer->submit(request);
+    last_request = request;
+  }
+}
+
+void Viewer::draw(const ViewLayout& layout, const EncodeJob::Progress& progress) {
+  std::vector<Tile> tiles{{&view_texture, tile_label("novel view", view_texture, source.height, source.width)}};
+  const bool measured = has_shown && shown.measured;
+  if (display.show_truth)
+    tiles.push_back({measured ? &truth_texture : nullptr,
+                     measured ? "ground truth (view " + std::to_string(shown.request.view) + ")"
+                              : std::string("ground truth (on a view)")});
+  if (display.show_error)
+    tiles.push_back({measured ? &error_texture : nullptr, measured ? std::string("error map (|render - truth| x4)")
+                                                                   : std::string("error map (on a view)")});
+  draw_view(layout, tiles);
+  if (!encode.finished())
+    encode_overlay(area_x, area_y, area_width, area_height, progress.stage, progress.fraction, progress.elapsed_s);
+  errors.draw();
+}
+
+bool Viewer::save_capture(const Rgb8& pixels, const ViewLayout& layout, bool finished) {
+  try {
+    nlohmann::json info;
+    info["camera"] = camera_to_json(has_shown ? shown.request.camera : camera.camera());
+    info["scene"] = source.selection.scene.name;
+    info["model"] = source.model_path;
+    info["data"] = source.selection.scene.source;
+    info["encode_s"] = encode.encode_seconds();
+    if (has_shown) {
+      info["scene_view"] = shown.request.view;
+      if (shown.measured) {
+        info["role"] = source.role(shown.request.view);
+        info["psnr"] = shown.psnr;
+        info["ssim"] = shown.ssim;
+      }
+    }
+    const std::vector<std::string> files =
+        write_screenshot(screenshot_path, pixels, view_texture.read_back(), layout, info);
+    last_screenshot = files[0];
+    if (o.screenshot.empty()) screenshot_path = next_screenshot_name();
+  } catch (const std::exception& e) {
+    if (script.active() || finished) {
+      failure = e.what();
+      return false;
+    }
+    errors.show(e.what());
+  }
+  return true;
+}
+
+// VSync caps the frame rate at the display's, also where the swap interval is not honoured (Xvfb, some
+// compositors): the UI then leaves the cores to the render thread.
+void Viewer::pace(double frame_start) {
+  const double frame_end = now_seconds();
+  stats.frame(frame_end, frame_end - frame_start);
+  if (display.vsync) {
+    const double next = previous_frame_end + 1.0 / refresh_rate;
+    if (next > frame_end) std::this_thread::sleep_for(std::chrono::duration<double>(next - frame_end));
+    previous_frame_end = std::max(next, frame_end);
+  } else {
+    previous_frame_end = frame_end;
+  }
+}
+
+bool Viewer::frame() {
+  wait_for_events();
+  const double frame_start = now_seconds();
+  window.begin_frame();
+  if (!take_results()) {
+    ImGui::EndFrame();
+    return false;
+  }
+  take_export_outcome();
+  const ViewLayout layout = layout_now();
+  const double now = now_seconds();
+  const EncodeJob::Progress progress = encode.progress();
+  const Requests requests = input_and_panels(layout, now, progress);
+  apply(requests, now);
+  bool capture = requests.input.screenshot || requests.panels.screenshot;
+  const bool finished = run_script(now, capture);
+  submit_render(now, requests.input.camera_moving);
+  draw(layout, progress);
+  const std::optional<Rgb8> pixels = window.end_frame(capture);
+  if (pixels && !save_capture(*pixels, layout, finished)) return false;
+  pace(frame_start);
+  // The encode starts once the first frame is up (so it does not share the cores with the window's start-up).
+  if (++frame_count == 1) encode.start();
+  if (finished) {
+    if (o.print_stats) print_stats(stats, now_seconds(), source, encode, has_shown ? &shown : nullptr, script, threads);
+    if (o.exit) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void run_viewer(const ViewerOptions& o) {
+  // Before the window: anything wrong here is the usual one-line error.
+  SceneSource source = open_scene_source(o);
+  const std::pair<int, int> window_size = parse_window_size(o.window);
+  if (!(o.scale > 0 && o.scale <= 1)) throw Error("--scale", "must be in (0, 1]");
+  Viewer viewer(o, std::move(source), window_size);
+  while (!viewer.window.should_close() && viewer.frame()) {
+  }
+  viewer.renderer.reset();  // before the model and the window go
+  if (!viewer.failure.empty()) throw Error(viewer.failure);
+  if (!viewer.scene_error.empty() && viewer.scene_error != "cancelled") throw Error(viewer.scene_error);
 }
 
 }  // namespace lact::viewer

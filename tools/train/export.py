@@ -43,14 +43,25 @@ def strip(key):
     return key
 
 
-def summary(ckpt, ckpt_path):
+def data_names(value):
+    """Data as recorded in the model: file names, never a path of the training machine."""
+    if isinstance(value, (list, tuple)):
+        return [data_names(v) for v in value]
+    if isinstance(value, str) and os.sep in value and not value.startswith("synthetic:"):
+        return os.path.basename(value.rstrip(os.sep))
+    return value
+
+
+def summary(ckpt, ckpt_path, data_name=None, val_name=None):
     st, args = ckpt.get("state", {}), ckpt.get("args", {})
     val = st.get("last_val") or {}
     return {
         "steps": st.get("step"), "samples": st.get("samples"),
         "train_seconds": round(float(st.get("elapsed", 0.0)), 1),
         "wall_seconds": round(float(st.get("wall", 0.0)), 1), "runs": st.get("runs"),
-        "data": st.get("data", args.get("data")), "val_data": args.get("val_data"),
+        "data": data_name or data_names(st.get("data", args.get("data"))),
+        "val_data": val_name or data_names(args.get("val_data")),
+        "init": data_names(args.get("init")),
         "hardware": st.get("hardware"), "amp": st.get("amp"), "params": st.get("params"),
         "batch": args.get("batch"), "n_target": [args.get("n_target_min"), args.get("n_target_max")],
         "lr": args.get("lr"), "ssim_weight": args.get("ssim_weight"), "seed": args.get("seed"),
@@ -65,6 +76,9 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("checkpoint")
     ap.add_argument("-o", "--output", required=True)
+    ap.add_argument("--data-name", help="the training data as the model records it (name and generator command); "
+                                        "default: the data files' names")
+    ap.add_argument("--val-name", help="the validation data as the model records it")
     a = ap.parse_args(argv)
     ckpt = load_ckpt(a.checkpoint)
     config, args = ckpt["config"], ckpt.get("args", {})
@@ -82,7 +96,7 @@ def main(argv=None):
         "image_size": "%dx%d" % (size, size),
         "input_views": str(args.get("n_input", "")),
         "format": FORMAT,
-        "training": json.dumps(summary(ckpt, a.checkpoint), sort_keys=True),
+        "training": json.dumps(summary(ckpt, a.checkpoint, a.data_name, a.val_name), sort_keys=True),
     }
     out_dir = os.path.dirname(os.path.abspath(a.output))
     os.makedirs(out_dir, exist_ok=True)
