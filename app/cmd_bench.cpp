@@ -21,6 +21,7 @@
 #include "app/plot.h"
 #include "core/camera_geometry.h"
 #include "core/error.h"
+#include "core/flop_model.h"
 #include "core/file_io.h"
 #include "core/memory_estimate.h"
 #include "core/model.h"
@@ -141,7 +142,7 @@ Row run_one(const std::string& name, const Model& model, int views, int height, 
   const int patch = model.config().patch_size;
   const int64_t per_view = static_cast<int64_t>(height / patch) * (width / patch);
   row.tokens = views * per_view;
-  const double flops = model.encode_flops(row.tokens, per_view);
+  const double flops = encode_flops(model.config(), row.tokens, per_view);
   if (measured_gflops > 0 && flops / (measured_gflops * 1e9) > o.max_seconds) {
     row.skipped = "predicted encode " + std::to_string(static_cast<int>(flops / (measured_gflops * 1e9))) +
                   " s > --max-seconds";
@@ -172,7 +173,7 @@ Row run_one(const std::string& name, const Model& model, int views, int height, 
   row.encode_s = encode_s;
   row.render_fps = 1.0 / render_s;
   row.encode_gflops = flops / encode_s / 1e9;
-  row.render_gflops = model.render_flops(per_view, row.tokens) * row.render_fps / 1e9;
+  row.render_gflops = render_flops(model.config(), per_view, row.tokens) * row.render_fps / 1e9;
   double floats = 0;
   for (const FastWeights& f : state.fast_weights) floats += f.w0.numel() + f.w1.numel() + f.w2.numel();
   for (const KvCache& kv : state.kv_caches) floats += kv.k.numel() + kv.v.numel();

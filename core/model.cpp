@@ -1,10 +1,11 @@
 #include "core/model.h"
 
 #include <algorithm>
-#include <mutex>
+#include <optional>
 
 #include "core/error.h"
 #include "core/memory_estimate.h"
+#include "core/render_graphs.h"
 #include "core/tokens.h"
 #include "kernels/newton_schulz.h"
 
@@ -22,7 +23,7 @@ void for_view_chunks(int64_t views, int64_t tokens_per_view, int64_t max_tokens,
 }  // namespace
 
 Model::Model(ModelWeights weights, Backend& backend, ModelOptions options)
-    : weights_(std::move(weights)), backend_(backend), options_(options), graphs_(std::make_unique<RenderGraphs>()) {}
+    : weights_(std::move(weights)), backend_(backend), options_(options), graphs_(std::make_unique<RenderGraphCache>()) {}
 
 RayPose ray_pose(const Camera& c) {
   RayPose p{};
@@ -188,38 +189,6 @@ std::vector<Image> Model::render(const SceneState& state, const std::vector<Came
   return images;
 }
 
-// The render path as one recording per (views, size) for the current state, replayed with new poses (CUDA
-// graphs: a 512x512 view is ~30 short launches per layer, whose launch gaps a replay removes). The
-// recording holds device addresses of the state, so the cache keeps the state's tensors alive and starts
-// over when another state comes. A backend that cannot record, or a recording that fails, runs ops directly.
-struct Model::RenderGraphs {
-  struct Entry {
-    int64_t count;
-    int height, width;
-    Tensor poses, rgb;  // the recording's input and output buffers
-    std::unique_ptr<Recording> recording;
-  };
-  static constexpr size_t kMaxEntries = 8;
-  std::mutex mutex;
-  bool usable = true;
-  std::vector<Tensor> state_tensors;  // the state the entries were recorded for (kept alive)
-  std::vector<std::unique_ptr<Entry>> entries;
-
-  static std::vector<Tensor> tensors_of(const SceneState& state) {
-    std::vector<Tensor> t;
-    for (const FastWeights& f : state.fast_weights) t.insert(t.end(), {f.w0, f.w1, f.w2});
-    for (const KvCache& kv : state.kv_caches) t.insert(t.end(), {kv.k, kv.v});
-    return t;
-  }
-  bool recorded_for(const SceneState& state) const {
-    const std::vector<Tensor> t = tensors_of(state);
-    if (t.size() != state_tensors.size()) return false;
-    for (size_t i = 0; i < t.size(); ++i)
-      if (t[i].data() != state_tensors[i].data()) return false;
-    return true;
-  }
-};
-
 Model::~Model() = default;
 
 std::vector<float> Model::render_batch(const SceneState& state, const std::vector<RayPose>& poses, int height,
@@ -228,49 +197,14 @@ std::vector<float> Model::render_batch(const SceneState& state, const std::vecto
   const int64_t count = static_cast<int64_t>(poses.size());
   const int64_t tokens = count * (height / config().patch_size) * (width / config().patch_size);
   const std::vector<float> packed = pack_poses(poses);
-  if (options_.graphs && graphs_->usable && be.can_record()) {
-    std::lock_guard<std::mutex> lock(graphs_->mutex);
-    RenderGraphs& g = *graphs_;
-    if (!g.recorded_for(state)) {
-      g.entries.clear();
-      g.state_tensors = RenderGraphs::tensors_of(state);
-    }
-    RenderGraphs::Entry* entry = nullptr;
-    for (auto& e : g.entries)
-      if (e->count == count && e->height == height && e->width == width) entry = e.get();
-    if (!entry) {
-      auto fresh = std::make_unique<RenderGraphs::Entry>();
-      fresh->count = count, fresh->height = height, fresh->width = width;
-      fresh->poses = be.empty({count, kRayPoseFloats});
-      fresh->rgb = be.empty({tokens, config().output_channels()});
-      // false: not now (while profiling): run directly this time.
-      if (be.begin_recording()) {
-        try {
-          decode(state, fresh->poses, height, width, fresh->rgb);
-        } catch (...) {
-          be.end_recording();
-          g.usable = false;
-          throw;
-        }
-        fresh->recording = be.end_recording();
-        if (!fresh->recording) {
-          g.usable = false;  // the capture failed: run directly from now on
-        } else {
-          if (g.entries.size() == RenderGraphs::kMaxEntries) g.entries.erase(g.entries.begin());
-          g.entries.push_back(std::move(fresh));
-          entry = g.entries.back().get();
-        }
-      }
-    }
-    if (entry) {
-      be.upload(entry->poses, packed.data());
-      be.replay(*entry->recording);
-      return be.to_host(entry->rgb);
-    }
-  }
+  auto decode_into = [&](const Tensor& device_poses, Tensor& rgb) { decode(state, device_poses, height, width, rgb); };
+  if (options_.graphs)
+    if (std::optional<std::vector<float>> replayed = graphs_->render(be, state, packed, count, height, width, tokens,
+                                                                     config().output_channels(), decode_into))
+      return std::move(*replayed);
   const Tensor device_poses = be.from_host({count, kRayPoseFloats}, packed.data());
   Tensor rgb = be.empty({tokens, config().output_channels()});
-  decode(state, device_poses, height, width, rgb);
+  decode_into(device_poses, rgb);
   return be.to_host(rgb);
 }
 
@@ -314,63 +248,6 @@ void Model::decode(const SceneState& state, const Tensor& poses, int height, int
   be.layer_norm(x, weights_.decoder_norm, kLayerNormEps, y);
   linear(be, y, weights_.decoder_linear, rgb);
   be.sigmoid(rgb);
-}
-
-double Model::encode_flops(int64_t input_tokens, int64_t tokens_per_view) const {
-  const double n = static_cast<double>(input_tokens), dim = config().dim;
-  double total = 2.0 * n * config().input_channels() * dim;
-  for (const ModuleConfig& m : config().block) {
-    double per_layer = 0;
-    const double hidden = m.hidden(config().dim);
-    switch (m.kind) {
-      case ModuleKind::WindowAttention:
-        per_layer = 2.0 * n * dim * 4 * dim + 4.0 * n * tokens_per_view * dim;
-        break;
-      case ModuleKind::GlobalAttention:
-        per_layer = 2.0 * n * dim * 4 * dim + 4.0 * n * n * dim;
-        break;
-      case ModuleKind::Mlp:
-        per_layer = 4.0 * n * dim * hidden;
-        break;
-      case ModuleKind::FastWeightTTT: {
-        const double heads = m.heads(config().dim), d = m.head_dim;
-        const int64_t h = static_cast<int64_t>(hidden), dd = m.head_dim;
-        // projections + key forward and backward (3 products) + apply (3 products)
-        per_layer = 2.0 * n * dim * 4 * dim + heads * 6.0 * (2.0 * n * d * hidden);
-        const double ns = std::min(newton_schulz_dense_flops(input_tokens, dd, h, m.muon_update_steps),
-                                   newton_schulz_low_rank_flops(input_tokens, dd, h, m.muon_update_steps));
-        per_layer += heads * 3.0 * ns;
-        break;
-      }
-    }
-    total += per_layer * config().layers;
-  }
-  return total;
-}
-
-double Model::render_flops(int64_t tokens_per_view, int64_t input_tokens) const {
-  const double n = static_cast<double>(tokens_per_view), dim = config().dim;
-  double total = 2.0 * n * config().input_channels() * dim + 2.0 * n * dim * config().output_channels();
-  for (const ModuleConfig& m : config().block) {
-    const double hidden = m.hidden(config().dim);
-    double per_layer = 0;
-    switch (m.kind) {
-      case ModuleKind::WindowAttention:
-        per_layer = 2.0 * n * dim * 4 * dim + 4.0 * n * n * dim;
-        break;
-      case ModuleKind::GlobalAttention:
-        per_layer = 2.0 * n * dim * 4 * dim + 4.0 * n * (n + static_cast<double>(input_tokens)) * dim;
-        break;
-      case ModuleKind::Mlp:
-        per_layer = 4.0 * n * dim * hidden;
-        break;
-      case ModuleKind::FastWeightTTT:
-        per_layer = 2.0 * n * dim * 2 * dim + m.heads(config().dim) * 3.0 * (2.0 * n * m.head_dim * hidden);
-        break;
-    }
-    total += per_layer * config().layers;
-  }
-  return total;
 }
 
 }  // namespace lact

@@ -32,6 +32,8 @@ struct ModelOptions {
 // A camera as the token builder takes it.
 RayPose ray_pose(const Camera& camera);
 
+class RenderGraphCache;
+
 class Model {
  public:
   // Called with named intermediate tensors (the fixture's names): "encode_tokens_after_input_layernorm",
@@ -51,9 +53,6 @@ class Model {
   // Renders every camera (any size divisible by the patch; views are batched up to the token tile).
   std::vector<Image> render(const SceneState& state, const std::vector<Camera>& cameras) const;
 
-  // FLOPs of encode and of rendering one view (for benchmarks).
-  double encode_flops(int64_t input_tokens, int64_t tokens_per_view) const;
-  double render_flops(int64_t tokens_per_view, int64_t input_tokens) const;
 
  private:
   Tensor embed(const std::vector<PosedImage>& views, int height, int width) const;
@@ -65,11 +64,10 @@ class Model {
   // so that it can be recorded.
   void decode(const SceneState& state, const Tensor& poses, int height, int width, Tensor& rgb) const;
 
-  struct RenderGraphs;
   ModelWeights weights_;
   Backend& backend_;
   ModelOptions options_;
-  std::unique_ptr<RenderGraphs> graphs_;
+  std::unique_ptr<RenderGraphCache> graphs_;  // core/render_graphs.h
 };
 
 }  // namespace lact

@@ -29,6 +29,16 @@ std::vector<float> Backend::to_host(const Tensor& t) {
 
 void Backend::replay(const Recording&) { throw std::logic_error("replay: the " + name() + " backend does not record"); }
 
+RecordingScope::~RecordingScope() {
+  if (active_) backend_.end_recording();  // an op threw while recording: drop the capture, release the lock
+}
+
+std::unique_ptr<Recording> RecordingScope::finish() {
+  if (!active_) throw std::logic_error("RecordingScope::finish: not recording");
+  active_ = false;
+  return backend_.end_recording();
+}
+
 std::vector<float> pack_poses(const std::vector<RayPose>& poses) {
   std::vector<float> packed(poses.size() * static_cast<size_t>(kRayPoseFloats));
   if (!poses.empty()) std::memcpy(packed.data(), poses.data(), poses.size() * sizeof(RayPose));

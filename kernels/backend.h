@@ -122,7 +122,7 @@ class Backend {
   // holds the RayPose structs' bytes (see pack_poses), so a recording can take new poses by upload.
   virtual void ray_tokens(const Tensor& poses, int height, int width, int patch, Tensor& tokens) = 0;
 
-  // ---- recording (CUDA graphs, for the render path's many short launches)
+  // ---- recording (CUDA graphs, for the render path's many short launches); use RecordingScope below
   // Starts recording: the ops issued until end_recording() are captured, not run. Returns false where the
   // backend cannot record (the CPU's). While recording, ops that move data to or from the host (upload,
   // download, batched_dot, scale_batched, ray_tokens from host poses, synchronize) throw.
@@ -152,6 +152,25 @@ class Backend {
   virtual void restore_column_norms(Tensor& w, const Tensor& target, float eps) = 0;
   // x[b] *= scale[b] for x [batch, ...].
   virtual void scale_batched(Tensor& x, const std::vector<float>& scale) = 0;
+};
+
+// A recording as a scope: begin_recording() on construction, and end_recording() exactly once, by finish() or,
+// when an op threw half way, by the destructor (which discards the capture). The backend holds its lock from
+// begin to end, so the scope is what guarantees the lock is released.
+class RecordingScope {
+ public:
+  explicit RecordingScope(Backend& backend) : backend_(backend), active_(backend.begin_recording()) {}
+  ~RecordingScope();
+  RecordingScope(const RecordingScope&) = delete;
+  RecordingScope& operator=(const RecordingScope&) = delete;
+  // False where the backend cannot record now (the ops then run directly).
+  bool recording() const { return active_; }
+  // The recording (null when the capture failed: none of the ops ran). Call once, while recording().
+  std::unique_ptr<Recording> finish();
+
+ private:
+  Backend& backend_;
+  bool active_;
 };
 
 // RayPose structs as the float tensor rows that ray_tokens(const Tensor&, ...) reads.

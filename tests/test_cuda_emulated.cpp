@@ -11,6 +11,7 @@
 #include <cmath>
 #include <atomic>
 #include <functional>
+#include <future>
 #include <thread>
 #include <cstdlib>
 #include <cstring>
@@ -560,6 +561,22 @@ TEST(EmulatedCudaBackend, RecordedRenderEqualsDirectRender) {
   EXPECT_NE(r, nullptr);
   EXPECT_EQ(static_cast<const EmulatedRecording&>(*r).work.size(), 0u);  // the fill ran, it was not recorded
   EXPECT_EQ(seen, std::vector<float>(4, 3.0f));
+
+  // A RecordingScope left by an exception ends the recording and releases the backend: another thread's op
+  // runs (within 10 s: a leaked lock would hold it forever).
+  try {
+    RecordingScope scope(be);
+    ASSERT_TRUE(scope.recording());
+    be.to_host(t);  // host traffic while recording: throws
+    FAIL() << "to_host while recording should throw";
+  } catch (const std::logic_error&) {
+  }
+  auto after = std::async(std::launch::async, [&] {
+    be.fill(other_thread_tensor, 5.0f);
+    return be.to_host(other_thread_tensor);
+  });
+  ASSERT_EQ(after.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  EXPECT_EQ(after.get(), std::vector<float>(4, 5.0f));
 }
 
 }  // namespace
