@@ -9,6 +9,8 @@
 #include "core/error.h"
 #include "core/safetensors.h"
 
+#include "tests/test_util.h"
+
 namespace lact {
 namespace {
 
@@ -24,14 +26,7 @@ void write_raw(const std::string& path, const std::string& header, const std::ve
   out.write(reinterpret_cast<const char*>(data.data()), static_cast<std::streamsize>(data.size()));
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::error_of;
 
 TEST(Safetensors, RoundTripWithMetadata) {
   const std::string path = temp_path("roundtrip.safetensors");

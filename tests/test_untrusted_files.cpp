@@ -19,6 +19,8 @@
 #include "core/memory_estimate.h"
 #include "core/safetensors.h"
 
+#include "tests/test_util.h"
+
 namespace lact {
 namespace {
 
@@ -36,14 +38,7 @@ std::string read_text(const fs::path& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using test::error_of;
 
 TEST(AtomicFile, CommitReplacesAndLeavesNoTemporary) {
   const fs::path dir = fresh_folder("commit");

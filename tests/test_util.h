@@ -2,12 +2,25 @@
 #pragma once
 
 #include <cmath>
+#include <functional>
 #include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "core/error.h"
+
 namespace lact::test {
+
+// The message of the lact::Error that `f` throws, or "" when it throws none.
+inline std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
 
 inline std::vector<float> random_values(size_t n, unsigned seed, float scale = 1.0f) {
   std::mt19937 rng(seed);

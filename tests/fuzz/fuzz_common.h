@@ -152,6 +152,20 @@ inline void exercise_scene(const lact::Scene& scene) {
   }
 }
 
+// Runs `f` on one fuzz input: lact::Error is the expected outcome of bad input; any other exception traps so
+// the fuzzer records the input.
+template <typename F>
+void expect_only_lact_errors(F&& f) {
+  try {
+    f();
+  } catch (const lact::Error& e) {
+    if (verbose()) std::fprintf(stderr, "lact::Error: %s\n", e.what());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fuzz harness: %s escaped (not lact::Error): %s\n", typeid(e).name(), e.what());
+    __builtin_trap();
+  }
+}
+
 // read_scenes(path) and everything after it. lact::Error is expected; anything else traps.
 inline void read_and_exercise(const fs::path& path, const lact::ReadOptions& options = {}) {
   try {

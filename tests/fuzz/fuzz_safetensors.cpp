@@ -10,7 +10,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const bool cleanup = (std::atexit(lact_fuzz::remove_work_dir), true);
   (void)cleanup;
   lact_fuzz::write_file(file, data, size);
-  try {
+  lact_fuzz::expect_only_lact_errors([&] {
     const lact::SafetensorsFile st(file.string());
     for (const auto& [name, entry] : st.entries()) {
       if (entry.end > size || entry.end < entry.begin) __builtin_trap();  // the reader checked the offsets
@@ -25,11 +25,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (const lact::ModuleConfig& m : config.block)
       if (m.heads(config.dim) < 0 || m.hidden(config.dim) <= 0) __builtin_trap();
     (void)config.fast_weight_floats_per_layer();
-  } catch (const lact::Error& e) {
-    if (lact_fuzz::verbose()) std::fprintf(stderr, "lact::Error: %s\n", e.what());
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "fuzz harness: %s escaped (not lact::Error): %s\n", typeid(e).name(), e.what());
-    __builtin_trap();
-  }
+  });
   return 0;
 }
