@@ -1,5 +1,8 @@
 #include "core/config.h"
 
+#include <cstdint>
+#include <type_traits>
+
 #include "core/error.h"
 #include "core/json_text.h"
 #include "core/safetensors.h"
@@ -35,8 +38,16 @@ namespace {
 template <typename T>
 T field(const nlohmann::json& object, const char* key, const std::string& where) {
   if (!object.contains(key)) throw Error(where, std::string("config has no field '") + key + "'");
+  const nlohmann::json& value = object.at(key);
+  // Integers must be integers in range: nlohmann would truncate 8.5 to 8 and wrap 2^32 + 2 to 2.
+  if constexpr (std::is_same_v<T, int>) {
+    if (!value.is_number_integer() ||
+        (value.is_number_unsigned() ? value.get<uint64_t>() > uint64_t(INT32_MAX)
+                                    : value.get<int64_t>() < INT32_MIN || value.get<int64_t>() > INT32_MAX))
+      throw Error(where, std::string("config field '") + key + "' is not an integer in the int range");
+  }
   try {
-    return object.at(key).get<T>();
+    return value.get<T>();
   } catch (const nlohmann::json::exception&) {
     throw Error(where, std::string("config field '") + key + "' has the wrong type");
   }

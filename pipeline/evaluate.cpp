@@ -92,8 +92,15 @@ void render_camera_path(const Model& model, const SceneState& state, const std::
                         const std::string& video, int fps, RunOutput& out) {
   const std::vector<Camera> frames = read_camera_path(path);
   std::set<std::pair<int, int>> sizes;
-  for (const Camera& c : frames)
+  const int patch = model.config().patch_size;
+  for (size_t i = 0; i < frames.size(); ++i) {
+    const Camera& c = frames[i];
+    if (c.height % patch || c.width % patch)
+      throw Error(path + " frame " + std::to_string(i), "size " + std::to_string(c.height) + "x" +
+                                                          std::to_string(c.width) + " is not divisible by the patch size " +
+                                                          std::to_string(patch));
     if (sizes.insert({c.height, c.width}).second) check_memory(model, 1, c.height, c.width, path + ": a frame of");
+  }
   std::unique_ptr<VideoWriter> writer;
   if (!video.empty()) {
     if (find_program("ffmpeg").empty())

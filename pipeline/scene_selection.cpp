@@ -137,20 +137,24 @@ SceneSelection plan_from_state_metadata(const std::map<std::string, std::string>
   if (data.size.empty()) {
     const std::string size = metadata_or(metadata, "height", "") + "x" + metadata_or(metadata, "width", "");
     int h = 0, w = 0;
-    if (!parse_image_size(size, h, w))
+    if (!parse_image_size(size, h, w) || h % patch || w % patch)
       throw Error(state_path, "metadata height/width '" + size.substr(0, 40) + "' is not a size in 1.." +
-                                  std::to_string(kMaxImageSide) + " (pass --size)");
+                                  std::to_string(kMaxImageSide) + " divisible by the patch size " +
+                                  std::to_string(patch) + " (pass --size)");
     data.size = size;
   }
   SceneSelection selection = select_scene_views(data, patch);
   selection.pose = pose_from_metadata(metadata, state_path);
-  try {  // the inputs it was encoded from (the nearest-input baseline, snapping in the viewer)
+  // The inputs it was encoded from (the nearest-input baseline, snapping in the viewer).
+  try {
     selection.inputs = nlohmann::json::parse(metadata_or(metadata, "inputs", "[]")).get<std::vector<int>>();
   } catch (const nlohmann::json::exception&) {
-    selection.inputs.clear();
+    throw Error(state_path, "metadata inputs is not a list of view indices");
   }
   for (int i : selection.inputs)
-    if (i < 0 || i >= static_cast<int>(selection.scene.views.size())) selection.inputs.clear();
+    if (i < 0 || i >= static_cast<int>(selection.scene.views.size()))
+      throw Error(state_path, "metadata inputs holds view " + std::to_string(i) + ", out of range for the scene's " +
+                                  std::to_string(selection.scene.views.size()) + " views");
   return selection;
 }
 

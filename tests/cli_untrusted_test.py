@@ -342,6 +342,9 @@ class Untrusted(unittest.TestCase):
         model = self.model_with_config("layers.safetensors", json.dumps(config))
         start = time.time()
         self.expect_error(run("info", model, timeout=20), ["layers.safetensors", "layers"])
+        config["layers"] = 2 ** 32 + 2  # would wrap to 2 as a 32-bit int
+        self.expect_error(run("info", self.model_with_config("wrap.safetensors", json.dumps(config))),
+                          ["wrap.safetensors", "layers"])
         self.expect_error(run(*(["render", "--model", model] + base[3:]), timeout=20), ["layers.safetensors"])
         self.assertLess(time.time() - start, 10)
         data = os.path.join(self.tmp, "data10")
