@@ -174,10 +174,7 @@ Row run_one(const std::string& name, const Model& model, int views, int height, 
   row.render_fps = 1.0 / render_s;
   row.encode_gflops = flops / encode_s / 1e9;
   row.render_gflops = render_flops(model.config(), per_view, row.tokens) * row.render_fps / 1e9;
-  double floats = 0;
-  for (const FastWeights& f : state.fast_weights) floats += f.w0.numel() + f.w1.numel() + f.w2.numel();
-  for (const KvCache& kv : state.kv_caches) floats += kv.k.numel() + kv.v.numel();
-  row.state_mib = floats * 4.0 / (1 << 20);
+  row.state_mib = static_cast<double>(state.floats()) * 4.0 / (1 << 20);
   if (o.profile && model.backend().start_profiling()) {  // one more run, with events around every op
     model.encode(inputs);
     row.encode_profile = model.backend().stop_profiling();

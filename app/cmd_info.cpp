@@ -5,6 +5,7 @@
 #include "app/flags.h"
 #include "pipeline/backend_options.h"
 #include "pipeline/scene_selection.h"
+#include "core/block_module.h"
 #include "core/error.h"
 #include "core/safetensors.h"
 #include "core/weights.h"
@@ -16,37 +17,18 @@ namespace lact::app {
 
 namespace {
 
-const char* kind_name(ModuleKind kind) {
-  switch (kind) {
-    case ModuleKind::WindowAttention: return "window attention";
-    case ModuleKind::FastWeightTTT: return "large-chunk TTT (SwiGLU fast weights)";
-    case ModuleKind::GlobalAttention: return "global attention (full-attention baseline, KV cache)";
-    case ModuleKind::Mlp: return "MLP";
-  }
-  return "?";
-}
-
 void print_config(const ModelConfig& c) {
   std::printf("config: patch %d, dim %d, layers %d\n", c.patch_size, c.dim, c.layers);
-  for (size_t j = 0; j < c.block.size(); ++j) {
-    const ModuleConfig& m = c.block[j];
-    std::printf("  module %zu: %s", j, kind_name(m.kind));
-    if (m.kind == ModuleKind::WindowAttention || m.kind == ModuleKind::GlobalAttention)
-      std::printf(", %d heads x %d, qk norm %s", m.heads(c.dim), m.head_dim, m.use_qk_norm ? "on" : "off");
-    if (m.kind == ModuleKind::FastWeightTTT)
-      std::printf(", %d fast-weight head(s) x %d, hidden %d, base lr %g, Newton-Schulz steps %d", m.heads(c.dim),
-                  m.head_dim, m.hidden(c.dim), m.base_lr, m.muon_update_steps);
-    if (m.kind == ModuleKind::Mlp) std::printf(", hidden %d", m.hidden(c.dim));
-    std::printf("\n");
-  }
-  const long long fast = c.fast_weight_floats_per_layer() * c.layers;
-  if (fast)
-    std::printf("fast weights: %lld floats per layer, %lld in all (%.1f MiB per scene state in fp32)\n",
-                c.fast_weight_floats_per_layer(), fast, fast * 4.0 / (1 << 20));
-  if (c.global_attention_modules_per_block())
+  for (size_t j = 0; j < c.block.size(); ++j)
+    std::printf("  module %zu: %s\n", j, block_module(c.block[j].kind).describe(c, c.block[j]).c_str());
+  const long long fixed = c.state_floats_per_layer(0), per_token = c.state_floats_per_layer(1) - fixed;
+  if (fixed)
+    std::printf("scene state (%s): %lld floats per layer, %lld in all (%.2f MiB per scene in fp32)\n",
+                c.ttt_variant().key == "dot_product" ? "fast weights W0, W1, W2" : "fast weight W1", fixed,
+                fixed * c.layers, fixed * c.layers * 4.0 / (1 << 20));
+  if (per_token)
     std::printf("KV cache: %lld floats per input token (%.1f KiB per token in fp32), growing with the inputs\n",
-                2LL * c.dim * c.layers * c.global_attention_modules_per_block(),
-                8.0 * c.dim * c.layers * c.global_attention_modules_per_block() / 1024);
+                per_token * c.layers, per_token * c.layers * 4.0 / 1024);
 }
 
 void info_file(const std::string& path) {
@@ -69,7 +51,8 @@ void info_file(const std::string& path) {
       auto it = meta.find(key);
       if (it != meta.end()) std::printf("%s: %s\n", key, it->second.c_str());
     }
-    std::printf("tensors: %zu, %lld floats\n", file.entries().size(), count);
+    std::printf("state: %zu tensors, %lld floats (%.2f MiB in fp32), variant %s\n", file.entries().size(), count,
+                count * 4.0 / (1 << 20), meta.count("ttt_variant") ? meta.at("ttt_variant").c_str() : "dot_product");
   } else {
     std::printf("parameters: %lld (%.1f M) in %zu tensors\n", count, count / 1e6, file.entries().size());
   }

@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "core/block_module.h"
+#include "core/config_fields.h"
 #include "core/error.h"
 #include "core/json_text.h"
 #include "core/safetensors.h"
@@ -14,94 +16,38 @@ int ModuleConfig::hidden(int dim) const {
   return static_cast<int>(dim * inter_multi);
 }
 
-int ModelConfig::ttt_modules_per_block() const {
+int ModelConfig::modules_of_kind(ModuleKind kind) const {
   int n = 0;
-  for (const ModuleConfig& m : block) n += m.kind == ModuleKind::FastWeightTTT;
+  for (const ModuleConfig& m : block) n += m.kind == kind;
   return n;
 }
 
-int ModelConfig::global_attention_modules_per_block() const {
-  int n = 0;
-  for (const ModuleConfig& m : block) n += m.kind == ModuleKind::GlobalAttention;
-  return n;
-}
-
-long long ModelConfig::fast_weight_floats_per_layer() const {
-  long long total = 0;
+TttVariant ModelConfig::ttt_variant() const {
   for (const ModuleConfig& m : block)
-    if (m.kind == ModuleKind::FastWeightTTT) total += 3LL * m.heads(dim) * m.head_dim * m.hidden(dim);
-  return total;
+    if (m.kind == ModuleKind::FastWeightTTT) return m.variant;
+  return {};
 }
 
 namespace {
-
-template <typename T>
-T field(const nlohmann::json& object, const char* key, const std::string& where) {
-  if (!object.contains(key)) throw Error(where, std::string("config has no field '") + key + "'");
-  const nlohmann::json& value = object.at(key);
-  // Integers must be integers in range: nlohmann would truncate 8.5 to 8 and wrap 2^32 + 2 to 2.
-  if constexpr (std::is_same_v<T, int>) {
-    if (!value.is_number_integer() ||
-        (value.is_number_unsigned() ? value.get<uint64_t>() > uint64_t(INT32_MAX)
-                                    : value.get<int64_t>() < INT32_MIN || value.get<int64_t>() > INT32_MAX))
-      throw Error(where, std::string("config field '") + key + "' is not an integer in the int range");
-  }
-  try {
-    return value.get<T>();
-  } catch (const nlohmann::json::exception&) {
-    throw Error(where, std::string("config field '") + key + "' has the wrong type");
-  }
-}
-
-template <typename T>
-T optional_field(const nlohmann::json& object, const char* key, T fallback, const std::string& where) {
-  return object.contains(key) ? field<T>(object, key, where) : fallback;
-}
 
 ModuleConfig parse_module(const nlohmann::json& entry, int dim, const std::string& where) {
   ModuleConfig m;
   m.type = field<std::string>(entry, "type", where);
   m.length_dim = optional_field<std::string>(entry, "length_dim", "vl", where);
   const nlohmann::json params = entry.contains("params") ? entry.at("params") : nlohmann::json::object();
+  if (!params.is_object()) throw Error(where, "params of '" + m.type + "' is not a JSON object");
   const std::string class_name = m.type.substr(m.type.rfind('.') + 1);
-  if (class_name == "SelfAttention") {
-    m.kind = ModuleKind::WindowAttention;
-    m.head_dim = field<int>(params, "head_dim", where);
-    m.use_qk_norm = optional_field<bool>(params, "use_qk_norm", true, where);
-    if (optional_field<bool>(params, "causal", false, where))
-      throw Error(where, "causal SelfAttention is not supported (LaCT NVS uses bidirectional attention)");
-    if (m.length_dim != "l")
-      throw Error(where, "SelfAttention over the whole sequence (length_dim '" + m.length_dim +
-                             "') is not supported yet: only per-view window attention (length_dim 'l')");
-  } else if (class_name == "GlobalAttention") {
-    m.kind = ModuleKind::GlobalAttention;
-    m.head_dim = field<int>(params, "head_dim", where);
-    m.use_qk_norm = optional_field<bool>(params, "use_qk_norm", true, where);
-  } else if (class_name == "FastWeightGluMLPMultihead") {
-    m.kind = ModuleKind::FastWeightTTT;
-    m.head_dim = field<int>(params, "head_dim", where);
-    m.inter_multi = optional_field<double>(params, "inter_multi", 1.0, where);
-    m.base_lr = optional_field<double>(params, "base_lr", 0.01, where);
-    m.muon_update_steps = optional_field<int>(params, "muon_update_steps", 0, where);
-    if (m.base_lr <= 0) throw Error(where, "TTT base_lr must be positive");
-    if (m.muon_update_steps < 0 || m.muon_update_steps > ConfigLimits::kMaxNewtonSchulzSteps)
-      throw Error(where, "muon_update_steps " + std::to_string(m.muon_update_steps) + " is outside [0, " +
-                             std::to_string(ConfigLimits::kMaxNewtonSchulzSteps) + "]");
-    if (m.length_dim != "vl")
-      throw Error(where, "a TTT layer per view (length_dim '" + m.length_dim + "') is not supported: only 'vl'");
-  } else if (class_name == "MLP") {
-    m.kind = ModuleKind::Mlp;
-    m.inter_multi = optional_field<double>(params, "inter_multi", 4.0, where);
-  } else {
-    throw Error(where, "unknown block module type '" + m.type + "'");
-  }
+  const BlockModule* module = block_module_by_class(class_name);
+  if (!module)
+    throw Error(where, "unknown block module type '" + m.type + "' (known: " + known_module_classes() + ")");
+  m.kind = module->kind();
   if (optional_field<bool>(params, "bias", false, where)) throw Error(where, "biased Linear layers are not supported");
+  module->parse(params, dim, m, where);
   if (m.kind != ModuleKind::Mlp && (m.head_dim <= 0 || dim % m.head_dim != 0))
     throw Error(where, "head_dim " + std::to_string(m.head_dim) + " does not divide dim " + std::to_string(dim));
   if (!(m.inter_multi > 0 && m.inter_multi <= ConfigLimits::kMaxInterMulti) || m.hidden(dim) <= 0)
     throw Error(where, "inter_multi must be in (0, " + std::to_string(int(ConfigLimits::kMaxInterMulti)) +
                            "] and give a positive hidden width");
-  if (!(m.base_lr < 1e6)) throw Error(where, "TTT base_lr is not a finite number below 1e6");
   return m;
 }
 
@@ -132,12 +78,28 @@ ModelConfig parse_model_config(const nlohmann::json& json, const std::string& wh
   return c;
 }
 
-ModelConfig builtin_model_config(const std::string& name) {
+ModelConfig with_ttt_variant(const ModelConfig& config, const std::string& variant, const std::string& where) {
+  const std::string key = ttt_variant_key(variant);
+  nlohmann::json json = config.source;
+  for (nlohmann::json& entry : json.at("block_config")) {
+    const std::string type = entry.value("type", "");
+    if (type.substr(type.rfind('.') + 1) != "FastWeightGluMLPMultihead") continue;
+    nlohmann::json& params = entry["params"];
+    params["ttt_loss_type"] = key;
+    if (ttt_variant_from_key(key, where).straight_qk) params["inter_multi"] = 1;
+  }
+  return parse_model_config(json, where);
+}
+
+ModelConfig builtin_model_config(const std::string& spec) {
+  const size_t colon = spec.find(':');
+  const std::string name = spec.substr(0, colon);
   int layers = 0, inter = 0;
   if (name == "lact_l24_d768_ttt2x") layers = 24, inter = 2;
   else if (name == "lact_l24_d768_ttt4x") layers = 24, inter = 4;
   else if (name == "lact_l14_d768_ttt2x") layers = 14, inter = 2;
-  else throw Error(name, "unknown built-in config (known: lact_l24_d768_ttt2x, lact_l24_d768_ttt4x, lact_l14_d768_ttt2x)");
+  else throw Error(name, "unknown built-in config (known: lact_l24_d768_ttt2x, lact_l24_d768_ttt4x, lact_l14_d768_ttt2x; "
+                         "add :VARIANT for a TTT variant, e.g. lact_l24_d768_ttt2x:v2)");
   nlohmann::json json = {
       {"patch_size", 8},
       {"dim", 768},
@@ -148,7 +110,8 @@ ModelConfig builtin_model_config(const std::string& name) {
          {"length_dim", "vl"},
          {"params", {{"head_dim", 768}, {"inter_multi", inter}, {"base_lr", 0.01}, {"muon_update_steps", 5}}}},
         {{"type", "model.MLP"}, {"length_dim", "vl"}, {"params", {{"inter_multi", 4}}}}}}};
-  return parse_model_config(json, name);
+  const ModelConfig config = parse_model_config(json, name);
+  return colon == std::string::npos ? config : with_ttt_variant(config, spec.substr(colon + 1), spec);
 }
 
 ModelConfig config_from_metadata(const SafetensorsFile& file) {

@@ -1,6 +1,7 @@
 // The model configuration: the official YAML's fields (patch_size, dim, layers, block_config).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -13,7 +14,28 @@ namespace lact {
 // GlobalAttention: the paper's full-attention baseline in place of the TTT layer (type "lact.GlobalAttention"):
 //   input tokens attend to every input token; target tokens to every input token and their own view.
 // Mlp: model.MLP.
+// Everything done with a kind (params, tensors, forward passes, state, FLOPs, memory) is in core/block_module.h.
 enum class ModuleKind { WindowAttention, FastWeightTTT, GlobalAttention, Mlp };
+
+// The TTT update variant of "Test-Time Training with KV Binding Is Secretly Linear Attention" (Liu et al.
+// 2026), selected as the authors' code selects it: params.ttt_loss_type (see linear_attention_variants.md).
+struct TttVariant {
+  std::string key = "dot_product";  // the authors' ttt_loss_type; "dot_product" is the LaCT baseline
+  bool only_w1 = false;      // W0 and W2 static: phi(x) = silu(x W0) * (x W2) is a fixed kernel, only W1 updates
+  bool straight_qk = false;  // phi is the identity: o = q W1, W1 is [D, D] (inter_multi 1)
+  bool lr1 = true;           // the per-token learning rate eta (else the constant 1)
+  bool weight_norm = true;   // the updated weights' column norms restored to the initial ones
+  bool muon = true;          // Newton-Schulz on the update
+  // The state is W1 + a plain sum over tokens: the linear-attention form, split over tiles, views, processes.
+  bool plain_sum() const { return only_w1 && !weight_norm; }
+  std::string label() const;  // "baseline", "v1".."v6", or the key for the authors' other variants
+};
+
+// The authors' key for a readable preset ("baseline", "v1".."v4", "v6") or for a key itself; Error otherwise.
+std::string ttt_variant_key(const std::string& preset_or_key);
+// The variant a key selects (Error naming `where` for a key the authors' code does not define or lact
+// does not implement).
+TttVariant ttt_variant_from_key(const std::string& key, const std::string& where);
 
 struct ModuleConfig {
   ModuleKind kind = ModuleKind::Mlp;
@@ -24,6 +46,7 @@ struct ModuleConfig {
   double inter_multi = 4;   // MLP hidden = dim * inter_multi; TTT hidden = head_dim * inter_multi
   double base_lr = 0.01;    // TTT
   int muon_update_steps = 0;  // TTT Newton-Schulz steps
+  TttVariant variant;         // TTT
 
   int heads(int dim) const { return head_dim > 0 ? dim / head_dim : 0; }  // 0 for modules without heads (MLP)
   int hidden(int dim) const;  // MLP: int(dim * inter_multi); TTT: int(head_dim * inter_multi)
@@ -38,10 +61,11 @@ struct ModelConfig {
 
   int input_channels() const { return 12 * patch_size * patch_size; }  // [o, d, o x d, rgb] per pixel
   int output_channels() const { return 3 * patch_size * patch_size; }
-  int ttt_modules_per_block() const;
-  int global_attention_modules_per_block() const;
-  // Fast-weight floats per layer (all TTT modules of a block).
-  long long fast_weight_floats_per_layer() const;
+  int modules_of_kind(ModuleKind kind) const;  // per block
+  // Scene-state floats per layer for `input_tokens` input tokens (fast weights; KV caches grow with tokens).
+  long long state_floats_per_layer(int64_t input_tokens) const;
+  // The TTT variant of the model ("dot_product" when it has no TTT layer).
+  TttVariant ttt_variant() const;
 };
 
 // Limits a config from an untrusted file must respect (checked before anything is sized from it): far above
@@ -60,7 +84,12 @@ class SafetensorsFile;
 // The model config a model or scene-state file carries in __metadata__.config (Error naming the file if not).
 ModelConfig config_from_metadata(const SafetensorsFile& file);
 
-// A named official config ("lact_l24_d768_ttt2x", "lact_l24_d768_ttt4x", "lact_l14_d768_ttt2x").
+// A named official config ("lact_l24_d768_ttt2x", "lact_l24_d768_ttt4x", "lact_l14_d768_ttt2x"), optionally
+// with a TTT variant ("NAME:v2", a preset or the authors' key). The straight_qk variants (V3-V6) use
+// inter_multi 1, as the authors' code needs (their W1 is [D, D]).
 ModelConfig builtin_model_config(const std::string& name);
+
+// The config with every TTT module switched to `variant` (a preset or a key), re-parsed.
+ModelConfig with_ttt_variant(const ModelConfig& config, const std::string& variant, const std::string& where);
 
 }  // namespace lact

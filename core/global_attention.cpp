@@ -4,6 +4,7 @@
 #include <cfloat>
 #include <cmath>
 
+#include "core/config_fields.h"
 #include "core/layers.h"
 
 namespace lact {
@@ -72,6 +73,68 @@ void global_attention_render(Backend& be, const ModuleConfig& config, const Modu
     be.attention(p.q.slice(view, view + 1).reshape({heads, per_view, hd}), k_all, v_all, 1.0f / std::sqrt(float(hd)), o);
   }
   merge_and_project(be, w, attended, out);
+}
+
+}  // namespace lact
+
+// ---- the module kind
+namespace lact {
+
+namespace {
+
+// The full-attention baseline (type "lact.GlobalAttention"); its state is the KV cache of the input tokens.
+class GlobalAttentionModule final : public BlockModule {
+ public:
+  ModuleKind kind() const override { return ModuleKind::GlobalAttention; }
+  const char* class_name() const override { return "GlobalAttention"; }
+  std::string describe(const ModelConfig& c, const ModuleConfig& m) const override {
+    return "global attention (full-attention baseline, KV cache), " + std::to_string(m.heads(c.dim)) +
+           " heads of " + std::to_string(m.head_dim);
+  }
+  void parse(const nlohmann::json& params, int, ModuleConfig& m, const std::string& where) const override {
+    refuse_unknown_params(params, {"head_dim", "use_qk_norm", "bias"}, "GlobalAttention", where);
+    m.head_dim = field<int>(params, "head_dim", where);
+    m.use_qk_norm = optional_field<bool>(params, "use_qk_norm", true, where);
+  }
+  TensorList tensors(const ModelConfig& c, const ModuleConfig& m) const override {
+    return attention_tensors(c, m);
+  }
+  void load(Backend&, const ModuleConfig& m, const std::function<Tensor(const std::string&)>& get,
+            ModuleWeights& w) const override {
+    load_attention(m, get, w);
+  }
+  bool stateful() const override { return true; }
+  TensorList state_tensors(const ModelConfig& c, const ModuleConfig& m, int64_t tokens) const override {
+    const Shape cache{m.heads(c.dim), tokens, m.head_dim};
+    return {{"k_cache", cache}, {"v_cache", cache}};
+  }
+  ModuleState encode(const ModuleContext& ctx, const Tensor& y, Tensor& out, bool /*output_needed*/) const override {
+    const KvCache cache = global_attention_encode(ctx.be, ctx.config, ctx.weights, y, out);
+    return {{{"k_cache", cache.k}, {"v_cache", cache.v}}};
+  }
+  void render(const ModuleContext& ctx, const ModuleState* state, const Tensor& y, Tensor& out) const override {
+    global_attention_render(ctx.be, ctx.config, ctx.weights, {state->at("k_cache"), state->at("v_cache")}, y,
+                            ctx.views, out);
+  }
+  double encode_flops(const ModelConfig& c, const ModuleConfig&, double n, double) const override {
+    return 2.0 * n * c.dim * 4 * c.dim + 4.0 * n * n * c.dim;
+  }
+  double render_flops(const ModelConfig& c, const ModuleConfig&, double n, double inputs) const override {
+    return 2.0 * n * c.dim * 4 * c.dim + 4.0 * n * (n + inputs) * c.dim;
+  }
+  double encode_scratch_floats(const ModelConfig& c, const ModuleConfig&, const ModelOptions&, double tokens,
+                               double per_view, double) const override {
+    // qkv + per-view q, k, v; then keys (inputs + one view) for every head, attended, merged.
+    const double dim = c.dim;
+    return 6 * tokens * dim + 2 * (tokens + per_view) * dim + 2 * tokens * dim;
+  }
+};
+
+}  // namespace
+
+const BlockModule& global_attention_module() {
+  static const GlobalAttentionModule module;
+  return module;
 }
 
 }  // namespace lact

@@ -2,7 +2,9 @@
 // LayerNorm'd input y [tokens, dim]; outputs are what the block adds to the residual stream.
 #pragma once
 
+#include "core/block_module.h"
 #include "core/config.h"
+#include "core/model_options.h"
 #include "core/weights.h"
 #include "kernels/backend.h"
 
@@ -11,6 +13,9 @@ namespace lact {
 // Per-view window attention: `views` consecutive groups of tokens attend only within themselves.
 void window_attention(Backend& be, const ModuleConfig& config, const ModuleWeights& weights, const Tensor& y,
                       int64_t views, Tensor& out);
+// The tensors and loading shared by both attention kinds (to_qkv, c_proj, the QK norms).
+TensorList attention_tensors(const ModelConfig& c, const ModuleConfig& m);
+void load_attention(const ModuleConfig& m, const std::function<Tensor(const std::string&)>& get, ModuleWeights& w);
 
 // ---- the full-attention baseline (GlobalAttention)
 
@@ -43,8 +48,6 @@ struct TttProjections {
 TttProjections ttt_project(Backend& be, const ModuleConfig& config, const ModuleWeights& weights, const Tensor& y,
                            bool with_keys);
 
-enum class NewtonSchulzRoute { Auto, Dense, LowRank };
-
 // The update directions summed over tokens [begin, end) and added to dW: the part of the update that
 // splits over token tiles, views or processes. dW starts at zero.
 void ttt_accumulate_directions(Backend& be, const FastWeights& initial, const TttProjections& p, int64_t begin,
@@ -58,7 +61,22 @@ FastWeights ttt_finish_update(Backend& be, const ModuleConfig& config, const Mod
 FastWeights ttt_update(Backend& be, const ModuleConfig& config, const ModuleWeights& weights,
                        const TttProjections& p, NewtonSchulzRoute route, int64_t token_tile);
 
-// out = c_proj(merge_heads(o_norm((silu(q W0) * (q W2)) W1))) for every token of q.
+// ---- the W1-only updates of the linear-attention variants (V1-V6; core/ttt_w1_update.cpp)
+
+// phi(K) of tokens [begin, end) with the rows scaled by lr1 when the variant has it: [heads, n, d_h or D].
+Tensor ttt_key_features(Backend& be, const ModuleConfig& config, const ModuleWeights& weights, const TttProjections& p,
+                        int64_t begin, int64_t end);
+// dW1 += phi(K)^T diag(eta) V over tokens [begin, end): the part that splits over tiles, views, processes.
+void ttt_accumulate_w1(Backend& be, const ModuleConfig& config, const ModuleWeights& weights, const TttProjections& p,
+                       int64_t begin, int64_t end, Tensor& dw1);
+// W1' = [weight_norm](W1 + [NS](dW1)) from the summed dW1 (which it overwrites).
+Tensor ttt_finish_w1(Backend& be, const ModuleConfig& config, const ModuleWeights& weights, Tensor& dw1);
+// The whole update with every token of p, in the form options.ttt_update_form names.
+Tensor ttt_update_w1(Backend& be, const ModuleConfig& config, const ModuleWeights& weights, const TttProjections& p,
+                     const ModelOptions& options);
+
+// out = c_proj(merge_heads(o_norm(phi(q) W1))) for every token of q, phi(q) = silu(q W0) * (q W2) (or q for
+// straight_qk).
 void ttt_apply(Backend& be, const ModuleConfig& config, const ModuleWeights& weights, const FastWeights& fast,
                const Tensor& q, int64_t token_tile, Tensor& out);
 

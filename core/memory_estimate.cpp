@@ -5,7 +5,7 @@
 #include <cstdio>
 
 #include "core/error.h"
-#include "kernels/newton_schulz.h"
+#include "core/block_module.h"
 
 namespace lact {
 
@@ -43,58 +43,16 @@ EncodeMemory estimate_encode_memory(const ModelConfig& config, const ModelOption
   m.activations = saturate(3 * tokens * dim * kFloat);
 
   double scratch = 0;
-  for (const ModuleConfig& mc : config.block) {
-    const double heads = mc.heads(config.dim), hd = mc.head_dim, hidden = mc.hidden(config.dim);
-    double need = 0;
-    switch (mc.kind) {
-      case ModuleKind::WindowAttention:
-        // qkv + q, k, v (qkv is freed before attention); attended, merged.
-        need = std::max(3 * chunk * dim + 3 * chunk * dim, 3 * chunk * dim + 2 * chunk * dim);
-        break;
-      case ModuleKind::Mlp:
-        need = chunk * hidden;
-        break;
-      case ModuleKind::GlobalAttention:
-        // qkv + per-view q, k, v; then keys (inputs + one view) for every head, attended, merged.
-        need = 6 * tokens * dim + 2 * (tokens + per_view) * dim + 2 * tokens * dim;
-        break;
-      case ModuleKind::FastWeightTTT: {
-        const double weights = 3 * heads * hd * hidden;  // one set of w0, w1, w2
-        const double projections = 3 * tokens * dim + tokens * 3 * heads;  // q, k, v, lr (kept through the update)
-        const double project_peak = 3 * tokens * dim;                      // the qkv product while splitting
-        const double n = std::min(tokens, tile);
-        // The route ttt_update takes (the same rule).
-        const int steps = mc.muon_update_steps;
-        bool low_rank = options.newton_schulz == NewtonSchulzRoute::LowRank;
-        if (options.newton_schulz == NewtonSchulzRoute::Auto)
-          low_rank = steps > 0 && tokens <= tile &&
-                     newton_schulz_low_rank_flops(int64_t(tokens), int64_t(hd), int64_t(hidden), steps) <
-                         newton_schulz_dense_flops(int64_t(tokens), int64_t(hd), int64_t(hidden), steps);
-        double update = 0;
-        if (low_rank) {
-          // Directions of all tokens, then per weight: 2 grams + C + t, z, z2, next (token x token), C Q.
-          update = 3 * heads * tokens * hidden + weights / 3 + 7 * heads * tokens * tokens + heads * tokens * hd;
-        } else {
-          // Summed directions, one tile's directions; then Newton-Schulz on the smaller side with the copy.
-          const double side = std::min(hd, hidden);
-          update = weights + std::max(3 * heads * n * hidden, 2 * heads * side * side + heads * hd * hidden + weights);
-        }
-        // Apply: o, the gate and up tiles, then merged (the projections still alive).
-        const double apply = tokens * dim + 2 * heads * n * hidden + tokens * dim;
-        need = projections + std::max({project_peak, update, apply});
-        break;
-      }
-    }
-    scratch = std::max(scratch, need);
-  }
+  for (const ModuleConfig& mc : config.block)
+    scratch = std::max(scratch, block_module(mc.kind).encode_scratch_floats(config, mc, options, tokens, per_view, chunk));
   m.temporaries = saturate(scratch * kFloat);
-
-  double state = 0;
-  for (const ModuleConfig& mc : config.block) {
-    if (mc.kind == ModuleKind::FastWeightTTT)
-      state += 3.0 * mc.heads(config.dim) * mc.head_dim * mc.hidden(config.dim);
-    if (mc.kind == ModuleKind::GlobalAttention) state += 2 * tokens * dim;
-  }
+  double state = 0;  // in double: a KV cache of a saturated token count must not overflow
+  for (const ModuleConfig& mc : config.block)
+    for (const auto& entry : block_module(mc.kind).state_tensors(config, mc, saturate(tokens))) {
+      double floats = 1;
+      for (int64_t side : entry.second) floats *= static_cast<double>(side);
+      state += floats;
+    }
   m.state = saturate(state * config.layers * kFloat);
   return m;
 }

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <optional>
+#include <type_traits>
 
 #include "core/error.h"
+#include "core/layers.h"
 #include "core/memory_estimate.h"
 #include "core/render_graphs.h"
 #include "core/tokens.h"
@@ -14,12 +16,16 @@ namespace lact {
 namespace {
 constexpr float kLayerNormEps = 1e-5f;
 
-// Runs f(begin, end) over chunks of whole views holding at most `max_tokens` tokens (at least one view).
-template <typename F>
-void for_view_chunks(int64_t views, int64_t tokens_per_view, int64_t max_tokens, F&& f) {
-  const int64_t step = std::max<int64_t>(1, max_tokens / std::max<int64_t>(1, tokens_per_view));
-  for (int64_t begin = 0; begin < views; begin += step) f(begin, std::min(views, begin + step));
+template <typename Named>
+std::string describe_tensors(const std::vector<std::pair<std::string, Named>>& tensors) {
+  std::string text;
+  for (const auto& [name, value] : tensors) {
+    if constexpr (std::is_same_v<Named, Tensor>) text += (text.empty() ? "" : ", ") + name + " " + shape_string(value.shape());
+    else text += (text.empty() ? "" : ", ") + name + " " + shape_string(value);
+  }
+  return text.empty() ? "nothing" : text;
 }
+
 }  // namespace
 
 Model::Model(ModelWeights weights, Backend& backend, ModelOptions options)
@@ -77,7 +83,6 @@ SceneState Model::encode(const std::vector<PosedImage>& inputs, const Observer& 
   const int64_t views = static_cast<int64_t>(inputs.size());
   check_encode_fits(estimate_encode_memory(config(), options_, views, height, width), be.available_memory(),
                     be.device_description());
-  const int64_t per_view = static_cast<int64_t>(height / patch) * (width / patch);
   Tensor x = embed(inputs, height, width);
   const int64_t tokens = x.dim(0), dim = x.dim(1);
   if (observer) observer("encode_tokens_after_input_layernorm", x);
@@ -86,44 +91,23 @@ SceneState Model::encode(const std::vector<PosedImage>& inputs, const Observer& 
   state.height = height;
   state.width = width;
   state.input_views = static_cast<int>(views);
-  // Without an observer, nothing after the last state-producing module of the last layer is needed.
+  // Without an observer, nothing after the last stateful module of the last layer is needed.
   size_t last_stateful = 0;
   for (size_t j = 0; j < config().block.size(); ++j)
-    if (config().block[j].kind == ModuleKind::FastWeightTTT || config().block[j].kind == ModuleKind::GlobalAttention)
-      last_stateful = j;
+    if (block_module(config().block[j].kind).stateful()) last_stateful = j;
 
   Tensor y = be.empty({tokens, dim}), out = be.empty({tokens, dim});
   for (int layer = 0; layer < config().layers; ++layer) {
     const bool last_layer = layer + 1 == config().layers;
     for (size_t j = 0; j < config().block.size(); ++j) {
       const ModuleConfig& mc = config().block[j];
-      const ModuleWeights& mw = weights_.blocks[layer][j];
+      const BlockModule& module = block_module(mc.kind);
       const bool output_needed = observer || !last_layer || j < last_stateful;
-      if (!output_needed && mc.kind != ModuleKind::FastWeightTTT && mc.kind != ModuleKind::GlobalAttention) continue;
-      be.layer_norm(x, mw.norm, kLayerNormEps, y);
-      switch (mc.kind) {
-        case ModuleKind::WindowAttention:
-          for_view_chunks(views, per_view, options_.token_tile, [&](int64_t b, int64_t e) {
-            Tensor o = out.slice(b * per_view, e * per_view);
-            window_attention(be, mc, mw, y.slice(b * per_view, e * per_view), e - b, o);
-          });
-          break;
-        case ModuleKind::Mlp:
-          for_view_chunks(tokens, 1, options_.token_tile, [&](int64_t b, int64_t e) {
-            Tensor o = out.slice(b, e);
-            mlp(be, mc, mw, y.slice(b, e), o);
-          });
-          break;
-        case ModuleKind::GlobalAttention:
-          state.kv_caches.push_back(global_attention_encode(be, mc, mw, y, out));
-          break;
-        case ModuleKind::FastWeightTTT: {
-          const TttProjections p = ttt_project(be, mc, mw, y, true);
-          state.fast_weights.push_back(ttt_update(be, mc, mw, p, options_.newton_schulz, options_.token_tile));
-          if (output_needed) ttt_apply(be, mc, mw, state.fast_weights.back(), p.q, options_.token_tile, out);
-          break;
-        }
-      }
+      if (!output_needed && !module.stateful()) continue;
+      const ModuleContext context{be, mc, weights_.blocks[layer][j], options_, views};
+      be.layer_norm(x, context.weights.norm, kLayerNormEps, y);
+      ModuleState module_state = module.encode(context, y, out, output_needed);
+      if (module.stateful()) state.modules.push_back(std::move(module_state));
       if (output_needed) be.add(x, out);
     }
     if (observer) observer("encode_block" + std::to_string(layer) + "_out", x);
@@ -131,31 +115,35 @@ SceneState Model::encode(const std::vector<PosedImage>& inputs, const Observer& 
   return state;
 }
 
+int64_t SceneState::floats() const {
+  int64_t total = 0;
+  for (const ModuleState& m : modules) total += m.floats();
+  return total;
+}
+
 void Model::check_state(const SceneState& state) const {
-  const size_t fast = static_cast<size_t>(config().layers) * config().ttt_modules_per_block();
-  const size_t caches = static_cast<size_t>(config().layers) * config().global_attention_modules_per_block();
-  if (state.fast_weights.size() != fast || state.kv_caches.size() != caches)
-    throw Error("scene state has " + std::to_string(state.fast_weights.size()) + " fast-weight sets and " +
-                std::to_string(state.kv_caches.size()) + " KV caches, the model needs " + std::to_string(fast) +
-                " and " + std::to_string(caches) + " (encoded with another model?)");
-  size_t i = 0, c = 0;
+  size_t stateful = 0;
+  for (const ModuleConfig& mc : config().block) stateful += block_module(mc.kind).stateful();
+  const size_t needed = stateful * static_cast<size_t>(config().layers);
+  if (state.modules.size() != needed)
+    throw Error("scene state has " + std::to_string(state.modules.size()) + " module states, the model needs " +
+                std::to_string(needed) + " (encoded with another model?)");
+  size_t i = 0;
   for (int layer = 0; layer < config().layers; ++layer)
-    for (size_t j = 0; j < config().block.size(); ++j) {
-      const ModuleConfig& mc = config().block[j];
-      const ModuleWeights& mw = weights_.blocks[layer][j];
-      if (mc.kind == ModuleKind::FastWeightTTT) {
-        const FastWeights& f = state.fast_weights[i++];
-        if (f.w0.shape() != mw.w0.shape() || f.w1.shape() != mw.w1.shape() || f.w2.shape() != mw.w2.shape())
-          throw Error("scene state fast weights of layer " + std::to_string(layer) + " have shape " +
-                      shape_string(f.w0.shape()) + ", the model needs " + shape_string(mw.w0.shape()));
-      } else if (mc.kind == ModuleKind::GlobalAttention) {
-        const KvCache& kv = state.kv_caches[c++];
-        const Shape expected{mc.heads(config().dim), kv.k.rank() == 3 ? kv.k.dim(1) : 0, mc.head_dim};
-        if (kv.k.shape() != expected || kv.v.shape() != expected)
-          throw Error("scene state KV cache of layer " + std::to_string(layer) + " has shape " +
-                      shape_string(kv.k.shape()) + ", the model needs [" + std::to_string(expected[0]) + ", tokens, " +
-                      std::to_string(expected[2]) + "]");
-      }
+    for (const ModuleConfig& mc : config().block) {
+      const BlockModule& module = block_module(mc.kind);
+      if (!module.stateful()) continue;
+      const ModuleState& s = state.modules[i++];
+      // Input tokens: from the state itself (a KV cache grows with them), checked by the shapes below.
+      const int64_t tokens = s.tensors.empty() || s.tensors[0].second.rank() != 3 ? 0 : s.tensors[0].second.dim(1);
+      const TensorList expected = module.state_tensors(config(), mc, tokens);
+      bool ok = s.tensors.size() == expected.size();
+      for (size_t t = 0; ok && t < expected.size(); ++t)
+        ok = s.tensors[t].first == expected[t].first && s.tensors[t].second.shape() == expected[t].second;
+      if (!ok)
+        throw Error("scene state of layer " + std::to_string(layer) + " (" + mc.type + ") holds " +
+                    describe_tensors(s.tensors) + ", the model needs " + describe_tensors(expected) +
+                    " (encoded with another model or variant?)");
     }
 }
 
@@ -221,28 +209,14 @@ void Model::decode(const SceneState& state, const Tensor& poses, int height, int
   be.layer_norm(x, weights_.input_layernorm, kLayerNormEps, x);
   const int64_t dim = x.dim(1);
   Tensor y = be.empty({tokens, dim}), out = be.empty({tokens, dim});
-  size_t fast_index = 0, cache_index = 0;
+  size_t state_index = 0;
   for (int layer = 0; layer < config().layers; ++layer)
     for (size_t j = 0; j < config().block.size(); ++j) {
       const ModuleConfig& mc = config().block[j];
-      const ModuleWeights& mw = weights_.blocks[layer][j];
-      be.layer_norm(x, mw.norm, kLayerNormEps, y);
-      switch (mc.kind) {
-        case ModuleKind::WindowAttention:
-          window_attention(be, mc, mw, y, count, out);
-          break;
-        case ModuleKind::Mlp:
-          mlp(be, mc, mw, y, out);
-          break;
-        case ModuleKind::GlobalAttention:
-          global_attention_render(be, mc, mw, state.kv_caches[cache_index++], y, count, out);
-          break;
-        case ModuleKind::FastWeightTTT: {
-          const TttProjections p = ttt_project(be, mc, mw, y, false);
-          ttt_apply(be, mc, mw, state.fast_weights[fast_index++], p.q, options_.token_tile, out);
-          break;
-        }
-      }
+      const BlockModule& module = block_module(mc.kind);
+      const ModuleContext context{be, mc, weights_.blocks[layer][j], options_, count};
+      be.layer_norm(x, context.weights.norm, kLayerNormEps, y);
+      module.render(context, module.stateful() ? &state.modules[state_index++] : nullptr, y, out);
       be.add(x, out);
     }
   be.layer_norm(x, weights_.decoder_norm, kLayerNormEps, y);

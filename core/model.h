@@ -8,25 +8,21 @@
 #include <vector>
 
 #include "core/camera.h"
-#include "core/layers.h"
+#include "core/block_module.h"
+#include "core/model_options.h"
 #include "core/weights.h"
 #include "kernels/backend.h"
 
 namespace lact {
 
-// The scene state: the fast weights after the update, one entry per TTT module (layer-major); for the
-// full-attention baseline, the KV cache of each GlobalAttention module.
+// The scene state: what each stateful module's encode left (core/block_module.h), layer-major: the updated
+// fast weights of every TTT module (all three for the baseline, W1 for the variants), the KV cache of every
+// GlobalAttention module.
 struct SceneState {
-  std::vector<FastWeights> fast_weights;
-  std::vector<KvCache> kv_caches;
+  std::vector<ModuleState> modules;
   int height = 0, width = 0;  // the input views' size
   int input_views = 0;
-};
-
-struct ModelOptions {
-  NewtonSchulzRoute newton_schulz = NewtonSchulzRoute::Auto;
-  int64_t token_tile = 16384;  // tokens per tile in the update and in token-wise layers (bounds memory)
-  bool graphs = true;          // record the render path and replay it (CUDA graphs) where the backend can
+  int64_t floats() const;
 };
 
 // A camera as the token builder takes it.

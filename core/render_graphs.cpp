@@ -7,8 +7,8 @@ namespace lact {
 namespace {
 std::vector<Tensor> tensors_of(const SceneState& state) {
   std::vector<Tensor> t;
-  for (const FastWeights& f : state.fast_weights) t.insert(t.end(), {f.w0, f.w1, f.w2});
-  for (const KvCache& kv : state.kv_caches) t.insert(t.end(), {kv.k, kv.v});
+  for (const ModuleState& m : state.modules)
+    for (const auto& entry : m.tensors) t.push_back(entry.second);
   return t;
 }
 

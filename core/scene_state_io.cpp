@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "core/block_module.h"
 #include "core/error.h"
 #include "core/safetensors.h"
 
@@ -11,39 +12,31 @@ namespace {
 
 constexpr const char* kFormat = "lact scene state v1";
 
-// The official key prefix of every module of `kind`, layer-major.
-std::vector<std::string> module_prefixes(const ModelConfig& config, ModuleKind kind) {
-  std::vector<std::string> prefixes;
+// The official key prefix of every stateful module, layer-major (the order of SceneState::modules), with
+// its config.
+std::vector<std::pair<std::string, const ModuleConfig*>> stateful_modules(const ModelConfig& config) {
+  std::vector<std::pair<std::string, const ModuleConfig*>> modules;
   for (int layer = 0; layer < config.layers; ++layer)
     for (size_t j = 0; j < config.block.size(); ++j)
-      if (config.block[j].kind == kind)
-        prefixes.push_back("blocks." + std::to_string(layer) + ".module_list." + std::to_string(j) + ".");
-  return prefixes;
+      if (block_module(config.block[j].kind).stateful())
+        modules.push_back({"blocks." + std::to_string(layer) + ".module_list." + std::to_string(j) + ".", &config.block[j]});
+  return modules;
 }
 
 }  // namespace
 
 void save_scene_state(const std::string& path, const SceneState& state, const ModelConfig& config, Backend& be,
                       const std::map<std::string, std::string>& extra_metadata) {
-  const auto prefixes = module_prefixes(config, ModuleKind::FastWeightTTT);
-  const auto cache_prefixes = module_prefixes(config, ModuleKind::GlobalAttention);
-  if (prefixes.size() != state.fast_weights.size() || cache_prefixes.size() != state.kv_caches.size())
-    throw Error(path, "scene state does not match the model config");
+  const auto modules = stateful_modules(config);
+  if (modules.size() != state.modules.size()) throw Error(path, "scene state does not match the model config");
   std::map<std::string, SafetensorsTensor> tensors;
-  for (size_t i = 0; i < prefixes.size(); ++i) {
-    const FastWeights& f = state.fast_weights[i];
-    tensors[prefixes[i] + "w0"] = {f.w0.shape(), be.to_host(f.w0)};
-    tensors[prefixes[i] + "w1"] = {f.w1.shape(), be.to_host(f.w1)};
-    tensors[prefixes[i] + "w2"] = {f.w2.shape(), be.to_host(f.w2)};
-  }
-  for (size_t i = 0; i < cache_prefixes.size(); ++i) {
-    const KvCache& kv = state.kv_caches[i];
-    tensors[cache_prefixes[i] + "k_cache"] = {kv.k.shape(), be.to_host(kv.k)};
-    tensors[cache_prefixes[i] + "v_cache"] = {kv.v.shape(), be.to_host(kv.v)};
-  }
+  for (size_t i = 0; i < modules.size(); ++i)
+    for (const auto& [name, tensor] : state.modules[i].tensors)
+      tensors[modules[i].first + name] = {tensor.shape(), be.to_host(tensor)};
   std::map<std::string, std::string> metadata = extra_metadata;
   metadata["format"] = kFormat;
   metadata["config"] = config.source.dump();
+  metadata["ttt_variant"] = config.ttt_variant().key;
   metadata["height"] = std::to_string(state.height);
   metadata["width"] = std::to_string(state.width);
   metadata["input_views"] = std::to_string(state.input_views);
@@ -77,23 +70,41 @@ LoadedSceneState load_scene_state(const std::string& path, const ModelConfig& co
   loaded.state.width = number("width");
   loaded.state.input_views = number("input_views");
 
-  const auto prefixes = module_prefixes(config, ModuleKind::FastWeightTTT);
-  const auto cache_prefixes = module_prefixes(config, ModuleKind::GlobalAttention);
-  const size_t needed = 3 * prefixes.size() + 2 * cache_prefixes.size();
+  // A state records its variant (older states, without the key, are the baseline's) and loads only into it.
+  auto variant = loaded.metadata.find("ttt_variant");
+  const std::string state_variant = variant == loaded.metadata.end() ? "dot_product" : variant->second;
+  if (state_variant != config.ttt_variant().key)
+    throw Error(path, "scene state was encoded with TTT variant '" + state_variant.substr(0, 60) +
+                          "' but the model is '" + config.ttt_variant().key + "': encode the scene with this model");
+
+  const auto modules = stateful_modules(config);
+  std::vector<TensorList> expected;
+  size_t needed = 0;
+  for (const auto& [prefix, mc] : modules) {
+    // A KV cache's token count comes from the file (checked by the model against its config).
+    auto first = file.entries().find(prefix + block_module(mc->kind).state_tensors(config, *mc, 0).at(0).first);
+    const int64_t tokens = first != file.entries().end() && first->second.shape.size() == 3 ? first->second.shape[1] : 0;
+    expected.push_back(block_module(mc->kind).state_tensors(config, *mc, tokens));
+    needed += expected.back().size();
+  }
   if (file.entries().size() != needed)
     throw Error(path, "scene state holds " + std::to_string(file.entries().size()) + " tensors, the model needs " +
                           std::to_string(needed) + " (encoded with another model?)");
-  auto read = [&](const std::string& key) {
-    const SafetensorsEntry& e = file.entry(key);
-    std::vector<float> values = file.read_floats(key);
-    for (float v : values)
-      if (!std::isfinite(v)) throw Error(path, "tensor '" + key + "' contains NaN or infinite values");
-    return be.from_host(e.shape, values.data());
-  };
-  for (const std::string& prefix : prefixes)
-    loaded.state.fast_weights.push_back({read(prefix + "w0"), read(prefix + "w1"), read(prefix + "w2")});
-  for (const std::string& prefix : cache_prefixes)
-    loaded.state.kv_caches.push_back({read(prefix + "k_cache"), read(prefix + "v_cache")});
+  for (size_t i = 0; i < modules.size(); ++i) {
+    ModuleState module;
+    for (const auto& [name, shape] : expected[i]) {
+      const std::string key = modules[i].first + name;
+      const SafetensorsEntry& e = file.entry(key);
+      if (e.shape != shape)
+        throw Error(path, "tensor '" + key + "' has shape " + shape_string(e.shape) + ", the model needs " +
+                              shape_string(shape));
+      std::vector<float> values = file.read_floats(key);
+      for (float v : values)
+        if (!std::isfinite(v)) throw Error(path, "tensor '" + key + "' contains NaN or infinite values");
+      module.tensors.push_back({name, be.from_host(e.shape, values.data())});
+    }
+    loaded.state.modules.push_back(std::move(module));
+  }
   return loaded;
 }
 

@@ -25,6 +25,15 @@ MatrixOperand rows_from(const Tensor& t, int64_t begin) {
 MatrixOperand whole(const Tensor& t) { return {t.data(), t.dim(2), t.dim(1) * t.dim(2)}; }
 
 
+// out = c_proj(merge_heads(o_norm(o))) for o [heads, tokens, D].
+void finish_apply(Backend& be, const ModuleWeights& w, Tensor& o, Tensor& out) {
+  const int64_t heads = o.dim(0), tokens = o.dim(1), d = o.dim(2);
+  be.rms_norm(o, w.o_norm, d, kOutputNormEps, o);
+  Tensor merged = be.empty({1, tokens, heads * d});
+  be.merge_heads(o.reshape({1, heads, tokens, d}), merged);
+  linear(be, merged.reshape({tokens, heads * d}), w.out_proj, out);
+}
+
 }  // namespace
 
 FastWeights initial_fast_weights(const ModuleWeights& w) { return {w.w0, w.w1, w.w2}; }
@@ -49,6 +58,7 @@ TttProjections ttt_project(Backend& be, const ModuleConfig& config, const Module
   be.split_heads(rows, dim, heads, head_dim, p.k);
   be.split_heads(rows, 2 * dim, heads, head_dim, p.v);
   be.l2_normalize(p.k, head_dim, kQkL2Eps);
+  if (config.variant.only_w1 && !config.variant.lr1) return p;  // the learned rates are never read
   p.lr = be.empty({tokens, 3 * heads});
   linear(be, y, w.lr_weight, p.lr);
   be.add_bias(p.lr, w.lr_bias);
@@ -149,8 +159,14 @@ FastWeights ttt_update(Backend& be, const ModuleConfig& config, const ModuleWeig
 
 void ttt_apply(Backend& be, const ModuleConfig& config, const ModuleWeights& w, const FastWeights& fast,
                const Tensor& q, int64_t token_tile, Tensor& out) {
-  const int64_t heads = q.dim(0), tokens = q.dim(1), d = q.dim(2), hidden = fast.w0.dim(2);
+  const int64_t heads = q.dim(0), tokens = q.dim(1), d = q.dim(2);
   Tensor o = be.empty({heads, tokens, d});
+  if (config.variant.straight_qk) {  // phi is the identity: o = q W1
+    be.gemm(false, false, tokens, d, d, 1.0f, whole(q), whole(fast.w1), 0.0f, o.data(), d, tokens * d, heads);
+    finish_apply(be, w, o, out);
+    return;
+  }
+  const int64_t hidden = fast.w0.dim(2);
   const int64_t tile = std::max<int64_t>(1, std::min(token_tile, tokens));
   Tensor gate = be.empty({heads, tile, hidden}), up = be.empty(gate.shape());
   for (int64_t begin = 0; begin < tokens; begin += tile) {
@@ -164,10 +180,7 @@ void ttt_apply(Backend& be, const ModuleConfig& config, const ModuleWeights& w, 
     be.gemm(false, false, n, d, hidden, 1.0f, whole(g), whole(fast.w1), 0.0f, o.data() + begin * d, d, tokens * d,
             heads);
   }
-  be.rms_norm(o, w.o_norm, d, kOutputNormEps, o);
-  Tensor merged = be.empty({1, tokens, heads * d});
-  be.merge_heads(o.reshape({1, heads, tokens, d}), merged);
-  linear(be, merged.reshape({tokens, heads * d}), w.out_proj, out);
+  finish_apply(be, w, o, out);
 }
 
 }  // namespace lact

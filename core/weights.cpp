@@ -5,52 +5,31 @@
 #include <functional>
 #include <set>
 
+#include "core/block_module.h"
 #include "core/camera.h"
 #include "core/error.h"
 #include "core/safetensors.h"
 
 namespace lact {
 
+namespace {
+std::string module_prefix(int layer, size_t j) {
+  return "blocks." + std::to_string(layer) + ".module_list." + std::to_string(j) + ".";
+}
+}  // namespace
+
 std::vector<std::pair<std::string, Shape>> expected_tensors(const ModelConfig& c) {
   const int64_t dim = c.dim;
   std::vector<std::pair<std::string, Shape>> names;
   names.push_back({"input_linear.weight", {dim, c.input_channels()}});
   names.push_back({"input_layernorm.weight", {dim}});
-  for (int layer = 0; layer < c.layers; ++layer) {
+  for (int layer = 0; layer < c.layers; ++layer)
     for (size_t j = 0; j < c.block.size(); ++j) {
-      const ModuleConfig& m = c.block[j];
-      const std::string prefix = "blocks." + std::to_string(layer) + ".module_list." + std::to_string(j) + ".";
+      const std::string prefix = module_prefix(layer, j);
       names.push_back({prefix + "ln.weight", {dim}});
-      const int64_t hidden = m.hidden(c.dim);
-      switch (m.kind) {
-        case ModuleKind::WindowAttention:
-        case ModuleKind::GlobalAttention:
-          names.push_back({prefix + "f.to_qkv.weight", {3 * dim, dim}});
-          names.push_back({prefix + "f.c_proj.weight", {dim, dim}});
-          if (m.use_qk_norm) {
-            names.push_back({prefix + "f.q_norm.weight", {m.head_dim}});
-            names.push_back({prefix + "f.k_norm.weight", {m.head_dim}});
-          }
-          break;
-        case ModuleKind::FastWeightTTT: {
-          const int64_t heads = m.heads(c.dim), d = m.head_dim;
-          names.push_back({prefix + "f.w0", {heads, d, hidden}});
-          names.push_back({prefix + "f.w1", {heads, hidden, d}});
-          names.push_back({prefix + "f.w2", {heads, d, hidden}});
-          names.push_back({prefix + "f.to_qkv.weight", {3 * dim, dim}});
-          names.push_back({prefix + "f.c_proj.weight", {dim, dim}});
-          names.push_back({prefix + "f.lr_fc.weight", {3 * heads, dim}});
-          names.push_back({prefix + "f.lr_fc.bias", {3 * heads}});
-          names.push_back({prefix + "f.o_norm.weight", {d}});
-          break;
-        }
-        case ModuleKind::Mlp:
-          names.push_back({prefix + "f.c_fc.weight", {hidden, dim}});
-          names.push_back({prefix + "f.c_proj.weight", {dim, hidden}});
-          break;
-      }
+      for (const auto& [name, shape] : block_module(c.block[j].kind).tensors(c, c.block[j]))
+        names.push_back({prefix + name, shape});
     }
-  }
   names.push_back({"image_token_decoder.0.weight", {dim}});
   names.push_back({"image_token_decoder.1.weight", {c.output_channels(), dim}});
   return names;
@@ -62,61 +41,26 @@ ModelWeights build_model_weights(const ModelConfig& config, Backend& be,
   ModelWeights w;
   w.config = config;
   w.source = source;
-  auto get = [&](const std::string& name, const Shape& shape) {
+  const auto names = expected_tensors(config);
+  auto load = [&](const std::string& name) {
+    Shape shape;
+    for (const auto& [n, s] : names)
+      if (n == name) shape = s;
     std::vector<float> values = read(name, shape);
     w.parameter_count += static_cast<long long>(values.size());
     return be.from_host(shape, values.data());
   };
-  const auto names = expected_tensors(config);
-  auto shape_of = [&](const std::string& name) {
-    for (const auto& [n, s] : names)
-      if (n == name) return s;
-    return Shape{};
-  };
-  auto load = [&](const std::string& name) { return get(name, shape_of(name)); };
 
   w.input_linear = load("input_linear.weight");
   w.input_layernorm = load("input_layernorm.weight");
   for (int layer = 0; layer < config.layers; ++layer) {
     std::vector<ModuleWeights> modules;
     for (size_t j = 0; j < config.block.size(); ++j) {
-      const ModuleConfig& m = config.block[j];
-      const std::string prefix = "blocks." + std::to_string(layer) + ".module_list." + std::to_string(j) + ".";
+      const std::string prefix = module_prefix(layer, j);
       ModuleWeights mw;
       mw.norm = load(prefix + "ln.weight");
-      switch (m.kind) {
-        case ModuleKind::WindowAttention:
-        case ModuleKind::GlobalAttention:
-          mw.qkv = load(prefix + "f.to_qkv.weight");
-          mw.out_proj = load(prefix + "f.c_proj.weight");
-          if (m.use_qk_norm) {
-            mw.q_norm = load(prefix + "f.q_norm.weight");
-            mw.k_norm = load(prefix + "f.k_norm.weight");
-          }
-          break;
-        case ModuleKind::FastWeightTTT: {
-          mw.w0 = load(prefix + "f.w0");
-          mw.w1 = load(prefix + "f.w1");
-          mw.w2 = load(prefix + "f.w2");
-          mw.qkv = load(prefix + "f.to_qkv.weight");
-          mw.out_proj = load(prefix + "f.c_proj.weight");
-          mw.lr_weight = load(prefix + "f.lr_fc.weight");
-          mw.lr_bias = load(prefix + "f.lr_fc.bias");
-          mw.o_norm = load(prefix + "f.o_norm.weight");
-          const int64_t heads = mw.w0.dim(0);
-          mw.w0_norms = be.empty({heads, mw.w0.dim(2)});
-          mw.w1_norms = be.empty({heads, mw.w1.dim(2)});
-          mw.w2_norms = be.empty({heads, mw.w2.dim(2)});
-          be.column_norms(mw.w0, mw.w0_norms);
-          be.column_norms(mw.w1, mw.w1_norms);
-          be.column_norms(mw.w2, mw.w2_norms);
-          break;
-        }
-        case ModuleKind::Mlp:
-          mw.fc = load(prefix + "f.c_fc.weight");
-          mw.out_proj = load(prefix + "f.c_proj.weight");
-          break;
-      }
+      block_module(config.block[j].kind)
+          .load(be, config.block[j], [&](const std::string& name) { return load(prefix + name); }, mw);
       modules.push_back(std::move(mw));
     }
     w.blocks.push_back(std::move(modules));

@@ -482,13 +482,11 @@ TEST(EmulatedCudaBackend, OfficialFixtureThroughTheGpuBackendCode) {
     ASSERT_FALSE(profile.empty());
     for (size_t i = 1; i < profile.size(); ++i) EXPECT_GE(profile[i - 1].milliseconds, profile[i].milliseconds);
     double worst_weight = 0;
-    for (size_t layer = 0; layer < state.fast_weights.size(); ++layer) {
-      const Tensor* w[3] = {&state.fast_weights[layer].w0, &state.fast_weights[layer].w1, &state.fast_weights[layer].w2};
-      for (int j = 0; j < 3; ++j) {
-        const std::string name = "encode_block" + std::to_string(layer) + "_w" + std::to_string(j);
-        worst_weight = std::max(worst_weight, relative_error(be.to_host(*w[j]), expected.read_floats(name)));
+    for (size_t layer = 0; layer < state.modules.size(); ++layer)
+      for (const auto& [w, tensor] : state.modules[layer].tensors) {
+        const std::string name = "encode_block" + std::to_string(layer) + "_" + w;
+        worst_weight = std::max(worst_weight, relative_error(be.to_host(tensor), expected.read_floats(name)));
       }
-    }
     const std::vector<Image> images = model.render(state, cameras);
     std::vector<float> rendered;  // back to the fixture's [V, 3, H, W]
     for (const Image& img : images)

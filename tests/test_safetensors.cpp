@@ -74,7 +74,7 @@ TEST(Config, ParsesTheOfficialLayoutAndRejectsBadOnes) {
   ASSERT_EQ(c.block.size(), 3u);
   EXPECT_EQ(c.block[1].kind, ModuleKind::FastWeightTTT);
   EXPECT_EQ(c.block[1].hidden(c.dim), 1536);
-  EXPECT_EQ(c.fast_weight_floats_per_layer(), 6LL * 768 * 768);  // 6 d^2 per block (the paper)
+  EXPECT_EQ(c.state_floats_per_layer(0), 6LL * 768 * 768);  // 6 d^2 per block (the paper)
   nlohmann::json bad = c.source;
   bad["block_config"][1]["params"]["head_dim"] = 100;
   EXPECT_NE(error_of([&] { parse_model_config(bad, "x.yaml"); }).find("does not divide"), std::string::npos);

@@ -24,7 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (config.layers < 1 || config.layers > lact::ConfigLimits::kMaxLayers || config.block.empty()) __builtin_trap();
     for (const lact::ModuleConfig& m : config.block)
       if (m.heads(config.dim) < 0 || m.hidden(config.dim) <= 0) __builtin_trap();
-    (void)config.fast_weight_floats_per_layer();
+    (void)config.state_floats_per_layer(0);
   });
   return 0;
 }
