@@ -14,3 +14,13 @@ make_case many_tokens --dim 32 --layers 2 --attn-head-dim 8 --ttt-head-dim 32 --
 # one input view, wide images, inter_multi 1
 make_case one_view --dim 48 --layers 1 --attn-head-dim 24 --ttt-head-dim 48 --ttt-inter-multi 1 --views-in 1 --views-out 2 --height 8 --width 40 --seed 4
 make_case full_attention --full-attention --dim 64 --ttt-head-dim 64 --layers 2 --attn-head-dim 16 --views-in 3 --views-out 2 --height 16 --width 24 --seed 5
+# The linear-attention variants (Liu et al. 2026), each as the authors' ttt_loss_type: V1 with weight norm
+# and two heads (dense Newton-Schulz: more tokens than d_h), V2 on few tokens (the low-rank route), V3-V6 with
+# phi the identity (inter_multi 1), and the authors' two other straight_qk ablations.
+make_case variant_v1 --variant v1 --dim 64 --layers 2 --attn-head-dim 16 --ttt-head-dim 32 --ttt-inter-multi 2 --views-in 3 --views-out 2 --height 32 --width 24 --seed 11
+make_case variant_v2 --variant v2 --dim 48 --layers 2 --attn-head-dim 16 --ttt-head-dim 48 --ttt-inter-multi 4 --views-in 2 --views-out 2 --height 16 --width 16 --seed 12
+make_case variant_v3 --variant v3 --dim 64 --layers 2 --attn-head-dim 32 --ttt-head-dim 32 --views-in 3 --views-out 1 --height 24 --width 16 --seed 13
+make_case variant_v4 --variant v4 --dim 32 --layers 3 --attn-head-dim 16 --ttt-head-dim 32 --views-in 2 --views-out 2 --height 16 --width 24 --seed 14
+make_case variant_v6 --variant v6 --dim 64 --layers 2 --attn-head-dim 16 --ttt-head-dim 16 --views-in 4 --views-out 2 --height 16 --width 16 --seed 15
+make_case variant_straight_qk_wn --variant only_w1_straight_qk --dim 48 --layers 2 --attn-head-dim 24 --ttt-head-dim 48 --views-in 2 --views-out 1 --height 16 --width 32 --seed 16
+make_case variant_straight_qk_no_lr1_no_muon --variant only_w1_straight_qk_no_lr1_no_muon --dim 32 --layers 2 --attn-head-dim 16 --ttt-head-dim 16 --views-in 3 --views-out 2 --height 8 --width 16 --seed 17

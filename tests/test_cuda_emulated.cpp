@@ -5,6 +5,8 @@
 // On a GPU, test_ops runs the same ops through the real CUDA backend.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include <cblas.h>
 
 #include <chrono>
@@ -439,10 +441,34 @@ class EmulatedDevice {
   std::vector<std::chrono::steady_clock::time_point> events_;
 };
 
-// The official fixture through the GPU backend's code: fast weights and rendered pixels.
+// A parity case (fixture or reference case) through the GPU backend's code: fast weights and rendered pixels.
+void check_case_through_gpu_code(const std::string& dir, bool all_precisions);
+
 TEST(EmulatedCudaBackend, OfficialFixtureThroughTheGpuBackendCode) {
   const std::string dir = test::env_path("LACT_FIXTURE_DIR");
   ASSERT_FALSE(dir.empty()) << "LACT_FIXTURE_DIR is not set";
+  check_case_through_gpu_code(dir, true);
+}
+
+// Every linear-attention variant: the authors' V2 fixture and the PyTorch reference's case for each variant,
+// in fp32 through both Newton-Schulz routes.
+TEST(EmulatedCudaBackend, VariantsThroughTheGpuBackendCode) {
+  const std::string v2 = test::env_path("LACT_FIXTURE_V2_DIR");
+  ASSERT_FALSE(v2.empty()) << "LACT_FIXTURE_V2_DIR is not set";
+  check_case_through_gpu_code(v2, false);
+  const std::string cases = test::env_path("LACT_REFERENCE_CASES");
+  int checked = 0;
+  if (!cases.empty() && std::filesystem::is_directory(cases))
+    for (const auto& entry : std::filesystem::directory_iterator(cases))
+      if (entry.path().filename().string().rfind("variant_", 0) == 0) {
+        SCOPED_TRACE(entry.path().string());
+        check_case_through_gpu_code(entry.path().string(), false);
+        ++checked;
+      }
+  EXPECT_GE(checked, 5) << "the variant reference cases were not generated in " << cases;
+}
+
+void check_case_through_gpu_code(const std::string& dir, bool all_precisions) {
   const SafetensorsFile expected(dir + "/expected.safetensors");
   const std::vector<PosedImage> views = test::fixture_inputs(expected);
   const int height = views[0].image.height, width = views[0].image.width;
@@ -463,6 +489,7 @@ TEST(EmulatedCudaBackend, OfficialFixtureThroughTheGpuBackendCode) {
                          Run{NewtonSchulzRoute::LowRank, Precision::Fp32, 1e-4, 1e-4},
                          Run{NewtonSchulzRoute::Auto, Precision::Tf32, 1e-2, 5e-3},
                          Run{NewtonSchulzRoute::Auto, Precision::Bf16, 1e-1, 3e-2}}) {
+    if (!all_precisions && run.precision != Precision::Fp32) continue;
     const NewtonSchulzRoute route = run.route;
     cuda::DeviceBackend<EmulatedDevice> be("cuda-emulated", run.precision);
     ModelOptions options;
@@ -497,8 +524,8 @@ TEST(EmulatedCudaBackend, OfficialFixtureThroughTheGpuBackendCode) {
     EXPECT_LT(worst_weight, run.weight_tolerance) << what;
     EXPECT_LT(worst, run.render_tolerance) << what;
     EXPECT_GT(be.device().gemms, 0);
-    std::printf("%s: fast weights rel err <= %.3g, render max abs %.3g (%lld cuBLAS-shaped products)\n",
-                what.c_str(), worst_weight, worst, (long long)be.device().gemms);
+    std::printf("%s %s: fast weights rel err <= %.3g, render max abs %.3g (%lld cuBLAS-shaped products)\n",
+                std::filesystem::path(dir).filename().c_str(), what.c_str(), worst_weight, worst, (long long)be.device().gemms);
   }
 }
 

@@ -53,13 +53,21 @@ TEST(MemoryEstimate, CoversTheMeasuredPeakWithoutOverstating) {
     int inter_multi, views, height, width;
     int64_t token_tile;
     NewtonSchulzRoute route;
+    const char* variant = "baseline";
   };
   for (const Case& c : {Case{false, 2, 4, 32, 32, 16384, NewtonSchulzRoute::Auto},
                         Case{false, 4, 3, 32, 48, 40, NewtonSchulzRoute::Dense},
                         Case{false, 1, 6, 16, 16, 16384, NewtonSchulzRoute::LowRank},
-                        Case{true, 2, 5, 32, 32, 16384, NewtonSchulzRoute::Auto}}) {
+                        Case{true, 2, 5, 32, 32, 16384, NewtonSchulzRoute::Auto},
+                        Case{false, 2, 4, 32, 32, 16384, NewtonSchulzRoute::Auto, "v1"},
+                        Case{false, 4, 3, 32, 48, 40, NewtonSchulzRoute::Dense, "v2"},
+                        Case{false, 2, 1, 16, 16, 16384, NewtonSchulzRoute::LowRank, "v2"},
+                        Case{false, 1, 4, 32, 32, 40, NewtonSchulzRoute::Auto, "v3"},
+                        Case{false, 1, 5, 32, 32, 16384, NewtonSchulzRoute::Auto, "v6"}}) {
+    SCOPED_TRACE(c.variant);
     auto be = make_cpu_backend(2);
-    const ModelConfig config = small_config(c.full_attention, c.inter_multi);
+    const ModelConfig base = small_config(c.full_attention, c.inter_multi);
+    const ModelConfig config = c.full_attention ? base : with_ttt_variant(base, c.variant, "test config");
     ModelOptions options;
     options.token_tile = c.token_tile;
     options.newton_schulz = c.route;
@@ -72,8 +80,8 @@ TEST(MemoryEstimate, CoversTheMeasuredPeakWithoutOverstating) {
     const EncodeMemory estimate = estimate_encode_memory(config, options, c.views, c.height, c.width);
     EXPECT_GE(estimate.total(), measured) << "full attention " << c.full_attention << " tile " << c.token_tile;
     EXPECT_LE(double(estimate.total()), 1.6 * double(measured)) << "full attention " << c.full_attention;
-    std::printf("%s inter %d, %d views %dx%d, tile %lld: measured peak %lld B, estimate %lld B (%.2fx)\n",
-                c.full_attention ? "full attention" : "lact", c.inter_multi, c.views, c.height, c.width,
+    std::printf("%s %s inter %d, %d views %dx%d, tile %lld: measured peak %lld B, estimate %lld B (%.2fx)\n",
+                c.full_attention ? "full attention" : "lact", c.variant, c.inter_multi, c.views, c.height, c.width,
                 (long long)c.token_tile, (long long)measured, (long long)estimate.total(),
                 double(estimate.total()) / double(measured));
   }

@@ -22,11 +22,13 @@ std::vector<std::string> case_dirs() {
   std::vector<std::string> dirs;
   const std::string fixture = test::env_path("LACT_FIXTURE_DIR");
   if (!fixture.empty()) dirs.push_back(fixture);
+  const std::string variant_fixture = test::env_path("LACT_FIXTURE_V2_DIR");  // the authors' V2 code
+  if (!variant_fixture.empty()) dirs.push_back(variant_fixture);
   const std::string cases = test::env_path("LACT_REFERENCE_CASES");
   if (!cases.empty() && fs::is_directory(cases))
     for (const auto& entry : fs::directory_iterator(cases))
       if (fs::exists(entry.path() / "expected.safetensors")) dirs.push_back(entry.path().string());
-  std::sort(dirs.begin() + (fixture.empty() ? 0 : 1), dirs.end());
+  std::sort(dirs.begin() + (fixture.empty() ? 0 : 1) + (variant_fixture.empty() ? 0 : 1), dirs.end());
   return dirs;
 }
 

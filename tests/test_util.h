@@ -63,6 +63,9 @@ inline std::string env_path(const char* name) {
 #ifdef LACT_FIXTURE_DIR_DEFAULT
   if (key == "LACT_FIXTURE_DIR") return LACT_FIXTURE_DIR_DEFAULT;
 #endif
+#ifdef LACT_FIXTURE_V2_DIR_DEFAULT
+  if (key == "LACT_FIXTURE_V2_DIR") return LACT_FIXTURE_V2_DIR_DEFAULT;
+#endif
 #ifdef LACT_REFERENCE_CASES_DEFAULT
   if (key == "LACT_REFERENCE_CASES") return LACT_REFERENCE_CASES_DEFAULT;
 #endif

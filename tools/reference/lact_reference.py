@@ -37,6 +37,48 @@ TTT_TYPES = ("lact_ttt.FastWeightGluMLPMultihead", "FastWeightGluMLPMultihead")
 MLP_TYPES = ("model.MLP", "MLP")
 GLOBAL_TYPES = ("lact.GlobalAttention", "GlobalAttention")
 
+# The TTT variants of "Test-Time Training with KV Binding Is Secretly Linear Attention" (Liu et al. 2026), keyed
+# by the authors' params.ttt_loss_type (JunchenLiu77/LaCT, branch ablation, lact_nvs/_lact_ttt/<key>.py):
+# (only_w1, straight_qk, lr1, weight_norm, muon) -- which weights update, phi = SwiGLU hidden or identity,
+# the per-token rate or 1, weight norm after the update, Newton-Schulz on it.
+TTT_VARIANTS = {
+    "dot_product": (False, False, True, True, True),
+    "only_w1": (True, False, True, True, True),
+    "only_w1_no_wn": (True, False, True, False, True),
+    "only_w1_straight_qk": (True, True, True, True, True),
+    "only_w1_straight_qk_no_wn": (True, True, True, False, True),
+    "only_w1_straight_qk_no_lr1": (True, True, False, True, True),
+    "only_w1_straight_qk_no_lr1_no_wn": (True, True, False, False, True),
+    "only_w1_straight_qk_no_lr1_no_muon": (True, True, False, True, False),
+    "only_w1_straight_qk_no_lr1_no_wn_muon": (True, True, False, False, False),
+}
+# The paper's names for them (V5 is V4 for NVS, which has no momentum).
+VARIANT_PRESETS = {"baseline": "dot_product", "v1": "only_w1", "v2": "only_w1_no_wn",
+                   "v3": "only_w1_straight_qk_no_wn", "v4": "only_w1_straight_qk_no_lr1_no_wn",
+                   "v6": "only_w1_straight_qk_no_lr1_no_wn_muon"}
+
+
+def variant_key(name):
+    """The authors' ttt_loss_type for a preset (baseline, v1..v4, v6) or a key."""
+    key = VARIANT_PRESETS.get(name, name)
+    if key not in TTT_VARIANTS:
+        raise ValueError("unknown TTT variant %r (presets %s; keys %s)" % (
+            name, ", ".join(VARIANT_PRESETS), ", ".join(TTT_VARIANTS)))
+    return key
+
+
+def with_variant(config, name):
+    """A copy of config with every TTT module switched to a variant (straight_qk ones get inter_multi 1,
+    as the authors' code needs: their W1 is [D, D])."""
+    key = variant_key(name)
+    config = json.loads(json.dumps(config))
+    for spec in config["block_config"]:
+        if spec["type"] in TTT_TYPES:
+            spec.setdefault("params", {})["ttt_loss_type"] = key
+            if TTT_VARIANTS[key][1]:
+                spec["params"]["inter_multi"] = 1
+    return config
+
 
 def load_config(path):
     """Read an official LaCT NVS config (YAML; JSON is accepted too)."""
@@ -215,11 +257,21 @@ class FastWeightGluMLPMultihead(nn.Module):
     """
 
     def __init__(self, dim, head_dim, inter_multi=1, base_lr=0.01, muon_update_steps=0,
+                 ttt_loss_type="dot_product", grad_calc_method="mannual", no_query=False, use_fused=False,
                  **unused):
         super().__init__()
         if unused:
             warnings.warn("FastWeightGluMLPMultihead: ignoring params %s" % sorted(unused))
         assert dim % head_dim == 0, "dim must be a multiple of head_dim"
+        if ttt_loss_type not in TTT_VARIANTS:
+            raise NotImplementedError("ttt_loss_type %r (known: %s)" % (ttt_loss_type, ", ".join(TTT_VARIANTS)))
+        if grad_calc_method != "mannual" or no_query or (use_fused and ttt_loss_type != "dot_product"):
+            raise NotImplementedError("grad_calc_method %r, no_query %r, use_fused %r" % (
+                grad_calc_method, no_query, use_fused))
+        self.ttt_loss_type = ttt_loss_type
+        self.only_w1, self.straight_qk, self.lr1, self.weight_norm, self.muon = TTT_VARIANTS[ttt_loss_type]
+        if self.straight_qk and inter_multi != 1:
+            raise ValueError("%s needs inter_multi 1 (q [.., D] times W1 [d_h, D])" % ttt_loss_type)
         self.dim, self.head_dim, self.heads = dim, head_dim, dim // head_dim
         self.hidden = int(head_dim * inter_multi)
         h, d, dh = self.heads, head_dim, self.hidden
@@ -244,8 +296,29 @@ class FastWeightGluMLPMultihead(nn.Module):
         return t.view(b, n, self.heads, self.head_dim).transpose(1, 2).reshape(
             b * self.heads, n, self.head_dim)
 
+    def phi(self, x, weights):
+        """The kernel of the linear-attention form: silu(x W0) * (x W2), or x for straight_qk."""
+        w0, _, w2 = weights
+        return x if self.straight_qk else F.silu(x @ w0) * (x @ w2)
+
+    def update_w1(self, weights, k, v, lr):
+        """A variant's update, the linear-attention form: W1' = [wn](W1 + [NS](phi(K)^T diag(eta) V))."""
+        w0, w1, w2 = weights
+        features = self.phi(k, weights)
+        if self.lr1:
+            features = features * lr[1]
+        dw1 = features.transpose(-1, -2) @ v
+        if self.muon:
+            dw1 = newton_schulz5(dw1, self.muon_update_steps, _ns_torch_dtype(self.ns_dtype))
+        w1_new = w1 + dw1
+        if self.weight_norm:
+            w1_new = w1_new / (w1_new.norm(dim=1, keepdim=True) + 1e-5) * w1.detach().norm(dim=1, keepdim=True)
+        return w0, w1_new, w2
+
     def update(self, weights, k, v, lr):
         """One TTT step on keys k, values v [B, n, D] with lr [3, B, n, 1]."""
+        if self.only_w1:
+            return self.update_w1(weights, k, v, lr)
         w0, w1, w2 = weights
         gate = k @ w0
         hb = k @ w2
@@ -269,8 +342,7 @@ class FastWeightGluMLPMultihead(nn.Module):
         return tuple(new)
 
     def apply_weights(self, weights, q):
-        w0, w1, w2 = weights
-        return (F.silu(q @ w0) * (q @ w2)) @ w1
+        return self.phi(q, weights) @ weights[1]
 
     def forward(self, x, n_update=None, weights=None):
         b, n, _ = x.shape
@@ -440,7 +512,8 @@ class LaCTModel(nn.Module):
                         heads = unit.f.heads
                         suffix = "" if tj == 0 else "_m%d" % tj
                         for name, wt in zip(("w0", "w1", "w2"), weights):
-                            trace["encode_block%d%s_%s" % (bi, suffix, name)] = wt[:heads].detach().clone()
+                            if name == "w1" or not unit.f.only_w1:  # a variant's state is W1 alone
+                                trace["encode_block%d%s_%s" % (bi, suffix, name)] = wt[:heads].detach().clone()
                     ti += 1
                     tj += 1
                 elif unit.kind == "global":

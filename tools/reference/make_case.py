@@ -21,7 +21,7 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import safetensors_io  # noqa: E402
-from lact_reference import LaCTModel  # noqa: E402
+from lact_reference import LaCTModel, with_variant  # noqa: E402
 
 
 def build_config(a):
@@ -32,7 +32,7 @@ def build_config(a):
         middle = {"type": "lact_ttt.FastWeightGluMLPMultihead", "length_dim": "vl",
                   "params": {"head_dim": a.ttt_head_dim, "inter_multi": a.ttt_inter_multi,
                              "base_lr": 0.01, "muon_update_steps": 5}}
-    return {
+    config = {
         "patch_size": 8,
         "dim": a.dim,
         "layers": a.layers,
@@ -43,6 +43,7 @@ def build_config(a):
             {"type": "model.MLP", "length_dim": "vl", "params": {"inter_multi": a.mlp_inter_multi}},
         ],
     }
+    return with_variant(config, a.variant) if a.variant else config
 
 
 def randomise_weights(model, gen):
@@ -123,6 +124,8 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--full-attention", action="store_true",
                     help="the full-attention baseline (lact.GlobalAttention) instead of the TTT layer")
+    ap.add_argument("--variant", default="",
+                    help="TTT variant: a preset (baseline, v1..v4, v6) or the authors' ttt_loss_type")
     ap.add_argument("--out", required=True, help="output directory")
     a = ap.parse_args()
     for v in ("ttt_inter_multi", "mlp_inter_multi"):
