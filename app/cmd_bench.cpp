@@ -4,6 +4,7 @@
 #include <sys/sysinfo.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -13,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/bench_row.h"
 #include "app/commands.h"
 #include "app/flags.h"
 #include "pipeline/backend_options.h"
@@ -37,20 +39,11 @@ namespace {
 
 struct BenchOptions {
   CommonOptions common;
-  std::string config = "lact_l24_d768_ttt2x", model, views = "2", sizes = "128", models = "lact,full";
+  std::string config = "lact_l24_d768_ttt2x", model, views = "2", sizes = "128", models = "lact,full", variants;
   std::string json, csv, plot, python = "/usr/bin/python3";
   int layers = 0, dim = 0, targets = 2, repeat = 1, warmup = 1;
   double max_seconds = 600, max_memory_gb = 0;
   bool reference = false, profile = false, force = false;
-};
-
-struct Row {
-  std::string model;
-  int views = 0, height = 0, width = 0;
-  int64_t tokens = 0;
-  double encode_s = 0, render_fps = 0, state_mib = 0, encode_gflops = 0, render_gflops = 0;
-  std::string skipped;  // why it was not run
-  std::vector<OpProfile> encode_profile, render_profile;  // with --profile, where the backend measures
 };
 
 double now_seconds() {
@@ -95,6 +88,24 @@ ModelConfig full_attention_config(const ModelConfig& lact) {
                 {"length_dim", "vl"},
                 {"params", {{"head_dim", json["block_config"][0]["params"]["head_dim"]}, {"use_qk_norm", true}}}};
   return parse_model_config(json, "full-attention config");
+}
+
+// The models to time: --models (lact, full), or with --variants every listed TTT variant of the config.
+std::vector<std::pair<std::string, ModelConfig>> bench_models(const BenchOptions& o, const ModelConfig& lact) {
+  std::vector<std::pair<std::string, ModelConfig>> models;
+  std::stringstream stream(o.variants.empty() ? o.models : o.variants);
+  for (std::string m; std::getline(stream, m, ',');) {
+    if (!o.variants.empty()) {
+      if (!o.model.empty()) throw Error("--variants", "times random weights of a built-in config, not --model");
+      const ModelConfig config = with_ttt_variant(lact, m, "--variants");
+      models.push_back({config.ttt_variant().label(), config});
+    } else if (m == "lact" || m == "full") {
+      models.push_back({m, m == "lact" ? lact : full_attention_config(lact)});
+    } else {
+      throw Error("--models", "'" + m + "' is not lact or full");
+    }
+  }
+  return models;
 }
 
 // The backend's own matrix-product rate at its precision (the ceiling the model's GFLOP/s are read
@@ -172,8 +183,10 @@ Row run_one(const std::string& name, const Model& model, int views, int height, 
   }
   row.encode_s = encode_s;
   row.render_fps = 1.0 / render_s;
-  row.encode_gflops = flops / encode_s / 1e9;
-  row.render_gflops = render_flops(model.config(), per_view, row.tokens) * row.render_fps / 1e9;
+  row.encode_gflop = flops / 1e9;
+  row.render_gflop = render_flops(model.config(), per_view, row.tokens) / 1e9;
+  row.encode_gflops = row.encode_gflop / encode_s;
+  row.render_gflops = row.render_gflop * row.render_fps;
   row.state_mib = static_cast<double>(state.floats()) * 4.0 / (1 << 20);
   if (o.profile && model.backend().start_profiling()) {  // one more run, with events around every op
     model.encode(inputs);
@@ -277,13 +290,18 @@ void write_csv(const std::string& path, const std::vector<Row>& rows) {
 void write_plot(const std::string& path, const std::vector<Row>& rows) {
   PlotPanel encode{"encode time vs input tokens", "input tokens", "encode s", {}};
   PlotPanel render{"render speed vs input tokens", "input tokens", "render FPS", {}};
-  for (const char* name : {"lact", "full"}) {
-    const std::array<unsigned char, 3> colour = std::string(name) == "lact" ? std::array<unsigned char, 3>{20, 90, 200}
-                                                                          : std::array<unsigned char, 3>{210, 60, 30};
-    PlotSeries e{std::string(name == std::string("lact") ? "LaCT" : "full attention"), colour, {}};
+  static const std::array<std::array<unsigned char, 3>, 8> kColours = {{{20, 90, 200}, {210, 60, 30}, {40, 160, 60},
+                                                                       {150, 60, 180}, {230, 160, 20}, {20, 170, 190},
+                                                                       {120, 120, 120}, {200, 60, 140}}};
+  std::vector<std::string> names;  // in the order they were run
+  for (const Row& r : rows)
+    if (std::find(names.begin(), names.end(), r.model) == names.end()) names.push_back(r.model);
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::string label = names[i] == "lact" ? "LaCT" : names[i] == "full" ? "full attention" : names[i];
+    PlotSeries e{label, kColours[i % kColours.size()], {}};
     PlotSeries f = e;
     for (const Row& r : rows)
-      if (r.model == name && r.skipped.empty()) {
+      if (r.model == names[i] && r.skipped.empty()) {
         e.points.push_back({double(r.tokens), r.encode_s});
         f.points.push_back({double(r.tokens), r.render_fps});
       }
@@ -327,19 +345,12 @@ void run_bench(const BenchOptions& o) {
   inputs.add(o.model);
   for (const auto& [path, flag] : {std::pair{o.json, "--json"}, {o.csv, "--csv"}, {o.plot, "--plot"}})
     if (!path.empty()) check_named_output(path, flag, o.force, inputs);
-  std::vector<std::string> models;
-  std::stringstream stream(o.models);
-  for (std::string m; std::getline(stream, m, ',');) {
-    if (m != "lact" && m != "full") throw Error("--models", "'" + m + "' is not lact or full");
-    models.push_back(m);
-  }
   ModelConfig lact = o.model.empty() ? lact_config(o) : load_model(o.model, *backend).config;
   std::vector<std::pair<std::string, std::unique_ptr<Model>>> built;
-  for (const std::string& m : models) {
-    const ModelConfig config = m == "lact" ? lact : full_attention_config(lact);
-    ModelWeights weights = (m == "lact" && !o.model.empty()) ? load_model(o.model, *backend)
-                                                             : random_model_weights(config, *backend, 1);
-    built.push_back({m, std::make_unique<Model>(std::move(weights), *backend)});
+  for (const auto& [name, config] : bench_models(o, lact)) {
+    ModelWeights weights = (name == "lact" && !o.model.empty()) ? load_model(o.model, *backend)
+                                                                : random_model_weights(config, *backend, 1);
+    built.push_back({name, std::make_unique<Model>(std::move(weights), *backend)});
   }
   struct sysinfo info;
   const double physical = sysinfo(&info) == 0 ? static_cast<double>(info.totalram) * info.mem_unit : 16e9;
@@ -365,6 +376,7 @@ void run_bench(const BenchOptions& o) {
         rows.push_back(row);
       }
   print_table(rows);
+  if (!o.variants.empty()) print_variant_table(rows);
   if (o.profile) print_profiles(rows, backend->name());
   std::printf("\nColumns: tokens = input views x (size/8)^2; encode s = best of --repeat after --warmup; render FPS = "
               "target views rendered per second; state MiB = fast weights (LaCT, fixed) or KV cache (full attention, "
@@ -376,7 +388,10 @@ void run_bench(const BenchOptions& o) {
                               {"rows", rows_json(rows)}};
     write_file_atomically(o.json, json.dump(1) + "\n");
   }
-  if (!o.csv.empty()) write_csv(o.csv, rows);
+  if (!o.csv.empty()) {
+    if (o.variants.empty()) write_csv(o.csv, rows);
+    else write_file_atomically(o.csv, variant_csv(rows));
+  }
   if (!o.plot.empty()) write_plot(o.plot, rows);
   if (o.reference) {
     for (const Row& r : rows)
@@ -399,6 +414,10 @@ void add_bench_command(CLI::App& app) {
   command->add_option("--dim", o->dim, "Scale the config: width (attention heads of 64, one fast-weight head)");
   command->add_option("--model", o->model, "Time this LaCT model file instead of random weights");
   command->add_option("--models", o->models, "Which models: lact,full")->capture_default_str();
+  command->add_option("--variants", o->variants,
+                      "Time TTT variants of the config instead of --models, e.g. baseline,v1,v2,v3,v4,v6 (the "
+                      "authors' ttt_loss_type keys work too); prints each one's speed-ups and state against the "
+                      "baseline beside the FLOP count's prediction; --csv writes that table");
   command->add_option("--views", o->views, "Input view counts, e.g. 2,4,8,16,32,48")->capture_default_str();
   command->add_option("--size", o->sizes, "Square view sizes, e.g. 128,256,512")->capture_default_str();
   command->add_option("--targets", o->targets, "Rendered views per measurement")->capture_default_str()->check(CLI::PositiveNumber);

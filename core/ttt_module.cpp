@@ -43,7 +43,9 @@ class FastWeightTttModule final : public BlockModule {
     const TttVariant& v = m.variant;
     char lr[32];
     std::snprintf(lr, sizeof lr, "%g", m.base_lr);
-    std::string text = "large-chunk TTT (SwiGLU fast weights), " + std::to_string(m.heads(c.dim)) +
+    std::string text = std::string("large-chunk TTT (") +
+                       (v.straight_qk ? "linear fast weight, phi = identity), " : "SwiGLU fast weights), ") +
+                       std::to_string(m.heads(c.dim)) +
                        " fast-weight head(s) x " + std::to_string(m.head_dim) + ", hidden " +
                        std::to_string(m.hidden(c.dim)) + ", base lr " + lr + ", Newton-Schulz steps " +
                        std::to_string(m.muon_update_steps) + ", variant " + v.label();

@@ -37,7 +37,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "reference"))
 import lact_data  # noqa: E402
-from lact_reference import LaCTModel  # noqa: E402
+from lact_reference import LaCTModel, VARIANT_PRESETS, TTT_VARIANTS, with_variant  # noqa: E402
 import safetensors_io  # noqa: E402
 from ssim import ssim  # noqa: E402
 
@@ -58,7 +58,7 @@ def _num(x):
 
 
 def build_config(a):
-    return {
+    config = {
         "patch_size": a.patch,
         "dim": a.dim,
         "layers": a.layers,
@@ -71,6 +71,7 @@ def build_config(a):
             {"type": "model.MLP", "length_dim": "vl", "params": {"inter_multi": _num(a.mlp_inter_multi)}},
         ],
     }
+    return with_variant(config, a.variant) if a.variant else config
 
 
 class LaCTTrainModel(LaCTModel):
@@ -326,6 +327,9 @@ def parse_args(argv=None):
     g.add_argument("--init", help="start from this exported model (.safetensors; its config wins) instead of "
                                   "random weights; a checkpoint in --out still takes precedence")
     g.add_argument("--config", help="model config JSON (overrides the preset and size flags)")
+    g.add_argument("--variant", choices=sorted(VARIANT_PRESETS) + sorted(TTT_VARIANTS),
+                   help="TTT variant (Liu et al. 2026): baseline, v1..v4, v6 or the authors' ttt_loss_type; "
+                        "the straight_qk ones (v3-v6) use inter_multi 1")
     g.add_argument("--dim", type=int)
     g.add_argument("--layers", type=int)
     g.add_argument("--patch", type=int)
@@ -434,11 +438,13 @@ def main(argv=None):
         say("initialising from %s" % a.init)
     if resume is not None:
         config = resume["config"]
-    elif init is not None:
-        pass
+    elif init is not None and a.variant:  # e.g. a baseline model continued as V1 or V2 (same tensors)
+        config = with_variant(config, a.variant)
     elif a.config:
         with open(a.config) as f:
             config = json.load(f)
+        if a.variant:
+            config = with_variant(config, a.variant)
     else:
         config = build_config(a)
     if resume is not None and not a.config and config != build_config(a):

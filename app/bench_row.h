@@ -1,0 +1,27 @@
+// One measurement of `lact bench`: a model (LaCT, a TTT variant, full attention) at one view count and size.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/backend.h"
+
+namespace lact::app {
+
+struct Row {
+  std::string model;  // "lact", "full", or a variant's name ("baseline", "v1", ...)
+  int views = 0, height = 0, width = 0;
+  int64_t tokens = 0;
+  double encode_s = 0, render_fps = 0, state_mib = 0, encode_gflops = 0, render_gflops = 0;
+  double encode_gflop = 0, render_gflop = 0;  // counted FLOPs of one encode, one rendered view (core/flop_model.h)
+  std::string skipped;  // why it was not run
+  std::vector<OpProfile> encode_profile, render_profile;  // with --profile, where the backend measures
+};
+
+// With --variants: every variant beside the baseline measured in the same run (speed-ups, state ratio, the
+// FLOP count's prediction), as a markdown table and as CSV.
+void print_variant_table(const std::vector<Row>& rows);
+std::string variant_csv(const std::vector<Row>& rows);
+
+}  // namespace lact::app
