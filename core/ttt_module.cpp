@@ -28,9 +28,12 @@ void parse_variant_params(const nlohmann::json& params, ModuleConfig& m, const s
                            "' is not implemented (lact follows the authors' per-variant files, use_fused false)");
   if (optional_field<bool>(params, "use_learnable_opt", false, where))
     throw Error(where, "use_learnable_opt (learned optimizers) is not implemented in lact");
-  if (m.variant.straight_qk && m.inter_multi != 1.0)
-    throw Error(where, "ttt_loss_type '" + m.variant.key + "' multiplies q [.., D] by W1 [d_h, D], so it needs inter_multi 1 (got " +
-                           std::to_string(m.inter_multi) + ")");
+  if (m.variant.straight_qk && m.inter_multi != 1.0) {
+    char got[32];
+    std::snprintf(got, sizeof got, "%g", m.inter_multi);
+    throw Error(where, "ttt_loss_type '" + m.variant.key +
+                           "' multiplies q [.., D] by W1 [d_h, D], so it needs inter_multi 1 (got " + got + ")");
+  }
 }
 
 double ttt_encode_scratch_floats(const ModelConfig& c, const ModuleConfig& m, const ModelOptions& o, double tokens);
