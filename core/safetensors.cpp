@@ -1,6 +1,7 @@
 #include "core/safetensors.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 
@@ -9,6 +10,7 @@
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/json_text.h"
+#include "kernels/tensor.h"
 
 namespace lact {
 
@@ -193,6 +195,18 @@ void write_safetensors(const std::string& path, const std::map<std::string, Safe
   out.write(text);
   for (const auto& [name, t] : tensors) out.write(t.values.data(), 4 * t.values.size());
   out.commit();
+}
+
+std::vector<float> SafetensorsFile::read_finite_floats(const std::string& name, const std::vector<int64_t>& shape,
+                                                       const char* needed_by) const {
+  const SafetensorsEntry& e = entry(name);
+  if (e.shape != shape)
+    throw Error(path_, "tensor '" + name + "' has shape " + shape_string(e.shape) + ", " + needed_by + " needs " +
+                           shape_string(shape));
+  std::vector<float> values = read_floats(name);
+  for (float v : values)
+    if (!std::isfinite(v)) throw Error(path_, "tensor '" + name + "' contains NaN or infinite values");
+  return values;
 }
 
 }  // namespace lact

@@ -27,6 +27,10 @@ class SafetensorsFile {
   const SafetensorsEntry& entry(const std::string& name) const;  // throws "missing tensor"
   // The tensor converted to float32 (F32, F16 or BF16 in the file).
   std::vector<float> read_floats(const std::string& name) const;
+  // The same for a tensor that must have `shape` and hold only finite values (Error naming the file and the
+  // tensor otherwise; `needed_by` says who needs the shape: "the config", "the model").
+  std::vector<float> read_finite_floats(const std::string& name, const std::vector<int64_t>& shape,
+                                        const char* needed_by) const;
 
  private:
   std::string path_;

@@ -93,15 +93,8 @@ LoadedSceneState load_scene_state(const std::string& path, const ModelConfig& co
   for (size_t i = 0; i < modules.size(); ++i) {
     ModuleState module;
     for (const auto& [name, shape] : expected[i]) {
-      const std::string key = modules[i].first + name;
-      const SafetensorsEntry& e = file.entry(key);
-      if (e.shape != shape)
-        throw Error(path, "tensor '" + key + "' has shape " + shape_string(e.shape) + ", the model needs " +
-                              shape_string(shape));
-      std::vector<float> values = file.read_floats(key);
-      for (float v : values)
-        if (!std::isfinite(v)) throw Error(path, "tensor '" + key + "' contains NaN or infinite values");
-      module.tensors.push_back({name, be.from_host(e.shape, values.data())});
+      const std::vector<float> values = file.read_finite_floats(modules[i].first + name, shape, "the model");
+      module.tensors.push_back({name, be.from_host(shape, values.data())});
     }
     loaded.state.modules.push_back(std::move(module));
   }

@@ -111,14 +111,7 @@ ModelWeights load_model(const std::string& path, Backend& be) {
   read_training_metadata(file, trained);
 
   auto read = [&](const std::string& name, const Shape& shape) {
-    const SafetensorsEntry& e = file.entry(name);
-    if (e.shape != shape)
-      throw Error(path, "tensor '" + name + "' has shape " + shape_string(e.shape) + ", the config needs " +
-                            shape_string(shape));
-    std::vector<float> values = file.read_floats(name);
-    for (float v : values)
-      if (!std::isfinite(v)) throw Error(path, "tensor '" + name + "' contains NaN or infinite values");
-    return values;
+    return file.read_finite_floats(name, shape, "the config");
   };
   ModelWeights weights = build_model_weights(config, be, read, path);
   weights.trained_height = trained.trained_height;

@@ -10,37 +10,18 @@
 #include "core/model.h"
 #include "core/random_weights.h"
 #include "kernels/backend.h"
+#include "tests/small_models.h"
 #include "tests/test_util.h"
 
 namespace lact {
 namespace {
 
 ModelConfig small_config(const std::string& variant) {
-  nlohmann::json json = {
-      {"patch_size", 8},
-      {"dim", 64},
-      {"layers", 2},
-      {"block_config",
-       {{{"type", "model.SelfAttention"}, {"length_dim", "l"}, {"params", {{"head_dim", 16}, {"use_qk_norm", true}}}},
-        {{"type", "lact_ttt.FastWeightGluMLPMultihead"},
-         {"length_dim", "vl"},
-         {"params", {{"head_dim", 32}, {"inter_multi", 2}, {"base_lr", 0.01}, {"muon_update_steps", 5}}}},
-        {{"type", "model.MLP"}, {"length_dim", "vl"}, {"params", {{"inter_multi", 2}}}}}}};
-  return with_ttt_variant(parse_model_config(json, "test config"), variant, "test config");
+  return with_ttt_variant(test::small_config(false, 2, 2), variant, "test config");
 }
 
 std::vector<PosedImage> random_views(int views, int height, int width, int seed) {
-  std::vector<PosedImage> out;
-  for (int i = 0; i < views; ++i) {
-    Camera c;
-    c.width = width, c.height = height, c.fx = c.fy = 30, c.cx = width / 2.0, c.cy = height / 2.0;
-    for (int j = 0; j < 16; ++j) c.c2w[j] = j % 5 == 0 ? 1.0 : 0.0;
-    c.c2w[3] = 0.3 * i, c.c2w[11] = -2.0 - 0.5 * i;
-    Image img{width, height, test::random_values(size_t(height) * width * 3, seed + i, 0.3f)};
-    for (float& p : img.rgb) p += 0.5f;
-    out.push_back({c, img});
-  }
-  return out;
+  return test::random_views(views, height, width, static_cast<unsigned>(seed));
 }
 
 const char* const kW1Variants[] = {"v1", "v2", "v3", "v4", "v6", "only_w1_straight_qk",

@@ -8,44 +8,14 @@
 #include "core/memory_estimate.h"
 #include "core/model.h"
 #include "core/random_weights.h"
+#include "tests/small_models.h"
 #include "tests/test_util.h"
 
 namespace lact {
 namespace {
 
-ModelConfig small_config(bool full_attention, int inter_multi) {
-  nlohmann::json ttt = {{"type", "lact_ttt.FastWeightGluMLPMultihead"},
-                        {"length_dim", "vl"},
-                        {"params", {{"head_dim", 32}, {"inter_multi", inter_multi}, {"base_lr", 0.01},
-                                    {"muon_update_steps", 5}}}};
-  nlohmann::json global = {{"type", "lact.GlobalAttention"},
-                           {"length_dim", "vl"},
-                           {"params", {{"head_dim", 16}, {"use_qk_norm", true}}}};
-  nlohmann::json json = {
-      {"patch_size", 8},
-      {"dim", 64},
-      {"layers", 2},
-      {"block_config",
-       {{{"type", "model.SelfAttention"}, {"length_dim", "l"}, {"params", {{"head_dim", 16}, {"use_qk_norm", true}}}},
-        full_attention ? global : ttt,
-        {{"type", "model.MLP"}, {"length_dim", "vl"}, {"params", {{"inter_multi", 4}}}}}}};
-  return parse_model_config(json, "test config");
-}
-
-std::vector<PosedImage> random_views(int views, int height, int width) {
-  std::vector<PosedImage> out;
-  for (int i = 0; i < views; ++i) {
-    Camera c;
-    c.width = width, c.height = height, c.fx = c.fy = 40, c.cx = width / 2.0, c.cy = height / 2.0;
-    for (int j = 0; j < 16; ++j) c.c2w[j] = j % 5 == 0 ? 1.0 : 0.0;
-    c.c2w[11] = -2.0 - i;  // distinct camera centres
-    const auto pixels = test::random_values(size_t(height) * width * 3, 100 + i, 0.2f);
-    Image img{width, height, pixels};
-    for (float& p : img.rgb) p = 0.5f + p;
-    out.push_back({c, img});
-  }
-  return out;
-}
+using test::random_views;
+using test::small_config;
 
 TEST(MemoryEstimate, CoversTheMeasuredPeakWithoutOverstating) {
   struct Case {
