@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <set>
 
 #include <cblas.h>
 
@@ -450,8 +451,10 @@ TEST(EmulatedCudaBackend, OfficialFixtureThroughTheGpuBackendCode) {
   check_case_through_gpu_code(dir, true);
 }
 
-// Every linear-attention variant: the authors' V2 fixture and the PyTorch reference's case for each variant,
-// in fp32 through both Newton-Schulz routes.
+// The linear-attention variants: the authors' V2 fixture and the PyTorch reference's cases for V1 (SwiGLU phi,
+// weight norm), V3 (phi the identity, Newton-Schulz) and V6 (no Newton-Schulz), in fp32 through both
+// Newton-Schulz routes. (test_parity runs every variant's case on the CPU; these three cover every code path
+// of the update and the apply, and keep CI's time.)
 TEST(EmulatedCudaBackend, VariantsThroughTheGpuBackendCode) {
   const std::string v2 = test::env_path("LACT_FIXTURE_V2_DIR");
   ASSERT_FALSE(v2.empty()) << "LACT_FIXTURE_V2_DIR is not set";
@@ -460,12 +463,12 @@ TEST(EmulatedCudaBackend, VariantsThroughTheGpuBackendCode) {
   int checked = 0;
   if (!cases.empty() && std::filesystem::is_directory(cases))
     for (const auto& entry : std::filesystem::directory_iterator(cases))
-      if (entry.path().filename().string().rfind("variant_", 0) == 0) {
+      if (std::set<std::string>{"variant_v1", "variant_v3", "variant_v6"}.count(entry.path().filename().string())) {
         SCOPED_TRACE(entry.path().string());
         check_case_through_gpu_code(entry.path().string(), false);
         ++checked;
       }
-  EXPECT_GE(checked, 5) << "the variant reference cases were not generated in " << cases;
+  EXPECT_EQ(checked, 3) << "the variant reference cases were not generated in " << cases;
 }
 
 void check_case_through_gpu_code(const std::string& dir, bool all_precisions) {
