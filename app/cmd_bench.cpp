@@ -408,7 +408,9 @@ void add_bench_command(CLI::App& app) {
       "bench", "Time LaCT and the full-attention baseline on random weights over views x sizes (not a test). "
                "Table columns: model, views, size, tokens (input), encode s, render FPS, state MiB, encode and "
                "render GFLOP/s, full/LaCT encode ratio, LaCT/full render-speed ratio");
-  command->add_option("--config", o->config, "Built-in config (lact_l24_d768_ttt2x, lact_l24_d768_ttt4x, lact_l14_d768_ttt2x)")
+  command->add_option("--config", o->config,
+                      "Built-in config (lact_l24_d768_ttt2x, lact_l24_d768_ttt4x, lact_l14_d768_ttt2x), optionally "
+                      "with a TTT variant: NAME:v2 (baseline, v1..v4, v6 or the authors' ttt_loss_type)")
       ->capture_default_str();
   command->add_option("--layers", o->layers, "Scale the config: layers");
   command->add_option("--dim", o->dim, "Scale the config: width (attention heads of 64, one fast-weight head)");
