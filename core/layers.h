@@ -61,6 +61,20 @@ FastWeights ttt_finish_update(Backend& be, const ModuleConfig& config, const Mod
 FastWeights ttt_update(Backend& be, const ModuleConfig& config, const ModuleWeights& weights,
                        const TttProjections& p, NewtonSchulzRoute route, int64_t token_tile);
 
+// ---- shared by the TTT update paths (core/ttt_layer.cpp, core/ttt_w1_update.cpp, the memory estimate)
+
+// Rows [begin, ...) of every batch entry of t [batch, rows, cols], and all of it, as GEMM operands.
+inline MatrixOperand rows_from(const Tensor& t, int64_t begin) {
+  return {t.data() + begin * t.dim(2), t.dim(2), t.dim(1) * t.dim(2)};
+}
+inline MatrixOperand whole(const Tensor& t) { return {t.data(), t.dim(2), t.dim(1) * t.dim(2)}; }
+
+// Whether the Newton-Schulz of a rows x cols update built from `tokens` tokens runs in the token subspace
+// (newton_schulz5_low_rank_add): when the route forces it, or under Auto when the tokens fit one tile and the
+// FLOP estimate says it is cheaper.
+bool ttt_low_rank_route(NewtonSchulzRoute route, int64_t tokens, int64_t token_tile, int64_t rows, int64_t cols,
+                        int steps);
+
 // ---- the W1-only updates of the linear-attention variants (V1-V6; core/ttt_w1_update.cpp)
 
 // phi(K) of tokens [begin, end) with the rows scaled by lr1 when the variant has it: [heads, n, d_h or D].

@@ -18,11 +18,6 @@ constexpr float kWeightNormEps = 1e-5f;  // W / (||W||_col + eps) * ||W0||_col
 // softplus^-1, so that softplus(0 + inverse_softplus(base_lr)) = base_lr.
 double inverse_softplus(double x) { return x + std::log(-std::expm1(-x)); }
 
-// Rows [begin, ...) of every batch entry of t [batch, rows, cols].
-MatrixOperand rows_from(const Tensor& t, int64_t begin) {
-  return {t.data() + begin * t.dim(2), t.dim(2), t.dim(1) * t.dim(2)};
-}
-MatrixOperand whole(const Tensor& t) { return {t.data(), t.dim(2), t.dim(1) * t.dim(2)}; }
 
 
 // out = c_proj(merge_heads(o_norm(o))) for o [heads, tokens, D].
@@ -35,6 +30,13 @@ void finish_apply(Backend& be, const ModuleWeights& w, Tensor& o, Tensor& out) {
 }
 
 }  // namespace
+
+bool ttt_low_rank_route(NewtonSchulzRoute route, int64_t tokens, int64_t token_tile, int64_t rows, int64_t cols,
+                        int steps) {
+  if (route != NewtonSchulzRoute::Auto) return route == NewtonSchulzRoute::LowRank;
+  return steps > 0 && tokens <= token_tile &&
+         newton_schulz_low_rank_flops(tokens, rows, cols, steps) < newton_schulz_dense_flops(tokens, rows, cols, steps);
+}
 
 FastWeights initial_fast_weights(const ModuleWeights& w) { return {w.w0, w.w1, w.w2}; }
 
@@ -135,10 +137,7 @@ FastWeights ttt_update(Backend& be, const ModuleConfig& config, const ModuleWeig
   const FastWeights initial = initial_fast_weights(w);
   const int64_t tokens = p.k.dim(1), d = p.k.dim(2), hidden = initial.w0.dim(2);
   const int steps = config.muon_update_steps;
-  bool low_rank = route == NewtonSchulzRoute::LowRank;
-  if (route == NewtonSchulzRoute::Auto)
-    low_rank = steps > 0 && tokens <= token_tile &&
-               newton_schulz_low_rank_flops(tokens, d, hidden, steps) < newton_schulz_dense_flops(tokens, d, hidden, steps);
+  const bool low_rank = ttt_low_rank_route(route, tokens, token_tile, d, hidden, steps);
 
   if (!low_rank) {
     FastWeights dw{be.zeros(initial.w0.shape()), be.zeros(initial.w1.shape()), be.zeros(initial.w2.shape())};

@@ -162,14 +162,6 @@ namespace lact {
 
 namespace {
 
-// The route ttt_update / ttt_update_w1 take (the same rule).
-bool takes_low_rank(const ModelOptions& o, double tokens, double tile, int64_t rows, int64_t cols, int steps) {
-  if (o.newton_schulz != NewtonSchulzRoute::Auto) return o.newton_schulz == NewtonSchulzRoute::LowRank;
-  return steps > 0 && tokens <= tile &&
-         newton_schulz_low_rank_flops(int64_t(tokens), rows, cols, steps) <
-             newton_schulz_dense_flops(int64_t(tokens), rows, cols, steps);
-}
-
 double ttt_encode_scratch_floats(const ModelConfig& c, const ModuleConfig& m, const ModelOptions& o, double tokens) {
   const TttVariant& v = m.variant;
   const double dim = c.dim, heads = m.heads(c.dim), hd = m.head_dim, hidden = m.hidden(c.dim);
@@ -179,8 +171,10 @@ double ttt_encode_scratch_floats(const ModelConfig& c, const ModuleConfig& m, co
   const double project_peak = 3 * tokens * dim;        // the qkv product while splitting
   const double w1 = heads * hidden * hd;                // one W1 (or one of the three fast weights)
   const int steps = m.muon_update_steps;
-  const bool low_rank = v.only_w1 ? v.muon && steps > 0 && takes_low_rank(o, tokens, tile, int64_t(hidden), int64_t(hd), steps)
-                                  : takes_low_rank(o, tokens, tile, int64_t(hd), int64_t(hidden), steps);
+  const int64_t n_tokens = static_cast<int64_t>(tokens), rows = m.head_dim, cols = m.hidden(c.dim);
+  const bool low_rank = v.only_w1 ? v.muon && steps > 0 &&
+                                        ttt_low_rank_route(o.newton_schulz, n_tokens, o.token_tile, cols, rows, steps)
+                                  : ttt_low_rank_route(o.newton_schulz, n_tokens, o.token_tile, rows, cols, steps);
   double update = 0;
   if (!v.only_w1) {
     if (low_rank)  // directions of all tokens, then per weight: 2 grams + C + t, z, z2, next (token x token), C Q

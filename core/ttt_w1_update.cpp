@@ -15,11 +15,6 @@ namespace {
 
 constexpr float kWeightNormEps = 1e-5f;
 
-MatrixOperand rows_from(const Tensor& t, int64_t begin) {
-  return {t.data() + begin * t.dim(2), t.dim(2), t.dim(1) * t.dim(2)};
-}
-MatrixOperand whole(const Tensor& t) { return {t.data(), t.dim(2), t.dim(1) * t.dim(2)}; }
-
 // Rows [begin, end) of every head of t, copied out [heads, n, cols].
 Tensor rows_copy(Backend& be, const Tensor& t, int64_t begin, int64_t end) {
   const int64_t heads = t.dim(0), rows = t.dim(1), cols = t.dim(2), n = end - begin;
@@ -106,11 +101,8 @@ Tensor ttt_update_w1(Backend& be, const ModuleConfig& config, const ModuleWeight
   if (options.ttt_update_form == TttUpdateForm::GradientStep) return gradient_step_w1(be, config, w, p, options.token_tile);
   const int64_t tokens = p.k.dim(1), d = p.k.dim(2), side = w.w1.dim(1);
   const int steps = config.muon_update_steps;
-  bool low_rank = options.newton_schulz == NewtonSchulzRoute::LowRank;
-  if (options.newton_schulz == NewtonSchulzRoute::Auto)
-    low_rank = tokens <= options.token_tile &&
-               newton_schulz_low_rank_flops(tokens, side, d, steps) < newton_schulz_dense_flops(tokens, side, d, steps);
-  if (config.variant.muon && low_rank && steps > 0) {
+  if (config.variant.muon && steps > 0 &&
+      ttt_low_rank_route(options.newton_schulz, tokens, options.token_tile, side, d, steps)) {
     // Newton-Schulz of phi^T V on token x token matrices (fewer tokens than the matrix sides).
     const Tensor phi = ttt_key_features(be, config, w, p, 0, tokens);
     Tensor w1 = be.empty(w.w1.shape());
