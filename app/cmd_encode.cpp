@@ -5,6 +5,7 @@
 #include "app/commands.h"
 #include "app/flags.h"
 #include "pipeline/backend_options.h"
+#include "pipeline/distribution.h"
 #include "pipeline/evaluate.h"
 #include "pipeline/output_files.h"
 #include "pipeline/scene_selection.h"
@@ -20,6 +21,38 @@ struct EncodeOptions {
   std::string model, output;
   bool force = false;
 };
+// Across ranks every rank reads the model and its share of the views; rank 0 writes the state.
+void run_encode(EncodeOptions& o) {
+  InputFiles inputs;
+  inputs.add(o.model);
+  inputs.add(o.data.data);
+  check_named_output(o.output, "--output", o.force, inputs);  // before any work
+  RunBackend run = start_run_backend(o.common);
+  const Distribution& d = run.distribution;
+  std::unique_ptr<Model> model;
+  SceneSelection selection;
+  on_every_rank(d, [&] {
+    model = load_model_for(o.model, *run.backend);
+    apply_model_defaults(o.data, *model, true);
+    if (o.data.inputs.empty()) throw Error("--inputs", "encode needs input views");
+    selection = select_scene_views(o.data, model->config().patch_size);
+    add_scene_inputs(selection, inputs);
+    check_named_output(o.output, "--output", o.force, inputs);
+    if (!d.active()) check_memory_for(*model, selection, "--size");  // across ranks: each rank's share
+  });
+  const auto start = std::chrono::steady_clock::now();
+  const SceneState state = encode_selection(*model, selection, d);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  on_every_rank(d, [&] {
+    if (d.leads())
+      save_scene_state(o.output, state, model->config(), *run.backend, origin_metadata(o.data, selection, o.model));
+  });
+  if (!d.leads()) return;
+  std::printf("encoded %zu views of %s (%dx%d) in %.3f s%s -> %s\n", selection.inputs.size(),
+              selection.scene.name.c_str(), state.height, state.width, seconds,
+              d.active() ? (" on " + std::to_string(d.size()) + " ranks").c_str() : "", o.output.c_str());
+}
+
 }  // namespace
 
 void add_encode_command(CLI::App& app) {
@@ -30,27 +63,8 @@ void add_encode_command(CLI::App& app) {
   command->add_option("-o,--output", o->output, "Scene state file to write (.safetensors)")->required();
   command->add_flag("--force", o->force, "Replace an existing output file (never one of the inputs)");
   add_common_options(*command, o->common);
-  command->callback([o]() {
-    InputFiles inputs;
-    inputs.add(o->model);
-    inputs.add(o->data.data);
-    check_named_output(o->output, "--output", o->force, inputs);  // before any work
-    auto backend = make_backend(o->common);
-    auto model = load_model_for(o->model, *backend);
-    apply_model_defaults(o->data, *model, true);
-    if (o->data.inputs.empty()) throw Error("--inputs", "encode needs input views");
-    const SceneSelection selection = select_scene_views(o->data, model->config().patch_size);
-    add_scene_inputs(selection, inputs);
-    check_named_output(o->output, "--output", o->force, inputs);
-    check_memory_for(*model, selection, "--size");
-    const std::vector<PosedImage> views = selected_views(selection, selection.inputs, true);
-    const auto start = std::chrono::steady_clock::now();
-    const SceneState state = model->encode(views);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    save_scene_state(o->output, state, model->config(), *backend, origin_metadata(o->data, selection, o->model));
-    std::printf("encoded %zu views of %s (%dx%d) in %.3f s -> %s\n", views.size(), selection.scene.name.c_str(),
-                state.height, state.width, seconds, o->output.c_str());
-  });
+  add_distributed_options(*command, o->common);
+  command->callback([o]() { run_encode(*o); });
 }
 
 }  // namespace lact::app

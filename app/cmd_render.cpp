@@ -6,6 +6,7 @@
 #include "app/commands.h"
 #include "app/flags.h"
 #include "pipeline/backend_options.h"
+#include "pipeline/distribution.h"
 #include "pipeline/evaluate.h"
 #include "pipeline/progress.h"
 #include "pipeline/scene_selection.h"
@@ -33,65 +34,96 @@ nlohmann::json report_header(const RenderOptions& o, const Model& model, int hei
           {"backend", o.common.backend}};
 }
 
-// Writes the report when any scene succeeded; any failure ends in one error line (the failure itself when
-// it is the only one) and a non-zero exit.
-void finish(const Report& report, RunOutput& out) {
-  if (report.scenes.empty() && report.failed.size() == 1) throw Error(report.failed[0].second);
-  if (!report.scenes.empty()) {
-    report.write(out.folder.file("report.json", out.inputs), out.folder.file("report.csv", out.inputs));
-    report.print_table();
-  }
-  if (!report.failed.empty())
-    throw Error(std::to_string(report.failed.size()) + " of " +
-                std::to_string(report.failed.size() + report.scenes.size()) + " scenes failed, the first: " +
-                report.failed[0].second + (report.scenes.empty() ? "" : " (see " + out.folder.root() + "/report.json)"));
+// Writes the report when any scene succeeded (rank 0 alone across ranks); any failure ends in one error line
+// (the failure itself when it is the only one) and a non-zero exit.
+void finish(const Report& report, RunOutput& out, const Distribution& d) {
+  on_every_rank(d, [&] {
+    if (report.scenes.empty() && report.failed.size() == 1) throw Error(report.failed[0].second);
+    if (!report.scenes.empty() && d.leads()) {
+      report.write(out.folder.file("report.json", out.inputs), out.folder.file("report.csv", out.inputs));
+      report.print_table();
+    }
+    if (!report.failed.empty())
+      throw Error(std::to_string(report.failed.size()) + " of " +
+                  std::to_string(report.failed.size() + report.scenes.size()) + " scenes failed, the first: " +
+                  report.failed[0].second +
+                  (report.scenes.empty() ? "" : " (see " + out.folder.root() + "/report.json)"));
+  });
 }
 
 // Render from a saved state: one scene, its model, data and preprocessing from the state's metadata.
-void render_from_state(RenderOptions& o, Backend& backend, RunOutput& out) {
-  const auto metadata = read_scene_state_metadata(o.state);
-  if (o.model.empty()) o.model = metadata_or(metadata, "model", "");
-  if (o.model.empty()) throw Error(o.state, "records no model: pass --model");
-  out.inputs.add(o.model);
-  if (!o.video.empty()) check_named_output(o.video, "--video", o.out.force, out.inputs, true);
-  auto model = load_model_for(o.model, backend);
-  LoadedSceneState loaded = load_scene_state(o.state, model->config(), backend);
-  const SceneState& state = loaded.state;
-  if (!o.path.empty()) return render_camera_path(*model, state, o.path, o.video, o.fps, out);
-
-  const SceneSelection selection = plan_from_state_metadata(metadata, o.data, o.state, model->config().patch_size);
-  check_memory(*model, 1, selection.height, selection.width, "--size");  // the targets, one view at a time at least
+void render_from_state(RenderOptions& o, RunBackend& run, RunOutput& out) {
+  const Distribution& d = run.distribution;
+  std::unique_ptr<Model> model;
+  LoadedSceneState loaded;
+  SceneSelection selection;
+  on_every_rank(d, [&] {
+    const auto metadata = read_scene_state_metadata(o.state);
+    if (o.model.empty()) o.model = metadata_or(metadata, "model", "");
+    if (o.model.empty()) throw Error(o.state, "records no model: pass --model");
+    out.inputs.add(o.model);
+    if (!o.video.empty()) check_named_output(o.video, "--video", o.out.force, out.inputs, true);
+    model = load_model_for(o.model, *run.backend);
+    loaded = load_scene_state(o.state, model->config(), *run.backend);
+    if (!o.path.empty()) return;
+    selection = plan_from_state_metadata(metadata, o.data, o.state, model->config().patch_size);
+    check_memory(*model, 1, selection.height, selection.width, "--size");  // the targets, one view at a time at least
+  });
+  if (!o.path.empty()) {
+    if (d.leads()) render_camera_path(*model, loaded.state, o.path, o.video, o.fps, out);
+    return;
+  }
   Report report;
   report.header = report_header(o, *model, selection.height, selection.width);
-  report.scenes.push_back(evaluate_scene(*model, selection, &state, o.targets, o.data.seed, out));
-  finish(report, out);
+  report.scenes.push_back(evaluate_scene(*model, selection, &loaded.state, o.targets, o.data.seed, out, d));
+  finish(report, out, d);
+}
+
+// One scene, its input views encoded across the ranks and its targets shared out; any failure stops every rank.
+Report render_scene_across_ranks(RenderOptions& o, const Model& model, const Scene& scene, RunOutput& out,
+                                 const Distribution& d) {
+  Report report;
+  SceneSelection selection;
+  on_every_rank(d, [&] {
+    selection = plan_scene(scene, o.data, model.config().patch_size);
+    report.header = report_header(o, model, selection.height, selection.width);
+  });
+  report.scenes.push_back(evaluate_scene(model, selection, nullptr, o.targets, o.data.seed, out, d));
+  return report;
 }
 
 // Every scene of --data (or the one --scene names); a scene that fails is reported and the others go on.
-void render_scenes(RenderOptions& o, const Model& model, RunOutput& out) {
+// Across ranks, several scenes are shared out (each rank evaluates its own alone) and one scene is evaluated
+// by every rank together.
+void render_scenes(RenderOptions& o, const Model& model, RunOutput& out, const Distribution& d) {
   if (o.data.data.empty()) throw Error("--data", "no data given");
   const int patch = model.config().patch_size;
-  const SceneList list = read_scene_list(o.data.data, read_options(o.data));
+  SceneList list;
+  on_every_rank(d, [&] { list = read_scene_list(o.data.data, read_options(o.data)); });
   Report report;
   std::vector<const Scene*> scenes;
   for (const Scene& s : list.scenes)
     if (o.data.scene.empty() || s.name == o.data.scene) scenes.push_back(&s);
-  if (o.data.scene.empty() || scenes.empty()) report.failed = list.failed;  // --scene found: others don't matter
+  if ((o.data.scene.empty() || scenes.empty()) && d.leads()) report.failed = list.failed;  // --scene found: others don't matter
   if (scenes.empty() && list.failed.empty()) throw Error(o.data.data, "has no scene named '" + o.data.scene + "'");
-  Progress progress("scenes", static_cast<int>(scenes.size()), o.out.quiet);
-  for (const Scene* scene : scenes) {
+  if (d.active() && scenes.size() == 1 && list.failed.empty())
+    return finish(render_scene_across_ranks(o, model, *scenes[0], out, d), out, d);
+  const auto [begin, end] = share_of(d, scenes.size());
+  Progress progress("scenes", static_cast<int>(end - begin), o.out.quiet || !d.leads());
+  for (size_t i = begin; i < end; ++i) {
     try {
-      const SceneSelection selection = plan_scene(*scene, o.data, patch);
+      const SceneSelection selection = plan_scene(*scenes[i], o.data, patch);
       check_memory_for(model, selection, "--size");
       if (report.header.is_null()) report.header = report_header(o, model, selection.height, selection.width);
       report.scenes.push_back(evaluate_scene(model, selection, nullptr, o.targets, o.data.seed, out));
     } catch (const Error& e) {
-      report.failed.push_back({scene->name, e.what()});
+      report.failed.push_back({scenes[i]->name, e.what()});
     }
-    progress.step(scene->name);
+    progress.step(scenes[i]->name);
   }
+  report = merge_reports(d, report);
   if (report.header.is_null()) report.header = report_header(o, model, 0, 0);
-  finish(report, out);
+  finish(report, out, d);
 }
 
 void run_render(RenderOptions& o) {
@@ -100,20 +132,25 @@ void run_render(RenderOptions& o) {
   if (o.path.empty() && o.targets.empty()) throw Error("--targets", "give target views (or --path for a camera path)");
   if (!o.video.empty() && o.path.empty()) throw Error("--video", "needs --path (a camera path to render)");
   for (const std::string& input : {o.model, o.state, o.path, o.data.data}) out.inputs.add(input);
-  auto backend = make_backend(o.common);
-  if (!o.state.empty()) return render_from_state(o, *backend, out);
+  RunBackend run = start_run_backend(o.common);
+  const Distribution& d = run.distribution;
+  if (!o.state.empty()) return render_from_state(o, run, out);
   if (!o.video.empty()) check_named_output(o.video, "--video", o.out.force, out.inputs, true);
-  auto model = load_model_for(o.model, *backend);
+  std::unique_ptr<Model> model;
+  on_every_rank(d, [&] { model = load_model_for(o.model, *run.backend); });
   apply_model_defaults(o.data, *model, true);
   if (o.data.inputs.empty()) throw Error("render", "give --inputs (to encode) or --state (a saved scene state)");
-  if (o.path.empty()) return render_scenes(o, *model, out);
+  if (o.path.empty()) return render_scenes(o, *model, out, d);
 
-  const SceneSelection selection = select_scene_views(o.data, model->config().patch_size);
-  add_scene_inputs(selection, out.inputs);
-  if (!o.video.empty()) check_named_output(o.video, "--video", o.out.force, out.inputs, true);
-  check_memory_for(*model, selection, "--size");
-  const SceneState state = model->encode(selected_views(selection, selection.inputs, true));
-  render_camera_path(*model, state, o.path, o.video, o.fps, out);
+  // A camera path: the inputs encoded (across the ranks), the frames rendered by rank 0.
+  SceneSelection selection;
+  on_every_rank(d, [&] {
+    selection = select_scene_views(o.data, model->config().patch_size);
+    add_scene_inputs(selection, out.inputs);
+    if (!o.video.empty()) check_named_output(o.video, "--video", o.out.force, out.inputs, true);
+  });
+  const SceneState state = encode_selection(*model, selection, d);
+  if (d.leads()) render_camera_path(*model, state, o.path, o.video, o.fps, out);
 }
 
 }  // namespace
@@ -138,6 +175,7 @@ void add_render_command(CLI::App& app) {
   command->add_flag("--quiet", o->out.quiet, "No progress bar");
   command->add_flag("--force", o->out.force, "Replace an existing --video file");
   add_common_options(*command, o->common);
+  add_distributed_options(*command, o->common);
   command->callback([o]() { run_render(*o); });
 }
 

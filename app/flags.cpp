@@ -34,4 +34,16 @@ void add_common_options(CLI::App& command, CommonOptions& options) {
   command.add_flag("--no-graphs", options.no_graphs, "Render with direct kernel launches, not replayed CUDA graphs");
 }
 
+void add_distributed_options(CLI::App& command, CommonOptions& options) {
+  command
+      .add_option("--distributed", options.distributed,
+                  "Run as the ranks of mpirun/srun: mpi (any device) or nccl (--device cuda, one GPU per rank)")
+      ->check(CLI::IsMember({"none", "mpi", "nccl"}))
+      ->capture_default_str();
+  command
+      .add_option("--memory-limit", options.memory_limit_gb,
+                  "The most memory (GB) a scene may take in this process, checked before encoding (default: what is free)")
+      ->check(CLI::Range(0.0, 1e6));
+}
+
 }  // namespace lact::app

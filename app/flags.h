@@ -12,5 +12,7 @@ namespace lact::app {
 
 void add_data_options(CLI::App& command, DataOptions& options);
 void add_common_options(CLI::App& command, CommonOptions& options);
+// --distributed and --memory-limit (encode, render, bench).
+void add_distributed_options(CLI::App& command, CommonOptions& options);
 
 }  // namespace lact::app

@@ -6,6 +6,7 @@
 
 #include "app/commands.h"
 #include "core/error.h"
+#include "distributed/distributed.h"
 
 namespace {
 // Messages may quote names from data files: control characters (line breaks, terminal escapes) become '?'.
@@ -16,6 +17,15 @@ std::string one_line(std::string text) {
   return text;
 }
 }  // namespace
+
+// Across ranks a line names the rank that printed it; the run's MPI ends (or, after an error only this rank
+// saw, aborts every rank rather than leave them waiting).
+int fail(const std::string& what, bool unagreed) {
+  const lact::Ranks* ranks = lact::current_ranks();
+  std::fprintf(stderr, "lact: %s%s\n", ranks && ranks->size() > 1 ? ranks->label().c_str() : "", what.c_str());
+  lact::finish_distributed(unagreed);
+  return 1;
+}
 
 int main(int argc, char** argv) {
   CLI::App app{"lact: LaCT novel-view synthesis (encode posed images into fast weights, render new views)"};
@@ -35,12 +45,15 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {  // a user error like any other: one line, exit 1
     std::fprintf(stderr, "lact: %s (see lact --help)\n", one_line(e.what()).c_str());
     return 1;
+  } catch (const lact::RankFailure& e) {  // every rank has it; rank 0 prints it
+    if (e.print()) std::fprintf(stderr, "lact: %s\n", one_line(e.what()).c_str());
+    lact::finish_distributed(false);
+    return 1;
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "lact: out of memory (try fewer views, a smaller --size or a smaller model)\n");
-    return 1;
+    return fail("out of memory (try fewer views, a smaller --size or a smaller model)", true);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "lact: %s\n", one_line(e.what()).c_str());
-    return 1;
+    return fail(one_line(e.what()), true);
   }
+  lact::finish_distributed(false);
   return 0;
 }

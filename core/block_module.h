@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/collective.h"
 #include "core/config.h"
 #include "core/model_options.h"
 #include "core/weights.h"
@@ -36,6 +37,9 @@ struct ModuleContext {
   const ModuleWeights& weights;
   const ModelOptions& options;
   int64_t views;  // the tokens are `views` views of equal size, view-major
+  // Encode across ranks: these tokens are this rank's share of the input views; a module that mixes tokens
+  // across views exchanges what it needs through this (null: one process, or render).
+  Collective* collective = nullptr;
 };
 
 class BlockModule {

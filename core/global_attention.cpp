@@ -45,14 +45,18 @@ void merge_and_project(Backend& be, const ModuleWeights& w, const Tensor& heads_
 }  // namespace
 
 KvCache global_attention_encode(Backend& be, const ModuleConfig& config, const ModuleWeights& w, const Tensor& y,
-                                Tensor& out) {
+                                Tensor& out, Collective* collective) {
   HeadProjections p = project(be, config, w, y, 1);
   const int64_t heads = p.q.dim(1), tokens = p.q.dim(2), hd = p.q.dim(3);
   const Shape batched{heads, tokens, hd};
+  // Across ranks, this rank's queries attend to every rank's keys: the KV cache is gathered (rank order is
+  // view order, as in one process), and every rank keeps it whole.
+  const Tensor k = gather_token_rows(be, collective, p.k.reshape(batched));
+  const Tensor v = gather_token_rows(be, collective, p.v.reshape(batched));
   Tensor attended = be.empty(batched);
-  be.attention(p.q.reshape(batched), p.k.reshape(batched), p.v.reshape(batched), 1.0f / std::sqrt(float(hd)), attended);
+  be.attention(p.q.reshape(batched), k, v, 1.0f / std::sqrt(float(hd)), attended);
   merge_and_project(be, w, attended.reshape({1, heads, tokens, hd}), out);
-  return {p.k.reshape(batched), p.v.reshape(batched)};
+  return {k, v};
 }
 
 void global_attention_render(Backend& be, const ModuleConfig& config, const ModuleWeights& w, const KvCache& cache,
@@ -109,7 +113,7 @@ class GlobalAttentionModule final : public BlockModule {
     return {{"k_cache", cache}, {"v_cache", cache}};
   }
   ModuleState encode(const ModuleContext& ctx, const Tensor& y, Tensor& out, bool /*output_needed*/) const override {
-    const KvCache cache = global_attention_encode(ctx.be, ctx.config, ctx.weights, y, out);
+    const KvCache cache = global_attention_encode(ctx.be, ctx.config, ctx.weights, y, out, ctx.collective);
     return {{{"k_cache", cache.k}, {"v_cache", cache.v}}};
   }
   void render(const ModuleContext& ctx, const ModuleState* state, const Tensor& y, Tensor& out) const override {

@@ -24,9 +24,9 @@ struct KvCache {
   Tensor k, v;  // [heads, input tokens, head_dim], k after its RMSNorm
 };
 
-// Encode: every input token attends to every input token; returns the cache.
+// Encode: every input token attends to every input token (every rank's, across ranks); returns the cache.
 KvCache global_attention_encode(Backend& be, const ModuleConfig& config, const ModuleWeights& weights, const Tensor& y,
-                                Tensor& out);
+                                Tensor& out, Collective* collective = nullptr);
 // Render: each of `views` target views attends to the cached input tokens and to its own tokens.
 void global_attention_render(Backend& be, const ModuleConfig& config, const ModuleWeights& weights, const KvCache& cache,
                              const Tensor& y, int64_t views, Tensor& out);
@@ -58,8 +58,11 @@ FastWeights ttt_finish_update(Backend& be, const ModuleConfig& config, const Mod
 
 // The whole update with every token of p (tiles of `token_tile`, or the low-rank Newton-Schulz route
 // when cheaper and allowed).
+// Across ranks (`collective` non-null, p holding this rank's tokens): the summed directions are all-reduced,
+// or, on the low-rank route (decided on every rank's tokens together), its factors gathered.
 FastWeights ttt_update(Backend& be, const ModuleConfig& config, const ModuleWeights& weights,
-                       const TttProjections& p, NewtonSchulzRoute route, int64_t token_tile);
+                       const TttProjections& p, NewtonSchulzRoute route, int64_t token_tile,
+                       Collective* collective = nullptr);
 
 // ---- shared by the TTT update paths (core/ttt_layer.cpp, core/ttt_w1_update.cpp, the memory estimate)
 
@@ -86,8 +89,9 @@ void ttt_accumulate_w1(Backend& be, const ModuleConfig& config, const ModuleWeig
 // W1' = [weight_norm](W1 + [NS](dW1)) from the summed dW1 (which it overwrites).
 Tensor ttt_finish_w1(Backend& be, const ModuleConfig& config, const ModuleWeights& weights, Tensor& dw1);
 // The whole update with every token of p, in the form options.ttt_update_form names.
+// Across ranks as ttt_update.
 Tensor ttt_update_w1(Backend& be, const ModuleConfig& config, const ModuleWeights& weights, const TttProjections& p,
-                     const ModelOptions& options);
+                     const ModelOptions& options, Collective* collective = nullptr);
 
 // out = c_proj(merge_heads(o_norm(phi(q) W1))) for every token of q, phi(q) = silu(q W0) * (q W2) (or q for
 // straight_qk).

@@ -60,7 +60,8 @@ Tensor Model::embed(const std::vector<PosedImage>& views, int height, int width)
   return x;
 }
 
-SceneState Model::encode(const std::vector<PosedImage>& inputs, const Observer& observer) const {
+SceneState Model::encode(const std::vector<PosedImage>& inputs, const Observer& observer,
+                         Collective* collective) const {
   if (inputs.empty()) throw Error("encode needs at least one input view");
   const int height = inputs[0].image.height, width = inputs[0].image.width, patch = config().patch_size;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -81,7 +82,7 @@ SceneState Model::encode(const std::vector<PosedImage>& inputs, const Observer& 
 
   Backend& be = backend_;
   const int64_t views = static_cast<int64_t>(inputs.size());
-  check_encode_fits(estimate_encode_memory(config(), options_, views, height, width), be.available_memory(),
+  check_encode_fits(estimate_encode_memory(config(), options_, views, height, width), be.usable_memory(),
                     be.device_description());
   Tensor x = embed(inputs, height, width);
   const int64_t tokens = x.dim(0), dim = x.dim(1);
@@ -90,7 +91,7 @@ SceneState Model::encode(const std::vector<PosedImage>& inputs, const Observer& 
   SceneState state;
   state.height = height;
   state.width = width;
-  state.input_views = static_cast<int>(views);
+  state.input_views = static_cast<int>(sum_over_ranks(collective, views));
   // Without an observer, nothing after the last stateful module of the last layer is needed.
   size_t last_stateful = 0;
   for (size_t j = 0; j < config().block.size(); ++j)
@@ -104,7 +105,7 @@ SceneState Model::encode(const std::vector<PosedImage>& inputs, const Observer& 
       const BlockModule& module = block_module(mc.kind);
       const bool output_needed = observer || !last_layer || j < last_stateful;
       if (!output_needed && !module.stateful()) continue;
-      const ModuleContext context{be, mc, weights_.blocks[layer][j], options_, views};
+      const ModuleContext context{be, mc, weights_.blocks[layer][j], options_, views, collective};
       be.layer_norm(x, context.weights.norm, kLayerNormEps, y);
       ModuleState module_state = module.encode(context, y, out, output_needed);
       if (module.stateful()) state.modules.push_back(std::move(module_state));

@@ -45,7 +45,10 @@ class Model {
   Backend& backend() const { return backend_; }
   const ModelOptions& options() const { return options_; }
 
-  SceneState encode(const std::vector<PosedImage>& inputs, const Observer& observer = {}) const;
+  // With a collective, `inputs` are this rank's share of the input views (consecutive, in rank order) and every
+  // rank returns the same state: the one a single process would encode from all of them.
+  SceneState encode(const std::vector<PosedImage>& inputs, const Observer& observer = {},
+                    Collective* collective = nullptr) const;
   // Renders every camera (any size divisible by the patch; views are batched up to the token tile).
   std::vector<Image> render(const SceneState& state, const std::vector<Camera>& cameras) const;
 

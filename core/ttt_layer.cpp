@@ -133,25 +133,30 @@ FastWeights ttt_finish_update(Backend& be, const ModuleConfig& config, const Mod
 }
 
 FastWeights ttt_update(Backend& be, const ModuleConfig& config, const ModuleWeights& w, const TttProjections& p,
-                       NewtonSchulzRoute route, int64_t token_tile) {
+                       NewtonSchulzRoute route, int64_t token_tile, Collective* collective) {
   const FastWeights initial = initial_fast_weights(w);
-  const int64_t tokens = p.k.dim(1), d = p.k.dim(2), hidden = initial.w0.dim(2);
+  const int64_t local = p.k.dim(1), d = p.k.dim(2), hidden = initial.w0.dim(2);
+  const int64_t tokens = sum_over_ranks(collective, local);  // the route is every rank's choice alike
   const int steps = config.muon_update_steps;
   const bool low_rank = ttt_low_rank_route(route, tokens, token_tile, d, hidden, steps);
 
   if (!low_rank) {
     FastWeights dw{be.zeros(initial.w0.shape()), be.zeros(initial.w1.shape()), be.zeros(initial.w2.shape())};
-    for (int64_t begin = 0; begin < tokens; begin += token_tile)
-      ttt_accumulate_directions(be, initial, p, begin, std::min(tokens, begin + token_tile), dw);
+    for (int64_t begin = 0; begin < local; begin += token_tile)
+      ttt_accumulate_directions(be, initial, p, begin, std::min(local, begin + token_tile), dw);
+    if (collective)  // one sum over ranks per direction; Newton-Schulz then runs on the same total everywhere
+      for (Tensor* delta : {&dw.w0, &dw.w1, &dw.w2}) collective->all_reduce_sum(be, *delta);
     return ttt_finish_update(be, config, w, initial, dw);
   }
 
-  // Low rank: every direction is P^T Q over the N tokens; Newton-Schulz runs on N x N matrices.
-  const Directions r = token_directions(be, initial, p, 0, tokens);
+  // Low rank: every direction is P^T Q over the N tokens; Newton-Schulz runs on N x N matrices. Across ranks
+  // the factors (N <= one token tile) are gathered, so every rank computes what one process would.
+  const Directions r = token_directions(be, initial, p, 0, local);
+  const Tensor k = gather_token_rows(be, collective, p.k), v = gather_token_rows(be, collective, p.v);
   FastWeights updated = copy_of(be, initial);
-  newton_schulz5_low_rank_add(be, p.k, r.gate, steps, updated.w0);     // dW0 = K^T (lr0 dgate)
-  newton_schulz5_low_rank_add(be, r.up, p.v, steps, updated.w1);       // dW1 = (lr1 hidden)^T V
-  newton_schulz5_low_rank_add(be, p.k, r.dhidden, steps, updated.w2);  // dW2 = K^T (lr2 dup)
+  newton_schulz5_low_rank_add(be, k, gather_token_rows(be, collective, r.gate), steps, updated.w0);  // K^T dgate
+  newton_schulz5_low_rank_add(be, gather_token_rows(be, collective, r.up), v, steps, updated.w1);   // hidden^T V
+  newton_schulz5_low_rank_add(be, k, gather_token_rows(be, collective, r.dhidden), steps, updated.w2);
   restore_norms(be, w, updated);
   return updated;
 }

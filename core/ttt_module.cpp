@@ -107,10 +107,12 @@ class FastWeightTttModule final : public BlockModule {
     ModuleState state;
     FastWeights fast;
     if (ctx.config.variant.only_w1) {
-      fast = {ctx.weights.w0, ttt_update_w1(ctx.be, ctx.config, ctx.weights, p, ctx.options), ctx.weights.w2};
+      fast = {ctx.weights.w0, ttt_update_w1(ctx.be, ctx.config, ctx.weights, p, ctx.options, ctx.collective),
+              ctx.weights.w2};
       state.tensors = {{"w1", fast.w1}};
     } else {
-      fast = ttt_update(ctx.be, ctx.config, ctx.weights, p, ctx.options.newton_schulz, ctx.options.token_tile);
+      fast = ttt_update(ctx.be, ctx.config, ctx.weights, p, ctx.options.newton_schulz, ctx.options.token_tile,
+                        ctx.collective);
       state.tensors = {{"w0", fast.w0}, {"w1", fast.w1}, {"w2", fast.w2}};
     }
     if (output_needed) ttt_apply(ctx.be, ctx.config, ctx.weights, fast, p.q, ctx.options.token_tile, out);

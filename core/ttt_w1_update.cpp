@@ -69,7 +69,7 @@ namespace {
 // `only_w1` zeroes them), for straight_qk the gradient of -sum eta <k W1, v>, G = K^T (-diag(eta) V), then
 // W1 - NS(G).
 Tensor gradient_step_w1(Backend& be, const ModuleConfig& config, const ModuleWeights& w, const TttProjections& p,
-                        int64_t token_tile) {
+                        int64_t token_tile, Collective* collective) {
   const int64_t tokens = p.k.dim(1), heads = p.k.dim(0), d = p.k.dim(2);
   Tensor direction = be.zeros(w.w1.shape());
   if (!config.variant.straight_qk) {
@@ -77,6 +77,7 @@ Tensor gradient_step_w1(Backend& be, const ModuleConfig& config, const ModuleWei
     FastWeights dw{be.zeros(w.w0.shape()), direction, be.zeros(w.w2.shape())};
     for (int64_t begin = 0; begin < tokens; begin += token_tile)
       ttt_accumulate_directions(be, initial, p, begin, std::min(tokens, begin + token_tile), dw);
+    if (collective) collective->all_reduce_sum(be, direction);
     return ttt_finish_w1(be, config, w, direction);
   }
   Tensor gradient = be.zeros(w.w1.shape());
@@ -86,6 +87,7 @@ Tensor gradient_step_w1(Backend& be, const ModuleConfig& config, const ModuleWei
     if (config.variant.lr1) be.scale_rows(dloss_df, p.lr.data() + begin * 3 * heads + heads, 1, 3 * heads);
     be.gemm(true, false, d, d, n, -1.0f, rows_from(p.k, begin), whole(dloss_df), 1.0f, gradient.data(), d, d * d, heads);
   }
+  if (collective) collective->all_reduce_sum(be, gradient);
   if (config.variant.muon) newton_schulz5(be, gradient, config.muon_update_steps);
   Tensor w1 = be.empty(w.w1.shape());
   be.copy(w1, w.w1);
@@ -97,23 +99,27 @@ Tensor gradient_step_w1(Backend& be, const ModuleConfig& config, const ModuleWei
 }  // namespace
 
 Tensor ttt_update_w1(Backend& be, const ModuleConfig& config, const ModuleWeights& w, const TttProjections& p,
-                     const ModelOptions& options) {
-  if (options.ttt_update_form == TttUpdateForm::GradientStep) return gradient_step_w1(be, config, w, p, options.token_tile);
-  const int64_t tokens = p.k.dim(1), d = p.k.dim(2), side = w.w1.dim(1);
+                     const ModelOptions& options, Collective* collective) {
+  if (options.ttt_update_form == TttUpdateForm::GradientStep)
+    return gradient_step_w1(be, config, w, p, options.token_tile, collective);
+  const int64_t local = p.k.dim(1), d = p.k.dim(2), side = w.w1.dim(1);
+  const int64_t tokens = sum_over_ranks(collective, local);
   const int steps = config.muon_update_steps;
   if (config.variant.muon && steps > 0 &&
       ttt_low_rank_route(options.newton_schulz, tokens, options.token_tile, side, d, steps)) {
-    // Newton-Schulz of phi^T V on token x token matrices (fewer tokens than the matrix sides).
-    const Tensor phi = ttt_key_features(be, config, w, p, 0, tokens);
+    // Newton-Schulz of phi^T V on token x token matrices (fewer tokens than the matrix sides); across ranks
+    // on the gathered factors.
+    const Tensor phi = gather_token_rows(be, collective, ttt_key_features(be, config, w, p, 0, local));
     Tensor w1 = be.empty(w.w1.shape());
     be.copy(w1, w.w1);
-    newton_schulz5_low_rank_add(be, phi, p.v, steps, w1);
+    newton_schulz5_low_rank_add(be, phi, gather_token_rows(be, collective, p.v), steps, w1);
     if (config.variant.weight_norm) be.restore_column_norms(w1, w.w1_norms, kWeightNormEps);
     return w1;
   }
   Tensor dw1 = be.zeros(w.w1.shape());
-  for (int64_t begin = 0; begin < tokens; begin += options.token_tile)
-    ttt_accumulate_w1(be, config, w, p, begin, std::min(tokens, begin + options.token_tile), dw1);
+  for (int64_t begin = 0; begin < local; begin += options.token_tile)
+    ttt_accumulate_w1(be, config, w, p, begin, std::min(local, begin + options.token_tile), dw1);
+  if (collective) collective->all_reduce_sum(be, dw1);
   return ttt_finish_w1(be, config, w, dw1);
 }
 

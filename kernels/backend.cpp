@@ -125,10 +125,19 @@ std::unique_ptr<Backend> make_backend(const std::string& name, int threads, Prec
     return make_cpu_backend(threads);
   }
 #ifdef LACT_HAVE_CUDA
-  if (name == "cuda") {
+  if (name == "cuda" || name.rfind("cuda:", 0) == 0) {  // cuda:N picks the device (one per rank under NCCL)
     std::string why;
-    if (!backend_available(name, &why)) throw std::invalid_argument("cuda backend: " + why);
-    return make_cuda_backend(0, precision);
+    if (!backend_available("cuda", &why)) throw std::invalid_argument("cuda backend: " + why);
+    int device = 0;
+    if (name != "cuda") {
+      const std::string index = name.substr(5);
+      if (index.empty() || index.size() > 3 || index.find_first_not_of("0123456789") != std::string::npos ||
+          std::stoi(index) >= cuda_device_count())
+        throw std::invalid_argument("no CUDA device '" + index.substr(0, 8) + "' (this machine has " +
+                                    std::to_string(cuda_device_count()) + ")");
+      device = std::stoi(index);
+    }
+    return make_cuda_backend(device, precision);
   }
   throw std::invalid_argument("unknown backend '" + name + "' (this build has: cpu, cuda)");
 #else

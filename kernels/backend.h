@@ -4,6 +4,7 @@
 // All tensors are float32, row-major, contiguous, and live in the backend's memory.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -52,6 +53,13 @@ class Backend {
   virtual std::string device_description() const = 0;
   // Bytes the backend can still allocate (-1 when unknown), for the memory estimate before an encode.
   virtual int64_t available_memory() const = 0;
+  // What the memory checks use: available_memory(), at most the cap a run set (--memory-limit; -1: none).
+  int64_t usable_memory() const {
+    const int64_t available = available_memory();
+    if (memory_cap_ < 0) return available;
+    return available < 0 ? memory_cap_ : std::min(available, memory_cap_);
+  }
+  void set_memory_cap(int64_t bytes) { memory_cap_ = bytes; }
   // Bytes of tensors alive now, and the most alive at once since reset_peak_memory() (-1: not tracked).
   virtual int64_t allocated_memory() const { return -1; }
   virtual int64_t peak_memory() const { return -1; }
@@ -152,6 +160,9 @@ class Backend {
   virtual void restore_column_norms(Tensor& w, const Tensor& target, float eps) = 0;
   // x[b] *= scale[b] for x [batch, ...].
   virtual void scale_batched(Tensor& x, const std::vector<float>& scale) = 0;
+
+ private:
+  int64_t memory_cap_ = -1;
 };
 
 // A recording as a scope: begin_recording() on construction, and end_recording() exactly once, by finish() or,

@@ -13,6 +13,7 @@ std::unique_ptr<Backend> make_backend(const CommonOptions& options) {
   try {
     auto backend = lact::make_backend(options.backend, options.threads, parse_precision(options.precision));
     if (options.no_graphs) backend->disable_recording();
+    if (options.memory_limit_gb > 0) backend->set_memory_cap(static_cast<int64_t>(options.memory_limit_gb * (1 << 30)));
     return backend;
   } catch (const std::invalid_argument& e) {
     throw Error("--device " + options.backend, e.what());

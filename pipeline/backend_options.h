@@ -15,6 +15,8 @@ struct CommonOptions {
   std::string backend = "cpu";     // --device (or --backend): cpu | cuda
   std::string precision = "fp32";  // matrix products: fp32 | tf32 | bf16 (the latter two on cuda)
   bool no_graphs = false;          // render with direct launches instead of replaying CUDA graphs
+  std::string distributed = "none";  // none | mpi | nccl (pipeline/distribution.h)
+  double memory_limit_gb = 0;        // the most memory a scene may take in this process (0: what is free)
 };
 std::unique_ptr<Backend> make_backend(const CommonOptions& options);
 

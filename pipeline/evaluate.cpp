@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "pipeline/progress.h"
@@ -33,51 +34,52 @@ void add_scene_inputs(const SceneSelection& selection, InputFiles& inputs) {
   for (const SceneView& v : selection.scene.views) inputs.add(v.image_path);
 }
 
-SceneReport evaluate_scene(const Model& model, const SceneSelection& selection, const SceneState* given_state,
-                           const std::string& targets_spec, uint64_t seed, RunOutput& out) {
-  const Scene& scene = selection.scene;
-  SceneReport report;
-  report.name = scene.name;
-  report.folder = out.folder.scene_folder(scene.name);
-  report.inputs = selection.inputs;
-  report.targets = select_views(targets_spec, scene, true, selection.inputs, seed, "--targets");
-  add_scene_inputs(selection, out.inputs);
+namespace {
 
-  const std::vector<PosedImage> inputs =
-      selection.inputs.empty() ? std::vector<PosedImage>{} : selected_views(selection, selection.inputs, true);
-  SceneState encoded;
-  if (!given_state) {
-    const auto start = std::chrono::steady_clock::now();
-    encoded = model.encode(inputs);
-    report.encode_s = seconds_since(start);
+// The PSNR of the input view nearest each target (the "copy the closest photo" baseline), reading each input
+// image once.
+class NearestInputs {
+ public:
+  explicit NearestInputs(const SceneSelection& selection) : selection_(selection) {
+    for (const PosedImage& v : selected_views(selection, selection.inputs, false)) cameras_.push_back(v.camera);
   }
-  const SceneState& state = given_state ? *given_state : encoded;
+  void measure(const Camera& target, const Image& truth, ViewReport& v) {
+    if (cameras_.empty()) return;
+    const int nearest = nearest_camera(cameras_, target);
+    v.nearest_input = selection_.inputs[nearest];
+    auto found = images_.find(nearest);
+    if (found == images_.end())
+      found = images_.emplace(nearest, selected_views(selection_, {v.nearest_input}, true)[0].image).first;
+    v.psnr_nearest_input = psnr(found->second, truth);
+  }
 
-  // Targets with their ground truth (a dataset's targets have images).
-  const std::vector<PosedImage> targets = selected_views(selection, report.targets, true);
+ private:
+  const SceneSelection& selection_;
+  std::vector<Camera> cameras_;
+  std::map<int, Image> images_;
+};
+
+// Renders `indices` (targets with ground truth), measures them and writes their images.
+std::vector<ViewReport> render_and_measure(const Model& model, const SceneSelection& selection,
+                                           const SceneState& state, const std::vector<int>& indices,
+                                           const std::string& folder, RunOutput& out) {
+  const std::vector<PosedImage> targets = selected_views(selection, indices, true);
   std::vector<Camera> cameras;
   for (const PosedImage& t : targets) cameras.push_back(t.camera);
-  const auto start = std::chrono::steady_clock::now();
   const std::vector<Image> images = model.render(state, cameras);
-  report.render_ms_per_view = 1000.0 * seconds_since(start) / std::max<size_t>(1, images.size());
-
-  std::vector<Camera> input_cameras;
-  for (const PosedImage& v : inputs) input_cameras.push_back(v.camera);
+  NearestInputs nearest(selection);
+  std::vector<ViewReport> views;
   for (size_t i = 0; i < images.size(); ++i) {
     ViewReport v;
-    v.index = report.targets[i];
+    v.index = indices[i];
     const Image& truth = targets[i].image;
     v.mse = mean_squared_error(images[i], truth);
     v.psnr = psnr_from_mse(v.mse);
     v.ssim = ssim(images[i], truth);
     v.psnr_white = psnr(Image{truth.width, truth.height, std::vector<float>(truth.rgb.size(), 1.0f)}, truth);
-    if (!inputs.empty()) {
-      const int nearest = nearest_camera(input_cameras, targets[i].camera);
-      v.nearest_input = selection.inputs[nearest];
-      v.psnr_nearest_input = psnr(inputs[nearest].image, truth);
-    }
-    report.views.push_back(v);
-    const std::string stem = report.folder + "/" + std::to_string(v.index);
+    nearest.measure(targets[i].camera, truth, v);
+    views.push_back(v);
+    const std::string stem = folder + "/" + std::to_string(v.index);
     write_png(out.folder.file(stem + ".png", out.inputs), images[i]);
     if (out.options.save_images) {
       write_png(out.folder.file(stem + "_gt.png", out.inputs), truth);
@@ -85,6 +87,49 @@ SceneReport evaluate_scene(const Model& model, const SceneSelection& selection, 
     }
     if (out.options.save_npy) write_npy(out.folder.file(stem + ".npy", out.inputs), images[i]);
   }
+  return views;
+}
+
+// Every rank's measured views, in rank order (each rank's are consecutive targets).
+std::vector<ViewReport> gather_views(const Distribution& d, const SceneReport& scene, std::vector<ViewReport> mine) {
+  if (!d.active()) return mine;
+  SceneReport part = scene;
+  part.views = std::move(mine);
+  Report report;
+  report.scenes.push_back(std::move(part));
+  std::vector<ViewReport> all;
+  for (const SceneReport& s : merge_reports(d, report).scenes) all.insert(all.end(), s.views.begin(), s.views.end());
+  return all;
+}
+
+}  // namespace
+
+SceneReport evaluate_scene(const Model& model, const SceneSelection& selection, const SceneState* given_state,
+                           const std::string& targets_spec, uint64_t seed, RunOutput& out, const Distribution& d) {
+  const Scene& scene = selection.scene;
+  SceneReport report;
+  report.name = scene.name;
+  report.folder = out.folder.scene_folder(scene.name);
+  report.inputs = selection.inputs;
+  on_every_rank(d, [&] { report.targets = select_views(targets_spec, scene, true, selection.inputs, seed, "--targets"); });
+  add_scene_inputs(selection, out.inputs);
+
+  SceneState encoded;
+  if (!given_state) {
+    const auto start = std::chrono::steady_clock::now();
+    encoded = encode_selection(model, selection, d);
+    report.encode_s = seconds_since(start);
+  }
+  const SceneState& state = given_state ? *given_state : encoded;
+
+  // Each rank renders and measures its share of the targets (the state is the same on every rank).
+  const auto [begin, end] = share_of(d, report.targets.size());
+  const std::vector<int> mine(report.targets.begin() + begin, report.targets.begin() + end);
+  std::vector<ViewReport> views;
+  const auto start = std::chrono::steady_clock::now();
+  on_every_rank(d, [&] { views = render_and_measure(model, selection, state, mine, report.folder, out); });
+  report.render_ms_per_view = 1000.0 * seconds_since(start) / std::max<size_t>(1, mine.size());
+  report.views = gather_views(d, report, std::move(views));
   return report;
 }
 

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "pipeline/distribution.h"
 #include "pipeline/output_files.h"
 #include "pipeline/report.h"
 #include "pipeline/scene_selection.h"
@@ -30,9 +31,12 @@ struct RunOutput {
 void add_scene_inputs(const SceneSelection& selection, InputFiles& inputs);
 
 // One scene: encode (or use `state` when given), render `targets_spec`, measure. Writes images under
-// folder/<safe scene name>/. Throws Error for anything wrong with this scene.
+// folder/<safe scene name>/. Throws Error for anything wrong with this scene. Across ranks: the input views
+// encoded together, the targets shared out (each rank writes its own images), every rank returning the
+// whole report.
 SceneReport evaluate_scene(const Model& model, const SceneSelection& selection, const SceneState* state,
-                           const std::string& targets_spec, uint64_t seed, RunOutput& out);
+                           const std::string& targets_spec, uint64_t seed, RunOutput& out,
+                           const Distribution& distribution = {});
 
 // Renders `path` (a camera path file) from `state` into folder/frame_NNNN.png (+ .json pose each), and with
 // `video` non-empty an MP4 through ffmpeg when installed (frames streamed to it: exactly this run's frames).

@@ -43,6 +43,29 @@ double SceneReport::psnr_nearest_input() const {
 double SceneReport::psnr_white() const { return mean_of(views, [](const ViewReport& v) { return v.psnr_white; }); }
 double SceneReport::psnr_pooled() const { return psnr_from_mse(mean_of(views, [](const ViewReport& v) { return v.mse; })); }
 
+nlohmann::json scene_report_to_json(const SceneReport& s) {
+  nlohmann::json views = nlohmann::json::array();
+  for (const ViewReport& v : s.views)
+    views.push_back({v.index, v.psnr, v.ssim, v.psnr_nearest_input, v.psnr_white, v.mse, v.nearest_input});
+  return {{"name", s.name},         {"folder", s.folder},     {"inputs", s.inputs},
+          {"targets", s.targets},   {"encode_s", s.encode_s}, {"render_ms_per_view", s.render_ms_per_view},
+          {"views", views}};
+}
+
+SceneReport scene_report_from_json(const nlohmann::json& j) {
+  SceneReport s;
+  s.name = j.at("name").get<std::string>();
+  s.folder = j.at("folder").get<std::string>();
+  s.inputs = j.at("inputs").get<std::vector<int>>();
+  s.targets = j.at("targets").get<std::vector<int>>();
+  s.encode_s = j.at("encode_s").get<double>();
+  s.render_ms_per_view = j.at("render_ms_per_view").get<double>();
+  for (const nlohmann::json& v : j.at("views"))
+    s.views.push_back({v.at(0).get<int>(), v.at(1).get<double>(), v.at(2).get<double>(), v.at(3).get<double>(),
+                       v.at(4).get<double>(), v.at(5).get<double>(), v.at(6).get<int>()});
+  return s;
+}
+
 nlohmann::json Report::to_json() const {
   nlohmann::json j = header;
   j["format"] = "lact report v1";

@@ -39,6 +39,10 @@ struct Report {
   void print_table() const;
 };
 
+// Every field of a scene's report (timings and MSEs included), for ranks to exchange; and back.
+nlohmann::json scene_report_to_json(const SceneReport& scene);
+SceneReport scene_report_from_json(const nlohmann::json& j);
+
 // Prints per-scene and overall differences B - A; throws Error naming a file that is not a report.
 void compare_reports(const std::string& a, const std::string& b);
 

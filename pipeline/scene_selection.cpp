@@ -58,7 +58,7 @@ void check_memory(const Model& model, int64_t views, int height, int width, cons
   try {
     check_encode_fits(estimate_encode_memory(model.config(), model.options(), std::max<int64_t>(1, views), height,
                                              width),
-                      backend.available_memory(), backend.device_description());
+                      backend.usable_memory(), backend.device_description());
   } catch (const Error& e) {
     throw Error(flag + " " + std::to_string(height) + "x" + std::to_string(width), e.what());
   }

@@ -1,0 +1,38 @@
+// What every build has: the --distributed modes, agreement on failures, and the stubs of a build without MPI.
+#include "distributed/distributed.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace lact {
+
+DistributedMode parse_distributed_mode(const std::string& text) {
+  if (text == "none" || text.empty()) return DistributedMode::None;
+  if (text == "mpi") return DistributedMode::Mpi;
+  if (text == "nccl") return DistributedMode::Nccl;
+  throw Error("--distributed", "unknown mode '" + text.substr(0, 40) + "' (none | mpi | nccl)");
+}
+
+std::string Ranks::label() const { return "rank " + std::to_string(rank()) + " of " + std::to_string(size()) + ": "; }
+
+void Ranks::agree(const std::function<void()>& step) {
+  std::string failure;
+  try {
+    step();
+  } catch (const std::bad_alloc&) {
+    failure = "out of memory";
+  } catch (const std::exception& e) {
+    failure = e.what();
+    if (failure.empty()) failure = "failed";
+  }
+  const std::vector<std::string> all = all_gather_text(failure);
+  // The same failure everywhere (a flag, a file every node shares) needs no rank in its line.
+  if (!all[0].empty() && std::all_of(all.begin(), all.end(), [&](const std::string& t) { return t == all[0]; }))
+    throw RankFailure(all[0], rank() == 0);
+  for (size_t r = 0; r < all.size(); ++r)
+    if (!all[r].empty())
+      throw RankFailure("rank " + std::to_string(r) + " of " + std::to_string(all.size()) + ": " + all[r], rank() == 0);
+}
+
+}  // namespace lact

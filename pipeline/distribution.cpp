@@ -1,0 +1,67 @@
+#include "pipeline/distribution.h"
+
+#include "core/error.h"
+
+namespace lact {
+
+RunBackend start_run_backend(const CommonOptions& options) {
+  RunBackend run;
+  const DistributedMode mode = parse_distributed_mode(options.distributed);
+  if (mode == DistributedMode::None) {
+    run.backend = make_backend(options);
+    return run;
+  }
+  Ranks& ranks = start_ranks(mode);
+  run.distribution.ranks = &ranks;
+  on_every_rank(run.distribution, [&] {
+    CommonOptions mine = options;
+    mine.backend = rank_device(mode, ranks, options.backend);
+    run.backend = make_backend(mine);
+  });
+  run.collective = make_collective(mode, ranks, *run.backend);
+  run.distribution.collective = run.collective.get();
+  return run;
+}
+
+void on_every_rank(const Distribution& d, const std::function<void()>& step) {
+  if (d.active())
+    d.ranks->agree(step);
+  else
+    step();
+}
+
+std::pair<size_t, size_t> share_of(const Distribution& d, size_t count) {
+  const auto [begin, end] = rank_share(static_cast<int64_t>(count), d.size(), d.rank());
+  return {static_cast<size_t>(begin), static_cast<size_t>(end)};
+}
+
+SceneState encode_selection(const Model& model, const SceneSelection& selection, const Distribution& d) {
+  std::vector<PosedImage> mine;
+  on_every_rank(d, [&] {
+    const size_t views = selection.inputs.size();
+    if (views < static_cast<size_t>(d.size()))
+      throw Error("--inputs", std::to_string(views) + " input views for " + std::to_string(d.size()) +
+                                  " ranks: every rank needs at least one view");
+    const auto [begin, end] = share_of(d, views);
+    const std::vector<int> share(selection.inputs.begin() + begin, selection.inputs.begin() + end);
+    check_memory(model, static_cast<int64_t>(share.size()), selection.height, selection.width, "--size");
+    mine = selected_views(selection, share, true);
+  });
+  return model.encode(mine, {}, d.collective);
+}
+
+Report merge_reports(const Distribution& d, const Report& mine) {
+  if (!d.active()) return mine;
+  nlohmann::json part = {{"header", mine.header}, {"scenes", nlohmann::json::array()}, {"failed", mine.failed}};
+  for (const SceneReport& s : mine.scenes) part["scenes"].push_back(scene_report_to_json(s));
+  Report all;
+  for (const std::string& text : d.ranks->all_gather_text(part.dump())) {
+    const nlohmann::json j = nlohmann::json::parse(text);
+    if (all.header.is_null()) all.header = j.at("header");
+    for (const nlohmann::json& s : j.at("scenes")) all.scenes.push_back(scene_report_from_json(s));
+    for (const nlohmann::json& f : j.at("failed")) all.failed.push_back(f.get<std::pair<std::string, std::string>>());
+  }
+  return all;
+}
+
+}  // namespace lact
