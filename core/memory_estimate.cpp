@@ -18,9 +18,13 @@ int64_t saturate(double value) {
   return value >= kMax ? static_cast<int64_t>(kMax) : static_cast<int64_t>(value);
 }
 
+// GiB, or MiB below 0.1 GiB (small scenes and small --memory-limit values stay readable).
 std::string gib(int64_t bytes) {
   char text[32];
-  std::snprintf(text, sizeof text, "%.2f GiB", static_cast<double>(bytes) / (1ll << 30));
+  if (bytes < (1ll << 30) / 10)
+    std::snprintf(text, sizeof text, "%.2f MiB", static_cast<double>(bytes) / (1ll << 20));
+  else
+    std::snprintf(text, sizeof text, "%.2f GiB", static_cast<double>(bytes) / (1ll << 30));
   return text;
 }
 }  // namespace

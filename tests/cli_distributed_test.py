@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+"""lact across MPI ranks against lact in one process (issue 16): scene states, rendered images and reports
+with 2 and 3 ranks equal the single-process ones (summation order is the only difference); failures on one
+rank end every rank with one line.
+
+Usage: tests/cli_distributed_test.py --lact build/app/lact --mpirun mpirun --fixture ../shared/fixtures/lact_tiny
+       --cases build/tests/reference_cases --tools tools
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+import numpy as np
+
+ARGS = None
+TOLERANCE = 1e-5  # states and images (max abs); report metrics to 1e-6
+
+
+def run(argv, ranks=1, env_extra=None, timeout=120):
+    """lact alone (ranks 1) or under mpirun with --distributed mpi."""
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    env.update(env_extra or {})
+    if ranks == 1:
+        cmd = [ARGS.lact] + argv + ["--threads", "1"]
+    else:
+        cmd = [ARGS.mpirun, "--allow-run-as-root", "--oversubscribe", "-q", "-np", str(ranks)] + \
+              [ARGS.lact] + argv + ["--threads", "1", "--distributed", "mpi"]
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+
+
+def tensors(path):
+    import safetensors_io
+    loaded, _ = safetensors_io.load(path)
+    return {k: v.numpy() for k, v in loaded.items()}
+
+
+def write_scene(case, folder):
+    """A reference case (random model, random views) as an OpenCV-cameras scene: inputs first, then targets."""
+    from PIL import Image
+    t = tensors(os.path.join(case, "expected.safetensors"))
+    os.makedirs(os.path.join(folder, "images"))
+    images = np.concatenate([t["input_images"], t["target_render_forward"] * 0 + 0.5])  # targets: any image
+    intr = np.concatenate([t["input_fxfycxcy"], t["target_fxfycxcy"]])
+    c2w = np.concatenate([t["input_c2w"], t["target_c2w"]])
+    cams = []
+    for i in range(len(images)):
+        name = "images/%03d.png" % i
+        rgb = (np.clip(images[i].transpose(1, 2, 0), 0, 1) * 255 + 0.5).astype(np.uint8)
+        Image.fromarray(rgb).save(os.path.join(folder, name))
+        fx, fy, cx, cy = (float(x) for x in intr[i])
+        cams.append({"w": rgb.shape[1], "h": rgb.shape[0], "fx": fx, "fy": fy, "cx": cx, "cy": cy,
+                     "w2c": np.linalg.inv(c2w[i].astype(np.float64)).tolist(), "file_path": name})
+    with open(os.path.join(folder, "opencv_cameras.json"), "w") as f:
+        json.dump(cams, f)
+    return len(t["input_images"]), len(images)
+
+
+def strip_timings(report):
+    for s in report["scenes"]:
+        s.pop("encode_s")
+        s.pop("render_ms_per_view")
+    report.pop("encode_s_total")
+    report.pop("render_ms_per_view")
+    return report
+
+
+class Distributed(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        sys.path.insert(0, os.path.join(ARGS.tools, "reference"))
+        cls.tmp = tempfile.mkdtemp(prefix="lact_dist_")
+        cls.fx = os.path.abspath(ARGS.fixture)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def ok(self, r):
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        return r
+
+    def encode(self, name, model, data, inputs, ranks):
+        out = os.path.join(self.tmp, "%s_%d.safetensors" % (name, ranks))
+        self.ok(run(["encode", "--model", model, "--data", data, "--inputs", inputs, "-o", out, "--force"], ranks))
+        return tensors(out)
+
+    def render(self, name, args, ranks):
+        out = os.path.join(self.tmp, "%s_render_%d" % (name, ranks))
+        self.ok(run(["render"] + args + ["--out", out, "--save-npy", "--quiet"], ranks))
+        with open(os.path.join(out, "report.json")) as f:
+            report = json.load(f)
+        images = {}
+        for s in report["scenes"]:
+            for v in s["views"]:
+                images[(s["name"], v["index"])] = np.load(os.path.join(out, s["folder"], "%d.npy" % v["index"]))
+        return strip_timings(report), images
+
+    def assert_states_equal(self, one, many, what):
+        self.assertEqual(sorted(one), sorted(many), what)
+        worst = max(float(np.abs(one[k] - many[k]).max()) for k in one)
+        print("%s: state max |diff| %.3g over %d tensors" % (what, worst, len(one)))
+        self.assertLessEqual(worst, TOLERANCE, what)
+
+    def assert_reports_equal(self, one, many, what, images_one, images_many):
+        worst = max(float(np.abs(images_one[k] - images_many[k]).max()) for k in images_one)
+        print("%s: image max |diff| %.3g over %d views" % (what, worst, len(images_one)))
+        self.assertEqual(sorted(images_one), sorted(images_many), what)
+        self.assertLessEqual(worst, TOLERANCE, what)
+        self.assertEqual(len(one["scenes"]), len(many["scenes"]), what)
+        for a, b in zip(one["scenes"], many["scenes"]):
+            self.assertEqual((a["name"], a["inputs"], a["targets"]), (b["name"], b["inputs"], b["targets"]), what)
+            for va, vb in zip(a["views"], b["views"]):
+                self.assertEqual((va["index"], va["nearest_input"]), (vb["index"], vb["nearest_input"]), what)
+                for key in ("psnr", "ssim", "psnr_nearest_input", "psnr_white"):
+                    self.assertAlmostEqual(va[key], vb[key], delta=1e-6 * max(1.0, abs(va[key])), msg=what + " " + key)
+        self.assertEqual(one["failed"], many["failed"], what)
+
+    def test_1_fixture_states_and_images(self):
+        """The official fixture: 4 input views over 2 and 3 ranks (3 does not divide 4)."""
+        model, data = os.path.join(self.fx, "model.safetensors"), os.path.join(self.fx, "index.json")
+        one = self.encode("fixture", model, data, "0,1,2,3", 1)
+        args = ["--model", model, "--data", data, "--inputs", "0,1,2,3", "--targets", "4,0"]
+        report_one, images_one = self.render("fixture", args, 1)
+        for ranks in (2, 3):
+            self.assert_states_equal(one, self.encode("fixture", model, data, "0,1,2,3", ranks), "fixture %d ranks" % ranks)
+            report, images = self.render("fixture", args, ranks)
+            self.assert_reports_equal(report_one, report, "fixture %d ranks" % ranks, images_one, images)
+
+    def test_2_every_model_kind(self):
+        """Scaled configs with more views than ranks: the dense update route (many_tokens), full attention (the KV
+        cache gathered) and a linear-attention variant (V6)."""
+        for case in ("many_tokens", "full_attention", "variant_v6"):
+            folder = os.path.join(self.tmp, case)
+            inputs, views = write_scene(os.path.join(ARGS.cases, case), folder)
+            model, data = os.path.join(ARGS.cases, case, "model.safetensors"), os.path.join(folder, "opencv_cameras.json")
+            spec = ",".join(str(i) for i in range(inputs))
+            targets = ",".join(str(i) for i in range(inputs, views))
+            one = self.encode(case, model, data, spec, 1)
+            args = ["--model", model, "--data", data, "--inputs", spec, "--targets", targets]
+            report_one, images_one = self.render(case, args, 1)
+            for ranks in (2, 3):
+                self.assert_states_equal(one, self.encode(case, model, data, spec, ranks), "%s %d ranks" % (case, ranks))
+                report, images = self.render(case, args, ranks)
+                self.assert_reports_equal(report_one, report, "%s %d ranks" % (case, ranks), images_one, images)
+
+    def test_3_index_of_scenes_shared_out(self):
+        """Several scenes (one broken): divided among ranks, one report equal to the single-process one."""
+        root = os.path.join(self.tmp, "index")
+        entries = []
+        for name in ("alpha", "beta", "gamma", "delta", "broken"):
+            shutil.copytree(os.path.join(self.fx, "scene"), os.path.join(root, name))
+            entries.append(os.path.join(name, "opencv_cameras.json"))
+        with open(os.path.join(root, "broken", "opencv_cameras.json"), "w") as f:
+            f.write("[{not json")
+        with open(os.path.join(root, "index.json"), "w") as f:
+            json.dump(entries, f)
+        args = ["--model", os.path.join(self.fx, "model.safetensors"), "--data", os.path.join(root, "index.json"),
+                "--inputs", "0,1,2", "--targets", "3,4"]
+        outs = {}
+        for ranks in (1, 3):
+            out = os.path.join(self.tmp, "index_out_%d" % ranks)
+            r = run(["render"] + args + ["--out", out, "--save-npy", "--quiet"], ranks)
+            self.assertEqual(r.returncode, 1, r.stderr)  # one scene failed: reported, exit 1
+            self.assertEqual(len([l for l in r.stderr.splitlines() if l.startswith("lact:")]), 1, r.stderr)
+            with open(os.path.join(out, "report.json")) as f:
+                outs[ranks] = (strip_timings(json.load(f)), out)
+        one, many = outs[1][0], outs[3][0]
+        self.assertEqual([s["name"] for s in one["scenes"]], ["alpha", "beta", "gamma", "delta"])
+        self.assertEqual(len(one["failed"]), 1)
+        images = lambda rep, out: {(s["name"], v["index"]): np.load(os.path.join(out, s["folder"], "%d.npy" % v["index"]))
+                                   for s in rep["scenes"] for v in s["views"]}
+        self.assert_reports_equal(one, many, "index over 3 ranks", images(*outs[1]), images(*outs[3]))
+        for key in ("psnr", "psnr_pooled", "ssim", "psnr_nearest_input", "psnr_white"):
+            self.assertAlmostEqual(one[key], many[key], delta=1e-6, msg=key)
+
+    def failing_rank(self, good, bad):
+        """Rank 1 runs `bad`, the others `good` (a node without a file, a node with less memory)."""
+        script = 'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then exec "$@" %s; else exec "$@" %s; fi' % (bad, good)
+        start = time.time()
+        r = subprocess.run([ARGS.mpirun, "--allow-run-as-root", "--oversubscribe", "-q", "-np", "3", "sh", "-c", script,
+                            "sh", ARGS.lact], capture_output=True, text=True, timeout=60,
+                           env=dict(os.environ, OMP_NUM_THREADS="1"))
+        seconds = time.time() - start
+        lines = [l for l in (r.stdout + r.stderr).splitlines() if l.strip()]
+        print("failing rank: %.1f s, %r" % (seconds, lines))
+        self.assertNotEqual(r.returncode, 0)
+        self.assertLess(seconds, 30)
+        self.assertEqual(len(lines), 1, r.stdout + r.stderr)
+        self.assertTrue(lines[0].startswith("lact: rank 1 of 3: "), lines[0])
+        return lines[0]
+
+    def test_4_a_failing_rank_stops_every_rank_with_one_line(self):
+        data = os.path.join(self.fx, "index.json")
+        model = os.path.join(self.fx, "model.safetensors")
+        common = "encode --data %s --inputs 0,1,2,3 -o %s --force --threads 1 --distributed mpi" % (
+            data, os.path.join(self.tmp, "never.safetensors"))
+        missing = os.path.join(self.tmp, "not_on_this_node.safetensors")
+        line = self.failing_rank("%s --model %s" % (common, model), "%s --model %s" % (common, missing))
+        self.assertIn(missing, line)
+        line = self.failing_rank("%s --model %s" % (common, model), "%s --model %s --memory-limit 0.00001" % (common, model))
+        self.assertIn("MiB available", line)
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "never.safetensors")))
+
+    def test_5_more_ranks_than_views_is_one_line(self):
+        r = run(["encode", "--model", os.path.join(self.fx, "model.safetensors"), "--data",
+                 os.path.join(self.fx, "index.json"), "--inputs", "0,1", "-o", os.path.join(self.tmp, "x.safetensors")],
+                3)
+        self.assertEqual(r.returncode, 1)
+        lines = [l for l in (r.stdout + r.stderr).splitlines() if l.strip()]
+        self.assertEqual(lines, ["lact: --inputs: 2 input views for 3 ranks: every rank needs at least one view"])
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--lact", required=True)
+    parser.add_argument("--mpirun", required=True)
+    parser.add_argument("--fixture", required=True)
+    parser.add_argument("--cases", required=True)
+    parser.add_argument("--tools", required=True)
+    ARGS, rest = parser.parse_known_args()
+    ARGS.lact = os.path.abspath(ARGS.lact)
+    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
