@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/bench_options.h"
 #include "app/bench_row.h"
 #include "app/commands.h"
 #include "app/flags.h"
@@ -34,17 +35,6 @@
 #endif
 
 namespace lact::app {
-
-namespace {
-
-struct BenchOptions {
-  CommonOptions common;
-  std::string config = "lact_l24_d768_ttt2x", model, views = "2", sizes = "128", models = "lact,full", variants;
-  std::string json, csv, plot, python = "/usr/bin/python3";
-  int layers = 0, dim = 0, targets = 2, repeat = 1, warmup = 1;
-  double max_seconds = 600, max_memory_gb = 0;
-  bool reference = false, profile = false, force = false;
-};
 
 double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -145,6 +135,8 @@ std::vector<PosedImage> bench_views(int count, int height, int width, bool with_
   }
   return views;
 }
+
+namespace {
 
 Row run_one(const std::string& name, const Model& model, int views, int height, int width, const BenchOptions& o,
             double measured_gflops, double memory_limit) {
@@ -336,6 +328,7 @@ void run_reference(const BenchOptions& o, int views, int size, double encode_s, 
 }
 
 void run_bench(const BenchOptions& o) {
+  if (o.common.distributed != "none" || o.scaling) return run_distributed_bench(o);
   auto backend = make_backend(o.common);
   const std::vector<int> views = parse_list(o.views, "--views", 100000),
                          sizes = parse_list(o.sizes, "--size", kMaxImageSide);
@@ -438,6 +431,7 @@ void add_bench_command(CLI::App& app) {
   command->add_option("--python", o->python, "Python with torch for --reference")->capture_default_str();
   command->add_flag("--force", o->force, "Replace existing --json / --csv / --plot files");
   add_common_options(*command, o->common);
+  add_distributed_bench_options(*command, *o);
   command->callback([o]() { run_bench(*o); });
 }
 

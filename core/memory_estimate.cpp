@@ -30,7 +30,7 @@ std::string gib(int64_t bytes) {
 }  // namespace
 
 EncodeMemory estimate_encode_memory(const ModelConfig& config, const ModelOptions& options, int64_t views,
-                                    int height, int width) {
+                                    int height, int width, int64_t state_views) {
   // Counted in double so that no flag (--size 8x2147483640, 2e9 views) can overflow it; saturated at the end.
   const int64_t patch = std::max(1, config.patch_size);
   const double dim = config.dim;
@@ -51,8 +51,9 @@ EncodeMemory estimate_encode_memory(const ModelConfig& config, const ModelOption
     scratch = std::max(scratch, block_module(mc.kind).encode_scratch_floats(config, mc, options, tokens, per_view, chunk));
   m.temporaries = saturate(scratch * kFloat);
   double state = 0;  // in double: a KV cache of a saturated token count must not overflow
+  const double state_tokens = state_views < 0 ? tokens : static_cast<double>(state_views) * per_view;
   for (const ModuleConfig& mc : config.block)
-    for (const auto& entry : block_module(mc.kind).state_tensors(config, mc, saturate(tokens))) {
+    for (const auto& entry : block_module(mc.kind).state_tensors(config, mc, saturate(state_tokens))) {
       double floats = 1;
       for (int64_t side : entry.second) floats *= static_cast<double>(side);
       state += floats;

@@ -26,8 +26,10 @@ struct EncodeMemory {
   }
 };
 
+// `state_views`: the views whose tokens the state holds when that is not `views` (-1): across ranks each
+// rank encodes its share of the views but keeps every rank's KV cache.
 EncodeMemory estimate_encode_memory(const ModelConfig& config, const ModelOptions& options, int64_t views,
-                                    int height, int width);
+                                    int height, int width, int64_t state_views = -1);
 
 // Throws lact::Error when the estimate exceeds `available` bytes (available < 0: unknown, no check).
 void check_encode_fits(const EncodeMemory& need, int64_t available, const std::string& device);

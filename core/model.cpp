@@ -82,7 +82,8 @@ SceneState Model::encode(const std::vector<PosedImage>& inputs, const Observer& 
 
   Backend& be = backend_;
   const int64_t views = static_cast<int64_t>(inputs.size());
-  check_encode_fits(estimate_encode_memory(config(), options_, views, height, width), be.usable_memory(),
+  const int64_t all_views = sum_over_ranks(collective, views);
+  check_encode_fits(estimate_encode_memory(config(), options_, views, height, width, all_views), be.usable_memory(),
                     be.device_description());
   Tensor x = embed(inputs, height, width);
   const int64_t tokens = x.dim(0), dim = x.dim(1);
@@ -91,7 +92,7 @@ SceneState Model::encode(const std::vector<PosedImage>& inputs, const Observer& 
   SceneState state;
   state.height = height;
   state.width = width;
-  state.input_views = static_cast<int>(sum_over_ranks(collective, views));
+  state.input_views = static_cast<int>(all_views);
   // Without an observer, nothing after the last stateful module of the last layer is needed.
   size_t last_stateful = 0;
   for (size_t j = 0; j < config().block.size(); ++j)

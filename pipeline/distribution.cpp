@@ -44,7 +44,8 @@ SceneState encode_selection(const Model& model, const SceneSelection& selection,
                                   " ranks: every rank needs at least one view");
     const auto [begin, end] = share_of(d, views);
     const std::vector<int> share(selection.inputs.begin() + begin, selection.inputs.begin() + end);
-    check_memory(model, static_cast<int64_t>(share.size()), selection.height, selection.width, "--size");
+    check_memory(model, static_cast<int64_t>(share.size()), selection.height, selection.width, "--size",
+                 static_cast<int64_t>(views));
     mine = selected_views(selection, share, true);
   });
   return model.encode(mine, {}, d.collective);

@@ -53,11 +53,12 @@ SceneSelection select_scene_views(const DataOptions& o, int patch) {
   return plan_scene(select_scene(list.scenes, o.scene, o.data), o, patch);
 }
 
-void check_memory(const Model& model, int64_t views, int height, int width, const std::string& flag) {
+void check_memory(const Model& model, int64_t views, int height, int width, const std::string& flag,
+                  int64_t state_views) {
   const Backend& backend = model.backend();
   try {
     check_encode_fits(estimate_encode_memory(model.config(), model.options(), std::max<int64_t>(1, views), height,
-                                             width),
+                                             width, state_views),
                       backend.usable_memory(), backend.device_description());
   } catch (const Error& e) {
     throw Error(flag + " " + std::to_string(height) + "x" + std::to_string(width), e.what());

@@ -37,7 +37,9 @@ ReadOptions read_options(const DataOptions& options);
 
 // Error naming `flag` and the size when encoding (or rendering) `views` views at height x width would need more
 // memory than the model's backend has: checked before any image is decoded or tensor allocated.
-void check_memory(const Model& model, int64_t views, int height, int width, const std::string& flag);
+// `state_views` as estimate_encode_memory's (across ranks: every rank's views, for the gathered KV caches).
+void check_memory(const Model& model, int64_t views, int height, int width, const std::string& flag,
+                  int64_t state_views = -1);
 // The same for a selection's inputs at its working size.
 void check_memory_for(const Model& model, const SceneSelection& selection, const std::string& flag);
 

@@ -215,6 +215,19 @@ class Distributed(unittest.TestCase):
         lines = [l for l in (r.stdout + r.stderr).splitlines() if l.strip()]
         self.assertEqual(lines, ["lact: --inputs: 2 input views for 3 ranks: every rank needs at least one view"])
 
+    def test_6_bench_across_ranks(self):
+        """lact bench --distributed: the state across ranks against one rank in the same run, the bytes per layer."""
+        r = self.ok(run(["bench", "--layers", "2", "--dim", "64", "--views", "5", "--size", "32", "--warmup", "0"], 3))
+        rows = [l for l in r.stdout.splitlines() if l.startswith("| lact |") or l.startswith("| full |")]
+        self.assertEqual(len(rows), 2, r.stdout)
+        for row in rows:
+            cells = [c.strip() for c in row.strip("|").split("|")]
+            self.assertEqual(cells[1], "3")  # ranks
+            # LaCT exchanges the update directions (3 of head_dim x hidden per layer), full attention its K and V.
+            expected = 3 * 64 * 128 * 4 / 2**20 if cells[0] == "lact" else 2 * 64 * 32 * 4 / 2**20  # rank 0: 2 views
+            self.assertAlmostEqual(float(cells[9]), expected, delta=1e-3, msg=row)
+            self.assertLessEqual(float(cells[10]), TOLERANCE, row)
+
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
