@@ -6,7 +6,7 @@
 
 #include "core/error.h"
 #include "distributed/distributed.h"
-#include "distributed/nccl_collective.h"
+#include "distributed/transports.h"
 
 namespace lact {
 
@@ -124,22 +124,14 @@ bool mpi_built() { return true; }
 
 Ranks& start_ranks(DistributedMode mode) {
   if (mode == DistributedMode::Nccl && !nccl_built())
-    throw Error("--distributed nccl", "this build of lact has no NCCL (it needs the CUDA backend and NCCL from CUDA)");
+    throw Error("--distributed nccl", "this build of lact has no NCCL (it needs the CUDA backend and nccl.h from CUDA)");
   if (!g_ranks) g_ranks = std::make_unique<MpiRanks>();
   return *g_ranks;
 }
 
 Ranks* current_ranks() { return g_ranks.get(); }
 
-std::unique_ptr<Collective> make_collective(DistributedMode mode, Ranks& ranks, Backend& backend) {
-  if (mode == DistributedMode::Nccl) return make_nccl_collective(ranks, backend);
-  return std::make_unique<MpiCollective>(ranks);
-}
-
-std::string rank_device(DistributedMode mode, Ranks& ranks, const std::string& device) {
-  if (mode != DistributedMode::Nccl) return device;
-  return nccl_rank_device(ranks, device);
-}
+std::unique_ptr<Collective> make_mpi_collective(Ranks& ranks) { return std::make_unique<MpiCollective>(ranks); }
 
 void finish_distributed(bool unagreed_error) {
   if (!g_ranks) return;

@@ -1,17 +1,61 @@
 // The tensor collective over NCCL: device memory, one GPU per rank, the communicator's id sent over MPI.
-#include "distributed/nccl_collective.h"
-
+// NCCL itself is opened at first use (dlopen): lact starts where it is missing, and only --distributed nccl
+// needs it.
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 #include <nccl.h>
 
 #include "core/error.h"
+#include "distributed/transports.h"
+
+#ifndef LACT_NCCL_DIR
+#define LACT_NCCL_DIR ""
+#endif
 
 namespace lact {
 
 namespace {
 
+struct NcclApi {
+  decltype(&ncclGetUniqueId) get_unique_id;
+  decltype(&ncclCommInitRank) comm_init_rank;
+  decltype(&ncclCommDestroy) comm_destroy;
+  decltype(&ncclAllReduce) all_reduce;
+  decltype(&ncclBroadcast) broadcast;
+  decltype(&ncclGroupStart) group_start;
+  decltype(&ncclGroupEnd) group_end;
+  decltype(&ncclGetErrorString) error_string;
+};
+
+template <typename F>
+void resolve(void* library, const char* name, F& f) {
+  f = reinterpret_cast<F>(dlsym(library, name));
+  if (!f) throw Error("--distributed nccl", std::string("libnccl.so.2 has no ") + name);
+}
+
+// Loaded once: the library path's libnccl.so.2, else the one of the CUDA toolkit lact was built with.
+const NcclApi& nccl() {
+  static const NcclApi api = [] {
+    void* library = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
+    if (!library && *LACT_NCCL_DIR) library = dlopen(LACT_NCCL_DIR "/libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
+    if (!library)
+      throw Error("--distributed nccl", "cannot load libnccl.so.2 (NCCL; put its folder on LD_LIBRARY_PATH)");
+    NcclApi a{};
+    resolve(library, "ncclGetUniqueId", a.get_unique_id);
+    resolve(library, "ncclCommInitRank", a.comm_init_rank);
+    resolve(library, "ncclCommDestroy", a.comm_destroy);
+    resolve(library, "ncclAllReduce", a.all_reduce);
+    resolve(library, "ncclBroadcast", a.broadcast);
+    resolve(library, "ncclGroupStart", a.group_start);
+    resolve(library, "ncclGroupEnd", a.group_end);
+    resolve(library, "ncclGetErrorString", a.error_string);
+    return a;
+  }();
+  return api;
+}
+
 void check_nccl(ncclResult_t code, const char* what) {
-  if (code != ncclSuccess) throw Error(std::string("NCCL ") + what, ncclGetErrorString(code));
+  if (code != ncclSuccess) throw Error(std::string("NCCL ") + what, nccl().error_string(code));
 }
 void check_cuda(cudaError_t code, const char* what) {
   if (code != cudaSuccess) throw Error(std::string("CUDA ") + what, cudaGetErrorString(code));
@@ -26,15 +70,15 @@ class NcclCollective final : public Collective {
       throw Error("--distributed nccl", "needs --device cuda (NCCL moves GPU memory); use --distributed mpi on the " +
                                             backend.name());
     ncclUniqueId id{};
-    if (ranks.rank() == 0) check_nccl(ncclGetUniqueId(&id), "unique id");
+    if (ranks.rank() == 0) check_nccl(nccl().get_unique_id(&id), "unique id");
     const std::string sent = ranks.broadcast_text(std::string(reinterpret_cast<const char*>(&id), sizeof id));
     std::copy(sent.begin(), sent.end(), reinterpret_cast<char*>(&id));
-    check_nccl(ncclCommInitRank(&comm_, ranks.size(), id, ranks.rank()), "init");
+    check_nccl(nccl().comm_init_rank(&comm_, ranks.size(), id, ranks.rank()), "init");
     check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "stream");
   }
   ~NcclCollective() override {
     cudaStreamDestroy(stream_);
-    ncclCommDestroy(comm_);
+    nccl().comm_destroy(comm_);
   }
   int rank() const override { return ranks_.rank(); }
   int size() const override { return ranks_.size(); }
@@ -42,7 +86,7 @@ class NcclCollective final : public Collective {
   // everywhere.
   void all_reduce_sum(Backend& be, Tensor& t) override {
     be.synchronize();
-    check_nccl(ncclAllReduce(t.data(), t.data(), static_cast<size_t>(t.numel()), ncclFloat, ncclSum, comm_, stream_),
+    check_nccl(nccl().all_reduce(t.data(), t.data(), static_cast<size_t>(t.numel()), ncclFloat, ncclSum, comm_, stream_),
                "all-reduce");
     check_cuda(cudaStreamSynchronize(stream_), "all-reduce");
     bytes_ += t.numel() * static_cast<int64_t>(sizeof(float));
@@ -54,15 +98,15 @@ class NcclCollective final : public Collective {
     for (int64_t c : counts) total += c;
     Tensor all = be.empty({total});
     be.synchronize();
-    check_nccl(ncclGroupStart(), "group");
+    check_nccl(nccl().group_start(), "group");
     int64_t offset = 0;
     for (int r = 0; r < size(); ++r) {
-      check_nccl(ncclBroadcast(local.data(), all.data() + offset, static_cast<size_t>(counts[r]), ncclFloat, r, comm_,
+      check_nccl(nccl().broadcast(local.data(), all.data() + offset, static_cast<size_t>(counts[r]), ncclFloat, r, comm_,
                                stream_),
                  "broadcast");
       offset += counts[r];
     }
-    check_nccl(ncclGroupEnd(), "group");
+    check_nccl(nccl().group_end(), "group");
     check_cuda(cudaStreamSynchronize(stream_), "all-gather");
     bytes_ += local.numel() * static_cast<int64_t>(sizeof(float));
     return all;
@@ -91,8 +135,10 @@ std::string nccl_rank_device(Ranks& ranks, const std::string& device) {
   if (device.rfind("cuda", 0) != 0)
     throw Error("--distributed nccl", "needs --device cuda (one GPU per rank), not " + device.substr(0, 20));
   int count = 0;
-  check_cuda(cudaGetDeviceCount(&count), "device count");
-  if (count <= 0) throw Error("--distributed nccl", "no CUDA device on this node");
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess || count <= 0)
+    throw Error("--distributed nccl", std::string("no usable CUDA device on this node (") +
+                                          (status != cudaSuccess ? cudaGetErrorString(status) : "none found") + ")");
   return "cuda:" + std::to_string(ranks.local_rank() % count);
 }
 

@@ -1,11 +1,11 @@
 // A build with MPI but without NCCL (no CUDA backend): --distributed nccl is refused with the reason.
 #include "core/error.h"
-#include "distributed/nccl_collective.h"
+#include "distributed/transports.h"
 
 namespace lact {
 
 namespace {
-const char* kWhy = "this build of lact has no NCCL (it needs the CUDA backend and NCCL from CUDA)";
+const char* kWhy = "this build of lact has no NCCL (it needs the CUDA backend and nccl.h from CUDA)";
 }
 
 bool nccl_built() { return false; }

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "distributed/transports.h"
 
 namespace lact {
 
@@ -33,6 +34,15 @@ void Ranks::agree(const std::function<void()>& step) {
   for (size_t r = 0; r < all.size(); ++r)
     if (!all[r].empty())
       throw RankFailure("rank " + std::to_string(r) + " of " + std::to_string(all.size()) + ": " + all[r], rank() == 0);
+}
+
+std::unique_ptr<Collective> make_collective(DistributedMode mode, Ranks& ranks, Backend& backend) {
+  if (mode == DistributedMode::Nccl) return make_nccl_collective(ranks, backend);
+  return make_mpi_collective(ranks);
+}
+
+std::string rank_device(DistributedMode mode, Ranks& ranks, const std::string& device) {
+  return mode == DistributedMode::Nccl ? nccl_rank_device(ranks, device) : device;
 }
 
 }  // namespace lact

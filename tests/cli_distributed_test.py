@@ -228,6 +228,27 @@ class Distributed(unittest.TestCase):
             self.assertAlmostEqual(float(cells[9]), expected, delta=1e-3, msg=row)
             self.assertLessEqual(float(cells[10]), TOLERANCE, row)
 
+    def test_7_nccl_one_rank_per_gpu(self):
+        """--distributed nccl: refused on the CPU with one line; where a GPU is, one rank against one process."""
+        model, data = os.path.join(self.fx, "model.safetensors"), os.path.join(self.fx, "index.json")
+        base = ["encode", "--model", model, "--data", data, "--inputs", "0,1,2,3", "--force"]
+        r = subprocess.run([ARGS.lact] + base + ["-o", os.path.join(self.tmp, "n.safetensors"), "--distributed", "nccl"],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 1)
+        lines = (r.stdout + r.stderr).strip().splitlines()
+        self.assertEqual(len(lines), 1, lines)
+        self.assertTrue(lines[0].startswith("lact: --distributed nccl: "), lines[0])
+        one = os.path.join(self.tmp, "cuda_one.safetensors")
+        r = subprocess.run([ARGS.lact] + base + ["-o", one, "--device", "cuda"], capture_output=True, text=True, timeout=120)
+        if r.returncode != 0:
+            self.skipTest("no usable GPU: " + r.stderr.strip())
+        many = os.path.join(self.tmp, "cuda_nccl.safetensors")
+        r = subprocess.run([ARGS.mpirun, "--allow-run-as-root", "-q", "-np", "1", ARGS.lact] + base +
+                           ["-o", many, "--device", "cuda", "--distributed", "nccl"], capture_output=True, text=True,
+                           timeout=300)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assert_states_equal(tensors(one), tensors(many), "nccl, one rank")
+
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()

@@ -95,7 +95,30 @@ bench() {  # tag, timeout, args...
     >"$out/bench_$tag.log" 2>&1
   echo "bench $tag rc=$?" >>"$out/bench_status.txt"
 }
+# The NCCL path (issue 16), one rank on one GPU (the bundle has no MPI: the rank runs alone): its state against
+# the same encode without --distributed.
+nccl_check() {
+  local t
+  t="$(limit 60)"
+  [ "$t" -eq 0 ] && { status+=("nccl skipped: out of time"); return; }
+  local args=(encode --model "$bundle/fixture/model.safetensors" --data "$bundle/fixture/index.json" --inputs 0,1,2,3
+              --device cuda --force)
+  timeout "$t" "$bin/lact" "${args[@]}" -o "$out/state_cuda.safetensors" >"$out/nccl.log" 2>&1 &&
+    timeout "$t" "$bin/lact" "${args[@]}" -o "$out/state_nccl.safetensors" --distributed nccl >>"$out/nccl.log" 2>&1
+  local rc=$?
+  status+=("nccl rc=$rc $(python3 - "$out" <<'PY' 2>&1 | tail -1
+import json, struct, sys, numpy as np
+def load(p):
+    b = open(p, "rb").read(); n = struct.unpack("<Q", b[:8])[0]; h = json.loads(b[8:8 + n]); d = b[8 + n:]
+    return {k: np.frombuffer(d[v["data_offsets"][0]:v["data_offsets"][1]], np.float32) for k, v in h.items() if k != "__metadata__"}
+a, b = load(sys.argv[1] + "/state_cuda.safetensors"), load(sys.argv[1] + "/state_nccl.safetensors")
+print("state max |diff| %.3g over %d tensors" % (max(float(np.abs(a[k] - b[k]).max()) for k in a), len(a)))
+PY
+)")
+}
+
 # In order of importance: the issue's number first, the sanitizers, then the comparisons.
+nccl_check
 bench bf16_48x512 180 --precision bf16 --models lact --views 48 --size 512 --targets 8 --repeat 3 --profile
 sanitize memcheck 'AllBackends/BackendOps.*/1' 90
 sanitize racecheck 'AllBackends/BackendOps.Attention*/1' 90
