@@ -19,7 +19,10 @@ import unittest
 import numpy as np
 
 ARGS = None
-TOLERANCE = 1e-5  # states and images (max abs); report metrics to 1e-6
+TOLERANCE = 1e-5  # images (max abs), and states where no Newton-Schulz runs on a sum of another order
+# Newton-Schulz on the summed directions (the dense route) amplifies the change of summation order ~100x: one
+# process with another token tile moves such a state by as much (test_collective prints both), so there:
+DENSE_NEWTON_SCHULZ_TOLERANCE = 5e-5
 
 
 def run(argv, ranks=1, env_extra=None, timeout=120):
@@ -101,11 +104,11 @@ class Distributed(unittest.TestCase):
                 images[(s["name"], v["index"])] = np.load(os.path.join(out, s["folder"], "%d.npy" % v["index"]))
         return strip_timings(report), images
 
-    def assert_states_equal(self, one, many, what):
+    def assert_states_equal(self, one, many, what, bound=TOLERANCE):
         self.assertEqual(sorted(one), sorted(many), what)
         worst = max(float(np.abs(one[k] - many[k]).max()) for k in one)
         print("%s: state max |diff| %.3g over %d tensors" % (what, worst, len(one)))
-        self.assertLessEqual(worst, TOLERANCE, what)
+        self.assertLessEqual(worst, bound, what)
 
     def assert_reports_equal(self, one, many, what, images_one, images_many):
         worst = max(float(np.abs(images_one[k] - images_many[k]).max()) for k in images_one)
@@ -122,20 +125,24 @@ class Distributed(unittest.TestCase):
         self.assertEqual(one["failed"], many["failed"], what)
 
     def test_1_fixture_states_and_images(self):
-        """The official fixture: 4 input views over 2 and 3 ranks (3 does not divide 4)."""
+        """The official fixture over 2 and 3 ranks: 3 input views (the low-rank route: factors gathered) and 4 (3
+        does not divide 4; the dense route: directions all-reduced)."""
         model, data = os.path.join(self.fx, "model.safetensors"), os.path.join(self.fx, "index.json")
-        one = self.encode("fixture", model, data, "0,1,2,3", 1)
-        args = ["--model", model, "--data", data, "--inputs", "0,1,2,3", "--targets", "4,0"]
-        report_one, images_one = self.render("fixture", args, 1)
-        for ranks in (2, 3):
-            self.assert_states_equal(one, self.encode("fixture", model, data, "0,1,2,3", ranks), "fixture %d ranks" % ranks)
-            report, images = self.render("fixture", args, ranks)
-            self.assert_reports_equal(report_one, report, "fixture %d ranks" % ranks, images_one, images)
+        for inputs, targets, bound in (("0,1,2", "3,4", TOLERANCE), ("0,1,2,3", "4,0", DENSE_NEWTON_SCHULZ_TOLERANCE)):
+            one = self.encode("fixture", model, data, inputs, 1)
+            args = ["--model", model, "--data", data, "--inputs", inputs, "--targets", targets]
+            report_one, images_one = self.render("fixture", args, 1)
+            for ranks in (2, 3):
+                what = "fixture, inputs %s, %d ranks" % (inputs, ranks)
+                self.assert_states_equal(one, self.encode("fixture", model, data, inputs, ranks), what, bound)
+                report, images = self.render("fixture", args, ranks)
+                self.assert_reports_equal(report_one, report, what, images_one, images)
 
     def test_2_every_model_kind(self):
         """Scaled configs with more views than ranks: the dense update route (many_tokens), full attention (the KV
         cache gathered) and a linear-attention variant (V6)."""
-        for case in ("many_tokens", "full_attention", "variant_v6"):
+        for case, bound in (("many_tokens", DENSE_NEWTON_SCHULZ_TOLERANCE), ("full_attention", TOLERANCE),
+                            ("variant_v6", TOLERANCE)):
             folder = os.path.join(self.tmp, case)
             inputs, views = write_scene(os.path.join(ARGS.cases, case), folder)
             model, data = os.path.join(ARGS.cases, case, "model.safetensors"), os.path.join(folder, "opencv_cameras.json")
@@ -145,7 +152,8 @@ class Distributed(unittest.TestCase):
             args = ["--model", model, "--data", data, "--inputs", spec, "--targets", targets]
             report_one, images_one = self.render(case, args, 1)
             for ranks in (2, 3):
-                self.assert_states_equal(one, self.encode(case, model, data, spec, ranks), "%s %d ranks" % (case, ranks))
+                self.assert_states_equal(one, self.encode(case, model, data, spec, ranks), "%s %d ranks" % (case, ranks),
+                                         bound)
                 report, images = self.render(case, args, ranks)
                 self.assert_reports_equal(report_one, report, "%s %d ranks" % (case, ranks), images_one, images)
 
