@@ -38,7 +38,6 @@ void run_encode(EncodeOptions& o) {
     selection = select_scene_views(o.data, model->config().patch_size);
     add_scene_inputs(selection, inputs);
     check_named_output(o.output, "--output", o.force, inputs);
-    if (!d.active()) check_memory_for(*model, selection, "--size");  // across ranks: each rank's share
   });
   const auto start = std::chrono::steady_clock::now();
   const SceneState state = encode_selection(*model, selection, d);

@@ -35,7 +35,7 @@ std::pair<size_t, size_t> share_of(const Distribution& d, size_t count) {
   return {static_cast<size_t>(begin), static_cast<size_t>(end)};
 }
 
-SceneState encode_selection(const Model& model, const SceneSelection& selection, const Distribution& d) {
+std::vector<PosedImage> read_input_share(const Model& model, const SceneSelection& selection, const Distribution& d) {
   std::vector<PosedImage> mine;
   on_every_rank(d, [&] {
     const size_t views = selection.inputs.size();
@@ -48,7 +48,11 @@ SceneState encode_selection(const Model& model, const SceneSelection& selection,
                  static_cast<int64_t>(views));
     mine = selected_views(selection, share, true);
   });
-  return model.encode(mine, {}, d.collective);
+  return mine;
+}
+
+SceneState encode_selection(const Model& model, const SceneSelection& selection, const Distribution& d) {
+  return model.encode(read_input_share(model, selection, d), {}, d.collective);
 }
 
 Report merge_reports(const Distribution& d, const Report& mine) {

@@ -59,14 +59,17 @@ class NearestInputs {
   std::map<int, Image> images_;
 };
 
-// Renders `indices` (targets with ground truth), measures them and writes their images.
+// Renders `indices` (targets with ground truth), measures them and writes their images; adds the seconds
+// the rendering itself took to `render_s`.
 std::vector<ViewReport> render_and_measure(const Model& model, const SceneSelection& selection,
                                            const SceneState& state, const std::vector<int>& indices,
-                                           const std::string& folder, RunOutput& out) {
+                                           const std::string& folder, RunOutput& out, double& render_s) {
   const std::vector<PosedImage> targets = selected_views(selection, indices, true);
   std::vector<Camera> cameras;
   for (const PosedImage& t : targets) cameras.push_back(t.camera);
+  const auto start = std::chrono::steady_clock::now();
   const std::vector<Image> images = model.render(state, cameras);
+  render_s += seconds_since(start);
   NearestInputs nearest(selection);
   std::vector<ViewReport> views;
   for (size_t i = 0; i < images.size(); ++i) {
@@ -116,8 +119,9 @@ SceneReport evaluate_scene(const Model& model, const SceneSelection& selection, 
 
   SceneState encoded;
   if (!given_state) {
+    const std::vector<PosedImage> inputs = read_input_share(model, selection, d);
     const auto start = std::chrono::steady_clock::now();
-    encoded = encode_selection(model, selection, d);
+    encoded = model.encode(inputs, {}, d.collective);
     report.encode_s = seconds_since(start);
   }
   const SceneState& state = given_state ? *given_state : encoded;
@@ -126,9 +130,9 @@ SceneReport evaluate_scene(const Model& model, const SceneSelection& selection, 
   const auto [begin, end] = share_of(d, report.targets.size());
   const std::vector<int> mine(report.targets.begin() + begin, report.targets.begin() + end);
   std::vector<ViewReport> views;
-  const auto start = std::chrono::steady_clock::now();
-  on_every_rank(d, [&] { views = render_and_measure(model, selection, state, mine, report.folder, out); });
-  report.render_ms_per_view = 1000.0 * seconds_since(start) / std::max<size_t>(1, mine.size());
+  double render_s = 0;
+  on_every_rank(d, [&] { views = render_and_measure(model, selection, state, mine, report.folder, out, render_s); });
+  report.render_ms_per_view = 1000.0 * render_s / std::max<size_t>(1, mine.size());
   report.views = gather_views(d, report, std::move(views));
   return report;
 }
