@@ -16,7 +16,7 @@ struct BenchOptions {
   CommonOptions common;
   std::string config = "lact_l24_d768_ttt2x", model, views = "2", sizes = "128", models = "lact,full", variants;
   std::string json, csv, plot, python = "/usr/bin/python3";
-  int layers = 0, dim = 0, targets = 2, repeat = 1, warmup = 1;
+  int layers = 0, dim = 0, targets = 2, repeat = 5, warmup = 1;
   double max_seconds = 600, max_memory_gb = 0;
   bool reference = false, profile = false, force = false;
   // --distributed / --scaling (app/bench_distributed.cpp)

@@ -9,10 +9,23 @@
 
 namespace lact::app {
 
+// The median, minimum and maximum of timed samples.
+struct Samples {
+  std::vector<double> values;
+  double median() const;
+  double min() const;
+  double max() const;
+  double spread() const { return values.empty() ? 0.0 : (max() - min()) / median(); }  // (max - min) / median
+};
+
 struct Row {
   std::string model;  // "lact", "full", or a variant's name ("baseline", "v1", ...)
+  std::string precision;
   int views = 0, height = 0, width = 0;
   int64_t tokens = 0;
+  double open_s = -1;  // opening the model file (--model; -1: random weights)
+  Samples encode, render;  // seconds per encode, seconds per rendered view
+  // Medians: encode seconds, rendered views per second, and what follows from them.
   double encode_s = 0, render_fps = 0, state_mib = 0, encode_gflops = 0, render_gflops = 0;
   double encode_gflop = 0, render_gflop = 0;  // counted FLOPs of one encode, one rendered view (core/flop_model.h)
   std::string skipped;  // why it was not run

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <random>
 #include <sstream>
 
@@ -160,7 +161,6 @@ Row run_one(const std::string& name, const Model& model, int views, int height, 
   const auto inputs = bench_views(views, height, width, true, 0);
   std::vector<Camera> cameras;
   for (const PosedImage& v : bench_views(o.targets, height, width, false, 1)) cameras.push_back(v.camera);
-  double encode_s = 1e30, render_s = 1e30;
   SceneState state;
   for (int r = -o.warmup; r < o.repeat; ++r) {
     double t = now_seconds();
@@ -171,13 +171,13 @@ Row run_one(const std::string& name, const Model& model, int views, int height, 
     model.render(state, cameras);
     model.backend().synchronize();
     const double rs = (now_seconds() - t) / o.targets;
-    if (r >= 0) encode_s = std::min(encode_s, e), render_s = std::min(render_s, rs);
+    if (r >= 0) row.encode.values.push_back(e), row.render.values.push_back(rs);
   }
-  row.encode_s = encode_s;
-  row.render_fps = 1.0 / render_s;
+  row.encode_s = row.encode.median();
+  row.render_fps = 1.0 / row.render.median();
   row.encode_gflop = flops / 1e9;
   row.render_gflop = render_flops(model.config(), per_view, row.tokens) / 1e9;
-  row.encode_gflops = row.encode_gflop / encode_s;
+  row.encode_gflops = row.encode_gflop / row.encode_s;
   row.render_gflops = row.render_gflop * row.render_fps;
   row.state_mib = static_cast<double>(state.floats()) * 4.0 / (1 << 20);
   if (o.profile && model.backend().start_profiling()) {  // one more run, with events around every op
@@ -191,12 +191,13 @@ Row run_one(const std::string& name, const Model& model, int views, int height, 
 }
 
 void print_table(const std::vector<Row>& rows) {
-  std::printf("\n| model | views | size | tokens | encode s | render FPS | state MiB | encode GFLOP/s | render GFLOP/s | "
-              "full/LaCT encode | LaCT/full FPS |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::printf("\n| model | precision | views | size | tokens | open s | encode s | encode min s | encode spread | "
+              "render FPS | render spread | state MiB | encode GFLOP/s | render GFLOP/s | full/LaCT encode | LaCT/full FPS |"
+              "\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const Row& r : rows) {
     if (!r.skipped.empty()) {
-      std::printf("| %s | %d | %dx%d | %lld | skipped: %s | | | | | | |\n", r.model.c_str(), r.views, r.height, r.width,
-                  static_cast<long long>(r.tokens), r.skipped.c_str());
+      std::printf("| %s | %s | %d | %dx%d | %lld | skipped: %s | | | | | | | | | | |\n", r.model.c_str(),
+                  r.precision.c_str(), r.views, r.height, r.width, static_cast<long long>(r.tokens), r.skipped.c_str());
       continue;
     }
     std::string ratios = " | |";
@@ -207,9 +208,11 @@ void print_table(const std::vector<Row>& rows) {
           std::snprintf(text, sizeof(text), " %.2fx | %.2fx |", r.encode_s / l.encode_s, l.render_fps / r.render_fps);
           ratios = text;
         }
- std::printf("| %s | %d | %dx%d | %lld | %.3f | %.2f | %.1f | %.1f | %.1f |%s\n", r.model.c_str(), r.views, r.height,
-                r.width, static_cast<long long>(r.tokens), r.encode_s, r.render_fps, r.state_mib, r.encode_gflops,
-                r.render_gflops, ratios.c_str());
+    const std::string open = r.open_s < 0 ? "-" : std::to_string(r.open_s).substr(0, 5);
+    std::printf("| %s | %s | %d | %dx%d | %lld | %s | %.3f | %.3f | %.0f%% | %.2f | %.0f%% | %.1f | %.1f | %.1f |%s\n",
+                r.model.c_str(), r.precision.c_str(), r.views, r.height, r.width, static_cast<long long>(r.tokens),
+                open.c_str(), r.encode_s, r.encode.min(), 100 * r.encode.spread(), r.render_fps,
+                100 * r.render.spread(), r.state_mib, r.encode_gflops, r.render_gflops, ratios.c_str());
   }
 }
 
@@ -244,10 +247,13 @@ void print_profiles(const std::vector<Row>& rows, const std::string& backend) {
 nlohmann::json rows_json(const std::vector<Row>& rows) {
   nlohmann::json out = nlohmann::json::array();
   for (const Row& r : rows) {
-    nlohmann::json j{{"model", r.model}, {"views", r.views}, {"height", r.height}, {"width", r.width}, {"tokens", r.tokens}};
+    nlohmann::json j{{"model", r.model}, {"precision", r.precision}, {"views", r.views}, {"height", r.height}, {"width", r.width}, {"tokens", r.tokens}};
     if (r.skipped.empty()) {
       j.update({{"encode_s", r.encode_s}, {"render_fps", r.render_fps}, {"state_mib", r.state_mib},
-                {"encode_gflops", r.encode_gflops}, {"render_gflops", r.render_gflops}});
+                {"encode_gflops", r.encode_gflops}, {"render_gflops", r.render_gflops},
+                {"encode_min_s", r.encode.min()}, {"encode_max_s", r.encode.max()},
+                {"encode_samples_s", r.encode.values}, {"render_samples_s_per_view", r.render.values},
+                {"open_s", r.open_s < 0 ? nlohmann::json() : nlohmann::json(r.open_s)}});
       if (!r.encode_profile.empty())
         j.update({{"encode_profile", profile_json(r.encode_profile)}, {"render_profile", profile_json(r.render_profile)}});
     } else {
@@ -338,11 +344,20 @@ void run_bench(const BenchOptions& o) {
   inputs.add(o.model);
   for (const auto& [path, flag] : {std::pair{o.json, "--json"}, {o.csv, "--csv"}, {o.plot, "--plot"}})
     if (!path.empty()) check_named_output(path, flag, o.force, inputs);
-  ModelConfig lact = o.model.empty() ? lact_config(o) : load_model(o.model, *backend).config;
+  // --model: opened once, timed (the open s column).
+  double open_s = -1;
+  std::optional<ModelWeights> file_weights;
+  if (!o.model.empty()) {
+    const double t = now_seconds();
+    file_weights = load_model(o.model, *backend);
+    open_s = now_seconds() - t;
+  }
+  ModelConfig lact = file_weights ? file_weights->config : lact_config(o);
   std::vector<std::pair<std::string, std::unique_ptr<Model>>> built;
   for (const auto& [name, config] : bench_models(o, lact)) {
-    ModelWeights weights = (name == "lact" && !o.model.empty()) ? load_model(o.model, *backend)
-                                                                : random_model_weights(config, *backend, 1);
+    const bool from_file = name == "lact" && file_weights;
+    ModelWeights weights = from_file ? std::move(*file_weights) : random_model_weights(config, *backend, 1);
+    if (from_file) file_weights.reset();
     built.push_back({name, std::make_unique<Model>(std::move(weights), *backend)});
   }
   struct sysinfo info;
@@ -363,6 +378,8 @@ void run_bench(const BenchOptions& o) {
     for (int v : views)
       for (size_t m = 0; m < built.size(); ++m) {
         Row row = run_one(built[m].first, *built[m].second, v, size, size, o, measured[m], memory_limit);
+        row.precision = precision_name(backend->precision());
+        if (built[m].first == "lact") row.open_s = open_s;
         if (row.skipped.empty()) measured[m] = std::max(measured[m], row.encode_gflops);
         std::fprintf(stderr, "  %s %d views %dx%d: %s\n", row.model.c_str(), v, size, size,
                      row.skipped.empty() ? (std::to_string(row.encode_s) + " s encode").c_str() : row.skipped.c_str());
@@ -371,11 +388,12 @@ void run_bench(const BenchOptions& o) {
   print_table(rows);
   if (!o.variants.empty()) print_variant_table(rows);
   if (o.profile) print_profiles(rows, backend->name());
-  std::printf("\nColumns: tokens = input views x (size/8)^2; encode s = best of --repeat after --warmup; render FPS = "
-              "target views rendered per second; state MiB = fast weights (LaCT, fixed) or KV cache (full attention, "
+  std::printf("\nColumns: tokens = input views x (size/8)^2; open s = reading --model (- for random weights); "
+              "encode s = median of --repeat after --warmup, its minimum, spread = (max - min) / median; render FPS = "
+              "target views rendered per second (median); state MiB = fast weights (LaCT, fixed) or KV cache (full attention, "
               "grows with tokens); GFLOP/s from counted FLOPs (the gemm rate above is the ceiling); ratios measured in this run.\n");
   if (!o.json.empty()) {
-    const nlohmann::json json{{"format", "lact bench v1"}, {"sgemm_gflops", gemm}, {"gemm_n", gemm_n},
+    const nlohmann::json json{{"format", "lact bench v2"}, {"sgemm_gflops", gemm}, {"gemm_n", gemm_n},
                               {"threads", o.common.threads}, {"device", backend->device_description()},
                               {"precision", precision_name(backend->precision())}, {"config", lact.source},
                               {"rows", rows_json(rows)}};
@@ -416,7 +434,7 @@ void add_bench_command(CLI::App& app) {
   command->add_option("--views", o->views, "Input view counts, e.g. 2,4,8,16,32,48")->capture_default_str();
   command->add_option("--size", o->sizes, "Square view sizes, e.g. 128,256,512")->capture_default_str();
   command->add_option("--targets", o->targets, "Rendered views per measurement")->capture_default_str()->check(CLI::PositiveNumber);
-  command->add_option("--repeat", o->repeat, "Timed repetitions (best is reported)")->capture_default_str()->check(CLI::PositiveNumber);
+  command->add_option("--repeat", o->repeat, "Timed repetitions (median, minimum and spread reported)")->capture_default_str()->check(CLI::PositiveNumber);
   command->add_option("--warmup", o->warmup, "Untimed runs first")->capture_default_str()->check(CLI::NonNegativeNumber);
   command->add_option("--max-seconds", o->max_seconds, "Skip sizes whose encode is predicted to take longer")->capture_default_str();
   command->add_option("--max-memory-gb", o->max_memory_gb,

@@ -23,7 +23,7 @@ ModelWeights random_model_weights(const ModelConfig& config, Backend& backend, u
       std::normal_distribution<float> normal(0.0f, static_cast<float>(std));
       for (float& v : values) v = normal(rng);
     }
-    return values;
+    return backend.from_host(shape, values.data());
   };
   return build_model_weights(config, backend, read, "random (seed " + std::to_string(seed) + ")");
 }

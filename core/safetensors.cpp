@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/json_text.h"
+#include "kernels/backend.h"
 #include "kernels/tensor.h"
 
 namespace lact {
@@ -103,21 +103,16 @@ SafetensorsEntry parse_entry(const nlohmann::json& value, const std::string& pat
 
 SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
   require_regular_file(path);
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) throw Error(path, "cannot open file");
-  const uint64_t file_size = static_cast<uint64_t>(in.tellg());
-  in.seekg(0);
-  uint8_t prefix[8];
-  if (file_size < 8 || !in.read(reinterpret_cast<char*>(prefix), 8))
-    throw Error(path, "not a safetensors file (shorter than its 8-byte header length)");
+  file_ = MappedFile::open(path);
+  const uint64_t file_size = file_->size();
+  if (file_size < 8) throw Error(path, "not a safetensors file (shorter than its 8-byte header length)");
   uint64_t header_size = 0;
-  for (int i = 7; i >= 0; --i) header_size = (header_size << 8) | prefix[i];
+  for (int i = 7; i >= 0; --i) header_size = (header_size << 8) | file_->data()[i];
   if (header_size > file_size - 8)
     throw Error(path, "truncated or not a safetensors file (header of " + std::to_string(header_size) +
                           " bytes in a file of " + std::to_string(file_size) + ")");
   if (header_size > kMaxHeaderBytes) throw Error(path, "safetensors header larger than 100 MiB (refused)");
-  std::string header(header_size, '\0');
-  if (!in.read(header.data(), static_cast<std::streamsize>(header_size))) throw Error(path, "read error");
+  const std::string header(reinterpret_cast<const char*>(file_->data()) + 8, header_size);
   const nlohmann::json json = parse_json_text(header, path + " (safetensors header)");
   if (!json.is_object()) throw Error(path, "corrupt safetensors header (not a JSON object)");
 
@@ -142,9 +137,7 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
   std::sort(ranges.begin(), ranges.end());
   for (size_t i = 1; i < ranges.size(); ++i)
     if (ranges[i].first < ranges[i - 1].second) throw Error(path, "tensors have overlapping data_offsets");
-  data_.resize(data_size);
-  if (data_size && !in.read(reinterpret_cast<char*>(data_.data()), static_cast<std::streamsize>(data_size)))
-    throw Error(path, "read error");
+  data_ = file_->data() + 8 + header_size;
 }
 
 const SafetensorsEntry& SafetensorsFile::entry(const std::string& name) const {
@@ -155,7 +148,7 @@ const SafetensorsEntry& SafetensorsFile::entry(const std::string& name) const {
 
 std::vector<float> SafetensorsFile::read_floats(const std::string& name) const {
   const SafetensorsEntry& e = entry(name);
-  const uint8_t* bytes = data_.data() + e.begin;
+  const uint8_t* bytes = data_ + e.begin;
   const size_t n = e.end - e.begin;
   std::vector<float> out;
   if (e.dtype == "F32") {
@@ -195,6 +188,22 @@ void write_safetensors(const std::string& path, const std::map<std::string, Safe
   out.write(text);
   for (const auto& [name, t] : tensors) out.write(t.values.data(), 4 * t.values.size());
   out.commit();
+}
+
+Tensor SafetensorsFile::load_tensor(Backend& be, const std::string& name, const std::vector<int64_t>& shape,
+                                   const char* needed_by) const {
+  const SafetensorsEntry& e = entry(name);
+  uint8_t* bytes = data_ + e.begin;
+  if (e.dtype != "F32" || e.shape != shape || reinterpret_cast<uintptr_t>(bytes) % alignof(float) != 0) {
+    const std::vector<float> values = read_finite_floats(name, shape, needed_by);  // converted (or refused) once
+    return be.from_host(shape, values.data());
+  }
+  float* values = reinterpret_cast<float*>(bytes);
+  const size_t count = (e.end - e.begin) / sizeof(float);
+  for (size_t i = 0; i < count; ++i)
+    if (!std::isfinite(values[i])) throw Error(path_, "tensor '" + name + "' contains NaN or infinite values");
+  // In place where the backend computes in host memory: the tensor keeps the mapping alive.
+  return be.adopt_host(shape, std::shared_ptr<float>(file_, values));
 }
 
 std::vector<float> SafetensorsFile::read_finite_floats(const std::string& name, const std::vector<int64_t>& shape,

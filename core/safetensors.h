@@ -4,10 +4,16 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "core/mapped_file.h"
+#include "kernels/tensor.h"
+
 namespace lact {
+
+class Backend;
 
 struct SafetensorsEntry {
   std::string dtype;  // "F32", "F16", "BF16" are readable as float
@@ -17,7 +23,8 @@ struct SafetensorsEntry {
 
 class SafetensorsFile {
  public:
-  // Reads the whole file and checks the header against the file size. Throws Error naming the path.
+  // Maps the file and checks the header against its size (tensors are read when asked for). Throws Error
+  // naming the path.
   explicit SafetensorsFile(const std::string& path);
 
   const std::string& path() const { return path_; }
@@ -31,12 +38,17 @@ class SafetensorsFile {
   // tensor otherwise; `needed_by` says who needs the shape: "the config", "the model").
   std::vector<float> read_finite_floats(const std::string& name, const std::vector<int64_t>& shape,
                                         const char* needed_by) const;
+  // The same checks, straight into backend memory: an aligned F32 tensor is used in place by a backend that
+  // computes in host memory (the tensor keeps the file mapped), anything else converted or copied once.
+  Tensor load_tensor(Backend& backend, const std::string& name, const std::vector<int64_t>& shape,
+                     const char* needed_by) const;
 
  private:
   std::string path_;
   std::map<std::string, std::string> metadata_;
   std::map<std::string, SafetensorsEntry> entries_;
-  std::vector<uint8_t> data_;
+  std::shared_ptr<MappedFile> file_;  // the whole file, mapped (copy-on-write)
+  uint8_t* data_ = nullptr;           // its data section
 };
 
 struct SafetensorsTensor {

@@ -93,8 +93,7 @@ LoadedSceneState load_scene_state(const std::string& path, const ModelConfig& co
   for (size_t i = 0; i < modules.size(); ++i) {
     ModuleState module;
     for (const auto& [name, shape] : expected[i]) {
-      const std::vector<float> values = file.read_finite_floats(modules[i].first + name, shape, "the model");
-      module.tensors.push_back({name, be.from_host(shape, values.data())});
+      module.tensors.push_back({name, file.load_tensor(be, modules[i].first + name, shape, "the model")});
     }
     loaded.state.modules.push_back(std::move(module));
   }

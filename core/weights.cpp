@@ -36,7 +36,7 @@ std::vector<std::pair<std::string, Shape>> expected_tensors(const ModelConfig& c
 }
 
 ModelWeights build_model_weights(const ModelConfig& config, Backend& be,
-                                 const std::function<std::vector<float>(const std::string&, const Shape&)>& read,
+                                 const std::function<Tensor(const std::string&, const Shape&)>& read,
                                  const std::string& source) {
   ModelWeights w;
   w.config = config;
@@ -46,9 +46,9 @@ ModelWeights build_model_weights(const ModelConfig& config, Backend& be,
     Shape shape;
     for (const auto& [n, s] : names)
       if (n == name) shape = s;
-    std::vector<float> values = read(name, shape);
-    w.parameter_count += static_cast<long long>(values.size());
-    return be.from_host(shape, values.data());
+    Tensor values = read(name, shape);
+    w.parameter_count += static_cast<long long>(values.numel());
+    return values;
   };
 
   w.input_linear = load("input_linear.weight");
@@ -110,9 +110,7 @@ ModelWeights load_model(const std::string& path, Backend& be) {
   ModelWeights trained;
   read_training_metadata(file, trained);
 
-  auto read = [&](const std::string& name, const Shape& shape) {
-    return file.read_finite_floats(name, shape, "the config");
-  };
+  auto read = [&](const std::string& name, const Shape& shape) { return file.load_tensor(be, name, shape, "the config"); };
   ModelWeights weights = build_model_weights(config, be, read, path);
   weights.trained_height = trained.trained_height;
   weights.trained_width = trained.trained_width;

@@ -36,13 +36,13 @@ struct ModelWeights {
 };
 
 // Reads a safetensors model: the config from __metadata__.config, every tensor under its official name,
-// converted to float32. Every error names the file and the tensor.
+// converted to float32 (F32 tensors used in place from the mapped file by the CPU backend). Every error names the file and the tensor.
 ModelWeights load_model(const std::string& path, Backend& backend);
 
 // The same for a config and a tensor lookup (used by the loader and by tests that build random models).
-// `read(name, shape)` returns the values or throws.
+// `read(name, shape)` returns the tensor in `backend` memory or throws.
 ModelWeights build_model_weights(const ModelConfig& config, Backend& backend,
-                                 const std::function<std::vector<float>(const std::string&, const Shape&)>& read,
+                                 const std::function<Tensor(const std::string&, const Shape&)>& read,
                                  const std::string& source);
 
 // The official name of every tensor the config needs, with its shape, in file order.

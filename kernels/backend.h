@@ -76,6 +76,9 @@ class Backend {
   Tensor from_host(const Shape& shape, const float* host);
   std::vector<float> to_host(const Tensor& t);
   virtual void upload(Tensor& dst, const float* host) = 0;
+  // A tensor of host memory that `storage` keeps alive (a mapped file): used in place by a backend that
+  // computes in host memory, copied into device memory by the others.
+  virtual Tensor adopt_host(const Shape& shape, std::shared_ptr<float> storage) { return from_host(shape, storage.get()); }
   virtual void download(const Tensor& src, float* host) = 0;
   virtual void copy(Tensor& dst, const Tensor& src) = 0;
   virtual void fill(Tensor& t, float value) = 0;

@@ -1,13 +1,16 @@
 // The safetensors reader and writer, and the config parser, on files built by hand.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
 #include "core/config.h"
 #include "core/error.h"
 #include "core/safetensors.h"
+#include "kernels/backend.h"
 
 #include "tests/test_util.h"
 
@@ -50,6 +53,44 @@ TEST(Safetensors, HalfAndBfloat16Decode) {
   EXPECT_EQ(file.read_floats("h"), (std::vector<float>{1.0f, -2.0f, 0.5f, std::ldexp(1.0f, -24)}));
   EXPECT_EQ(file.read_floats("b"), (std::vector<float>{1.0f, -3.0f}));
   std::remove(path.c_str());
+}
+
+// load_tensor: an aligned F32 tensor used in place from the mapped file on the CPU backend (outliving the
+// SafetensorsFile), a misaligned one and a BF16 one converted into backend memory, NaN refused either way.
+TEST(Safetensors, LoadTensorInPlaceOrConverted) {
+  const std::string path = temp_path("load.safetensors");
+  // Header of 80 bytes + 8: "a" starts 4-byte aligned, "m" at data offset 10 is not, "b" is BF16, "n" holds NaN.
+  std::string header =
+      R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"m":{"dtype":"F32","shape":[1],"data_offsets":[10,14]},)"
+      R"("b":{"dtype":"BF16","shape":[1],"data_offsets":[8,10]},"n":{"dtype":"F32","shape":[1],"data_offsets":[16,20]}})";
+  while (header.size() % 8) header.push_back(' ');
+  std::vector<uint8_t> data(20, 0);
+  const float a[2] = {1.5f, -2.25f}, m = 3.0f, nan = std::nanf("");
+  std::memcpy(data.data(), a, 8);
+  data[8] = 0x40, data[9] = 0xC0;  // BF16 -3.0
+  std::memcpy(data.data() + 10, &m, 4);
+  std::memcpy(data.data() + 16, &nan, 4);
+  write_raw(path, header, data);
+  auto be = make_cpu_backend(1);
+  Tensor in_place, copied, converted;
+  {
+    const SafetensorsFile file(path);
+    const int64_t allocated = be->allocated_memory();
+    in_place = file.load_tensor(*be, "a", {2}, "the test");
+    EXPECT_EQ(be->allocated_memory(), allocated);  // no backend allocation: the file's bytes
+    copied = file.load_tensor(*be, "m", {1}, "the test");
+    EXPECT_GT(be->allocated_memory(), allocated);
+    converted = file.load_tensor(*be, "b", {1}, "the test");
+    EXPECT_NE(error_of([&] { file.load_tensor(*be, "n", {1}, "the test"); }).find("NaN"), std::string::npos);
+    EXPECT_NE(error_of([&] { file.load_tensor(*be, "a", {3}, "the test"); }).find("the test needs [3]"),
+              std::string::npos);
+  }
+  std::remove(path.c_str());  // the mapping outlives the name and the SafetensorsFile
+  EXPECT_EQ(be->to_host(in_place), (std::vector<float>{1.5f, -2.25f}));
+  EXPECT_EQ(be->to_host(copied), (std::vector<float>{3.0f}));
+  EXPECT_EQ(be->to_host(converted), (std::vector<float>{-3.0f}));
+  in_place.data()[0] = 7.0f;  // copy-on-write: the process's own page, the file untouched
+  EXPECT_EQ(in_place.data()[0], 7.0f);
 }
 
 TEST(Safetensors, BadFilesNameTheFileAndTheProblem) {

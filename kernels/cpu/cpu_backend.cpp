@@ -47,6 +47,13 @@ int64_t CpuBackend::available_memory() const {
   return kib < 0 ? -1 : static_cast<int64_t>(kib) * 1024;
 }
 
+// Used in place (no kernel here needs more than float alignment); not counted as allocated: a mapped file's
+// pages belong to the page cache until written.
+Tensor CpuBackend::adopt_host(const Shape& shape, std::shared_ptr<float> storage) {
+  float* data = storage.get();
+  return Tensor(std::move(storage), data, shape, this);
+}
+
 Tensor CpuBackend::empty(const Shape& shape) {
   for (int64_t d : shape)
     if (d < 0) throw std::invalid_argument("negative dimension in tensor shape " + shape_string(shape));

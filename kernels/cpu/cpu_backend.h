@@ -21,6 +21,7 @@ class CpuBackend : public Backend {
 
   Tensor empty(const Shape& shape) override;
   void upload(Tensor& dst, const float* host) override;
+  Tensor adopt_host(const Shape& shape, std::shared_ptr<float> storage) override;
   void download(const Tensor& src, float* host) override;
   void copy(Tensor& dst, const Tensor& src) override;
   void fill(Tensor& t, float value) override;
