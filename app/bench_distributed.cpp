@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "app/bench_options.h"
+#include "app/bench_row.h"
 #include "app/flags.h"
 #include "core/error.h"
 #include "core/flop_model.h"
@@ -56,13 +57,13 @@ DistributedRow measure(const std::string& name, const Model& model, int views, i
   const std::vector<PosedImage> mine(inputs.begin() + begin, inputs.begin() + end);
   Backend& be = model.backend();
   SceneState alone, shared;
-  row.alone_s = row.ranks_s = 1e30;
+  Samples alone_s, ranks_s;
   for (int r = -o.warmup; r < o.repeat; ++r) {
     if (d.leads()) {  // rank 0 alone; the others wait at the barrier
       const double t = now_seconds();
       alone = model.encode(inputs);
       be.synchronize();
-      if (r >= 0) row.alone_s = std::min(row.alone_s, now_seconds() - t);
+      if (r >= 0) alone_s.values.push_back(now_seconds() - t);
     }
     barrier(d);
     const int64_t bytes = d.collective->bytes_communicated();
@@ -70,9 +71,11 @@ DistributedRow measure(const std::string& name, const Model& model, int views, i
     shared = model.encode(mine, {}, d.collective);
     be.synchronize();
     const double seconds = slowest(d, now_seconds() - t);
-    if (r >= 0) row.ranks_s = std::min(row.ranks_s, seconds);
+    if (r >= 0) ranks_s.values.push_back(seconds);
     row.mib_per_layer = double(d.collective->bytes_communicated() - bytes) / model.config().layers / (1 << 20);
   }
+  row.alone_s = alone_s.median();
+  row.ranks_s = ranks_s.median();
   if (d.leads()) row.state_difference = max_difference(be, alone, shared);
   return row;
 }
@@ -85,7 +88,7 @@ void print_rows(const std::vector<DistributedRow>& rows, const Distribution& d) 
     std::printf("| %s | %d | %d | %dx%d | %lld | %lld | %.3f | %.3f | %.2fx | %.3f | %.2g |\n", r.model.c_str(), d.size(),
                 r.views, r.size, r.size, static_cast<long long>(r.tokens), static_cast<long long>(r.tokens / d.size()),
                 r.alone_s, r.ranks_s, r.alone_s / r.ranks_s, r.mib_per_layer, r.state_difference);
-  std::printf("\nColumns: encode s = best of --repeat after --warmup, across ranks the slowest rank's; MiB exchanged = "
+  std::printf("\nColumns: encode s = median of --repeat after --warmup, across ranks the slowest rank's; MiB exchanged = "
               "payload this rank handed to the collective per layer (LaCT: the summed update directions, all-reduced; "
               "full attention: its keys and values, gathered); max state diff = the state across ranks against rank 0 "
               "encoding every view alone (summation order).\n");
