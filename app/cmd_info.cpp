@@ -7,6 +7,7 @@
 #include "pipeline/scene_selection.h"
 #include "core/block_module.h"
 #include "core/error.h"
+#include "kernels/cpu/bf16_gemm.h"
 #include "core/safetensors.h"
 #include "core/weights.h"
 #include "datasets/preprocess.h"
@@ -147,6 +148,9 @@ void info_devices() {
     const int64_t memory = backend->available_memory();
     std::printf("%-5s %s; %.1f GiB available\n", name.c_str(), backend->device_description().c_str(),
                 memory < 0 ? 0.0 : static_cast<double>(memory) / (1ll << 30));
+    if (name == "cpu")  // what --precision bf16 would use here
+      std::printf("      bf16 products: %s%s\n", cpu_bf16_capability().c_str(),
+                  cpu_bf16_available() ? "" : " (--precision bf16 refused)");
   }
 }
 

@@ -29,7 +29,8 @@ void add_common_options(CLI::App& command, CommonOptions& options) {
       ->check(CLI::IsMember(backend_names()));
   command
       .add_option("--precision", options.precision,
-                  "Matrix products in fp32, tf32 or bf16 (bf16/tf32 operands, fp32 accumulation; cuda only)")
+                  "Matrix products in fp32, tf32 (cuda) or bf16 (bf16 operands, fp32 accumulation; cuda, and the cpu where it "
+                  "has bf16 instructions: see lact info --devices)")
       ->check(CLI::IsMember({"fp32", "tf32", "bf16"}));
   command.add_flag("--no-graphs", options.no_graphs, "Render with direct kernel launches, not replayed CUDA graphs");
 }

@@ -1,4 +1,5 @@
 #include "kernels/backend.h"
+#include "kernels/cpu/bf16_gemm.h"
 
 #include <cstring>
 #include <stdexcept>
@@ -119,10 +120,11 @@ bool backend_available(const std::string& name, std::string* why) {
 
 std::unique_ptr<Backend> make_backend(const std::string& name, int threads, Precision precision) {
   if (name == "cpu") {
-    if (precision != Precision::Fp32)
-      throw std::invalid_argument("the cpu backend computes in fp32 only (precision " + precision_name(precision) +
-                                  " needs the cuda backend)");
-    return make_cpu_backend(threads);
+    if (precision == Precision::Tf32)
+      throw std::invalid_argument("the cpu backend has no tf32 (fp32, or bf16 where the CPU has bf16 instructions)");
+    std::string why;
+    if (precision == Precision::Bf16 && !cpu_bf16_available(&why)) throw std::invalid_argument(why);
+    return make_cpu_backend(threads, precision);
   }
 #ifdef LACT_HAVE_CUDA
   if (name == "cuda" || name.rfind("cuda:", 0) == 0) {  // cuda:N picks the device (one per rank under NCCL)

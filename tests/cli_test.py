@@ -137,7 +137,10 @@ class CliTest(unittest.TestCase):
         print("\n  " + so.strip().replace("\n", "\n  "))
         if re.search(r"(?m)^cuda +unavailable", so):
             self.expect_error(self.model_args(self.model) + ["--device", "cuda"], ["cuda", "no usable CUDA device"])
-        self.expect_error(self.model_args(self.model) + ["--precision", "bf16"], ["fp32 only"])
+        self.expect_error(self.model_args(self.model) + ["--precision", "tf32"], ["no tf32"])
+        self.assertRegex(so, r"(?m)^ +bf16 products: ")
+        if "refused" in so:  # a CPU without bf16 instructions (or no oneDNN): one line saying why
+            self.expect_error(self.model_args(self.model) + ["--precision", "bf16"], ["bf16"])
 
     # ---------------------------------------------------------------- errors
     def expect_error(self, args, names, render=True, targets=TARGETS):

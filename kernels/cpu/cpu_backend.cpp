@@ -23,7 +23,10 @@ inline float silu_of(float x) { return x / (1.0f + std::exp(-x)); }
 
 }  // namespace
 
-CpuBackend::CpuBackend(int threads) { set_threads(threads); }
+CpuBackend::CpuBackend(int threads, Precision precision) : precision_(precision) {
+  set_threads(threads);
+  if (precision_ == Precision::Bf16) bf16_ = std::make_unique<Bf16Gemm>();
+}
 
 void CpuBackend::set_threads(int threads) {
   if (threads <= 0) return;  // keep the library defaults (all cores)
@@ -112,6 +115,10 @@ void CpuBackend::gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, 
       for (int64_t r = 0; r < m; ++r)
         for (int64_t col = 0; col < n; ++col) ci[r * ldc + col] = beta == 0.0f ? 0.0f : beta * ci[r * ldc + col];
       continue;
+    }
+    if (bf16_) {  // every batch entry in one oneDNN call
+      bf16_->gemm(transpose_a, transpose_b, m, n, k, alpha, a, b, beta, c, ldc, stride_c, batch);
+      return;
     }
     cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans, transpose_b ? CblasTrans : CblasNoTrans,
                 static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), alpha,
@@ -388,6 +395,8 @@ void CpuBackend::scale_batched(Tensor& x, const std::vector<float>& scale) {
   }
 }
 
-std::unique_ptr<Backend> make_cpu_backend(int threads) { return std::make_unique<CpuBackend>(threads); }
+std::unique_ptr<Backend> make_cpu_backend(int threads, Precision precision) {
+  return std::make_unique<CpuBackend>(threads, precision);
+}
 
 }  // namespace lact

@@ -5,13 +5,16 @@
 #include <memory>
 
 #include "kernels/backend.h"
+#include "kernels/cpu/bf16_gemm.h"
 
 namespace lact {
 
 class CpuBackend : public Backend {
  public:
-  explicit CpuBackend(int threads);
+  // Precision::Bf16: matrix products through oneDNN with bf16 operands (kernels/cpu/bf16_gemm.h).
+  explicit CpuBackend(int threads, Precision precision = Precision::Fp32);
   std::string name() const override { return "cpu"; }
+  Precision precision() const override { return precision_; }
   void set_threads(int threads) override;
   std::string device_description() const override;
   int64_t available_memory() const override;
@@ -65,6 +68,8 @@ class CpuBackend : public Backend {
   // Shared with the tensors' deleters, which may run after the backend is gone.
   std::shared_ptr<std::atomic<int64_t>> allocated_ = std::make_shared<std::atomic<int64_t>>(0);
   std::shared_ptr<std::atomic<int64_t>> peak_ = std::make_shared<std::atomic<int64_t>>(0);
+  Precision precision_ = Precision::Fp32;
+  std::unique_ptr<Bf16Gemm> bf16_;  // with Precision::Bf16
 };
 
 }  // namespace lact
