@@ -36,12 +36,14 @@ void add_scene_inputs(const SceneSelection& selection, InputFiles& inputs) {
 
 namespace {
 
-// The PSNR of the input view nearest each target (the "copy the closest photo" baseline), reading each input
-// image once.
+// The PSNR of the input view nearest each target (the "copy the closest photo" baseline). The input images
+// the encode read (`loaded`: selection.inputs from position `first` on) are reused; others are read once.
 class NearestInputs {
  public:
-  explicit NearestInputs(const SceneSelection& selection) : selection_(selection) {
+  NearestInputs(const SceneSelection& selection, const std::vector<PosedImage>& loaded, size_t first)
+      : selection_(selection) {
     for (const PosedImage& v : selected_views(selection, selection.inputs, false)) cameras_.push_back(v.camera);
+    for (size_t i = 0; i < loaded.size(); ++i) images_.emplace(static_cast<int>(first + i), loaded[i].image);
   }
   void measure(const Camera& target, const Image& truth, ViewReport& v) {
     if (cameras_.empty()) return;
@@ -63,14 +65,14 @@ class NearestInputs {
 // the rendering itself took to `render_s`.
 std::vector<ViewReport> render_and_measure(const Model& model, const SceneSelection& selection,
                                            const SceneState& state, const std::vector<int>& indices,
-                                           const std::string& folder, RunOutput& out, double& render_s) {
+                                           const std::string& folder, RunOutput& out, NearestInputs& nearest,
+                                           double& render_s) {
   const std::vector<PosedImage> targets = selected_views(selection, indices, true);
   std::vector<Camera> cameras;
   for (const PosedImage& t : targets) cameras.push_back(t.camera);
   const auto start = std::chrono::steady_clock::now();
   const std::vector<Image> images = model.render(state, cameras);
   render_s += seconds_since(start);
-  NearestInputs nearest(selection);
   std::vector<ViewReport> views;
   for (size_t i = 0; i < images.size(); ++i) {
     ViewReport v;
@@ -118,8 +120,9 @@ SceneReport evaluate_scene(const Model& model, const SceneSelection& selection, 
   add_scene_inputs(selection, out.inputs);
 
   SceneState encoded;
+  std::vector<PosedImage> inputs;  // this rank's share of the input views, when it encodes
   if (!given_state) {
-    const std::vector<PosedImage> inputs = read_input_share(model, selection, d);
+    inputs = read_input_share(model, selection, d);
     const auto start = std::chrono::steady_clock::now();
     encoded = model.encode(inputs, {}, d.collective);
     report.encode_s = seconds_since(start);
@@ -131,7 +134,10 @@ SceneReport evaluate_scene(const Model& model, const SceneSelection& selection, 
   const std::vector<int> mine(report.targets.begin() + begin, report.targets.begin() + end);
   std::vector<ViewReport> views;
   double render_s = 0;
-  on_every_rank(d, [&] { views = render_and_measure(model, selection, state, mine, report.folder, out, render_s); });
+  NearestInputs nearest(selection, inputs, given_state ? 0 : share_of(d, selection.inputs.size()).first);
+  on_every_rank(d, [&] {
+    views = render_and_measure(model, selection, state, mine, report.folder, out, nearest, render_s);
+  });
   report.render_ms_per_view = 1000.0 * render_s / std::max<size_t>(1, mine.size());
   report.views = gather_views(d, report, std::move(views));
   return report;

@@ -35,26 +35,18 @@ std::vector<std::string> case_dirs() {
 
 class Parity : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(Parity, EncodeIntermediatesFastWeightsAndRender) {
-  const std::string dir = GetParam();
-  const SafetensorsFile expected(dir + "/expected.safetensors");
-  const std::vector<PosedImage> views = test::fixture_inputs(expected);
-  const int inputs = int(views.size()), height = views[0].image.height, width = views[0].image.width;
-  const int targets = int(expected.entry("target_c2w").shape[0]);
-  std::vector<Camera> cameras;
-  for (int i = 0; i < targets; ++i) cameras.push_back(test::fixture_camera(expected, "target", i, height, width));
-  const auto reference_render = expected.read_floats("target_render_rendering");
+// Every backend this machine can run (the CUDA one where a GPU is present), at every precision it has:
+// fp32 to the fixture's tolerances; tf32 and bf16 to looser ones, about 4x what the GPU backend's code gave
+// on the fixture with emulated kernels and operands rounded as the tensor cores round them
+// (test_cuda_emulated: tf32 3.0e-3 / 8.2e-4, bf16 2.5e-2 / 6.2e-3).
+struct ParityRun {
+  std::string backend;
+  Precision precision;
+  double intermediate_tolerance, render_tolerance;
+};
 
-  // Every backend this machine can run (the CUDA one where a GPU is present), at every precision it has:
-  // fp32 to the fixture's tolerances; tf32 and bf16 to looser ones, about 4x what the GPU backend's code gave
-  // on the fixture with emulated kernels and operands rounded as the tensor cores round them
-  // (test_cuda_emulated: tf32 3.0e-3 / 8.2e-4, bf16 2.5e-2 / 6.2e-3).
-  struct Run {
-    std::string backend;
-    Precision precision;
-    double intermediate_tolerance, render_tolerance;
-  };
-  std::vector<Run> runs = {{"cpu", Precision::Fp32, 1e-4, 1e-4}};
+std::vector<ParityRun> parity_runs() {
+  std::vector<ParityRun> runs = {{"cpu", Precision::Fp32, 1e-4, 1e-4}};
   std::string why;
   if (cpu_bf16_available(&why))  // oneDNN's bf16 products: the CUDA backend's bf16 tolerances
     runs.push_back({"cpu", Precision::Bf16, 1e-1, 3e-2});
@@ -66,7 +58,20 @@ TEST_P(Parity, EncodeIntermediatesFastWeightsAndRender) {
                              {"cuda", Precision::Bf16, 1e-1, 3e-2}});
   else
     std::printf("cuda backend not run: %s\n", why.c_str());
-  for (const Run& run : runs)
+  return runs;
+}
+
+TEST_P(Parity, EncodeIntermediatesFastWeightsAndRender) {
+  const std::string dir = GetParam();
+  const SafetensorsFile expected(dir + "/expected.safetensors");
+  const std::vector<PosedImage> views = test::fixture_inputs(expected);
+  const int inputs = int(views.size()), height = views[0].image.height, width = views[0].image.width;
+  const int targets = int(expected.entry("target_c2w").shape[0]);
+  std::vector<Camera> cameras;
+  for (int i = 0; i < targets; ++i) cameras.push_back(test::fixture_camera(expected, "target", i, height, width));
+  const auto reference_render = expected.read_floats("target_render_rendering");
+
+  for (const ParityRun& run : parity_runs())
   for (NewtonSchulzRoute route : {NewtonSchulzRoute::Dense, NewtonSchulzRoute::LowRank, NewtonSchulzRoute::Auto}) {
     auto be = make_backend(run.backend, 2, run.precision);
     SCOPED_TRACE(run.backend + " " + precision_name(run.precision) + " route " + std::to_string(int(route)));
