@@ -71,6 +71,7 @@ void info_data(const DataOptions& o, const std::string& targets_spec) {
     const SceneSummary s = summarize_scene(scene);
     std::printf("scene %s (%s layout, %s): %d views\n", scene.name.c_str(), scene.layout.c_str(), scene.source.c_str(),
                 s.views);
+    for (const std::string& note : scene.notes) std::printf("  %s\n", note.c_str());
     std::printf("  image sizes (WxH):");
     for (const auto& [w, h] : s.sizes) std::printf(" %dx%d", w, h);
     std::printf("\n  intrinsics (px): ");

@@ -5,7 +5,8 @@ namespace lact::app {
 void add_data_options(CLI::App& command, DataOptions& o) {
   command.add_option("--data", o.data,
                      "Scene data: LaCT index or opencv_cameras.json, Long-LRM/DL3DV dict, nerfstudio transforms.json, "
-                     "NeRF-synthetic transforms_*.json, an index .txt, or a folder holding one");
+                     "NeRF-synthetic transforms_*.json, an index .txt, or a folder holding one; a COLMAP model "
+                     "(a folder with sparse/0 and images/, or the model folder with --images)");
   command.add_option("--scene", o.scene, "Scene name when --data holds several");
   command.add_option("--inputs", o.inputs, "Input views: 0,1,2 | 0-7 | uniform:N | random:N | fold8[:N] | all");
   command.add_option("--size", o.size, "Working size HxW (default: the input views' size; divisible by 8)");
@@ -16,8 +17,10 @@ void add_data_options(CLI::App& command, DataOptions& o) {
                   "Scene pose normalisation (mean pose, scale to [-1, 1]) from: none | inputs | all (views)")
       ->capture_default_str();
   command.add_option("--seed", o.seed, "Seed for random:N and k-means view selection")->capture_default_str();
-  command.add_option("--downscale", o.downscale, "nerfstudio/DL3DV: read images_N instead of images (N = 2, 4, 8)")
+  command.add_option("--downscale", o.downscale, "nerfstudio/DL3DV/COLMAP: read images_N instead of images (N = 2, 4, 8)")
       ->check(CLI::Range(1, 64));
+  command.add_option("--images", o.images, "COLMAP: the folder the model's image names are relative to (default: "
+                                           "images/ beside sparse/)");
 }
 
 void add_common_options(CLI::App& command, CommonOptions& options) {

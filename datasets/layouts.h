@@ -17,4 +17,9 @@ Scene read_lact_camera_file(const std::filesystem::path& path, const nlohmann::j
 Scene read_transforms_file(const std::filesystem::path& path, const nlohmann::json& json, const std::string& split,
                            const ReadOptions& options);
 
+// COLMAP sparse models (datasets/colmap_layout.cpp): whether `path` is a model folder (cameras + images, .bin or
+// .txt), a folder holding sparse/0 (or sparse/ holding the model), or one of a model's files; and reading it.
+bool is_colmap_path(const std::filesystem::path& path);
+Scene read_colmap_scene(const std::filesystem::path& path, const ReadOptions& options);
+
 }  // namespace lact

@@ -37,7 +37,14 @@ Scene scene_from_json(const fs::path& path, const nlohmann::json& json, const Re
 }
 
 Scene read_camera_file(const fs::path& path, const ReadOptions& options) {
+  if (is_colmap_path(path)) return read_colmap_scene(path, options);  // an index entry naming a COLMAP model
   return scene_from_json(path, read_json_file(path), options);
+}
+
+// --images names the image folder of a COLMAP model; any other layout states its image paths itself.
+void check_images_option(const std::string& path, const ReadOptions& options) {
+  if (!options.images.empty() && !is_colmap_path(path))
+    throw Error("--images", "applies to COLMAP models only; " + path + " is not one (its camera file names its images)");
 }
 
 // Index files list per-scene camera files relative to the index's folder (absolute paths stay).
@@ -70,9 +77,11 @@ SceneList read_scene_list(const std::string& path_string, const ReadOptions& opt
   const fs::path path(path_string);
   std::error_code ec;
   if (!fs::exists(path, ec)) throw Error(path_string, "no such file or folder");
+  check_images_option(path_string, options);
   if (fs::is_directory(path, ec)) {
     for (const char* name : {"opencv_cameras.json", "transforms.json"})
       if (fs::exists(path / name, ec)) return {{read_camera_file(path / name, options)}, {}};
+    if (is_colmap_path(path)) return {{read_colmap_scene(path, options)}, {}};
     // NeRF-synthetic: one scene from the splits present, in the order train, val, test.
     Scene scene;
     for (const char* split : {"train", "val", "test"}) {
@@ -83,9 +92,11 @@ SceneList read_scene_list(const std::string& path_string, const ReadOptions& opt
       else scene.views.insert(scene.views.end(), part.views.begin(), part.views.end());
     }
     if (scene.views.empty())
-      throw Error(path_string, "folder holds no opencv_cameras.json, transforms.json or transforms_{train,val,test}.json");
+      throw Error(path_string, "folder holds no opencv_cameras.json, transforms.json, transforms_{train,val,test}.json "
+                               "or COLMAP model (cameras + images .bin or .txt, or sparse/0)");
     return {{scene}, {}};
   }
+  if (is_colmap_path(path)) return {{read_colmap_scene(path, options)}, {}};  // cameras.bin, images.txt, ...
   auto read_all = [&](const std::vector<fs::path>& entries) {
     SceneList list;
     for (const fs::path& entry : entries) {

@@ -23,16 +23,20 @@ struct SceneView {
 struct Scene {
   std::string name;    // the folder that holds the scene's camera file (or the file's scene_name)
   std::string source;  // the camera file it was read from
-  std::string layout;  // "lact" (list), "lact-dict", "lvsm", "nerfstudio", "nerf-synthetic"
+  std::string layout;  // "lact" (list), "lact-dict", "lvsm", "nerfstudio", "nerf-synthetic", "colmap"
   std::vector<SceneView> views;
   std::vector<int> kmeans_inputs;  // the file's fold-8 k-means input list (Long-LRM), if any
   std::string kmeans_key;          // its key, e.g. "fold_8_kmeans_32_input"
+  std::vector<std::string> notes;  // what the layout adds for `lact info`, a line each (COLMAP: cameras by model,
+                                   // registered and unregistered images)
 };
 
 struct ReadOptions {
-  // nerfstudio / DL3DV: read images from `images_N` instead of `images` (N = 2, 4, 8); intrinsics follow
-  // the actual image size when the images are decoded.
+  // nerfstudio / DL3DV / COLMAP: read images from `images_N` instead of `images` (N = 2, 4, 8); intrinsics
+  // follow the actual image size when the images are decoded.
   int downscale = 1;
+  // COLMAP: the folder the model's image names are relative to (default: images/ beside sparse/).
+  std::string images;
 };
 
 // Reads PATH and detects its layout:
@@ -43,7 +47,9 @@ struct ReadOptions {
 //    {image_path, fxfycxcy, w2c};
 //  - nerfstudio / DL3DV / instant-ngp `transforms.json` (OpenGL camera-to-world, fl_x.., k1 k2 p1 p2);
 //  - NeRF-synthetic `transforms_{train,val,test}.json` (camera_angle_x), or a folder holding them;
-//  - a folder holding `opencv_cameras.json` or `transforms.json`.
+//  - a folder holding `opencv_cameras.json` or `transforms.json`;
+//  - a COLMAP sparse model: a folder with sparse/0 (or sparse/) and images/, the model folder itself (cameras +
+//    images .bin or .txt; images/ beside sparse/, or ReadOptions::images), or one of the model's files.
 // Every error names the file and the frame or field.
 std::vector<Scene> read_scenes(const std::string& path, const ReadOptions& options = {});
 

@@ -13,8 +13,25 @@ namespace {
 const char* const kWhere = "undistort";
 
 void check_distortion(const LensDistortion& d) {
-  for (double c : {d.k1, d.k2, d.p1, d.p2})
-    if (!std::isfinite(c)) throw Error(kWhere, "distortion coefficients (k1, k2, p1, p2) contain NaN or infinity");
+  for (double c : {d.k1, d.k2, d.p1, d.p2, d.k3, d.k4, d.k5, d.k6})
+    if (!std::isfinite(c)) throw Error(kWhere, "distortion coefficients (k1, k2, p1, p2, k3..k6) contain NaN or infinity");
+}
+
+// The radial factor and its derivative with respect to r2. Without k3..k6 it is exactly the polynomial
+// 1 + k1 r2 + k2 r2^2 (and k1 + 2 k2 r2), as before FULL_OPENCV was read.
+void radial_factor(const LensDistortion& d, double r2, double& radial, double& dradial_dr2) {
+  if (d.k3 == 0 && d.k4 == 0 && d.k5 == 0 && d.k6 == 0) {
+    radial = 1 + d.k1 * r2 + d.k2 * r2 * r2;
+    dradial_dr2 = d.k1 + 2 * d.k2 * r2;
+    return;
+  }
+  const double r4 = r2 * r2, r6 = r4 * r2;
+  const double numerator = 1 + d.k1 * r2 + d.k2 * r4 + d.k3 * r6;
+  const double denominator = 1 + d.k4 * r2 + d.k5 * r4 + d.k6 * r6;
+  const double dnumerator = d.k1 + 2 * d.k2 * r2 + 3 * d.k3 * r4;
+  const double ddenominator = d.k4 + 2 * d.k5 * r2 + 3 * d.k6 * r4;
+  radial = numerator / denominator;
+  dradial_dr2 = (dnumerator * denominator - numerator * ddenominator) / (denominator * denominator);
 }
 
 void check_camera(const Camera& c, const std::string& which) {
@@ -30,8 +47,9 @@ void check_camera(const Camera& c, const std::string& which) {
 void distortion_jacobian(const LensDistortion& d, double x, double y, double& a, double& b, double& c,
                          double& e) {
   const double r2 = x * x + y * y;
-  const double radial = 1 + d.k1 * r2 + d.k2 * r2 * r2;
-  const double dradial = 2 * (d.k1 + 2 * d.k2 * r2);  // d radial / d x = dradial * x, likewise y
+  double radial, dradial_dr2;
+  radial_factor(d, r2, radial, dradial_dr2);
+  const double dradial = 2 * dradial_dr2;  // d radial / d x = dradial * x, likewise y
   a = radial + dradial * x * x + 2 * d.p1 * y + 6 * d.p2 * x;
   b = dradial * x * y + 2 * d.p1 * x + 2 * d.p2 * y;
   c = dradial * x * y + 2 * d.p1 * x + 2 * d.p2 * y;
@@ -47,11 +65,14 @@ void undistort_pixel(const Camera& c, const LensDistortion& d, double u, double 
 
 }  // namespace
 
-bool LensDistortion::any() const { return k1 != 0 || k2 != 0 || p1 != 0 || p2 != 0; }
+bool LensDistortion::any() const {
+  return k1 != 0 || k2 != 0 || p1 != 0 || p2 != 0 || k3 != 0 || k4 != 0 || k5 != 0 || k6 != 0;
+}
 
 void distort_normalized(const LensDistortion& d, double x, double y, double& xd, double& yd) {
   const double r2 = x * x + y * y;
-  const double radial = 1 + d.k1 * r2 + d.k2 * r2 * r2;
+  double radial, unused;
+  radial_factor(d, r2, radial, unused);
   xd = x * radial + 2 * d.p1 * x * y + d.p2 * (r2 + 2 * x * x);
   yd = y * radial + d.p1 * (r2 + 2 * y * y) + 2 * d.p2 * x * y;
 }

@@ -1,10 +1,12 @@
-// Lens undistortion for OpenCV radial-tangential cameras (nerfstudio / DL3DV transforms.json k1, k2, p1, p2):
-// the pinhole intrinsics OpenCV's getOptimalNewCameraMatrix(alpha = 0) picks, and the resampling
-// cv::undistort does onto them, written from the model below.
+// Lens undistortion for OpenCV radial-tangential cameras (nerfstudio / DL3DV transforms.json k1, k2, p1, p2;
+// COLMAP's SIMPLE_RADIAL, RADIAL, OPENCV and FULL_OPENCV): the pinhole intrinsics OpenCV's
+// getOptimalNewCameraMatrix(alpha = 0) picks, and the resampling cv::undistort does onto them, written from the
+// model below.
 //
-// Model, on normalized undistorted coordinates (x, y), r2 = x^2 + y^2:
-//   x_d = x (1 + k1 r2 + k2 r2^2) + 2 p1 x y + p2 (r2 + 2 x^2)
-//   y_d = y (1 + k1 r2 + k2 r2^2) + p1 (r2 + 2 y^2) + 2 p2 x y
+// Model, on normalized undistorted coordinates (x, y), r2 = x^2 + y^2, with OpenCV's rational radial factor
+//   radial = (1 + k1 r2 + k2 r2^2 + k3 r2^3) / (1 + k4 r2 + k5 r2^2 + k6 r2^3)   (k3..k6: FULL_OPENCV only)
+//   x_d = x radial + 2 p1 x y + p2 (r2 + 2 x^2)
+//   y_d = y radial + p1 (r2 + 2 y^2) + 2 p2 x y
 // and the distorted pixel is (fx x_d + cx, fy y_d + cy). Pixel centres are at integer coordinates (OpenCV's
 // convention), so pixel (0, 0) is at (0, 0) and the image spans [0, W-1] x [0, H-1] between centres.
 #pragma once
@@ -17,6 +19,7 @@ namespace lact {
 
 struct LensDistortion {
   double k1 = 0, k2 = 0, p1 = 0, p2 = 0;
+  double k3 = 0, k4 = 0, k5 = 0, k6 = 0;  // FULL_OPENCV's rational terms; zero gives the k1 k2 p1 p2 model exactly
   bool any() const;  // any coefficient non-zero
 };
 

@@ -16,6 +16,7 @@ namespace lact {
 ReadOptions read_options(const DataOptions& o) {
   ReadOptions read;
   read.downscale = o.downscale;
+  read.images = o.images;
   return read;
 }
 
@@ -85,6 +86,7 @@ std::map<std::string, std::string> origin_metadata(const DataOptions& o, const S
   m["inputs"] = inputs.dump();
   m["background"] = o.background;
   m["downscale"] = std::to_string(o.downscale);
+  if (!o.images.empty()) m["images"] = std::filesystem::absolute(o.images).lexically_normal().string();
   m["normalize_poses"] = o.normalize_poses;
   nlohmann::json world = std::vector<double>(s.pose.world.begin(), s.pose.world.end());
   m["pose_world"] = world.dump();
@@ -128,6 +130,7 @@ SceneSelection plan_from_state_metadata(const std::map<std::string, std::string>
   if (data.scene.empty()) data.scene = metadata_or(metadata, "scene", "");
   if (data.data.empty()) throw Error(state_path, "records no data: pass --data for the scene's cameras");
   data.background = metadata_or(metadata, "background", data.background);
+  if (data.images.empty()) data.images = metadata_or(metadata, "images", "");
   const std::string downscale = metadata_or(metadata, "downscale", "1");
   if (downscale.empty() || downscale.size() > 2 || downscale.find_first_not_of("0123456789") != std::string::npos ||
       std::stoi(downscale) < 1 || std::stoi(downscale) > 64)

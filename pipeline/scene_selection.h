@@ -15,6 +15,7 @@ namespace lact {
 
 struct DataOptions {
   std::string data, scene, inputs, size, background = "white", normalize_poses = "none";
+  std::string images;  // COLMAP: the image folder (--images)
   uint64_t seed = 0;
   int downscale = 1;
 };
