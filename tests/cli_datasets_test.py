@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""End-to-end tests of the dataset side of the lact CLI: the four camera layouts, real data, bad input.
+"""End-to-end tests of the dataset side of the lact CLI: the camera layouts, COLMAP models, real data, bad input.
 
 Usage: python3 tests/cli_datasets_test.py --lact build/app/lact --fixture ../shared/fixtures/lact_tiny
        [--data-root ../shared/data]   (gso_toy, mydesk, gso_sample_index.json; default: FIXTURE/../../data)
@@ -12,6 +12,7 @@ import json
 import math
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -20,6 +21,8 @@ import unittest
 import numpy as np
 
 ARGS = None
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CONVERT_TO_COLMAP = os.path.join(REPO, "tools", "convert_to_colmap.py")
 W, H = 48, 32
 FOCAL = 40.0           # fx = fy, so camera_angle_x alone states it
 CX, CY = W / 2, H / 2  # the image centre, which NeRF-synthetic implies
@@ -439,6 +442,175 @@ class BadInputTest(Base):
     def test_missing_data(self):
         missing = os.path.join(self.tmp, "no_such_scene")
         self.assert_one_line_error(run("info", "--data", missing), missing)
+
+
+def to_colmap(scene_file, out, fmt):
+    """tools/convert_to_colmap.py: `scene_file` as OUT/sparse/0 (binary or text) with OUT/images linked."""
+    p = subprocess.run([sys.executable, CONVERT_TO_COLMAP, scene_file, out, "--format", fmt], capture_output=True,
+                       text=True, timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return out
+
+
+def rays(frames):
+    """Ray origins and directions (float64) of camera-path frames, as the engine computes them."""
+    out = []
+    for f in frames:
+        c2w = np.array(f["c2w"], dtype=np.float64)
+        u, v = np.meshgrid(np.arange(f["w"]) + 0.5, np.arange(f["h"]) + 0.5)
+        d = np.stack([(u - f["cx"]) / f["fx"], (v - f["cy"]) / f["fy"], np.ones_like(u)], -1) @ c2w[:3, :3].T
+        d /= np.linalg.norm(d, axis=-1, keepdims=True)
+        out.append(np.concatenate([np.broadcast_to(c2w[:3, 3], d.shape), d], -1))
+    return np.stack(out)
+
+
+class ColmapTest(Base):
+    """The same scene as a COLMAP model (binary and text, written by tools/convert_to_colmap.py) and in the LaCT
+    layout: the same cameras and rays (<= 1e-5), identical ground-truth pixels, equal renders and PSNR."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.data = os.path.abspath(ARGS.data_root)
+        cls.gso64 = os.path.join(REPO, "examples", "gso_toy_64", "opencv_cameras.json")
+
+    def convert(self, name, scene_file):
+        if not os.path.exists(scene_file):
+            self.skipTest("%s not present" % scene_file)
+        return {fmt: to_colmap(scene_file, os.path.join(self.tmp, "%s_%s" % (name, fmt)), fmt) for fmt in ("bin", "txt")}
+
+    def render_views(self, data, inputs, targets, *extra):
+        rc, so, se, out = self.render(data, "--save-images", *extra, inputs=",".join(map(str, inputs)),
+                                      targets=",".join(map(str, targets)))
+        self.assertEqual(rc, 0, "%s: %s%s" % (data, so, se))
+        with open(os.path.join(out, "report.json")) as f:
+            report = json.load(f)
+        views = {}
+        for t in targets:
+            npy = glob.glob(os.path.join(out, "*", "%d.npy" % t))
+            gt = glob.glob(os.path.join(out, "*", "%d_gt.png" % t))
+            self.assertEqual((len(npy), len(gt)), (1, 1), out)
+            with open(gt[0], "rb") as f:
+                views[t] = (np.load(npy[0]), f.read())
+        return views, report
+
+    def path_cameras(self, data, inputs, keys, *extra):
+        """The cameras of `keys` as `lact path interpolate` writes them (working size, poses normalised)."""
+        out = os.path.join(tempfile.mkdtemp(dir=self.tmp), "path.json")
+        rc, so, se = run("path", "interpolate", "--data", data, "--inputs", ",".join(map(str, inputs)), "--keys",
+                         ",".join(map(str, keys)), "--frames", len(keys) - 1, "-o", out, *extra)
+        self.assertEqual(rc, 0, so + se)
+        with open(out) as f:
+            return json.load(f)["frames"]
+
+    def compare(self, name, lact, colmap, index, inputs, targets, *extra):
+        """Renders `inputs` -> `targets` (LaCT indices; `index` maps them to the COLMAP model's) from both and
+        compares; returns the numbers."""
+        reference, ref_report = self.render_views(lact, inputs, targets, *extra)
+        ref_rays = rays(self.path_cameras(lact, inputs, inputs + targets, *extra))
+        for fmt, data in colmap.items():
+            views, report = self.render_views(data, [index[i] for i in inputs], [index[t] for t in targets], *extra)
+            render_diff = max(float(np.abs(views[index[t]][0] - reference[t][0]).max()) for t in targets)
+            same_gt = all(views[index[t]][1] == reference[t][1] for t in targets)
+            mapped = [index[i] for i in inputs]
+            ray_diff = float(np.abs(rays(self.path_cameras(data, mapped, mapped + [index[t] for t in targets], *extra)) -
+                                    ref_rays).max())
+            psnr, ref_psnr = report["scenes"][0]["psnr"], ref_report["scenes"][0]["psnr"]
+            sys.stderr.write("\n%s COLMAP %s vs LaCT layout %s: max ray difference %.3g, ground truth PNGs identical: %s, "
+                             "max render difference %.3g, PSNR %.6f vs %.6f\n"
+                             % (name, fmt, " ".join(extra), ray_diff, same_gt, render_diff, psnr, ref_psnr))
+            self.assertLessEqual(ray_diff, 1e-5, fmt)
+            self.assertTrue(same_gt, fmt)
+            self.assertLessEqual(render_diff, 1e-5, fmt)
+            self.assertAlmostEqual(psnr, ref_psnr, places=4)
+
+    def test_gso_toy_64(self):
+        colmap = self.convert("gso64", self.gso64)
+        self.compare("gso_toy_64", self.gso64, colmap, {i: i for i in range(64)}, [0, 16, 20, 34, 46], [8, 24, 40])
+        for fmt, data in colmap.items():
+            rc, so, se = run("info", "--data", data)
+            self.assertEqual(rc, 0, so + se)
+            self.assertIn("(colmap layout", so)
+            self.assertIn("64 views", so)
+            self.assertIn("(%s): 1 camera(s) in use: 1 PINHOLE" % ("binary" if fmt == "bin" else "text"), so)
+            self.assertIn("images: 64 registered, 0 unregistered", so)
+            self.assertEqual(intrinsics_line(so), intrinsics_line(run("info", "--data", self.gso64)[1]))
+
+    def test_gso_toy_shared(self):
+        scene = os.path.join(self.data, "gso_toy", "opencv_cameras.json")
+        colmap = self.convert("gso", scene)
+        self.compare("gso_toy", scene, colmap, {i: i for i in range(64)}, [0, 16, 20, 34], [8, 40], "--size", "64x64")
+
+    def test_mydesk(self):
+        scene = os.path.join(self.data, "mydesk", "opencv_cameras.json")
+        colmap = self.convert("mydesk", scene)
+        with open(scene) as f:
+            names = [os.path.basename(fr["file_path"]) for fr in json.load(f)["frames"]]
+        # COLMAP views come sorted by image name; the LaCT file is in frame order.
+        index = {i: sorted(names).index(n) for i, n in enumerate(names)}
+        inputs, targets = [3, 61, 122, 190, 251, 317, 380, 449], [0, 8, 248, 496]
+        for normalize in ("inputs", "all"):
+            self.compare("mydesk", scene, colmap, index, inputs, targets, "--size", "128x224", "--normalize-poses",
+                         normalize)
+        rc, so, se = run("info", "--data", colmap["bin"])
+        self.assertEqual(rc, 0, so + se)
+        self.assertIn("images: 498 registered, 0 unregistered", so)
+
+    def test_distortion_as_nerfstudio(self):
+        """k1 k2 p1 p2 in transforms.json and the same cameras as a COLMAP OPENCV model: same undistorted views."""
+        folder = os.path.join(self.tmp, "distorted")
+        names = ["images/%03d.png" % i for i in range(4)]
+        for src, name in zip(self.images, names):
+            os.makedirs(os.path.join(folder, "images"), exist_ok=True)
+            shutil.copyfile(src, os.path.join(folder, name))
+        scene = os.path.join(folder, "transforms.json")
+        write_json(scene, dict(camera_model="OPENCV", fl_x=FOCAL, fl_y=FOCAL + 0.5, cx=CX + 0.25, cy=CY - 0.5, w=W, h=H,
+                               k1=-0.12, k2=0.03, p1=1e-3, p2=-6e-4,
+                               frames=[dict(file_path=n, transform_matrix=(c2w @ GL_FROM_CV).tolist())
+                                       for c2w, n in zip(synthetic_c2w(), names)]))
+        colmap = self.convert("distorted", scene)
+        reference, ref_report = self.render_views(scene, [0, 1], [2, 3])
+        ref_info = run("info", "--data", scene)[1]
+        for fmt, data in colmap.items():
+            views, report = self.render_views(data, [0, 1], [2, 3])
+            diff = max(float(np.abs(views[t][0] - reference[t][0]).max()) for t in (2, 3))
+            same = all(views[t][1] == reference[t][1] for t in (2, 3))
+            info = run("info", "--data", data)[1]
+            sys.stderr.write("\ndistorted (k1 k2 p1 p2) COLMAP OPENCV %s vs transforms.json: undistorted ground truth "
+                             "identical: %s, max render difference %.3g, %s\n" % (fmt, same, diff, intrinsics_line(info)))
+            self.assertTrue(same, fmt)
+            self.assertLessEqual(diff, 1e-6, fmt)
+            self.assertEqual(intrinsics_line(info), intrinsics_line(ref_info))
+            self.assertIn("lens distortion (k1 k2 p1 p2) in 4 views", info)
+            self.assertIn("1 camera(s) in use: 1 OPENCV", info)
+
+    def test_unregistered_images_counted(self):
+        root = to_colmap(self.gso64, os.path.join(self.tmp, "unregistered"), "bin")
+        shutil.copyfile(os.path.join(REPO, "examples", "gso_toy_64", "000.png"), os.path.join(root, "images", "extra.png"))
+        rc, so, se = run("info", "--data", root)
+        self.assertEqual(rc, 0, so + se)
+        self.assertIn("images: 64 registered, 1 unregistered", so)
+
+    def test_bad_models_one_line_errors(self):
+        root = to_colmap(self.gso64, os.path.join(self.tmp, "bad_bin"), "bin")
+        images = os.path.join(root, "sparse", "0", "images.bin")
+        with open(images, "rb") as f:
+            data = f.read()
+        with open(images, "wb") as f:  # truncated: the count no longer fits
+            f.write(data[:200])
+        BadInputTest.assert_one_line_error(self, run("info", "--data", root), images, "the image count 64 cannot fit")
+        with open(images, "wb") as f:  # a NaN quaternion in record 2 (records of 80 bytes after the count)
+            f.write(data[:8 + 2 * 80 + 4] + struct.pack("<d", float("nan")) + data[8 + 2 * 80 + 12:])
+        BadInputTest.assert_one_line_error(self, self.render(root), images,
+                                           "image record 2 of 64 ('002.png'): field 'qvec' holds NaN or infinity")
+        root = to_colmap(self.gso64, os.path.join(self.tmp, "bad_txt"), "txt")
+        cameras = os.path.join(root, "sparse", "0", "cameras.txt")
+        with open(cameras) as f:
+            text = f.read()
+        with open(cameras, "w") as f:
+            f.write(text.replace("PINHOLE 64 64", "OPENCV_FISHEYE 64 64").replace(" 32.0 32.0", " 32.0 32.0 0.1 0 0 0"))
+        BadInputTest.assert_one_line_error(self, self.render(root), cameras, "OPENCV_FISHEYE")
+        BadInputTest.assert_one_line_error(self, run("info", "--data", self.gso64, "--images", root), "--images")
 
 
 def main():
