@@ -27,8 +27,8 @@ shift
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${LACT_FUZZ_BUILD:-$ROOT/build-fuzz}
 DATA=${LACT_DATA:-$ROOT/../shared/data}
-ALL_TARGETS=(fuzz_lact_cameras fuzz_nerfstudio fuzz_nerf_synthetic fuzz_index fuzz_safetensors fuzz_camera_path
-             fuzz_cli_values)
+ALL_TARGETS=(fuzz_lact_cameras fuzz_nerfstudio fuzz_nerf_synthetic fuzz_index fuzz_colmap fuzz_safetensors
+             fuzz_camera_path fuzz_cli_values)
 if [[ $# -gt 0 ]]; then TARGETS=("$@"); else TARGETS=("${ALL_TARGETS[@]}"); fi
 for t in "${TARGETS[@]}"; do
   if [[ ! " ${ALL_TARGETS[*]} " == *" $t "* ]]; then
