@@ -47,8 +47,8 @@ void info_file(const std::string& path) {
   std::printf("%s: %s\n", path.c_str(), is_state ? "scene state" : "model");
   print_config(config);
   if (is_state) {
-    for (const char* key : {"model", "data", "scene", "inputs", "height", "width", "input_views", "background",
-                            "normalize_poses"}) {
+    for (const char* key : {"model", "data", "images", "scene", "inputs", "height", "width", "input_views",
+                            "background", "normalize_poses"}) {
       auto it = meta.find(key);
       if (it != meta.end()) std::printf("%s: %s\n", key, it->second.c_str());
     }

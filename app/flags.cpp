@@ -17,7 +17,8 @@ void add_data_options(CLI::App& command, DataOptions& o) {
                   "Scene pose normalisation (mean pose, scale to [-1, 1]) from: none | inputs | all (views)")
       ->capture_default_str();
   command.add_option("--seed", o.seed, "Seed for random:N and k-means view selection")->capture_default_str();
-  command.add_option("--downscale", o.downscale, "nerfstudio/DL3DV/COLMAP: read images_N instead of images (N = 2, 4, 8)")
+  command
+      .add_option("--downscale", o.downscale, "nerfstudio/DL3DV/COLMAP: read images_N instead of images (N = 2, 4, 8)")
       ->check(CLI::Range(1, 64));
   command.add_option("--images", o.images, "COLMAP: the folder the model's image names are relative to (default: "
                                            "images/ beside sparse/)");

@@ -63,8 +63,10 @@ fs::path images_folder(const fs::path& model, const fs::path& root, const ReadOp
   std::error_code ec;
   if (!o.images.empty()) {
     if (o.downscale > 1)
-      throw Error("--images", "is the folder the images are read from: name the downscaled folder itself (e.g. "
-                              "--images DIR/images_" + std::to_string(o.downscale) + ") instead of adding --downscale");
+      throw Error("--images",
+                  "is the folder the images are read from: name the downscaled folder itself (e.g. "
+                  "--images DIR/images_" +
+                      std::to_string(o.downscale) + ") instead of adding --downscale");
     if (!fs::is_directory(o.images, ec)) throw Error(o.images, "--images: no such folder");
     return clean(o.images);
   }
@@ -83,18 +85,26 @@ SceneView camera_view(const ColmapCamera& c, const std::string& where) {
   LensDistortion& d = view.distortion;
   double fx = p[0], fy = p[0], cx = p[1], cy = p[2];
   switch (c.model) {
-    case 0: break;                                                 // SIMPLE_PINHOLE f cx cy
-    case 2: d.k1 = p[3]; break;                                    // SIMPLE_RADIAL f cx cy k
-    case 3: d.k1 = p[3], d.k2 = p[4]; break;                       // RADIAL f cx cy k1 k2
-    case 1: case 4: case 6:                                        // PINHOLE / OPENCV / FULL_OPENCV fx fy cx cy ...
+    case 0:
+      break;  // SIMPLE_PINHOLE f cx cy
+    case 2:
+      d.k1 = p[3];
+      break;  // SIMPLE_RADIAL f cx cy k
+    case 3:
+      d.k1 = p[3], d.k2 = p[4];
+      break;  // RADIAL f cx cy k1 k2
+    case 1:
+    case 4:
+    case 6:  // PINHOLE / OPENCV / FULL_OPENCV fx fy cx cy ...
       fy = p[1], cx = p[2], cy = p[3];
       if (c.model >= 4) d.k1 = p[4], d.k2 = p[5], d.p1 = p[6], d.p2 = p[7];
       if (c.model == 6) d.k3 = p[8], d.k4 = p[9], d.k5 = p[10], d.k6 = p[11];
       break;
     default:
-      throw Error(where, "camera " + std::to_string(c.id) + " uses the " + colmap_model_name(c.model) +
-                             " model, which lact does not read (it reads SIMPLE_PINHOLE, PINHOLE, SIMPLE_RADIAL, RADIAL, "
-                             "OPENCV, FULL_OPENCV): undistort the images with colmap image_undistorter first");
+      throw Error(where,
+                  "camera " + std::to_string(c.id) + " uses the " + colmap_model_name(c.model) +
+                      " model, which lact does not read (it reads SIMPLE_PINHOLE, PINHOLE, SIMPLE_RADIAL, RADIAL, "
+                      "OPENCV, FULL_OPENCV): undistort the images with colmap image_undistorter first");
   }
   Camera& cam = view.camera;
   cam.width = c.width, cam.height = c.height;
@@ -131,7 +141,8 @@ std::string cameras_by_model(const ColmapModel& model, const std::map<uint32_t, 
 
 bool is_image_file(const fs::path& p) {
   std::string ext = p.extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   for (const char* known : {".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".tga", ".webp"})
     if (ext == known) return true;
   return false;
@@ -163,14 +174,16 @@ std::vector<std::string> model_notes(const ColmapModel& model, const std::map<ui
   for (const SceneView& v : scene.views) missing += !fs::exists(v.image_path, ec);
   const long long unregistered = unregistered_images(images, registered);
   std::vector<std::string> notes;
-  notes.push_back("COLMAP model " + model.folder.string() + " (" + (model.binary ? "binary" : "text") + "): " +
-                  std::to_string(used.size()) + " camera(s) in use: " + cameras_by_model(model, used) +
+  notes.push_back("COLMAP model " + model.folder.string() + " (" + (model.binary ? "binary" : "text") +
+                  "): " + std::to_string(used.size()) + " camera(s) in use: " + cameras_by_model(model, used) +
                   (model.cameras.size() > used.size()
                        ? " (" + std::to_string(model.cameras.size() - used.size()) + " more no registered image uses)"
                        : ""));
-  notes.push_back("images: " + std::to_string(model.images.size()) + " registered, " +
-                  (unregistered < 0 ? std::string("unregistered not counted") : std::to_string(unregistered) + " unregistered") +
-                  " in " + images.string() + (missing ? "; " + std::to_string(missing) + " registered image(s) missing there" : ""));
+  notes.push_back(
+      "images: " + std::to_string(model.images.size()) + " registered, " +
+      (unregistered < 0 ? std::string("unregistered not counted") : std::to_string(unregistered) + " unregistered") +
+      " in " + images.string() +
+      (missing ? "; " + std::to_string(missing) + " registered image(s) missing there" : ""));
   return notes;
 }
 

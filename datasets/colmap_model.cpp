@@ -26,9 +26,17 @@ struct ModelInfo {
 
 // COLMAP's camera models by id (src/colmap/sensor/models.h); 5 and 7..11 are read but not converted.
 const ModelInfo kModels[] = {
-    {"SIMPLE_PINHOLE", 3}, {"PINHOLE", 4},         {"SIMPLE_RADIAL", 4},         {"RADIAL", 5},
-    {"OPENCV", 8},         {"OPENCV_FISHEYE", 8},  {"FULL_OPENCV", 12},          {"FOV", 5},
-    {"SIMPLE_RADIAL_FISHEYE", 4}, {"RADIAL_FISHEYE", 5}, {"THIN_PRISM_FISHEYE", 12},
+    {"SIMPLE_PINHOLE", 3},
+    {"PINHOLE", 4},
+    {"SIMPLE_RADIAL", 4},
+    {"RADIAL", 5},
+    {"OPENCV", 8},
+    {"OPENCV_FISHEYE", 8},
+    {"FULL_OPENCV", 12},
+    {"FOV", 5},
+    {"SIMPLE_RADIAL_FISHEYE", 4},
+    {"RADIAL_FISHEYE", 5},
+    {"THIN_PRISM_FISHEYE", 12},
     {"RAD_TAN_THIN_PRISM_FISHEYE", 16},
 };
 constexpr int kModelCount = static_cast<int>(sizeof(kModels) / sizeof(kModels[0]));
@@ -76,7 +84,8 @@ class BinaryReader {
       uint8_t c;
       bytes(&c, 1, field);
       if (c == 0) return s;
-      if (s.size() == kMaxNameBytes) throw Error(path_, field + " has no NUL within " + std::to_string(kMaxNameBytes) + " bytes");
+      if (s.size() == kMaxNameBytes)
+        throw Error(path_, field + " has no NUL within " + std::to_string(kMaxNameBytes) + " bytes");
       s.push_back(static_cast<char>(c));
     }
   }
@@ -254,11 +263,14 @@ class TextReader {
       throw Error(path_, "line " + std::to_string(line_number_) + ": expected the 2D points of image '" + image +
                              "' (X Y POINT3D_ID triples; images.txt has two lines per image, the second may be empty)");
   }
-  Error error(const std::string& what) const { return Error(path_, "line " + std::to_string(line_number_) + ": " + what); }
+  Error error(const std::string& what) const {
+    return Error(path_, "line " + std::to_string(line_number_) + ": " + what);
+  }
   double number(const std::string& token, const char* field) const {
     char* end = nullptr;
     const double v = std::strtod(token.c_str(), &end);
-    if (token.empty() || *end != '\0') throw error("field '" + std::string(field) + "' is '" + token.substr(0, 40) + "', not a number");
+    if (token.empty() || *end != '\0')
+      throw error("field '" + std::string(field) + "' is '" + token.substr(0, 40) + "', not a number");
     if (!std::isfinite(v)) throw error("field '" + std::string(field) + "' holds NaN or infinity");
     return v;
   }
@@ -355,7 +367,8 @@ std::vector<ColmapImage> read_colmap_images_text(const std::string& path) {
     for (int k = 0; k < 7; ++k) (k < 4 ? image.q[k] : image.t[k - 4]) = in.number(t[1 + k], fields[k]);
     image.camera_id = static_cast<uint32_t>(in.integer(t[8], "CAMERA_ID", UINT32_MAX));
     image.name = name_after_fields(line, 9);
-    if (image.name.size() > kMaxNameBytes) throw in.error("field 'NAME' is longer than " + std::to_string(kMaxNameBytes) + " bytes");
+    if (image.name.size() > kMaxNameBytes)
+      throw in.error("field 'NAME' is longer than " + std::to_string(kMaxNameBytes) + " bytes");
     const std::string duplicate = duplicate_image(ids, names, image);
     if (!duplicate.empty()) throw in.error(duplicate);
     in.skip_points_line(image.name);
@@ -379,7 +392,8 @@ ColmapModel read_colmap_model(const fs::path& folder) {
   std::error_code ec;
   model.binary = fs::exists(folder / "cameras.bin", ec) && fs::exists(folder / "images.bin", ec);
   const std::string ext = model.binary ? ".bin" : ".txt";
-  const std::string cameras_path = (folder / ("cameras" + ext)).string(), images_path = (folder / ("images" + ext)).string();
+  const std::string cameras_path = (folder / ("cameras" + ext)).string(),
+                    images_path = (folder / ("images" + ext)).string();
   if (!model.binary && !(fs::exists(cameras_path, ec) && fs::exists(images_path, ec)))
     throw Error(folder.string(), "holds no COLMAP model (cameras.bin + images.bin, or cameras.txt + images.txt)");
   model.cameras = model.binary ? read_colmap_cameras_binary(cameras_path) : read_colmap_cameras_text(cameras_path);
@@ -390,8 +404,8 @@ ColmapModel read_colmap_model(const fs::path& folder) {
   for (const ColmapImage& image : model.images)
     if (!camera_ids.count(image.camera_id))
       throw Error(images_path, "image " + std::to_string(image.id) + " ('" + image.name + "') refers to camera " +
-                                   std::to_string(image.camera_id) + ", which " + fs::path(cameras_path).filename().string() +
-                                   " does not hold");
+                                   std::to_string(image.camera_id) + ", which " +
+                                   fs::path(cameras_path).filename().string() + " does not hold");
   return model;
 }
 

@@ -28,24 +28,24 @@ namespace lact {
 
 struct ColmapCamera {
   uint32_t id = 0;
-  int model = 0;               // COLMAP's model id (colmap_model_name)
+  int model = 0;  // COLMAP's model id (colmap_model_name)
   int width = 0, height = 0;
   std::vector<double> params;  // in the model's order, e.g. PINHOLE fx fy cx cy
 };
 
 struct ColmapImage {
   uint32_t id = 0;
-  std::array<double, 4> q{};   // qw qx qy qz: world-to-camera rotation (Hamilton), as stored (not normalised)
-  std::array<double, 3> t{};   // world-to-camera translation
+  std::array<double, 4> q{};  // qw qx qy qz: world-to-camera rotation (Hamilton), as stored (not normalised)
+  std::array<double, 3> t{};  // world-to-camera translation
   uint32_t camera_id = 0;
-  std::string name;            // relative to the image folder
+  std::string name;  // relative to the image folder
 };
 
 struct ColmapModel {
   std::filesystem::path folder;
-  bool binary = true;                // read from the .bin pair (else .txt)
-  std::vector<ColmapCamera> cameras; // in file order
-  std::vector<ColmapImage> images;   // in file order (the registered images)
+  bool binary = true;                 // read from the .bin pair (else .txt)
+  std::vector<ColmapCamera> cameras;  // in file order
+  std::vector<ColmapImage> images;    // in file order (the registered images)
 };
 
 // COLMAP's name of a camera model id ("PINHOLE"), or "" for an id COLMAP does not define (0..11 are known).

@@ -44,7 +44,8 @@ Scene read_camera_file(const fs::path& path, const ReadOptions& options) {
 // --images names the image folder of a COLMAP model; any other layout states its image paths itself.
 void check_images_option(const std::string& path, const ReadOptions& options) {
   if (!options.images.empty() && !is_colmap_path(path))
-    throw Error("--images", "applies to COLMAP models only; " + path + " is not one (its camera file names its images)");
+    throw Error("--images",
+                "applies to COLMAP models only; " + path + " is not one (its camera file names its images)");
 }
 
 // Index files list per-scene camera files relative to the index's folder (absolute paths stay).

@@ -14,7 +14,8 @@ const char* const kWhere = "undistort";
 
 void check_distortion(const LensDistortion& d) {
   for (double c : {d.k1, d.k2, d.p1, d.p2, d.k3, d.k4, d.k5, d.k6})
-    if (!std::isfinite(c)) throw Error(kWhere, "distortion coefficients (k1, k2, p1, p2, k3..k6) contain NaN or infinity");
+    if (!std::isfinite(c))
+      throw Error(kWhere, "distortion coefficients (k1, k2, p1, p2, k3..k6) contain NaN or infinity");
 }
 
 // The radial factor and its derivative with respect to r2. Without k3..k6 it is exactly the polynomial

@@ -11,7 +11,6 @@
 #include <functional>
 #include <limits>
 #include <map>
-
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -184,8 +183,10 @@ TEST(ColmapModel, PosesWorkedOutByHand) {
     EXPECT_EQ(c.cy, 15.0f);
     EXPECT_FALSE(scene.views[1].distortion.any());
     ASSERT_EQ(scene.notes.size(), 2u);
-    EXPECT_NE(scene.notes[0].find(binary ? "(binary): 1 camera(s) in use: 1 PINHOLE" : "(text): 1 camera(s) in use: 1 PINHOLE"),
-              std::string::npos) << scene.notes[0];
+    EXPECT_NE(scene.notes[0].find(binary ? "(binary): 1 camera(s) in use: 1 PINHOLE"
+                                         : "(text): 1 camera(s) in use: 1 PINHOLE"),
+              std::string::npos)
+        << scene.notes[0];
     EXPECT_NE(scene.notes[1].find("3 registered, 0 unregistered"), std::string::npos) << scene.notes[1];
     EXPECT_NE(scene.notes[1].find("3 registered image(s) missing there"), std::string::npos) << scene.notes[1];
     fs::remove_all(root);
@@ -224,10 +225,12 @@ TEST(ColmapModel, EverySupportedCameraModel) {
   const Camera expected = undistorted_camera(v[4].distorted_camera, v[4].distortion);
   EXPECT_EQ(v[4].camera.fx, expected.fx);
   EXPECT_EQ(v[4].camera.cx, expected.cx);
-  EXPECT_TRUE(v[5].camera.fx == v[4].camera.fx && v[5].camera.fy == v[4].camera.fy && v[5].camera.cx == v[4].camera.cx &&
-              v[5].camera.cy == v[4].camera.cy);
+  EXPECT_TRUE(v[5].camera.fx == v[4].camera.fx && v[5].camera.fy == v[4].camera.fy &&
+              v[5].camera.cx == v[4].camera.cx && v[5].camera.cy == v[4].camera.cy);
   EXPECT_NE(scene.notes[0].find("6 camera(s) in use: 1 FULL_OPENCV, 1 OPENCV, 1 PINHOLE, 1 RADIAL, 1 SIMPLE_PINHOLE, "
-                                "1 SIMPLE_RADIAL"), std::string::npos) << scene.notes[0];
+                                "1 SIMPLE_RADIAL"),
+            std::string::npos)
+      << scene.notes[0];
   fs::remove_all(root);
 }
 
@@ -236,8 +239,8 @@ TEST(ColmapModel, FullOpencvRationalDistortion) {
   LensDistortion d;
   d.k1 = -0.1, d.k2 = 0.02, d.p1 = 1e-3, d.p2 = -5e-4, d.k3 = 0.003, d.k4 = 0.05, d.k5 = -0.01, d.k6 = 0.002;
   const double x = 0.3, y = -0.2, r2 = x * x + y * y;
-  const double radial = (1 - 0.1 * r2 + 0.02 * r2 * r2 + 0.003 * r2 * r2 * r2) /
-                        (1 + 0.05 * r2 - 0.01 * r2 * r2 + 0.002 * r2 * r2 * r2);
+  const double radial =
+      (1 - 0.1 * r2 + 0.02 * r2 * r2 + 0.003 * r2 * r2 * r2) / (1 + 0.05 * r2 - 0.01 * r2 * r2 + 0.002 * r2 * r2 * r2);
   double xd, yd;
   distort_normalized(d, x, y, xd, yd);
   EXPECT_NEAR(xd, x * radial + 2 * 1e-3 * x * y - 5e-4 * (r2 + 2 * x * x), 1e-15);
@@ -249,8 +252,11 @@ TEST(ColmapModel, FullOpencvRationalDistortion) {
 }
 
 TEST(ColmapModel, FisheyeAndFovModelsRefusedNamingTheModel) {
-  const std::vector<std::pair<int, std::string>> refused = {
-      {5, "OPENCV_FISHEYE"}, {7, "FOV"}, {8, "SIMPLE_RADIAL_FISHEYE"}, {9, "RADIAL_FISHEYE"}, {10, "THIN_PRISM_FISHEYE"}};
+  const std::vector<std::pair<int, std::string>> refused = {{5, "OPENCV_FISHEYE"},
+                                                            {7, "FOV"},
+                                                            {8, "SIMPLE_RADIAL_FISHEYE"},
+                                                            {9, "RADIAL_FISHEYE"},
+                                                            {10, "THIN_PRISM_FISHEYE"}};
   for (const auto& [id, name] : refused) {
     const fs::path root = fresh_folder("fisheye");
     std::vector<double> params(colmap_model_param_count(id), 0.0);
@@ -276,7 +282,10 @@ TEST(ColmapModel, BinaryAndTextGiveTheSameScene) {
   std::vector<TestImage> images;
   for (uint32_t i = 0; i < 5; ++i) {
     const double a = 0.3 + 0.7 * i;
-    images.push_back({10 + i, {std::cos(a), 0.1 * i, std::sin(a), -0.2}, {0.1 * i, -1.0 / 3, 2.5 + i}, i % 2 ? 8u : 3u,
+    images.push_back({10 + i,
+                      {std::cos(a), 0.1 * i, std::sin(a), -0.2},
+                      {0.1 * i, -1.0 / 3, 2.5 + i},
+                      i % 2 ? 8u : 3u,
                       "img_" + std::to_string(4 - i) + ".jpg"});
   }
   const fs::path bin = fresh_folder("same_bin"), txt = fresh_folder("same_txt");
@@ -305,8 +314,8 @@ TEST(ColmapLayout, ImageFolderResolution) {
   Image img{40, 30, std::vector<float>(40 * 30 * 3, 0.5f)};
   fs::create_directories(root / "images" / "sub");
   write_png((root / "images" / "sub" / "a.png").string(), img);
-  write_png((root / "images" / "extra.png").string(), img);     // not registered
-  write_text(root / "images" / "notes.txt", "not an image");    // not counted
+  write_png((root / "images" / "extra.png").string(), img);   // not registered
+  write_text(root / "images" / "notes.txt", "not an image");  // not counted
   const Scene scene = read_one(root);
   EXPECT_EQ(fs::path(scene.views[0].image_path), root / "images" / "sub" / "a.png");
   EXPECT_NE(scene.notes[1].find("1 registered, 1 unregistered"), std::string::npos) << scene.notes[1];
@@ -335,8 +344,9 @@ TEST(ColmapLayout, ImageFolderResolution) {
   // --images on another layout is refused.
   ReadOptions images_only;
   images_only.images = other.images;
-  EXPECT_NE(error_of([&] { read_scenes(std::string(LACT_TEST_DATA_DIR) + "/../../examples/gso_toy_64", images_only); })
-                .find("--images: applies to COLMAP models only"),
+  EXPECT_NE(error_of([&] {
+              read_scenes(std::string(LACT_TEST_DATA_DIR) + "/../../examples/gso_toy_64", images_only);
+            }).find("--images: applies to COLMAP models only"),
             std::string::npos);
   fs::remove_all(root);
 }
@@ -410,7 +420,8 @@ TEST(ColmapModel, MalformedBinaryFiles) {
   EXPECT_HAS(m.error(true, "images.bin", [](std::string&) {}),
              "image 2 ('b.png') refers to camera 5, which cameras.bin does not hold");
   m.images[1].camera = 2, m.images[1].name = "a.png";
-  EXPECT_HAS(m.error(true, "images.bin", [](std::string&) {}), "image record 1 of 2 ('a.png'): image name 'a.png' appears twice");
+  EXPECT_HAS(m.error(true, "images.bin", [](std::string&) {}),
+             "image record 1 of 2 ('a.png'): image name 'a.png' appears twice");
   m.images.clear();
   EXPECT_HAS(m.error(true, "images.bin", [](std::string&) {}), "the model has no registered images");
 }
@@ -424,15 +435,19 @@ TEST(ColmapModel, MalformedTextFiles) {
       t.replace(at, from.size(), to);
     };
   };
-  EXPECT_HAS(m.error(false, "images.txt", replace("1 1 0 0 0 ", "1 abc 0 0 0 ")), "line 2: field 'QW' is 'abc', not a number");
-  EXPECT_HAS(m.error(false, "images.txt", replace("1 1 0 0 0 ", "1 nan 0 0 0 ")), "line 2: field 'QW' holds NaN or infinity");
+  EXPECT_HAS(m.error(false, "images.txt", replace("1 1 0 0 0 ", "1 abc 0 0 0 ")),
+             "line 2: field 'QW' is 'abc', not a number");
+  EXPECT_HAS(m.error(false, "images.txt", replace("1 1 0 0 0 ", "1 nan 0 0 0 ")),
+             "line 2: field 'QW' holds NaN or infinity");
   EXPECT_HAS(m.error(false, "images.txt", replace(" a.png\n\n", " a.png\n")),
              "line 3: expected the 2D points of image 'a.png'");
-  EXPECT_HAS(m.error(false, "images.txt", replace(" 1 a.png", " a.png")), "expected IMAGE_ID QW QX QY QZ TX TY TZ CAMERA_ID NAME");
+  EXPECT_HAS(m.error(false, "images.txt", replace(" 1 a.png", " a.png")),
+             "expected IMAGE_ID QW QX QY QZ TX TY TZ CAMERA_ID NAME");
   EXPECT_HAS(m.error(false, "cameras.txt", replace("1 PINHOLE 40 30 50 50 20 15", "1 PINHOLE 40 30 50 50 20")),
              "line 3: camera 1: model PINHOLE has 4 params, the line has 3");
   EXPECT_HAS(m.error(false, "cameras.txt", replace("1 PINHOLE", "1 FISHY")), "camera 1: unknown camera model 'FISHY'");
-  EXPECT_HAS(m.error(false, "cameras.txt", replace("1 PINHOLE 40", "1 PINHOLE -40")), "field 'WIDTH' is '-40', not an integer");
+  EXPECT_HAS(m.error(false, "cameras.txt", replace("1 PINHOLE 40", "1 PINHOLE -40")),
+             "field 'WIDTH' is '-40', not an integer");
   EXPECT_HAS(m.error(false, "cameras.txt", replace("2 OPENCV", "1 OPENCV")), "camera 1 appears twice");
 }
 
@@ -455,7 +470,8 @@ std::array<double, 4> quaternion_of(const double r[3][3]) {
     const double s = 2 * std::sqrt(1 + r[2][2] - r[0][0] - r[1][1]);
     q = {(r[1][0] - r[0][1]) / s, (r[0][2] + r[2][0]) / s, (r[1][2] + r[2][1]) / s, 0.25 * s};
   }
-  if (q[0] < 0) for (double& v : q) v = -v;
+  if (q[0] < 0)
+    for (double& v : q) v = -v;
   return q;
 }
 
@@ -471,7 +487,10 @@ void colmap_of(const Scene& scene, std::vector<TestCamera>& cameras, std::vector
     std::array<double, 16> w2c;
     ASSERT_TRUE(invert4(c.c2w, w2c));
     const double r[3][3] = {{w2c[0], w2c[1], w2c[2]}, {w2c[4], w2c[5], w2c[6]}, {w2c[8], w2c[9], w2c[10]}};
-    images.push_back({uint32_t(images.size() + 1), quaternion_of(r), {w2c[3], w2c[7], w2c[11]}, id,
+    images.push_back({uint32_t(images.size() + 1),
+                      quaternion_of(r),
+                      {w2c[3], w2c[7], w2c[11]},
+                      id,
                       fs::path(v.image_path).filename().string()});
   }
 }
@@ -494,7 +513,8 @@ Difference compare_scenes(const Scene& lact_scene, const Scene& colmap) {
     const SceneView& b = *by_file.at(fs::canonical(a.image_path).string());
     if (i < 4) reference_a.push_back(a.camera), reference_b.push_back(b.camera);  // as --normalize-poses inputs
     EXPECT_TRUE(a.camera.width == b.camera.width && a.camera.height == b.camera.height && a.camera.fx == b.camera.fx &&
-                a.camera.fy == b.camera.fy && a.camera.cx == b.camera.cx && a.camera.cy == b.camera.cy) << a.image_path;
+                a.camera.fy == b.camera.fy && a.camera.cx == b.camera.cx && a.camera.cy == b.camera.cy)
+        << a.image_path;
     for (int k = 0; k < 16; ++k) d.c2w = std::max(d.c2w, std::abs(a.camera.c2w[k] - b.camera.c2w[k]));
     std::vector<float> oa, da, ob, db;
     compute_rays(a.camera, a.camera.height, a.camera.width, oa, da);
@@ -533,9 +553,10 @@ void check_against_lact(const std::string& name, const fs::path& camera_file) {
     const Scene colmap = read_one(root / "sparse" / "0", options);
     ASSERT_EQ(colmap.views.size(), lact_scene.views.size());
     const Difference d = compare_scenes(lact_scene, colmap);
-    std::printf("%s as COLMAP %s: %zu views, max |ray difference| %.3g (float rays), max |c2w difference| %.3g, "
-                "after pose normalisation %.3g; %zu pixels compared, identical\n",
-                name.c_str(), binary ? "binary" : "text", d.views, d.rays, d.c2w, d.normalized, d.pixels_compared);
+    std::printf(
+        "%s as COLMAP %s: %zu views, max |ray difference| %.3g (float rays), max |c2w difference| %.3g, "
+        "after pose normalisation %.3g; %zu pixels compared, identical\n",
+        name.c_str(), binary ? "binary" : "text", d.views, d.rays, d.c2w, d.normalized, d.pixels_compared);
     EXPECT_LE(d.rays, 1e-5) << name;
     EXPECT_LE(d.c2w, 1e-6) << name;
     EXPECT_LE(d.normalized, 1e-6) << name;
@@ -569,10 +590,20 @@ TEST(ColmapLayout, DistortionAsNerfstudio) {
   const double k[8] = {41.5, 42.25, 24.5, 15.75, -0.21, 0.05, 1.5e-3, -8e-4};
   write_model(root, {{1, 4, w, h, std::vector<double>(k, k + 8)}}, {{1, {1, 0, 0, 0}, {0.5, 0, 2}, 1, "a.png"}}, true);
   // OpenGL camera-to-world of the same pose: c2w = [I | (-0.5, 0, -2)], y and z axes flipped.
-  nlohmann::json transforms = {{"fl_x", k[0]}, {"fl_y", k[1]}, {"cx", k[2]}, {"cy", k[3]}, {"w", w}, {"h", h},
-                               {"k1", k[4]}, {"k2", k[5]}, {"p1", k[6]}, {"p2", k[7]},
-                               {"frames", {{{"file_path", "images/a.png"},
-                                            {"transform_matrix", {{1, 0, 0, -0.5}, {0, -1, 0, 0}, {0, 0, -1, -2}, {0, 0, 0, 1}}}}}}};
+  nlohmann::json transforms = {
+      {"fl_x", k[0]},
+      {"fl_y", k[1]},
+      {"cx", k[2]},
+      {"cy", k[3]},
+      {"w", w},
+      {"h", h},
+      {"k1", k[4]},
+      {"k2", k[5]},
+      {"p1", k[6]},
+      {"p2", k[7]},
+      {"frames",
+       {{{"file_path", "images/a.png"},
+         {"transform_matrix", {{1, 0, 0, -0.5}, {0, -1, 0, 0}, {0, 0, -1, -2}, {0, 0, 0, 1}}}}}}};
   write_text(root / "transforms.json", transforms.dump());
   const Scene ns = read_one(root / "transforms.json"), colmap = read_one(root / "sparse" / "0");
   const SceneView &a = ns.views[0], &b = colmap.views[0];

@@ -26,7 +26,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const int mode = data[0];
   const std::vector<std::string> parts = lact_fuzz::split_parts(data + 1, size - 1, 2);
   const std::string ext = mode & 1 ? ".txt" : ".bin";
-  for (const char* stale : {"cameras.bin", "images.bin", "cameras.txt", "images.txt"}) lact_fuzz::remove_file(sparse / stale);
+  for (const char* stale : {"cameras.bin", "images.bin", "cameras.txt", "images.txt"})
+    lact_fuzz::remove_file(sparse / stale);
   lact_fuzz::write_file(sparse / ("cameras" + ext), parts[0]);
   lact_fuzz::write_file(sparse / ("images" + ext), parts.size() > 1 ? parts[1] : std::string());
   lact::ReadOptions options;
