@@ -18,7 +18,7 @@ struct BenchOptions {
   std::string json, csv, plot, python = "/usr/bin/python3";
   int layers = 0, dim = 0, targets = 2, repeat = 5, warmup = 1;
   double max_seconds = 600, max_memory_gb = 0;
-  bool reference = false, profile = false, force = false;
+  bool reference = false, profile = false, force = false, no_fp32_baseline = false, gemm_libraries = false;
   // --distributed / --scaling (app/bench_distributed.cpp)
   bool scaling = false;
   std::string ranks = "1,2,4,8,16,32,64", bandwidths = "400,50";
@@ -37,6 +37,8 @@ std::vector<PosedImage> bench_views(int count, int height, int width, bool with_
 // `lact bench --distributed mpi` (encode across ranks against one rank, bytes per layer) and `--scaling`
 // (the model of scaling to many GPUs).
 void run_distributed_bench(const BenchOptions& o);
+// `lact bench --gemm-libraries` (app/bench_gemm.cpp).
+void run_gemm_library_bench(const BenchOptions& o);
 void add_distributed_bench_options(CLI::App& command, BenchOptions& o);
 
 }  // namespace lact::app

@@ -247,7 +247,8 @@ void print_profiles(const std::vector<Row>& rows, const std::string& backend) {
 nlohmann::json rows_json(const std::vector<Row>& rows) {
   nlohmann::json out = nlohmann::json::array();
   for (const Row& r : rows) {
-    nlohmann::json j{{"model", r.model}, {"precision", r.precision}, {"views", r.views}, {"height", r.height}, {"width", r.width}, {"tokens", r.tokens}};
+    nlohmann::json j{{"model", r.model},   {"precision", r.precision}, {"gemm_gflops", r.gemm_gflops}, {"views", r.views},
+                     {"height", r.height}, {"width", r.width},         {"tokens", r.tokens}};
     if (r.skipped.empty()) {
       j.update({{"encode_s", r.encode_s}, {"render_fps", r.render_fps}, {"state_mib", r.state_mib},
                 {"encode_gflops", r.encode_gflops}, {"render_gflops", r.render_gflops},
@@ -310,10 +311,16 @@ void write_plot(const std::string& path, const std::vector<Row>& rows) {
   write_loglog_png(path, {encode, render});
 }
 
-void run_reference(const BenchOptions& o, int views, int size, double encode_s, double render_s) {
+// The PyTorch reference (fp32, the official code's own precision on the CPU) at `lact`'s views and size, against
+// every LaCT row of that size timed in this run (one per precision).
+void run_reference(const BenchOptions& o, const std::vector<Row>& rows) {
+  const Row* first = nullptr;
+  for (const Row& r : rows)
+    if (r.model == "lact" && r.skipped.empty() && !first) first = &r;
+  if (!first) throw Error("--reference", "needs a LaCT row that ran");
   const std::vector<std::string> argv = {o.python, std::string(LACT_SOURCE_DIR) + "/tools/reference/bench_reference.py",
-                                         "--views-in", std::to_string(views), "--views-out", std::to_string(o.targets),
-                                         "--size", std::to_string(size), "--threads", std::to_string(o.common.threads)};
+                                         "--views-in", std::to_string(first->views), "--views-out", std::to_string(o.targets),
+                                         "--size", std::to_string(first->height), "--threads", std::to_string(o.common.threads)};
   std::string shown;
   for (const std::string& a : argv) shown += (shown.empty() ? "" : " ") + a;
   std::printf("\nPyTorch reference: %s\n", shown.c_str());
@@ -328,22 +335,37 @@ void run_reference(const BenchOptions& o, int views, int size, double encode_s, 
     throw Error("--reference", "the PyTorch reference printed no timing JSON (is torch installed for " + o.python + "?)");
   }
   const double ref_encode = ref.at("encode_s").get<double>(), ref_render = ref.at("render_s_per_view").get<double>();
-  std::printf("  reference: encode %.3f s, render %.3f s/view\n", ref_encode, ref_render);
-  std::printf("  lact:      encode %.3f s, render %.3f s/view -> %.2fx faster encode, %.2fx faster render\n", encode_s,
-              render_s, ref_encode / encode_s, ref_render / render_s);
+  std::printf("  reference fp32: encode %.3f s, render %.3f s/view\n", ref_encode, ref_render);
+  for (const Row& r : rows)
+    if (r.model == "lact" && r.skipped.empty() && r.views == first->views && r.height == first->height)
+      std::printf("  lact %-9s encode %.3f s, render %.3f s/view -> %.2fx faster encode, %.2fx faster render\n",
+                  (r.precision + ":").c_str(), r.encode_s, 1.0 / r.render_fps, ref_encode / r.encode_s,
+                  ref_render * r.render_fps);
 }
 
-void run_bench(const BenchOptions& o) {
-  if (o.common.distributed != "none" || o.scaling) return run_distributed_bench(o);
-  auto backend = make_backend(o.common);
+// Every row at a precision other than fp32 against the same model, views and size at fp32 in this run.
+void print_precision_ratios(const std::vector<Row>& rows) {
+  bool header = false;
+  for (const Row& r : rows) {
+    if (r.precision == "fp32" || !r.skipped.empty()) continue;
+    for (const Row& base : rows)
+      if (base.precision == "fp32" && base.skipped.empty() && base.model == r.model && base.views == r.views &&
+          base.height == r.height) {
+        if (!header) std::printf("\nAgainst fp32 in this run (median over median):\n");
+        header = true;
+        std::printf("  %s %d views %dx%d: %s encode %.2fx faster, render %.2fx faster\n", r.model.c_str(), r.views,
+                    r.height, r.width, r.precision.c_str(), base.encode_s / r.encode_s, r.render_fps / base.render_fps);
+      }
+  }
+}
+
+// One precision's pass: its backend, the model opened (timed), every model x views x size.
+std::vector<Row> run_precision_pass(const BenchOptions& o, const std::string& precision, ModelConfig* lact_out) {
+  CommonOptions common = o.common;
+  common.precision = precision;
+  auto backend = make_backend(common);
   const std::vector<int> views = parse_list(o.views, "--views", 100000),
                          sizes = parse_list(o.sizes, "--size", kMaxImageSide);
-  if (o.reference && find_program(o.python).empty())
-    throw Error("--python", "'" + o.python + "' is not an executable program (no shell runs it)");
-  InputFiles inputs;
-  inputs.add(o.model);
-  for (const auto& [path, flag] : {std::pair{o.json, "--json"}, {o.csv, "--csv"}, {o.plot, "--plot"}})
-    if (!path.empty()) check_named_output(path, flag, o.force, inputs);
   // --model: opened once, timed (the open s column).
   double open_s = -1;
   std::optional<ModelWeights> file_weights;
@@ -352,7 +374,8 @@ void run_bench(const BenchOptions& o) {
     file_weights = load_model(o.model, *backend);
     open_s = now_seconds() - t;
   }
-  ModelConfig lact = file_weights ? file_weights->config : lact_config(o);
+  const ModelConfig lact = file_weights ? file_weights->config : lact_config(o);
+  *lact_out = lact;
   std::vector<std::pair<std::string, std::unique_ptr<Model>>> built;
   for (const auto& [name, config] : bench_models(o, lact)) {
     const bool from_file = name == "lact" && file_weights;
@@ -368,10 +391,10 @@ void run_bench(const BenchOptions& o) {
   const int64_t gemm_n = backend->name() == "cuda" ? 8192 : 1024;
   const double gemm = gemm_gflops(*backend, gemm_n);
   std::printf("lact bench: %s (%s), %d thread(s), %s gemm %lld^3 %.1f GFLOP/s; config %s, %d layers, dim %d\n",
-              backend->name().c_str(), backend->device_description().c_str(), o.common.threads,
-              precision_name(backend->precision()).c_str(), static_cast<long long>(gemm_n), gemm,
-              o.model.empty() ? o.config.c_str() : o.model.c_str(), lact.layers, lact.dim);
-
+              backend->name().c_str(), backend->device_description().c_str(), o.common.threads, precision.c_str(),
+              static_cast<long long>(gemm_n), gemm, o.model.empty() ? o.config.c_str() : o.model.c_str(), lact.layers,
+              lact.dim);
+  std::fflush(stdout);
   std::vector<Row> rows;
   std::vector<double> measured(built.size(), 0.0);  // sustained GFLOP/s so far, to predict larger sizes
   for (int size : sizes)
@@ -379,24 +402,48 @@ void run_bench(const BenchOptions& o) {
       for (size_t m = 0; m < built.size(); ++m) {
         Row row = run_one(built[m].first, *built[m].second, v, size, size, o, measured[m], memory_limit);
         row.precision = precision_name(backend->precision());
+        row.gemm_gflops = gemm;
         if (built[m].first == "lact") row.open_s = open_s;
         if (row.skipped.empty()) measured[m] = std::max(measured[m], row.encode_gflops);
-        std::fprintf(stderr, "  %s %d views %dx%d: %s\n", row.model.c_str(), v, size, size,
+        std::fprintf(stderr, "  %s %s %d views %dx%d: %s\n", row.model.c_str(), row.precision.c_str(), v, size, size,
                      row.skipped.empty() ? (std::to_string(row.encode_s) + " s encode").c_str() : row.skipped.c_str());
         rows.push_back(row);
       }
+  if (o.profile) print_profiles(rows, backend->name());
+  return rows;
+}
+
+void run_bench(const BenchOptions& o) {
+  if (o.gemm_libraries) return run_gemm_library_bench(o);
+  if (o.common.distributed != "none" || o.scaling) return run_distributed_bench(o);
+  if (o.reference && find_program(o.python).empty())
+    throw Error("--python", "'" + o.python + "' is not an executable program (no shell runs it)");
+  InputFiles inputs;
+  inputs.add(o.model);
+  for (const auto& [path, flag] : {std::pair{o.json, "--json"}, {o.csv, "--csv"}, {o.plot, "--plot"}})
+    if (!path.empty()) check_named_output(path, flag, o.force, inputs);
+  // A precision other than fp32 is timed beside fp32 in the same run (the ratio users choose by), fp32 first.
+  std::vector<std::string> precisions = {o.common.precision};
+  if (o.common.precision != "fp32" && !o.no_fp32_baseline) precisions.insert(precisions.begin(), "fp32");
+  std::vector<Row> rows;
+  ModelConfig lact;
+  for (const std::string& precision : precisions) {
+    std::vector<Row> pass = run_precision_pass(o, precision, &lact);
+    rows.insert(rows.end(), pass.begin(), pass.end());
+  }
   print_table(rows);
   if (!o.variants.empty()) print_variant_table(rows);
-  if (o.profile) print_profiles(rows, backend->name());
+  print_precision_ratios(rows);
   std::printf("\nColumns: tokens = input views x (size/8)^2; open s = reading --model (- for random weights); "
               "encode s = median of --repeat after --warmup, its minimum, spread = (max - min) / median; render FPS = "
               "target views rendered per second (median); state MiB = fast weights (LaCT, fixed) or KV cache (full attention, "
               "grows with tokens); GFLOP/s from counted FLOPs (the gemm rate above is the ceiling); ratios measured in this run.\n");
   if (!o.json.empty()) {
-    const nlohmann::json json{{"format", "lact bench v2"}, {"sgemm_gflops", gemm}, {"gemm_n", gemm_n},
-                              {"threads", o.common.threads}, {"device", backend->device_description()},
-                              {"precision", precision_name(backend->precision())}, {"config", lact.source},
-                              {"rows", rows_json(rows)}};
+    nlohmann::json gemm_rates;
+    for (const Row& r : rows) gemm_rates[r.precision] = r.gemm_gflops;
+    const nlohmann::json json{{"format", "lact bench v3"}, {"gemm_gflops", gemm_rates}, {"threads", o.common.threads},
+                              {"device", o.common.backend}, {"precision", o.common.precision},
+                              {"config", lact.source}, {"rows", rows_json(rows)}};
     write_file_atomically(o.json, json.dump(1) + "\n");
   }
   if (!o.csv.empty()) {
@@ -404,11 +451,7 @@ void run_bench(const BenchOptions& o) {
     else write_file_atomically(o.csv, variant_csv(rows));
   }
   if (!o.plot.empty()) write_plot(o.plot, rows);
-  if (o.reference) {
-    for (const Row& r : rows)
-      if (r.model == "lact" && r.skipped.empty()) return run_reference(o, r.views, r.height, r.encode_s, 1.0 / r.render_fps);
-    throw Error("--reference", "needs a LaCT row that ran");
-  }
+  if (o.reference) run_reference(o, rows);
 }
 
 }  // namespace
@@ -448,6 +491,11 @@ void add_bench_command(CLI::App& app) {
                     "One more run per size with device time by op (encode and render tables; the cuda backend)");
   command->add_option("--python", o->python, "Python with torch for --reference")->capture_default_str();
   command->add_flag("--force", o->force, "Replace existing --json / --csv / --plot files");
+  command->add_flag("--no-fp32-baseline", o->no_fp32_baseline,
+                    "With --precision bf16 / tf32: do not also time fp32 in the same run");
+  command->add_flag("--gemm-libraries", o->gemm_libraries,
+                    "Time the model's matrix-product shapes (first --views and --size) on each CPU library: OpenBLAS "
+                    "fp32, oneDNN fp32, oneDNN bf16");
   add_common_options(*command, o->common);
   add_distributed_bench_options(*command, *o);
   command->callback([o]() { run_bench(*o); });

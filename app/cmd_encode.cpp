@@ -18,7 +18,7 @@ namespace {
 struct EncodeOptions {
   CommonOptions common;
   DataOptions data;
-  std::string model, output;
+  std::string model, output, state_dtype = "fp32";
   bool force = false;
 };
 // Across ranks every rank reads the model and its share of the views; rank 0 writes the state.
@@ -27,6 +27,7 @@ void run_encode(EncodeOptions& o) {
   inputs.add(o.model);
   inputs.add(o.data.data);
   check_named_output(o.output, "--output", o.force, inputs);  // before any work
+  const StoredDtype dtype = parse_stored_dtype(o.state_dtype, "--state-dtype");
   RunBackend run = start_run_backend(o.common);
   const Distribution& d = run.distribution;
   std::unique_ptr<Model> model;
@@ -44,7 +45,8 @@ void run_encode(EncodeOptions& o) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   on_every_rank(d, [&] {
     if (d.leads())
-      save_scene_state(o.output, state, model->config(), *run.backend, origin_metadata(o.data, selection, o.model));
+      save_scene_state(o.output, state, model->config(), *run.backend, origin_metadata(o.data, selection, o.model),
+                       dtype);
   });
   if (!d.leads()) return;
   std::printf("encoded %zu views of %s (%dx%d) in %.3f s%s -> %s\n", selection.inputs.size(),
@@ -61,6 +63,9 @@ void add_encode_command(CLI::App& app) {
   add_data_options(*command, o->data);
   command->add_option("-o,--output", o->output, "Scene state file to write (.safetensors)")->required();
   command->add_flag("--force", o->force, "Replace an existing output file (never one of the inputs)");
+  command->add_option("--state-dtype", o->state_dtype,
+                      "Store the fast weights as fp32, or bf16 (half the file; renders within bf16 rounding of fp32's)")
+      ->capture_default_str();
   add_common_options(*command, o->common);
   add_distributed_options(*command, o->common);
   command->callback([o]() { run_encode(*o); });

@@ -7,7 +7,7 @@
 #include "pipeline/scene_selection.h"
 #include "core/block_module.h"
 #include "core/error.h"
-#include "kernels/cpu/bf16_gemm.h"
+#include "kernels/cpu/dnnl_gemm.h"
 #include "core/safetensors.h"
 #include "core/weights.h"
 #include "datasets/preprocess.h"

@@ -47,6 +47,17 @@ float half_to_float(uint16_t h) {
   return f;
 }
 
+// Round to nearest even; a finite value never becomes infinite (the largest bf16 instead), NaN stays NaN.
+uint16_t float_to_bfloat16(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, 4);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((bits >> 16) | 0x40);
+  if ((bits & 0x7fffffffu) == 0x7f800000u) return static_cast<uint16_t>(bits >> 16);
+  const uint32_t rounded = bits + 0x7fffu + ((bits >> 16) & 1u);
+  if ((rounded & 0x7f800000u) == 0x7f800000u) return static_cast<uint16_t>(((bits >> 16) & 0x8000u) | 0x7f7fu);
+  return static_cast<uint16_t>(rounded >> 16);
+}
+
 float bfloat16_to_float(uint16_t b) {
   const uint32_t bits = static_cast<uint32_t>(b) << 16;
   float f;
@@ -166,8 +177,15 @@ std::vector<float> SafetensorsFile::read_floats(const std::string& name) const {
   return out;
 }
 
+StoredDtype parse_stored_dtype(const std::string& name, const std::string& flag) {
+  if (name == "fp32" || name == "f32") return StoredDtype::F32;
+  if (name == "bf16") return StoredDtype::BF16;
+  throw Error(flag, "'" + name.substr(0, 40) + "' is not fp32 or bf16");
+}
+
 void write_safetensors(const std::string& path, const std::map<std::string, SafetensorsTensor>& tensors,
-                       const std::map<std::string, std::string>& metadata) {
+                       const std::map<std::string, std::string>& metadata, StoredDtype dtype) {
+  const uint64_t element = dtype == StoredDtype::BF16 ? 2 : 4;
   nlohmann::json header = nlohmann::json::object();
   if (!metadata.empty()) header["__metadata__"] = metadata;
   uint64_t offset = 0;
@@ -175,8 +193,10 @@ void write_safetensors(const std::string& path, const std::map<std::string, Safe
     uint64_t count = 1;
     for (int64_t d : t.shape) count *= static_cast<uint64_t>(d);
     if (count != t.values.size()) throw Error(path, "tensor '" + name + "' has a shape that does not match its data");
-    header[name] = {{"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {offset, offset + 4 * count}}};
-    offset += 4 * count;
+    header[name] = {{"dtype", dtype == StoredDtype::BF16 ? "BF16" : "F32"},
+                    {"shape", t.shape},
+                    {"data_offsets", {offset, offset + element * count}}};
+    offset += element * count;
   }
   std::string text = header.dump();
   while (text.size() % 8) text.push_back(' ');
@@ -186,7 +206,19 @@ void write_safetensors(const std::string& path, const std::map<std::string, Safe
   for (int i = 0; i < 8; ++i) prefix[i] = static_cast<uint8_t>(size >> (8 * i));
   out.write(prefix, 8);
   out.write(text);
-  for (const auto& [name, t] : tensors) out.write(t.values.data(), 4 * t.values.size());
+  std::vector<uint8_t> packed;
+  for (const auto& [name, t] : tensors) {
+    if (dtype == StoredDtype::F32) {
+      out.write(t.values.data(), 4 * t.values.size());
+      continue;
+    }
+    packed.resize(2 * t.values.size());
+    for (size_t i = 0; i < t.values.size(); ++i) {  // little-endian, as the format says
+      const uint16_t v = float_to_bfloat16(t.values[i]);
+      packed[2 * i] = static_cast<uint8_t>(v & 0xff), packed[2 * i + 1] = static_cast<uint8_t>(v >> 8);
+    }
+    out.write(packed.data(), packed.size());
+  }
   out.commit();
 }
 

@@ -56,8 +56,12 @@ struct SafetensorsTensor {
   std::vector<float> values;
 };
 
-// Writes float32 tensors (names sorted, as the Python library does). Throws Error on I/O failure.
+// How float tensors are stored: F32, or BF16 (round to nearest even; half the bytes, ~3 significant digits).
+enum class StoredDtype { F32, BF16 };
+StoredDtype parse_stored_dtype(const std::string& name, const std::string& flag);  // "fp32" | "bf16"
+
+// Writes float tensors (names sorted, as the Python library does). Throws Error on I/O failure.
 void write_safetensors(const std::string& path, const std::map<std::string, SafetensorsTensor>& tensors,
-                       const std::map<std::string, std::string>& metadata);
+                       const std::map<std::string, std::string>& metadata, StoredDtype dtype = StoredDtype::F32);
 
 }  // namespace lact

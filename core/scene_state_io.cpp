@@ -26,7 +26,7 @@ std::vector<std::pair<std::string, const ModuleConfig*>> stateful_modules(const 
 }  // namespace
 
 void save_scene_state(const std::string& path, const SceneState& state, const ModelConfig& config, Backend& be,
-                      const std::map<std::string, std::string>& extra_metadata) {
+                      const std::map<std::string, std::string>& extra_metadata, StoredDtype dtype) {
   const auto modules = stateful_modules(config);
   if (modules.size() != state.modules.size()) throw Error(path, "scene state does not match the model config");
   std::map<std::string, SafetensorsTensor> tensors;
@@ -40,7 +40,7 @@ void save_scene_state(const std::string& path, const SceneState& state, const Mo
   metadata["height"] = std::to_string(state.height);
   metadata["width"] = std::to_string(state.width);
   metadata["input_views"] = std::to_string(state.input_views);
-  write_safetensors(path, tensors, metadata);
+  write_safetensors(path, tensors, metadata, dtype);
 }
 
 std::map<std::string, std::string> read_scene_state_metadata(const std::string& path) {

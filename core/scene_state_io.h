@@ -8,11 +8,13 @@
 #include <string>
 
 #include "core/model.h"
+#include "core/safetensors.h"
 
 namespace lact {
 
+// `dtype` BF16 halves the file (fast weights rounded to bf16; loading converts them back to fp32 once).
 void save_scene_state(const std::string& path, const SceneState& state, const ModelConfig& config, Backend& backend,
-                      const std::map<std::string, std::string>& extra_metadata);
+                      const std::map<std::string, std::string>& extra_metadata, StoredDtype dtype = StoredDtype::F32);
 
 struct LoadedSceneState {
   SceneState state;

@@ -1,5 +1,5 @@
 #include "kernels/backend.h"
-#include "kernels/cpu/bf16_gemm.h"
+#include "kernels/cpu/dnnl_gemm.h"
 
 #include <cstring>
 #include <stdexcept>

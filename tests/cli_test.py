@@ -122,6 +122,39 @@ class CliTest(unittest.TestCase):
         rc, so, _ = run("info", self.model)
         self.assertIn("parameters: 499334", so)
 
+    def test_3b_state_dtype_bf16(self):
+        """--state-dtype bf16: half the bytes, the fast weights rounded to nearest even, and its renders equal to
+        those of an fp32 state holding the same rounding done here in numpy (an independent rounding)."""
+        full, half = self.path("full.safetensors"), self.path("half.safetensors")
+        for path, dtype in ((full, "fp32"), (half, "bf16")):
+            rc, so, se = run("encode", "--model", self.model, "--data", self.index, "--inputs", INPUTS, "-o", path,
+                             "--state-dtype", dtype, "--force")
+            self.assertEqual(rc, 0, so + se)
+        ratio = os.path.getsize(half) / os.path.getsize(full)
+        weights, meta = self.st.load(full)
+        stored, _ = self.st.load(half)
+        rounded = {}
+        for name, t in weights.items():
+            bits = t.numpy().astype("<f4").view(np.uint32).astype(np.uint64)
+            bits = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 << 16).astype(np.uint32)
+            rounded[name] = bits.view(np.float32)
+            self.assertTrue(np.array_equal(stored[name].numpy(), rounded[name]), name)
+        numpy_rounded = self.path("numpy_rounded.safetensors")
+        self.st.save(numpy_rounded, rounded, meta)
+        images = {}
+        for name, state in (("full", full), ("half", half), ("numpy", numpy_rounded)):
+            out = tempfile.mkdtemp(dir=self.tmp)
+            rc, so, se = run("render", "--state", state, "--targets", TARGETS, "--out", out, "--save-npy")
+            self.assertEqual(rc, 0, so + se)
+            images[name] = np.stack([np.load(os.path.join(out, "scene", "%d.npy" % v)) for v in (3, 4)])
+        exact = float(np.abs(images["half"] - images["numpy"]).max())
+        drift = float(np.abs(images["half"] - images["full"]).max())
+        print("\n  bf16 state: %.3f of the fp32 file; render vs numpy-rounded fp32 state %.3g, vs fp32 state %.3g"
+              % (ratio, exact, drift))
+        self.assertLess(ratio, 0.55)
+        self.assertLessEqual(exact, 1e-6)
+        self.assertLess(drift, 0.05)
+
     def test_4_threads(self):
         a = self.render_npy(self.model, "--threads", "1")
         b = self.render_npy(self.model, "--threads", "2")

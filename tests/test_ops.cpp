@@ -4,12 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <stdexcept>
 
 #include "core/tokens.h"
 #include "kernels/backend.h"
-#include "kernels/cpu/bf16_gemm.h"
+#include "kernels/cpu/dnnl_gemm.h"
 #include "tests/test_util.h"
 
 namespace lact {
@@ -400,12 +401,16 @@ TEST(Backends, NamesPrecisionsAndAClearErrorWithoutADevice) {
   }
 }
 
-// The CPU's bf16 products (oneDNN) on every operand layout: transposes, leading dimensions wider than the
-// matrix, batch strides, alpha and beta, against a double loop (bf16 operands: <= 1e-2 relative).
-TEST(CpuBf16Gemm, EveryLayoutAgainstADoubleLoop) {
-  std::string why;
-  if (!cpu_bf16_available(&why)) GTEST_SKIP() << why;
-  auto be = make_cpu_backend(1, Precision::Bf16);
+// The CPU's products on each library it can use (OpenBLAS fp32, oneDNN fp32, oneDNN bf16) on every operand
+// layout: transposes, leading dimensions wider than the matrix, batch strides, alpha and beta, against a double
+// loop (fp32: <= 1e-5 relative to the largest entry; bf16 operands: <= 1e-2, and not exact).
+struct CpuGemmCase {
+  const char* name;
+  Precision precision;
+  CpuGemmLibrary library;
+};
+
+void check_every_layout(Backend& be, bool bf16) {
   const int64_t m = 37, n = 29, k = 53, batch = 3, pad = 5;
   for (const bool ta : {false, true})
     for (const bool tb : {false, true}) {
@@ -426,12 +431,31 @@ TEST(CpuBf16Gemm, EveryLayoutAgainstADoubleLoop) {
             const size_t at = size_t(q * sc + i * ldc + j);
             expected[at] = alpha * sum + beta * double(c[at]);
           }
-      be->gemm(ta, tb, m, n, k, alpha, {a.data(), lda, sa}, {b.data(), ldb, sb}, beta, c.data(), ldc, sc, batch);
+      be.gemm(ta, tb, m, n, k, alpha, {a.data(), lda, sa}, {b.data(), ldb, sb}, beta, c.data(), ldc, sc, batch);
       double worst = 0, norm = 0;
       for (size_t i = 0; i < c.size(); ++i) worst = std::max(worst, std::fabs(c[i] - expected[i])), norm = std::max(norm, std::fabs(expected[i]));
-      EXPECT_LT(worst / norm, 1e-2);
-      EXPECT_GT(worst, 0.0);  // the operands really were rounded to bf16
+      EXPECT_LT(worst / norm, bf16 ? 1e-2 : 1e-5);
+      if (bf16) {
+        EXPECT_GT(worst, 0.0);  // the operands really were rounded to bf16
+      }
     }
+}
+
+TEST(CpuGemmLibraries, EveryLayoutAgainstADoubleLoop) {
+  for (const CpuGemmCase& g : {CpuGemmCase{"OpenBLAS fp32", Precision::Fp32, CpuGemmLibrary::OpenBlas},
+                               CpuGemmCase{"oneDNN fp32", Precision::Fp32, CpuGemmLibrary::OneDnn},
+                               CpuGemmCase{"oneDNN bf16", Precision::Bf16, CpuGemmLibrary::Auto}}) {
+    SCOPED_TRACE(g.name);
+    std::string why;
+    if (g.library == CpuGemmLibrary::OneDnn && !dnnl_available()) why = dnnl_version_text();
+    if (g.precision == Precision::Bf16) cpu_bf16_available(&why);
+    if (!why.empty()) {
+      std::printf("  %s skipped: %s\n", g.name, why.c_str());
+      continue;
+    }
+    auto be = make_cpu_backend(1, g.precision, g.library);
+    check_every_layout(*be, g.precision == Precision::Bf16);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(AllBackends, BackendOps, ::testing::ValuesIn(backend_names()));

@@ -8,7 +8,7 @@
 
 #include "core/model.h"
 #include "core/safetensors.h"
-#include "kernels/cpu/bf16_gemm.h"
+#include "kernels/cpu/dnnl_gemm.h"
 #include "datasets/preprocess.h"
 #include "datasets/scene.h"
 #include "tests/fixture_views.h"

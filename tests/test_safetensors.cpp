@@ -55,6 +55,22 @@ TEST(Safetensors, HalfAndBfloat16Decode) {
   std::remove(path.c_str());
 }
 
+// BF16 writing: round to nearest even (1 + 2^-8 is a tie and goes down to 1, 1 + 3 * 2^-8 up to 1 + 2^-6), the
+// largest float becomes the largest bf16 (not infinity), two bytes per value, read back as the same floats.
+TEST(Safetensors, WritesBfloat16RoundedToNearestEven) {
+  const std::string path = temp_path("bf16.safetensors");
+  const float largest_bf16 = std::ldexp(255.0f / 128.0f, 127);  // 0x7F7F
+  write_safetensors(path, {{"w", {{5}, {1.0f, 1.00390625f, 1.01171875f, -3.0f, 3.4028235e38f}}}}, {},
+                    StoredDtype::BF16);
+  const SafetensorsFile file(path);
+  EXPECT_EQ(file.entry("w").dtype, "BF16");
+  EXPECT_EQ(file.entry("w").end - file.entry("w").begin, 10u);
+  EXPECT_EQ(file.read_floats("w"), (std::vector<float>{1.0f, 1.0f, 1.015625f, -3.0f, largest_bf16}));
+  std::remove(path.c_str());
+  EXPECT_NE(error_of([] { parse_stored_dtype("fp16", "--state-dtype"); }).find("--state-dtype: 'fp16' is not fp32 or bf16"),
+            std::string::npos);
+}
+
 // load_tensor: an aligned F32 tensor used in place from the mapped file on the CPU backend (outliving the
 // SafetensorsFile), a misaligned one and a BF16 one converted into backend memory, NaN refused either way.
 TEST(Safetensors, LoadTensorInPlaceOrConverted) {

@@ -1,7 +1,5 @@
 // Softmax attention on the CPU: per batch entry, query tiles of kQueryTile rows, so the score
 // scratch stays kQueryTile x tokens whatever the view size (a 512x512 view has 4096 tokens).
-#include <cblas.h>
-
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -29,8 +27,8 @@ void CpuBackend::attention(const Tensor& q, const Tensor& k, const Tensor& v, fl
     float* ob = out.data() + b * queries * value_dim;
     for (int64_t start = 0; start < queries; start += tile) {
       const int64_t rows = std::min(tile, queries - start);
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, keys, dim, scale, qb + start * dim, dim, kb, dim,
-                  0.0f, scores.data(), keys);
+      fp32_gemm(false, true, rows, keys, dim, scale, {qb + start * dim, dim, 0}, {kb, dim, 0}, 0.0f, scores.data(),
+                keys, 0, 1);
 #pragma omp parallel for schedule(static) if (rows * keys > (1 << 14))
       for (int64_t r = 0; r < rows; ++r) {
         float* s = scores.data() + r * keys;
@@ -43,8 +41,8 @@ void CpuBackend::attention(const Tensor& q, const Tensor& k, const Tensor& v, fl
         const float inv = static_cast<float>(1.0 / sum);
         for (int64_t j = 0; j < keys; ++j) s[j] *= inv;
       }
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, value_dim, keys, 1.0f, scores.data(), keys, vb,
-                  value_dim, 0.0f, ob + start * value_dim, value_dim);
+      fp32_gemm(false, false, rows, value_dim, keys, 1.0f, {scores.data(), keys, 0}, {vb, value_dim, 0}, 0.0f,
+                ob + start * value_dim, value_dim, 0, 1);
     }
   }
 }

@@ -23,9 +23,11 @@ inline float silu_of(float x) { return x / (1.0f + std::exp(-x)); }
 
 }  // namespace
 
-CpuBackend::CpuBackend(int threads, Precision precision) : precision_(precision) {
+CpuBackend::CpuBackend(int threads, Precision precision, CpuGemmLibrary fp32_library) : precision_(precision) {
   set_threads(threads);
-  if (precision_ == Precision::Bf16) bf16_ = std::make_unique<Bf16Gemm>();
+  if (fp32_library == CpuGemmLibrary::OneDnn || (fp32_library == CpuGemmLibrary::Auto && dnnl_available()))
+    dnnl_fp32_ = std::make_unique<DnnlGemm>(false);
+  if (precision_ == Precision::Bf16) dnnl_bf16_ = std::make_unique<DnnlGemm>(true);
 }
 
 void CpuBackend::set_threads(int threads) {
@@ -35,7 +37,9 @@ void CpuBackend::set_threads(int threads) {
 }
 
 std::string CpuBackend::device_description() const {
-  return "CPU, " + std::to_string(omp_get_max_threads()) + " threads";
+  const std::string fp32 = dnnl_fp32_ ? dnnl_version_text() : "OpenBLAS " + openblas_core_name();
+  return "CPU, " + std::to_string(omp_get_max_threads()) + " threads, " +
+         (dnnl_bf16_ ? dnnl_version_text() + " bf16 products" : fp32 + " products");
 }
 
 int64_t CpuBackend::available_memory() const {
@@ -105,26 +109,32 @@ void CpuBackend::copy_blocks(float* dst, int64_t dst_stride, const float* src, i
   for (int64_t i = 0; i < count; ++i) std::memcpy(dst + i * dst_stride, src + i * src_stride, sizeof(float) * block);
 }
 
+void CpuBackend::fp32_gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
+                           MatrixOperand a, MatrixOperand b, float beta, float* c, int64_t ldc, int64_t stride_c,
+                           int64_t batch) {
+  if (dnnl_fp32_) return dnnl_fp32_->gemm(transpose_a, transpose_b, m, n, k, alpha, a, b, beta, c, ldc, stride_c, batch);
+  for (int64_t i = 0; i < batch; ++i)
+    cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans, transpose_b ? CblasTrans : CblasNoTrans,
+                static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), alpha,
+                a.data + i * a.stride, static_cast<blasint>(a.ld), b.data + i * b.stride,
+                static_cast<blasint>(b.ld), beta, c + i * stride_c, static_cast<blasint>(ldc));
+}
+
 void CpuBackend::gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
                       MatrixOperand a, MatrixOperand b, float beta, float* c, int64_t ldc, int64_t stride_c,
                       int64_t batch) {
   if (m == 0 || n == 0) return;
-  for (int64_t i = 0; i < batch; ++i) {
-    float* ci = c + i * stride_c;
-    if (k == 0) {  // BLAS leaves C untouched then; define it as beta * C (and 0 for beta = 0).
+  if (k == 0) {  // BLAS leaves C untouched then; define it as beta * C (and 0 for beta = 0).
+    for (int64_t i = 0; i < batch; ++i)
       for (int64_t r = 0; r < m; ++r)
-        for (int64_t col = 0; col < n; ++col) ci[r * ldc + col] = beta == 0.0f ? 0.0f : beta * ci[r * ldc + col];
-      continue;
-    }
-    if (bf16_) {  // every batch entry in one oneDNN call
-      bf16_->gemm(transpose_a, transpose_b, m, n, k, alpha, a, b, beta, c, ldc, stride_c, batch);
-      return;
-    }
-    cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans, transpose_b ? CblasTrans : CblasNoTrans,
-                static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), alpha,
-                a.data + i * a.stride, static_cast<blasint>(a.ld), b.data + i * b.stride,
-                static_cast<blasint>(b.ld), beta, ci, static_cast<blasint>(ldc));
+        for (int64_t col = 0; col < n; ++col) {
+          float& value = c[i * stride_c + r * ldc + col];
+          value = beta == 0.0f ? 0.0f : beta * value;
+        }
+    return;
   }
+  if (dnnl_bf16_) return dnnl_bf16_->gemm(transpose_a, transpose_b, m, n, k, alpha, a, b, beta, c, ldc, stride_c, batch);
+  fp32_gemm(transpose_a, transpose_b, m, n, k, alpha, a, b, beta, c, ldc, stride_c, batch);
 }
 
 void CpuBackend::add(Tensor& y, const Tensor& x) {
@@ -395,8 +405,8 @@ void CpuBackend::scale_batched(Tensor& x, const std::vector<float>& scale) {
   }
 }
 
-std::unique_ptr<Backend> make_cpu_backend(int threads, Precision precision) {
-  return std::make_unique<CpuBackend>(threads, precision);
+std::unique_ptr<Backend> make_cpu_backend(int threads, Precision precision, CpuGemmLibrary fp32_library) {
+  return std::make_unique<CpuBackend>(threads, precision, fp32_library);
 }
 
 }  // namespace lact

@@ -1,18 +1,20 @@
-// The CPU backend: OpenBLAS for matrix products, OpenMP loops for the rest. The reference backend.
+// The CPU backend: oneDNN (or OpenBLAS) for matrix products, OpenMP loops for the rest. The reference backend.
 #pragma once
 
 #include <atomic>
 #include <memory>
 
 #include "kernels/backend.h"
-#include "kernels/cpu/bf16_gemm.h"
+#include "kernels/cpu/dnnl_gemm.h"
 
 namespace lact {
 
 class CpuBackend : public Backend {
  public:
-  // Precision::Bf16: matrix products through oneDNN with bf16 operands (kernels/cpu/bf16_gemm.h).
-  explicit CpuBackend(int threads, Precision precision = Precision::Fp32);
+  // Precision::Bf16: matrix products through oneDNN with bf16 operands (kernels/cpu/dnnl_gemm.h). fp32 products
+  // run on `fp32_library` (Auto: oneDNN where the build has it, else OpenBLAS).
+  explicit CpuBackend(int threads, Precision precision = Precision::Fp32,
+                      CpuGemmLibrary fp32_library = CpuGemmLibrary::Auto);
   std::string name() const override { return "cpu"; }
   Precision precision() const override { return precision_; }
   void set_threads(int threads) override;
@@ -69,7 +71,12 @@ class CpuBackend : public Backend {
   std::shared_ptr<std::atomic<int64_t>> allocated_ = std::make_shared<std::atomic<int64_t>>(0);
   std::shared_ptr<std::atomic<int64_t>> peak_ = std::make_shared<std::atomic<int64_t>>(0);
   Precision precision_ = Precision::Fp32;
-  std::unique_ptr<Bf16Gemm> bf16_;  // with Precision::Bf16
+  std::unique_ptr<DnnlGemm> dnnl_fp32_;  // fp32 products through oneDNN (null: OpenBLAS)
+  std::unique_ptr<DnnlGemm> dnnl_bf16_;  // with Precision::Bf16
+
+  // One fp32 product on whichever library this backend uses for fp32 (attention's scores at every precision).
+  void fp32_gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, MatrixOperand a,
+                 MatrixOperand b, float beta, float* c, int64_t ldc, int64_t stride_c, int64_t batch);
 };
 
 }  // namespace lact

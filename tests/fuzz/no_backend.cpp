@@ -4,11 +4,11 @@
 #include <string>
 
 #include "kernels/backend.h"
-#include "kernels/cpu/bf16_gemm.h"
+#include "kernels/cpu/dnnl_gemm.h"
 
 namespace lact {
 
-std::unique_ptr<Backend> make_cpu_backend(int, Precision) {
+std::unique_ptr<Backend> make_cpu_backend(int, Precision, CpuGemmLibrary) {
   throw std::logic_error("the fuzz build has no backend: a fuzz target tried to run an op");
 }
 

@@ -1,0 +1,175 @@
+#include "kernels/cpu/dnnl_gemm.h"
+
+#include <cblas.h>
+
+#include <array>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <vector>
+
+#ifdef LACT_HAVE_DNNL
+#include <oneapi/dnnl/dnnl.hpp>
+#endif
+
+// OpenBLAS's own entry point (not in cblas.h on every build).
+extern "C" char* openblas_get_corename(void);
+
+namespace lact {
+
+std::string openblas_core_name() {
+  const char* name = openblas_get_corename();
+  return name ? name : "unknown";
+}
+
+#ifndef LACT_HAVE_DNNL
+
+bool dnnl_available() { return false; }
+std::string dnnl_version_text() { return "no oneDNN in this build (libdnnl-dev; scripts/setup.sh installs it)"; }
+bool cpu_bf16_available(std::string* why) {
+  if (why) *why = "this build of lact has no oneDNN (libdnnl-dev; scripts/setup.sh installs it)";
+  return false;
+}
+std::string cpu_bf16_capability() { return "no oneDNN in this build"; }
+struct DnnlGemm::State {};
+DnnlGemm::DnnlGemm(bool) { throw std::invalid_argument("oneDNN products need a build with oneDNN (libdnnl-dev)"); }
+DnnlGemm::~DnnlGemm() = default;
+void DnnlGemm::gemm(bool, bool, int64_t, int64_t, int64_t, float, MatrixOperand, MatrixOperand, float, float*, int64_t,
+                    int64_t, int64_t) {
+  throw std::invalid_argument("oneDNN products need a build with oneDNN (libdnnl-dev)");
+}
+
+#else
+namespace {
+
+const char* isa_name(dnnl::cpu_isa isa) {
+  switch (isa) {
+    case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
+    case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
+    default: return nullptr;
+  }
+}
+
+// fp32 -> bf16, round to nearest even (NaN stays NaN).
+inline uint16_t to_bf16(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, 4);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((bits >> 16) | 0x40);
+  bits += 0x7fffu + ((bits >> 16) & 1u);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+// op(X_b) rows x cols of every batch entry, row-major and contiguous, in bf16.
+void pack(const MatrixOperand& x, bool transpose, int64_t rows, int64_t cols, int64_t batch, std::vector<uint16_t>& out) {
+  out.resize(static_cast<size_t>(batch * rows * cols));
+#pragma omp parallel for collapse(2) schedule(static) if (batch * rows * cols > 65536)
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* src = x.data + b * x.stride;
+      uint16_t* dst = out.data() + (b * rows + r) * cols;
+      if (transpose)
+        for (int64_t c = 0; c < cols; ++c) dst[c] = to_bf16(src[c * x.ld + r]);
+      else
+        for (int64_t c = 0; c < cols; ++c) dst[c] = to_bf16(src[r * x.ld + c]);
+    }
+}
+
+}  // namespace
+
+bool dnnl_available() { return true; }
+
+std::string dnnl_version_text() {
+  return "oneDNN " + std::to_string(dnnl_version()->major) + "." + std::to_string(dnnl_version()->minor);
+}
+
+bool cpu_bf16_available(std::string* why) {
+  const char* name = isa_name(dnnl::get_effective_cpu_isa());
+  if (!name && why)
+    *why = "this CPU has no bf16 instructions (AVX512-BF16 or AMX): bf16 products would run slower than fp32 "
+           "here; use --precision fp32";
+  return name != nullptr;
+}
+
+std::string cpu_bf16_capability() {
+  const char* name = isa_name(dnnl::get_effective_cpu_isa());
+  return name ? std::string(name) + " (" + dnnl_version_text() + ")" : "none (no AVX512-BF16 or AMX)";
+}
+
+namespace {
+
+// What a matmul primitive is specialised for: shape, operand layouts, alpha and beta.
+using PrimitiveKey = std::array<int64_t, 14>;
+
+int64_t float_bits(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, 4);
+  return bits;
+}
+
+// The strides of op(X) (rows x cols, batch entries `stride` apart) stored row-major with leading dimension ld.
+dnnl::memory::dims operand_strides(const MatrixOperand& x, bool transpose, int64_t rows, int64_t batch) {
+  const int64_t batch_stride = batch == 1 ? rows * x.ld : x.stride;  // unused for one entry; kept plain
+  return transpose ? dnnl::memory::dims{batch_stride, 1, x.ld} : dnnl::memory::dims{batch_stride, x.ld, 1};
+}
+
+}  // namespace
+
+struct DnnlGemm::State {
+  bool bf16 = false;
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{engine};
+  // A matmul primitive per key (creating one costs far more than running it).
+  std::map<PrimitiveKey, dnnl::matmul> primitives;
+  std::vector<uint16_t> a, b;  // bf16: the packed operands
+  std::mutex mutex;            // one product at a time per instance (the packed operands are shared)
+};
+
+DnnlGemm::DnnlGemm(bool bf16_operands) : state_(std::make_unique<State>()) { state_->bf16 = bf16_operands; }
+DnnlGemm::~DnnlGemm() = default;
+
+void DnnlGemm::gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, MatrixOperand a,
+                    MatrixOperand b, float beta, float* c, int64_t ldc, int64_t stride_c, int64_t batch) {
+  using dt = dnnl::memory::data_type;
+  std::lock_guard<std::mutex> lock(state_->mutex);
+  if (batch == 1) stride_c = m * ldc;  // unused; keeps the descriptor's strides plain
+  dnnl::memory::desc a_desc, b_desc;
+  const void* a_data = a.data;
+  const void* b_data = b.data;
+  if (state_->bf16) {  // packed contiguous: op(A) m x k, op(B) k x n
+    pack(a, transpose_a, m, k, batch, state_->a);
+    pack(b, transpose_b, k, n, batch, state_->b);
+    a_desc = dnnl::memory::desc({batch, m, k}, dt::bf16, dnnl::memory::dims{m * k, k, 1});
+    b_desc = dnnl::memory::desc({batch, k, n}, dt::bf16, dnnl::memory::dims{k * n, n, 1});
+    a_data = state_->a.data(), b_data = state_->b.data();
+  } else {  // in place, transposes as strides
+    a_desc = dnnl::memory::desc({batch, m, k}, dt::f32, operand_strides(a, transpose_a, m, batch));
+    b_desc = dnnl::memory::desc({batch, k, n}, dt::f32, operand_strides(b, transpose_b, k, batch));
+  }
+  const dnnl::memory::desc c_desc({batch, m, n}, dt::f32, dnnl::memory::dims{stride_c, ldc, 1});
+  const bool packed = state_->bf16;
+  const PrimitiveKey key{batch, m, n, k, ldc, stride_c, float_bits(alpha), float_bits(beta), transpose_a && !packed,
+                         transpose_b && !packed, packed ? 0 : a.ld, packed ? 0 : b.ld,
+                         packed || batch == 1 ? 0 : a.stride, packed || batch == 1 ? 0 : b.stride};
+  auto found = state_->primitives.find(key);
+  if (found == state_->primitives.end()) {
+    dnnl::primitive_attr attr;
+    if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
+    if (beta != 0.0f) {
+      dnnl::post_ops ops;
+      ops.append_sum(beta);
+      attr.set_post_ops(ops);
+    }
+    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_desc, b_desc, c_desc), attr, state_->engine);
+    found = state_->primitives.emplace(key, dnnl::matmul(pd)).first;
+  }
+  // oneDNN's memory objects take non-const handles; matmul only reads SRC and WEIGHTS.
+  dnnl::memory am(a_desc, state_->engine, const_cast<void*>(a_data)),
+      bm(b_desc, state_->engine, const_cast<void*>(b_data)), cm(c_desc, state_->engine, c);
+  found->second.execute(state_->stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
+  state_->stream.wait();
+}
+
+#endif
+
+}  // namespace lact
