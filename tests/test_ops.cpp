@@ -11,6 +11,9 @@
 #include "core/tokens.h"
 #include "kernels/backend.h"
 #include "kernels/cpu/dnnl_gemm.h"
+#ifdef LACT_HAVE_CUDA
+#include "kernels/cuda/cublas_library.h"
+#endif
 #include "tests/test_util.h"
 
 namespace lact {
@@ -457,6 +460,19 @@ TEST(CpuGemmLibraries, EveryLayoutAgainstADoubleLoop) {
     check_every_layout(*be, g.precision == Precision::Bf16);
   }
 }
+
+#ifdef LACT_HAVE_CUDA
+// cuBLAS is opened on first use, not linked: the library of the toolkit lact was built with opens and has every
+// entry point the CUDA backend calls (no GPU needed), and its status strings are cuBLAS's own.
+TEST(CublasLibrary, OpensWithEveryEntryPoint) {
+  const cuda::CublasLibrary& lib = cuda::cublas();
+  for (const void* f : {(const void*)lib.create, (const void*)lib.destroy, (const void*)lib.set_stream,
+                        (const void*)lib.set_math_mode, (const void*)lib.set_workspace,
+                        (const void*)lib.gemm_strided_batched_ex, (const void*)lib.status_string})
+    EXPECT_NE(f, nullptr);
+  EXPECT_STREQ(lib.status_string(CUBLAS_STATUS_NOT_INITIALIZED), "the library was not initialized");
+}
+#endif
 
 INSTANTIATE_TEST_SUITE_P(AllBackends, BackendOps, ::testing::ValuesIn(backend_names()));
 

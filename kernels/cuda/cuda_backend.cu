@@ -73,18 +73,18 @@ class CudaRuntimeDevice {
     LACT_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool_, device_));
     uint64_t keep_everything = UINT64_MAX;  // the pool keeps freed memory for reuse instead of returning it
     LACT_CUDA_CHECK(cudaMemPoolSetAttribute(pool_, cudaMemPoolAttrReleaseThreshold, &keep_everything));
-    LACT_CUBLAS_CHECK(cublasCreate(&blas_));
-    LACT_CUBLAS_CHECK(cublasSetStream(blas_, stream_));
-    LACT_CUBLAS_CHECK(cublasSetMathMode(blas_, CUBLAS_DEFAULT_MATH));  // the compute type alone decides
+    LACT_CUBLAS_CHECK(cuda::cublas().create(&blas_));
+    LACT_CUBLAS_CHECK(cuda::cublas().set_stream(blas_, stream_));
+    LACT_CUBLAS_CHECK(cuda::cublas().set_math_mode(blas_, CUBLAS_DEFAULT_MATH));  // the compute type alone decides
     // A workspace of our own: cuBLAS then allocates nothing while a graph is being captured.
     LACT_CUDA_CHECK(cudaMalloc(&workspace_, kWorkspaceBytes));
-    LACT_CUBLAS_CHECK(cublasSetWorkspace(blas_, workspace_, kWorkspaceBytes));
+    LACT_CUBLAS_CHECK(cuda::cublas().set_workspace(blas_, workspace_, kWorkspaceBytes));
     launcher_.stream = stream_;
   }
   ~CudaRuntimeDevice() {
     cudaStreamSynchronize(stream_);
     for (cudaEvent_t e : events_) cudaEventDestroy(e);
-    cublasDestroy(blas_);
+    if (blas_) cuda::cublas().destroy(blas_);
     cudaFree(workspace_);
     // The stream stays: tensors may outlive the backend and free on it (cudaFreeAsync).
   }
@@ -149,7 +149,7 @@ class CudaRuntimeDevice {
   }
 
   void gemm(const cuda::ColumnMajorGemm& g, float alpha, float beta, Precision precision) {
-    LACT_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+    LACT_CUBLAS_CHECK(cuda::cublas().gemm_strided_batched_ex(
         blas_, g.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, g.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N,
         static_cast<int>(g.m), static_cast<int>(g.n), static_cast<int>(g.k), &alpha, g.a, CUDA_R_32F,
         static_cast<int>(g.lda), g.stride_a, g.b, CUDA_R_32F, static_cast<int>(g.ldb), g.stride_b, &beta, g.c,

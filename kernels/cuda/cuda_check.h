@@ -4,6 +4,8 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include "kernels/cuda/cublas_library.h"
+
 #include <stdexcept>
 #include <string>
 
@@ -17,7 +19,7 @@ inline void check_cuda(cudaError_t status, const char* call, const char* file, i
 
 inline void check_cublas(cublasStatus_t status, const char* call, const char* file, int line) {
   if (status != CUBLAS_STATUS_SUCCESS)
-    throw std::runtime_error(std::string("cuBLAS error: ") + cublasGetStatusString(status) + " (" + call + " at " +
+    throw std::runtime_error(std::string("cuBLAS error: ") + cublas().status_string(status) + " (" + call + " at " +
                              file + ":" + std::to_string(line) + ")");
 }
 
