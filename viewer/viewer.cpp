@@ -93,8 +93,16 @@ void export_path(const Model& model, const SceneState& state, const std::vector<
   outcome.failed = failed;
 }
 
+// Seconds from the start of `lact view` to: the model and scene opened, the first frame, the first novel view.
+struct StartupTimes {
+  double start = 0, opened = -1, first_frame = -1, first_view = -1;
+};
+
 void print_stats(FrameStats& stats, double now, const SceneSource& source, const EncodeJob& encode,
-                 const RenderedView* shown, const Script& script, int threads) {
+                 const RenderedView* shown, const Script& script, int threads, const StartupTimes& startup) {
+  std::printf("viewer.open_s %.3f\n", startup.opened);
+  std::printf("viewer.first_frame_s %.3f\n", startup.first_frame);
+  std::printf("viewer.first_view_s %.3f\n", startup.first_view);
   std::printf("viewer.encode_s %.6f\n", encode.encode_seconds());
   std::printf("viewer.render_threads %d\n", threads);
   std::printf("viewer.working_size %dx%d\n", source.height, source.width);
@@ -182,6 +190,7 @@ struct Viewer {
   std::string scene_error;  // the encode's
   int quiet_frames = 0;
   long frame_count = 0;
+  StartupTimes startup;  // set by run_viewer and the first frames
   bool animating = false;
   float area_x = 0, area_y = 0, area_width = 0, area_height = 0;  // the view area beside the panel (ImGui units)
   const double refresh_rate;
@@ -299,6 +308,7 @@ bool Viewer::take_results() {
   result->image = result->truth = result->error_map = Rgb8{};
   shown = std::move(*result);
   has_shown = true;
+  if (startup.first_view < 0) startup.first_view = now_seconds() - startup.start;
   return true;
 }
 
@@ -508,9 +518,10 @@ bool Viewer::frame() {
   if (pixels && !save_capture(*pixels, layout, finished)) return false;
   pace(frame_start);
   // The encode starts once the first frame is up (so it does not share the cores with the window's start-up).
-  if (++frame_count == 1) encode.start();
+  if (++frame_count == 1) encode.start(), startup.first_frame = now_seconds() - startup.start;
   if (finished) {
-    if (o.print_stats) print_stats(stats, now_seconds(), source, encode, has_shown ? &shown : nullptr, script, threads);
+    if (o.print_stats)
+      print_stats(stats, now_seconds(), source, encode, has_shown ? &shown : nullptr, script, threads, startup);
     if (o.exit) return false;
   }
   return true;
@@ -520,10 +531,14 @@ bool Viewer::frame() {
 
 void run_viewer(const ViewerOptions& o) {
   // Before the window: anything wrong here is the usual one-line error.
+  StartupTimes startup;
+  startup.start = now_seconds();
   SceneSource source = open_scene_source(o);
+  startup.opened = now_seconds() - startup.start;
   const std::pair<int, int> window_size = parse_window_size(o.window);
   if (!(o.scale > 0 && o.scale <= 1)) throw Error("--scale", "must be in (0, 1]");
   Viewer viewer(o, std::move(source), window_size);
+  viewer.startup = startup;
   while (!viewer.window.should_close() && viewer.frame()) {
   }
   viewer.renderer.reset();  // before the model and the window go
