@@ -47,6 +47,7 @@ ModelWeights build_model_weights(const ModelConfig& config, Backend& be,
     for (const auto& [n, s] : names)
       if (n == name) shape = s;
     Tensor values = read(name, shape);
+    be.mark_constant(values);
     w.parameter_count += static_cast<long long>(values.numel());
     return values;
   };

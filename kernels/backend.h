@@ -79,6 +79,9 @@ class Backend {
   // A tensor of host memory that `storage` keeps alive (a mapped file): used in place by a backend that
   // computes in host memory, copied into device memory by the others.
   virtual Tensor adopt_host(const Shape& shape, std::shared_ptr<float> storage) { return from_host(shape, storage.get()); }
+  // `t`'s values do not change while it lives (a model weight): the backend may keep copies derived from it
+  // (the CPU's bf16 products keep it converted to bf16 instead of converting it at every product).
+  virtual void mark_constant(const Tensor& /*t*/) {}
   virtual void download(const Tensor& src, float* host) = 0;
   virtual void copy(Tensor& dst, const Tensor& src) = 0;
   virtual void fill(Tensor& t, float value) = 0;

@@ -23,6 +23,7 @@ class Tensor {
   Tensor(std::shared_ptr<float> storage, float* data, Shape shape, Backend* backend);
 
   float* data() const { return data_; }
+  const std::shared_ptr<float>& storage() const { return storage_; }  // what keeps the memory alive
   const Shape& shape() const { return shape_; }
   int64_t dim(int axis) const;
   int rank() const { return static_cast<int>(shape_.size()); }

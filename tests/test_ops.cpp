@@ -461,6 +461,37 @@ TEST(CpuGemmLibraries, EveryLayoutAgainstADoubleLoop) {
   }
 }
 
+// bf16 products with a marked constant (Backend::mark_constant, converted to bf16 once): the same bits as the
+// product converting it every time; and memory freed and reused at the same address with other values is never
+// served from the old conversion, marked again or not.
+TEST(CpuBf16Constants, ConvertedOnceNeverStale) {
+  std::string why;
+  if (!cpu_bf16_available(&why)) GTEST_SKIP() << why;
+  auto be = make_cpu_backend(1, Precision::Bf16);
+  const int64_t rows = 40, in = 24, out = 16;
+  const std::vector<float> x_values = random_values(size_t(rows * in), 4);
+  const Tensor x = be->from_host({rows, in}, x_values.data());
+  std::vector<float> buffer = random_values(size_t(out * in), 5);  // the weight's memory, reused below
+  auto product = [&](bool mark) {
+    const Tensor w = be->adopt_host({out, in}, std::shared_ptr<float>(buffer.data(), [](float*) {}));
+    if (mark) be->mark_constant(w);
+    Tensor y = be->empty({rows, out});
+    linear(*be, x, w, y);
+    linear(*be, x, w, y);  // the second product uses the kept conversion
+    return be->to_host(y);
+  };
+  const std::vector<float> plain = product(false);
+  EXPECT_EQ(product(true), plain);
+  const std::vector<float> other = random_values(size_t(out * in), 6);
+  const float* address = buffer.data();
+  std::copy(other.begin(), other.end(), buffer.begin());  // same address, other values; the marked tensor is gone
+  ASSERT_EQ(buffer.data(), address);
+  EXPECT_NE(product(false), plain);
+  const std::vector<float> fresh = product(false);
+  EXPECT_EQ(product(true), fresh);
+  EXPECT_EQ(product(false), fresh);
+}
+
 #ifdef LACT_HAVE_CUDA
 // cuBLAS is opened on first use, not linked: the library of the toolkit lact was built with opens and has every
 // entry point the CUDA backend calls (no GPU needed), and its status strings are cuBLAS's own.

@@ -27,7 +27,14 @@ CpuBackend::CpuBackend(int threads, Precision precision, CpuGemmLibrary fp32_lib
   set_threads(threads);
   if (fp32_library == CpuGemmLibrary::OneDnn || (fp32_library == CpuGemmLibrary::Auto && dnnl_available()))
     dnnl_fp32_ = std::make_unique<DnnlGemm>(false);
-  if (precision_ == Precision::Bf16) dnnl_bf16_ = std::make_unique<DnnlGemm>(true);
+  if (precision_ == Precision::Bf16) {
+    dnnl_bf16_ = std::make_unique<DnnlGemm>(true);
+    bf16_constants_ = std::make_unique<Bf16Constants>(allocated_);
+  }
+}
+
+void CpuBackend::mark_constant(const Tensor& t) {
+  if (bf16_constants_) bf16_constants_->mark(t);
 }
 
 void CpuBackend::set_threads(int threads) {
@@ -133,7 +140,10 @@ void CpuBackend::gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, 
         }
     return;
   }
-  if (dnnl_bf16_) return dnnl_bf16_->gemm(transpose_a, transpose_b, m, n, k, alpha, a, b, beta, c, ldc, stride_c, batch);
+  if (dnnl_bf16_)
+    return dnnl_bf16_->gemm(transpose_a, transpose_b, m, n, k, alpha, a, b, beta, c, ldc, stride_c, batch,
+                            bf16_constants_->find_or_pack(a, transpose_a, m, k, batch),
+                            bf16_constants_->find_or_pack(b, transpose_b, k, n, batch));
   fp32_gemm(transpose_a, transpose_b, m, n, k, alpha, a, b, beta, c, ldc, stride_c, batch);
 }
 

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "kernels/backend.h"
+#include "kernels/cpu/bf16_constants.h"
 #include "kernels/cpu/dnnl_gemm.h"
 
 namespace lact {
@@ -27,6 +28,7 @@ class CpuBackend : public Backend {
   Tensor empty(const Shape& shape) override;
   void upload(Tensor& dst, const float* host) override;
   Tensor adopt_host(const Shape& shape, std::shared_ptr<float> storage) override;
+  void mark_constant(const Tensor& t) override;
   void download(const Tensor& src, float* host) override;
   void copy(Tensor& dst, const Tensor& src) override;
   void fill(Tensor& t, float value) override;
@@ -73,6 +75,7 @@ class CpuBackend : public Backend {
   Precision precision_ = Precision::Fp32;
   std::unique_ptr<DnnlGemm> dnnl_fp32_;  // fp32 products through oneDNN (null: OpenBLAS)
   std::unique_ptr<DnnlGemm> dnnl_bf16_;  // with Precision::Bf16
+  std::unique_ptr<Bf16Constants> bf16_constants_;  // with Precision::Bf16: the weights, converted once
 
   // One fp32 product on whichever library this backend uses for fp32 (attention's scores at every precision).
   void fp32_gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, MatrixOperand a,

@@ -35,8 +35,11 @@ std::string cpu_bf16_capability() { return "no oneDNN in this build"; }
 struct DnnlGemm::State {};
 DnnlGemm::DnnlGemm(bool) { throw std::invalid_argument("oneDNN products need a build with oneDNN (libdnnl-dev)"); }
 DnnlGemm::~DnnlGemm() = default;
+void pack_bf16(const MatrixOperand&, bool, int64_t, int64_t, int64_t, std::vector<uint16_t>&) {
+  throw std::invalid_argument("oneDNN products need a build with oneDNN (libdnnl-dev)");
+}
 void DnnlGemm::gemm(bool, bool, int64_t, int64_t, int64_t, float, MatrixOperand, MatrixOperand, float, float*, int64_t,
-                    int64_t, int64_t) {
+                    int64_t, int64_t, const uint16_t*, const uint16_t*) {
   throw std::invalid_argument("oneDNN products need a build with oneDNN (libdnnl-dev)");
 }
 
@@ -60,8 +63,10 @@ inline uint16_t to_bf16(float value) {
   return static_cast<uint16_t>(bits >> 16);
 }
 
-// op(X_b) rows x cols of every batch entry, row-major and contiguous, in bf16.
-void pack(const MatrixOperand& x, bool transpose, int64_t rows, int64_t cols, int64_t batch, std::vector<uint16_t>& out) {
+}  // namespace
+
+void pack_bf16(const MatrixOperand& x, bool transpose, int64_t rows, int64_t cols, int64_t batch,
+               std::vector<uint16_t>& out) {
   out.resize(static_cast<size_t>(batch * rows * cols));
 #pragma omp parallel for collapse(2) schedule(static) if (batch * rows * cols > 65536)
   for (int64_t b = 0; b < batch; ++b)
@@ -74,8 +79,6 @@ void pack(const MatrixOperand& x, bool transpose, int64_t rows, int64_t cols, in
         for (int64_t c = 0; c < cols; ++c) dst[c] = to_bf16(src[r * x.ld + c]);
     }
 }
-
-}  // namespace
 
 bool dnnl_available() { return true; }
 
@@ -129,7 +132,8 @@ DnnlGemm::DnnlGemm(bool bf16_operands) : state_(std::make_unique<State>()) { sta
 DnnlGemm::~DnnlGemm() = default;
 
 void DnnlGemm::gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, MatrixOperand a,
-                    MatrixOperand b, float beta, float* c, int64_t ldc, int64_t stride_c, int64_t batch) {
+                    MatrixOperand b, float beta, float* c, int64_t ldc, int64_t stride_c, int64_t batch,
+                    const uint16_t* packed_a, const uint16_t* packed_b) {
   using dt = dnnl::memory::data_type;
   std::lock_guard<std::mutex> lock(state_->mutex);
   if (batch == 1) stride_c = m * ldc;  // unused; keeps the descriptor's strides plain
@@ -137,11 +141,11 @@ void DnnlGemm::gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, in
   const void* a_data = a.data;
   const void* b_data = b.data;
   if (state_->bf16) {  // packed contiguous: op(A) m x k, op(B) k x n
-    pack(a, transpose_a, m, k, batch, state_->a);
-    pack(b, transpose_b, k, n, batch, state_->b);
+    if (!packed_a) pack_bf16(a, transpose_a, m, k, batch, state_->a);
+    if (!packed_b) pack_bf16(b, transpose_b, k, n, batch, state_->b);
     a_desc = dnnl::memory::desc({batch, m, k}, dt::bf16, dnnl::memory::dims{m * k, k, 1});
     b_desc = dnnl::memory::desc({batch, k, n}, dt::bf16, dnnl::memory::dims{k * n, n, 1});
-    a_data = state_->a.data(), b_data = state_->b.data();
+    a_data = packed_a ? packed_a : state_->a.data(), b_data = packed_b ? packed_b : state_->b.data();
   } else {  // in place, transposes as strides
     a_desc = dnnl::memory::desc({batch, m, k}, dt::f32, operand_strides(a, transpose_a, m, batch));
     b_desc = dnnl::memory::desc({batch, k, n}, dt::f32, operand_strides(b, transpose_b, k, batch));

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "kernels/backend.h"
 
@@ -24,14 +25,20 @@ std::string dnnl_version_text();
 // OpenBLAS's kernel family on this CPU ("Haswell", "SkylakeX", ...; OPENBLAS_CORETYPE overrides it).
 std::string openblas_core_name();
 
+// op(X_b) rows x cols of every batch entry, row-major and contiguous, rounded to bf16 (nearest even).
+void pack_bf16(const MatrixOperand& x, bool transpose, int64_t rows, int64_t cols, int64_t batch,
+               std::vector<uint16_t>& out);
+
 class DnnlGemm {
  public:
   // bf16_operands: round A and B to bf16 (fp32 accumulation and output); otherwise fp32 throughout.
   explicit DnnlGemm(bool bf16_operands);
   ~DnnlGemm();
-  // The Backend::gemm contract (row-major, op(A_b) m x k, batch strides; k > 0).
+  // The Backend::gemm contract (row-major, op(A_b) m x k, batch strides; k > 0). bf16: `packed_a` / `packed_b`,
+  // when given, hold op(A) / op(B) already packed by pack_bf16 (a constant operand converted once).
   void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, MatrixOperand a,
-            MatrixOperand b, float beta, float* c, int64_t ldc, int64_t stride_c, int64_t batch);
+            MatrixOperand b, float beta, float* c, int64_t ldc, int64_t stride_c, int64_t batch,
+            const uint16_t* packed_a = nullptr, const uint16_t* packed_b = nullptr);
 
  private:
   struct State;

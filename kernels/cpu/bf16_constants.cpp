@@ -1,0 +1,58 @@
+#include "kernels/cpu/bf16_constants.h"
+
+#include "kernels/cpu/dnnl_gemm.h"
+
+namespace lact {
+
+Bf16Constants::~Bf16Constants() {
+  for (const auto& [data, entry] : entries_) release(entry);
+}
+
+void Bf16Constants::release(const Entry& entry) {
+  for (const auto& [layout, values] : entry.packed) *allocated_ -= static_cast<int64_t>(2 * values.size());
+}
+
+void Bf16Constants::erase_expired() {
+  for (auto it = entries_.begin(); it != entries_.end();)
+    if (it->second.storage.expired()) {
+      release(it->second);
+      it = entries_.erase(it);
+    } else {
+      ++it;
+    }
+}
+
+void Bf16Constants::mark(const Tensor& t) {
+  if (t.empty() || !t.storage()) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  erase_expired();
+  Entry& entry = entries_[t.data()];
+  release(entry);  // a slice of the same memory marked again: start over
+  entry = Entry{t.storage(), t.numel(), {}};
+}
+
+const uint16_t* Bf16Constants::find_or_pack(const MatrixOperand& x, bool transpose, int64_t rows, int64_t cols,
+                                            int64_t batch) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = entries_.find(x.data);
+  if (it == entries_.end()) return nullptr;
+  Entry& entry = it->second;
+  if (entry.storage.expired()) {  // freed; the address may now belong to anything
+    release(entry);
+    entries_.erase(it);
+    return nullptr;
+  }
+  // The last element the product reads must lie within the marked tensor.
+  const int64_t last = (batch - 1) * x.stride + (transpose ? (cols - 1) * x.ld + rows : (rows - 1) * x.ld + cols);
+  if (rows <= 0 || cols <= 0 || batch <= 0 || last > entry.numel) return nullptr;
+  const Layout layout{transpose, rows, cols, x.ld, batch == 1 ? 0 : x.stride, batch};
+  auto found = entry.packed.find(layout);
+  if (found == entry.packed.end()) {
+    found = entry.packed.emplace(layout, std::vector<uint16_t>()).first;
+    pack_bf16(x, transpose, rows, cols, batch, found->second);
+    *allocated_ += static_cast<int64_t>(2 * found->second.size());
+  }
+  return found->second.data();
+}
+
+}  // namespace lact
