@@ -114,6 +114,9 @@ SceneState Model::encode(const std::vector<PosedImage>& inputs, const Observer& 
     }
     if (observer) observer("encode_block" + std::to_string(layer) + "_out", x);
   }
+  // Fixed from here on (every render reads it): a backend may keep converted copies (core: mark_constant).
+  for (const ModuleState& module : state.modules)
+    for (const auto& [name, tensor] : module.tensors) backend_.mark_constant(tensor);
   return state;
 }
 

@@ -94,6 +94,7 @@ LoadedSceneState load_scene_state(const std::string& path, const ModelConfig& co
     ModuleState module;
     for (const auto& [name, shape] : expected[i]) {
       module.tensors.push_back({name, file.load_tensor(be, modules[i].first + name, shape, "the model")});
+      be.mark_constant(module.tensors.back().second);  // read-only from here on
     }
     loaded.state.modules.push_back(std::move(module));
   }
