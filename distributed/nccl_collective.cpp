@@ -2,11 +2,11 @@
 // NCCL itself is opened at first use (dlopen): lact starts where it is missing, and only --distributed nccl
 // needs it.
 #include <cuda_runtime.h>
-#include <dlfcn.h>
 #include <nccl.h>
 
 #include "core/error.h"
 #include "distributed/transports.h"
+#include "kernels/dynamic_library.h"
 
 #ifndef LACT_NCCL_DIR
 #define LACT_NCCL_DIR ""
@@ -27,29 +27,25 @@ struct NcclApi {
   decltype(&ncclGetErrorString) error_string;
 };
 
-template <typename F>
-void resolve(void* library, const char* name, F& f) {
-  f = reinterpret_cast<F>(dlsym(library, name));
-  if (!f) throw Error("--distributed nccl", std::string("libnccl.so.2 has no ") + name);
-}
-
 // Loaded once: the library path's libnccl.so.2, else the one of the CUDA toolkit lact was built with.
 const NcclApi& nccl() {
   static const NcclApi api = [] {
-    void* library = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
-    if (!library && *LACT_NCCL_DIR) library = dlopen(LACT_NCCL_DIR "/libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
-    if (!library)
-      throw Error("--distributed nccl", "cannot load libnccl.so.2 (NCCL; put its folder on LD_LIBRARY_PATH)");
-    NcclApi a{};
-    resolve(library, "ncclGetUniqueId", a.get_unique_id);
-    resolve(library, "ncclCommInitRank", a.comm_init_rank);
-    resolve(library, "ncclCommDestroy", a.comm_destroy);
-    resolve(library, "ncclAllReduce", a.all_reduce);
-    resolve(library, "ncclBroadcast", a.broadcast);
-    resolve(library, "ncclGroupStart", a.group_start);
-    resolve(library, "ncclGroupEnd", a.group_end);
-    resolve(library, "ncclGetErrorString", a.error_string);
-    return a;
+    try {
+      const std::string toolkit = *LACT_NCCL_DIR ? std::string(LACT_NCCL_DIR) + "/libnccl.so.2" : "";
+      const DynamicLibrary library({"libnccl.so.2", toolkit}, "NCCL; put its folder on LD_LIBRARY_PATH");
+      NcclApi a{};
+      library.resolve("ncclGetUniqueId", a.get_unique_id);
+      library.resolve("ncclCommInitRank", a.comm_init_rank);
+      library.resolve("ncclCommDestroy", a.comm_destroy);
+      library.resolve("ncclAllReduce", a.all_reduce);
+      library.resolve("ncclBroadcast", a.broadcast);
+      library.resolve("ncclGroupStart", a.group_start);
+      library.resolve("ncclGroupEnd", a.group_end);
+      library.resolve("ncclGetErrorString", a.error_string);
+      return a;
+    } catch (const std::runtime_error& e) {
+      throw Error("--distributed nccl", e.what());
+    }
   }();
   return api;
 }

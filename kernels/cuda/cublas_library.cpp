@@ -1,6 +1,6 @@
 #include "kernels/cuda/cublas_library.h"
 
-#include <dlfcn.h>
+#include "kernels/dynamic_library.h"
 
 #include <mutex>
 #include <stdexcept>
@@ -17,27 +17,17 @@ namespace lact::cuda {
 
 namespace {
 
-template <typename Function>
-void resolve(void* handle, const char* symbol, Function& out) {
-  out = reinterpret_cast<Function>(dlsym(handle, symbol));
-  if (!out) throw std::runtime_error(std::string(LACT_CUBLAS_SONAME ": no symbol ") + symbol);
-}
-
 CublasLibrary open_cublas() {
-  void* handle = dlopen(LACT_CUBLAS_SONAME, RTLD_NOW | RTLD_LOCAL);
-  std::string why = handle ? "" : dlerror();
-  if (!handle) handle = dlopen(LACT_CUBLAS_PATH, RTLD_NOW | RTLD_LOCAL);  // the toolkit lact was built with
-  if (!handle)
-    throw std::runtime_error("cannot open cuBLAS (" LACT_CUBLAS_SONAME ", from the CUDA toolkit; add its lib folder "
-                             "to LD_LIBRARY_PATH): " + why);
-  CublasLibrary lib;  // the handle stays open for the process
-  resolve(handle, "cublasCreate_v2", lib.create);
-  resolve(handle, "cublasDestroy_v2", lib.destroy);
-  resolve(handle, "cublasSetStream_v2", lib.set_stream);
-  resolve(handle, "cublasSetMathMode", lib.set_math_mode);
-  resolve(handle, "cublasSetWorkspace_v2", lib.set_workspace);
-  resolve(handle, "cublasGemmStridedBatchedEx", lib.gemm_strided_batched_ex);
-  resolve(handle, "cublasGetStatusString", lib.status_string);
+  const DynamicLibrary library({LACT_CUBLAS_SONAME, LACT_CUBLAS_PATH},  // the path: the toolkit lact was built with
+                               "cuBLAS, from the CUDA toolkit; add its lib folder to LD_LIBRARY_PATH");
+  CublasLibrary lib;
+  library.resolve("cublasCreate_v2", lib.create);
+  library.resolve("cublasDestroy_v2", lib.destroy);
+  library.resolve("cublasSetStream_v2", lib.set_stream);
+  library.resolve("cublasSetMathMode", lib.set_math_mode);
+  library.resolve("cublasSetWorkspace_v2", lib.set_workspace);
+  library.resolve("cublasGemmStridedBatchedEx", lib.gemm_strided_batched_ex);
+  library.resolve("cublasGetStatusString", lib.status_string);
   return lib;
 }
 
