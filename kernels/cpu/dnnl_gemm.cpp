@@ -67,16 +67,14 @@ inline uint16_t to_bf16(float value) {
 
 void pack_bf16(const MatrixOperand& x, bool transpose, int64_t rows, int64_t cols, int64_t batch,
                std::vector<uint16_t>& out) {
+  const int64_t stored_rows = transpose ? cols : rows, width = transpose ? rows : cols;
   out.resize(static_cast<size_t>(batch * rows * cols));
 #pragma omp parallel for collapse(2) schedule(static) if (batch * rows * cols > 65536)
   for (int64_t b = 0; b < batch; ++b)
-    for (int64_t r = 0; r < rows; ++r) {
-      const float* src = x.data + b * x.stride;
-      uint16_t* dst = out.data() + (b * rows + r) * cols;
-      if (transpose)
-        for (int64_t c = 0; c < cols; ++c) dst[c] = to_bf16(src[c * x.ld + r]);
-      else
-        for (int64_t c = 0; c < cols; ++c) dst[c] = to_bf16(src[r * x.ld + c]);
+    for (int64_t r = 0; r < stored_rows; ++r) {
+      const float* src = x.data + b * x.stride + r * x.ld;
+      uint16_t* dst = out.data() + (b * stored_rows + r) * width;
+      for (int64_t c = 0; c < width; ++c) dst[c] = to_bf16(src[c]);
     }
 }
 
@@ -116,6 +114,11 @@ dnnl::memory::dims operand_strides(const MatrixOperand& x, bool transpose, int64
   return transpose ? dnnl::memory::dims{batch_stride, 1, x.ld} : dnnl::memory::dims{batch_stride, x.ld, 1};
 }
 
+// The strides of op(X) (rows x cols) as pack_bf16 packs it.
+dnnl::memory::dims packed_strides(bool transpose, int64_t rows, int64_t cols) {
+  return transpose ? dnnl::memory::dims{rows * cols, 1, rows} : dnnl::memory::dims{rows * cols, cols, 1};
+}
+
 }  // namespace
 
 struct DnnlGemm::State {
@@ -140,11 +143,11 @@ void DnnlGemm::gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, in
   dnnl::memory::desc a_desc, b_desc;
   const void* a_data = a.data;
   const void* b_data = b.data;
-  if (state_->bf16) {  // packed contiguous: op(A) m x k, op(B) k x n
+  if (state_->bf16) {  // packed in their stored layout, compacted
     if (!packed_a) pack_bf16(a, transpose_a, m, k, batch, state_->a);
     if (!packed_b) pack_bf16(b, transpose_b, k, n, batch, state_->b);
-    a_desc = dnnl::memory::desc({batch, m, k}, dt::bf16, dnnl::memory::dims{m * k, k, 1});
-    b_desc = dnnl::memory::desc({batch, k, n}, dt::bf16, dnnl::memory::dims{k * n, n, 1});
+    a_desc = dnnl::memory::desc({batch, m, k}, dt::bf16, packed_strides(transpose_a, m, k));
+    b_desc = dnnl::memory::desc({batch, k, n}, dt::bf16, packed_strides(transpose_b, k, n));
     a_data = packed_a ? packed_a : state_->a.data(), b_data = packed_b ? packed_b : state_->b.data();
   } else {  // in place, transposes as strides
     a_desc = dnnl::memory::desc({batch, m, k}, dt::f32, operand_strides(a, transpose_a, m, batch));
@@ -152,8 +155,8 @@ void DnnlGemm::gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, in
   }
   const dnnl::memory::desc c_desc({batch, m, n}, dt::f32, dnnl::memory::dims{stride_c, ldc, 1});
   const bool packed = state_->bf16;
-  const PrimitiveKey key{batch, m, n, k, ldc, stride_c, float_bits(alpha), float_bits(beta), transpose_a && !packed,
-                         transpose_b && !packed, packed ? 0 : a.ld, packed ? 0 : b.ld,
+  const PrimitiveKey key{batch, m, n, k, ldc, stride_c, float_bits(alpha), float_bits(beta), transpose_a,
+                         transpose_b, packed ? 0 : a.ld, packed ? 0 : b.ld,
                          packed || batch == 1 ? 0 : a.stride, packed || batch == 1 ? 0 : b.stride};
   auto found = state_->primitives.find(key);
   if (found == state_->primitives.end()) {

@@ -25,7 +25,8 @@ std::string dnnl_version_text();
 // OpenBLAS's kernel family on this CPU ("Haswell", "SkylakeX", ...; OPENBLAS_CORETYPE overrides it).
 std::string openblas_core_name();
 
-// op(X_b) rows x cols of every batch entry, row-major and contiguous, rounded to bf16 (nearest even).
+// X's stored matrices of every batch entry (op(X) rows x cols: stored rows x cols, or cols x rows when
+// transposed), compacted and rounded to bf16 (nearest even): one linear pass, no transpose.
 void pack_bf16(const MatrixOperand& x, bool transpose, int64_t rows, int64_t cols, int64_t batch,
                std::vector<uint16_t>& out);
 
