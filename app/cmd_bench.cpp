@@ -353,8 +353,9 @@ void print_precision_ratios(const std::vector<Row>& rows) {
           base.height == r.height) {
         if (!header) std::printf("\nAgainst fp32 in this run (median over median):\n");
         header = true;
-        std::printf("  %s %d views %dx%d: %s encode %.2fx faster, render %.2fx faster\n", r.model.c_str(), r.views,
-                    r.height, r.width, r.precision.c_str(), base.encode_s / r.encode_s, r.render_fps / base.render_fps);
+        std::printf("  %s %d views %dx%d at %s: encode %.2fx, render %.2fx the speed at fp32\n", r.model.c_str(),
+                    r.views, r.height, r.width, r.precision.c_str(), base.encode_s / r.encode_s,
+                    r.render_fps / base.render_fps);
       }
   }
 }
@@ -403,6 +404,7 @@ std::vector<Row> run_precision_pass(const BenchOptions& o, const std::string& pr
         Row row = run_one(built[m].first, *built[m].second, v, size, size, o, measured[m], memory_limit);
         row.precision = precision_name(backend->precision());
         row.gemm_gflops = gemm;
+        row.device = backend->device_description();
         if (built[m].first == "lact") row.open_s = open_s;
         if (row.skipped.empty()) measured[m] = std::max(measured[m], row.encode_gflops);
         std::fprintf(stderr, "  %s %s %d views %dx%d: %s\n", row.model.c_str(), row.precision.c_str(), v, size, size,
@@ -442,7 +444,7 @@ void run_bench(const BenchOptions& o) {
     nlohmann::json gemm_rates;
     for (const Row& r : rows) gemm_rates[r.precision] = r.gemm_gflops;
     const nlohmann::json json{{"format", "lact bench v3"}, {"gemm_gflops", gemm_rates}, {"threads", o.common.threads},
-                              {"device", o.common.backend}, {"precision", o.common.precision},
+                              {"device", rows.empty() ? o.common.backend : rows.front().device}, {"precision", o.common.precision},
                               {"config", lact.source}, {"rows", rows_json(rows)}};
     write_file_atomically(o.json, json.dump(1) + "\n");
   }

@@ -155,6 +155,36 @@ class CliTest(unittest.TestCase):
         self.assertLessEqual(exact, 1e-6)
         self.assertLess(drift, 0.05)
 
+    def test_3c_bench_statistics(self):
+        """lact bench: every sample in the JSON, median and minimum recomputed here; a bf16 run (where the CPU has
+        bf16) also times fp32 in the same run; --gemm-libraries prints every library's column."""
+        _, devices, _ = run("info", "--devices")
+        bf16 = "refused" not in devices.split("bf16 products:")[-1].splitlines()[0]
+        out = self.path("bench.json")
+        args = ["bench", "--models", "lact", "--layers", "2", "--dim", "64", "--views", "2", "--size", "32",
+                "--repeat", "3", "--warmup", "1", "--threads", "1", "--json", out, "--force"]
+        rc, so, se = run(*(args + (["--precision", "bf16"] if bf16 else [])))
+        self.assertEqual(rc, 0, so + se)
+        with open(out) as f:
+            bench = json.load(f)
+        self.assertEqual(bench["format"], "lact bench v3")
+        self.assertEqual(sorted(r["precision"] for r in bench["rows"]), ["bf16", "fp32"] if bf16 else ["fp32"])
+        for r in bench["rows"]:
+            samples = r["encode_samples_s"]
+            self.assertEqual(len(samples), 3)
+            self.assertAlmostEqual(r["encode_s"], sorted(samples)[1], places=9)
+            self.assertAlmostEqual(r["encode_min_s"], min(samples), places=9)
+            self.assertGreater(r["gemm_gflops"], 0)
+        if bf16:
+            self.assertIn("at bf16: encode", so)
+        rc, so, se = run("bench", "--gemm-libraries", "--layers", "2", "--dim", "64", "--views", "2", "--size", "32",
+                         "--repeat", "1", "--threads", "1")
+        self.assertEqual(rc, 0, so + se)
+        header = [line for line in so.splitlines() if line.startswith("| product")][0]
+        for column in ("OpenBLAS fp32", "fp32 |", "bf16 |", "oneDNN fp32 / OpenBLAS"):
+            self.assertIn(column, header)
+        self.assertEqual(len([line for line in so.splitlines() if line.startswith("| MLP")]), 2)
+
     def test_4_threads(self):
         a = self.render_npy(self.model, "--threads", "1")
         b = self.render_npy(self.model, "--threads", "2")
