@@ -1,7 +1,5 @@
 #include "kernels/cpu/dnnl_gemm.h"
 
-#include <cblas.h>
-
 #include <array>
 #include <cstring>
 #include <map>
