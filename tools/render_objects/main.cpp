@@ -18,7 +18,7 @@
 
 namespace {
 
-const char* kUsage = R"(usage: render_objects --out DIR [--procedural N [--procedural-start K]] [--seed S]
+const char* kUsage = R"(usage: render_objects --out DIR [--procedural N [--procedural-start K]] [--seed S] [--style S]
                       [--gltf FILE_OR_DIR ...] [--size 128] [--views fixed64|random:N] [--threads T]
                       [--shard FILE [--no-png]] [--ss K] [--radius 2.7] [--fov 50] [--max-texture 1024]
                       [--fit cube|sphere] [--gltf-up y|z] [--quiet]
@@ -32,6 +32,9 @@ and, with --shard, one memory-mappable training file (see tools/render_objects/R
   --procedural N       N procedural objects (random compositions of textured primitives)
   --procedural-start K first procedural index (default 0): objects K..K+N-1 of the seed's sequence
   --seed S             seed of the procedural objects, random views and lights (default 0)
+  --style S            procedural generator: primitives (default: 2-6 textured primitives, named proc_*) or
+                       assembly (toy-like: a deformed body with 6-24 small plastic parts, highlights, soft
+                       light, named asm_*)
   --gltf PATH ...      .gltf/.glb files, or folders searched recursively (y-up models, see --gltf-up)
   --size N             image width and height in pixels (default 128)
   --views SPEC         fixed64 (16 azimuths x elevations 0/20/40/60, view 16*e+a) or random:N (default random:32)
@@ -59,6 +62,7 @@ struct Args {
   double radius = 2.7, fov = 50;
   bool no_png = false, quiet = false, y_up = true;
   ro::Fit fit = ro::Fit::Cube;
+  ro::ProceduralStyle style = ro::ProceduralStyle::Primitives;
 };
 
 long long to_integer(const std::string& flag, const std::string& v, long long lo, long long hi) {
@@ -121,6 +125,10 @@ Args parse(int argc, char** argv) {
       const std::string& up = value();
       if (up != "y" && up != "z") throw std::invalid_argument("--gltf-up: expected y or z");
       a.y_up = up == "y";
+    } else if (f == "--style") {
+      const std::string& style = value();
+      if (style != "primitives" && style != "assembly") throw std::invalid_argument("--style: expected primitives or assembly");
+      a.style = style == "primitives" ? ro::ProceduralStyle::Primitives : ro::ProceduralStyle::Assembly;
     } else if (f == "--fit") {
       const std::string& fit = value();
       if (fit != "cube" && fit != "sphere") throw std::invalid_argument("--fit: expected cube or sphere");
@@ -145,7 +153,7 @@ int run(const Args& args) {
   gltf.y_up = args.y_up;
   gltf.max_texture = args.max_texture;
 
-  const std::vector<ro::ObjectSource> objects = ro::list_objects(args.procedural, args.procedural_start, args.seed, args.gltf);
+  const std::vector<ro::ObjectSource> objects = ro::list_objects(args.procedural, args.procedural_start, args.seed, args.gltf, args.style);
   std::vector<std::string> names;
   for (const auto& o : objects) names.push_back(o.name);
   const int views = settings.views.kind == ro::ViewSpec::Kind::Fixed64 ? 64 : settings.views.count;
@@ -156,7 +164,8 @@ int run(const Args& args) {
     shard = std::make_unique<ro::ShardWriter>(
         args.shard, names, views, args.size, args.size,
         std::vector<std::pair<std::string, std::string>>{{"views_spec", args.views}, {"seed", std::to_string(args.seed)},
-                                                             {"fit", args.fit == ro::Fit::Cube ? "cube" : "sphere"}});
+                                                             {"fit", args.fit == ro::Fit::Cube ? "cube" : "sphere"},
+                                                             {"style", args.style == ro::ProceduralStyle::Assembly ? "assembly" : "primitives"}});
   }
   if (!args.no_png) fs::create_directories(args.out);
 
@@ -178,7 +187,7 @@ int run(const Args& args) {
       std::vector<std::string> warnings;
       try {
         const ro::Mesh mesh = ro::build_mesh(src, gltf, args.fit, &warnings);
-        ro::render_object(mesh, src.seed, settings, rasterizer, cameras, images);
+        ro::render_object(mesh, src.seed, settings, rasterizer, cameras, images, ro::lighting_style(src));
         if (!args.no_png) ro::write_object_folder((fs::path(args.out) / src.name).string(), cameras, images);
         if (shard) shard->write(i, images, cameras);
         ok_flags[i] = 1;

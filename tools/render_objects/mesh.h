@@ -15,6 +15,10 @@ struct Material {
   Rgba base_color;                          // linear RGBA factor (glTF baseColorFactor)
   std::shared_ptr<const Texture> texture;   // may be null
   Wrap wrap_s = Wrap::Repeat, wrap_t = Wrap::Repeat;
+  // Blinn-Phong highlight (plastic-like): white, specular x diffuse light x (n . h)^shininess. glTF files and the
+  // primitive-style procedural objects keep 0 (matte), so their renders are unchanged.
+  float specular = 0.0f;
+  float shininess = 32.0f;
 };
 
 struct Mesh {

@@ -41,16 +41,20 @@ std::string safe_name(const fs::path& relative) {
 }  // namespace
 
 std::vector<ObjectSource> list_objects(int procedural_count, int procedural_first, uint64_t seed,
-                                       const std::vector<std::string>& gltf_paths) {
+                                       const std::vector<std::string>& gltf_paths, ProceduralStyle style) {
   std::vector<ObjectSource> out;
+  const bool assembly = style == ProceduralStyle::Assembly;
+  // Assemblies draw from their own sequence, so that asm_S_i shares no views or light with proc_S_i.
+  const uint64_t sequence = assembly ? mix_seed(seed, 0x617373656D626C79ull) : seed;
   for (int i = 0; i < procedural_count; ++i) {
     const int index = procedural_first + i;
     ObjectSource s;
     s.kind = ObjectSource::Kind::Procedural;
+    s.style = style;
     char name[64];
-    std::snprintf(name, sizeof name, "proc_%llu_%06d", static_cast<unsigned long long>(seed), index);
+    std::snprintf(name, sizeof name, "%s_%llu_%06d", assembly ? "asm" : "proc", static_cast<unsigned long long>(seed), index);
     s.name = name;
-    s.seed = mix_seed(seed, static_cast<uint64_t>(index));
+    s.seed = mix_seed(sequence, static_cast<uint64_t>(index));
     out.push_back(s);
   }
   std::set<std::string> used;
@@ -89,7 +93,9 @@ std::vector<ObjectSource> list_objects(int procedural_count, int procedural_firs
 Mesh build_mesh(const ObjectSource& source, const GltfOptions& gltf, Fit fit, std::vector<std::string>* warnings) {
   Mesh mesh;
   if (source.kind == ObjectSource::Kind::Procedural) {
-    mesh = make_procedural_object(mix_seed(source.seed, 0), source.name);  // already in [-1,1]^3
+    // Both already in [-1,1]^3.
+    mesh = source.style == ProceduralStyle::Assembly ? make_assembly_object(mix_seed(source.seed, 0), source.name)
+                                                     : make_procedural_object(mix_seed(source.seed, 0), source.name);
   } else {
     mesh = load_gltf(source.path, gltf, warnings);
     mesh.name = source.name;
@@ -100,10 +106,15 @@ Mesh build_mesh(const ObjectSource& source, const GltfOptions& gltf, Fit fit, st
   return mesh;
 }
 
+LightingStyle lighting_style(const ObjectSource& source) {
+  const bool assembly = source.kind == ObjectSource::Kind::Procedural && source.style == ProceduralStyle::Assembly;
+  return assembly ? LightingStyle::Soft : LightingStyle::Directional;
+}
+
 void render_object(const Mesh& mesh, uint64_t object_seed, const RenderSettings& settings, Rasterizer& rasterizer,
-                   std::vector<Camera>& cameras, std::vector<Image>& images) {
+                   std::vector<Camera>& cameras, std::vector<Image>& images, LightingStyle lighting) {
   cameras = make_views(settings.views, settings.size, settings.size, mix_seed(object_seed, 1));
-  const Lighting light = random_lighting(mix_seed(object_seed, 2));
+  const Lighting light = random_lighting(mix_seed(object_seed, 2), lighting);
   images.resize(cameras.size());
   for (size_t v = 0; v < cameras.size(); ++v) rasterizer.render(mesh, cameras[v], light, images[v]);
 }

@@ -9,6 +9,7 @@
 #include "cameras.h"
 #include "gltf_loader.h"
 #include "mesh.h"
+#include "procedural.h"
 #include "rasterizer.h"
 
 namespace ro {
@@ -18,14 +19,17 @@ struct ObjectSource {
   std::string name;   // folder name: unique, [A-Za-z0-9_.-]
   std::string path;   // glTF file
   uint64_t seed = 0;  // drives the procedural shape, the random views and the light
+  ProceduralStyle style = ProceduralStyle::Primitives;  // procedural objects only
 };
 
-// Procedural objects first (indices first .. first + count - 1, named proc_<seed>_<index>), then every glTF file
+// Procedural objects first (indices first .. first + count - 1, named proc_<seed>_<index>, or asm_<seed>_<index>
+// for the Assembly style, whose seeds are a different sequence), then every glTF file
 // given (named <its folder>_<stem>) or found recursively under a given folder (sorted, named after its path below
 // that folder, '/' -> '_'); clashing names get _2, _3, ...
 // Throws std::runtime_error for a path that does not exist or a folder without glTF files.
 std::vector<ObjectSource> list_objects(int procedural_count, int procedural_first, uint64_t seed,
-                                       const std::vector<std::string>& gltf_paths);
+                                       const std::vector<std::string>& gltf_paths,
+                                       ProceduralStyle style = ProceduralStyle::Primitives);
 
 // How objects are scaled: Cube = bounding box centred, largest side 2 (into [-1,1]^3, the GSO convention);
 // Sphere = bounding box centred, farthest vertex at distance 1 (never cut off by the image border).
@@ -40,8 +44,12 @@ struct RenderSettings {
   ViewSpec views;
 };
 
-// The views of one object (from its seed) and their images.
+// The views of one object (from its seed) and their images, lit by random_lighting(seed, lighting).
 void render_object(const Mesh& mesh, uint64_t object_seed, const RenderSettings& settings, Rasterizer& rasterizer,
-                   std::vector<Camera>& cameras, std::vector<Image>& images);
+                   std::vector<Camera>& cameras, std::vector<Image>& images,
+                   LightingStyle lighting = LightingStyle::Directional);
+
+// Assembly objects are lit softly (scanned-object renders); the rest as before.
+LightingStyle lighting_style(const ObjectSource& source);
 
 }  // namespace ro

@@ -9,6 +9,8 @@ namespace {
 
 constexpr double kTwoPi = 6.28318530717958647692;
 
+}  // namespace
+
 // A uniformly distributed rotation (Shoemake's method), or with probability 1/2 a rotation about z only so
 // that the part stays upright.
 Mat4 random_rotation(Rng& rng) {
@@ -21,8 +23,6 @@ Mat4 random_rotation(Rng& rng) {
   return Mat4::rotation(s1 * std::sin(kTwoPi * u2), s1 * std::cos(kTwoPi * u2), s2 * std::sin(kTwoPi * u3),
                         s2 * std::cos(kTwoPi * u3));
 }
-
-}  // namespace
 
 Mesh make_procedural_object(uint64_t seed, const std::string& name) {
   Rng rng(seed);

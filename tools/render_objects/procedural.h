@@ -25,4 +25,25 @@ const char* pattern_name(Pattern kind);
 // Depends only on the seed.
 Mesh make_procedural_object(uint64_t seed, const std::string& name);
 
+// A uniformly distributed rotation, or with probability 1/2 a rotation about z only (the part stays upright).
+Mat4 random_rotation(Rng& rng);
+
+// Which generator the procedural objects come from: Primitives = make_procedural_object (the first style, kept
+// byte-identical); Assembly = make_assembly_object, closer to scanned everyday objects and toys.
+enum class ProceduralStyle { Primitives, Assembly };
+
+// A toy-like assembly, normalised to [-1,1]^3 (z up): a body of 1-3 large parts (beams, plates, blocks, some
+// deformed) with 6-24 small parts (knobs, wheels, pegs, rods) attached to its surface, in a plastic palette,
+// mostly plain colours, some patterned, most with a specular highlight. Depends only on the seed.
+Mesh make_assembly_object(uint64_t seed, const std::string& name);
+
+// Bends the shape of a unit primitive (before it is scaled and placed) with a random mix of taper, twist, bend
+// and a smooth bulge, then recomputes its normals. The result stays inside [-1.5, 1.5]^3.
+void deform_primitive(Mesh& part, Rng& rng);
+
+// Vertex normals from the area-weighted normals of the triangles around each vertex; duplicated seam vertices
+// are smoothed together, while vertices whose original normals differ a lot (a box's corners, a cylinder's rim)
+// stay sharp edges.
+void recompute_normals(Mesh& mesh);
+
 }  // namespace ro

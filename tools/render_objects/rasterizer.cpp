@@ -28,14 +28,15 @@ inline bool owns_edge(double dx, double dy) { return dy < 0 || (dy == 0 && dx > 
 
 }  // namespace
 
-Lighting random_lighting(uint64_t seed) {
+Lighting random_lighting(uint64_t seed, LightingStyle style) {
   Rng rng(seed);
   Lighting l;
   const double z = rng.uniform(0.1, 1.0), az = rng.uniform(0.0, 2.0 * 3.14159265358979323846);
   const double r = std::sqrt(std::max(0.0, 1.0 - z * z));
   l.direction = Vec3{static_cast<float>(r * std::cos(az)), static_cast<float>(r * std::sin(az)), static_cast<float>(z)};
-  l.ambient = rng.uniformf(0.3f, 0.5f);
-  l.diffuse = rng.uniformf(0.5f, 0.8f);
+  const bool soft = style == LightingStyle::Soft;
+  l.ambient = soft ? rng.uniformf(0.5f, 0.7f) : rng.uniformf(0.3f, 0.5f);
+  l.diffuse = soft ? rng.uniformf(0.3f, 0.5f) : rng.uniformf(0.5f, 0.8f);
   return l;
 }
 
@@ -182,8 +183,14 @@ void Rasterizer::resolve(const Mesh& mesh, const Camera& cam, const Lighting& li
             const Rgba tex = mat.texture->sample(u, v, lod_[t], mat.wrap_s, mat.wrap_t);
             albedo.r *= tex.r, albedo.g *= tex.g, albedo.b *= tex.b;
           }
-          const float shade = light.ambient + light.diffuse * std::max(0.0f, dot(n, L));
+          const float n_dot_l = dot(n, L);
+          const float shade = light.ambient + light.diffuse * std::max(0.0f, n_dot_l);
           r += albedo.r * shade, g += albedo.g * shade, b += albedo.b * shade;
+          if (mat.specular > 0.0f && n_dot_l > 0.0f) {
+            const Vec3 h = normalize(L + normalize(eye - p));
+            const float highlight = mat.specular * light.diffuse * std::pow(std::max(0.0f, dot(n, h)), mat.shininess);
+            r += highlight, g += highlight, b += highlight;
+          }
         }
       uint8_t* px = &out.rgba[(static_cast<size_t>(y) * out.width + x) * 4];
       if (hits == 0) {

@@ -11,7 +11,9 @@
 namespace ro {
 
 // Lambert with one directional light plus ambient, in linear colour:
-//   colour = albedo * (ambient + diffuse * max(0, n . light_dir)), with n turned towards the camera.
+//   colour = albedo * (ambient + diffuse * max(0, n . light_dir)), with n turned towards the camera,
+// plus, for a material with specular > 0, a white highlight specular * diffuse * max(0, n . h)^shininess
+// (h halfway between the light and the view direction; only where n . light_dir > 0).
 struct Lighting {
   Vec3 direction{0, 0, 1};  // unit, world space, pointing towards the light
   float ambient = 0.4f;
@@ -19,8 +21,10 @@ struct Lighting {
 };
 
 // A random light per object: direction on the upper part of the sphere (z in [0.1, 1]), ambient in [0.3, 0.5],
-// diffuse in [0.5, 0.8].
-Lighting random_lighting(uint64_t seed);
+// diffuse in [0.5, 0.8] (Directional); Soft: ambient in [0.5, 0.7], diffuse in [0.3, 0.5], closer to the bright,
+// even studio lighting of scanned-object renders such as GSO's.
+enum class LightingStyle { Directional, Soft };
+Lighting random_lighting(uint64_t seed, LightingStyle style = LightingStyle::Directional);
 
 struct Image {
   int width = 0, height = 0;

@@ -8,6 +8,12 @@ Data (--data, --val-data; any mix, several allowed):
                                   procedural objects made in-process at --size (synthetic_data.py;
                                   on the GPU when training there)
 Without --val-data the last --val-objects objects of --data are held out.
+Extra validation sets, logged beside the main one (log.jsonl records of type "val_NAME"):
+  --val-extra NAME=PATH ...       held-out data of another kind (random fixed splits, as --val-data)
+  --val-real PATH --val-real-inputs 16,20,.. --val-real-targets 2,10,..
+                                  a real scanned object with fixed input and target views, e.g. issue 15's
+                                  acceptance views of examples/gso_toy_64 (type "val_real"; for the log only:
+                                  checkpoints are never chosen by it)
 
 Per step: --batch objects, each with a random split of its views into --n-input inputs and
 n_target targets (uniform in [--n-target-min, --n-target-max], one value per step), RGBA
@@ -304,6 +310,35 @@ def save_checkpoint(path, model, opt, sched, state, args, config):
     os.replace(tmp, path)
 
 
+def load_extra_validation(a, size, device, on_device, say):
+    """[(name, sampler, splits, n_input)] for --val-extra and --val-real."""
+    out = []
+    for spec in a.val_extra:
+        name, sep, path = spec.partition("=")
+        if not sep or not name or not path:
+            raise SystemExit("--val-extra: expected NAME=PATH, got '%s'" % spec)
+        objs = load_sources([path], size, device, say)
+        splits = [s for s in lact_data.fixed_splits(objs, a.n_input, a.val_targets)
+                  if len(s) == a.n_input + a.val_targets]
+        if len(splits) != len(objs):
+            raise SystemExit("%s: validation objects need >= %d views" % (path, a.n_input + a.val_targets))
+        say("val_%s: %s" % (name, objs.describe()))
+        out.append((name, Sampler(objs, size, device, on_device), splits, a.n_input))
+    if a.val_real:
+        objs = load_sources([a.val_real], size, device, say)
+        try:
+            inputs = [int(v) for v in a.val_real_inputs.split(",")]
+            targets = [int(v) for v in a.val_real_targets.split(",")]
+        except ValueError:
+            raise SystemExit("--val-real-inputs/--val-real-targets: expected comma-separated view numbers")
+        views = objs.images[0].shape[0]
+        if len(objs) != 1 or max(inputs + targets) >= views or min(inputs + targets) < 0:
+            raise SystemExit("%s: --val-real needs one object with views 0..%d" % (a.val_real, max(inputs + targets)))
+        say("val_real: %s, inputs %s, targets %s" % (objs.describe(), a.val_real_inputs, a.val_real_targets))
+        out.append(("real", Sampler(objs, size, device, on_device), [np.array(inputs + targets)], len(inputs)))
+    return out
+
+
 # ----------------------------------------------------------------------------- main
 def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
@@ -312,6 +347,11 @@ def parse_args(argv=None):
     g.add_argument("--data", nargs="+", required=True, help="shards / LaCT layouts / synthetic:...")
     g.add_argument("--val-data", nargs="*", default=None)
     g.add_argument("--val-objects", type=int, default=8, help="held out from --data when no --val-data")
+    g.add_argument("--val-extra", nargs="*", default=[], metavar="NAME=PATH",
+                   help="extra validation sets, logged as val_NAME")
+    g.add_argument("--val-real", default=None, help="a real object (LaCT layout) validated on fixed views")
+    g.add_argument("--val-real-inputs", default="16,20,24,28,34,38,42,46")
+    g.add_argument("--val-real-targets", default="2,10,18,26,32,40,50,58")
     g.add_argument("--size", type=int, default=64, help="working image size (H = W)")
     g.add_argument("--n-input", type=int, default=8)
     g.add_argument("--n-target-min", type=int, default=4)
@@ -481,6 +521,7 @@ def main(argv=None):
                   if len(s) == a.n_input + a.val_targets]
     if val_sampler is not None and len(val_splits) != len(val_objs):
         raise SystemExit("validation objects need >= %d views" % (a.n_input + a.val_targets))
+    extra_vals = load_extra_validation(a, size, device, on_device, say)
 
     # optimiser
     decay = [p for p in model.parameters() if p.dim() >= 2]
@@ -555,6 +596,15 @@ def main(argv=None):
         last_val.update(r)
         say("val step %d: psnr %.2f (white %.2f, nearest input %.2f), ssim %.4f [%d images, %.1fs]" % (
             state["step"], r["psnr"], r["psnr_white"], r["psnr_nearest"], r["ssim"], r["images"], val_cost[0]))
+        for name, extra_sampler, extra_splits, n_in in extra_vals:
+            te = time.time()
+            e = validate(fwd_model, extra_sampler, extra_splits, n_in, max(1, a.batch), amp_ctx)
+            e.update({"type": "val_" + name, "step": state["step"], "samples": state["samples"],
+                      "elapsed": round(state["elapsed"], 2), "seconds": round(time.time() - te, 2)})
+            log(e)
+            say("val_%s step %d: psnr %.2f (white %.2f, nearest input %.2f), ssim %.4f [%d images]" % (
+                name, state["step"], e["psnr"], e["psnr_white"], e["psnr_nearest"], e["ssim"], e["images"]))
+        val_cost[0] = time.time() - ts
 
     # preflight (CUDA, or any run with bf16): one forward/backward of the largest batch shape,
     # drawn with its own RNG so the training batches do not change. Out of memory: halve the
