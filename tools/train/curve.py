@@ -46,13 +46,18 @@ def main():
         e = end[-1]
         print("\nend: %s at step %s, %s samples, %.1f s of training steps" % (
             e.get("reason"), e.get("step"), e.get("samples"), e.get("elapsed", 0)))
-    print("\nvalidation (held-out objects; PSNR dB of the model vs a white image vs the nearest input view)")
-    print("%8s %10s %9s %8s %8s %8s %8s %7s" % ("step", "samples", "elapsed", "psnr", "white", "nearest", "ssim",
-                                                "images"))
-    for r in val:
-        print("%8d %10d %9.1f %8.2f %8.2f %8.2f %8.4f %7d" % (
-            r["step"], r["samples"], r["elapsed"], r["psnr"], r["psnr_white"], r["psnr_nearest"], r["ssim"],
-            r["images"]))
+    kinds = ["val"] + sorted({r["type"] for r in recs if str(r.get("type", "")).startswith("val_")})
+    for kind in kinds:
+        rows = val if kind == "val" else [r for r in recs if r.get("type") == kind]
+        title = "validation (held-out objects" if kind == "val" else kind + " ("
+        print("\n%sPSNR dB of the model vs a white image vs the nearest input view)" % (
+            title + "; " if kind == "val" else title))
+        print("%8s %10s %9s %8s %8s %8s %8s %7s" % ("step", "samples", "elapsed", "psnr", "white", "nearest", "ssim",
+                                                    "images"))
+        for r in rows:
+            print("%8d %10d %9.1f %8.2f %8.2f %8.2f %8.4f %7d" % (
+                r["step"], r["samples"], r["elapsed"], r["psnr"], r["psnr_white"], r["psnr_nearest"], r["ssim"],
+                r["images"]))
 
 
 if __name__ == "__main__":
