@@ -3,6 +3,7 @@
 #include <cmath>
 #include <vector>
 
+#include "photo_textures.h"
 #include "procedural.h"
 #include "texture.h"
 
@@ -33,8 +34,10 @@ Rgba jittered_colour(int entry, Rng& rng) {
   return Rgba{c[0], c[1], c[2], 1.0f};
 }
 
-// A plain colour (most parts) or a pattern tinted towards the colour; a plastic highlight on most.
-void paint(Material& mat, int entry, double pattern_chance, Rng& rng) {
+// A plain colour (most parts) or a pattern tinted towards the colour; a plastic highlight on most. With
+// photographs, a part may instead wear a photo crop (drawn after the rest, so that without photographs the draws,
+// hence the objects, are the same as before photographs existed).
+void paint(Material& mat, int entry, double pattern_chance, const PhotoLibrary* photos, double photo_chance, Rng& rng) {
   const Rgba colour = jittered_colour(entry, rng);
   const bool patterned = rng.chance(pattern_chance);
   const auto pattern = static_cast<Pattern>(rng.integer(0, static_cast<int>(Pattern::Count) - 1));
@@ -48,6 +51,15 @@ void paint(Material& mat, int entry, double pattern_chance, Rng& rng) {
   const float specular = rng.uniformf(0.1f, 0.5f), shininess = rng.uniformf(10.0f, 80.0f);
   mat.specular = matte ? 0.0f : specular;
   mat.shininess = shininess;
+  if (photos && !photos->empty()) {
+    const bool photo = rng.chance(photo_chance);
+    Rng crop_rng(rng.next());
+    if (photo) {
+      mat.texture = photos->random_crop(crop_rng);
+      // Tinted lightly towards the part's colour (grey photographs such as textures take its hue).
+      mat.base_color = Rgba{0.6f + 0.4f * colour.r, 0.6f + 0.4f * colour.g, 0.6f + 0.4f * colour.b, 1.0f};
+    }
+  }
 }
 
 // The rotation taking +z to the unit vector d (quaternion from the half-way vector).
@@ -90,14 +102,14 @@ std::vector<double> cumulative_areas(const Mesh& mesh) {
 }
 
 // 1-3 large parts: beams and plates (boxes), drums (cylinders), blobs (spheres), mostly upright.
-Mesh make_body(Rng& rng) {
+Mesh make_body(const PhotoLibrary* photos, Rng& rng) {
   Mesh body;
   const int parts = rng.integer(1, 3);
   for (int i = 0; i < parts; ++i) {
     const double pick = rng.uniform();
     const Primitive kind = pick < 0.6 ? Primitive::Box : (pick < 0.85 ? Primitive::Cylinder : Primitive::Sphere);
     Mesh part = make_primitive(kind, static_cast<float>(rng.integer(1, 2)));
-    paint(part.materials[0], kBodyColours[rng.integer(0, 7)], 0.4, rng);
+    paint(part.materials[0], kBodyColours[rng.integer(0, 7)], 0.4, photos, 0.35, rng);
     const bool deformed = rng.chance(0.5);
     if (deformed) deform_primitive(part, rng);
     // One long side, two shorter ones (beams, plates, slabs), in a random order.
@@ -117,13 +129,13 @@ Mesh make_body(Rng& rng) {
 
 // A small part: a knob, wheel, peg or cap (any primitive, 0.08-0.3 across), or a rod (a thin cylinder 0.4-1.2
 // long), placed on the body's surface, sunk into it by a third of its size.
-Mesh make_small_part(const Mesh& body, const std::vector<double>& areas, Rng& rng) {
+Mesh make_small_part(const Mesh& body, const std::vector<double>& areas, const PhotoLibrary* photos, Rng& rng) {
   Vec3 p, n;
   surface_point(body, areas, rng, p, n);
   const bool rod = rng.chance(0.2);
   const auto kind = rod ? Primitive::Cylinder : static_cast<Primitive>(rng.integer(0, static_cast<int>(Primitive::Count) - 1));
   Mesh part = make_primitive(kind, 1.0f);
-  paint(part.materials[0], rng.integer(0, kPaletteSize - 1), 0.25, rng);
+  paint(part.materials[0], rng.integer(0, kPaletteSize - 1), 0.25, photos, 0.15, rng);
   const bool deformed = rng.chance(0.25);
   if (deformed) deform_primitive(part, rng);
   const double size = rng.uniform(0.08, 0.3), squash = rng.uniform(0.5, 1.0);
@@ -143,14 +155,14 @@ Mesh make_small_part(const Mesh& body, const std::vector<double>& areas, Rng& rn
 
 }  // namespace
 
-Mesh make_assembly_object(uint64_t seed, const std::string& name) {
+Mesh make_assembly_object(uint64_t seed, const std::string& name, const PhotoLibrary* photos) {
   Rng rng(seed);
-  Mesh object = make_body(rng);
+  Mesh object = make_body(photos, rng);
   object.name = name;
   const std::vector<double> areas = cumulative_areas(object);
   const int small_parts = rng.integer(6, 24);
   std::vector<Mesh> parts;
-  for (int i = 0; i < small_parts; ++i) parts.push_back(make_small_part(object, areas, rng));
+  for (int i = 0; i < small_parts; ++i) parts.push_back(make_small_part(object, areas, photos, rng));
   for (const Mesh& part : parts) append(object, part);
   normalize_to_unit_cube(object);
   return object;

@@ -13,12 +13,13 @@
 #include <vector>
 
 #include "objects.h"
+#include "photo_textures.h"
 #include "shard.h"
 #include "writer.h"
 
 namespace {
 
-const char* kUsage = R"(usage: render_objects --out DIR [--procedural N [--procedural-start K]] [--seed S] [--style S]
+const char* kUsage = R"(usage: render_objects --out DIR [--procedural N [--procedural-start K]] [--seed S] [--style S] [--photos P ...]
                       [--gltf FILE_OR_DIR ...] [--size 128] [--views fixed64|random:N] [--threads T]
                       [--shard FILE [--no-png]] [--ss K] [--radius 2.7] [--fov 50] [--max-texture 1024]
                       [--fit cube|sphere] [--gltf-up y|z] [--quiet]
@@ -35,6 +36,7 @@ and, with --shard, one memory-mappable training file (see tools/render_objects/R
   --style S            procedural generator: primitives (default: 2-6 textured primitives, named proc_*) or
                        assembly (toy-like: a deformed body with 6-24 small plastic parts, highlights, soft
                        light, named asm_*)
+  --photos PATH ...    PNG/JPEG photographs (files or folders) whose random crops texture some assembly parts
   --gltf PATH ...      .gltf/.glb files, or folders searched recursively (y-up models, see --gltf-up)
   --size N             image width and height in pixels (default 128)
   --views SPEC         fixed64 (16 azimuths x elevations 0/20/40/60, view 16*e+a) or random:N (default random:32)
@@ -63,6 +65,7 @@ struct Args {
   bool no_png = false, quiet = false, y_up = true;
   ro::Fit fit = ro::Fit::Cube;
   ro::ProceduralStyle style = ro::ProceduralStyle::Primitives;
+  std::vector<std::string> photos;
 };
 
 long long to_integer(const std::string& flag, const std::string& v, long long lo, long long hi) {
@@ -108,7 +111,11 @@ Args parse(int argc, char** argv) {
     else if (f == "--procedural") a.procedural = static_cast<int>(to_integer(f, value(), 0, 100000000));
     else if (f == "--procedural-start") a.procedural_start = static_cast<int>(to_integer(f, value(), 0, 1000000000));
     else if (f == "--seed") a.seed = static_cast<uint64_t>(to_integer(f, value(), 0, 9007199254740991LL));
-    else if (f == "--gltf") {
+    else if (f == "--photos") {
+      const size_t before = a.photos.size();
+      while (i + 1 < v.size() && v[i + 1].rfind("--", 0) != 0) a.photos.push_back(v[++i]);
+      if (a.photos.size() == before) throw std::invalid_argument("--photos: missing file or folder");
+    } else if (f == "--gltf") {
       const size_t before = a.gltf.size();
       while (i + 1 < v.size() && v[i + 1].rfind("--", 0) != 0) a.gltf.push_back(v[++i]);
       if (a.gltf.size() == before) throw std::invalid_argument("--gltf: missing file or folder");
@@ -135,6 +142,8 @@ Args parse(int argc, char** argv) {
       a.fit = fit == "cube" ? ro::Fit::Cube : ro::Fit::Sphere;
     } else throw std::invalid_argument("unknown argument '" + f + "' (see --help)");
   }
+  if (!a.photos.empty() && a.style != ro::ProceduralStyle::Assembly)
+    throw std::invalid_argument("--photos: only the assembly style uses photographs (add --style assembly)");
   if (a.no_png && a.shard.empty()) throw std::invalid_argument("--no-png needs --shard");
   if (!a.no_png && a.out.empty()) throw std::invalid_argument("--out is required (see --help)");
   if (a.procedural == 0 && a.gltf.empty()) throw std::invalid_argument("nothing to render: give --procedural N and/or --gltf");
@@ -153,6 +162,7 @@ int run(const Args& args) {
   gltf.y_up = args.y_up;
   gltf.max_texture = args.max_texture;
 
+  const ro::PhotoLibrary photos = ro::PhotoLibrary::load(args.photos);
   const std::vector<ro::ObjectSource> objects = ro::list_objects(args.procedural, args.procedural_start, args.seed, args.gltf, args.style);
   std::vector<std::string> names;
   for (const auto& o : objects) names.push_back(o.name);
@@ -186,7 +196,7 @@ int run(const Args& args) {
       const ro::ObjectSource& src = objects[i];
       std::vector<std::string> warnings;
       try {
-        const ro::Mesh mesh = ro::build_mesh(src, gltf, args.fit, &warnings);
+        const ro::Mesh mesh = ro::build_mesh(src, gltf, args.fit, &warnings, &photos);
         ro::render_object(mesh, src.seed, settings, rasterizer, cameras, images, ro::lighting_style(src));
         if (!args.no_png) ro::write_object_folder((fs::path(args.out) / src.name).string(), cameras, images);
         if (shard) shard->write(i, images, cameras);

@@ -90,11 +90,12 @@ std::vector<ObjectSource> list_objects(int procedural_count, int procedural_firs
   return out;
 }
 
-Mesh build_mesh(const ObjectSource& source, const GltfOptions& gltf, Fit fit, std::vector<std::string>* warnings) {
+Mesh build_mesh(const ObjectSource& source, const GltfOptions& gltf, Fit fit, std::vector<std::string>* warnings,
+                const PhotoLibrary* photos) {
   Mesh mesh;
   if (source.kind == ObjectSource::Kind::Procedural) {
     // Both already in [-1,1]^3.
-    mesh = source.style == ProceduralStyle::Assembly ? make_assembly_object(mix_seed(source.seed, 0), source.name)
+    mesh = source.style == ProceduralStyle::Assembly ? make_assembly_object(mix_seed(source.seed, 0), source.name, photos)
                                                      : make_procedural_object(mix_seed(source.seed, 0), source.name);
   } else {
     mesh = load_gltf(source.path, gltf, warnings);

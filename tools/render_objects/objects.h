@@ -9,6 +9,7 @@
 #include "cameras.h"
 #include "gltf_loader.h"
 #include "mesh.h"
+#include "photo_textures.h"
 #include "procedural.h"
 #include "rasterizer.h"
 
@@ -35,9 +36,9 @@ std::vector<ObjectSource> list_objects(int procedural_count, int procedural_firs
 // Sphere = bounding box centred, farthest vertex at distance 1 (never cut off by the image border).
 enum class Fit { Cube, Sphere };
 
-// The object's mesh in world space, normalised by `fit`.
+// The object's mesh in world space, normalised by `fit`. `photos` (may be null) texture assembly objects.
 Mesh build_mesh(const ObjectSource& source, const GltfOptions& gltf, Fit fit = Fit::Cube,
-                std::vector<std::string>* warnings = nullptr);
+                std::vector<std::string>* warnings = nullptr, const PhotoLibrary* photos = nullptr);
 
 struct RenderSettings {
   int size = 128;  // square images

@@ -34,8 +34,11 @@ enum class ProceduralStyle { Primitives, Assembly };
 
 // A toy-like assembly, normalised to [-1,1]^3 (z up): a body of 1-3 large parts (beams, plates, blocks, some
 // deformed) with 6-24 small parts (knobs, wheels, pegs, rods) attached to its surface, in a plastic palette,
-// mostly plain colours, some patterned, most with a specular highlight. Depends only on the seed.
-Mesh make_assembly_object(uint64_t seed, const std::string& name);
+// mostly plain colours, some patterned, most with a specular highlight. With photographs (not null, not empty)
+// about a third of the bodies and a sixth of the small parts wear photo crops instead. Depends only on the seed
+// (and the photographs).
+class PhotoLibrary;
+Mesh make_assembly_object(uint64_t seed, const std::string& name, const PhotoLibrary* photos = nullptr);
 
 // Bends the shape of a unit primitive (before it is scaled and placed) with a random mix of taper, twist, bend
 // and a smooth bulge, then recomputes its normals. The result stays inside [-1.5, 1.5]^3.

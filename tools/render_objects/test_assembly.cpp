@@ -1,14 +1,20 @@
 // Checks of the assembly style (issue 15's toy-like training objects): normalisation, part counts, determinism,
-// the object list's names and seeds, the deformations, recomputed normals and the Blinn-Phong highlight.
+// the object list's names and seeds, the deformations, recomputed normals, the Blinn-Phong highlight and photo
+// textures.
 #include <gtest/gtest.h>
+
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 
 #include "cameras.h"
 #include "objects.h"
+#include "photo_textures.h"
 #include "procedural.h"
 #include "rasterizer.h"
+#include "writer.h"
 
 using namespace ro;
 
@@ -118,5 +124,49 @@ TEST(Assembly, SpecularHighlightIsBlinnPhong) {
     const double expected = srgb_byte(0.2 * (0.3 + 0.5) + specular * 0.5);
     EXPECT_NEAR(centre[0], expected, 1.5) << "specular " << specular;
     EXPECT_EQ(centre[3], 255);
+  }
+}
+
+// A photograph whose colour encodes the position: red = x, green = y. A crop of it must be a monotone window
+// (red rising left to right, or falling when mirrored; green rising downwards), inside the photo's range.
+TEST(Assembly, PhotoCropsAreWindowsOfThePhoto) {
+  const std::string dir = (std::filesystem::temp_directory_path() / ("ro_photos_" + std::to_string(::getpid()))).string();
+  std::filesystem::create_directories(dir);
+  Image photo;
+  photo.width = 256, photo.height = 200;
+  photo.rgba.resize(static_cast<size_t>(photo.width) * photo.height * 4);
+  for (int y = 0; y < photo.height; ++y)
+    for (int x = 0; x < photo.width; ++x) {
+      uint8_t* p = &photo.rgba[(static_cast<size_t>(y) * photo.width + x) * 4];
+      p[0] = static_cast<uint8_t>(x), p[1] = static_cast<uint8_t>(y), p[2] = 77, p[3] = 255;
+    }
+  write_file(dir + "/gradient.png", encode_png(photo));
+  const PhotoLibrary library = PhotoLibrary::load({dir});
+  ASSERT_EQ(library.size(), 1u);
+  Rng rng(5);
+  for (int i = 0; i < 10; ++i) {
+    const auto tex = library.random_crop(rng, 32);
+    ASSERT_TRUE(tex);
+    ASSERT_EQ(tex->width(), 32);
+    auto texel = [&](int x, int y) { return tex->sample_level((x + 0.5f) / 32, (y + 0.5f) / 32, 0, Wrap::Clamp, Wrap::Clamp); };
+    // Green (the photo's y) rises downwards; red (x) changes monotonically across; blue stays 77.
+    EXPECT_LT(texel(16, 2).g, texel(16, 29).g);
+    EXPECT_NE(texel(2, 16).r, texel(29, 16).r);
+    EXPECT_NEAR(texel(10, 10).b, srgb_to_linear(77), 0.01f);
+  }
+  EXPECT_THROW(PhotoLibrary::load({dir + "/missing.png"}), std::runtime_error);
+  write_file(dir + "/broken.png", {1, 2, 3});
+  EXPECT_THROW(PhotoLibrary::load({dir}), std::runtime_error);
+  std::filesystem::remove_all(dir);
+}
+
+// An empty photo library draws nothing extra: the objects equal those made without one (the shards made before
+// photographs existed stay reproducible).
+TEST(Assembly, AnEmptyPhotoLibraryChangesNothing) {
+  const PhotoLibrary none;
+  for (uint64_t s = 0; s < 5; ++s) {
+    const Mesh a = make_assembly_object(s, "x"), b = make_assembly_object(s, "x", &none);
+    ASSERT_EQ(a.positions.size(), b.positions.size());
+    for (size_t i = 0; i < a.positions.size(); ++i) ASSERT_EQ(a.positions[i].x, b.positions[i].x);
   }
 }
