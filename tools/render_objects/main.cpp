@@ -150,6 +150,21 @@ Args parse(int argc, char** argv) {
   return a;
 }
 
+// The training shard (null without --shard); its header records how the objects were made.
+std::unique_ptr<ro::ShardWriter> open_shard(const Args& args, const std::vector<std::string>& names, int views) {
+  namespace fs = std::filesystem;
+  if (args.shard.empty()) return nullptr;
+  if (fs::path(args.shard).has_parent_path()) fs::create_directories(fs::path(args.shard).parent_path());
+  std::string photos;
+  for (const std::string& p : args.photos) photos += (photos.empty() ? "" : " ") + fs::path(p).filename().string();
+  return std::make_unique<ro::ShardWriter>(
+      args.shard, names, views, args.size, args.size,
+      std::vector<std::pair<std::string, std::string>>{
+          {"views_spec", args.views}, {"seed", std::to_string(args.seed)},
+          {"fit", args.fit == ro::Fit::Cube ? "cube" : "sphere"},
+          {"style", args.style == ro::ProceduralStyle::Assembly ? "assembly" : "primitives"}, {"photos", photos}});
+}
+
 int run(const Args& args) {
   namespace fs = std::filesystem;
   using Clock = std::chrono::steady_clock;
@@ -168,15 +183,7 @@ int run(const Args& args) {
   for (const auto& o : objects) names.push_back(o.name);
   const int views = settings.views.kind == ro::ViewSpec::Kind::Fixed64 ? 64 : settings.views.count;
 
-  std::unique_ptr<ro::ShardWriter> shard;
-  if (!args.shard.empty()) {
-    if (fs::path(args.shard).has_parent_path()) fs::create_directories(fs::path(args.shard).parent_path());
-    shard = std::make_unique<ro::ShardWriter>(
-        args.shard, names, views, args.size, args.size,
-        std::vector<std::pair<std::string, std::string>>{{"views_spec", args.views}, {"seed", std::to_string(args.seed)},
-                                                             {"fit", args.fit == ro::Fit::Cube ? "cube" : "sphere"},
-                                                             {"style", args.style == ro::ProceduralStyle::Assembly ? "assembly" : "primitives"}});
-  }
+  std::unique_ptr<ro::ShardWriter> shard = open_shard(args, names, views);
   if (!args.no_png) fs::create_directories(args.out);
 
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());

@@ -11,20 +11,11 @@ the extra validation sets' PSNR where logged: val_asm, val_real, ...). A run's v
 the next run took its weights are still printed; the cumulative axis follows each run's own elapsed time.
 """
 import argparse
-import json
+import os
+import sys
 
-
-def read_log(path):
-    recs = []
-    with open(path) as f:
-        for line in f:
-            line = line.strip()
-            if line:
-                try:
-                    recs.append(json.loads(line))
-                except ValueError:
-                    pass  # a line cut by an interruption
-    return recs
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from curve import read_log  # noqa: E402
 
 
 def main():

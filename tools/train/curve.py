@@ -7,13 +7,10 @@ import argparse
 import json
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("log")
-    ap.add_argument("--train-points", type=int, default=12)
-    a = ap.parse_args()
+def read_log(path):
+    """The records of a log.jsonl (a line cut by an interruption is skipped)."""
     recs = []
-    with open(a.log) as f:
+    with open(path) as f:
         for line in f:
             line = line.strip()
             if line:
@@ -21,6 +18,15 @@ def main():
                     recs.append(json.loads(line))
                 except ValueError:
                     pass
+    return recs
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("log")
+    ap.add_argument("--train-points", type=int, default=12)
+    a = ap.parse_args()
+    recs = read_log(a.log)
     start = [r for r in recs if r.get("type") == "start"]
     if start:
         s = start[-1]
