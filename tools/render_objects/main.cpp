@@ -103,6 +103,12 @@ Args parse(int argc, char** argv) {
       if (i + 1 >= v.size()) throw std::invalid_argument(f + ": missing value");
       return v[++i];
     };
+    // Every following argument up to the next option (at least one).
+    auto paths = [&](std::vector<std::string>& out) {
+      const size_t before = out.size();
+      while (i + 1 < v.size() && v[i + 1].rfind("--", 0) != 0) out.push_back(v[++i]);
+      if (out.size() == before) throw std::invalid_argument(f + ": missing file or folder");
+    };
     if (f == "--help" || f == "-h") {
       std::fputs(kUsage, stdout);
       std::exit(0);
@@ -111,15 +117,9 @@ Args parse(int argc, char** argv) {
     else if (f == "--procedural") a.procedural = static_cast<int>(to_integer(f, value(), 0, 100000000));
     else if (f == "--procedural-start") a.procedural_start = static_cast<int>(to_integer(f, value(), 0, 1000000000));
     else if (f == "--seed") a.seed = static_cast<uint64_t>(to_integer(f, value(), 0, 9007199254740991LL));
-    else if (f == "--photos") {
-      const size_t before = a.photos.size();
-      while (i + 1 < v.size() && v[i + 1].rfind("--", 0) != 0) a.photos.push_back(v[++i]);
-      if (a.photos.size() == before) throw std::invalid_argument("--photos: missing file or folder");
-    } else if (f == "--gltf") {
-      const size_t before = a.gltf.size();
-      while (i + 1 < v.size() && v[i + 1].rfind("--", 0) != 0) a.gltf.push_back(v[++i]);
-      if (a.gltf.size() == before) throw std::invalid_argument("--gltf: missing file or folder");
-    } else if (f == "--size") a.size = static_cast<int>(to_integer(f, value(), 8, 4096));
+    else if (f == "--photos") paths(a.photos);
+    else if (f == "--gltf") paths(a.gltf);
+    else if (f == "--size") a.size = static_cast<int>(to_integer(f, value(), 8, 4096));
     else if (f == "--views") a.views = value();
     else if (f == "--threads") a.threads = static_cast<int>(to_integer(f, value(), 1, 1024));
     else if (f == "--ss") a.ss = static_cast<int>(to_integer(f, value(), 1, 8));

@@ -310,6 +310,15 @@ def save_checkpoint(path, model, opt, sched, state, args, config):
     os.replace(tmp, path)
 
 
+def validation_splits(objs, a, what):
+    """Fixed --n-input + --val-targets view splits, one per object; exits when an object has too few views."""
+    need = a.n_input + a.val_targets
+    splits = [s for s in lact_data.fixed_splits(objs, a.n_input, a.val_targets) if len(s) == need]
+    if len(splits) != len(objs):
+        raise SystemExit("%s: validation objects need >= %d views" % (what, need))
+    return splits
+
+
 def load_extra_validation(a, size, device, on_device, say):
     """[(name, sampler, splits, n_input)] for --val-extra and --val-real."""
     out = []
@@ -318,10 +327,7 @@ def load_extra_validation(a, size, device, on_device, say):
         if not sep or not name or not path:
             raise SystemExit("--val-extra: expected NAME=PATH, got '%s'" % spec)
         objs = load_sources([path], size, device, say)
-        splits = [s for s in lact_data.fixed_splits(objs, a.n_input, a.val_targets)
-                  if len(s) == a.n_input + a.val_targets]
-        if len(splits) != len(objs):
-            raise SystemExit("%s: validation objects need >= %d views" % (path, a.n_input + a.val_targets))
+        splits = validation_splits(objs, a, path)
         say("val_%s: %s" % (name, objs.describe()))
         out.append((name, Sampler(objs, size, device, on_device), splits, a.n_input))
     if a.val_real:
@@ -517,10 +523,7 @@ def main(argv=None):
     say("val:   %s" % val_objs.describe())
     sampler = Sampler(train_objs, size, device, on_device)
     val_sampler = Sampler(val_objs, size, device, on_device) if len(val_objs) else None
-    val_splits = [s for s in lact_data.fixed_splits(val_objs, a.n_input, a.val_targets)
-                  if len(s) == a.n_input + a.val_targets]
-    if val_sampler is not None and len(val_splits) != len(val_objs):
-        raise SystemExit("validation objects need >= %d views" % (a.n_input + a.val_targets))
+    val_splits = validation_splits(val_objs, a, "validation")
     extra_vals = load_extra_validation(a, size, device, on_device, say)
 
     # optimiser
@@ -582,28 +585,28 @@ def main(argv=None):
     last_val = {}
     val_cost = [0.0]
 
+    def validate_and_log(kind, sampler, splits, n_in, preview=None):
+        """One validation set: evaluated, logged as a record of type `kind`, printed."""
+        ts = time.time()
+        r = validate(fwd_model, sampler, splits, n_in, max(1, a.batch), amp_ctx, preview)
+        r.update({"type": kind, "step": state["step"], "samples": state["samples"],
+                  "elapsed": round(state["elapsed"], 2), "seconds": round(time.time() - ts, 2)})
+        log(r)
+        say("%s step %d: psnr %.2f (white %.2f, nearest input %.2f), ssim %.4f [%d images, %.1fs]" % (
+            kind, state["step"], r["psnr"], r["psnr_white"], r["psnr_nearest"], r["ssim"], r["images"],
+            r["seconds"]))
+        return r
+
     def run_val():
         if val_sampler is None:
             return
         ts = time.time()
         preview = None if a.no_preview else os.path.join(a.out, "preview.png")
-        r = validate(fwd_model, val_sampler, val_splits, a.n_input, max(1, a.batch), amp_ctx, preview)
-        val_cost[0] = time.time() - ts
-        r.update({"type": "val", "step": state["step"], "samples": state["samples"],
-                  "elapsed": round(state["elapsed"], 2), "seconds": round(val_cost[0], 2)})
-        log(r)
+        r = validate_and_log("val", val_sampler, val_splits, a.n_input, preview)
         last_val.clear()
         last_val.update(r)
-        say("val step %d: psnr %.2f (white %.2f, nearest input %.2f), ssim %.4f [%d images, %.1fs]" % (
-            state["step"], r["psnr"], r["psnr_white"], r["psnr_nearest"], r["ssim"], r["images"], val_cost[0]))
         for name, extra_sampler, extra_splits, n_in in extra_vals:
-            te = time.time()
-            e = validate(fwd_model, extra_sampler, extra_splits, n_in, max(1, a.batch), amp_ctx)
-            e.update({"type": "val_" + name, "step": state["step"], "samples": state["samples"],
-                      "elapsed": round(state["elapsed"], 2), "seconds": round(time.time() - te, 2)})
-            log(e)
-            say("val_%s step %d: psnr %.2f (white %.2f, nearest input %.2f), ssim %.4f [%d images]" % (
-                name, state["step"], e["psnr"], e["psnr_white"], e["psnr_nearest"], e["ssim"], e["images"]))
+            validate_and_log("val_" + name, extra_sampler, extra_splits, n_in)
         val_cost[0] = time.time() - ts
 
     # preflight (CUDA, or any run with bf16): one forward/backward of the largest batch shape,
