@@ -9,6 +9,7 @@ packages=(
   build-essential cmake pkg-config
   libopenblas-dev libopenblas-openmp-dev   # BLAS; the OpenMP build shares our OpenMP threads
   libdnnl-dev                              # oneDNN: bf16 products on the CPU (--precision bf16)
+  ocl-icd-opencl-dev                       # only Recommended by libdnnl-dev, but its CMake config requires OpenCL
   nlohmann-json3-dev libcli11-dev libstb-dev libtinygltf-dev
   libgtest-dev clang libclang-rt-14-dev        # tests; clang + libFuzzer for the reader fuzzers
   python3 python3-numpy python3-yaml python3-torch python3-skimage  # tools/ and the tests that use them

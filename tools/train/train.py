@@ -45,6 +45,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "reference"))
 import lact_data  # noqa: E402
 from lact_reference import LaCTModel, VARIANT_PRESETS, TTT_VARIANTS, with_variant  # noqa: E402
 import safetensors_io  # noqa: E402
+from data_parallel import DataParallel, RANK_ENV, launch_workers, stop_workers  # noqa: E402
 from ssim import ssim  # noqa: E402
 
 CKPT_NAME = "ckpt_last.pt"
@@ -182,7 +183,9 @@ class Sampler:
             rgb, cam = r.view(b, n, *r.shape[1:]), c.view(b, n, 20)
         return rgb, cam[..., :4].contiguous(), cam[..., 4:].reshape(b, n, 4, 4).contiguous()
 
-    def sample(self, rng, batch, n_input, n_target, bg_random=0.0):
+    def sample(self, rng, batch, n_input, n_target, bg_random=0.0, part=None):
+        """A batch of `batch` objects; with part=(start, stop) only those objects are gathered, but the
+        generator advances as for the whole batch (data_parallel.py: each rank renders its slice)."""
         objs = self.objs
         obj_idx = rng.choice(len(objs), size=batch, replace=len(objs) < batch)
         view_idx = []
@@ -196,7 +199,11 @@ class Sampler:
             pick = rng.random(batch) < bg_random
             colours = rng.random((batch, 3))
             background = np.where(pick[:, None], colours, 1.0)
-        rgb, intr, c2w = self.gather(obj_idx, np.stack(view_idx), background)
+        view_idx = np.stack(view_idx)
+        if part is not None:
+            obj_idx, view_idx = obj_idx[part[0]:part[1]], view_idx[part[0]:part[1]]
+            background = None if background is None else background[part[0]:part[1]]
+        rgb, intr, c2w = self.gather(obj_idx, view_idx, background)
         return split_batch(rgb, intr, c2w, n_input)
 
 
@@ -407,6 +414,10 @@ def parse_args(argv=None):
     g.add_argument("--device", default="auto", help="auto / cpu / cuda")
     g.add_argument("--amp", choices=("auto", "bf16", "none"), default="auto", help="auto: bf16 on CUDA")
     g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--ranks", type=int, default=1,
+                   help="CPU data parallelism: split each step's --batch over this many processes of --threads "
+                        "threads each (gloo on loopback; the same steps as one process, sooner). Rank 0 "
+                        "validates, logs and checkpoints; resuming with another --ranks continues the same run")
     g.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default). More threads than idle cores "
                    "is very slow (OpenMP spin-waits): on a shared machine keep 1")
     g.add_argument("--deterministic", choices=("auto", "yes", "no"), default="auto", help="auto: yes on CPU")
@@ -430,21 +441,40 @@ def parse_args(argv=None):
 
 def main(argv=None):
     a = parse_args(argv)
+    if a.ranks <= 1 or RANK_ENV in os.environ:
+        return train(a)
+    if a.device not in ("auto", "cpu") or torch.cuda.is_available():
+        sys.exit("train.py: --ranks is CPU data parallelism; on a GPU use one process")
+    workers = launch_workers(a.ranks, [os.path.abspath(__file__)] + list(sys.argv[1:] if argv is None else argv))
+    try:
+        rc = train(a)
+    except BaseException:
+        for w in workers:
+            w.kill()
+        raise
+    stop_workers(workers)
+    return rc
+
+
+def train(a):
     t_start = time.time()
+    dp = DataParallel()
     os.makedirs(a.out, exist_ok=True)
     log_path = os.path.join(a.out, "log.jsonl")
     ckpt_path = os.path.join(a.out, CKPT_NAME)
 
     def say(msg):
-        print("[train %7.1fs] %s" % (time.time() - t_start, msg), flush=True)
+        if dp.is_main:
+            print("[train %7.1fs] %s" % (time.time() - t_start, msg), flush=True)
 
-    if a.fresh and os.path.exists(log_path):  # a fresh run starts a fresh log (the old one is kept aside)
+    if dp.is_main and a.fresh and os.path.exists(log_path):  # a fresh run starts a fresh log (old one kept aside)
         os.replace(log_path, log_path + ".old")
-    logf = open(log_path, "a")
+    logf = open(log_path, "a") if dp.is_main else None
 
     def log(rec):
-        logf.write(json.dumps(rec, sort_keys=True) + "\n")
-        logf.flush()
+        if logf is not None:
+            logf.write(json.dumps(rec, sort_keys=True) + "\n")
+            logf.flush()
 
     # device / determinism
     if a.device == "auto":
@@ -502,6 +532,7 @@ def main(argv=None):
     if a.ns_dtype:
         model.ns_dtype = a.ns_dtype
     model.to(device)
+    dp.broadcast_parameters(model)
     n_params = sum(p.numel() for p in model.parameters())
     fwd_model = model
     if a.compile:
@@ -522,9 +553,9 @@ def main(argv=None):
     say("train: %s" % train_objs.describe())
     say("val:   %s" % val_objs.describe())
     sampler = Sampler(train_objs, size, device, on_device)
-    val_sampler = Sampler(val_objs, size, device, on_device) if len(val_objs) else None
+    val_sampler = Sampler(val_objs, size, device, on_device) if len(val_objs) and dp.is_main else None
     val_splits = validation_splits(val_objs, a, "validation")
-    extra_vals = load_extra_validation(a, size, device, on_device, say)
+    extra_vals = load_extra_validation(a, size, device, on_device, say) if dp.is_main else []
 
     # optimiser
     decay = [p for p in model.parameters() if p.dim() >= 2]
@@ -541,12 +572,15 @@ def main(argv=None):
         opt = torch.optim.AdamW(groups, **opt_kw)
     sched = Schedule(a.lr, a.warmup, a.steps, a.min_lr_ratio, None)  # time budget set at the loop start
     rng = np.random.default_rng(a.seed)
-    state = {"step": 0, "samples": 0, "elapsed": 0.0, "wall": 0.0, "runs": 0}
+    # elapsed: seconds in training steps (rank 0's clock); cpu_seconds: the same times the cores they used
+    state = {"step": 0, "samples": 0, "elapsed": 0.0, "cpu_seconds": 0.0, "wall": 0.0, "runs": 0}
+    cores_per_step = dp.world * torch.get_num_threads()
     if resume is not None:
         model.load_state_dict(resume["model"])
         opt.load_state_dict(resume["optimizer"])
         sched.load_state_dict(resume["schedule"])
         state.update(resume["state"])
+        state.setdefault("cpu_seconds", state["elapsed"])  # checkpoints from before --ranks: one thread
         rng.bit_generator.state = resume["rng"]["numpy"]
         random.setstate(resume["rng"]["python"])
         torch.set_rng_state(resume["rng"]["torch"])
@@ -590,7 +624,8 @@ def main(argv=None):
         ts = time.time()
         r = validate(fwd_model, sampler, splits, n_in, max(1, a.batch), amp_ctx, preview)
         r.update({"type": kind, "step": state["step"], "samples": state["samples"],
-                  "elapsed": round(state["elapsed"], 2), "seconds": round(time.time() - ts, 2)})
+                  "elapsed": round(state["elapsed"], 2), "cpu_hours": round(state["cpu_seconds"] / 3600, 4),
+                  "seconds": round(time.time() - ts, 2)})
         log(r)
         say("%s step %d: psnr %.2f (white %.2f, nearest input %.2f), ssim %.4f [%d images, %.1fs]" % (
             kind, state["step"], r["psnr"], r["psnr_white"], r["psnr_nearest"], r["ssim"], r["images"],
@@ -662,17 +697,21 @@ def main(argv=None):
     if state["step"] == 0:
         run_val()
     reason = "steps"
+    part = dp.part(a.batch) if dp.world > 1 else None
     while state["step"] < a.steps:
+        stop = False
         if deadline is not None:
             avg = (sum(step_times[-20:]) / len(step_times[-20:])) if step_times else 0.0
-            if time.time() + 1.5 * avg + val_cost[0] + ckpt_cost + 1.0 > deadline:
-                reason = "time"
-                break
+            stop = time.time() + 1.5 * avg + val_cost[0] + ckpt_cost + 1.0 > deadline
+        # rank 0's clock decides for every rank
+        lr, stop = dp.decide(sched.lr(state["step"], wall0 + time.time() - run_t0), stop)
+        if stop:
+            reason = "time"
+            break
         ts = time.time()
         n_target = int(rng.integers(a.n_target_min, a.n_target_max + 1))
-        bt = sampler.sample(rng, a.batch, a.n_input, n_target, a.bg_random)
+        bt = sampler.sample(rng, a.batch, a.n_input, n_target, a.bg_random, part)
         td = time.time()
-        lr = sched.lr(state["step"], wall0 + time.time() - run_t0)
         for g in opt.param_groups:
             g["lr"] = lr
         with amp_ctx():
@@ -689,6 +728,7 @@ def main(argv=None):
             loss = mse
         opt.zero_grad(set_to_none=True)
         loss.backward()
+        loss, mse, s = dp.average(list(model.parameters()), [loss.detach(), mse.detach(), s.detach().to(loss)])
         gnorm = torch.nn.utils.clip_grad_norm_(model.parameters(), a.clip if a.clip > 0 else float("inf"))
         # one device sync per step for all the scalars
         f_loss, f_mse, f_ssim, gn = torch.stack([loss.detach(), mse.detach(), s.detach().to(loss),
@@ -701,7 +741,10 @@ def main(argv=None):
         step_times.append(dt)
         state["step"] += 1
         state["samples"] += a.batch
+        if state["step"] % 500 == 0:  # identical updates keep the ranks equal; this makes sure of it
+            dp.broadcast_parameters(model)
         state["elapsed"] += dt
+        state["cpu_seconds"] += dt * cores_per_step
         state["wall"] = wall0 + time.time() - run_t0
         window.append((f_loss, f_mse, f_ssim, gn, dt, td - ts, skipped))
         if state["step"] % a.log_every == 0 or state["step"] == a.steps:
@@ -718,6 +761,8 @@ def main(argv=None):
                 rec["step_time"]))
             window = []
         now = time.time()
+        if not dp.is_main:
+            continue
         if state["step"] < a.steps and (
                 (a.val_every and state["step"] % a.val_every == 0) or
                 (a.val_every_minutes and now - last_val_t >= a.val_every_minutes * 60)):
@@ -727,12 +772,16 @@ def main(argv=None):
                 a.ckpt_every_minutes and now - last_ckpt_t >= a.ckpt_every_minutes * 60):
             ckpt_cost = checkpoint("every")
             last_ckpt_t = time.time()
+    dp.close()
+    if not dp.is_main:
+        return 0
     # final validation + checkpoint
     if not last_val or last_val.get("step") != state["step"]:
         run_val()
     checkpoint(reason)
     log({"type": "end", "reason": reason, "step": state["step"], "samples": state["samples"],
-         "elapsed": round(state["elapsed"], 2), "run_seconds": round(time.time() - t_start, 2),
+         "elapsed": round(state["elapsed"], 2), "cpu_hours": round(state["cpu_seconds"] / 3600, 4),
+         "run_seconds": round(time.time() - t_start, 2),
          "val": {k: last_val.get(k) for k in ("psnr", "psnr_white", "psnr_nearest", "ssim")}})
     say("done (%s): step %d, %d samples, %.1f s training this run" % (
         reason, state["step"], state["samples"], time.time() - run_t0))
