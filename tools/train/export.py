@@ -58,6 +58,8 @@ def summary(ckpt, ckpt_path, data_name=None, val_name=None):
     return {
         "steps": st.get("step"), "samples": st.get("samples"),
         "train_seconds": round(float(st.get("elapsed", 0.0)), 1),
+        "cpu_hours": round(float(st.get("cpu_seconds", st.get("elapsed", 0.0))) / 3600, 3),
+        "ranks": args.get("ranks", 1),
         "wall_seconds": round(float(st.get("wall", 0.0)), 1), "runs": st.get("runs"),
         "data": data_name or data_names(st.get("data", args.get("data"))),
         "val_data": val_name or data_names(args.get("val_data")),

@@ -592,8 +592,9 @@ def train(a):
         del resume
     state["runs"] += 1
     hardware = "%s; %s" % (torch.cuda.get_device_name(device) if device.type == "cuda" else
-                           "CPU %s x%d (torch threads %d)" % (platform.processor() or platform.machine(),
-                                                               os.cpu_count() or 0, torch.get_num_threads()),
+                           "CPU %s x%d (torch threads %d, %d rank%s)" % (
+                               platform.processor() or platform.machine(), os.cpu_count() or 0,
+                               torch.get_num_threads(), dp.world, "s" if dp.world > 1 else ""),
                            "torch " + torch.__version__)
     log({"type": "start", "step": state["step"], "config": config, "args": vars(a), "params": n_params,
          "device": str(device), "amp": "bf16" if use_amp else "fp32", "deterministic": deterministic,
