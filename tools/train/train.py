@@ -353,6 +353,32 @@ def load_extra_validation(a, size, device, on_device, say):
 
 
 # ----------------------------------------------------------------------------- main
+def add_run_args(g):
+    """The "run" flags: output, device, processes, limits, checkpoints, validation cadence."""
+    g.add_argument("--out", required=True)
+    g.add_argument("--device", default="auto", help="auto / cpu / cuda")
+    g.add_argument("--amp", choices=("auto", "bf16", "none"), default="auto", help="auto: bf16 on CUDA")
+    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--ranks", type=int, default=1,
+                   help="CPU data parallelism: split each step's --batch over this many processes of --threads "
+                        "threads each (gloo on loopback; the same steps as one process, sooner). Rank 0 "
+                        "validates, logs and checkpoints; resuming with another --ranks continues the same run")
+    g.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default). More threads than idle cores "
+                   "is very slow (OpenMP spin-waits): on a shared machine keep 1")
+    g.add_argument("--deterministic", choices=("auto", "yes", "no"), default="auto", help="auto: yes on CPU")
+    g.add_argument("--max-minutes", type=float, default=0,
+                   help="wall limit of this process (from its start, data loading included): "
+                        "stop in time to validate and save, then exit 0")
+    g.add_argument("--ckpt-every", type=int, default=200, help="steps (0: off)")
+    g.add_argument("--ckpt-every-minutes", type=float, default=0, help="also save every this many minutes")
+    g.add_argument("--val-every", type=int, default=200, help="steps (0: off)")
+    g.add_argument("--val-every-minutes", type=float, default=0, help="also validate every this many minutes")
+    g.add_argument("--log-every", type=int, default=1)
+    g.add_argument("--fresh", action="store_true", help="ignore an existing checkpoint in --out")
+    g.add_argument("--no-preview", action="store_true")
+    g.add_argument("--compile", action="store_true", help="torch.compile the model (torch 2.x)")
+
+
 def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                  formatter_class=argparse.ArgumentDefaultsHelpFormatter)
@@ -409,29 +435,7 @@ def parse_args(argv=None):
     g.add_argument("--skip-after", type=int, default=1000)
     g.add_argument("--ssim-weight", type=float, default=0.1)
     g.add_argument("--time-schedule", action="store_true", help="cosine over --max-minutes of wall time")
-    g = ap.add_argument_group("run")
-    g.add_argument("--out", required=True)
-    g.add_argument("--device", default="auto", help="auto / cpu / cuda")
-    g.add_argument("--amp", choices=("auto", "bf16", "none"), default="auto", help="auto: bf16 on CUDA")
-    g.add_argument("--seed", type=int, default=0)
-    g.add_argument("--ranks", type=int, default=1,
-                   help="CPU data parallelism: split each step's --batch over this many processes of --threads "
-                        "threads each (gloo on loopback; the same steps as one process, sooner). Rank 0 "
-                        "validates, logs and checkpoints; resuming with another --ranks continues the same run")
-    g.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default). More threads than idle cores "
-                   "is very slow (OpenMP spin-waits): on a shared machine keep 1")
-    g.add_argument("--deterministic", choices=("auto", "yes", "no"), default="auto", help="auto: yes on CPU")
-    g.add_argument("--max-minutes", type=float, default=0,
-                   help="wall limit of this process (from its start, data loading included): "
-                        "stop in time to validate and save, then exit 0")
-    g.add_argument("--ckpt-every", type=int, default=200, help="steps (0: off)")
-    g.add_argument("--ckpt-every-minutes", type=float, default=0, help="also save every this many minutes")
-    g.add_argument("--val-every", type=int, default=200, help="steps (0: off)")
-    g.add_argument("--val-every-minutes", type=float, default=0, help="also validate every this many minutes")
-    g.add_argument("--log-every", type=int, default=1)
-    g.add_argument("--fresh", action="store_true", help="ignore an existing checkpoint in --out")
-    g.add_argument("--no-preview", action="store_true")
-    g.add_argument("--compile", action="store_true", help="torch.compile the model (torch 2.x)")
+    add_run_args(ap.add_argument_group("run"))
     a = ap.parse_args(argv)
     for k, v in PRESETS[a.preset].items():
         if getattr(a, k) is None:
@@ -456,27 +460,50 @@ def main(argv=None):
     return rc
 
 
-def train(a):
-    t_start = time.time()
-    dp = DataParallel()
-    os.makedirs(a.out, exist_ok=True)
-    log_path = os.path.join(a.out, "log.jsonl")
-    ckpt_path = os.path.join(a.out, CKPT_NAME)
+class RunLog:
+    """The run's console lines and log.jsonl records; only rank 0 writes (the other ranks stay silent)."""
 
-    def say(msg):
-        if dp.is_main:
-            print("[train %7.1fs] %s" % (time.time() - t_start, msg), flush=True)
+    def __init__(self, out, fresh, enabled):
+        self.t_start = time.time()
+        path = os.path.join(out, "log.jsonl")
+        self.f = None
+        if enabled:
+            if fresh and os.path.exists(path):  # a fresh run starts a fresh log (the old one is kept aside)
+                os.replace(path, path + ".old")
+            self.f = open(path, "a")
 
-    if dp.is_main and a.fresh and os.path.exists(log_path):  # a fresh run starts a fresh log (old one kept aside)
-        os.replace(log_path, log_path + ".old")
-    logf = open(log_path, "a") if dp.is_main else None
+    def say(self, msg):
+        if self.f is not None:
+            print("[train %7.1fs] %s" % (time.time() - self.t_start, msg), flush=True)
 
-    def log(rec):
-        if logf is not None:
-            logf.write(json.dumps(rec, sort_keys=True) + "\n")
-            logf.flush()
+    def log(self, rec):
+        if self.f is not None:
+            self.f.write(json.dumps(rec, sort_keys=True) + "\n")
+            self.f.flush()
 
-    # device / determinism
+    def close(self):
+        if self.f is not None:
+            self.f.close()
+
+
+class Precision:
+    """bf16 autocast or fp32; calling it gives the context the forward runs in."""
+
+    def __init__(self, device, bf16):
+        self.device, self.bf16 = device, bf16
+
+    @property
+    def name(self):
+        return "bf16" if self.bf16 else "fp32"
+
+    def __call__(self):
+        if self.bf16:
+            return torch.autocast(device_type=self.device.type, dtype=torch.bfloat16)
+        return torch.autocast(device_type="cpu", enabled=False)
+
+
+def setup_device(a):
+    """-> device, deterministic, Precision; sets the thread count, deterministic algorithms and TF32."""
     if a.device == "auto":
         a.device = "cuda" if torch.cuda.is_available() else "cpu"
     device = torch.device(a.device)
@@ -490,23 +517,11 @@ def train(a):
     if device.type == "cuda":
         torch.backends.cuda.matmul.allow_tf32 = True
         torch.backends.cudnn.allow_tf32 = True
-    use_amp = a.amp == "bf16" or (a.amp == "auto" and device.type == "cuda")
+    return device, deterministic, Precision(device, a.amp == "bf16" or (a.amp == "auto" and device.type == "cuda"))
 
-    def amp_ctx():
-        if use_amp:
-            return torch.autocast(device_type=device.type, dtype=torch.bfloat16)
-        return torch.autocast(device_type="cpu", enabled=False)
 
-    random.seed(a.seed)
-    np.random.seed(a.seed)
-    torch.manual_seed(a.seed)
-
-    resume = None
-    if os.path.exists(ckpt_path) and not a.fresh:
-        resume = torch_load(ckpt_path)
-        say("resuming from %s (step %d)" % (ckpt_path, resume["state"]["step"]))
-
-    # model
+def make_model(a, resume, device, say):
+    """-> model, config: a checkpoint's, an exported model's (--init, weights too), --config's or the flags'."""
     init = None
     if resume is None and a.init:  # continue from an exported model (weights only, fresh optimiser)
         init, init_meta = safetensors_io.load(a.init)
@@ -531,14 +546,12 @@ def train(a):
         model.load_state_dict(init, strict=True)
     if a.ns_dtype:
         model.ns_dtype = a.ns_dtype
-    model.to(device)
-    dp.broadcast_parameters(model)
-    n_params = sum(p.numel() for p in model.parameters())
-    fwd_model = model
-    if a.compile:
-        fwd_model = torch.compile(model)
+    return model.to(device), config
 
-    # data
+
+def load_data(a, device, is_main, say):
+    """-> train_objs, val_objs, Sampler of the training set, validation sets [(kind, sampler, splits, n_input)]
+    (empty on the ranks that do not validate)."""
     size = (a.size, a.size)
     on_device = a.data_on_device == "yes" or (a.data_on_device == "auto" and device.type == "cuda")
     train_objs = load_sources(a.data, size, device, say)
@@ -552,211 +565,272 @@ def train(a):
         val_objs = lact_data.ObjectSet()
     say("train: %s" % train_objs.describe())
     say("val:   %s" % val_objs.describe())
-    sampler = Sampler(train_objs, size, device, on_device)
-    val_sampler = Sampler(val_objs, size, device, on_device) if len(val_objs) and dp.is_main else None
     val_splits = validation_splits(val_objs, a, "validation")
-    extra_vals = load_extra_validation(a, size, device, on_device, say) if dp.is_main else []
+    val_sets = []
+    if is_main and len(val_objs):
+        val_sets.append(("val", Sampler(val_objs, size, device, on_device), val_splits, a.n_input))
+    if is_main:
+        val_sets += [("val_" + name, smp, splits, n_in)
+                     for name, smp, splits, n_in in load_extra_validation(a, size, device, on_device, say)]
+    return train_objs, val_objs, Sampler(train_objs, size, device, on_device), val_sets
 
-    # optimiser
+
+def make_optimizer(model, a, device):
+    """AdamW, weight decay on the >= 2-D parameters only (fused on CUDA where torch has it)."""
     decay = [p for p in model.parameters() if p.dim() >= 2]
     no_decay = [p for p in model.parameters() if p.dim() < 2]
     groups = [{"params": decay, "weight_decay": a.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
     opt_kw = dict(lr=a.lr, betas=(a.beta1, a.beta2), eps=1e-8)
-    opt = None
     if device.type == "cuda":
         try:
-            opt = torch.optim.AdamW(groups, fused=True, **opt_kw)
+            return torch.optim.AdamW(groups, fused=True, **opt_kw)
         except (TypeError, RuntimeError):
-            opt = None
-    if opt is None:
-        opt = torch.optim.AdamW(groups, **opt_kw)
-    sched = Schedule(a.lr, a.warmup, a.steps, a.min_lr_ratio, None)  # time budget set at the loop start
-    rng = np.random.default_rng(a.seed)
-    # elapsed: seconds in training steps (rank 0's clock); cpu_seconds: the same times the cores they used
-    state = {"step": 0, "samples": 0, "elapsed": 0.0, "cpu_seconds": 0.0, "wall": 0.0, "runs": 0}
-    cores_per_step = dp.world * torch.get_num_threads()
-    if resume is not None:
-        model.load_state_dict(resume["model"])
-        opt.load_state_dict(resume["optimizer"])
-        sched.load_state_dict(resume["schedule"])
-        state.update(resume["state"])
-        state.setdefault("cpu_seconds", state["elapsed"])  # checkpoints from before --ranks: one thread
-        rng.bit_generator.state = resume["rng"]["numpy"]
-        random.setstate(resume["rng"]["python"])
-        torch.set_rng_state(resume["rng"]["torch"])
-        if device.type == "cuda" and resume["rng"].get("cuda") is not None:
-            try:
-                torch.cuda.set_rng_state_all(resume["rng"]["cuda"])
-            except RuntimeError:
-                pass
-        del resume
-    state["runs"] += 1
-    hardware = "%s; %s" % (torch.cuda.get_device_name(device) if device.type == "cuda" else
-                           "CPU %s x%d (torch threads %d, %d rank%s)" % (
-                               platform.processor() or platform.machine(), os.cpu_count() or 0,
-                               torch.get_num_threads(), dp.world, "s" if dp.world > 1 else ""),
-                           "torch " + torch.__version__)
-    log({"type": "start", "step": state["step"], "config": config, "args": vars(a), "params": n_params,
-         "device": str(device), "amp": "bf16" if use_amp else "fp32", "deterministic": deterministic,
-         "hardware": hardware, "train": train_objs.describe(), "val": val_objs.describe(),
-         "time": time.strftime("%Y-%m-%dT%H:%M:%S")})
-    say("model: %d params (%.1f MB fp32), config %s" % (n_params, n_params * 4 / 2**20, json.dumps(config)))
-    say("device %s, amp %s, deterministic %s, %s" % (device, "bf16" if use_amp else "off", deterministic, hardware))
+            pass
+    return torch.optim.AdamW(groups, **opt_kw)
 
-    def checkpoint(reason):
+
+def restore(resume, model, opt, sched, state, rng, device):
+    """A checkpoint's weights, optimiser, schedule, counters and RNG states."""
+    model.load_state_dict(resume["model"])
+    opt.load_state_dict(resume["optimizer"])
+    sched.load_state_dict(resume["schedule"])
+    state.update(resume["state"])
+    state.setdefault("cpu_seconds", state["elapsed"])  # checkpoints from before --ranks: one thread
+    rng.bit_generator.state = resume["rng"]["numpy"]
+    random.setstate(resume["rng"]["python"])
+    torch.set_rng_state(resume["rng"]["torch"])
+    if device.type == "cuda" and resume["rng"].get("cuda") is not None:
+        try:
+            torch.cuda.set_rng_state_all(resume["rng"]["cuda"])
+        except RuntimeError:
+            pass
+
+
+def hardware_line(device, world):
+    what = torch.cuda.get_device_name(device) if device.type == "cuda" else \
+        "CPU %s x%d (torch threads %d, %d rank%s)" % (platform.processor() or platform.machine(), os.cpu_count() or 0,
+                                                     torch.get_num_threads(), world, "s" if world > 1 else "")
+    return "%s; torch %s" % (what, torch.__version__)
+
+
+def preflight(a, model, fwd_model, sampler, opt, precision, device, runlog, step):
+    """CUDA, or any run with bf16: one forward/backward of the largest batch shape, drawn with its own RNG so
+    the training batches do not change. Out of memory: halve a.batch; bf16 autocast failing: fp32 (TF32
+    matmuls on CUDA) instead."""
+    oom_types = tuple(t for t in (getattr(torch.cuda, "OutOfMemoryError", None),) if t is not None)
+    while True:
+        try:
+            pb = sampler.sample(np.random.default_rng(12345), a.batch, a.n_input, a.n_target_max)
+            with precision():
+                pp = fwd_model(pb["input_images"], pb["input_fxfycxcy"], pb["input_c2w"],
+                               pb["target_fxfycxcy"], pb["target_c2w"])
+            F.mse_loss(pp.float(), pb["target_images"]).backward()
+            if not all(p.grad is None or bool(torch.isfinite(p.grad).all()) for p in model.parameters()):
+                raise RuntimeError("non-finite gradients in the preflight step")
+            del pb, pp
+            break
+        except RuntimeError as exc:
+            msg = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+            pb = pp = None
+            opt.zero_grad(set_to_none=True)
+            if (oom_types and isinstance(exc, oom_types)) or "out of memory" in msg:
+                if device.type == "cuda":
+                    torch.cuda.empty_cache()
+                if a.batch <= 1:
+                    raise
+                a.batch = max(1, a.batch // 2)
+                runlog.say("WARNING: out of memory in the preflight step; batch -> %d" % a.batch)
+                runlog.log({"type": "warning", "step": step, "message": "OOM; batch %d" % a.batch})
+            elif precision.bf16:
+                runlog.say("WARNING: bf16 autocast failed (%s); training in fp32" % msg)
+                runlog.log({"type": "warning", "step": step, "message": "bf16 autocast failed: %s" % msg})
+                precision.bf16 = False
+            else:
+                raise
+    opt.zero_grad(set_to_none=True)
+    if device.type == "cuda":
+        runlog.say("preflight ok: batch %d, peak GPU memory %.1f GB" % (
+            a.batch, torch.cuda.max_memory_allocated() / 2**30))
+
+
+def batch_loss(fwd_model, bt, precision, ssim_weight):
+    """-> loss, mse, ssim of one batch: MSE + ssim_weight * (1 - SSIM) over its target views."""
+    with precision():
+        pred = fwd_model(bt["input_images"], bt["input_fxfycxcy"], bt["input_c2w"],
+                         bt["target_fxfycxcy"], bt["target_c2w"])
+    pred = pred.float()
+    tgt = bt["target_images"]
+    mse = F.mse_loss(pred, tgt)
+    if ssim_weight > 0:
+        s = ssim(pred.flatten(0, 1), tgt.flatten(0, 1))
+        return mse + ssim_weight * (1 - s), mse, s
+    return mse, mse, torch.zeros(())
+
+
+def train_record(window, state, lr, n_target):
+    """The log record of the steps in `window`: (loss, mse, ssim, grad norm, step s, data s, skipped) each."""
+    w = np.array(window, dtype=np.float64)
+    return {"type": "train", "step": state["step"], "loss": float(w[:, 0].mean()),
+            "mse": float(w[:, 1].mean()), "ssim": float(w[:, 2].mean()),
+            "psnr": float(np.mean(-10 * np.log10(np.maximum(w[:, 1], 1e-10)))),
+            "grad_norm": float(w[:, 3].mean()), "lr": lr, "samples": state["samples"],
+            "elapsed": round(state["elapsed"], 3), "step_time": float(w[:, 4].mean()),
+            "data_time": float(w[:, 5].mean()), "skipped": int(w[:, 6].sum()), "n_target": n_target}
+
+
+class Validation:
+    """The run's validation sets, evaluated and logged together (rank 0); `last` is the main set's result."""
+
+    def __init__(self, a, fwd_model, precision, runlog, sets):
+        self.a, self.fwd_model, self.precision, self.runlog, self.sets = a, fwd_model, precision, runlog, sets
+        self.last = {}
+        self.cost = 0.0  # seconds the last round took (the deadline keeps room for one)
+
+    def one(self, kind, sampler, splits, n_in, state, preview=None):
         ts = time.time()
-        st = dict(state)
-        st["_np_rng"] = rng.bit_generator.state
-        st["hardware"] = hardware
-        st["data"] = a.data
-        st["last_val"] = {k: v for k, v in last_val.items() if k != "type"}
-        st["params"] = n_params
-        st["amp"] = "bf16" if use_amp else "fp32"
-        save_checkpoint(ckpt_path, model, opt, sched, st, a, config)
-        log({"type": "checkpoint", "step": state["step"], "reason": reason, "elapsed": round(state["elapsed"], 2),
-             "seconds": round(time.time() - ts, 2)})
-        return time.time() - ts
-
-    last_val = {}
-    val_cost = [0.0]
-
-    def validate_and_log(kind, sampler, splits, n_in, preview=None):
-        """One validation set: evaluated, logged as a record of type `kind`, printed."""
-        ts = time.time()
-        r = validate(fwd_model, sampler, splits, n_in, max(1, a.batch), amp_ctx, preview)
+        r = validate(self.fwd_model, sampler, splits, n_in, max(1, self.a.batch), self.precision, preview)
         r.update({"type": kind, "step": state["step"], "samples": state["samples"],
                   "elapsed": round(state["elapsed"], 2), "cpu_hours": round(state["cpu_seconds"] / 3600, 4),
                   "seconds": round(time.time() - ts, 2)})
-        log(r)
-        say("%s step %d: psnr %.2f (white %.2f, nearest input %.2f), ssim %.4f [%d images, %.1fs]" % (
+        self.runlog.log(r)
+        self.runlog.say("%s step %d: psnr %.2f (white %.2f, nearest input %.2f), ssim %.4f [%d images, %.1fs]" % (
             kind, state["step"], r["psnr"], r["psnr_white"], r["psnr_nearest"], r["ssim"], r["images"],
             r["seconds"]))
         return r
 
-    def run_val():
-        if val_sampler is None:
+    def run(self, state):
+        if not self.sets or self.sets[0][0] != "val":
             return
         ts = time.time()
-        preview = None if a.no_preview else os.path.join(a.out, "preview.png")
-        r = validate_and_log("val", val_sampler, val_splits, a.n_input, preview)
-        last_val.clear()
-        last_val.update(r)
-        for name, extra_sampler, extra_splits, n_in in extra_vals:
-            validate_and_log("val_" + name, extra_sampler, extra_splits, n_in)
-        val_cost[0] = time.time() - ts
+        preview = None if self.a.no_preview else os.path.join(self.a.out, "preview.png")
+        for kind, sampler, splits, n_in in self.sets:
+            r = self.one(kind, sampler, splits, n_in, state, preview if kind == "val" else None)
+            if kind == "val":
+                self.last = r
+        self.cost = time.time() - ts
 
-    # preflight (CUDA, or any run with bf16): one forward/backward of the largest batch shape,
-    # drawn with its own RNG so the training batches do not change. Out of memory: halve the
-    # batch; bf16 autocast failing: train in fp32 (TF32 matmuls on CUDA) instead.
-    if use_amp or device.type == "cuda":
-        oom_types = tuple(t for t in (getattr(torch.cuda, "OutOfMemoryError", None),) if t is not None)
-        while True:
-            try:
-                pb = sampler.sample(np.random.default_rng(12345), a.batch, a.n_input, a.n_target_max)
-                with amp_ctx():
-                    pp = fwd_model(pb["input_images"], pb["input_fxfycxcy"], pb["input_c2w"],
-                                   pb["target_fxfycxcy"], pb["target_c2w"])
-                F.mse_loss(pp.float(), pb["target_images"]).backward()
-                if not all(p.grad is None or bool(torch.isfinite(p.grad).all()) for p in model.parameters()):
-                    raise RuntimeError("non-finite gradients in the preflight step")
-                del pb, pp
-                break
-            except RuntimeError as exc:
-                msg = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
-                pb = pp = None
-                opt.zero_grad(set_to_none=True)
-                if (oom_types and isinstance(exc, oom_types)) or "out of memory" in msg:
-                    if device.type == "cuda":
-                        torch.cuda.empty_cache()
-                    if a.batch <= 1:
-                        raise
-                    a.batch = max(1, a.batch // 2)
-                    say("WARNING: out of memory in the preflight step; batch -> %d" % a.batch)
-                    log({"type": "warning", "step": state["step"], "message": "OOM; batch %d" % a.batch})
-                elif use_amp:
-                    say("WARNING: bf16 autocast failed (%s); training in fp32" % msg)
-                    log({"type": "warning", "step": state["step"], "message": "bf16 autocast failed: %s" % msg})
-                    use_amp = False
-                else:
-                    raise
-        opt.zero_grad(set_to_none=True)
-        if device.type == "cuda":
-            say("preflight ok: batch %d, peak GPU memory %.1f GB" % (a.batch, torch.cuda.max_memory_allocated() / 2**30))
 
-    # training loop
-    model.train()
-    run_t0 = time.time()
-    wall0 = state.get("wall", 0.0)
-    deadline = t_start + a.max_minutes * 60 if a.max_minutes else None
-    if a.time_schedule and deadline is not None:
-        # the cosine ends a little before the deadline (final validation and save)
-        sched.time_budget = wall0 + 0.97 * (deadline - run_t0)
-    last_val_t = last_ckpt_t = time.time()
-    ckpt_cost = 0.0
-    window = []
-    step_times = []
-    if state["step"] == 0:
-        run_val()
-    reason = "steps"
-    part = dp.part(a.batch) if dp.world > 1 else None
-    while state["step"] < a.steps:
-        stop = False
-        if deadline is not None:
-            avg = (sum(step_times[-20:]) / len(step_times[-20:])) if step_times else 0.0
-            stop = time.time() + 1.5 * avg + val_cost[0] + ckpt_cost + 1.0 > deadline
-        # rank 0's clock decides for every rank
-        lr, stop = dp.decide(sched.lr(state["step"], wall0 + time.time() - run_t0), stop)
-        if stop:
-            reason = "time"
-            break
+class Trainer:
+    """One process's part of a run: the model, optimiser, schedule and counters, stepped and saved."""
+
+    def __init__(self, a, dp, runlog, ckpt_path):
+        self.a, self.dp, self.runlog, self.ckpt_path = a, dp, runlog, ckpt_path
+        say = runlog.say
+        self.device, deterministic, self.precision = setup_device(a)
+        random.seed(a.seed)
+        np.random.seed(a.seed)
+        torch.manual_seed(a.seed)
+        resume = None
+        if os.path.exists(ckpt_path) and not a.fresh:
+            resume = torch_load(ckpt_path)
+            say("resuming from %s (step %d)" % (ckpt_path, resume["state"]["step"]))
+        self.model, self.config = make_model(a, resume, self.device, say)
+        dp.broadcast_parameters(self.model)
+        self.n_params = sum(p.numel() for p in self.model.parameters())
+        self.fwd_model = torch.compile(self.model) if a.compile else self.model
+        train_objs, val_objs, self.sampler, val_sets = load_data(a, self.device, dp.is_main, say)
+        self.validation = Validation(a, self.fwd_model, self.precision, runlog, val_sets)
+        self.opt = make_optimizer(self.model, a, self.device)
+        self.sched = Schedule(a.lr, a.warmup, a.steps, a.min_lr_ratio, None)  # time budget set by the loop
+        self.rng = np.random.default_rng(a.seed)
+        # elapsed: seconds in training steps (rank 0's clock); cpu_seconds: the same times the cores they used
+        self.state = {"step": 0, "samples": 0, "elapsed": 0.0, "cpu_seconds": 0.0, "wall": 0.0, "runs": 0}
+        if resume is not None:
+            restore(resume, self.model, self.opt, self.sched, self.state, self.rng, self.device)
+            del resume
+        self.state["runs"] += 1
+        self.cores_per_step = dp.world * torch.get_num_threads()
+        self.hardware = hardware_line(self.device, dp.world)
+        runlog.log({"type": "start", "step": self.state["step"], "config": self.config, "args": vars(a),
+                    "params": self.n_params, "device": str(self.device), "amp": self.precision.name,
+                    "deterministic": deterministic, "hardware": self.hardware, "train": train_objs.describe(),
+                    "val": val_objs.describe(), "time": time.strftime("%Y-%m-%dT%H:%M:%S")})
+        say("model: %d params (%.1f MB fp32), config %s" % (
+            self.n_params, self.n_params * 4 / 2**20, json.dumps(self.config)))
+        say("device %s, amp %s, deterministic %s, %s" % (
+            self.device, "bf16" if self.precision.bf16 else "off", deterministic, self.hardware))
+        if self.precision.bf16 or self.device.type == "cuda":
+            preflight(a, self.model, self.fwd_model, self.sampler, self.opt, self.precision, self.device, runlog,
+                      self.state["step"])
+
+    def checkpoint(self, reason):
+        """Saves ckpt_last.pt; -> the seconds it took."""
         ts = time.time()
-        n_target = int(rng.integers(a.n_target_min, a.n_target_max + 1))
-        bt = sampler.sample(rng, a.batch, a.n_input, n_target, a.bg_random, part)
+        st = dict(self.state)
+        st.update({"_np_rng": self.rng.bit_generator.state, "hardware": self.hardware, "data": self.a.data,
+                   "last_val": {k: v for k, v in self.validation.last.items() if k != "type"},
+                   "params": self.n_params, "amp": self.precision.name})
+        save_checkpoint(self.ckpt_path, self.model, self.opt, self.sched, st, self.a, self.config)
+        self.runlog.log({"type": "checkpoint", "step": self.state["step"], "reason": reason,
+                         "elapsed": round(self.state["elapsed"], 2), "seconds": round(time.time() - ts, 2)})
+        return time.time() - ts
+
+    def step(self, lr, part):
+        """One optimisation step on this rank's part of a batch -> (loss, mse, ssim, grad norm, step s,
+        data s, skipped), the losses averaged over the ranks."""
+        a, state = self.a, self.state
+        ts = time.time()
+        n_target = int(self.rng.integers(a.n_target_min, a.n_target_max + 1))
+        bt = self.sampler.sample(self.rng, a.batch, a.n_input, n_target, a.bg_random, part)
         td = time.time()
-        for g in opt.param_groups:
+        for g in self.opt.param_groups:
             g["lr"] = lr
-        with amp_ctx():
-            pred = fwd_model(bt["input_images"], bt["input_fxfycxcy"], bt["input_c2w"],
-                             bt["target_fxfycxcy"], bt["target_c2w"])
-        pred = pred.float()
-        tgt = bt["target_images"]
-        mse = F.mse_loss(pred, tgt)
-        if a.ssim_weight > 0:
-            s = ssim(pred.flatten(0, 1), tgt.flatten(0, 1))
-            loss = mse + a.ssim_weight * (1 - s)
-        else:
-            s = torch.zeros(())
-            loss = mse
-        opt.zero_grad(set_to_none=True)
+        loss, mse, s = batch_loss(self.fwd_model, bt, self.precision, a.ssim_weight)
+        self.opt.zero_grad(set_to_none=True)
         loss.backward()
-        loss, mse, s = dp.average(list(model.parameters()), [loss.detach(), mse.detach(), s.detach().to(loss)])
-        gnorm = torch.nn.utils.clip_grad_norm_(model.parameters(), a.clip if a.clip > 0 else float("inf"))
+        params = list(self.model.parameters())
+        loss, mse, s = self.dp.average(params, [loss.detach(), mse.detach(), s.detach().to(loss)])
+        gnorm = torch.nn.utils.clip_grad_norm_(params, a.clip if a.clip > 0 else float("inf"))
         # one device sync per step for all the scalars
         f_loss, f_mse, f_ssim, gn = torch.stack([loss.detach(), mse.detach(), s.detach().to(loss),
                                                  torch.as_tensor(gnorm).to(loss)]).tolist()
         skipped = (not math.isfinite(gn)) or (a.skip_grad_norm > 0 and state["step"] >= a.skip_after
                                              and gn > a.skip_grad_norm)
         if not skipped:
-            opt.step()
+            self.opt.step()
         dt = time.time() - ts
-        step_times.append(dt)
         state["step"] += 1
         state["samples"] += a.batch
         if state["step"] % 500 == 0:  # identical updates keep the ranks equal; this makes sure of it
-            dp.broadcast_parameters(model)
+            self.dp.broadcast_parameters(self.model)
         state["elapsed"] += dt
-        state["cpu_seconds"] += dt * cores_per_step
+        state["cpu_seconds"] += dt * self.cores_per_step
+        return (f_loss, f_mse, f_ssim, gn, dt, td - ts, skipped), n_target
+
+
+def run_loop(tr, a, dp, runlog):
+    """Steps until --steps or the --max-minutes deadline, validating and saving on rank 0 as asked;
+    -> the reason it stopped."""
+    state, say = tr.state, runlog.say
+    tr.model.train()
+    run_t0 = time.time()
+    wall0 = state.get("wall", 0.0)
+    deadline = runlog.t_start + a.max_minutes * 60 if a.max_minutes else None
+    if a.time_schedule and deadline is not None:
+        # the cosine ends a little before the deadline (final validation and save)
+        tr.sched.time_budget = wall0 + 0.97 * (deadline - run_t0)
+    last_val_t = last_ckpt_t = time.time()
+    ckpt_cost = 0.0
+    window, step_times = [], []
+    if state["step"] == 0:
+        tr.validation.run(state)
+    part = dp.part(a.batch) if dp.world > 1 else None
+    while state["step"] < a.steps:
+        stop = False
+        if deadline is not None:
+            avg = (sum(step_times[-20:]) / len(step_times[-20:])) if step_times else 0.0
+            stop = time.time() + 1.5 * avg + tr.validation.cost + ckpt_cost + 1.0 > deadline
+        # rank 0's clock decides for every rank
+        lr, stop = dp.decide(tr.sched.lr(state["step"], wall0 + time.time() - run_t0), stop)
+        if stop:
+            return "time"
+        stats, n_target = tr.step(lr, part)
+        step_times.append(stats[4])
         state["wall"] = wall0 + time.time() - run_t0
-        window.append((f_loss, f_mse, f_ssim, gn, dt, td - ts, skipped))
+        window.append(stats)
         if state["step"] % a.log_every == 0 or state["step"] == a.steps:
-            w = np.array(window, dtype=np.float64)
-            rec = {"type": "train", "step": state["step"], "loss": float(w[:, 0].mean()),
-                   "mse": float(w[:, 1].mean()), "ssim": float(w[:, 2].mean()),
-                   "psnr": float(np.mean(-10 * np.log10(np.maximum(w[:, 1], 1e-10)))),
-                   "grad_norm": float(w[:, 3].mean()), "lr": lr, "samples": state["samples"],
-                   "elapsed": round(state["elapsed"], 3), "step_time": float(w[:, 4].mean()),
-                   "data_time": float(w[:, 5].mean()), "skipped": int(w[:, 6].sum()), "n_target": n_target}
-            log(rec)
+            rec = train_record(window, state, lr, n_target)
+            runlog.log(rec)
             say("step %d loss %.6f mse %.6f psnr %.2f ssim %.4f gnorm %.3f lr %.2e %.3fs/step" % (
                 rec["step"], rec["loss"], rec["mse"], rec["psnr"], rec["ssim"], rec["grad_norm"], lr,
                 rec["step_time"]))
@@ -767,26 +841,37 @@ def train(a):
         if state["step"] < a.steps and (
                 (a.val_every and state["step"] % a.val_every == 0) or
                 (a.val_every_minutes and now - last_val_t >= a.val_every_minutes * 60)):
-            run_val()
+            tr.validation.run(state)
             last_val_t = time.time()
         if (a.ckpt_every and state["step"] % a.ckpt_every == 0) or (
                 a.ckpt_every_minutes and now - last_ckpt_t >= a.ckpt_every_minutes * 60):
-            ckpt_cost = checkpoint("every")
+            ckpt_cost = tr.checkpoint("every")
             last_ckpt_t = time.time()
+    return "steps"
+
+
+def train(a):
+    dp = DataParallel()
+    os.makedirs(a.out, exist_ok=True)
+    runlog = RunLog(a.out, a.fresh, dp.is_main)
+    tr = Trainer(a, dp, runlog, os.path.join(a.out, CKPT_NAME))
+    run_t0 = time.time()
+    reason = run_loop(tr, a, dp, runlog)
     dp.close()
     if not dp.is_main:
         return 0
-    # final validation + checkpoint
-    if not last_val or last_val.get("step") != state["step"]:
-        run_val()
-    checkpoint(reason)
-    log({"type": "end", "reason": reason, "step": state["step"], "samples": state["samples"],
-         "elapsed": round(state["elapsed"], 2), "cpu_hours": round(state["cpu_seconds"] / 3600, 4),
-         "run_seconds": round(time.time() - t_start, 2),
-         "val": {k: last_val.get(k) for k in ("psnr", "psnr_white", "psnr_nearest", "ssim")}})
-    say("done (%s): step %d, %d samples, %.1f s training this run" % (
+    state, last = tr.state, tr.validation.last
+    if not last or last.get("step") != state["step"]:  # final validation + checkpoint
+        tr.validation.run(state)
+        last = tr.validation.last
+    tr.checkpoint(reason)
+    runlog.log({"type": "end", "reason": reason, "step": state["step"], "samples": state["samples"],
+                "elapsed": round(state["elapsed"], 2), "cpu_hours": round(state["cpu_seconds"] / 3600, 4),
+                "run_seconds": round(time.time() - runlog.t_start, 2),
+                "val": {k: last.get(k) for k in ("psnr", "psnr_white", "psnr_nearest", "ssim")}})
+    runlog.say("done (%s): step %d, %d samples, %.1f s training this run" % (
         reason, state["step"], state["samples"], time.time() - run_t0))
-    logf.close()
+    runlog.close()
     return 0
 
 
