@@ -94,6 +94,8 @@ def main():
         hours, samples = rows[-1]["cpu_hours"], rows[-1]["samples"]
     for spec in a.runs:
         name, _, path = spec.partition("=")
+        if any(r["run"] == name for r in rows):
+            sys.exit("campaign_curve.py: run %s is already in the history (extend it once per run)" % name)
         new = run_points(name, path, hours, samples, a.extra)
         rows += new
         if new:
