@@ -31,5 +31,9 @@ print("max relative loss difference %.2e, max weight difference %.2e" % (dl, dw)
 assert dl < 1e-5, "losses differ"
 assert dw < 1e-4, "weights differ"
 assert c1["state"]["samples"] == c2["state"]["samples"] == 16
+# CPU-hours count both ranks' cores: 2 x the steps' seconds (1 x for one rank)
+for r, ranks in ((1, 1), (2, 2)):
+    end = [json.loads(l) for l in open("%s/r%d/log.jsonl" % (tmp, r))][-1]
+    assert abs(end["cpu_hours"] - ranks * end["elapsed"] / 3600) < 1e-3, ("cpu_hours", r, end)
 PY
 echo "2 ranks = 1 rank"

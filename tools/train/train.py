@@ -595,7 +595,8 @@ def restore(resume, model, opt, sched, state, rng, device):
     opt.load_state_dict(resume["optimizer"])
     sched.load_state_dict(resume["schedule"])
     state.update(resume["state"])
-    state.setdefault("cpu_seconds", state["elapsed"])  # checkpoints from before --ranks: one thread
+    if "cpu_seconds" not in resume["state"]:  # checkpoints from before --ranks: one thread
+        state["cpu_seconds"] = state["elapsed"]
     rng.bit_generator.state = resume["rng"]["numpy"]
     random.setstate(resume["rng"]["python"])
     torch.set_rng_state(resume["rng"]["torch"])
