@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# The shipped model's training campaign on a fresh or resumed machine (models/README.md, "Continuing").
+#   tools/train/campaign.sh data DIR                 render the campaign's shards into DIR (skips those present)
+#   tools/train/campaign.sh train DIR RUN MINUTES [train.py flags...]
+#                                                    start from the shipped model, or resume RUN/ckpt_last.pt;
+#                                                    the cosine ends at MINUTES (run it under nohup)
+#   tools/train/campaign.sh stop RUN                 stop RUN's trainer right after its next checkpoint
+#   tools/train/campaign.sh finish RUN MODEL         export RUN to MODEL, score it beside the shipped model
+#                                                    (eval_sets.sh; WEBXR_TGZ for the glTF set) and check the
+#                                                    engine against the PyTorch reference on it
+# Extra train.py flags go last, e.g. --ranks 2 (both cores, when nothing else needs them) or --lr 1.5e-4.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+py=/usr/bin/python3
+ro="${RENDER_OBJECTS:-$root/build/tools/render_objects/render_objects}"
+photos_dir=/usr/lib/python3/dist-packages/skimage/data  # python3-skimage: CC0 / public domain photographs
+photos=(astronaut.png brick.png grass.png gravel.png camera.png chelsea.png coffee.png hubble_deep_field.jpg
+        retina.jpg rocket.jpg)
+train_shards=(train_s5 train_asm6 train_asm7p train_asm8p)
+data_name="render_objects --procedural 3000 --procedural-start 6000 --seed 5 (--fit sphere), --style assembly \
+--procedural 4000 --seed 6, --style assembly --procedural 3000 --seed 7 and --seed 8 --photos <python3-skimage's \
+${photos[*]%.*}> (--fit cube); all --views random:24 --size 64 (${train_shards[*]} shards)"
+val_name="render_objects --procedural 12 --procedural-start 100000 --seed 1 (val12.shard); also logged: --style \
+assembly, same objects (val_asm12.shard), and examples/gso_toy_64 at issue 15's acceptance views"
+
+shard() {  # NAME render_objects-flags...: one shard, unless it is there
+  local dir=$1 name=$2
+  shift 2
+  [[ -f "$dir/$name.shard" ]] ||
+    "$ro" "$@" --views random:24 --size 64 --no-png --threads 2 --quiet --shard "$dir/$name.shard"
+}
+
+data() {
+  local d=$1 p=()
+  mkdir -p "$d"
+  for f in "${photos[@]}"; do p+=("$photos_dir/$f"); done
+  shard "$d" val12 --procedural 12 --procedural-start 100000 --seed 1 --fit sphere
+  shard "$d" val_asm12 --style assembly --procedural 12 --procedural-start 100000 --seed 1 --fit cube
+  shard "$d" train_s5 --procedural 3000 --procedural-start 6000 --seed 5 --fit sphere
+  shard "$d" train_asm6 --style assembly --procedural 4000 --seed 6 --fit cube
+  shard "$d" train_asm7p --style assembly --procedural 3000 --seed 7 --fit cube --photos "${p[@]}"
+  shard "$d" train_asm8p --style assembly --procedural 3000 --seed 8 --fit cube --photos "${p[@]}"
+}
+
+train() {
+  local d=$1 run=$2 minutes=$3 files=()
+  shift 3
+  for s in "${train_shards[@]}"; do files+=("$d/$s.shard"); done
+  cd "$root"
+  exec nice -n 5 "$py" tools/train/train.py --data "${files[@]}" --val-data "$d/val12.shard" \
+    --val-extra "asm=$d/val_asm12.shard" --val-real examples/gso_toy_64 --out "$run" \
+    --init models/lact_tiny_obj64.safetensors --variant v2 --size 64 --n-input 8 --batch 8 --lr 2e-4 --warmup 100 \
+    --time-schedule --max-minutes "$minutes" --steps 1000000 --val-every-minutes 10 --ckpt-every-minutes 5 \
+    --threads 1 --seed 10 "$@"
+}
+
+stop() {  # train.py has no signal handler: stopping right after a checkpoint loses nothing
+  local log=$1/log.jsonl n
+  n=$(grep -c '"type": "checkpoint"' "$log")
+  while [[ "$(grep -c '"type": "checkpoint"' "$log")" -le "$n" ]]; do sleep 0.2; done
+  pkill -f "tools/train/train.py.*--out $1" || true
+  tail -1 "$log"
+}
+
+finish() {
+  local run=$1 model=$2
+  cd "$root"
+  "$py" tools/train/export.py "$run/ckpt_last.pt" -o "$model" --data-name "$data_name" --val-name "$val_name"
+  bash tools/train/eval_sets.sh models/lact_tiny_obj64.safetensors "$model"
+  "$py" tools/train/check_engine.py --lact build/app/lact --model "$model" --scene examples/gso_toy_64 \
+    --inputs 16,20,24,28,34,38,42,46 --targets 18,22,26,30
+}
+
+usage() {
+  sed -n '2,11p' "$0" >&2
+  exit 2
+}
+
+case "${1:-}" in
+  data) [[ $# -eq 2 ]] || usage; data "$2" ;;
+  train) [[ $# -ge 4 ]] || usage; shift; train "$@" ;;
+  stop) [[ $# -eq 2 ]] || usage; stop "$2" ;;
+  finish) [[ $# -eq 3 ]] || usage; finish "$2" "$3" ;;
+  *) usage ;;
+esac
