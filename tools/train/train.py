@@ -447,8 +447,10 @@ def main(argv=None):
     a = parse_args(argv)
     if a.ranks <= 1 or RANK_ENV in os.environ:
         return train(a)
-    if a.device not in ("auto", "cpu") or torch.cuda.is_available():
-        sys.exit("train.py: --ranks is CPU data parallelism; on a GPU use one process")
+    if a.device not in ("auto", "cpu") or (a.device == "auto" and torch.cuda.is_available()):
+        sys.exit("train.py: --ranks is CPU data parallelism; on a GPU use one process (or --device cpu)")
+    if a.batch % a.ranks:
+        sys.exit("train.py: --batch %d does not split over --ranks %d" % (a.batch, a.ranks))
     workers = launch_workers(a.ranks, [os.path.abspath(__file__)] + list(sys.argv[1:] if argv is None else argv))
     try:
         rc = train(a)
