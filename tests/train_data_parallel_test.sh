@@ -19,7 +19,7 @@ def run(r):
     recs = [json.loads(l) for l in open("%s/r%d/log.jsonl" % (tmp, r))]
     ckpt = torch.load("%s/r%d/ckpt_last.pt" % (tmp, r), map_location="cpu")
     return [x["loss"] for x in recs if x["type"] == "train"], sum(x["type"] == "start" for x in recs), ckpt
-l1, s1, c1 = run(1)
+l1, _, c1 = run(1)
 l2, s2, c2 = run(2)
 print("losses, 1 rank: ", " ".join("%.7f" % x for x in l1))
 print("losses, 2 ranks:", " ".join("%.7f" % x for x in l2))

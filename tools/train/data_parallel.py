@@ -83,7 +83,7 @@ class DataParallel:
         """Rank 0's learning rate and stop flag for this step, on every rank."""
         if self.world == 1:
             return lr, stop
-        t = torch.tensor([lr if lr is not None else 0.0, 1.0 if stop else 0.0], dtype=torch.float64)
+        t = torch.tensor([lr, 1.0 if stop else 0.0], dtype=torch.float64)
         dist.broadcast(t, 0)
         return float(t[0]), bool(t[1] > 0.5)
 
