@@ -52,7 +52,7 @@ def data_names(value):
     return value
 
 
-def summary(ckpt, ckpt_path, data_name=None, val_name=None):
+def summary(ckpt, ckpt_path, data_name=None, val_name=None, init_name=None):
     st, args = ckpt.get("state", {}), ckpt.get("args", {})
     val = st.get("last_val") or {}
     return {
@@ -63,7 +63,7 @@ def summary(ckpt, ckpt_path, data_name=None, val_name=None):
         "wall_seconds": round(float(st.get("wall", 0.0)), 1), "runs": st.get("runs"),
         "data": data_name or data_names(st.get("data", args.get("data"))),
         "val_data": val_name or data_names(args.get("val_data")),
-        "init": data_names(args.get("init")),
+        "init": init_name or data_names(args.get("init")),
         "hardware": st.get("hardware"), "amp": st.get("amp"), "params": st.get("params"),
         "batch": args.get("batch"), "n_target": [args.get("n_target_min"), args.get("n_target_max")],
         "lr": args.get("lr"), "ssim_weight": args.get("ssim_weight"), "seed": args.get("seed"),
@@ -81,6 +81,8 @@ def main(argv=None):
     ap.add_argument("--data-name", help="the training data as the model records it (name and generator command); "
                                         "default: the data files' names")
     ap.add_argument("--val-name", help="the validation data as the model records it")
+    ap.add_argument("--init-name", help="the starting model as the model records it (e.g. how it was grown); "
+                                        "default: the --init file's name")
     a = ap.parse_args(argv)
     ckpt = load_ckpt(a.checkpoint)
     config, args = ckpt["config"], ckpt.get("args", {})
@@ -98,7 +100,7 @@ def main(argv=None):
         "image_size": "%dx%d" % (size, size),
         "input_views": str(args.get("n_input", "")),
         "format": FORMAT,
-        "training": json.dumps(summary(ckpt, a.checkpoint, a.data_name, a.val_name), sort_keys=True),
+        "training": json.dumps(summary(ckpt, a.checkpoint, a.data_name, a.val_name, a.init_name), sort_keys=True),
     }
     out_dir = os.path.dirname(os.path.abspath(a.output))
     os.makedirs(out_dir, exist_ok=True)
