@@ -23,6 +23,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "reference"))
 import safetensors_io  # noqa: E402
 from lact_reference import LaCTModel  # noqa: E402
+from make_case import random_cameras, random_images  # noqa: E402
 
 
 def source_blocks(old_layers, new_layers):
@@ -35,37 +36,19 @@ def source_blocks(old_layers, new_layers):
 def grow(tensors, old_layers, new_layers):
     """-> the grown state dict; copies have every c_proj weight zeroed."""
     src = source_blocks(old_layers, new_layers)
-    out = {k: v.clone() for k, v in tensors.items() if not k.startswith("blocks.")}
+    out, blocks = {}, [{} for _ in range(old_layers)]
+    for key, value in tensors.items():
+        if key.startswith("blocks."):
+            _, b, rest = key.split(".", 2)
+            blocks[int(b)][rest] = value
+        else:
+            out[key] = value.clone()
     for i, s in enumerate(src):
         is_copy = i > 0 and src[i - 1] == s
-        prefix = "blocks.%d." % s
-        for key, value in tensors.items():
-            if key.startswith(prefix):
-                rest = key[len(prefix):]
-                t = value.clone()
-                if is_copy and rest.endswith("c_proj.weight"):
-                    t.zero_()
-                out["blocks.%d.%s" % (i, rest)] = t
+        for rest, value in blocks[s].items():
+            zero = is_copy and rest.endswith("c_proj.weight")
+            out["blocks.%d.%s" % (i, rest)] = torch.zeros_like(value) if zero else value.clone()
     return out
-
-
-def random_scene(gen, n_input=4, n_target=2, size=32):
-    """Images and cameras on a sphere of radius 2 looking at the origin (OpenCV, camera-to-world)."""
-    v = n_input + n_target
-    c2w = torch.zeros(1, v, 4, 4)
-    for j in range(v):
-        az = 2 * torch.pi * j / v
-        eye = torch.tensor([2 * torch.cos(torch.tensor(az)), 2 * torch.sin(torch.tensor(az)), 0.7])
-        fwd = -eye / eye.norm()
-        right = torch.linalg.cross(fwd, torch.tensor([0.0, 0.0, 1.0]))
-        right = right / right.norm()
-        down = torch.linalg.cross(fwd, right)
-        c2w[0, j, :3, :3] = torch.stack([right, down, fwd], dim=1)
-        c2w[0, j, :3, 3] = eye
-        c2w[0, j, 3, 3] = 1
-    fxfycxcy = torch.tensor([size * 1.1, size * 1.1, size / 2, size / 2]).repeat(1, v, 1)
-    images = torch.rand(1, n_input, 3, size, size, generator=gen)
-    return (images, fxfycxcy[:, :n_input], c2w[:, :n_input], fxfycxcy[:, n_input:], c2w[:, n_input:])
 
 
 def max_render_difference(config_a, tensors_a, config_b, tensors_b, seed=0):
@@ -74,9 +57,11 @@ def max_render_difference(config_a, tensors_a, config_b, tensors_b, seed=0):
         m = LaCTModel(config)
         m.load_state_dict(tensors, strict=True)
         models.append(m.eval())
-    scene = random_scene(torch.Generator().manual_seed(seed), size=4 * int(config_a["patch_size"]))
+    gen, size, n_in = torch.Generator().manual_seed(seed), 4 * int(config_a["patch_size"]), 4
+    intr, c2w = (t.float()[None] for t in random_cameras(n_in + 2, size, size, gen))
+    images = random_images(n_in, size, size, gen).float()[None]
     with torch.no_grad():
-        a, b = (m(*scene) for m in models)
+        a, b = (m(images, intr[:, :n_in], c2w[:, :n_in], intr[:, n_in:], c2w[:, n_in:]) for m in models)
     return float((a - b).abs().max())
 
 

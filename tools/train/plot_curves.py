@@ -7,15 +7,18 @@ usage: /usr/bin/python3 tools/train/plot_curves.py -o curves.png NAME=RUN/log.js
                                          # --val-real name; the time axis is the logged CPU-hours where present
 """
 import argparse
-import json
+import os
+import sys
 
 import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from curve import read_log  # noqa: E402
 
-def read_run(path, kind="val"):
-    recs = [json.loads(line) for line in open(path) if line.strip()]
+
+def read_run(path, recs, kind="val"):
     vals = [r for r in recs if r.get("type") == kind]
     if not vals:
         raise SystemExit("%s: no %r validation records" % (path, kind))
@@ -29,8 +32,8 @@ def cpu_minutes(r):
 
 def plot_set(by_step, by_time, runs, kind, per_step):
     nearest = white = None
-    for name, path in runs:
-        vals, nearest, white = read_run(path, kind)
+    for name, path, recs in runs:
+        vals, nearest, white = read_run(path, recs, kind)
         steps = [r["step"] for r in vals]
         psnr = [r["psnr"] for r in vals]
         by_step.plot(steps, psnr, marker="o", label=name)
@@ -53,7 +56,7 @@ def main():
     ap.add_argument("-o", "--output", required=True)
     a = ap.parse_args()
     per_step = dict((k, float(v)) for k, v in (s.split("=", 1) for s in a.seconds_per_step))
-    runs = [spec.split("=", 1) for spec in a.runs]
+    runs = [(name, path, read_log(path)) for name, path in (spec.split("=", 1) for spec in a.runs)]
     fig, axes = plt.subplots(len(a.sets), 2, figsize=(11, 4 * len(a.sets)), squeeze=False)
     for (by_step, by_time), kind in zip(axes, a.sets):
         plot_set(by_step, by_time, runs, kind if kind == "val" else "val_" + kind, per_step)
