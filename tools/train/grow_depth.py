@@ -13,17 +13,12 @@ Before writing, the command runs both models (the reference, fp32) on a random s
 renders agree within --tol.
 """
 import argparse
-import json
 import os
 import sys
 
 import torch
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "reference"))
-import safetensors_io  # noqa: E402
-from lact_reference import LaCTModel  # noqa: E402
-from make_case import random_cameras, random_images  # noqa: E402
+from growing import load_model, save_if_same
 
 
 def source_blocks(old_layers, new_layers):
@@ -51,20 +46,6 @@ def grow(tensors, old_layers, new_layers):
     return out
 
 
-def max_render_difference(config_a, tensors_a, config_b, tensors_b, seed=0):
-    models = []
-    for config, tensors in ((config_a, tensors_a), (config_b, tensors_b)):
-        m = LaCTModel(config)
-        m.load_state_dict(tensors, strict=True)
-        models.append(m.eval())
-    gen, size, n_in = torch.Generator().manual_seed(seed), 4 * int(config_a["patch_size"]), 4
-    intr, c2w = (t.float()[None] for t in random_cameras(n_in + 2, size, size, gen))
-    images = random_images(n_in, size, size, gen).float()[None]
-    with torch.no_grad():
-        a, b = (m(images, intr[:, :n_in], c2w[:, :n_in], intr[:, n_in:], c2w[:, n_in:]) for m in models)
-    return float((a - b).abs().max())
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("model")
@@ -72,27 +53,17 @@ def main(argv=None):
     ap.add_argument("-o", "--output", required=True)
     ap.add_argument("--tol", type=float, default=1e-6, help="max abs render difference allowed")
     a = ap.parse_args(argv)
-    try:
-        tensors, meta = safetensors_io.load(a.model)
-        config = json.loads(meta["config"])
-    except (OSError, ValueError, KeyError) as e:
-        sys.exit("%s: cannot read the model: %s" % (a.model, e))
+    tensors, meta, config = load_model(a.model)
     old_layers = int(config["layers"])
     try:
         grown = grow(tensors, old_layers, a.layers)
     except ValueError as e:
         sys.exit("%s: %s" % (a.model, e))
-    new_config = dict(config, layers=a.layers)
-    diff = max_render_difference(config, tensors, new_config, grown)
-    print("grown %d -> %d layers (blocks from %s); params %d -> %d; max render difference %.3g"
-          % (old_layers, a.layers, source_blocks(old_layers, a.layers),
-             sum(t.numel() for t in tensors.values()), sum(t.numel() for t in grown.values()), diff))
-    if not diff <= a.tol:
-        sys.exit("%s: the grown model renders differently (%.3g > %.3g)" % (a.model, diff, a.tol))
-    new_meta = dict(meta, config=json.dumps(new_config))
-    new_meta["grown_from"] = "%s (%d layers; tools/train/grow_depth.py --layers %d)" % (
+    what = "grown %d -> %d layers (blocks from %s)" % (old_layers, a.layers, source_blocks(old_layers, a.layers))
+    grown_from = "%s (%d layers; tools/train/grow_depth.py --layers %d)" % (
         os.path.basename(a.model), old_layers, a.layers)
-    safetensors_io.save(a.output, grown, new_meta)
+    save_if_same(a.model, a.output, (tensors, meta, config), (grown, meta, dict(config, layers=a.layers)), what,
+                 grown_from, a.tol)
 
 
 if __name__ == "__main__":
