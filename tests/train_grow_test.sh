@@ -54,11 +54,9 @@ refused "missing.safetensors" "$src/tools/train/grow_memory.py" "$tmp/missing.sa
 import json, sys
 sys.path.insert(0, sys.argv[1])
 import safetensors_io
+from lact_reference import with_variant
 tensors, meta = safetensors_io.load(sys.argv[2])
-config = json.loads(meta["config"])
-for spec in config["block_config"]:
-    if "ttt_loss_type" in spec["params"]:
-        spec["params"]["ttt_loss_type"] = "only_w1"  # V1: weight norm
+config = with_variant(json.loads(meta["config"]), "v1")  # V1: weight norm
 safetensors_io.save(sys.argv[3], tensors, dict(meta, config=json.dumps(config)))
 PY
 refused "only V2" "$src/tools/train/grow_memory.py" "$tmp/v1.safetensors" --inter-multi 8

@@ -24,25 +24,24 @@ import sys
 
 import torch
 
-from growing import load_model, save_if_same
-
-TTT_TYPE = "lact_ttt.FastWeightGluMLPMultihead"
+from growing import load_model, save_if_same  # puts tools/reference on the path
+from lact_reference import TTT_TYPES, VARIANT_PRESETS  # noqa: E402
 
 
 def ttt_params(config):
     """-> the params dict of the config's TTT unit (the same for every block), or ValueError."""
-    specs = [s for s in config["block_config"] if s["type"] == TTT_TYPE]
+    specs = [s for s in config["block_config"] if s["type"] in TTT_TYPES]
     if len(specs) != 1:
         raise ValueError("expected one TTT unit per block, found %d" % len(specs))
     params = specs[0]["params"]
-    if params.get("ttt_loss_type") != "only_w1_no_wn":
-        raise ValueError("only V2 (only_w1_no_wn) grows exactly; this model's TTT is %r"
-                         % params.get("ttt_loss_type", "dot_product"))
+    if params.get("ttt_loss_type") != VARIANT_PRESETS["v2"]:
+        raise ValueError("only V2 (%s) grows exactly; this model's TTT is %r"
+                         % (VARIANT_PRESETS["v2"], params.get("ttt_loss_type", "dot_product")))
     return params
 
 
 def grow(tensors, config, inter_multi, seed=0):
-    """-> (grown tensors, grown config)."""
+    """-> (grown tensors, grown config, the old inter_multi)."""
     new_config = copy.deepcopy(config)
     params = ttt_params(new_config)
     head_dim, old_multi = int(params["head_dim"]), params.get("inter_multi", 1)
@@ -63,7 +62,7 @@ def grow(tensors, config, inter_multi, seed=0):
         else:  # [h, d, hidden]: W0 new random columns, W2 new zero columns
             new = torch.randn(h, d, extra, generator=gen, dtype=torch.float64) / math.sqrt(d)
             out[key] = torch.cat([value, (new if name == "w0" else torch.zeros_like(new)).to(value.dtype)], dim=2)
-    return out, new_config
+    return out, new_config, old_multi
 
 
 def main(argv=None):
@@ -77,8 +76,7 @@ def main(argv=None):
     a = ap.parse_args(argv)
     tensors, meta, config = load_model(a.model)
     try:
-        old_multi = ttt_params(config).get("inter_multi", 1)
-        grown, new_config = grow(tensors, config, a.inter_multi, a.seed)
+        grown, new_config, old_multi = grow(tensors, config, a.inter_multi, a.seed)
     except (ValueError, KeyError) as e:
         sys.exit("%s: %s" % (a.model, e))
     what = "grown TTT inter_multi %g -> %g" % (old_multi, a.inter_multi)
