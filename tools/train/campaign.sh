@@ -9,6 +9,7 @@
 #                                                    (eval_sets.sh; WEBXR_TGZ for the glTF set) and check the
 #                                                    engine against the PyTorch reference on it
 # Extra train.py flags go last, e.g. --ranks 2 (both cores, when nothing else needs them) or --lr 1.5e-4.
+# SHARDS="name ..." trains on those shards of DIR instead of the recipe's (data renders them all).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 py=/usr/bin/python3
@@ -16,10 +17,10 @@ ro="${RENDER_OBJECTS:-$root/build/tools/render_objects/render_objects}"
 photos_dir=/usr/lib/python3/dist-packages/skimage/data  # python3-skimage: CC0 / public domain photographs
 photos=(astronaut.png brick.png grass.png gravel.png camera.png chelsea.png coffee.png hubble_deep_field.jpg
         retina.jpg rocket.jpg)
-train_shards=(train_s5 train_asm6 train_asm7p train_asm8p)
-data_name="render_objects --procedural 3000 --procedural-start 6000 --seed 5 (--fit sphere), --style assembly \
---procedural 4000 --seed 6, --style assembly --procedural 3000 --seed 7 and --seed 8 --photos <python3-skimage's \
-${photos[*]%.*}> (--fit cube); all --views random:24 --size 64 (${train_shards[*]} shards)"
+train_shards=(train_s12 train_asm11 train_asm9p train_asm10p)  # campaign 12; before it: train_s5 train_asm6 train_asm7p train_asm8p
+data_name="render_objects --procedural 3000 --seed 12 (--fit sphere), --style assembly --procedural 3000 --seed 11, \
+--style assembly --procedural 3000 --seed 9 and --seed 10 --photos <python3-skimage's ${photos[*]%.*}> (--fit cube); \
+all --views random:24 --size 64 (${train_shards[*]} shards; earlier campaigns: models/README.md)"
 val_name="render_objects --procedural 12 --procedural-start 100000 --seed 1 (val12.shard); also logged: --style \
 assembly, same objects (val_asm12.shard), and examples/gso_toy_64 at issue 15's acceptance views"
 
@@ -40,12 +41,18 @@ data() {
   shard "$d" train_asm6 --style assembly --procedural 4000 --seed 6 --fit cube
   shard "$d" train_asm7p --style assembly --procedural 3000 --seed 7 --fit cube --photos "${p[@]}"
   shard "$d" train_asm8p --style assembly --procedural 3000 --seed 8 --fit cube --photos "${p[@]}"
+  # campaign 12's fresh objects (never seen by the shipped lineage before it)
+  shard "$d" train_s12 --procedural 3000 --seed 12 --fit sphere
+  shard "$d" train_asm11 --style assembly --procedural 3000 --seed 11 --fit cube
+  shard "$d" train_asm9p --style assembly --procedural 3000 --seed 9 --fit cube --photos "${p[@]}"
+  shard "$d" train_asm10p --style assembly --procedural 3000 --seed 10 --fit cube --photos "${p[@]}"
 }
 
 train() {
   local d=$1 run=$2 minutes=$3 files=()
   shift 3
-  for s in "${train_shards[@]}"; do files+=("$d/$s.shard"); done
+  local shards=(${SHARDS:-${train_shards[*]}})  # SHARDS="a b ...": train on other shards of DIR
+  for s in "${shards[@]}"; do files+=("$d/$s.shard"); done
   cd "$root"
   exec nice -n 5 "$py" tools/train/train.py --data "${files[@]}" --val-data "$d/val12.shard" \
     --val-extra "asm=$d/val_asm12.shard" --val-real examples/gso_toy_64 --out "$run" \
