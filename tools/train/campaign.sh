@@ -58,7 +58,7 @@ train() {
     --val-extra "asm=$d/val_asm12.shard" --val-real examples/gso_toy_64 --out "$run" \
     --init models/lact_tiny_obj64.safetensors --variant v2 --size 64 --n-input 8 --batch 8 --lr 2e-4 --warmup 100 \
     --time-schedule --max-minutes "$minutes" --steps 1000000 --val-every-minutes 10 --ckpt-every-minutes 5 \
-    --threads 1 --seed 10 --ssim-weight 0 "$@"
+    --threads 1 --seed 10 --ssim-weight 0 --bg-random 0 "$@"
 }
 
 stop() {  # train.py has no signal handler: stopping right after a checkpoint loses nothing
