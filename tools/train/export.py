@@ -66,7 +66,8 @@ def summary(ckpt, ckpt_path, data_name=None, val_name=None, init_name=None):
         "init": init_name or data_names(args.get("init")),
         "hardware": st.get("hardware"), "amp": st.get("amp"), "params": st.get("params"),
         "batch": args.get("batch"), "n_target": [args.get("n_target_min"), args.get("n_target_max")],
-        "lr": args.get("lr"), "ssim_weight": args.get("ssim_weight"), "seed": args.get("seed"),
+        "lr": args.get("lr"), "ssim_weight": args.get("ssim_weight"), "bg_random": args.get("bg_random"),
+        "seed": args.get("seed"),
         "val": {k: (round(val[k], 4) if isinstance(val.get(k), float) else val.get(k))
                 for k in ("step", "psnr", "psnr_white", "psnr_nearest", "ssim", "images") if k in val},
         "checkpoint": os.path.basename(ckpt_path), "exported": time.strftime("%Y-%m-%dT%H:%M:%S"),
