@@ -9,7 +9,7 @@
 #                                                    (eval_sets.sh; WEBXR_TGZ for the glTF set) and check the
 #                                                    engine against the PyTorch reference on it
 # Extra train.py flags go last, e.g. --ranks 2 (both cores, when nothing else needs them) or --lr 1.5e-4.
-# SHARDS="name ..." trains on those shards of DIR instead of the recipe's (data renders them all).
+# SHARDS="name ..." renders and trains on those shards (any of shard_flags') instead of the recipe's.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 py=/usr/bin/python3
@@ -17,41 +17,50 @@ ro="${RENDER_OBJECTS:-$root/build/tools/render_objects/render_objects}"
 photos_dir=/usr/lib/python3/dist-packages/skimage/data  # python3-skimage: CC0 / public domain photographs
 photos=(astronaut.png brick.png grass.png gravel.png camera.png chelsea.png coffee.png hubble_deep_field.jpg
         retina.jpg rocket.jpg)
-train_shards=(train_s12 train_asm11 train_asm9p train_asm10p)  # campaign 12; before it: train_s5 train_asm6 train_asm7p train_asm8p
-data_name="render_objects --procedural 3000 --seed 12 (--fit sphere), --style assembly --procedural 3000 --seed 11, \
---style assembly --procedural 3000 --seed 9 and --seed 10 --photos <python3-skimage's ${photos[*]%.*}> (--fit cube); \
-all --views random:24 --size 64 (${train_shards[*]} shards; earlier campaigns: models/README.md)"
+train_shards=(train_s12 train_asm11 train_asm9p train_asm10p)  # campaign 12's; before it train_s5 train_asm6 train_asm7p train_asm8p
+shards=(${SHARDS:-${train_shards[*]}})  # SHARDS="a b ...": an arm on other shards than the recipe's
 val_name="render_objects --procedural 12 --procedural-start 100000 --seed 1 (val12.shard); also logged: --style \
 assembly, same objects (val_asm12.shard), and examples/gso_toy_64 at issue 15's acceptance views"
 
-shard() {  # NAME render_objects-flags...: one shard, unless it is there
-  local dir=$1 name=$2
-  shift 2
-  [[ -f "$dir/$name.shard" ]] ||
-    "$ro" "$@" --views random:24 --size 64 --no-png --threads 2 --quiet --shard "$dir/$name.shard"
+shard_flags() {  # NAME: its render_objects flags (every shard the lineage trained on; PHOTOS = the photographs)
+  case $1 in
+    val12) echo --procedural 12 --procedural-start 100000 --seed 1 --fit sphere ;;
+    val_asm12) echo --style assembly --procedural 12 --procedural-start 100000 --seed 1 --fit cube ;;
+    train_s5) echo --procedural 3000 --procedural-start 6000 --seed 5 --fit sphere ;;
+    train_asm6) echo --style assembly --procedural 4000 --seed 6 --fit cube ;;
+    train_asm7p) echo --style assembly --procedural 3000 --seed 7 --fit cube PHOTOS ;;
+    train_asm8p) echo --style assembly --procedural 3000 --seed 8 --fit cube PHOTOS ;;
+    train_s12) echo --procedural 3000 --seed 12 --fit sphere ;;  # campaign 12's fresh objects from here on
+    train_asm11) echo --style assembly --procedural 3000 --seed 11 --fit cube ;;
+    train_asm9p) echo --style assembly --procedural 3000 --seed 9 --fit cube PHOTOS ;;
+    train_asm10p) echo --style assembly --procedural 3000 --seed 10 --fit cube PHOTOS ;;
+    *) echo "campaign.sh: no shard named '$1'" >&2; return 1 ;;
+  esac
 }
 
-data() {
-  local d=$1 p=()
+data_name() {  # the training data as the exported model's metadata names it
+  local s text=()
+  for s in "${shards[@]}"; do text+=("$s: $(shard_flags "$s")"); done
+  local joined; joined=$(IFS=';'; echo "${text[*]}")
+  echo "render_objects --views random:24 --size 64 with ${joined//;/; }" |
+    sed "s|PHOTOS|--photos <python3-skimage's ${photos[*]%.*}>|g"
+}
+
+data() {  # the validation shards and the training shards, each unless it is there
+  local d=$1 s f p=()
   mkdir -p "$d"
   for f in "${photos[@]}"; do p+=("$photos_dir/$f"); done
-  shard "$d" val12 --procedural 12 --procedural-start 100000 --seed 1 --fit sphere
-  shard "$d" val_asm12 --style assembly --procedural 12 --procedural-start 100000 --seed 1 --fit cube
-  shard "$d" train_s5 --procedural 3000 --procedural-start 6000 --seed 5 --fit sphere
-  shard "$d" train_asm6 --style assembly --procedural 4000 --seed 6 --fit cube
-  shard "$d" train_asm7p --style assembly --procedural 3000 --seed 7 --fit cube --photos "${p[@]}"
-  shard "$d" train_asm8p --style assembly --procedural 3000 --seed 8 --fit cube --photos "${p[@]}"
-  # campaign 12's fresh objects (never seen by the shipped lineage before it)
-  shard "$d" train_s12 --procedural 3000 --seed 12 --fit sphere
-  shard "$d" train_asm11 --style assembly --procedural 3000 --seed 11 --fit cube
-  shard "$d" train_asm9p --style assembly --procedural 3000 --seed 9 --fit cube --photos "${p[@]}"
-  shard "$d" train_asm10p --style assembly --procedural 3000 --seed 10 --fit cube --photos "${p[@]}"
+  for s in val12 val_asm12 "${shards[@]}"; do
+    [[ -f "$d/$s.shard" ]] && continue
+    local flags; flags=$(shard_flags "$s")
+    # shellcheck disable=SC2086  # the flags are words
+    "$ro" ${flags/PHOTOS/--photos ${p[*]}} --views random:24 --size 64 --no-png --threads 2 --quiet --shard "$d/$s.shard"
+  done
 }
 
 train() {
-  local d=$1 run=$2 minutes=$3 files=()
+  local d=$1 run=$2 minutes=$3 s files=()
   shift 3
-  local shards=(${SHARDS:-${train_shards[*]}})  # SHARDS="a b ...": train on other shards of DIR
   for s in "${shards[@]}"; do files+=("$d/$s.shard"); done
   cd "$root"
   exec nice -n 5 "$py" tools/train/train.py --data "${files[@]}" --val-data "$d/val12.shard" \
@@ -72,7 +81,7 @@ stop() {  # train.py has no signal handler: stopping right after a checkpoint lo
 finish() {
   local run=$1 model=$2
   cd "$root"
-  "$py" tools/train/export.py "$run/ckpt_last.pt" -o "$model" --data-name "$data_name" --val-name "$val_name"
+  "$py" tools/train/export.py "$run/ckpt_last.pt" -o "$model" --data-name "$(data_name)" --val-name "$val_name"
   bash tools/train/eval_sets.sh models/lact_tiny_obj64.safetensors "$model"
   "$py" tools/train/check_engine.py --lact build/app/lact --model "$model" --scene examples/gso_toy_64 \
     --inputs 16,20,24,28,34,38,42,46 --targets 18,22,26,30
