@@ -72,7 +72,7 @@ train() {
 
 stop() {  # train.py has no signal handler: stopping right after a checkpoint loses nothing
   local log=$1/log.jsonl n
-  n=$(grep -c '"type": "checkpoint"' "$log")
+  n=$(grep -c '"type": "checkpoint"' "$log" || true)  # grep -c exits 1 on none yet
   while [[ "$(grep -c '"type": "checkpoint"' "$log")" -le "$n" ]]; do sleep 0.2; done
   pkill -f "tools/train/train.py.*--out $1" || true
   tail -1 "$log"
