@@ -34,6 +34,11 @@ shard_flags() {  # NAME: its render_objects flags (every shard the lineage train
     train_asm11) echo --style assembly --procedural 3000 --seed 11 --fit cube ;;
     train_asm9p) echo --style assembly --procedural 3000 --seed 9 --fit cube PHOTOS ;;
     train_asm10p) echo --style assembly --procedural 3000 --seed 10 --fit cube PHOTOS ;;
+    train_s13) echo --procedural 3000 --seed 13 --fit sphere ;;  # campaign 13's fresh objects
+    train_asm13) echo --style assembly --procedural 3000 --seed 13 --fit cube ;;
+    train_asm14p) echo --style assembly --procedural 3000 --seed 14 --fit cube PHOTOS ;;
+    train_asm15p) echo --style assembly --procedural 3000 --seed 15 --fit cube PHOTOS ;;
+    train_asm16p) echo --style assembly --procedural 3000 --seed 16 --fit cube PHOTOS ;;
     *) echo "campaign.sh: no shard named '$1'" >&2; return 1 ;;
   esac
 }
