@@ -39,6 +39,7 @@ shard_flags() {  # NAME: its render_objects flags (every shard the lineage train
     train_asm14p) echo --style assembly --procedural 3000 --seed 14 --fit cube PHOTOS ;;
     train_asm15p) echo --style assembly --procedural 3000 --seed 15 --fit cube PHOTOS ;;
     train_asm16p) echo --style assembly --procedural 3000 --seed 16 --fit cube PHOTOS ;;
+    *_ss8) echo "$(shard_flags "${1%_ss8}") --ss 8" ;;  # the same objects, 8x8 samples a pixel (the real toy's filter)
     *) echo "campaign.sh: no shard named '$1'" >&2; return 1 ;;
   esac
 }
@@ -58,8 +59,9 @@ data() {  # the validation shards and the training shards, each unless it is the
   for s in val12 val_asm12 "${shards[@]}"; do
     [[ -f "$d/$s.shard" ]] && continue
     local flags; flags=$(shard_flags "$s")
+    # at the trainers' niceness: at the default one, a render beside two arms took ~90% of their CPU for 24 min
     # shellcheck disable=SC2086  # the flags are words
-    "$ro" ${flags/PHOTOS/--photos ${p[*]}} --views random:24 --size 64 --no-png --threads 2 --quiet --shard "$d/$s.shard"
+    nice -n 5 "$ro" ${flags/PHOTOS/--photos ${p[*]}} --views random:24 --size 64 --no-png --threads 2 --quiet --shard "$d/$s.shard"
   done
 }
 
