@@ -17,7 +17,8 @@ ro="${RENDER_OBJECTS:-$root/build/tools/render_objects/render_objects}"
 photos_dir=/usr/lib/python3/dist-packages/skimage/data  # python3-skimage: CC0 / public domain photographs
 photos=(astronaut.png brick.png grass.png gravel.png camera.png chelsea.png coffee.png hubble_deep_field.jpg
         retina.jpg rocket.jpg)
-train_shards=(train_s12 train_asm11 train_asm9p train_asm10p)  # campaign 12's; before it train_s5 train_asm6 train_asm7p train_asm8p
+train_shards=(train_s13 train_asm13 train_asm14p train_asm15p)  # campaign 13's, unseen by the shipped model; before
+# them train_s12 train_asm11 train_asm9p train_asm10p (campaign 12), train_s5 train_asm6 train_asm7p train_asm8p
 shards=(${SHARDS:-${train_shards[*]}})  # SHARDS="a b ...": an arm on other shards than the recipe's
 val_name="render_objects --procedural 12 --procedural-start 100000 --seed 1 (val12.shard); also logged: --style \
 assembly, same objects (val_asm12.shard), and examples/gso_toy_64 at issue 15's acceptance views"
@@ -72,7 +73,7 @@ train() {
   cd "$root"
   exec nice -n 5 "$py" tools/train/train.py --data "${files[@]}" --val-data "$d/val12.shard" \
     --val-extra "asm=$d/val_asm12.shard" --val-real examples/gso_toy_64 --out "$run" \
-    --init models/lact_tiny_obj64.safetensors --variant v2 --size 64 --n-input 8 --batch 8 --lr 2e-4 --warmup 100 \
+    --init models/lact_tiny_obj64.safetensors --variant v2 --size 64 --n-input 8 --batch 8 --lr 5e-5 --warmup 50 \
     --time-schedule --max-minutes "$minutes" --steps 1000000 --val-every-minutes 10 --ckpt-every-minutes 5 \
     --threads 1 --seed 10 --ssim-weight 0 --bg-random 0 "$@"
 }
