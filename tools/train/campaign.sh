@@ -40,7 +40,8 @@ shard_flags() {  # NAME: its render_objects flags (every shard the lineage train
     train_asm14p) echo --style assembly --procedural 3000 --seed 14 --fit cube PHOTOS ;;
     train_asm15p) echo --style assembly --procedural 3000 --seed 15 --fit cube PHOTOS ;;
     train_asm16p) echo --style assembly --procedural 3000 --seed 16 --fit cube PHOTOS ;;
-    *_ss8) echo "$(shard_flags "${1%_ss8}") --ss 8" ;;  # the same objects, 8x8 samples a pixel (the real toy's filter)
+    *_ss8) local base; base=$(shard_flags "${1%_ss8}") || return 1  # the same objects, 8x8 samples a pixel
+      echo "$base --ss 8" ;;                                           # (the real toy's filter)
     *) echo "campaign.sh: no shard named '$1'" >&2; return 1 ;;
   esac
 }
