@@ -47,10 +47,12 @@ shard_flags() {  # NAME: its render_objects flags (every shard the lineage train
 }
 
 data_name() {  # the training data as the exported model's metadata names it
-  local s text=()
-  for s in "${shards[@]}"; do text+=("$s: $(shard_flags "$s")"); done
-  local joined; joined=$(IFS=';'; echo "${text[*]}")
-  echo "render_objects --views random:24 --size 64 with ${joined//;/; }" |
+  local s flags text=""
+  for s in "${shards[@]}"; do
+    flags=$(shard_flags "$s") || return 1
+    text+="${text:+; }$s: $flags"
+  done
+  echo "render_objects --views random:24 --size 64 with $text" |
     sed "s|PHOTOS|--photos <python3-skimage's ${photos[*]%.*}>|g"
 }
 
@@ -79,18 +81,23 @@ train() {
     --threads 1 --seed 10 --ssim-weight 0 --bg-random 0 "$@"
 }
 
+checkpoints() {  # LOG: how many checkpoints it records (grep -c prints 0 but exits 1 on none)
+  grep -c '"type": "checkpoint"' "$1" || true
+}
+
 stop() {  # train.py has no signal handler: stopping right after a checkpoint loses nothing
   local log=$1/log.jsonl n
-  n=$(grep -c '"type": "checkpoint"' "$log" || true)  # grep -c exits 1 on none yet
-  while [[ "$(grep -c '"type": "checkpoint"' "$log")" -le "$n" ]]; do sleep 0.2; done
+  n=$(checkpoints "$log")
+  while [[ "$(checkpoints "$log")" -le "$n" ]]; do sleep 0.2; done
   pkill -f "tools/train/train.py.*--out $1" || true
   tail -1 "$log"
 }
 
 finish() {
-  local run=$1 model=$2
+  local run=$1 model=$2 name
+  name=$(data_name)  # an unknown shard stops here, not with a wrong name in the model
   cd "$root"
-  "$py" tools/train/export.py "$run/ckpt_last.pt" -o "$model" --data-name "$(data_name)" --val-name "$val_name"
+  "$py" tools/train/export.py "$run/ckpt_last.pt" -o "$model" --data-name "$name" --val-name "$val_name"
   bash tools/train/eval_sets.sh models/lact_tiny_obj64.safetensors "$model"
   "$py" tools/train/check_engine.py --lact build/app/lact --model "$model" --scene examples/gso_toy_64 \
     --inputs 16,20,24,28,34,38,42,46 --targets 18,22,26,30
