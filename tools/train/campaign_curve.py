@@ -73,7 +73,7 @@ def plot(rows, extras, path):
     ax.set_xlabel("training CPU-hours (cumulative)")
     ax.set_ylabel("PSNR (dB)")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left")  # the run labels sit along the bottom
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
