@@ -3,7 +3,8 @@
 #   tools/train/campaign.sh data DIR                 render the campaign's shards into DIR (skips those present)
 #   tools/train/campaign.sh train DIR RUN MINUTES [train.py flags...]
 #                                                    start from the shipped model, or resume RUN/ckpt_last.pt;
-#                                                    the cosine ends at MINUTES (run it under nohup)
+#                                                    the cosine ends MINUTES from now (a resume re-plans it
+#                                                    over the time so far plus MINUTES; run it under nohup)
 #   tools/train/campaign.sh stop RUN                 stop RUN's trainer right after its next checkpoint
 #   tools/train/campaign.sh finish RUN MODEL         export RUN to MODEL, score it beside the shipped model
 #                                                    (eval_sets.sh; WEBXR_TGZ for the glTF set) and check the
