@@ -41,7 +41,7 @@ shard_flags() {  # NAME: its render_objects flags (every shard the lineage train
     train_asm13) echo --style assembly --procedural 3000 --seed 13 --fit cube ;;
     train_asm14p) echo --style assembly --procedural 3000 --seed 14 --fit cube PHOTOS ;;
     train_asm15p) echo --style assembly --procedural 3000 --seed 15 --fit cube PHOTOS ;;
-    train_asm16p) echo --style assembly --procedural 3000 --seed 16 --fit cube PHOTOS ;;  # and campaign 14's
+    train_asm16p) echo --style assembly --procedural 3000 --seed 16 --fit cube PHOTOS ;;  # added in campaign 14
     train_s17) echo --procedural 3000 --seed 17 --fit sphere ;;  # the next campaign's fresh objects
     train_asm17) echo --style assembly --procedural 3000 --seed 17 --fit cube ;;
     train_asm18p) echo --style assembly --procedural 3000 --seed 18 --fit cube PHOTOS ;;
