@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The shipped model's training campaign on a fresh or resumed machine (models/README.md, "Continuing").
+# The shipped model's training campaign on a fresh or resumed machine (tools/train/README.md, "Continuing the
+# shipped model").
 #   tools/train/campaign.sh data DIR                 render the campaign's shards into DIR (skips those present)
 #   tools/train/campaign.sh train DIR RUN MINUTES [train.py flags...]
 #                                                    start from the shipped model, or resume RUN/ckpt_last.pt;
@@ -18,8 +19,8 @@ ro="${RENDER_OBJECTS:-$root/build/tools/render_objects/render_objects}"
 photos_dir=/usr/lib/python3/dist-packages/skimage/data  # python3-skimage: CC0 / public domain photographs
 photos=(astronaut.png brick.png grass.png gravel.png camera.png chelsea.png coffee.png hubble_deep_field.jpg
         retina.jpg rocket.jpg)
-train_shards=(train_s17 train_asm17 train_asm18p train_asm19p)  # unseen by the shipped model; before them
-# train_s13 train_asm13 train_asm14p train_asm15p train_asm16p (campaigns 13 and 14), train_s12 train_asm11
+train_shards=(train_s20 train_asm20 train_asm21p train_asm22p)  # unseen by the shipped model; before them
+# train_s17 train_asm17 train_asm18p train_asm19p (campaign 15), train_s13 train_asm13 train_asm14p train_asm15p train_asm16p (campaigns 13 and 14), train_s12 train_asm11
 # train_asm9p train_asm10p (campaign 12), train_s5 train_asm6 train_asm7p train_asm8p
 shards=(${SHARDS:-${train_shards[*]}})  # SHARDS="a b ...": an arm on other shards than the recipe's
 val_name="render_objects --procedural 12 --procedural-start 100000 --seed 1 (val12.shard); also logged: --style \
@@ -42,10 +43,14 @@ shard_flags() {  # NAME: its render_objects flags (every shard the lineage train
     train_asm14p) echo --style assembly --procedural 3000 --seed 14 --fit cube PHOTOS ;;
     train_asm15p) echo --style assembly --procedural 3000 --seed 15 --fit cube PHOTOS ;;
     train_asm16p) echo --style assembly --procedural 3000 --seed 16 --fit cube PHOTOS ;;  # added in campaign 14
-    train_s17) echo --procedural 3000 --seed 17 --fit sphere ;;  # the next campaign's fresh objects
+    train_s17) echo --procedural 3000 --seed 17 --fit sphere ;;  # campaign 15's fresh objects
     train_asm17) echo --style assembly --procedural 3000 --seed 17 --fit cube ;;
     train_asm18p) echo --style assembly --procedural 3000 --seed 18 --fit cube PHOTOS ;;
     train_asm19p) echo --style assembly --procedural 3000 --seed 19 --fit cube PHOTOS ;;
+    train_s20) echo --procedural 3000 --seed 20 --fit sphere ;;  # the next campaign's fresh objects
+    train_asm20) echo --style assembly --procedural 3000 --seed 20 --fit cube ;;
+    train_asm21p) echo --style assembly --procedural 3000 --seed 21 --fit cube PHOTOS ;;
+    train_asm22p) echo --style assembly --procedural 3000 --seed 22 --fit cube PHOTOS ;;
     *_ss8) local base; base=$(shard_flags "${1%_ss8}") || return 1  # the same objects, 8x8 samples a pixel
       echo "$base --ss 8" ;;                                           # (the real toy's filter)
     *) echo "campaign.sh: no shard named '$1'" >&2; return 1 ;;
