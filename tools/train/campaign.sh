@@ -11,7 +11,7 @@
 #                                                    (eval_sets.sh; WEBXR_TGZ for the glTF set) and check the
 #                                                    engine against the PyTorch reference on it
 # Extra train.py flags go last, e.g. --ranks 2 (both cores, when nothing else needs them) or --lr 1.5e-4.
-# SHARDS="name ..." renders and trains on those shards (any of shard_flags') instead of the recipe's.
+# SHARDS="name ..." renders and trains on those shards (any shard_flags names) instead of the recipe's.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 py=/usr/bin/python3
@@ -27,34 +27,22 @@ shards=(${SHARDS:-${train_shards[*]}})  # SHARDS="a b ...": an arm on other shar
 val_name="render_objects --procedural 12 --procedural-start 100000 --seed 1 (val12.shard); also logged: --style \
 assembly, same objects (val_asm12.shard), and examples/gso_toy_64 at issue 15's acceptance views"
 
-shard_flags() {  # NAME: its render_objects flags (every shard the lineage trained on; PHOTOS = the photographs)
+shard_flags() {  # NAME: its render_objects flags (PHOTOS = the photographs)
   case $1 in
     val12) echo --procedural 12 --procedural-start 100000 --seed 1 --fit sphere ;;
     val_asm12) echo --style assembly --procedural 12 --procedural-start 100000 --seed 1 --fit cube ;;
-    train_s5) echo --procedural 3000 --procedural-start 6000 --seed 5 --fit sphere ;;
+    train_s5) echo --procedural 3000 --procedural-start 6000 --seed 5 --fit sphere ;;  # the two that break the rule
     train_asm6) echo --style assembly --procedural 4000 --seed 6 --fit cube ;;
-    train_asm7p) echo --style assembly --procedural 3000 --seed 7 --fit cube PHOTOS ;;
-    train_asm8p) echo --style assembly --procedural 3000 --seed 8 --fit cube PHOTOS ;;
-    train_s12) echo --procedural 3000 --seed 12 --fit sphere ;;  # campaign 12's fresh objects from here on
-    train_asm11) echo --style assembly --procedural 3000 --seed 11 --fit cube ;;
-    train_asm9p) echo --style assembly --procedural 3000 --seed 9 --fit cube PHOTOS ;;
-    train_asm10p) echo --style assembly --procedural 3000 --seed 10 --fit cube PHOTOS ;;
-    train_s13) echo --procedural 3000 --seed 13 --fit sphere ;;  # campaign 13's fresh objects
-    train_asm13) echo --style assembly --procedural 3000 --seed 13 --fit cube ;;
-    train_asm14p) echo --style assembly --procedural 3000 --seed 14 --fit cube PHOTOS ;;
-    train_asm15p) echo --style assembly --procedural 3000 --seed 15 --fit cube PHOTOS ;;
-    train_asm16p) echo --style assembly --procedural 3000 --seed 16 --fit cube PHOTOS ;;  # added in campaign 14
-    train_s17) echo --procedural 3000 --seed 17 --fit sphere ;;  # campaign 15's fresh objects
-    train_asm17) echo --style assembly --procedural 3000 --seed 17 --fit cube ;;
-    train_asm18p) echo --style assembly --procedural 3000 --seed 18 --fit cube PHOTOS ;;
-    train_asm19p) echo --style assembly --procedural 3000 --seed 19 --fit cube PHOTOS ;;
-    train_s20) echo --procedural 3000 --seed 20 --fit sphere ;;  # the next campaign's fresh objects
-    train_asm20) echo --style assembly --procedural 3000 --seed 20 --fit cube ;;
-    train_asm21p) echo --style assembly --procedural 3000 --seed 21 --fit cube PHOTOS ;;
-    train_asm22p) echo --style assembly --procedural 3000 --seed 22 --fit cube PHOTOS ;;
     *_ss8) local base; base=$(shard_flags "${1%_ss8}") || return 1  # the same objects, 8x8 samples a pixel
       echo "$base --ss 8" ;;                                           # (the real toy's filter)
-    *) echo "campaign.sh: no shard named '$1'" >&2; return 1 ;;
+    *)  # the rule: 3000 objects of seed N; train_sN primitives, train_asmN assemblies, train_asmNp with
+        # photographs (the lineage's shards so far are listed beside train_shards above)
+      if [[ $1 =~ ^train_s([0-9]+)$ ]]; then echo --procedural 3000 --seed "${BASH_REMATCH[1]}" --fit sphere
+      elif [[ $1 =~ ^train_asm([0-9]+)$ ]]; then
+        echo --style assembly --procedural 3000 --seed "${BASH_REMATCH[1]}" --fit cube
+      elif [[ $1 =~ ^train_asm([0-9]+)p$ ]]; then
+        echo --style assembly --procedural 3000 --seed "${BASH_REMATCH[1]}" --fit cube PHOTOS
+      else echo "campaign.sh: no shard named '$1'" >&2; return 1; fi ;;
   esac
 }
 
