@@ -12,6 +12,8 @@
 #                                                    engine against the PyTorch reference on it
 # Extra train.py flags go last, e.g. --ranks 2 (both cores, when nothing else needs them) or --lr 1.5e-4.
 # SHARDS="name ..." renders and trains on those shards (any shard_flags names) instead of the recipe's.
+# INIT_NAME="campaign 15 (...)" before finish: which generation the run started from, as the exported model
+# records it (the shipped file's name alone does not say, since every campaign ships under it).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 py=/usr/bin/python3
@@ -97,7 +99,8 @@ finish() {
   local run=$1 model=$2 name
   name=$(data_name)  # an unknown shard stops here, not with a wrong name in the model
   cd "$root"
-  "$py" tools/train/export.py "$run/ckpt_last.pt" -o "$model" --data-name "$name" --val-name "$val_name"
+  "$py" tools/train/export.py "$run/ckpt_last.pt" -o "$model" --data-name "$name" --val-name "$val_name" \
+    ${INIT_NAME:+--init-name "$INIT_NAME"}
   bash tools/train/eval_sets.sh models/lact_tiny_obj64.safetensors "$model"
   "$py" tools/train/check_engine.py --lact build/app/lact --model "$model" --scene examples/gso_toy_64 \
     --inputs 16,20,24,28,34,38,42,46 --targets 18,22,26,30
