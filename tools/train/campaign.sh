@@ -21,10 +21,11 @@ ro="${RENDER_OBJECTS:-$root/build/tools/render_objects/render_objects}"
 photos_dir=/usr/lib/python3/dist-packages/skimage/data  # python3-skimage: CC0 / public domain photographs
 photos=(astronaut.png brick.png grass.png gravel.png camera.png chelsea.png coffee.png hubble_deep_field.jpg
         retina.jpg rocket.jpg)
-train_shards=(train_s23 train_asm23 train_asm24p train_asm25p)  # unseen by the shipped model; before them
-# train_s20 train_asm20 train_asm21p train_asm22p (campaign 16), train_s17 train_asm17 train_asm18p train_asm19p
-# (campaign 15), train_s13 train_asm13 train_asm14p train_asm15p train_asm16p (campaigns 13 and 14), train_s12
-# train_asm11 train_asm9p train_asm10p (campaign 12), train_s5 train_asm6 train_asm7p train_asm8p
+train_shards=(train_s26 train_asm26 train_asm27p train_asm28p)  # unseen by the shipped model; before them
+# train_s23 train_asm23 train_asm24p train_asm25p (campaign 17), train_s20 train_asm20 train_asm21p train_asm22p
+# (campaign 16), train_s17 train_asm17 train_asm18p train_asm19p (campaign 15), train_s13 train_asm13 train_asm14p
+# train_asm15p train_asm16p (campaigns 13 and 14), train_s12 train_asm11 train_asm9p train_asm10p (campaign 12),
+# train_s5 train_asm6 train_asm7p train_asm8p
 shards=(${SHARDS:-${train_shards[*]}})  # SHARDS="a b ...": an arm on other shards than the recipe's
 val_name="render_objects --procedural 12 --procedural-start 100000 --seed 1 (val12.shard); also logged: --style \
 assembly, same objects (val_asm12.shard), and examples/gso_toy_64 at issue 15's acceptance views"
