@@ -521,14 +521,15 @@ Difference compare_scenes(const Scene& lact_scene, const Scene& colmap) {
         << a.image_path;
     for (int k = 0; k < 16; ++k) d.c2w = std::max(d.c2w, std::abs(a.camera.c2w[k] - b.camera.c2w[k]));
     ++d.views;
-    if (i % ray_stride == 0 || i + 1 == lact_scene.views.size()) {
+    const bool last = i + 1 == lact_scene.views.size();
+    if (i % ray_stride == 0 || last) {
       std::vector<float> oa, da, ob, db;
       compute_rays(a.camera, a.camera.height, a.camera.width, oa, da);
       compute_rays(b.camera, b.camera.height, b.camera.width, ob, db);
       d.rays = std::max({d.rays, test::max_abs_error(oa, ob), test::max_abs_error(da, db)});
       ++d.ray_views;
     }
-    if (i % 97 == 0 || i + 1 == lact_scene.views.size()) {
+    if (i % 97 == 0 || last) {
       const PosedImage pa = load_view(a, a.camera.height / 8 * 8, a.camera.width / 8 * 8, {1, 1, 1});
       const PosedImage pb = load_view(b, b.camera.height / 8 * 8, b.camera.width / 8 * 8, {1, 1, 1});
       EXPECT_EQ(pa.image.rgb, pb.image.rgb) << a.image_path;
