@@ -6,6 +6,7 @@
 
 #include "app/commands.h"
 #include "core/error.h"
+#include "core/signal_cleanup.h"
 #include "distributed/distributed.h"
 
 namespace {
@@ -28,6 +29,7 @@ int fail(const std::string& what, bool unagreed) {
 }
 
 int main(int argc, char** argv) {
+  lact::install_signal_cleanup();  // first: a signal from here on removes temporaries and ends lact by it
   CLI::App app{"lact: LaCT novel-view synthesis (encode posed images into fast weights, render new views)"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "lact 0.1.0");

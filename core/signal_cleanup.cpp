@@ -1,0 +1,138 @@
+#include "core/signal_cleanup.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <filesystem>
+
+namespace lact {
+
+namespace {
+
+// A slot is free (0), being filled by register_*() (1) or ready for the handler (2).
+enum : int { kFree = 0, kFilling = 1, kReady = 2 };
+static_assert(std::atomic<int>::is_always_lock_free, "the handler needs lock-free atomics");
+
+constexpr int kTemporaries = 256;  // about 1 MiB of zeroed static memory, touched only where used
+constexpr int kChildren = 64;
+
+struct TemporarySlot {
+  std::atomic<int> state{kFree};
+  char path[PATH_MAX];
+};
+struct ChildSlot {
+  std::atomic<int> state{kFree};
+  pid_t pid = -1;
+};
+
+TemporarySlot temporaries[kTemporaries];
+ChildSlot children[kChildren];
+
+template <typename Slot, int N>
+int claim_slot(Slot (&slots)[N]) {
+  for (int i = 0; i < N; ++i) {
+    int expected = kFree;
+    if (slots[i].state.compare_exchange_strong(expected, kFilling)) return i;
+  }
+  return -1;
+}
+
+// Stops every registered child: SIGKILL to it and to the group it may lead, then reaps it, waiting at most
+// about two seconds in all (a child stuck in the kernel must not keep lact from ending).
+void stop_children() {
+  for (ChildSlot& slot : children)
+    if (slot.state.load() == kReady) {
+      ::kill(-slot.pid, SIGKILL);  // ESRCH when it leads no group: harmless
+      ::kill(slot.pid, SIGKILL);
+    }
+  const struct timespec tick = {0, 10 * 1000 * 1000};
+  for (ChildSlot& slot : children) {
+    if (slot.state.load() != kReady) continue;
+    for (int waited = 0; waited < 200; ++waited) {
+      const pid_t r = ::waitpid(slot.pid, nullptr, WNOHANG);
+      if (r != 0) break;  // reaped, or not ours to wait for (already reaped elsewhere)
+      ::nanosleep(&tick, nullptr);
+    }
+  }
+}
+
+void remove_temporaries() {
+  for (TemporarySlot& slot : temporaries)
+    if (slot.state.load() == kReady) ::unlink(slot.path);
+}
+
+void on_terminating_signal(int sig) {
+  const int saved_errno = errno;
+  stop_children();
+  remove_temporaries();
+  // End as the signal would have: default action, delivered as soon as the handler's mask is lifted.
+  struct sigaction fallback {};
+  fallback.sa_handler = SIG_DFL;
+  sigemptyset(&fallback.sa_mask);
+  ::sigaction(sig, &fallback, nullptr);
+  ::raise(sig);
+  sigset_t unblock;
+  sigemptyset(&unblock);
+  sigaddset(&unblock, sig);
+  ::sigprocmask(SIG_UNBLOCK, &unblock, nullptr);
+  errno = saved_errno;  // reached only if the default action does not end the process
+}
+
+}  // namespace
+
+void install_signal_cleanup() {
+  struct sigaction action {};
+  action.sa_handler = on_terminating_signal;
+  sigemptyset(&action.sa_mask);
+  // While one of them is handled the others wait, so the tables are walked once.
+  for (const int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&action.sa_mask, sig);
+  for (const int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction previous {};
+    ::sigaction(sig, nullptr, &previous);
+    // A signal the caller chose to ignore (nohup's SIGHUP, a background job's SIGINT) stays ignored.
+    if (previous.sa_handler == SIG_IGN) continue;
+    ::sigaction(sig, &action, nullptr);
+  }
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  ::sigaction(SIGXFSZ, &ignore, nullptr);
+  ::sigaction(SIGPIPE, &ignore, nullptr);
+}
+
+int register_temporary(const std::string& path) {
+  std::error_code ec;
+  // Absolute, so the handler's unlink does not depend on the working folder.
+  const std::string full = std::filesystem::absolute(path, ec).string();
+  if (ec || full.empty() || full.size() >= PATH_MAX) return -1;
+  const int i = claim_slot(temporaries);
+  if (i < 0) return -1;
+  std::memcpy(temporaries[i].path, full.c_str(), full.size() + 1);
+  temporaries[i].state.store(kReady);
+  return i;
+}
+
+void unregister_temporary(int token) {
+  if (token >= 0 && token < kTemporaries) temporaries[token].state.store(kFree);
+}
+
+int register_child(pid_t pid) {
+  if (pid <= 0) return -1;
+  const int i = claim_slot(children);
+  if (i < 0) return -1;
+  children[i].pid = pid;
+  children[i].state.store(kReady);
+  return i;
+}
+
+void unregister_child(int token) {
+  if (token >= 0 && token < kChildren) children[token].state.store(kFree);
+}
+
+}  // namespace lact

@@ -1,0 +1,36 @@
+// Ending well on a signal. SIGINT, SIGTERM and SIGHUP (Ctrl-C, `kill`, a closed terminal) stop the programs lact
+// started, remove the temporary files it was writing, and then end lact by the same signal, so the shell sees
+// 130/143/129 as it would without the handler. SIGXFSZ (a write past `ulimit -f`) and SIGPIPE (a reader that went
+// away) are ignored: the write then fails with EFBIG or EPIPE and the error path that checks every write reports
+// it in one line ("disk full?"), rather than the kernel killing lact with a temporary left behind.
+//
+// The handler is async-signal-safe: it reads fixed-size tables of C strings and pids copied at registration and
+// calls only unlink, kill, waitpid, nanosleep, sigaction and raise. Registration is thread-safe and lock-free.
+// kill -9 cannot be caught: it may still leave a hidden temporary (never a partial file under a final name).
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+
+namespace lact {
+
+// Once, at the top of main. Ignored signals are inherited across exec: a child that needs SIGPIPE's default
+// should have it reset when it is started (posix_spawnattr_setsigdefault).
+void install_signal_cleanup();
+
+// A file to remove if a signal ends lact (a temporary that is not yet under its final name). Returns a token
+// for unregister_temporary, or -1 when the table is full or the path too long (then it is simply not removed).
+// Register before creating the file and unregister after it was renamed or removed: a signal in between then
+// unlinks a name that no longer exists, which is harmless.
+int register_temporary(const std::string& path);
+void unregister_temporary(int token);  // -1 is accepted and does nothing
+
+// A child process (and its process group, when the child leads one) to SIGKILL and reap if a signal ends lact,
+// before the temporaries are removed (so it cannot write one again). Returns a token, or -1 when the table is
+// full. Unregister after the child has exited but before reaping it (waitid with WNOWAIT, then waitpid), or just
+// before the reaping wait: a pid that was reaped may be reused by another process.
+int register_child(pid_t pid);
+void unregister_child(int token);  // -1 is accepted and does nothing
+
+}  // namespace lact
