@@ -138,6 +138,23 @@ Mat4 node_matrix(const tinygltf::Node& node) {
   return m;
 }
 
+// The triangle corners of a primitive's vertex list: whole triangles of a list, or a strip's or fan's
+// triangles (a strip alternates its winding so every triangle faces the same way).
+std::vector<uint32_t> triangle_corners(const std::vector<uint32_t>& list, int mode) {
+  std::vector<uint32_t> corners;
+  if (mode == TINYGLTF_MODE_TRIANGLES) {
+    corners.assign(list.begin(), list.begin() + static_cast<std::ptrdiff_t>(list.size() / 3 * 3));
+    return corners;
+  }
+  for (size_t i = 0; i + 2 < list.size(); ++i) {
+    if (mode == TINYGLTF_MODE_TRIANGLE_STRIP)
+      corners.insert(corners.end(), {list[i], list[i + 1 + (i & 1)], list[i + 2 - (i & 1)]});
+    else
+      corners.insert(corners.end(), {list[0], list[i + 1], list[i + 2]});
+  }
+  return corners;
+}
+
 class Loader {
  public:
   Loader(const tinygltf::Model& model, const GltfOptions& options, std::vector<std::string>* warnings)
@@ -280,17 +297,7 @@ class Loader {
     }
     for (uint32_t i : list)
       if (i >= pos.count) return why = "vertex index out of range", false;
-    std::vector<uint32_t> corners;
-    if (mode == TINYGLTF_MODE_TRIANGLES) {
-      corners.assign(list.begin(), list.begin() + static_cast<std::ptrdiff_t>(list.size() / 3 * 3));
-    } else {
-      for (size_t i = 0; i + 2 < list.size(); ++i) {
-        if (mode == TINYGLTF_MODE_TRIANGLE_STRIP)
-          corners.insert(corners.end(), {list[i], list[i + 1 + (i & 1)], list[i + 2 - (i & 1)]});
-        else
-          corners.insert(corners.end(), {list[0], list[i + 1], list[i + 2]});
-      }
-    }
+    const std::vector<uint32_t> corners = triangle_corners(list, mode);
     // Vertices, transformed to world space.
     std::vector<Vec3> p(pos.count), n(pos.count);
     std::vector<Vec2> t(pos.count);
@@ -300,8 +307,17 @@ class Loader {
         n[i] = world.normal(Vec3{static_cast<float>(nrm.get(i, 0)), static_cast<float>(nrm.get(i, 1)), static_cast<float>(nrm.get(i, 2))});
       if (has_uv) t[i] = {static_cast<float>(uv.get(i, 0)), static_cast<float>(uv.get(i, 1))};
     }
+    const size_t dropped = append_triangles(p, n, t, corners, mat, has_nrm);
+    if (dropped) warn(std::to_string(dropped) + " triangles with non-finite positions dropped");
+    if (corners.size() / 3 == dropped) return why = "no triangles", false;
+    return true;
+  }
+
+  // Appends the triangles whose corners are finite; returns how many were dropped.
+  size_t append_triangles(const std::vector<Vec3>& p, const std::vector<Vec3>& n, const std::vector<Vec2>& t,
+                          const std::vector<uint32_t>& corners, uint32_t mat, bool has_nrm) {
     auto finite = [](const Vec3& v) { return std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z); };
-    size_t added = 0, dropped = 0;
+    size_t dropped = 0;
     if (has_nrm) {
       // Shared vertices: copy them all once, then the triangles whose corners are finite.
       const auto base = static_cast<uint32_t>(out_.positions.size());
@@ -315,7 +331,6 @@ class Loader {
         }
         for (int k = 0; k < 3; ++k) out_.indices.push_back(base + corners[c + static_cast<size_t>(k)]);
         out_.tri_material.push_back(mat);
-        ++added;
       }
     } else {
       // No normals: flat shading, three vertices per triangle with the face normal.
@@ -334,12 +349,9 @@ class Loader {
           out_.uvs.push_back(t[v]);
         }
         out_.tri_material.push_back(mat);
-        ++added;
       }
     }
-    if (dropped) warn(std::to_string(dropped) + " triangles with non-finite positions dropped");
-    if (added == 0) return why = "no triangles", false;
-    return true;
+    return dropped;
   }
 
   const tinygltf::Model& model_;

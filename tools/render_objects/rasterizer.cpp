@@ -26,6 +26,91 @@ struct ScreenVertex {
 // counter-clockwise in screen space) exactly one owns samples lying exactly on it.
 inline bool owns_edge(double dx, double dy) { return dy < 0 || (dy == 0 && dx > 0); }
 
+// The sample buffers a triangle is drawn into (supersampled width x height).
+struct Samples {
+  int width, height;
+  std::vector<float>& inv_z;
+  std::vector<int32_t>& tri;
+  std::vector<float>& b1;
+  std::vector<float>& b2;
+};
+
+// Draws one screen-space triangle with a depth test (nearest 1/z wins) and the top-left rule on shared edges.
+void raster_triangle(ScreenVertex v0, ScreenVertex v1, ScreenVertex v2, int32_t tri, Samples out) {
+  double area = (v1.x - v0.x) * (v2.y - v0.y) - (v1.y - v0.y) * (v2.x - v0.x);
+  if (!(std::fabs(area) > 1e-12)) return;  // degenerate, or NaN
+  if (area < 0) std::swap(v1, v2), area = -area;
+  const double minx = std::min({v0.x, v1.x, v2.x}), maxx = std::max({v0.x, v1.x, v2.x});
+  const double miny = std::min({v0.y, v1.y, v2.y}), maxy = std::max({v0.y, v1.y, v2.y});
+  // Samples sit at (i + 0.5, j + 0.5).
+  const int x0 = static_cast<int>(std::max(0.0, std::ceil(minx - 0.5)));
+  const int x1 = static_cast<int>(std::min(static_cast<double>(out.width - 1), std::floor(maxx - 0.5)));
+  const int y0 = static_cast<int>(std::max(0.0, std::ceil(miny - 0.5)));
+  const int y1 = static_cast<int>(std::min(static_cast<double>(out.height - 1), std::floor(maxy - 0.5)));
+  if (x0 > x1 || y0 > y1) return;
+  // Edge e_k is opposite vertex k: w_k(p) = cross(b - a, p - a) for the edge a -> b.
+  const ScreenVertex* a[3] = {&v1, &v2, &v0};
+  const ScreenVertex* b[3] = {&v2, &v0, &v1};
+  double dx[3], dy[3];
+  bool own[3];
+  for (int k = 0; k < 3; ++k) {
+    dx[k] = b[k]->x - a[k]->x, dy[k] = b[k]->y - a[k]->y;
+    own[k] = owns_edge(dx[k], dy[k]);
+  }
+  const double inv_area = 1.0 / area;
+  for (int y = y0; y <= y1; ++y) {
+    const double py = y + 0.5;
+    const double px0 = x0 + 0.5;
+    double w[3];
+    for (int k = 0; k < 3; ++k) w[k] = dx[k] * (py - a[k]->y) - dy[k] * (px0 - a[k]->x);
+    size_t s = static_cast<size_t>(y) * out.width + x0;
+    for (int x = x0; x <= x1; ++x, ++s, w[0] -= dy[0], w[1] -= dy[1], w[2] -= dy[2]) {
+      if (w[0] < 0 || w[1] < 0 || w[2] < 0) continue;
+      if ((w[0] == 0 && !own[0]) || (w[1] == 0 && !own[1]) || (w[2] == 0 && !own[2])) continue;
+      const float l0 = static_cast<float>(w[0] * inv_area), l1 = static_cast<float>(w[1] * inv_area),
+                  l2 = static_cast<float>(w[2] * inv_area);
+      const float iz = l0 * v0.iz + l1 * v1.iz + l2 * v2.iz;
+      if (!(iz > out.inv_z[s])) continue;
+      // Perspective-correct weights of the three screen vertices, then barycentrics in the original triangle.
+      const float p0 = l0 * v0.iz / iz, p1 = l1 * v1.iz / iz, p2 = l2 * v2.iz / iz;
+      out.inv_z[s] = iz;
+      out.tri[s] = tri;
+      out.b1[s] = p0 * v0.b[1] + p1 * v1.b[1] + p2 * v2.b[1];
+      out.b2[s] = p0 * v0.b[2] + p1 * v1.b[2] + p2 * v2.b[2];
+    }
+  }
+}
+
+// Clips a camera-space triangle against z = near (Sutherland-Hodgman with one plane): at most 4 vertices.
+int clip_near(const ClipVertex c[3], ClipVertex poly[4]) {
+  int n = 0;
+  for (int k = 0; k < 3; ++k) {
+    const ClipVertex& p = c[k];
+    const ClipVertex& q = c[(k + 1) % 3];
+    const bool pin = p.p.z >= kNear, qin = q.p.z >= kNear;
+    if (pin) poly[n++] = p;
+    if (pin != qin) {
+      const float s = (kNear - p.p.z) / (q.p.z - p.p.z);
+      ClipVertex m;
+      m.p = p.p + (q.p - p.p) * s;
+      m.p.z = kNear;
+      for (int j = 0; j < 3; ++j) m.b[j] = p.b[j] + (q.b[j] - p.b[j]) * s;
+      poly[n++] = m;
+    }
+  }
+  return n;
+}
+
+// Level of detail: texels per sample, from the triangle's UV area against its screen area (0 when either is 0).
+float texture_lod(const Vec2& u0, const Vec2& u1, const Vec2& u2, const Texture& texture, const ScreenVertex& s0,
+                  const ScreenVertex& s1, const ScreenVertex& s2) {
+  const double uv_area =
+      std::fabs((u1.x - u0.x) * (u2.y - u0.y) - (u1.y - u0.y) * (u2.x - u0.x)) * texture.width() * texture.height();
+  const double px_area = std::fabs((s1.x - s0.x) * (s2.y - s0.y) - (s1.y - s0.y) * (s2.x - s0.x));
+  if (!(uv_area > 0 && px_area > 0)) return 0.0f;
+  return static_cast<float>(std::max(0.0, 0.5 * std::log2(uv_area / px_area)));
+}
+
 }  // namespace
 
 Lighting random_lighting(uint64_t seed, LightingStyle style) {
@@ -66,51 +151,7 @@ void Rasterizer::rasterize(const Mesh& mesh, const Camera& cam) {
     return s;
   };
 
-  auto raster = [&](ScreenVertex v0, ScreenVertex v1, ScreenVertex v2, int32_t tri) {
-    double area = (v1.x - v0.x) * (v2.y - v0.y) - (v1.y - v0.y) * (v2.x - v0.x);
-    if (!(std::fabs(area) > 1e-12)) return;  // degenerate, or NaN
-    if (area < 0) std::swap(v1, v2), area = -area;
-    const double minx = std::min({v0.x, v1.x, v2.x}), maxx = std::max({v0.x, v1.x, v2.x});
-    const double miny = std::min({v0.y, v1.y, v2.y}), maxy = std::max({v0.y, v1.y, v2.y});
-    // Samples sit at (i + 0.5, j + 0.5).
-    const int x0 = static_cast<int>(std::max(0.0, std::ceil(minx - 0.5)));
-    const int x1 = static_cast<int>(std::min(static_cast<double>(sw_ - 1), std::floor(maxx - 0.5)));
-    const int y0 = static_cast<int>(std::max(0.0, std::ceil(miny - 0.5)));
-    const int y1 = static_cast<int>(std::min(static_cast<double>(sh_ - 1), std::floor(maxy - 0.5)));
-    if (x0 > x1 || y0 > y1) return;
-    // Edge e_k is opposite vertex k: w_k(p) = cross(b - a, p - a) for the edge a -> b.
-    const ScreenVertex* a[3] = {&v1, &v2, &v0};
-    const ScreenVertex* b[3] = {&v2, &v0, &v1};
-    double dx[3], dy[3];
-    bool own[3];
-    for (int k = 0; k < 3; ++k) {
-      dx[k] = b[k]->x - a[k]->x, dy[k] = b[k]->y - a[k]->y;
-      own[k] = owns_edge(dx[k], dy[k]);
-    }
-    const double inv_area = 1.0 / area;
-    for (int y = y0; y <= y1; ++y) {
-      const double py = y + 0.5;
-      const double px0 = x0 + 0.5;
-      double w[3];
-      for (int k = 0; k < 3; ++k) w[k] = dx[k] * (py - a[k]->y) - dy[k] * (px0 - a[k]->x);
-      size_t s = static_cast<size_t>(y) * sw_ + x0;
-      for (int x = x0; x <= x1; ++x, ++s, w[0] -= dy[0], w[1] -= dy[1], w[2] -= dy[2]) {
-        if (w[0] < 0 || w[1] < 0 || w[2] < 0) continue;
-        if ((w[0] == 0 && !own[0]) || (w[1] == 0 && !own[1]) || (w[2] == 0 && !own[2])) continue;
-        const float l0 = static_cast<float>(w[0] * inv_area), l1 = static_cast<float>(w[1] * inv_area),
-                    l2 = static_cast<float>(w[2] * inv_area);
-        const float iz = l0 * v0.iz + l1 * v1.iz + l2 * v2.iz;
-        if (!(iz > inv_z_[s])) continue;
-        // Perspective-correct weights of the three screen vertices, then barycentrics in the original triangle.
-        const float p0 = l0 * v0.iz / iz, p1 = l1 * v1.iz / iz, p2 = l2 * v2.iz / iz;
-        inv_z_[s] = iz;
-        tri_[s] = tri;
-        b1_[s] = p0 * v0.b[1] + p1 * v1.b[1] + p2 * v2.b[1];
-        b2_[s] = p0 * v0.b[2] + p1 * v1.b[2] + p2 * v2.b[2];
-      }
-    }
-  };
-
+  const Samples samples_out{sw_, sh_, inv_z_, tri_, b1_, b2_};
   const size_t ntri = mesh.triangles();
   for (size_t t = 0; t < ntri; ++t) {
     const uint32_t i0 = mesh.indices[3 * t], i1 = mesh.indices[3 * t + 1], i2 = mesh.indices[3 * t + 2];
@@ -121,35 +162,14 @@ void Rasterizer::rasterize(const Mesh& mesh, const Camera& cam) {
     if (in == 3) {
       const ScreenVertex s0 = project(c[0]), s1 = project(c[1]), s2 = project(c[2]);
       const Material& mat = mesh.materials[mesh.tri_material[t]];
-      if (mat.texture) {
-        // Level of detail: texels per sample, from the triangle's UV area against its screen area.
-        const Vec2 &u0 = mesh.uvs[i0], &u1 = mesh.uvs[i1], &u2 = mesh.uvs[i2];
-        const double uv_area = std::fabs((u1.x - u0.x) * (u2.y - u0.y) - (u1.y - u0.y) * (u2.x - u0.x)) *
-                               mat.texture->width() * mat.texture->height();
-        const double px_area = std::fabs((s1.x - s0.x) * (s2.y - s0.y) - (s1.y - s0.y) * (s2.x - s0.x));
-        if (uv_area > 0 && px_area > 0) lod_[t] = static_cast<float>(std::max(0.0, 0.5 * std::log2(uv_area / px_area)));
-      }
-      raster(s0, s1, s2, tri);
+      if (mat.texture) lod_[t] = texture_lod(mesh.uvs[i0], mesh.uvs[i1], mesh.uvs[i2], *mat.texture, s0, s1, s2);
+      raster_triangle(s0, s1, s2, tri, samples_out);
       continue;
     }
-    // Clip against z = near (Sutherland-Hodgman with one plane): at most 4 vertices.
     ClipVertex poly[4];
-    int n = 0;
-    for (int k = 0; k < 3; ++k) {
-      const ClipVertex& p = c[k];
-      const ClipVertex& q = c[(k + 1) % 3];
-      const bool pin = p.p.z >= kNear, qin = q.p.z >= kNear;
-      if (pin) poly[n++] = p;
-      if (pin != qin) {
-        const float s = (kNear - p.p.z) / (q.p.z - p.p.z);
-        ClipVertex m;
-        m.p = p.p + (q.p - p.p) * s;
-        m.p.z = kNear;
-        for (int j = 0; j < 3; ++j) m.b[j] = p.b[j] + (q.b[j] - p.b[j]) * s;
-        poly[n++] = m;
-      }
-    }
-    for (int k = 1; k + 1 < n; ++k) raster(project(poly[0]), project(poly[k]), project(poly[k + 1]), tri);
+    const int n = clip_near(c, poly);
+    for (int k = 1; k + 1 < n; ++k)
+      raster_triangle(project(poly[0]), project(poly[k]), project(poly[k + 1]), tri, samples_out);
   }
 }
 
