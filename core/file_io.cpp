@@ -6,12 +6,16 @@
 
 #include <atomic>
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <random>
+#include <set>
 
 #include "core/error.h"
+#include "core/signal_cleanup.h"
 
 namespace lact {
 
@@ -74,15 +78,112 @@ std::string read_whole_file(const std::string& path, uint64_t max_bytes) {
   return bytes;
 }
 
+namespace {
+
+// True when `path` (absolute, its folder's links resolved) lies in a kernel's folder of devices and views.
+bool under_system_folder(const fs::path& path) {
+  for (const char* root : {"/dev", "/proc", "/sys"}) {
+    const fs::path inside = path.lexically_relative(root);
+    if (!inside.empty() && *inside.begin() != "..") return true;
+  }
+  return false;
+}
+
+std::mutex new_files_mutex;
+std::set<std::string> new_files;  // resolved paths that a commit must not replace
+
+bool must_be_new(const std::string& resolved) {
+  std::lock_guard<std::mutex> lock(new_files_mutex);
+  return new_files.count(resolved) > 0;
+}
+
+Error appeared_meanwhile(const std::string& shown) {
+  return Error(shown, "appeared while this run worked (another run wrote it?): kept; pass --force to replace it");
+}
+
+// rename_into_place, naming `shown` (the path as the user gave it) in its errors.
+void move_into_place(const std::string& temporary, const std::string& path, const std::string& shown) {
+  if (!must_be_new(path)) {
+    if (::rename(temporary.c_str(), path.c_str()) != 0)
+      throw Error(shown, "cannot replace the file (" + errno_text(errno) + ")");
+    return;
+  }
+  if (::renameat2(AT_FDCWD, temporary.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE) == 0) return;
+  if (errno == EEXIST) throw appeared_meanwhile(shown);
+  if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
+    throw Error(shown, "cannot move the finished file into place (" + errno_text(errno) + ")");
+  // A filesystem without RENAME_NOREPLACE: a hard link is never made over an existing name either.
+  if (::link(temporary.c_str(), path.c_str()) == 0) {
+    ::unlink(temporary.c_str());
+    return;
+  }
+  if (errno == EEXIST) throw appeared_meanwhile(shown);
+  throw Error(shown, "cannot move the finished file into place (" + errno_text(errno) + ")");
+}
+
+// The next name in a chain of links from `link` (absolute), resolved against the link's folder.
+fs::path link_target(const fs::path& link, const std::string& shown) {
+  std::string target(PATH_MAX, '\0');
+  const ssize_t n = ::readlink(link.c_str(), target.data(), target.size());
+  if (n < 0 || static_cast<size_t>(n) >= target.size())
+    throw Error(shown, "cannot read the link " + link.string() + " (" + errno_text(errno) + ")");
+  target.resize(static_cast<size_t>(n));
+  const fs::path next(target);
+  return (next.is_absolute() ? next : link.parent_path() / next).lexically_normal();
+}
+
+}  // namespace
+
+std::string resolve_output_path(const std::string& path) {
+  if (path.empty()) throw Error("an output file name is empty");
+  std::error_code ec;
+  fs::path p = fs::absolute(path, ec);
+  for (int hop = 0; hop < 40 && !ec; ++hop) {
+    const fs::path folder = fs::weakly_canonical(p.parent_path(), ec);  // the folder's real place
+    if (ec) break;
+    const fs::path name = p.filename();
+    if (name.empty() || name == "." || name == "..") throw Error(path, "is a folder, not a file name");
+    p = folder / name;
+    if (under_system_folder(p))
+      throw Error(path, "is under /dev, /proc or /sys (" + p.string() + "): not a file lact writes, refused");
+    struct stat info {};
+    if (::lstat(p.c_str(), &info) != 0) {
+      if (errno == ENOENT) return p.string();
+      throw Error(path, "cannot write here (" + errno_text(errno) + ")");
+    }
+    if (S_ISREG(info.st_mode)) return p.string();
+    if (S_ISDIR(info.st_mode)) throw Error(path, "is a folder, not a file name");
+    if (!S_ISLNK(info.st_mode)) throw Error(path, "exists and is not a regular file (a FIFO, device or socket)");
+    p = link_target(p, path);  // written through: the link stays a link
+  }
+  if (ec) throw Error(path, "cannot resolve this output name (" + ec.message() + ")");
+  throw Error(path, "too many levels of links");
+}
+
+void require_new_file(const std::string& path) {
+  const std::string resolved = resolve_output_path(path);
+  std::lock_guard<std::mutex> lock(new_files_mutex);
+  new_files.insert(resolved);
+}
+
+void rename_into_place(const std::string& temporary, const std::string& path) {
+  move_into_place(temporary, path, path);
+}
+
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
-  if (path_.empty()) throw Error("an output file name is empty");
+  target_ = resolve_output_path(path_);
+  int error = 0;
   for (unsigned attempt = 0; attempt < 16 && fd_ < 0; ++attempt) {
-    temp_ = temporary_name(path_, attempt);
+    temp_ = temporary_name(target_, attempt);
+    temp_token_ = register_temporary(temp_);  // before it exists: a signal from now on removes it
     fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd_ < 0 && errno != EEXIST) break;
+    if (fd_ >= 0) break;
+    error = errno;
+    unregister_temporary(temp_token_);
+    temp_token_ = -1;
+    if (error != EEXIST) break;
   }
   if (fd_ < 0) {
-    const int error = errno;
     temp_.clear();
     throw Error(path_, "cannot write here (" + errno_text(error) + ")");
   }
@@ -90,15 +191,21 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
 
 AtomicFile::~AtomicFile() {
   if (fd_ >= 0) ::close(fd_);
+  remove_temporary();
+}
+
+void AtomicFile::remove_temporary() {
   if (!temp_.empty()) ::unlink(temp_.c_str());
+  temp_.clear();
+  unregister_temporary(temp_token_);  // after the unlink: a signal in between removes a name that is gone
+  temp_token_ = -1;
 }
 
 void AtomicFile::fail(const std::string& what) {
   const int error = errno;
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
-  if (!temp_.empty()) ::unlink(temp_.c_str());
-  temp_.clear();
+  remove_temporary();
   throw Error(path_, what + " (" + errno_text(error) + (error == ENOSPC || error == EFBIG ? ": disk full?" : "") + ")");
 }
 
@@ -122,15 +229,18 @@ void AtomicFile::commit() {
   if (::fsync(fd_) != 0) fail("cannot flush to disk");
   const int fd = fd_;
   fd_ = -1;
-  if (::close(fd) != 0) {
-    fd_ = -1;
-    fail("cannot close");
+  if (::close(fd) != 0) fail("cannot close");
+  try {
+    move_into_place(temp_, target_, path_);
+  } catch (...) {
+    remove_temporary();
+    throw;
   }
-  if (::rename(temp_.c_str(), path_.c_str()) != 0) fail("cannot replace the file");
   temp_.clear();
+  unregister_temporary(temp_token_);
+  temp_token_ = -1;
   // The rename itself is durable once the folder is synced (best effort: not every filesystem allows it).
-  const fs::path folder = fs::path(path_).parent_path();
-  const int dir = ::open(folder.empty() ? "." : folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  const int dir = ::open(fs::path(target_).parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir >= 0) {
     ::fsync(dir);
     ::close(dir);

@@ -1,7 +1,8 @@
 // Reading and writing files safely: inputs must be regular files (a FIFO or a device would block or stream
 // forever), and every output is written to a temporary file beside its final name, checked (each write, the
-// fsync, the close), then renamed over it. A crash, `kill -9` or a full disk therefore never leaves a partial
-// file under a final name, and never destroys the file that was there before.
+// fsync, the close), then renamed into place. A crash, `kill -9` or a full disk therefore never leaves a partial
+// file under a final name, and never destroys the file that was there before; SIGINT/SIGTERM/SIGHUP also remove
+// the temporary (core/signal_cleanup.h).
 #pragma once
 
 #include <cstddef>
@@ -18,9 +19,26 @@ void require_regular_file(const std::string& path);
 // The whole regular file; Error naming it when it is missing, not regular, larger than `max_bytes` or unreadable.
 std::string read_whole_file(const std::string& path, uint64_t max_bytes);
 
+// Where an output named `path` is really written: a link is followed (to its final target, so the link itself
+// is never replaced by a regular file), and a name whose real place is under /dev, /proc or /sys is refused as
+// not a file (-o /dev/stdout would otherwise replace the system's link). Returns an absolute path; Error(path)
+// when it is refused, is a folder or exists as something other than a regular file.
+std::string resolve_output_path(const std::string& path);
+
+// Outputs the user named without --force: a commit to this path (AtomicFile, rename_into_place) never replaces
+// a file that another run put there meanwhile. check_named_output() calls it; every other output (lact's own
+// files inside --out) is replaced as before.
+void require_new_file(const std::string& path);
+
+// Moves the finished `temporary` to `path` (the name from resolve_output_path, same folder). For a path given
+// to require_new_file() the move never replaces a file there (renameat2 RENAME_NOREPLACE, else link+unlink):
+// Error(path, "appeared while this run worked ..."). `temporary` is left in place when it fails.
+void rename_into_place(const std::string& temporary, const std::string& path);
+
 // An output file written atomically. Bytes go to a temporary file in the same folder (so the rename cannot
-// cross filesystems); commit() checks, fsyncs and renames it over `path`. Destroyed without commit(), or when
-// any step fails, it removes the temporary and leaves `path` as it was. Errors name `path`.
+// cross filesystems, and registered so a signal removes it); commit() checks, fsyncs and renames it into place
+// (rename_into_place). Destroyed without commit(), or when any step fails, it removes the temporary and leaves
+// `path` as it was. Errors name `path` as given.
 class AtomicFile {
  public:
   explicit AtomicFile(std::string path);
@@ -35,8 +53,9 @@ class AtomicFile {
 
  private:
   void fail(const std::string& what);
-  std::string path_, temp_;
-  int fd_ = -1;
+  void remove_temporary();
+  std::string path_, target_, temp_;
+  int fd_ = -1, temp_token_ = -1;
 };
 
 // write_file_atomically(path, bytes): AtomicFile in one call.

@@ -1,11 +1,18 @@
 #include "pipeline/output_files.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/file_io.h"
 
 namespace lact {
 
@@ -19,6 +26,78 @@ fs::path existing_ancestor(fs::path path) {
   path = fs::absolute(path, ec).lexically_normal();
   while (!path.empty() && !fs::exists(path, ec) && path != path.root_path()) path = path.parent_path();
   return path;
+}
+
+// A descriptor closed when it goes.
+struct FileDescriptor {
+  explicit FileDescriptor(int f) : fd(f) {}
+  ~FileDescriptor() {
+    if (fd >= 0) ::close(fd);
+  }
+  FileDescriptor(FileDescriptor&& other) : fd(other.fd) { other.fd = -1; }
+  FileDescriptor& operator=(FileDescriptor&& other) {
+    std::swap(fd, other.fd);
+    return *this;
+  }
+  int fd;
+};
+
+const char* const kOutsideRefused = " (refused: lact writes nothing through a link inside --out)";
+
+// The folder `name` inside the open folder `parent` (made when missing), opened without following a link.
+FileDescriptor open_folder_inside(int parent, const std::string& name, const std::string& shown) {
+  if (::mkdirat(parent, name.c_str(), 0777) != 0 && errno != EEXIST)
+    throw Error(shown, "cannot create output folder (" + std::string(std::strerror(errno)) + ")");
+  FileDescriptor folder(::openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (folder.fd >= 0) return folder;
+  const int error = errno;
+  struct stat info {};  // O_NOFOLLOW with O_DIRECTORY gives ENOTDIR for a link: ask what it is
+  if (::fstatat(parent, name.c_str(), &info, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(info.st_mode))
+    throw Error(shown, std::string("is a link inside the output folder") + kOutsideRefused);
+  if (error == ENOTDIR) throw Error(shown, "is a file inside the output folder where lact needs a folder");
+  throw Error(shown, "cannot open output folder (" + std::string(std::strerror(error)) + ")");
+}
+
+// Error unless `name` in the open folder `folder` is missing or a regular file (not a link, folder or device).
+void check_no_link_at(int folder, const std::string& name, const std::string& shown) {
+  struct stat info {};
+  if (::fstatat(folder, name.c_str(), &info, AT_SYMLINK_NOFOLLOW) != 0) return;  // a new file
+  if (S_ISLNK(info.st_mode)) throw Error(shown, std::string("is a link inside the output folder") + kOutsideRefused);
+  if (S_ISDIR(info.st_mode)) throw Error(shown, "is a folder inside the output folder where lact writes a file");
+  if (!S_ISREG(info.st_mode)) throw Error(shown, "exists inside the output folder and is not a regular file");
+}
+
+// The names of the files lact itself writes at the top of --out.
+bool is_lacts_own_name(const std::string& name) {
+  std::string lower;
+  for (const char c : name) lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  return lower == "report.json" || lower == "report.csv";
+}
+
+// True when `text` is what lact's report writer puts in `name`: the JSON's `format` field, or the CSV's header.
+bool written_by_lact(const std::string& name, const std::string& text) {
+  if (name == "report.csv") return text.rfind("scene,view,psnr,", 0) == 0;
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_object() || !j.contains("format") || !j["format"].is_string()) return false;
+  return j["format"].get<std::string>().rfind("lact report", 0) == 0;
+}
+
+// A report.json / report.csv in --out is replaced only when lact wrote it, or with --force.
+void check_report_is_lacts(const std::string& root, const char* name, bool force) {
+  const std::string path = (fs::path(root) / name).string();
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) != 0) return;
+  if (S_ISLNK(info.st_mode)) throw Error(path, std::string("is a link inside the output folder") + kOutsideRefused);
+  if (!S_ISREG(info.st_mode)) throw Error(path, "exists inside the output folder and is not a regular file");
+  if (force) return;
+  std::string text;
+  try {
+    text = read_whole_file(path, 64u << 20);
+  } catch (const Error&) {  // unreadable or very large: not one lact can recognise as its own
+  }
+  if (!written_by_lact(name, text))
+    throw Error("--out",
+                "'" + path + "' was not written by lact (pass --force to replace it, or choose another folder)");
 }
 
 }  // namespace
@@ -39,19 +118,23 @@ void InputFiles::check_not_input(const std::string& path, const std::string& wha
 void check_named_output(const std::string& path, const std::string& flag, bool force, const InputFiles& inputs,
                         bool create_folder) {
   if (path.empty()) throw Error(flag, "empty file name");
+  std::string resolved;
+  try {
+    resolved = resolve_output_path(path);  // a link as its target; /dev, /proc, /sys refused
+  } catch (const Error& e) {
+    throw Error(flag, e.what());
+  }
   std::error_code ec;
-  inputs.check_not_input(path, flag);
-  const fs::file_status status = fs::status(path, ec);
-  if (fs::is_directory(status)) throw Error(flag, "'" + path + "' is a folder, not a file name");
-  if (fs::exists(status) && !fs::is_regular_file(status))
-    throw Error(flag, "'" + path + "' exists and is not a regular file");
-  if (fs::exists(status) && !force) throw Error(flag, "'" + path + "' exists (pass --force to replace it)");
-  const fs::path folder = fs::absolute(path, ec).parent_path();
+  inputs.check_not_input(resolved, flag);
+  const bool exists = fs::exists(fs::symlink_status(resolved, ec));
+  if (exists && !force) throw Error(flag, "'" + path + "' exists (pass --force to replace it)");
+  const fs::path folder = fs::path(resolved).parent_path();
   if (!create_folder && !fs::is_directory(folder, ec))
     throw Error(flag, "cannot write '" + path + "': folder " + folder.string() + " does not exist");
   const fs::path ancestor = existing_ancestor(folder);
   if (!fs::is_directory(ancestor, ec) || ::access(ancestor.c_str(), W_OK | X_OK) != 0)
     throw Error(flag, "cannot write '" + path + "' (" + ancestor.string() + " is not a writable folder)");
+  if (!force) require_new_file(resolved);
 }
 
 void make_parent_folder(const std::string& path) {
@@ -82,6 +165,11 @@ OutputFolder::OutputFolder(std::string root) : root_(std::move(root)) {
   if (root_.empty()) throw Error("--out", "empty folder name");
 }
 
+OutputFolder::~OutputFolder() {
+  if (lock_fd_ >= 0) ::close(lock_fd_);    // the lock goes with the descriptor
+  if (made_root_) ::rmdir(root_.c_str());  // fails, as it should, unless the run left the folder empty
+}
+
 void OutputFolder::check_writable() const {
   std::error_code ec;
   const fs::file_status status = fs::status(root_, ec);
@@ -93,8 +181,24 @@ void OutputFolder::check_writable() const {
     throw Error(root_, "output folder cannot be created or written (" + ancestor.string() + " is not writable)");
 }
 
+void OutputFolder::claim(bool force) {
+  check_writable();
+  std::error_code ec;
+  if (!fs::exists(root_, ec)) {
+    made_root_ = fs::create_directories(root_, ec);
+    if (ec) throw Error(root_, "cannot create the output folder (" + ec.message() + ")");
+  }
+  if (lock_fd_ < 0) lock_fd_ = ::open(root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (lock_fd_ < 0) throw Error(root_, "cannot open the output folder (" + std::string(std::strerror(errno)) + ")");
+  // Best effort where a filesystem has no flock (some network mounts): only "held by another" stops the run.
+  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK)
+    throw Error("--out", root_ + " is in use by another lact run (wait for it to end, or choose another folder)");
+  for (const char* name : {"report.json", "report.csv"}) check_report_is_lacts(root_, name, force);
+}
+
 std::string OutputFolder::scene_folder(const std::string& name) {
-  const std::string base = safe_folder_name(name);
+  std::string base = safe_folder_name(name);
+  if (is_lacts_own_name(base)) base = "scene-" + base;
   std::string folder = base;
   for (int n = 2; used_.count(folder); ++n) folder = base + "-" + std::to_string(n);
   used_.insert(folder);
@@ -105,11 +209,19 @@ std::string OutputFolder::file(const std::string& relative, const InputFiles& in
   const fs::path root = fs::path(root_).lexically_normal();
   const fs::path full = (root / relative).lexically_normal();
   const fs::path inside = full.lexically_relative(root);
-  if (fs::path(relative).is_absolute() || inside.empty() || *inside.begin() == "..")
+  if (fs::path(relative).is_absolute() || inside.empty() || *inside.begin() == ".." || *inside.begin() == ".")
     throw Error(root_, "output '" + relative + "' would be written outside the output folder (refused)");
   std::error_code ec;
-  fs::create_directories(full.parent_path(), ec);
-  if (ec) throw Error(full.parent_path().string(), "cannot create output folder (" + ec.message() + ")");
+  fs::create_directories(root, ec);  // the root is the user's choice: a link there is followed
+  if (ec) throw Error(root_, "cannot create output folder (" + ec.message() + ")");
+  FileDescriptor folder(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (folder.fd < 0) throw Error(root_, "cannot open output folder (" + std::string(std::strerror(errno)) + ")");
+  fs::path walked = root;
+  for (const fs::path& part : inside.parent_path()) {
+    walked /= part;
+    folder = open_folder_inside(folder.fd, part.string(), walked.string());
+  }
+  check_no_link_at(folder.fd, full.filename().string(), full.string());
   inputs.check_not_input(full.string(), "--out");
   return full.string();
 }

@@ -24,7 +24,9 @@ class InputFiles {
 
 // A file the user named with `flag`: refused when it exists (unless `force`), when it is a folder, when it is
 // an input, or when its folder does not exist (with `create_folder`: cannot be made; make_parent_folder() makes
-// it just before writing). Call before any work.
+// it just before writing). Call before any work. A link is checked (and later written) as its target; a name
+// under /dev, /proc or /sys is refused. Without `force` the commit of this output never replaces a file that
+// appears there while the run works (require_new_file).
 void check_named_output(const std::string& path, const std::string& flag, bool force, const InputFiles& inputs,
                         bool create_folder = false);
 void make_parent_folder(const std::string& path);
@@ -33,22 +35,37 @@ void make_parent_folder(const std::string& path);
 // characters, at most 80 bytes; "scene" when nothing is left.
 std::string safe_folder_name(const std::string& name);
 
-// The --out folder of a run: created only when the first file is written; paths inside it only.
+// The --out folder of a run: created only when the first file is written (or by claim()); paths inside it only.
+// Nothing inside it is written through a link: the folders lact makes there are opened without following links,
+// so a link planted inside --out (to a folder or a file elsewhere) is refused rather than written through.
 class OutputFolder {
  public:
   explicit OutputFolder(std::string root);
+  ~OutputFolder();  // releases the claim; removes the folder when claim() made it and it is still empty
+  OutputFolder(const OutputFolder&) = delete;
+  OutputFolder& operator=(const OutputFolder&) = delete;
+
   // Error naming the folder when it cannot become a writable folder (checked before any work).
   void check_writable() const;
-  // A new folder for a scene called `name`: safe, and distinct from every other scene's of this run (two
-  // scenes of one name get "name" and "name-2").
+  // Before any work, on the lead rank of a job (the other ranks of the job share its claim): makes the folder,
+  // takes an exclusive lock on it for the job ("--out: DIR is in use by another lact run" when another run
+  // holds it) and refuses a report.json / report.csv there that lact did not write (their `format` field or
+  // header say) unless `force`.
+  void claim(bool force);
+  // A new folder for a scene called `name`: safe, distinct from every other scene's of this run (two scenes of
+  // one name get "name" and "name-2") and from lact's own files in the folder ("report.json" gets
+  // "scene-report.json").
   std::string scene_folder(const std::string& name);
-  // root/relative after checking it stays under root and is not an input; creates its folder.
+  // root/relative after checking it stays under root, passes through no link and is not an input; creates its
+  // folder.
   std::string file(const std::string& relative, const InputFiles& inputs) const;
   const std::string& root() const { return root_; }
 
  private:
   std::string root_;
   std::set<std::string> used_;
+  int lock_fd_ = -1;
+  bool made_root_ = false;
 };
 
 // A CSV field per RFC 4180 (quoted when it holds a comma, quote or line break), with a cell that a
