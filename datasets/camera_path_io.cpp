@@ -1,6 +1,5 @@
 #include "datasets/camera_path_io.h"
 
-
 #include "core/error.h"
 #include "core/file_io.h"
 #include "datasets/json_util.h"
@@ -30,10 +29,9 @@ std::vector<Camera> read_camera_path(const std::string& path) {
     const nlohmann::json& f = json.at("frames")[i];
     Camera c;
     c.c2w = json_matrix4(f, "c2w", where);
-    c.fx = static_cast<float>(json_number(f, "fx", where));
-    c.fy = static_cast<float>(json_number(f, "fy", where));
-    c.cx = static_cast<float>(json_number(f, "cx", where));
-    c.cy = static_cast<float>(json_number(f, "cy", where));
+    check_rigid_pose(c.c2w, where, "field 'c2w'");
+    set_intrinsics(c, json_number(f, "fx", where), json_number(f, "fy", where), json_number(f, "cx", where),
+                   json_number(f, "cy", where), where);
     c.width = json_int(f, "w", where, 1, kMaxImageSide);
     c.height = json_int(f, "h", where, 1, kMaxImageSide);
     c.validate(where);

@@ -7,6 +7,7 @@
 // depend on the order COLMAP registered the images in.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -20,6 +21,12 @@ namespace lact {
 namespace fs = std::filesystem;
 
 namespace {
+
+std::string shown(double v) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.6g", v);
+  return text;
+}
 
 // Absolute and normal, without a trailing separator ("a/b/" -> "/.../a/b").
 fs::path clean(const fs::path& p) {
@@ -106,15 +113,16 @@ SceneView camera_view(const ColmapCamera& c, const std::string& where) {
                       " model, which lact does not read (it reads SIMPLE_PINHOLE, PINHOLE, SIMPLE_RADIAL, RADIAL, "
                       "OPENCV, FULL_OPENCV): undistort the images with colmap image_undistorter first");
   }
+  const std::string camera = where + " camera " + std::to_string(c.id);
   Camera& cam = view.camera;
   cam.width = c.width, cam.height = c.height;
-  cam.fx = static_cast<float>(fx), cam.fy = static_cast<float>(fy);
-  cam.cx = static_cast<float>(cx), cam.cy = static_cast<float>(cy);
+  set_intrinsics(cam, fx, fy, cx, cy, camera);
   cam.c2w = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
-  cam.validate(where + " camera " + std::to_string(c.id));
+  cam.validate(camera);
   if (d.any()) {
     view.distorted_camera = cam;
-    view.camera = undistorted_camera(cam, d);
+    view.camera = undistorted_camera(cam, d, camera);
+    view.camera.validate(camera + " (undistorted)");
   }
   return view;
 }
@@ -193,6 +201,10 @@ std::array<double, 16> camera_to_world(const ColmapImage& image, const std::stri
   const auto& q = image.q;
   const double norm = std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
   if (!(norm > 1e-12) || !std::isfinite(norm)) throw Error(where, "quaternion (qw qx qy qz) is zero or not finite");
+  for (double t : image.t)  // |camera centre| = |t| for a rotation: the bound the camera check applies to it
+    if (std::abs(t) > kMaxCameraPosition)
+      throw Error(where, "field 'tvec' holds " + shown(t) + ", beyond +-" + shown(kMaxCameraPosition) +
+                             " (more than float32 rays carry)");
   const double w = q[0] / norm, x = q[1] / norm, y = q[2] / norm, z = q[3] / norm;
   const double r[9] = {1 - 2 * (y * y + z * z), 2 * (x * y - w * z),     2 * (x * z + w * y),
                        2 * (x * y + w * z),     1 - 2 * (x * x + z * z), 2 * (y * z - w * x),

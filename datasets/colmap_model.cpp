@@ -151,9 +151,22 @@ void check_unique_camera(const std::string& path, const std::string& record, std
   if (!ids.insert(id).second) throw Error(path, record + ": camera id " + std::to_string(id) + " appears twice");
 }
 
+// What makes an image name unsafe to join to the images folder ("" when nothing): names are relative to it, so an
+// absolute name or one climbing out with ".." would read any file on the machine; a NUL would cut it short.
+std::string unsafe_name(const std::string& name) {
+  if (name.find('\0') != std::string::npos) return "holds a NUL byte";
+  if (name[0] == '/') return "is absolute: names are relative to the images folder";
+  const fs::path path(name);
+  for (const fs::path& part : path)
+    if (part == "..") return "climbs out of the images folder with '..'";
+  return "";
+}
+
 // What is wrong with an image's id or name given the ones before it ("" when nothing).
 std::string duplicate_image(std::set<uint32_t>& ids, std::set<std::string>& names, const ColmapImage& image) {
   if (image.name.empty()) return "field 'name' is empty";
+  const std::string unsafe = unsafe_name(image.name);
+  if (!unsafe.empty()) return "image name '" + image.name.substr(0, 200) + "' " + unsafe;
   if (!ids.insert(image.id).second) return "image id " + std::to_string(image.id) + " appears twice";
   if (!names.insert(image.name).second) return "image name '" + image.name + "' appears twice";
   return "";

@@ -37,7 +37,26 @@ double json_number(const nlohmann::json& object, const char* key, const std::str
 std::string json_string(const nlohmann::json& object, const char* key, const std::string& where) {
   if (!object.is_object() || !object.contains(key)) throw Error(where, std::string("missing field '") + key + "'");
   if (!object.at(key).is_string()) throw Error(where, std::string("field '") + key + "' is not a string");
-  return object.at(key).get<std::string>();
+  std::string text = object.at(key).get<std::string>();
+  check_no_nul(text, where, std::string("field '") + key + "'");
+  return text;
+}
+
+void check_no_nul(const std::string& text, const std::string& where, const std::string& what) {
+  // A path with a NUL byte would be cut short at it by every system call: another file than the one named.
+  if (text.find('\0') != std::string::npos) throw Error(where, what + " holds a NUL byte");
+}
+
+int json_index(const nlohmann::json& value, int count, const std::string& where, const std::string& what) {
+  if (!value.is_number_integer())
+    throw Error(where, what + " holds " + value.dump().substr(0, 40) + ", not an integer view index");
+  // nlohmann's get<int>() wraps 4294967296 to 0: compare the stored 64-bit value, signed or unsigned.
+  const bool in_range = value.is_number_unsigned() ? value.get<uint64_t>() < static_cast<uint64_t>(count)
+                                                   : value.get<int64_t>() >= 0 && value.get<int64_t>() < count;
+  if (!in_range)
+    throw Error(where,
+                what + " holds view " + value.dump() + ", out of range for " + std::to_string(count) + " frames");
+  return static_cast<int>(value.get<int64_t>());
 }
 
 std::array<double, 16> json_matrix4(const nlohmann::json& object, const char* key, const std::string& where) {

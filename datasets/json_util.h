@@ -3,9 +3,8 @@
 
 #include <array>
 #include <filesystem>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "core/camera.h"  // kMaxImageSide
 
@@ -18,7 +17,13 @@ double json_number(const nlohmann::json& object, const char* key, const std::str
 bool has_number(const nlohmann::json& object, const char* key);
 // An integer field in [min, max] (image sizes and the like).
 int json_int(const nlohmann::json& object, const char* key, const std::string& where, int min, int max);
+// A string without NUL bytes (paths: a NUL would cut the name short at every system call).
 std::string json_string(const nlohmann::json& object, const char* key, const std::string& where);
+// Throws Error(where, what + " holds a NUL byte") when `text` has one.
+void check_no_nul(const std::string& text, const std::string& where, const std::string& what);
+// A JSON integer in [0, count) (booleans, fractions and 64-bit values that would wrap as int refused); `what`
+// names the list, e.g. "field 'fold_8_kmeans_32_input'".
+int json_index(const nlohmann::json& value, int count, const std::string& where, const std::string& what);
 // A 4x4 (or 3x4, completed with 0 0 0 1) row-major matrix of finite numbers.
 std::array<double, 16> json_matrix4(const nlohmann::json& object, const char* key, const std::string& where);
 

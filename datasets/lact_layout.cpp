@@ -22,33 +22,32 @@ SceneView read_frame(const nlohmann::json& f, const fs::path& folder, const std:
   SceneView view;
   Camera& cam = view.camera;
   const bool lvsm = f.contains("fxfycxcy");
-  const std::string file = lvsm && f.contains("image_path") ? json_string(f, "image_path", where)
-                                                            : json_string(f, "file_path", where);
+  const std::string file =
+      lvsm && f.contains("image_path") ? json_string(f, "image_path", where) : json_string(f, "file_path", where);
   view.image_path = fs::path(file).is_absolute() ? file : (folder / file).string();
   if (lvsm) {
     const nlohmann::json& k = f.at("fxfycxcy");
     if (!k.is_array() || k.size() != 4) throw Error(where, "field 'fxfycxcy' must hold 4 numbers");
-    float values[4];
+    double values[4];
     for (int i = 0; i < 4; ++i) {
-      if (!k[i].is_number() || !std::isfinite(k[i].get<double>())) throw Error(where, "field 'fxfycxcy' holds a non-number");
-      values[i] = k[i].get<float>();
+      if (!k[i].is_number() || !std::isfinite(k[i].get<double>()))
+        throw Error(where, "field 'fxfycxcy' holds a non-number");
+      values[i] = k[i].get<double>();
     }
-    cam.fx = values[0], cam.fy = values[1], cam.cx = values[2], cam.cy = values[3];
+    set_intrinsics(cam, values[0], values[1], values[2], values[3], where);
   } else {
-    cam.fx = static_cast<float>(json_number(f, "fx", where));
-    cam.fy = static_cast<float>(json_number(f, "fy", where));
-    cam.cx = static_cast<float>(json_number(f, "cx", where));
-    cam.cy = static_cast<float>(json_number(f, "cy", where));
+    set_intrinsics(cam, json_number(f, "fx", where), json_number(f, "fy", where), json_number(f, "cx", where),
+                   json_number(f, "cy", where), where);
   }
-  if (has_number(f, "w") && has_number(f, "h")) {
+  if (f.contains("w") || f.contains("h")) {  // stated: both, as integers (a boolean is not a size)
     cam.width = json_int(f, "w", where, 1, kMaxImageSide);
     cam.height = json_int(f, "h", where, 1, kMaxImageSide);
   } else if (!read_image_size(view.image_path, cam.width, cam.height)) {
     throw Error(where, "no 'w'/'h' and the image " + view.image_path + " cannot be read for its size");
   }
-  if (cam.width <= 0 || cam.height <= 0) throw Error(where, "w and h must be positive");
   const auto w2c = json_matrix4(f, "w2c", where);
-  if (!invert4(w2c, cam.c2w)) throw Error(where, "field 'w2c' is not invertible");
+  check_rigid_pose(w2c, where, "field 'w2c'");
+  cam.c2w = invert_rigid_pose(w2c);
   cam.validate(where);
   return view;
 }
@@ -60,25 +59,23 @@ Scene read_lact_camera_file(const fs::path& path, const nlohmann::json& json) {
   scene.source = path.string();
   scene.name = fs::absolute(path).lexically_normal().parent_path().filename().string();
   const nlohmann::json* frames = &json;
+  const nlohmann::json* kmeans = nullptr;  // the k-means list, checked once the frames are counted
   scene.layout = "lact";
   if (json.is_object()) {
     if (!json.contains("frames") || !json.at("frames").is_array())
       throw Error(path.string(), "expected a list of frames or an object with 'frames'");
     frames = &json.at("frames");
     scene.layout = "lact-dict";
-    if (json.contains("scene_name") && json.at("scene_name").is_string() && !json.at("scene_name").get<std::string>().empty())
-      scene.name = json.at("scene_name").get<std::string>();
+    if (json.contains("scene_name") && json.at("scene_name").is_string() &&
+        !json.at("scene_name").get<std::string>().empty())
+      scene.name = json_string(json, "scene_name", path.string());
     // Long-LRM's precomputed k-means inputs: prefer the largest list the file has.
     for (auto it = json.begin(); it != json.end(); ++it) {
       const std::string& key = it.key();
-      if (key.rfind("fold_8_kmeans_", 0) != 0 || key.size() < 7 || key.compare(key.size() - 6, 6, "_input") != 0) continue;
+      if (key.rfind("fold_8_kmeans_", 0) != 0 || key.size() < 7 || key.compare(key.size() - 6, 6, "_input") != 0)
+        continue;
       if (!it->is_array()) throw Error(path.string(), "field '" + key + "' must be a list of view indices");
-      std::vector<int> list;
-      for (const nlohmann::json& v : *it) {
-        if (!v.is_number_integer()) throw Error(path.string(), "field '" + key + "' holds a non-integer");
-        list.push_back(v.get<int>());
-      }
-      if (list.size() > scene.kmeans_inputs.size()) scene.kmeans_inputs = list, scene.kmeans_key = key;
+      if (it->size() > (kmeans ? kmeans->size() : 0)) kmeans = &*it, scene.kmeans_key = key;
     }
   }
   const fs::path folder = path.parent_path();
@@ -89,10 +86,10 @@ Scene read_lact_camera_file(const fs::path& path, const nlohmann::json& json) {
     scene.views.push_back(std::move(view));
   }
   if (scene.views.empty()) throw Error(path.string(), "the scene has no frames");
-  for (int index : scene.kmeans_inputs)
-    if (index < 0 || index >= static_cast<int>(scene.views.size()))
-      throw Error(path.string(), "field '" + scene.kmeans_key + "' holds view " + std::to_string(index) +
-                                     ", out of range for " + std::to_string(scene.views.size()) + " frames");
+  if (kmeans)
+    for (const nlohmann::json& v : *kmeans)
+      scene.kmeans_inputs.push_back(
+          json_index(v, static_cast<int>(scene.views.size()), path.string(), "field '" + scene.kmeans_key + "'"));
   return scene;
 }
 

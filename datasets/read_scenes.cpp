@@ -32,8 +32,9 @@ Scene scene_from_json(const fs::path& path, const nlohmann::json& json, const Re
     return read_transforms_file(path, json, split, options);
   }
   if (json.is_array() || (json.is_object() && json.contains("frames"))) return read_lact_camera_file(path, json);
-  throw Error(path.string(), "not a camera file this reader knows (LaCT opencv_cameras.json, nerfstudio "
-                             "transforms.json, NeRF-synthetic transforms_*.json)");
+  throw Error(path.string(),
+              "not a camera file this reader knows (LaCT opencv_cameras.json, nerfstudio "
+              "transforms.json, NeRF-synthetic transforms_*.json)");
 }
 
 Scene read_camera_file(const fs::path& path, const ReadOptions& options) {
@@ -52,6 +53,7 @@ void check_images_option(const std::string& path, const ReadOptions& options) {
 std::vector<fs::path> read_index(const fs::path& path, const nlohmann::json* json) {
   std::vector<fs::path> entries;
   auto add = [&](const std::string& entry) {
+    check_no_nul(entry, path.string(), "index entry '" + entry.substr(0, entry.find('\0')) + "'");
     const fs::path p(entry);
     entries.push_back(p.is_absolute() ? p : path.parent_path() / p);
   };
@@ -89,12 +91,15 @@ SceneList read_scene_list(const std::string& path_string, const ReadOptions& opt
       const fs::path file = path / (std::string("transforms_") + split + ".json");
       if (!fs::exists(file, ec)) continue;
       Scene part = read_camera_file(file, options);
-      if (scene.views.empty()) scene = std::move(part), scene.source = path.string();
-      else scene.views.insert(scene.views.end(), part.views.begin(), part.views.end());
+      if (scene.views.empty())
+        scene = std::move(part), scene.source = path.string();
+      else
+        scene.views.insert(scene.views.end(), part.views.begin(), part.views.end());
     }
     if (scene.views.empty())
-      throw Error(path_string, "folder holds no opencv_cameras.json, transforms.json, transforms_{train,val,test}.json "
-                               "or COLMAP model (cameras + images .bin or .txt, or sparse/0)");
+      throw Error(path_string,
+                  "folder holds no opencv_cameras.json, transforms.json, transforms_{train,val,test}.json "
+                  "or COLMAP model (cameras + images .bin or .txt, or sparse/0)");
     return {{scene}, {}};
   }
   if (is_colmap_path(path)) return {{read_colmap_scene(path, options)}, {}};  // cameras.bin, images.txt, ...

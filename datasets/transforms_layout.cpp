@@ -4,6 +4,7 @@
 // we convert to OpenCV by flipping the camera's y and z axes: c2w_cv = c2w_gl * diag(1, -1, -1, 1).
 #include <cmath>
 #include <filesystem>
+#include <limits>
 
 #include "core/error.h"
 #include "datasets/image_io.h"
@@ -16,14 +17,29 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Intrinsics given at the top level and overridable per frame.
+constexpr double kUnset = std::numeric_limits<double>::quiet_NaN();  // a value the file does not state
+
+// Intrinsics given at the top level and overridable per frame (NaN: not stated; json_number refuses NaN).
 struct Intrinsics {
-  double fl_x = 0, fl_y = 0, cx = -1, cy = -1, angle_x = 0, angle_y = 0;
+  double fl_x = kUnset, fl_y = kUnset, cx = kUnset, cy = kUnset, angle_x = kUnset, angle_y = kUnset;
   int w = 0, h = 0;
   LensDistortion distortion;
 };
 
+// nerfstudio's camera_model names whose lens lact models: pinhole plus OpenCV's k1 k2 p1 p2 (what the reader
+// undistorts). Fisheye, equirectangular and the rest are refused by name, as the COLMAP reader does.
+void check_camera_model(const nlohmann::json& j, const std::string& where) {
+  if (!j.contains("camera_model")) return;
+  const std::string model = json_string(j, "camera_model", where);
+  for (const char* known : {"OPENCV", "PINHOLE", "SIMPLE_PINHOLE", "SIMPLE_RADIAL", "RADIAL"})
+    if (model == known) return;
+  throw Error(where, "camera_model '" + model.substr(0, 40) +
+                         "' is not one lact reads (it reads OPENCV, PINHOLE, SIMPLE_PINHOLE, SIMPLE_RADIAL, RADIAL: "
+                         "pinhole with k1 k2 p1 p2): undistort the images first");
+}
+
 Intrinsics read_intrinsics(const nlohmann::json& j, Intrinsics base, const std::string& where) {
+  check_camera_model(j, where);
   auto number = [&](const char* key, double& out) {
     if (j.contains(key)) out = json_number(j, key, where);
   };
@@ -41,8 +57,26 @@ Intrinsics read_intrinsics(const nlohmann::json& j, Intrinsics base, const std::
   if (j.contains("h")) base.h = json_int(j, "h", where, 1, kMaxImageSide);
   for (const char* unsupported : {"k3", "k4"})
     if (j.contains(unsupported) && json_number(j, unsupported, where) != 0.0)
-      throw Error(where, std::string("distortion '") + unsupported + "' (fisheye / k3) is not supported; only k1 k2 p1 p2");
+      throw Error(where,
+                  std::string("distortion '") + unsupported + "' (fisheye / k3) is not supported; only k1 k2 p1 p2");
   return base;
+}
+
+// Pixel focal lengths: fl_x (fl_y defaults to it), else the horizontal field of view (camera_angle_y, or square
+// pixels). Checked against the camera bounds in double before they become floats.
+void set_camera_intrinsics(Camera& cam, const Intrinsics& k, const std::string& where) {
+  double fx, fy;
+  if (!std::isnan(k.fl_x)) {
+    fx = k.fl_x, fy = std::isnan(k.fl_y) ? k.fl_x : k.fl_y;
+  } else if (!std::isnan(k.angle_x)) {
+    if (!(k.angle_x > 0 && k.angle_x < 3.14159265358979))
+      throw Error(where, "camera_angle_x must be in (0, pi) radians");
+    fx = 0.5 * k.w / std::tan(0.5 * k.angle_x);
+    fy = std::isnan(k.angle_y) ? fx : 0.5 * k.h / std::tan(0.5 * k.angle_y);
+  } else {
+    throw Error(where, "no focal length: needs 'fl_x' or 'camera_angle_x'");
+  }
+  set_intrinsics(cam, fx, fy, std::isnan(k.cx) ? 0.5 * k.w : k.cx, std::isnan(k.cy) ? 0.5 * k.h : k.cy, where);
 }
 
 // `images/frame_00001.png` -> `images_4/frame_00001.png` when reading a downscaled copy.
@@ -61,6 +95,62 @@ bool same_intrinsics(const Camera& a, const Camera& b) {
   return a.width == b.width && a.height == b.height && a.fx == b.fx && a.fy == b.fy && a.cx == b.cx && a.cy == b.cy;
 }
 
+// What one frame shares with the others: the file's intrinsics, its world change and how images are found.
+struct FrameContext {
+  fs::path folder;
+  Intrinsics top;
+  std::array<double, 16> world;
+  ReadOptions options;
+};
+
+SceneView read_frame(const nlohmann::json& f, const FrameContext& context, const SceneView* last,
+                     const std::string& where) {
+  if (!f.is_object()) throw Error(where, "frame is not an object");
+  SceneView view;
+  std::string image = downscaled(json_string(f, "file_path", where), context.options.downscale);
+  fs::path image_path = context.folder / image;
+  std::error_code ec;  // (a name too long for the file system is simply "not there")
+  if (!fs::path(image).has_extension() || (!fs::exists(image_path, ec) && fs::exists(image_path.string() + ".png", ec)))
+    image_path += ".png";  // NeRF-synthetic omits the extension
+  view.image_path = image_path.lexically_normal().string();
+
+  Intrinsics k = read_intrinsics(f, context.top, where);
+  if (k.w <= 0 || k.h <= 0) {
+    if (!read_image_size(view.image_path, k.w, k.h))
+      throw Error(where, "no 'w'/'h' and the image " + view.image_path + " cannot be read for its size");
+    if (context.options.downscale > 1 && context.top.w > 0)
+      k.w = context.top.w, k.h = context.top.h;  // intrinsics stay at the stated size
+  }
+  Camera& cam = view.camera;
+  cam.width = k.w, cam.height = k.h;
+  set_camera_intrinsics(cam, k, where);
+
+  const auto transform = json_matrix4(f, "transform_matrix", where);
+  check_rigid_pose(transform, where, "field 'transform_matrix'");
+  const auto gl = multiply4(context.world, transform);
+  for (int r = 0; r < 4; ++r) {
+    cam.c2w[r * 4 + 0] = gl[r * 4 + 0];
+    cam.c2w[r * 4 + 1] = -gl[r * 4 + 1];
+    cam.c2w[r * 4 + 2] = -gl[r * 4 + 2];
+    cam.c2w[r * 4 + 3] = gl[r * 4 + 3];
+  }
+  cam.validate(where);
+  if (k.distortion.any()) {
+    view.distortion = k.distortion;
+    view.distorted_camera = cam;
+    // Frames usually share one camera: reuse the previous frame's undistorted intrinsics when equal.
+    if (last && same_distortion(last->distortion, k.distortion) && same_intrinsics(last->distorted_camera, cam)) {
+      const Camera& p = last->camera;
+      cam.fx = p.fx, cam.fy = p.fy, cam.cx = p.cx, cam.cy = p.cy;
+      view.camera = cam;
+    } else {
+      view.camera = undistorted_camera(cam, k.distortion, where);
+      view.camera.validate(where + " (undistorted)");
+    }
+  }
+  return view;
+}
+
 }  // namespace
 
 Scene read_transforms_file(const fs::path& path, const nlohmann::json& json, const std::string& split,
@@ -71,74 +161,25 @@ Scene read_transforms_file(const fs::path& path, const nlohmann::json& json, con
   Scene scene;
   scene.source = file;
   scene.name = fs::absolute(path).lexically_normal().parent_path().filename().string();
-  const Intrinsics top = read_intrinsics(json, Intrinsics{}, file);
-  scene.layout = top.fl_x > 0 || top.w > 0 ? "nerfstudio" : "nerf-synthetic";
+  FrameContext context{path.parent_path(),
+                       read_intrinsics(json, Intrinsics{}, file),
+                       {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1},
+                       options};
+  scene.layout = !std::isnan(context.top.fl_x) || context.top.w > 0 ? "nerfstudio" : "nerf-synthetic";
 
   // nerfstudio records the world change it applied to the COLMAP poses; undo it (as the official DL3DV
   // converter does) so poses are in the reconstruction's own world.
-  std::array<double, 16> world{1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
   if (json.contains("applied_transform")) {
     const auto applied = json_matrix4(json, "applied_transform", file);
-    if (!invert4(applied, world)) throw Error(file, "field 'applied_transform' is not invertible");
+    check_rigid_pose(applied, file, "field 'applied_transform'");
+    if (!invert4(applied, context.world)) throw Error(file, "field 'applied_transform' is not invertible");
   }
 
-  const fs::path folder = path.parent_path();
   const nlohmann::json& frames = json.at("frames");
   for (size_t i = 0; i < frames.size(); ++i) {
-    const std::string where = file + " frame " + std::to_string(i);
-    const nlohmann::json& f = frames[i];
-    if (!f.is_object()) throw Error(where, "frame is not an object");
-    SceneView view;
+    const SceneView* last = scene.views.empty() ? nullptr : &scene.views.back();
+    SceneView view = read_frame(frames[i], context, last, file + " frame " + std::to_string(i));
     view.split = split;
-    std::string image = downscaled(json_string(f, "file_path", where), options.downscale);
-    fs::path image_path = folder / image;
-    std::error_code ec;  // (a name too long for the file system is simply "not there")
-    if (!fs::path(image).has_extension() || (!fs::exists(image_path, ec) && fs::exists(image_path.string() + ".png", ec)))
-      image_path += ".png";  // NeRF-synthetic omits the extension
-    view.image_path = image_path.lexically_normal().string();
-
-    Intrinsics k = read_intrinsics(f, top, where);
-    if (k.w <= 0 || k.h <= 0) {
-      if (!read_image_size(view.image_path, k.w, k.h))
-        throw Error(where, "no 'w'/'h' and the image " + view.image_path + " cannot be read for its size");
-      if (options.downscale > 1 && top.w > 0) k.w = top.w, k.h = top.h;  // intrinsics stay at the stated size
-    }
-    Camera& cam = view.camera;
-    cam.width = k.w, cam.height = k.h;
-    if (k.fl_x > 0) {
-      cam.fx = static_cast<float>(k.fl_x);
-      cam.fy = static_cast<float>(k.fl_y > 0 ? k.fl_y : k.fl_x);
-    } else if (k.angle_x > 0) {
-      // Horizontal field of view; square pixels unless camera_angle_y says otherwise.
-      cam.fx = static_cast<float>(0.5 * k.w / std::tan(0.5 * k.angle_x));
-      cam.fy = k.angle_y > 0 ? static_cast<float>(0.5 * k.h / std::tan(0.5 * k.angle_y)) : cam.fx;
-    } else {
-      throw Error(where, "no focal length: needs 'fl_x' or 'camera_angle_x'");
-    }
-    cam.cx = static_cast<float>(k.cx >= 0 ? k.cx : 0.5 * k.w);
-    cam.cy = static_cast<float>(k.cy >= 0 ? k.cy : 0.5 * k.h);
-
-    const auto gl = multiply4(world, json_matrix4(f, "transform_matrix", where));
-    for (int r = 0; r < 4; ++r) {
-      cam.c2w[r * 4 + 0] = gl[r * 4 + 0];
-      cam.c2w[r * 4 + 1] = -gl[r * 4 + 1];
-      cam.c2w[r * 4 + 2] = -gl[r * 4 + 2];
-      cam.c2w[r * 4 + 3] = gl[r * 4 + 3];
-    }
-    cam.validate(where);
-    if (k.distortion.any()) {
-      view.distortion = k.distortion;
-      view.distorted_camera = cam;
-      // Frames usually share one camera: reuse the previous frame's undistorted intrinsics when equal.
-      const SceneView* last = scene.views.empty() ? nullptr : &scene.views.back();
-      if (last && same_distortion(last->distortion, k.distortion) && same_intrinsics(last->distorted_camera, cam)) {
-        const Camera& p = last->camera;
-        cam.fx = p.fx, cam.fy = p.fy, cam.cx = p.cx, cam.cy = p.cy;
-        view.camera = cam;
-      } else {
-        view.camera = undistorted_camera(cam, k.distortion);
-      }
-    }
     scene.views.push_back(std::move(view));
   }
   if (scene.views.empty()) throw Error(file, "the scene has no frames");

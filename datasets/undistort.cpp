@@ -10,12 +10,10 @@
 namespace lact {
 namespace {
 
-const char* const kWhere = "undistort";
-
-void check_distortion(const LensDistortion& d) {
+void check_distortion(const LensDistortion& d, const std::string& where) {
   for (double c : {d.k1, d.k2, d.p1, d.p2, d.k3, d.k4, d.k5, d.k6})
     if (!std::isfinite(c))
-      throw Error(kWhere, "distortion coefficients (k1, k2, p1, p2, k3..k6) contain NaN or infinity");
+      throw Error(where, "distortion coefficients (k1, k2, p1, p2, k3..k6) contain NaN or infinity");
 }
 
 // The radial factor and its derivative with respect to r2. Without k3..k6 it is exactly the polynomial
@@ -35,18 +33,17 @@ void radial_factor(const LensDistortion& d, double r2, double& radial, double& d
   dradial_dr2 = (dnumerator * denominator - numerator * ddenominator) / (denominator * denominator);
 }
 
-void check_camera(const Camera& c, const std::string& which) {
+void check_camera(const Camera& c, const std::string& which, const std::string& where) {
   if (c.width < 2 || c.height < 2)
-    throw Error(kWhere, which + " size " + std::to_string(c.width) + "x" + std::to_string(c.height) +
-                            " is too small (at least 2x2)");
+    throw Error(where, which + " size " + std::to_string(c.width) + "x" + std::to_string(c.height) +
+                           " is too small (at least 2x2)");
   for (float v : {c.fx, c.fy, c.cx, c.cy})
-    if (!std::isfinite(v)) throw Error(kWhere, which + " intrinsics contain NaN or infinity");
-  if (c.fx <= 0 || c.fy <= 0) throw Error(kWhere, which + " focal lengths must be positive");
+    if (!std::isfinite(v)) throw Error(where, which + " intrinsics contain NaN or infinity");
+  if (c.fx <= 0 || c.fy <= 0) throw Error(where, which + " focal lengths must be positive");
 }
 
 // The Jacobian of distort_normalized at (x, y): [a b; c e] = d(x_d, y_d) / d(x, y).
-void distortion_jacobian(const LensDistortion& d, double x, double y, double& a, double& b, double& c,
-                         double& e) {
+void distortion_jacobian(const LensDistortion& d, double x, double y, double& a, double& b, double& c, double& e) {
   const double r2 = x * x + y * y;
   double radial, dradial_dr2;
   radial_factor(d, r2, radial, dradial_dr2);
@@ -58,10 +55,11 @@ void distortion_jacobian(const LensDistortion& d, double x, double y, double& a,
 }
 
 // The normalized undistorted point seen at distorted pixel (u, v); throws if the model cannot be inverted there.
-void undistort_pixel(const Camera& c, const LensDistortion& d, double u, double v, double& x, double& y) {
+void undistort_pixel(const Camera& c, const LensDistortion& d, double u, double v, double& x, double& y,
+                     const std::string& where) {
   if (!undistort_normalized(d, (u - c.cx) / c.fx, (v - c.cy) / c.fy, x, y))
-    throw Error(kWhere, "lens distortion cannot be inverted at pixel (" + std::to_string(u) + ", " +
-                            std::to_string(v) + "): the coefficients are too strong for this field of view");
+    throw Error(where, "lens distortion cannot be inverted at pixel (" + std::to_string(u) + ", " + std::to_string(v) +
+                           "): the coefficients are too strong for this field of view");
 }
 
 }  // namespace
@@ -109,9 +107,9 @@ bool undistort_normalized(const LensDistortion& d, double xd, double yd, double&
   return norm <= tolerance;
 }
 
-Camera undistorted_camera(const Camera& distorted, const LensDistortion& d) {
-  check_camera(distorted, "distorted camera");
-  check_distortion(d);
+Camera undistorted_camera(const Camera& distorted, const LensDistortion& d, const std::string& where) {
+  check_camera(distorted, "distorted camera", where);
+  check_distortion(d, where);
   // OpenCV's inscribed rectangle: 9 samples per side of the distorted image, undistorted; the rectangle's left
   // edge is the rightmost left-side sample, and so on. As in OpenCV, the samples run from 0 to W (not W-1: the
   // right and bottom ones sit one pixel past the last pixel centre) while the rectangle is scaled onto 0 .. W-1.
@@ -126,13 +124,12 @@ Camera undistorted_camera(const Camera& distorted, const LensDistortion& d) {
   for (int i = 0; i < samples; ++i) {
     const double u = i * w / (samples - 1), v = i * h / (samples - 1);
     double x, y;
-    undistort_pixel(distorted, d, 0, v, x, y), x0 = std::max(x0, x);
-    undistort_pixel(distorted, d, w, v, x, y), x1 = std::min(x1, x);
-    undistort_pixel(distorted, d, u, 0, x, y), y0 = std::max(y0, y);
-    undistort_pixel(distorted, d, u, h, x, y), y1 = std::min(y1, y);
+    undistort_pixel(distorted, d, 0, v, x, y, where), x0 = std::max(x0, x);
+    undistort_pixel(distorted, d, w, v, x, y, where), x1 = std::min(x1, x);
+    undistort_pixel(distorted, d, u, 0, x, y, where), y0 = std::max(y0, y);
+    undistort_pixel(distorted, d, u, h, x, y, where), y1 = std::min(y1, y);
   }
-  if (!(x1 > x0 && y1 > y0))
-    throw Error(kWhere, "lens distortion leaves no valid rectangle inside the image");
+  if (!(x1 > x0 && y1 > y0)) throw Error(where, "lens distortion leaves no valid rectangle inside the image");
   Camera pinhole = distorted;
   const double fx = (w - 1) / (x1 - x0), fy = (h - 1) / (y1 - y0);
   pinhole.fx = float(fx), pinhole.fy = float(fy);
@@ -142,20 +139,21 @@ Camera undistorted_camera(const Camera& distorted, const LensDistortion& d) {
 
 std::vector<float> undistort_image(const std::vector<float>& pixels, int channels, const Camera& distorted,
                                    const LensDistortion& d, const Camera& pinhole) {
-  check_camera(distorted, "distorted camera");
-  check_camera(pinhole, "pinhole camera");
-  check_distortion(d);
+  const std::string kWhere = "undistort";  // (the caller checked the camera it read: these are internal)
+  check_camera(distorted, "distorted camera", kWhere);
+  check_camera(pinhole, "pinhole camera", kWhere);
+  check_distortion(d, kWhere);
   if (channels <= 0) throw Error(kWhere, "channel count must be positive, got " + std::to_string(channels));
   const int width = distorted.width, height = distorted.height;
   if (pinhole.width != width || pinhole.height != height)
-    throw Error(kWhere, "pinhole camera size " + std::to_string(pinhole.width) + "x" +
-                            std::to_string(pinhole.height) + " differs from the distorted image's " +
-                            std::to_string(width) + "x" + std::to_string(height));
+    throw Error(kWhere, "pinhole camera size " + std::to_string(pinhole.width) + "x" + std::to_string(pinhole.height) +
+                            " differs from the distorted image's " + std::to_string(width) + "x" +
+                            std::to_string(height));
   const size_t expected = size_t(width) * height * channels;
   if (pixels.size() != expected)
-    throw Error(kWhere, "image has " + std::to_string(pixels.size()) + " values, expected " +
-                            std::to_string(expected) + " (" + std::to_string(width) + "x" +
-                            std::to_string(height) + "x" + std::to_string(channels) + ")");
+    throw Error(kWhere, "image has " + std::to_string(pixels.size()) + " values, expected " + std::to_string(expected) +
+                            " (" + std::to_string(width) + "x" + std::to_string(height) + "x" +
+                            std::to_string(channels) + ")");
 
   std::vector<float> out(expected);
   for (int v = 0; v < height; ++v) {

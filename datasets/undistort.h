@@ -11,6 +11,7 @@
 // convention), so pixel (0, 0) is at (0, 0) and the image spans [0, W-1] x [0, H-1] between centres.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "core/camera.h"
@@ -20,7 +21,7 @@ namespace lact {
 struct LensDistortion {
   double k1 = 0, k2 = 0, p1 = 0, p2 = 0;
   double k3 = 0, k4 = 0, k5 = 0, k6 = 0;  // FULL_OPENCV's rational terms; zero gives the k1 k2 p1 p2 model exactly
-  bool any() const;  // any coefficient non-zero
+  bool any() const;                       // any coefficient non-zero
 };
 
 // Normalized undistorted -> normalized distorted (the forward model above).
@@ -35,8 +36,9 @@ bool undistort_normalized(const LensDistortion& d, double xd, double yd, double&
 // take the largest axis-aligned rectangle [x0, x1] x [y0, y1] inside them, and scale it onto the pixel centres
 // 0 .. W-1: fx' = (W-1) / (x1 - x0), cx' = -fx' x0 (likewise y). Matches OpenCV to ~0.1 px (OpenCV stops its
 // inverse after 5 steps); like OpenCV, zero distortion gives K scaled by (W-1)/W, not K. Returns `distorted` with
-// only fx, fy, cx, cy changed. Throws Error for bad input or a distortion not invertible at the image border.
-Camera undistorted_camera(const Camera& distorted, const LensDistortion& d);
+// only fx, fy, cx, cy changed. Throws Error(where, ...) for bad input or a distortion not invertible at the image
+// border; readers pass the file and camera ("cameras.bin camera 3", "transforms.json frame 0").
+Camera undistorted_camera(const Camera& distorted, const LensDistortion& d, const std::string& where = "undistort");
 
 // Resamples an interleaved float image (`channels` per pixel, width x height of `distorted`) to `pinhole`
 // (same size), as cv::undistort(img, K, dist, None, K') does: output pixel (u, v) -> x = (u - cx')/fx',
