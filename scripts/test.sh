@@ -5,9 +5,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --build-only
+# The data generator (tools/render_objects) is off in the default build; the tests build and test it too.
+cmake -S . -B build -DLACT_DATAGEN=ON >/dev/null
+cmake --build build -j "$(nproc)"
 ctest --test-dir build --output-on-failure -j 2
 
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Release -DLACT_SANITIZE=ON -DLACT_VIEWER=OFF -DLACT_CUDA=OFF
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Release -DLACT_SANITIZE=ON -DLACT_VIEWER=OFF -DLACT_CUDA=OFF -DLACT_DATAGEN=ON
 cmake --build build-asan -j "$(nproc)" --target lact test_ops test_newton_schulz test_tokens test_safetensors \
   test_parity test_datasets test_undistort test_metrics test_memory_estimate test_linear_attention test_collective test_untrusted_files \
   test_render_objects test_colmap $(for t in test_image_io test_run_agreement; do [ -f tests/$t.cpp ] && echo $t; done)

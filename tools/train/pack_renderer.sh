@@ -9,7 +9,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BIN=${1:-$ROOT/build/tools/render_objects/render_objects}
 DEST=$ROOT/tools/train/carry
-[ -x "$BIN" ] || { echo "pack_renderer: no executable at $BIN (build tools/render_objects first)" >&2; exit 2; }
+[ -x "$BIN" ] || { echo "pack_renderer: no executable at $BIN (configure with -DLACT_DATAGEN=ON and build render_objects first)" >&2; exit 2; }
 mkdir -p "$DEST"
 cp -L "$BIN" "$DEST/render_objects"
 ldd "$BIN" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' | while read -r name path; do
