@@ -80,8 +80,7 @@ std::string read_whole_file(const std::string& path, uint64_t max_bytes) {
 
 namespace {
 
-// True when `path` (absolute, its folder's links resolved) lies in a kernel's folder of devices and views.
-bool under_system_folder(const fs::path& path) {
+bool lexically_under_system_folder(const fs::path& path) {
   for (const char* root : {"/dev", "/proc", "/sys"}) {
     const fs::path inside = path.lexically_relative(root);
     if (!inside.empty() && *inside.begin() != "..") return true;
@@ -144,7 +143,7 @@ std::string resolve_output_path(const std::string& path) {
     const fs::path name = p.filename();
     if (name.empty() || name == "." || name == "..") throw Error(path, "is a folder, not a file name");
     p = folder / name;
-    if (under_system_folder(p))
+    if (lexically_under_system_folder(p))
       throw Error(path, "is under /dev, /proc or /sys (" + p.string() + "): not a file lact writes, refused");
     struct stat info {};
     if (::lstat(p.c_str(), &info) != 0) {
@@ -158,6 +157,12 @@ std::string resolve_output_path(const std::string& path) {
   }
   if (ec) throw Error(path, "cannot resolve this output name (" + ec.message() + ")");
   throw Error(path, "too many levels of links");
+}
+
+bool under_system_folder(const std::string& path) {
+  std::error_code ec;
+  const fs::path real = fs::weakly_canonical(fs::absolute(path, ec), ec);
+  return !ec && lexically_under_system_folder(real);
 }
 
 void require_new_file(const std::string& path) {

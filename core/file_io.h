@@ -25,6 +25,9 @@ std::string read_whole_file(const std::string& path, uint64_t max_bytes);
 // when it is refused, is a folder or exists as something other than a regular file.
 std::string resolve_output_path(const std::string& path);
 
+// True when `path`'s real place (its folder's links resolved) is under /dev, /proc or /sys.
+bool under_system_folder(const std::string& path);
+
 // Outputs the user named without --force: a commit to this path (AtomicFile, rename_into_place) never replaces
 // a file that another run put there meanwhile. check_named_output() calls it; every other output (lact's own
 // files inside --out) is replaced as before.

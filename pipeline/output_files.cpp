@@ -174,6 +174,8 @@ void OutputFolder::check_writable() const {
   std::error_code ec;
   const fs::file_status status = fs::status(root_, ec);
   if (fs::exists(status) && !fs::is_directory(status)) throw Error(root_, "output folder exists and is not a folder");
+  if (under_system_folder(root_))
+    throw Error("--out", root_ + " is under /dev, /proc or /sys: not a folder lact writes");
   const fs::path ancestor = existing_ancestor(root_);
   if (!fs::is_directory(ancestor, ec))
     throw Error(root_, "output folder cannot be created (" + ancestor.string() + " is not a folder)");

@@ -256,18 +256,31 @@ class Reliability(unittest.TestCase):
         return path
 
     def test_two_jobs_into_one_out_folder(self):
-        """A second job into an --out that a running job holds is refused; once the first ends, it may write."""
+        """A second job into an --out that a running job holds is refused; once the first ends, it may write. The
+        ranks of one MPI job share their --out."""
         out = os.path.join(self.tmp, "two_jobs")
-        long_path = self.long_path(400)
+        long_path = self.long_path(40)
         a = start("render", "--state", self.state, "--path", long_path, "--out", out, "--quiet")
         wait_for(lambda: os.path.exists(os.path.join(out, "frame_0000.png")) or a.poll() is not None, 60,
                  "the first job's first frame")
-        line = self.expect_error(run("render", "--state", self.state, "--path", self.path4, "--out", out),
-                                 ["--out", out, "in use by another lact run"])
-        self.assertIsNone(a.poll(), "the first job ended before the second started: make its path longer")
+        a.send_signal(signal.SIGSTOP)  # held still (its lock with it) while the second job tries
+        try:
+            line = self.expect_error(run("render", "--state", self.state, "--path", self.path4, "--out", out),
+                                     ["--out", out, "in use by another lact run"])
+        finally:
+            a.send_signal(signal.SIGCONT)
         self.ok(finish(a))
-        self.assertEqual(len([f for f in os.listdir(out) if f.endswith(".png")]), 400, line)
+        self.assertEqual(len([f for f in os.listdir(out) if f.endswith(".png")]), 40, line)
         self.ok(run("render", "--state", self.state, "--path", self.path4, "--out", out))
+        mpirun = shutil.which("mpirun")
+        if mpirun:
+            out = os.path.join(self.tmp, "one_job_two_ranks")
+            p = subprocess.run([mpirun, "--allow-run-as-root", "--oversubscribe", "-np", "2", ARGS.lact, "render",
+                                "--model", self.model, "--data", self.scene, "--inputs", "0,1,2", "--targets", "3,4",
+                                "--out", out, "--distributed", "mpi", "--quiet"], capture_output=True, text=True,
+                               timeout=120)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            self.assertEqual(sorted(os.listdir(os.path.join(out, "scene"))), ["3.png", "4.png"])
 
     def test_users_report_json_is_kept(self):
         """A report.json / report.csv in --out that lact did not write needs --force; lact's own is replaced."""
@@ -332,6 +345,11 @@ class Reliability(unittest.TestCase):
                 self.expect_error(run(*self.encode_args("/dev/stdout"), "--force", stdout=so), ["/dev/stdout"])
             self.assertTrue(os.path.islink("/dev/stdout"))
             self.expect_error(run("path", "turntable", "--frames", "3", "-o", "/dev/null", "--force"), ["/dev/null"])
+        # An --out under /dev is refused before any work.
+        dev_out = "/dev/shm/lact_reliability_%d" % os.getpid()
+        self.expect_error(run("render", "--state", self.state, "--path", self.path4, "--out", dev_out),
+                          ["--out", dev_out, "/dev"])
+        self.assertFalse(os.path.exists(dev_out))
         # A link to a file: written through, and stays a link.
         target = os.path.join(folder, "real.safetensors")
         link = os.path.join(folder, "link.safetensors")
