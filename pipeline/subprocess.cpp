@@ -1,22 +1,32 @@
 #include "pipeline/subprocess.h"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 
 #include "core/error.h"
+#include "core/signal_cleanup.h"
 
 extern char** environ;
 
 namespace lact {
 
 namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr size_t kErrorTail = 4096;  // bytes of a program's stderr kept for the error line
 
 std::vector<char*> c_argv(const std::vector<std::string>& argv) {
   std::vector<char*> out;
@@ -25,31 +35,159 @@ std::vector<char*> c_argv(const std::vector<std::string>& argv) {
   return out;
 }
 
-int wait_for(int pid) {
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) return -1;
+int decode_status(int status) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
 }
 
-// Starts argv with `stdin_fd` / `stdout_fd` (when >= 0) as its stdin / stdout; the parent's ends of the pipes
-// (`close_in_child`) are closed in the child.
-int spawn(const std::vector<std::string>& argv, int stdin_fd, int stdout_fd, const std::vector<int>& close_in_child) {
+// Blocks SIGINT, SIGTERM and SIGHUP for its lifetime: a child started and registered (or a temporary created
+// and registered) in between is never missed by the cleanup handler.
+class CleanupSignalsHeld {
+ public:
+  CleanupSignalsHeld() {
+    sigset_t held;
+    sigemptyset(&held);
+    for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&held, s);
+    ::pthread_sigmask(SIG_BLOCK, &held, &before_);
+  }
+  ~CleanupSignalsHeld() { ::pthread_sigmask(SIG_SETMASK, &before_, nullptr); }
+
+ private:
+  sigset_t before_;
+};
+
+// Reaps `pid`, which has exited or is about to, unregistering it first (a reaped pid may be reused).
+int reap(int pid, int& token) {
+  siginfo_t info{};
+  while (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
+  }
+  unregister_child(token);
+  token = -1;
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return -1;
+  return decode_status(status);
+}
+
+// The exit status once `pid` has exited (reaped), without blocking; -2 while it runs.
+int exit_status_if_done(int pid, int& token) {
+  siginfo_t info{};
+  int r;
+  while ((r = ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT)) < 0 && errno == EINTR) {
+  }
+  if (r == 0 && info.si_pid == 0) return -2;
+  return reap(pid, token);
+}
+
+// Kills the process group `pid` leads (and `pid` itself, should it have left the group) and reaps `pid`.
+void kill_and_reap(int pid, int& token) {
+  ::kill(-pid, SIGKILL);
+  ::kill(pid, SIGKILL);
+  reap(pid, token);
+}
+
+int milliseconds_until(Clock::time_point deadline) {
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  return static_cast<int>(std::clamp<long long>(ms + 1, 0, 60'000));
+}
+
+// Appends what `fd` (non-blocking) has to `sink`, keeping its last `keep` bytes when `keep` > 0. Closes it
+// and sets it to -1 at end of file.
+void drain(int& fd, std::string& sink, size_t keep = 0) {
+  char buffer[4096];
+  while (fd >= 0) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    if (n <= 0) {
+      ::close(fd);
+      fd = -1;
+      break;
+    }
+    sink.append(buffer, static_cast<size_t>(n));
+    if (keep > 0 && sink.size() > keep) sink.erase(0, sink.size() - keep);
+  }
+}
+
+// A pipe whose ends are closed on exec (the child gets its end through dup2, which clears that).
+void make_pipe(int fds[2], const std::string& program) {
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    throw Error(program, std::string("cannot create a pipe (") + std::strerror(errno) + ")");
+}
+
+void close_pipe(int fds[2]) {
+  for (int i = 0; i < 2; ++i)
+    if (fds[i] >= 0) ::close(fds[i]);
+}
+
+// Starts argv with `stdin_fd` / `stdout_fd` / `stderr_fd` (when >= 0) as its standard streams, in a process
+// group of its own when `own_group`, with SIGPIPE (which lact ignores) back to its default and no signal
+// blocked. The parent's ends of the pipes (`close_in_child`) are closed in the child. The child is registered
+// (`token`) for the signal cleanup, with the signals held until it is.
+int spawn(const std::vector<std::string>& argv, const int (&stdio)[3], const std::vector<int>& close_in_child,
+          bool own_group, int& token) {
   if (argv.empty()) throw Error("internal: no program to run");
   const std::string program = find_program(argv[0]);
   if (program.empty()) throw Error(argv[0], "program not found (is it installed and on PATH?)");
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  if (stdin_fd >= 0) posix_spawn_file_actions_adddup2(&actions, stdin_fd, STDIN_FILENO);
-  if (stdout_fd >= 0) posix_spawn_file_actions_adddup2(&actions, stdout_fd, STDOUT_FILENO);
+  for (int i = 0; i < 3; ++i)
+    if (stdio[i] >= 0) posix_spawn_file_actions_adddup2(&actions, stdio[i], i);
   for (int fd : close_in_child) posix_spawn_file_actions_addclose(&actions, fd);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  sigset_t none, defaults;
+  sigemptyset(&none);
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGPIPE);
+  posix_spawnattr_setsigmask(&attributes, &none);
+  posix_spawnattr_setsigdefault(&attributes, &defaults);
+  short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+  if (own_group) {
+    posix_spawnattr_setpgroup(&attributes, 0);
+    flags |= POSIX_SPAWN_SETPGROUP;
+  }
+  posix_spawnattr_setflags(&attributes, flags);
   std::vector<char*> args = c_argv(argv);
   pid_t pid = -1;
-  const int error = posix_spawn(&pid, program.c_str(), &actions, nullptr, args.data(), environ);
+  int error = 0;
+  {
+    CleanupSignalsHeld held;
+    error = posix_spawn(&pid, program.c_str(), &actions, &attributes, args.data(), environ);
+    if (error == 0) token = register_child(pid);
+  }
   posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
   if (error != 0) throw Error(program, std::string("cannot start (") + std::strerror(error) + ")");
   return pid;
+}
+
+// Reads the program's captured streams until both end, and waits for it; killed (Error) at `deadline` when
+// `bounded`.
+int collect(int pid, int& token, int (&fds)[2], std::string* (&sinks)[2], const std::string& name, bool bounded,
+            Clock::time_point deadline, double timeout_s) {
+  for (;;) {
+    const bool open = fds[0] >= 0 || fds[1] >= 0;
+    if (!open && !bounded) return reap(pid, token);
+    const int status = open ? -2 : exit_status_if_done(pid, token);
+    if (status != -2) return status;
+    const bool late = bounded && Clock::now() >= deadline;
+    pollfd polled[2] = {{fds[0], POLLIN, 0}, {fds[1], POLLIN, 0}};
+    const int wait_ms = !open ? 20 : bounded ? std::min(milliseconds_until(deadline), 1000) : 1000;
+    const int error = late || ::poll(polled, 2, wait_ms) >= 0 ? 0 : errno;
+    if (late || (error != 0 && error != EINTR)) {
+      kill_and_reap(pid, token);
+      for (int& fd : fds) {
+        if (fd >= 0) ::close(fd);
+        fd = -1;
+      }
+      if (!late) throw Error(name, std::string("cannot read its output (") + std::strerror(error) + ")");
+      throw Error(
+          name, "did not finish within " + std::to_string(static_cast<int>(std::ceil(timeout_s))) + " s (stopped it)");
+    }
+    for (int i = 0; i < 2; ++i)
+      if (polled[i].revents) drain(fds[i], *sinks[i]);
+  }
 }
 
 }  // namespace
@@ -70,68 +208,134 @@ std::string find_program(const std::string& name) {
   return "";
 }
 
-int run_program(const std::vector<std::string>& argv, std::string* output) {
-  if (!output) return wait_for(spawn(argv, -1, -1, {}));
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) throw Error(argv[0], "cannot create a pipe");
-  int pid = -1;
+int run_program(const std::vector<std::string>& argv, std::string* output, double timeout_s, std::string* errors) {
+  const std::string name = argv.empty() ? "program" : argv[0];
+  int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
   try {
-    pid = spawn(argv, -1, fds[1], {fds[0]});
+    if (output) make_pipe(out_pipe, name);
+    if (errors) make_pipe(err_pipe, name);
   } catch (...) {
-    ::close(fds[0]);
-    ::close(fds[1]);
+    close_pipe(out_pipe);
+    close_pipe(err_pipe);
     throw;
   }
-  ::close(fds[1]);
-  char buffer[4096];
-  for (;;) {
-    const ssize_t n = ::read(fds[0], buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    output->append(buffer, static_cast<size_t>(n));
+  const bool bounded = timeout_s > 0;
+  int pid = -1, token = -1;
+  try {
+    pid = spawn(argv, {-1, out_pipe[1], err_pipe[1]}, {out_pipe[0], err_pipe[0]}, bounded, token);
+  } catch (...) {
+    close_pipe(out_pipe);
+    close_pipe(err_pipe);
+    throw;
   }
-  ::close(fds[0]);
-  return wait_for(pid);
+  for (int* p : {out_pipe, err_pipe})
+    if (p[1] >= 0) ::close(p[1]);
+  for (int fd : {out_pipe[0], err_pipe[0]})
+    if (fd >= 0) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  int fds[2] = {out_pipe[0], err_pipe[0]};
+  std::string ignored;
+  std::string* sinks[2] = {output ? output : &ignored, errors ? errors : &ignored};
+  const auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000));
+  return collect(pid, token, fds, sinks, name, bounded, deadline, timeout_s);
 }
 
-ProgramWithInput::ProgramWithInput(const std::vector<std::string>& argv) {
+ProgramWithInput::ProgramWithInput(const std::vector<std::string>& argv, double stall_timeout_s)
+    : stall_timeout_s_(stall_timeout_s) {
   // A reader that exits early must give EPIPE on write, not kill lact with SIGPIPE.
   ::signal(SIGPIPE, SIG_IGN);
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) throw Error(argv.empty() ? "program" : argv[0], "cannot create a pipe");
+  const std::string name = argv.empty() ? "program" : argv[0];
+  int in_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
   try {
-    pid_ = spawn(argv, fds[0], -1, {fds[1]});
+    make_pipe(in_pipe, name);
+    make_pipe(err_pipe, name);
+    pid_ = spawn(argv, {in_pipe[0], -1, err_pipe[1]}, {in_pipe[1], err_pipe[0]}, true, child_token_);
   } catch (...) {
-    ::close(fds[0]);
-    ::close(fds[1]);
+    close_pipe(in_pipe);
+    close_pipe(err_pipe);
     throw;
   }
-  ::close(fds[0]);
-  stdin_fd_ = fds[1];
+  ::close(in_pipe[0]);
+  ::close(err_pipe[1]);
+  stdin_fd_ = in_pipe[1];
+  stderr_fd_ = err_pipe[0];
+  for (int fd : {stdin_fd_, stderr_fd_}) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
 }
 
-ProgramWithInput::~ProgramWithInput() {
-  if (pid_ >= 0) finish();
-}
+ProgramWithInput::~ProgramWithInput() { stop(); }
+
+void ProgramWithInput::read_errors() { drain(stderr_fd_, errors_, kErrorTail); }
 
 bool ProgramWithInput::write(const void* data, size_t size) {
   const char* bytes = static_cast<const char*>(data);
-  while (size > 0 && stdin_fd_ >= 0) {
+  const auto stall = std::chrono::milliseconds(static_cast<long long>(stall_timeout_s_ * 1000));
+  auto deadline = Clock::now() + stall;
+  while (size > 0) {
+    if (stdin_fd_ < 0 || pid_ < 0) return false;
+    pollfd polled[2] = {{stdin_fd_, POLLOUT, 0}, {stderr_fd_, POLLIN, 0}};
+    const int ready = ::poll(polled, 2, milliseconds_until(deadline));
+    if (ready < 0 && errno != EINTR) return false;
+    if (polled[1].revents) read_errors();
+    if (polled[0].revents == 0 && Clock::now() >= deadline) {  // however much it writes to stderr meanwhile
+      stalled_ = true;
+      stop();
+      return false;
+    }
+    if (polled[0].revents & (POLLERR | POLLHUP | POLLNVAL)) return false;  // it closed its stdin
+    if (!(polled[0].revents & POLLOUT)) continue;
     const ssize_t n = ::write(stdin_fd_, bytes, size);
-    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)) continue;
     if (n <= 0) return false;
     bytes += n;
     size -= static_cast<size_t>(n);
+    deadline = Clock::now() + stall;
   }
-  return stdin_fd_ >= 0;
+  return true;
 }
 
-int ProgramWithInput::finish() {
+int ProgramWithInput::finish(const std::function<bool()>& progressed) {
   if (stdin_fd_ >= 0) ::close(stdin_fd_);
   stdin_fd_ = -1;
-  const int status = pid_ >= 0 ? wait_for(pid_) : -1;
+  if (pid_ < 0) return -1;
+  const auto stall = std::chrono::milliseconds(static_cast<long long>(stall_timeout_s_ * 1000));
+  auto deadline = Clock::now() + stall;
+  for (;;) {
+    const int status = exit_status_if_done(pid_, child_token_);
+    if (status != -2) {
+      pid_ = -1;
+      read_errors();
+      return status;
+    }
+    if (progressed && progressed()) deadline = Clock::now() + stall;
+    if (Clock::now() >= deadline) {
+      stalled_ = true;
+      stop();
+      return -1;
+    }
+    pollfd polled = {stderr_fd_, POLLIN, 0};  // a closed stream (-1) makes this a 20 ms sleep
+    if (::poll(&polled, 1, 20) > 0) read_errors();
+  }
+}
+
+void ProgramWithInput::stop() {
+  if (stdin_fd_ >= 0) ::close(stdin_fd_);
+  stdin_fd_ = -1;
+  if (pid_ >= 0) kill_and_reap(pid_, child_token_);
   pid_ = -1;
-  return status;
+  if (stderr_fd_ >= 0) ::close(stderr_fd_);
+  stderr_fd_ = -1;
+}
+
+std::string ProgramWithInput::last_error_line() const {
+  size_t end = errors_.size();
+  while (end > 0) {
+    while (end > 0 && (errors_[end - 1] == '\n' || errors_[end - 1] == '\r')) --end;
+    const size_t begin = errors_.find_last_of("\r\n", end == 0 ? 0 : end - 1);
+    const size_t start = begin == std::string::npos ? 0 : begin + 1;
+    std::string line = errors_.substr(start, end - start);
+    if (line.find_first_not_of(" \t") != std::string::npos) return line.substr(0, 300);
+    end = start;
+  }
+  return "";
 }
 
 }  // namespace lact

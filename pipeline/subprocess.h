@@ -1,7 +1,9 @@
-// Running another program (ffmpeg, python) without a shell: the argument vector goes to execve as it is, so no
-// byte of a path or flag is ever interpreted (quotes, `;`, `$()` are just characters of a file name).
+// Running another program (ffmpeg, ffprobe, python) without a shell: the argument vector goes to execve as it
+// is, so no byte of a path or flag is ever interpreted (quotes, `;`, `$()` are just characters of a file name).
+// Every wait can be bounded: a program that stops reading, or never ends, is killed rather than waited for.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -11,24 +13,43 @@ namespace lact {
 std::string find_program(const std::string& name);
 
 // Runs argv and waits; returns its exit status (128 + signal when killed). Its stdout is captured into
-// `output` when given, else inherited. Throws Error when it cannot start.
-int run_program(const std::vector<std::string>& argv, std::string* output = nullptr);
+// `output` and its stderr into `errors` when given, else inherited. With `timeout_s` > 0 a program still
+// running after that long is killed and Error (naming it) is thrown. Throws Error when it cannot start.
+int run_program(const std::vector<std::string>& argv, std::string* output = nullptr, double timeout_s = 0,
+                std::string* errors = nullptr);
 
-// A program started with its stdin connected to us (ffmpeg reading raw video frames).
+// A program started with its stdin connected to us (ffmpeg reading raw video frames) and its stderr captured
+// (never printed: it may hold anything, terminal escapes included). It runs in a process group of its own, so
+// stopping it also stops whatever it started (a wrapper script's children).
 class ProgramWithInput {
  public:
-  explicit ProgramWithInput(const std::vector<std::string>& argv);  // throws Error when it cannot start
-  ~ProgramWithInput();  // closes the pipe and waits (when finish() was not called)
+  // `stall_timeout_s`: write() and finish() stop the program after this long without progress.
+  ProgramWithInput(const std::vector<std::string>& argv, double stall_timeout_s);  // Error when it cannot start
+  ~ProgramWithInput();  // stop() when finish() was not called
   ProgramWithInput(const ProgramWithInput&) = delete;
   ProgramWithInput& operator=(const ProgramWithInput&) = delete;
 
-  // False once the program stopped reading (it exited or failed).
+  // False once the program stopped reading (it exited or failed) or took none of the bytes for the stall
+  // timeout (then it is stopped and stalled() is true).
   bool write(const void* data, size_t size);
-  // Closes its stdin and waits: the exit status (128 + signal when killed).
-  int finish();
+  // Closes its stdin and waits for it to exit: its exit status (128 + signal when killed). It is stopped
+  // (stalled() true, -1 returned) when it has not exited after the stall timeout; each call of `progressed`
+  // that returns true (the output file grew) starts that timeout again.
+  int finish(const std::function<bool()>& progressed = {});
+  // Kills the program's process group and waits for it (nothing when it has already been waited for).
+  void stop();
+
+  bool stalled() const { return stalled_; }
+  int pid() const { return pid_; }
+  // The last non-empty line it wrote to stderr (raw: quote it only through the error line's sanitiser).
+  std::string last_error_line() const;
 
  private:
-  int pid_ = -1, stdin_fd_ = -1;
+  void read_errors();
+  int pid_ = -1, child_token_ = -1, stdin_fd_ = -1, stderr_fd_ = -1;
+  double stall_timeout_s_;
+  bool stalled_ = false;
+  std::string errors_;  // the tail of its stderr
 };
 
 }  // namespace lact
