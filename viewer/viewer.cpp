@@ -1,6 +1,8 @@
 // The viewer's frame loop: wires the window, the encode job, the render thread, the camera, the panels, the
 // recorder and the script together. Each of those lives in its own file; this one only passes data between
 // them, once per frame.
+#include <imgui.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -8,11 +10,9 @@
 #include <mutex>
 #include <thread>
 
-#include <imgui.h>
-
-#include "pipeline/evaluate.h"
 #include "core/error.h"
 #include "datasets/camera_path_io.h"
+#include "pipeline/evaluate.h"
 #include "viewer/camera_input.h"
 #include "viewer/encode_job.h"
 #include "viewer/error_popup.h"
@@ -43,8 +43,8 @@ double now_seconds() {
 std::pair<int, int> parse_window_size(const std::string& text) {
   int w = 0, h = 0;
   char x = 0, extra = 0;
-  if (std::sscanf(text.c_str(), "%d%c%d%c", &w, &x, &h, &extra) != 3 || (x != 'x' && x != 'X') || w < 400 ||
-      h < 300 || w > 16384 || h > 16384)
+  if (std::sscanf(text.c_str(), "%d%c%d%c", &w, &x, &h, &extra) != 3 || (x != 'x' && x != 'X') || w < 400 || h < 300 ||
+      w > 16384 || h > 16384)
     throw Error("--window", "'" + text + "' is not a window size like 1280x800 (width x height, at least 400x300)");
   return {w, h};
 }
@@ -77,7 +77,7 @@ void export_path(const Model& model, const SceneState& state, const std::vector<
     options.folder = settings.export_folder;
     options.quiet = true;
     RunOutput out(options);  // the export folder holds the viewer's own outputs: replaced freely
-    out.folder.check_writable();
+    out.folder.claim(true);  // locked while exporting: a lact render into the same folder is refused
     const std::string file = out.folder.file("path.json", out.inputs);
     write_camera_path(file, frames);
     const std::string video = settings.video ? out.folder.file("path.mp4", out.inputs) : std::string();
@@ -444,8 +444,8 @@ void Viewer::draw(const ViewLayout& layout, const EncodeJob::Progress& progress)
                      measured ? "ground truth (view " + std::to_string(shown.request.view) + ")"
                               : std::string("ground truth (on a view)")});
   if (display.show_error)
-    tiles.push_back({measured ? &error_texture : nullptr, measured ? std::string("error map (|render - truth| x4)")
-                                                                   : std::string("error map (on a view)")});
+    tiles.push_back({measured ? &error_texture : nullptr,
+                     measured ? std::string("error map (|render - truth| x4)") : std::string("error map (on a view)")});
   draw_view(layout, tiles);
   if (!encode.finished())
     encode_overlay(area_x, area_y, area_width, area_height, progress.stage, progress.fraction, progress.elapsed_s);
