@@ -122,7 +122,6 @@ SceneView camera_view(const ColmapCamera& c, const std::string& where) {
   if (d.any()) {
     view.distorted_camera = cam;
     view.camera = undistorted_camera(cam, d, camera);
-    view.camera.validate(camera + " (undistorted)");
   }
   return view;
 }

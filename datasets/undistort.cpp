@@ -132,8 +132,8 @@ Camera undistorted_camera(const Camera& distorted, const LensDistortion& d, cons
   if (!(x1 > x0 && y1 > y0)) throw Error(where, "lens distortion leaves no valid rectangle inside the image");
   Camera pinhole = distorted;
   const double fx = (w - 1) / (x1 - x0), fy = (h - 1) / (y1 - y0);
-  pinhole.fx = float(fx), pinhole.fy = float(fy);
-  pinhole.cx = float(-fx * x0), pinhole.cy = float(-fy * y0);
+  // Checked in double first: a nearly empty rectangle gives a focal length no float holds.
+  set_intrinsics(pinhole, fx, fy, -fx * x0, -fy * y0, where + " (undistorted)");
   return pinhole;
 }
 
