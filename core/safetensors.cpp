@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/file_identity.h"
 #include "core/file_io.h"
 #include "core/json_text.h"
 #include "kernels/backend.h"
@@ -151,6 +151,8 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
   data_ = file_->data() + 8 + header_size;
 }
 
+std::string SafetensorsFile::content_identity() const { return lact::content_identity(file_->data(), file_->size()); }
+
 const SafetensorsEntry& SafetensorsFile::entry(const std::string& name) const {
   auto it = entries_.find(name);
   if (it == entries_.end()) throw Error(path_, "missing tensor '" + name + "'");
@@ -223,7 +225,7 @@ void write_safetensors(const std::string& path, const std::map<std::string, Safe
 }
 
 Tensor SafetensorsFile::load_tensor(Backend& be, const std::string& name, const std::vector<int64_t>& shape,
-                                   const char* needed_by) const {
+                                    const char* needed_by) const {
   const SafetensorsEntry& e = entry(name);
   uint8_t* bytes = data_ + e.begin;
   if (e.dtype != "F32" || e.shape != shape || reinterpret_cast<uintptr_t>(bytes) % alignof(float) != 0) {

@@ -1,6 +1,7 @@
 #include "core/scene_state_io.h"
 
 #include <cmath>
+#include <cstdio>
 
 #include "core/block_module.h"
 #include "core/error.h"
@@ -19,14 +20,44 @@ std::vector<std::pair<std::string, const ModuleConfig*>> stateful_modules(const 
   for (int layer = 0; layer < config.layers; ++layer)
     for (size_t j = 0; j < config.block.size(); ++j)
       if (block_module(config.block[j].kind).stateful())
-        modules.push_back({"blocks." + std::to_string(layer) + ".module_list." + std::to_string(j) + ".", &config.block[j]});
+        modules.push_back(
+            {"blocks." + std::to_string(layer) + ".module_list." + std::to_string(j) + ".", &config.block[j]});
   return modules;
+}
+
+// Control characters from a file's metadata or a path never reach the terminal raw.
+std::string printable(std::string text) {
+  for (char& c : text)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return text;
+}
+
+// A state loads only with the model file it was encoded with: the same shapes are not enough (another training
+// run, a re-export), since its fast weights mean something only next to the slow weights that made them.
+void check_model_identity(const std::string& path, const std::map<std::string, std::string>& metadata,
+                          const ModelWeights& model) {
+  if (model.identity.empty()) return;  // a model built in memory (tests, bench): nothing to compare
+  auto recorded = metadata.find("model_identity");
+  auto recorded_path = metadata.find("model");
+  const std::string encoded_with =
+      recorded_path == metadata.end() ? "another model" : recorded_path->second.substr(0, 200);
+  if (recorded == metadata.end()) {
+    std::fprintf(stderr,
+                 "lact: warning: %s records no model identity (written by an older lact): cannot check that "
+                 "%s is the model it was encoded with\n",
+                 printable(path).c_str(), printable(model.source).c_str());
+    return;
+  }
+  if (recorded->second == model.identity) return;
+  throw Error(path, "was encoded with " + encoded_with + " (identity " + recorded->second.substr(0, 60) + "), not " +
+                        model.source + " (identity " + model.identity + "): encode the scene with this model");
 }
 
 }  // namespace
 
-void save_scene_state(const std::string& path, const SceneState& state, const ModelConfig& config, Backend& be,
+void save_scene_state(const std::string& path, const SceneState& state, const ModelWeights& model, Backend& be,
                       const std::map<std::string, std::string>& extra_metadata, StoredDtype dtype) {
+  const ModelConfig& config = model.config;
   const auto modules = stateful_modules(config);
   if (modules.size() != state.modules.size()) throw Error(path, "scene state does not match the model config");
   std::map<std::string, SafetensorsTensor> tensors;
@@ -40,7 +71,21 @@ void save_scene_state(const std::string& path, const SceneState& state, const Mo
   metadata["height"] = std::to_string(state.height);
   metadata["width"] = std::to_string(state.width);
   metadata["input_views"] = std::to_string(state.input_views);
+  if (!model.identity.empty()) metadata["model_identity"] = model.identity;
   write_safetensors(path, tensors, metadata, dtype);
+}
+
+void save_scene_state(const std::string& path, const SceneState& state, const ModelConfig& config, Backend& be,
+                      const std::map<std::string, std::string>& extra_metadata, StoredDtype dtype) {
+  ModelWeights model;
+  model.config = config;
+  save_scene_state(path, state, model, be, extra_metadata, dtype);
+}
+
+LoadedSceneState load_scene_state(const std::string& path, const ModelConfig& config, Backend& be) {
+  ModelWeights model;
+  model.config = config;
+  return load_scene_state(path, model, be);
 }
 
 std::map<std::string, std::string> read_scene_state_metadata(const std::string& path) {
@@ -51,7 +96,8 @@ std::map<std::string, std::string> read_scene_state_metadata(const std::string& 
   return file.metadata();
 }
 
-LoadedSceneState load_scene_state(const std::string& path, const ModelConfig& config, Backend& be) {
+LoadedSceneState load_scene_state(const std::string& path, const ModelWeights& model, Backend& be) {
+  const ModelConfig& config = model.config;
   const SafetensorsFile file(path);
   auto format = file.metadata().find("format");
   if (format == file.metadata().end() || format->second != kFormat)
@@ -83,7 +129,8 @@ LoadedSceneState load_scene_state(const std::string& path, const ModelConfig& co
   for (const auto& [prefix, mc] : modules) {
     // A KV cache's token count comes from the file (checked by the model against its config).
     auto first = file.entries().find(prefix + block_module(mc->kind).state_tensors(config, *mc, 0).at(0).first);
-    const int64_t tokens = first != file.entries().end() && first->second.shape.size() == 3 ? first->second.shape[1] : 0;
+    const int64_t tokens =
+        first != file.entries().end() && first->second.shape.size() == 3 ? first->second.shape[1] : 0;
     expected.push_back(block_module(mc->kind).state_tensors(config, *mc, tokens));
     needed += expected.back().size();
   }
@@ -98,6 +145,7 @@ LoadedSceneState load_scene_state(const std::string& path, const ModelConfig& co
     }
     loaded.state.modules.push_back(std::move(module));
   }
+  check_model_identity(path, loaded.metadata, model);  // after the variant and shapes, whose lines say more
   return loaded;
 }
 

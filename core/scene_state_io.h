@@ -1,7 +1,8 @@
 // Saving and loading a SceneState as safetensors: tensors "blocks.{layer}.module_list.{j}.w0|w1|w2"
 // (the official key of the TTT module, with its updated fast weights), metadata "format", "config"
-// (the model config JSON), "height", "width", "input_views", plus whatever the caller adds
-// (the CLI records the model path and the data it encoded).
+// (the model config JSON), "height", "width", "input_views", "model_identity" (the model file's content
+// identity, core/file_identity.h), plus whatever the caller adds (the CLI records the model path and the data
+// it encoded).
 #pragma once
 
 #include <map>
@@ -13,7 +14,7 @@
 namespace lact {
 
 // `dtype` BF16 halves the file (fast weights rounded to bf16; loading converts them back to fp32 once).
-void save_scene_state(const std::string& path, const SceneState& state, const ModelConfig& config, Backend& backend,
+void save_scene_state(const std::string& path, const SceneState& state, const ModelWeights& model, Backend& backend,
                       const std::map<std::string, std::string>& extra_metadata, StoredDtype dtype = StoredDtype::F32);
 
 struct LoadedSceneState {
@@ -21,7 +22,15 @@ struct LoadedSceneState {
   std::map<std::string, std::string> metadata;
 };
 
-// Checks the file against `config` (same fast-weight keys and shapes) and uploads to `backend`.
+// Checks the file against the model (its variant, the same fast-weight keys and shapes, then the model file it
+// was encoded with: another file, even of the same shapes, is refused in one line naming the state and both
+// models) and uploads to `backend`. A state written before states recorded their model's identity loads with a
+// one-line warning on stderr; a model not read from a file (no identity) is not checked.
+LoadedSceneState load_scene_state(const std::string& path, const ModelWeights& model, Backend& backend);
+
+// TRANSITIONAL (removed once every caller passes the model): the same without the model file's identity.
+void save_scene_state(const std::string& path, const SceneState& state, const ModelConfig& config, Backend& backend,
+                      const std::map<std::string, std::string>& extra_metadata, StoredDtype dtype = StoredDtype::F32);
 LoadedSceneState load_scene_state(const std::string& path, const ModelConfig& config, Backend& backend);
 
 // Only the metadata (to find the model a state was encoded with before loading it).

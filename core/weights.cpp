@@ -61,7 +61,8 @@ ModelWeights build_model_weights(const ModelConfig& config, Backend& be,
       ModuleWeights mw;
       mw.norm = load(prefix + "ln.weight");
       block_module(config.block[j].kind)
-          .load(be, config.block[j], [&](const std::string& name) { return load(prefix + name); }, mw);
+          .load(
+              be, config.block[j], [&](const std::string& name) { return load(prefix + name); }, mw);
       modules.push_back(std::move(mw));
     }
     w.blocks.push_back(std::move(modules));
@@ -111,8 +112,11 @@ ModelWeights load_model(const std::string& path, Backend& be) {
   ModelWeights trained;
   read_training_metadata(file, trained);
 
-  auto read = [&](const std::string& name, const Shape& shape) { return file.load_tensor(be, name, shape, "the config"); };
+  auto read = [&](const std::string& name, const Shape& shape) {
+    return file.load_tensor(be, name, shape, "the config");
+  };
   ModelWeights weights = build_model_weights(config, be, read, path);
+  weights.identity = file.content_identity();  // after the weights were read: their pages are in memory
   weights.trained_height = trained.trained_height;
   weights.trained_width = trained.trained_width;
   weights.trained_input_views = trained.trained_input_views;

@@ -11,32 +11,34 @@
 namespace lact {
 
 struct ModuleWeights {
-  Tensor norm;          // ln.weight [dim]
-  Tensor qkv;           // f.to_qkv.weight [3 dim, dim] (attention, TTT)
-  Tensor out_proj;      // f.c_proj.weight [dim, dim] (attention, TTT) or [dim, hidden] (MLP)
-  Tensor q_norm, k_norm;  // attention QK RMSNorm [head_dim]
-  Tensor w0, w1, w2;    // TTT initial fast weights [heads, D, d_h], [heads, d_h, D], [heads, D, d_h]
-  Tensor lr_weight, lr_bias;  // TTT lr_fc [3 heads, dim], [3 heads]
-  Tensor o_norm;        // TTT per-head RMSNorm [D]
-  Tensor fc;            // MLP c_fc.weight [hidden, dim]
+  Tensor norm;                          // ln.weight [dim]
+  Tensor qkv;                           // f.to_qkv.weight [3 dim, dim] (attention, TTT)
+  Tensor out_proj;                      // f.c_proj.weight [dim, dim] (attention, TTT) or [dim, hidden] (MLP)
+  Tensor q_norm, k_norm;                // attention QK RMSNorm [head_dim]
+  Tensor w0, w1, w2;                    // TTT initial fast weights [heads, D, d_h], [heads, d_h, D], [heads, D, d_h]
+  Tensor lr_weight, lr_bias;            // TTT lr_fc [3 heads, dim], [3 heads]
+  Tensor o_norm;                        // TTT per-head RMSNorm [D]
+  Tensor fc;                            // MLP c_fc.weight [hidden, dim]
   Tensor w0_norms, w1_norms, w2_norms;  // TTT: column norms of the initial fast weights (the weight-norm targets)
 };
 
 struct ModelWeights {
   ModelConfig config;
-  Tensor input_linear;     // [dim, 12 p^2]
-  Tensor input_layernorm;  // [dim]
+  Tensor input_linear;                             // [dim, 12 p^2]
+  Tensor input_layernorm;                          // [dim]
   std::vector<std::vector<ModuleWeights>> blocks;  // [layer][module]
-  Tensor decoder_norm;     // image_token_decoder.0.weight [dim]
-  Tensor decoder_linear;   // image_token_decoder.1.weight [3 p^2, dim]
+  Tensor decoder_norm;                             // image_token_decoder.0.weight [dim]
+  Tensor decoder_linear;                           // image_token_decoder.1.weight [3 p^2, dim]
   long long parameter_count = 0;
-  std::string source;      // the file it came from
+  std::string source;    // the file it came from
+  std::string identity;  // that file's content identity (core/file_identity.h); empty when not from a file
   // What the model was trained with (safetensors metadata "image_size" = "HxW", "input_views"), 0 = unknown.
   int trained_height = 0, trained_width = 0, trained_input_views = 0;
 };
 
 // Reads a safetensors model: the config from __metadata__.config, every tensor under its official name,
-// converted to float32 (F32 tensors used in place from the mapped file by the CPU backend). Every error names the file and the tensor.
+// converted to float32 (F32 tensors used in place from the mapped file by the CPU backend). Every error names the file
+// and the tensor.
 ModelWeights load_model(const std::string& path, Backend& backend);
 
 // The same for a config and a tensor lookup (used by the loader and by tests that build random models).

@@ -1,5 +1,8 @@
 // The safetensors reader and writer, and the config parser, on files built by hand.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -9,9 +12,10 @@
 
 #include "core/config.h"
 #include "core/error.h"
+#include "core/file_identity.h"
+#include "core/mapped_file.h"
 #include "core/safetensors.h"
 #include "kernels/backend.h"
-
 #include "tests/test_util.h"
 
 namespace lact {
@@ -46,9 +50,10 @@ TEST(Safetensors, HalfAndBfloat16Decode) {
   // F16: 1.0 = 0x3C00, -2.0 = 0xC000, 0.5 = 0x3800, smallest subnormal 0x0001 = 2^-24.
   // BF16: 1.0 = 0x3F80, -3.0 = 0xC040.
   const std::string path = temp_path("half.safetensors");
-  write_raw(path,
-            R"({"h":{"dtype":"F16","shape":[4],"data_offsets":[0,8]},"b":{"dtype":"BF16","shape":[2],"data_offsets":[8,12]}})",
-            {0x00, 0x3C, 0x00, 0xC0, 0x00, 0x38, 0x01, 0x00, 0x80, 0x3F, 0x40, 0xC0});
+  write_raw(
+      path,
+      R"({"h":{"dtype":"F16","shape":[4],"data_offsets":[0,8]},"b":{"dtype":"BF16","shape":[2],"data_offsets":[8,12]}})",
+      {0x00, 0x3C, 0x00, 0xC0, 0x00, 0x38, 0x01, 0x00, 0x80, 0x3F, 0x40, 0xC0});
   const SafetensorsFile file(path);
   EXPECT_EQ(file.read_floats("h"), (std::vector<float>{1.0f, -2.0f, 0.5f, std::ldexp(1.0f, -24)}));
   EXPECT_EQ(file.read_floats("b"), (std::vector<float>{1.0f, -3.0f}));
@@ -67,8 +72,9 @@ TEST(Safetensors, WritesBfloat16RoundedToNearestEven) {
   EXPECT_EQ(file.entry("w").end - file.entry("w").begin, 10u);
   EXPECT_EQ(file.read_floats("w"), (std::vector<float>{1.0f, 1.0f, 1.015625f, -3.0f, largest_bf16}));
   std::remove(path.c_str());
-  EXPECT_NE(error_of([] { parse_stored_dtype("fp16", "--state-dtype"); }).find("--state-dtype: 'fp16' is not fp32 or bf16"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of([] { parse_stored_dtype("fp16", "--state-dtype"); }).find("--state-dtype: 'fp16' is not fp32 or bf16"),
+      std::string::npos);
 }
 
 // load_tensor: an aligned F32 tensor used in place from the mapped file on the CPU backend (outliving the
@@ -122,6 +128,105 @@ TEST(Safetensors, BadFilesNameTheFileAndTheProblem) {
   EXPECT_NE(error_of([&] { SafetensorsFile f(path); }).find("does not match its shape"), std::string::npos);
   write_raw(path, R"({"t":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", std::vector<uint8_t>(16));
   EXPECT_NE(error_of([&] { SafetensorsFile(path).read_floats("u"); }).find("missing tensor 'u'"), std::string::npos);
+  std::remove(path.c_str());
+}
+
+// A file written "long ago": a change right after lact opens it then always gets another modification time
+// (timestamps tick in milliseconds; the guard cannot see a rewrite within the tick of the previous write).
+void age(const std::string& path) {
+  struct timespec times[2] = {{1000000000, 0}, {1000000000, 0}};
+  ASSERT_EQ(utimensat(AT_FDCWD, path.c_str(), times, 0), 0);
+}
+
+void overwrite_at(const std::string& path, long offset, const std::string& bytes) {
+  FILE* f = std::fopen(path.c_str(), "r+b");
+  ASSERT_NE(f, nullptr);
+  std::fseek(f, offset, SEEK_SET);
+  std::fwrite(bytes.data(), 1, bytes.size(), f);
+  std::fclose(f);
+}
+
+// check_mapped_files_unchanged: a file written in place (same size) or truncated under a live mapping is named;
+// one replaced by rename is not (the mapping keeps the file it opened, unchanged); a freed mapping is forgotten.
+TEST(MappedFile, ChangesAfterOpeningAreSeen) {
+  const std::string path = temp_path("changed.safetensors"), other = temp_path("other.safetensors");
+  write_safetensors(path, {{"w", {{4}, {1, 2, 3, 4}}}}, {});
+  age(path);
+  auto be = make_cpu_backend(1);
+  Tensor w;
+  {
+    const SafetensorsFile file(path);
+    w = file.load_tensor(*be, "w", {4}, "the test");  // in place: keeps the mapping alive
+  }
+  EXPECT_EQ(error_of(check_mapped_files_unchanged), "");
+  const std::string nan(4, '\xff');  // a NaN over the last value, the size unchanged
+  overwrite_at(path, static_cast<long>(std::filesystem::file_size(path) - 4), nan);
+  const std::string e = error_of(check_mapped_files_unchanged);
+  EXPECT_EQ(e, path + ": changed while lact was using it (modified after lact opened it)");
+  w = Tensor();  // the last owner lets go: nothing left to check
+  EXPECT_EQ(error_of(check_mapped_files_unchanged), "");
+
+  write_safetensors(path, {{"w", {{4}, {1, 2, 3, 4}}}}, {});
+  age(path);
+  w = SafetensorsFile(path).load_tensor(*be, "w", {4}, "the test");
+  ASSERT_EQ(truncate(path.c_str(), 8), 0);
+  EXPECT_NE(error_of(check_mapped_files_unchanged).find(path + ": changed while lact was using it (now 8 bytes"),
+            std::string::npos);
+  w = Tensor();
+
+  write_safetensors(path, {{"w", {{4}, {1, 2, 3, 4}}}}, {});
+  w = SafetensorsFile(path).load_tensor(*be, "w", {4}, "the test");
+  write_safetensors(other, {{"w", {{4}, {5, 6, 7, 8}}}}, {});
+  ASSERT_EQ(std::rename(other.c_str(), path.c_str()), 0);  // an atomic re-export: the run keeps its file
+  EXPECT_EQ(error_of(check_mapped_files_unchanged), "");
+  EXPECT_EQ(be->to_host(w), (std::vector<float>{1, 2, 3, 4}));
+  w = Tensor();
+  std::remove(path.c_str());
+}
+
+// A SIGBUS from a truncated mapping ends the process with the one line naming the file, exit status 1.
+TEST(MappedFile, TruncatedUnderTheMappingEndsInOneLine) {
+  if (std::getenv("LACT_SANITIZED")) GTEST_SKIP() << "the sanitizer's own SIGBUS handler reports first";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const std::string path = temp_path("truncated.safetensors");
+  write_safetensors(path, {{"w", {{8192}, std::vector<float>(8192, 1.0f)}}}, {});
+  auto read_after_truncation = [&] {
+    const auto file = MappedFile::open(path);
+    if (truncate(path.c_str(), 0) != 0) std::_Exit(3);
+    volatile uint8_t last = file->data()[file->size() - 1];  // past the end of the file now
+    (void)last;
+    std::_Exit(0);
+  };
+  // The child runs this test again (threadsafe style): its own pid names its file.
+  EXPECT_EXIT(read_after_truncation(), ::testing::ExitedWithCode(1),
+              "lact: /[^ ]*_truncated\\.safetensors: changed while lact was using it \\(truncated\\?\\)");
+  std::remove(path.c_str());
+}
+
+// The content identity: the same for the mapped bytes and the file read, another for one byte changed; above
+// 64 MiB sampled (a byte in a sampled block changes it, one between the samples does not: the documented limit).
+TEST(FileIdentity, WholeFilesAndSampledLargeOnes) {
+  const std::string path = temp_path("identity.safetensors");
+  write_safetensors(path, {{"w", {{1000}, std::vector<float>(1000, 0.5f)}}}, {});
+  const std::string before = file_identity(path);
+  EXPECT_EQ(before, SafetensorsFile(path).content_identity());
+  EXPECT_EQ(before.substr(0, before.find(':')), std::to_string(std::filesystem::file_size(path)));
+  overwrite_at(path, 3000, std::string(1, '\x01'));
+  EXPECT_NE(file_identity(path), before);
+
+  const uint64_t large = (64ull << 20) + 4096;
+  ASSERT_EQ(truncate(path.c_str(), static_cast<off_t>(large)), 0);  // sparse: zeros
+  const std::string sparse = file_identity(path);
+  EXPECT_EQ(sparse.substr(0, sparse.find(':')), std::to_string(large));
+  overwrite_at(path, static_cast<long>(large - 1), "x");  // the last block is sampled
+  const std::string last = file_identity(path);
+  EXPECT_NE(last, sparse);
+  overwrite_at(path, 3 << 19, "x");  // 1.5 MiB: between the first block (at 1 MiB) and the second (at ~2 MiB)
+  EXPECT_EQ(file_identity(path), last);
+  {
+    const auto mapped = MappedFile::open(path);
+    EXPECT_EQ(content_identity(mapped->data(), mapped->size()), last);
+  }
   std::remove(path.c_str());
 }
 

@@ -63,7 +63,7 @@ void EncodeJob::run() {
     if (!source.state_path.empty()) {
       set_progress("loading the scene state", 0);
       const auto start = std::chrono::steady_clock::now();
-      LoadedSceneState loaded = load_scene_state(source.state_path, model.config(), *source.backend);
+      LoadedSceneState loaded = load_scene_state(source.state_path, model.weights(), *source.backend);
       encode_seconds_ = seconds_since(start);
       state = std::make_shared<SceneState>(std::move(loaded.state));
     } else {
