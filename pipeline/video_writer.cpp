@@ -15,6 +15,7 @@
 #include <random>
 
 #include "core/error.h"
+#include "core/file_io.h"
 #include "core/signal_cleanup.h"
 #include "pipeline/output_files.h"
 
@@ -124,9 +125,8 @@ VideoWriter::VideoWriter(const std::string& path, const std::vector<Camera>& fra
       throw Error(path, "the camera path's frames differ in size; a video needs one size");
   if (fps < 1 || fps > 1000) throw Error("--fps", "must be in 1..1000");
   make_parent_folder(path);
-  std::error_code ec;
-  replace_ = fs::exists(fs::symlink_status(path, ec));
-  temp_ = create_temporary_beside(path, temp_token_);
+  target_ = resolve_output_path(path);  // a link's target, beside which the temporary goes
+  temp_ = create_temporary_beside(target_, temp_token_);
   ffmpeg_ = std::make_unique<ProgramWithInput>(ffmpeg_arguments(width_, height_, fps, temp_), stall_s_);
 }
 
@@ -204,8 +204,8 @@ void VideoWriter::check_frame_count() const {
                            std::to_string(frames_written_) + " frames given (disk full?)");
 }
 
-// Synced, then moved to the final name; without `replace_` never over a file that appeared meanwhile (another
-// run writing the same name).
+// Synced, then moved to the final name: without --force never over a file that appeared meanwhile (another run
+// writing the same name), and through a link rather than over it (core/file_io).
 void VideoWriter::commit() {
   const int fd = ::open(temp_.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0 || ::fsync(fd) != 0) {
@@ -214,20 +214,7 @@ void VideoWriter::commit() {
     throw Error(path_, "cannot sync the video ffmpeg wrote (" + why + ")");
   }
   ::close(fd);
-  if (replace_) {
-    if (std::rename(temp_.c_str(), path_.c_str()) != 0)
-      throw Error(path_, std::string("cannot replace the video file (") + std::strerror(errno) + ")");
-  } else if (::renameat2(AT_FDCWD, temp_.c_str(), AT_FDCWD, path_.c_str(), RENAME_NOREPLACE) != 0) {
-    if (errno == EEXIST) throw Error(path_, "appeared while this run worked (pass --force to replace it)");
-    // A filesystem without RENAME_NOREPLACE: a hard link fails the same way when the name exists.
-    if (errno != EINVAL && errno != ENOSYS)
-      throw Error(path_, std::string("cannot move the video there (") + std::strerror(errno) + ")");
-    if (::link(temp_.c_str(), path_.c_str()) != 0) {
-      if (errno == EEXIST) throw Error(path_, "appeared while this run worked (pass --force to replace it)");
-      throw Error(path_, std::string("cannot move the video there (") + std::strerror(errno) + ")");
-    }
-    ::unlink(temp_.c_str());
-  }
+  rename_into_place(temp_, target_);
   temp_.clear();
   unregister_temporary(temp_token_);
   temp_token_ = -1;

@@ -22,8 +22,8 @@ void check_video_output(const std::string& path);
 class VideoWriter {
  public:
   // Starts ffmpeg for frames of the size of `frames` (which must all share it). Throws Error naming `path`.
-  // The commit replaces a file at `path` only when one was there at the start (--force, checked before);
-  // one that appeared while this run worked (another run writing the same name) is an error.
+  // The commit follows core/file_io's rename_into_place: a link is written through, and without --force
+  // (check_named_output) a file that appeared at `path` while this run worked is an error, not replaced.
   VideoWriter(const std::string& path, const std::vector<Camera>& frames, int fps);
   ~VideoWriter();  // without finish(): stops ffmpeg and removes the temporary file
   VideoWriter(const VideoWriter&) = delete;
@@ -37,11 +37,10 @@ class VideoWriter {
   [[noreturn]] void fail_ffmpeg(const std::string& what);
   void check_frame_count() const;
   void commit();
-  std::string path_, temp_;
+  std::string path_, target_, temp_;  // as given, resolved (links followed), the temporary
   int width_ = 0, height_ = 0;
   int temp_token_ = -1;  // the temporary's registration for the signal cleanup
   size_t frames_written_ = 0;
-  bool replace_ = false;
   double stall_s_ = 30;
   std::unique_ptr<ProgramWithInput> ffmpeg_;
 };

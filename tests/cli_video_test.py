@@ -157,6 +157,20 @@ class Video(unittest.TestCase):
             self.assertEqual(frames_in(video), 4, name)
         self.assertEqual(sorted(os.listdir(self.folder)), ["v.MOV", "v.mkv", "v.mp4"])  # no temporary left
 
+    def test_existing_video_kept_or_replaced_through_its_link(self):
+        env = self.env()
+        target = os.path.join(self.folder, "real.mp4")
+        link = os.path.join(self.folder, "link.mp4")
+        self.assertEqual(self.render(target, env, frames=6)[0], 0)
+        os.symlink("real.mp4", link)
+        self.expect_error(self.render(link, env), ["--video", "--force"])
+        self.assertEqual(frames_in(target), 6)
+        rc, so, se = self.render(link, env, extra=["--force"])
+        self.assertEqual(rc, 0, so + se)
+        self.assertTrue(os.path.islink(link))  # written through the link, never replacing it
+        self.assertEqual(frames_in(target), 4)
+        self.assertEqual(sorted(os.listdir(self.folder)), ["link.mp4", "real.mp4"])
+
     def test_unknown_container_refused_before_rendering(self):
         env = self.env()
         for name in ("v.txt", "v.png", "v.webm", "v", "v.mp4.gif"):
