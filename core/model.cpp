@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/layers.h"
+#include "core/mapped_file.h"
 #include "core/memory_estimate.h"
 #include "core/render_graphs.h"
 #include "core/tokens.h"
@@ -114,6 +115,7 @@ SceneState Model::encode(const std::vector<PosedImage>& inputs, const Observer& 
     }
     if (observer) observer("encode_block" + std::to_string(layer) + "_out", x);
   }
+  check_mapped_files_unchanged();  // the weights read in place: nothing from a file changed under us leaves
   // Fixed from here on (every render reads it): a backend may keep converted copies (core: mark_constant).
   for (const ModuleState& module : state.modules)
     for (const auto& [name, tensor] : module.tensors) backend_.mark_constant(tensor);
@@ -174,8 +176,9 @@ std::vector<Image> Model::render(const SceneState& state, const std::vector<Came
       ++end;
     }
     const int64_t count = static_cast<int64_t>(poses.size());
-    std::vector<Image> batch = unpatchify(render_batch(state, poses, height, width), static_cast<int>(count), height,
-                                          width, patch);
+    std::vector<float> rgb = render_batch(state, poses, height, width);
+    check_mapped_files_unchanged();  // weights and state read in place: no image from a file changed under us
+    std::vector<Image> batch = unpatchify(rgb, static_cast<int>(count), height, width, patch);
     for (Image& img : batch) images.push_back(std::move(img));
     begin = end;
   }
