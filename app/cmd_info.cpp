@@ -3,16 +3,17 @@
 
 #include "app/commands.h"
 #include "app/flags.h"
-#include "pipeline/backend_options.h"
-#include "pipeline/scene_selection.h"
 #include "core/block_module.h"
 #include "core/error.h"
-#include "kernels/cpu/dnnl_gemm.h"
 #include "core/safetensors.h"
+#include "core/terminal_text.h"
 #include "core/weights.h"
 #include "datasets/preprocess.h"
 #include "datasets/scene_summary.h"
 #include "datasets/view_selection.h"
+#include "kernels/cpu/dnnl_gemm.h"
+#include "pipeline/backend_options.h"
+#include "pipeline/scene_selection.h"
 
 namespace lact::app {
 
@@ -32,46 +33,66 @@ void print_config(const ModelConfig& c) {
                 per_token * c.layers, per_token * c.layers * 4.0 / 1024);
 }
 
-void info_file(const std::string& path) {
-  const SafetensorsFile file(path);
-  const auto& meta = file.metadata();
-  const ModelConfig config = config_from_metadata(file);
+// Parameters and tensors of a safetensors file.
+std::pair<long long, size_t> count_floats(const SafetensorsFile& file) {
   long long count = 0;
   for (const auto& [name, entry] : file.entries()) {
     long long n = 1;
     for (int64_t d : entry.shape) n *= d;
     count += n;
   }
-  auto format = meta.find("format");
-  const bool is_state = format != meta.end() && format->second.rfind("lact scene state", 0) == 0;
-  std::printf("%s: %s\n", path.c_str(), is_state ? "scene state" : "model");
-  print_config(config);
-  if (is_state) {
-    for (const char* key : {"model", "data", "images", "scene", "inputs", "height", "width", "input_views",
-                            "background", "normalize_poses"}) {
-      auto it = meta.find(key);
-      if (it != meta.end()) std::printf("%s: %s\n", key, it->second.c_str());
-    }
-    std::printf("state: %zu tensors, %lld floats (%.2f MiB in fp32), variant %s\n", file.entries().size(), count,
-                count * 4.0 / (1 << 20), meta.count("ttt_variant") ? meta.at("ttt_variant").c_str() : "dot_product");
-  } else {
-    std::printf("parameters: %lld (%.1f M) in %zu tensors\n", count, count / 1e6, file.entries().size());
-  }
+  return {count, file.entries().size()};
+}
+
+// A scene state: its config and what its metadata says about its origin (names and paths from data, escaped).
+void info_state(const std::string& path, const SafetensorsFile& file) {
+  const auto& meta = file.metadata();
+  std::printf("%s: scene state\n", terminal_text(path).c_str());
+  print_config(config_from_metadata(file));
+  for (const char* key : {"model", "data", "images", "scene", "inputs", "height", "width", "input_views", "background",
+                          "normalize_poses"})
+    if (meta.count(key)) std::printf("%s: %s\n", key, terminal_text(metadata_or(meta, key, "")).c_str());
+  const auto [count, tensors] = count_floats(file);
+  std::printf("state: %zu tensors, %lld floats (%.2f MiB in fp32), variant %s\n", tensors, count,
+              count * 4.0 / (1 << 20), terminal_text(metadata_or(meta, "ttt_variant", "dot_product")).c_str());
+}
+
+// A model is read and checked exactly as render reads it (the same loader: config, tensor names and shapes,
+// NaN and infinite weights), so info describes only models that render accepts.
+void info_model(const std::string& path) {
+  const auto backend = make_backend("cpu", 1);
+  const std::unique_ptr<Model> model = load_model_for(path, *backend);
+  const SafetensorsFile file(path);
+  std::printf("%s: model\n", terminal_text(path).c_str());
+  print_config(model->config());
+  const auto [count, tensors] = count_floats(file);
+  std::printf("parameters: %lld (%.1f M) in %zu tensors\n", count, count / 1e6, tensors);
+}
+
+void info_file(const std::string& path) {
+  const SafetensorsFile file(path);
+  const std::string format = metadata_or(file.metadata(), "format", "");
+  if (format.rfind("lact scene state", 0) == 0)
+    info_state(path, file);
+  else
+    info_model(path);
 }
 
 void print_range(const char* name, const Range& r) { std::printf("%s %.4g..%.4g", name, r.min, r.max); }
 
 void info_data(const DataOptions& o, const std::string& targets_spec) {
   const SceneList list = read_scene_list(o.data, read_options(o));
-  std::printf("%s: %zu scene(s)\n", o.data.c_str(), list.scenes.size());
-  for (const auto& [entry, error] : list.failed) std::printf("failed to read %s: %s\n", entry.c_str(), error.c_str());
+  // Names, paths and notes come from the data: printed escaped (core/terminal_text.h).
+  std::printf("%s: %zu scene(s)\n", terminal_text(o.data).c_str(), list.scenes.size());
+  for (const auto& [entry, error] : list.failed)
+    std::printf("failed to read %s: %s\n", terminal_text(entry).c_str(), terminal_text(error).c_str());
   if (list.scenes.empty()) throw Error(o.data, "no scene could be read");
   for (const Scene& scene : list.scenes) {
     if (!o.scene.empty() && scene.name != o.scene) continue;
     const SceneSummary s = summarize_scene(scene);
-    std::printf("scene %s (%s layout, %s): %d views\n", scene.name.c_str(), scene.layout.c_str(), scene.source.c_str(),
-                s.views);
-    for (const std::string& note : scene.notes) std::printf("  %s\n", note.c_str());
+    std::printf("scene %s (%s layout, %s): %d views\n", terminal_text(scene.name).c_str(),
+                terminal_text(scene.layout).c_str(), terminal_text(scene.source).c_str(), s.views);
+    for (const std::string& note : scene.notes) std::printf("  %s\n", terminal_text(note).c_str());
     std::printf("  image sizes (WxH):");
     for (const auto& [w, h] : s.sizes) std::printf(" %dx%d", w, h);
     std::printf("\n  intrinsics (px): ");
@@ -80,21 +101,23 @@ void info_data(const DataOptions& o, const std::string& targets_spec) {
     std::printf("\n  camera centres: ");
     print_range("x", s.centre[0]), std::printf(", "), print_range("y", s.centre[1]), std::printf(", ");
     print_range("z", s.centre[2]);
-    std::printf("\n  distance to their centroid (%.3g, %.3g, %.3g): %.4g..%.4g; to the origin: %.4g..%.4g; "
-                "forward axes point at the origin: mean cosine %.3f\n",
-                s.centroid[0], s.centroid[1], s.centroid[2], s.distance_to_centroid.min, s.distance_to_centroid.max,
-                s.distance_to_origin.min, s.distance_to_origin.max, s.look_at_origin);
+    std::printf(
+        "\n  distance to their centroid (%.3g, %.3g, %.3g): %.4g..%.4g; to the origin: %.4g..%.4g; "
+        "forward axes point at the origin: mean cosine %.3f\n",
+        s.centroid[0], s.centroid[1], s.centroid[2], s.distance_to_centroid.min, s.distance_to_centroid.max,
+        s.distance_to_origin.min, s.distance_to_origin.max, s.look_at_origin);
     if (s.distorted_views)
       std::printf("  lens distortion (k1 k2 p1 p2) in %d views: undistorted to pinhole intrinsics on load\n",
                   s.distorted_views);
-    for (const auto& [name, r] : s.splits) std::printf("  split %s: views %.0f-%.0f\n", name.c_str(), r.min, r.max);
+    for (const auto& [name, r] : s.splits)
+      std::printf("  split %s: views %.0f-%.0f\n", terminal_text(name).c_str(), r.min, r.max);
     if (!scene.kmeans_inputs.empty())
-      std::printf("  %s: %zu input views\n", scene.kmeans_key.c_str(), scene.kmeans_inputs.size());
+      std::printf("  %s: %zu input views\n", terminal_text(scene.kmeans_key).c_str(), scene.kmeans_inputs.size());
   }
   // The preprocessing this run's flags choose, for the chosen (or first) scene.
-  const SceneSelection selection =
-      plan_scene(select_scene(list.scenes, o.scene.empty() && list.scenes.size() > 1 ? list.scenes[0].name : o.scene, o.data),
-                 o, 1);  // any size: info only describes
+  const SceneSelection selection = plan_scene(
+      select_scene(list.scenes, o.scene.empty() && list.scenes.size() > 1 ? list.scenes[0].name : o.scene, o.data), o,
+      1);  // any size: info only describes
   const Scene& scene = selection.scene;
   std::vector<int> targets;
   if (!targets_spec.empty()) targets = select_views(targets_spec, scene, true, selection.inputs, o.seed, "--targets");
@@ -108,10 +131,11 @@ void info_data(const DataOptions& o, const std::string& targets_spec) {
   if (selection.height) {
     const SceneView& first = scene.views[selection.inputs.empty() ? 0 : selection.inputs[0]];
     const CoverCrop crop = cover_crop(first.camera, selection.height, selection.width);
-    std::printf("working size %dx%d (HxW): view %dx%d resized to %dx%d (Catmull-Rom, scale %.4g), crop left %d top "
-                "%d\n",
-                selection.height, selection.width, first.camera.width, first.camera.height, crop.resized_width,
-                crop.resized_height, static_cast<double>(crop.resized_width) / first.camera.width, crop.left, crop.top);
+    std::printf(
+        "working size %dx%d (HxW): view %dx%d resized to %dx%d (Catmull-Rom, scale %.4g), crop left %d top "
+        "%d\n",
+        selection.height, selection.width, first.camera.width, first.camera.height, crop.resized_width,
+        crop.resized_height, static_cast<double>(crop.resized_width) / first.camera.width, crop.left, crop.top);
   }
   std::printf("background for RGBA: %.3g,%.3g,%.3g\n", selection.background[0], selection.background[1],
               selection.background[2]);
@@ -127,7 +151,7 @@ void info_data(const DataOptions& o, const std::string& targets_spec) {
       first = false;
     }
     std::printf("pose normalisation: mean pose of %s, translations / %.4g; camera distances after: %.4g..%.4g\n",
-                o.normalize_poses.c_str(), selection.pose.scale, radius.min, radius.max);
+                terminal_text(o.normalize_poses).c_str(), selection.pose.scale, radius.min, radius.max);
   }
 }
 
@@ -159,8 +183,9 @@ void info_devices() {
 
 void add_info_command(CLI::App& app) {
   auto o = std::make_shared<InfoOptions>();
-  CLI::App* command = app.add_subcommand("info", "Describe a model, a scene state (FILE) or a dataset (--data): "
-                                                 "config and sizes, or cameras, views and preprocessing");
+  CLI::App* command = app.add_subcommand("info",
+                                         "Describe a model, a scene state (FILE) or a dataset (--data): "
+                                         "config and sizes, or cameras, views and preprocessing");
   command->add_option("file", o->file, "Model or scene state (.safetensors)");
   add_data_options(*command, o->data);
   command->add_option("--targets", o->targets, "Target views to show (as for render)");

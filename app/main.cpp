@@ -1,5 +1,7 @@
 // lact: the command line. Subcommands live in cmd_*.cpp; errors become one line and exit code 1.
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <new>
 #include <string>
@@ -7,15 +9,24 @@
 #include "app/commands.h"
 #include "core/error.h"
 #include "core/signal_cleanup.h"
+#include "core/terminal_text.h"
 #include "distributed/distributed.h"
 
 namespace {
-// Messages may quote names from data files: control characters (line breaks, terminal escapes) become '?'.
+// Messages may quote names from data files: control characters (line breaks, terminal escapes) are escaped
+// visibly (core/terminal_text.h), so a message stays one harmless line.
 std::string one_line(std::string text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
-  for (char& c : text)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  return text;
+  return lact::terminal_text(text);
+}
+
+// What a command printed must have reached stdout: a full disk or a closed pipe is an error, not exit 0.
+bool stdout_written() {
+  errno = 0;
+  if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return true;
+  const int error = errno;
+  std::fprintf(stderr, "lact: stdout: %s\n", error ? std::strerror(error) : "a write failed");
+  return false;
 }
 }  // namespace
 
@@ -57,5 +68,5 @@ int main(int argc, char** argv) {
     return fail(one_line(e.what()), true);
   }
   lact::finish_distributed(false);
-  return 0;
+  return stdout_written() ? 0 : 1;
 }

@@ -4,10 +4,14 @@
 
 #include <cstdio>
 
+#include "core/terminal_text.h"
+
 namespace lact {
 
 Progress::Progress(std::string what, int total, bool quiet)
-    : what_(std::move(what)), total_(total), enabled_(!quiet && isatty(fileno(stderr))),
+    : what_(std::move(what)),
+      total_(total),
+      enabled_(!quiet && isatty(fileno(stderr))),
       start_(std::chrono::steady_clock::now()) {
   if (enabled_) draw("");
 }
@@ -28,8 +32,9 @@ void Progress::draw(const std::string& item) {
   std::string bar(static_cast<size_t>(filled), '#');
   bar.resize(kWidth, '.');
   const double eta = done_ ? elapsed / done_ * (total_ - done_) : 0;
-  std::fprintf(stderr, "\r[%s] %d/%d %s, %.0f s elapsed, ETA %.0f s %-24.24s", bar.c_str(), done_, total_,
-               what_.c_str(), elapsed, eta, item.c_str());
+  // The item is a name from data (a scene's): escaped, so it cannot drive the terminal.
+  std::fprintf(stderr, "\r[%s] %d/%d %s, %.0f s elapsed, ETA %.0f s %s", bar.c_str(), done_, total_,
+               terminal_text(what_).c_str(), elapsed, eta, terminal_column(item, 24).c_str());
   std::fflush(stderr);
 }
 

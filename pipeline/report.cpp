@@ -5,11 +5,13 @@
 #include <map>
 #include <sstream>
 
-#include "pipeline/output_files.h"
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/json_text.h"
 #include "core/metrics.h"
+#include "core/terminal_text.h"
+#include "core/utf8_text.h"
+#include "pipeline/output_files.h"
 
 namespace lact {
 
@@ -26,29 +28,35 @@ double mean_over(const std::vector<SceneReport>& scenes, F f) {
   for (const SceneReport& r : scenes) s += f(r);
   return scenes.empty() ? 0.0 : s / scenes.size();
 }
-// A name from data, safe to print on a terminal (no escape sequences).
-std::string printable(const std::string& text) {
-  std::string out = text;
-  for (char& c : out)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  return out;
-}
 }  // namespace
 
-double SceneReport::psnr() const { return mean_of(views, [](const ViewReport& v) { return v.psnr; }); }
-double SceneReport::ssim() const { return mean_of(views, [](const ViewReport& v) { return v.ssim; }); }
+double SceneReport::psnr() const {
+  return mean_of(views, [](const ViewReport& v) { return v.psnr; });
+}
+double SceneReport::ssim() const {
+  return mean_of(views, [](const ViewReport& v) { return v.ssim; });
+}
 double SceneReport::psnr_nearest_input() const {
   return mean_of(views, [](const ViewReport& v) { return v.psnr_nearest_input; });
 }
-double SceneReport::psnr_white() const { return mean_of(views, [](const ViewReport& v) { return v.psnr_white; }); }
-double SceneReport::psnr_pooled() const { return psnr_from_mse(mean_of(views, [](const ViewReport& v) { return v.mse; })); }
+double SceneReport::psnr_white() const {
+  return mean_of(views, [](const ViewReport& v) { return v.psnr_white; });
+}
+double SceneReport::psnr_pooled() const {
+  return psnr_from_mse(mean_of(views, [](const ViewReport& v) { return v.mse; }));
+}
 
 nlohmann::json scene_report_to_json(const SceneReport& s) {
   nlohmann::json views = nlohmann::json::array();
   for (const ViewReport& v : s.views)
     views.push_back({v.index, v.psnr, v.ssim, v.psnr_nearest_input, v.psnr_white, v.mse, v.nearest_input});
-  return {{"name", s.name},         {"folder", s.folder},     {"inputs", s.inputs},
-          {"targets", s.targets},   {"encode_s", s.encode_s}, {"render_ms_per_view", s.render_ms_per_view},
+  // Names may hold bytes that are not UTF-8 (a folder's name): escaped, so the JSON can be written.
+  return {{"name", utf8_escaped(s.name)},
+          {"folder", utf8_escaped(s.folder)},
+          {"inputs", s.inputs},
+          {"targets", s.targets},
+          {"encode_s", s.encode_s},
+          {"render_ms_per_view", s.render_ms_per_view},
           {"views", views}};
 }
 
@@ -74,12 +82,23 @@ nlohmann::json Report::to_json() const {
   for (const SceneReport& s : scenes) {
     nlohmann::json views = nlohmann::json::array();
     for (const ViewReport& v : s.views)
-      views.push_back({{"index", v.index}, {"psnr", v.psnr}, {"ssim", v.ssim}, {"psnr_nearest_input", v.psnr_nearest_input},
-                       {"psnr_white", v.psnr_white}, {"nearest_input", v.nearest_input}});
-    j["scenes"].push_back({{"name", s.name}, {"folder", s.folder}, {"inputs", s.inputs}, {"targets", s.targets}, {"encode_s", s.encode_s},
-                           {"render_ms_per_view", s.render_ms_per_view}, {"psnr", s.psnr()},
-                           {"psnr_pooled", s.psnr_pooled()}, {"ssim", s.ssim()},
-                           {"psnr_nearest_input", s.psnr_nearest_input()}, {"psnr_white", s.psnr_white()},
+      views.push_back({{"index", v.index},
+                       {"psnr", v.psnr},
+                       {"ssim", v.ssim},
+                       {"psnr_nearest_input", v.psnr_nearest_input},
+                       {"psnr_white", v.psnr_white},
+                       {"nearest_input", v.nearest_input}});
+    j["scenes"].push_back({{"name", s.name},
+                           {"folder", s.folder},
+                           {"inputs", s.inputs},
+                           {"targets", s.targets},
+                           {"encode_s", s.encode_s},
+                           {"render_ms_per_view", s.render_ms_per_view},
+                           {"psnr", s.psnr()},
+                           {"psnr_pooled", s.psnr_pooled()},
+                           {"ssim", s.ssim()},
+                           {"psnr_nearest_input", s.psnr_nearest_input()},
+                           {"psnr_white", s.psnr_white()},
                            {"views", views}});
     encode_total += s.encode_s;
   }
@@ -96,14 +115,14 @@ nlohmann::json Report::to_json() const {
 }
 
 void Report::write(const std::string& json_path, const std::string& csv_path) const {
-  // Scene names come from data: invalid UTF-8 is replaced rather than failing the report.
-  write_file_atomically(json_path, to_json().dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  // Names and paths come from data: bytes that are not UTF-8 are written as \xNN (see core/utf8_text.h).
+  write_file_atomically(json_path, with_utf8_strings(to_json()).dump(1) + "\n");
   std::ostringstream csv;
   csv << "scene,view,psnr,ssim,psnr_nearest_input,psnr_white,nearest_input\n";
   for (const SceneReport& s : scenes)
     for (const ViewReport& v : s.views)
-      csv << csv_field(s.name) << "," << v.index << "," << v.psnr << "," << v.ssim << "," << v.psnr_nearest_input
-          << "," << v.psnr_white << "," << v.nearest_input << "\n";
+      csv << csv_field(s.name) << "," << v.index << "," << v.psnr << "," << v.ssim << "," << v.psnr_nearest_input << ","
+          << v.psnr_white << "," << v.nearest_input << "\n";
   write_file_atomically(csv_path, csv.str());
 }
 
@@ -111,14 +130,16 @@ void Report::print_table() const {
   std::printf("\n%-24s %6s %8s %8s %7s %10s %7s %9s %10s\n", "scene", "views", "PSNR", "pooled", "SSIM", "nearest-in",
               "white", "encode s", "render ms");
   for (const SceneReport& s : scenes)
-    std::printf("%-24.24s %6zu %8.3f %8.3f %7.4f %10.3f %7.3f %9.3f %10.1f\n", printable(s.name).c_str(), s.views.size(), s.psnr(),
-                s.psnr_pooled(), s.ssim(), s.psnr_nearest_input(), s.psnr_white(), s.encode_s, s.render_ms_per_view);
+    std::printf("%s %6zu %8.3f %8.3f %7.4f %10.3f %7.3f %9.3f %10.1f\n", terminal_column(s.name, 24).c_str(),
+                s.views.size(), s.psnr(), s.psnr_pooled(), s.ssim(), s.psnr_nearest_input(), s.psnr_white(), s.encode_s,
+                s.render_ms_per_view);
   const nlohmann::json j = to_json();
-  std::printf("%-24s %6s %8.3f %8.3f %7.4f %10.3f %7.3f %9.3f %10.1f\n", "mean over scenes", "", j["psnr"].get<double>(),
-              j["psnr_pooled"].get<double>(), j["ssim"].get<double>(), j["psnr_nearest_input"].get<double>(),
-              j["psnr_white"].get<double>(), j["encode_s_total"].get<double>(), j["render_ms_per_view"].get<double>());
+  std::printf("%-24s %6s %8.3f %8.3f %7.4f %10.3f %7.3f %9.3f %10.1f\n", "mean over scenes", "",
+              j["psnr"].get<double>(), j["psnr_pooled"].get<double>(), j["ssim"].get<double>(),
+              j["psnr_nearest_input"].get<double>(), j["psnr_white"].get<double>(), j["encode_s_total"].get<double>(),
+              j["render_ms_per_view"].get<double>());
   for (const auto& [name, error] : failed)
-    std::printf("FAILED %s: %s\n", printable(name).c_str(), printable(error).c_str());
+    std::printf("FAILED %s: %s\n", terminal_text(name).c_str(), terminal_text(error).c_str());
 }
 
 namespace {
@@ -154,16 +175,16 @@ void compare_reports(const std::string& a_path, const std::string& b_path) {
     const std::string name = s["name"].get<std::string>();
     auto it = in_a.find(name);
     if (it == in_a.end()) {
-      std::printf("%-24.24s only in B\n", printable(name).c_str());
+      std::printf("%s only in B\n", terminal_column(name, 24).c_str());
       continue;
     }
     const double psnr_a = number_in(*it->second, "psnr", a_path), psnr_b = number_in(s, "psnr", b_path);
     const double ssim_a = number_in(*it->second, "ssim", a_path), ssim_b = number_in(s, "ssim", b_path);
-    std::printf("%-24.24s %9.3f %9.3f %+8.3f %9.4f %9.4f %+8.4f\n", printable(name).c_str(), psnr_a, psnr_b, psnr_b - psnr_a,
-                ssim_a, ssim_b, ssim_b - ssim_a);
+    std::printf("%s %9.3f %9.3f %+8.3f %9.4f %9.4f %+8.4f\n", terminal_column(name, 24).c_str(), psnr_a, psnr_b,
+                psnr_b - psnr_a, ssim_a, ssim_b, ssim_b - ssim_a);
     in_a.erase(it);
   }
-  for (const auto& [name, s] : in_a) std::printf("%-24.24s only in A\n", printable(name).c_str());
+  for (const auto& [name, s] : in_a) std::printf("%s only in A\n", terminal_column(name, 24).c_str());
   for (const char* key : {"psnr", "psnr_pooled", "ssim", "psnr_nearest_input", "render_ms_per_view", "encode_s_total"})
     if (a.contains(key) && b.contains(key)) {
       const double va = number_in(a, key, a_path), vb = number_in(b, key, b_path);
