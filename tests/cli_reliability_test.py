@@ -212,7 +212,7 @@ class Reliability(unittest.TestCase):
         the second runs (with the shim), or both run at once. Returns the two results."""
         if self.shim:
             mark = os.path.join(self.tmp, os.path.basename(folder) + "_mark")
-            a = start(*first, env=self.slow_env(mark, 3))
+            a = start(*first, env=self.slow_env(mark, 2))
             wait_for(lambda: os.path.exists(mark) or a.poll() is not None, 60, "the first run's write")
             b = run(*second)
             return finish(a), b
