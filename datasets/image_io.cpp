@@ -2,38 +2,49 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 
-#define STB_IMAGE_IMPLEMENTATION
+// stb is used for writing PNGs and resizing (its implementations live here); decoding is libspng and libjpeg.
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #define STB_IMAGE_RESIZE_IMPLEMENTATION
-#include <stb/stb_image.h>
 #include <stb/stb_image_resize.h>
 #include <stb/stb_image_write.h>
 
 #include "core/error.h"
 #include "core/file_io.h"
+#include "datasets/image_format.h"
+#include "datasets/jpeg_decode.h"
+#include "datasets/png_decode.h"
 
 namespace lact {
 
+namespace {
+
+// The largest image file read: a 64 Mpixel 16-bit RGBA PNG stored without compression, plus its chunks.
+constexpr uint64_t kMaxImageFileBytes = static_cast<uint64_t>(kMaxImagePixels) * 8 + (uint64_t{64} << 20);
+
+}  // namespace
+
+Rgba8Image decode_image(const std::string& name, const uint8_t* data, size_t size) {
+  const SniffedFormat sniffed = sniff_image_format(data, size);
+  switch (sniffed.format) {
+    case ImageFormat::png:
+      return decode_png(name, data, size);
+    case ImageFormat::jpeg:
+      return decode_jpeg(name, data, size);
+    case ImageFormat::other:
+      break;
+  }
+  throw Error(name, not_png_or_jpeg(sniffed, size));
+}
+
 Rgba8Image read_image(const std::string& path) {
   require_regular_file(path);
-  // The header first: a small file may declare a huge image (a 373 KB PNG of 12000 x 8000 decodes to 384 MB).
-  int width = 0, height = 0, channels = 0;
-  if (stbi_info(path.c_str(), &width, &height, &channels) == 1 &&
-      static_cast<int64_t>(width) * height > kMaxImagePixels)
-    throw Error(path, "image of " + std::to_string(width) + "x" + std::to_string(height) + " exceeds the limit of " +
-                          std::to_string(kMaxImagePixels >> 20) + " Mpixel");
-  Rgba8Image image;
-  std::unique_ptr<stbi_uc, void (*)(void*)> pixels(stbi_load(path.c_str(), &image.width, &image.height, &channels, 4),
-                                                   stbi_image_free);
-  if (!pixels)
-    throw Error(path, std::string("cannot read image: missing, corrupt or not PNG/JPEG/BMP/TGA (stb_image: ") +
-                          stbi_failure_reason() + ")");
-  image.has_alpha = channels == 4 || channels == 2;
-  image.pixels.assign(pixels.get(), pixels.get() + static_cast<size_t>(image.width) * image.height * 4);
-  return image;
+  // Owned bytes, not a mapping: a file changed while it is decoded cannot fault or tear the image.
+  const std::string bytes = read_whole_file(path, kMaxImageFileBytes);
+  return decode_image(path, reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
 }
 
 bool read_image_size(const std::string& path, int& width, int& height) {
@@ -42,8 +53,20 @@ bool read_image_size(const std::string& path, int& width, int& height) {
   } catch (const Error&) {
     return false;
   }
-  int channels = 0;
-  return stbi_info(path.c_str(), &width, &height, &channels) == 1 && width <= kMaxImageSide && height <= kMaxImageSide;
+  std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "rb"), std::fclose);
+  if (!file) return false;
+  uint8_t magic[16];
+  const size_t got = std::fread(magic, 1, sizeof magic, file.get());
+  if (std::fseek(file.get(), 0, SEEK_SET) != 0) return false;
+  switch (sniff_image_format(magic, got).format) {
+    case ImageFormat::png:
+      return png_size(file.get(), width, height);
+    case ImageFormat::jpeg:
+      return jpeg_size(file.get(), width, height);
+    case ImageFormat::other:
+      break;
+  }
+  return false;
 }
 
 namespace {
@@ -72,7 +95,8 @@ void write_npy(const std::string& path, const Image& image) {
   const unsigned char prefix[8] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0};
   out.write(prefix, 8);
   const uint16_t length = static_cast<uint16_t>(header.size());
-  const unsigned char len_bytes[2] = {static_cast<unsigned char>(length & 0xff), static_cast<unsigned char>(length >> 8)};
+  const unsigned char len_bytes[2] = {static_cast<unsigned char>(length & 0xff),
+                                      static_cast<unsigned char>(length >> 8)};
   out.write(len_bytes, 2);
   out.write(header);
   out.write(image.rgb.data(), 4 * image.rgb.size());

@@ -1,6 +1,8 @@
-// Image files: decoding (PNG, JPEG, BMP, TGA through stb_image) and writing PNG / NumPy .npy.
+// Image files: decoding PNG (libspng) and JPEG (libjpeg-turbo), chosen by content, never by name; writing
+// PNG / NumPy .npy.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -15,9 +17,13 @@ struct Rgba8Image {
   std::vector<uint8_t> pixels;  // width * height * 4
 };
 
-// Throws Error(path, ...) when the file is missing or cannot be decoded.
+// PNG or JPEG content as PIL's Image.open(...).convert("RGBA") decodes it. Anything else (GIF, PSD, HDR, PNM,
+// BMP, ... whatever the name), a corrupt or truncated file, or a header beyond kMaxImagePixels is Error(name, ...),
+// the size checked before pixel memory is allocated.
+Rgba8Image decode_image(const std::string& name, const uint8_t* data, size_t size);
+// decode_image on the file's bytes. Throws Error(path, ...) when the file is missing, not regular, or not decodable.
 Rgba8Image read_image(const std::string& path);
-// The size from the file's header only; false when unreadable.
+// The size from a PNG or JPEG header only; false when unreadable, another format, or a side beyond kMaxImageSide.
 bool read_image_size(const std::string& path, int& width, int& height);
 
 void write_png(const std::string& path, const Image& image);

@@ -11,6 +11,7 @@ packages=(
   libdnnl-dev                              # oneDNN: bf16 products on the CPU (--precision bf16)
   ocl-icd-opencl-dev                       # only Recommended by libdnnl-dev, but its CMake config requires OpenCL
   nlohmann-json3-dev libcli11-dev libstb-dev libtinygltf-dev
+  libspng-dev libjpeg62-turbo-dev python3-pil  # decoding PNG (CRCs checked) and JPEG (the libjpeg PIL links); PIL
   libgtest-dev clang libclang-rt-14-dev        # tests; clang + libFuzzer for the reader fuzzers
   python3 python3-numpy python3-yaml python3-torch python3-skimage  # tools/ and the tests that use them
   ffmpeg                                   # lact render --video
