@@ -45,7 +45,7 @@ void run_encode(EncodeOptions& o) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   on_every_rank(d, [&] {
     if (d.leads())
-      save_scene_state(o.output, state, model->config(), *run.backend, origin_metadata(o.data, selection, o.model),
+      save_scene_state(o.output, state, model->weights(), *run.backend, origin_metadata(o.data, selection, o.model),
                        dtype);
   });
   if (!d.leads()) return;

@@ -64,7 +64,7 @@ void render_from_state(RenderOptions& o, RunBackend& run, RunOutput& out) {
     out.inputs.add(o.model);
     if (!o.video.empty()) check_named_output(o.video, "--video", o.out.force, out.inputs, true);
     model = load_model_for(o.model, *run.backend);
-    loaded = load_scene_state(o.state, model->config(), *run.backend);
+    loaded = load_scene_state(o.state, model->weights(), *run.backend);
     if (!o.path.empty()) return;
     selection = plan_from_state_metadata(metadata, o.data, o.state, model->config().patch_size);
     check_memory(*model, 1, selection.height, selection.width, "--size");  // the targets, one view at a time at least

@@ -75,19 +75,6 @@ void save_scene_state(const std::string& path, const SceneState& state, const Mo
   write_safetensors(path, tensors, metadata, dtype);
 }
 
-void save_scene_state(const std::string& path, const SceneState& state, const ModelConfig& config, Backend& be,
-                      const std::map<std::string, std::string>& extra_metadata, StoredDtype dtype) {
-  ModelWeights model;
-  model.config = config;
-  save_scene_state(path, state, model, be, extra_metadata, dtype);
-}
-
-LoadedSceneState load_scene_state(const std::string& path, const ModelConfig& config, Backend& be) {
-  ModelWeights model;
-  model.config = config;
-  return load_scene_state(path, model, be);
-}
-
 std::map<std::string, std::string> read_scene_state_metadata(const std::string& path) {
   const SafetensorsFile file(path);
   auto it = file.metadata().find("format");

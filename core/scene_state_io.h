@@ -28,11 +28,6 @@ struct LoadedSceneState {
 // one-line warning on stderr; a model not read from a file (no identity) is not checked.
 LoadedSceneState load_scene_state(const std::string& path, const ModelWeights& model, Backend& backend);
 
-// TRANSITIONAL (removed once every caller passes the model): the same without the model file's identity.
-void save_scene_state(const std::string& path, const SceneState& state, const ModelConfig& config, Backend& backend,
-                      const std::map<std::string, std::string>& extra_metadata, StoredDtype dtype = StoredDtype::F32);
-LoadedSceneState load_scene_state(const std::string& path, const ModelConfig& config, Backend& backend);
-
 // Only the metadata (to find the model a state was encoded with before loading it).
 std::map<std::string, std::string> read_scene_state_metadata(const std::string& path);
 
