@@ -2,15 +2,18 @@
 #include <chrono>
 #include <cstdio>
 
+#include "app/command_line.h"
 #include "app/commands.h"
 #include "app/flags.h"
+#include "core/error.h"
+#include "core/scene_state_io.h"
+#include "core/terminal_text.h"
 #include "pipeline/backend_options.h"
 #include "pipeline/distribution.h"
 #include "pipeline/evaluate.h"
 #include "pipeline/output_files.h"
+#include "pipeline/run_agreement.h"
 #include "pipeline/scene_selection.h"
-#include "core/error.h"
-#include "core/scene_state_io.h"
 
 namespace lact::app {
 
@@ -22,12 +25,15 @@ struct EncodeOptions {
   bool force = false;
 };
 // Across ranks every rank reads the model and its share of the views; rank 0 writes the state.
-void run_encode(EncodeOptions& o) {
+void run_encode(EncodeOptions& o, const RunDigest& command_line) {
   InputFiles inputs;
   inputs.add(o.model);
   inputs.add(o.data.data);
-  check_named_output(o.output, "--output", o.force, inputs);  // before any work
-  const StoredDtype dtype = parse_stored_dtype(o.state_dtype, "--state-dtype");
+  StoredDtype dtype{};
+  on_every_rank(start_agreed_ranks(o.common, command_line), [&] {
+    check_named_output(o.output, "--output", o.force, inputs);  // before any work
+    dtype = parse_stored_dtype(o.state_dtype, "--state-dtype");
+  });
   RunBackend run = start_run_backend(o.common);
   const Distribution& d = run.distribution;
   std::unique_ptr<Model> model;
@@ -40,6 +46,9 @@ void run_encode(EncodeOptions& o) {
     add_scene_inputs(selection, inputs);
     check_named_output(o.output, "--output", o.force, inputs);
   });
+  RunInputs read;
+  read.model_path = o.model, read.model = model.get(), read.selection = &selection;
+  agree_on_inputs(d, read);
   const auto start = std::chrono::steady_clock::now();
   const SceneState state = encode_selection(*model, selection, d);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -50,8 +59,9 @@ void run_encode(EncodeOptions& o) {
   });
   if (!d.leads()) return;
   std::printf("encoded %zu views of %s (%dx%d) in %.3f s%s -> %s\n", selection.inputs.size(),
-              selection.scene.name.c_str(), state.height, state.width, seconds,
-              d.active() ? (" on " + std::to_string(d.size()) + " ranks").c_str() : "", o.output.c_str());
+              terminal_text(selection.scene.name).c_str(), state.height, state.width, seconds,
+              d.active() ? (" on " + std::to_string(d.size()) + " ranks").c_str() : "",
+              terminal_text(o.output).c_str());
 }
 
 }  // namespace
@@ -63,12 +73,13 @@ void add_encode_command(CLI::App& app) {
   add_data_options(*command, o->data);
   command->add_option("-o,--output", o->output, "Scene state file to write (.safetensors)")->required();
   command->add_flag("--force", o->force, "Replace an existing output file (never one of the inputs)");
-  command->add_option("--state-dtype", o->state_dtype,
-                      "Store the fast weights as fp32, or bf16 (half the file; renders within bf16 rounding of fp32's)")
+  command
+      ->add_option("--state-dtype", o->state_dtype,
+                   "Store the fast weights as fp32, or bf16 (half the file; renders within bf16 rounding of fp32's)")
       ->capture_default_str();
   add_common_options(*command, o->common);
   add_distributed_options(*command, o->common);
-  command->callback([o]() { run_encode(*o); });
+  command->callback([o, command]() { run_encode(*o, command_line_digest(*command)); });
 }
 
 }  // namespace lact::app

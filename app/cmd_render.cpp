@@ -3,15 +3,18 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "app/command_line.h"
 #include "app/commands.h"
 #include "app/flags.h"
+#include "core/error.h"
+#include "core/scene_state_io.h"
 #include "pipeline/backend_options.h"
 #include "pipeline/distribution.h"
 #include "pipeline/evaluate.h"
 #include "pipeline/progress.h"
+#include "pipeline/run_agreement.h"
 #include "pipeline/scene_selection.h"
-#include "core/error.h"
-#include "core/scene_state_io.h"
+#include "pipeline/video_writer.h"
 
 namespace lact::app {
 
@@ -45,8 +48,8 @@ void finish(const Report& report, RunOutput& out, const Distribution& d) {
     }
     if (!report.failed.empty())
       throw Error(std::to_string(report.failed.size()) + " of " +
-                  std::to_string(report.failed.size() + report.scenes.size()) + " scenes failed, the first: " +
-                  report.failed[0].second +
+                  std::to_string(report.failed.size() + report.scenes.size()) +
+                  " scenes failed, the first: " + report.failed[0].second +
                   (report.scenes.empty() ? "" : " (see " + out.folder.root() + "/report.json)"));
   });
 }
@@ -69,6 +72,10 @@ void render_from_state(RenderOptions& o, RunBackend& run, RunOutput& out) {
     selection = plan_from_state_metadata(metadata, o.data, o.state, model->config().patch_size);
     check_memory(*model, 1, selection.height, selection.width, "--size");  // the targets, one view at a time at least
   });
+  RunInputs read;
+  read.model_path = o.model, read.model = model.get(), read.state_path = o.state, read.camera_path = o.path;
+  if (o.path.empty()) read.selection = &selection, read.targets_spec = o.targets, read.seed = o.data.seed;
+  agree_on_inputs(d, read);
   if (!o.path.empty()) {
     if (d.leads()) render_camera_path(*model, loaded.state, o.path, o.video, o.fps, out);
     return;
@@ -88,6 +95,9 @@ Report render_scene_across_ranks(RenderOptions& o, const Model& model, const Sce
     selection = plan_scene(scene, o.data, model.config().patch_size);
     report.header = report_header(o, model, selection.height, selection.width);
   });
+  RunInputs read;
+  read.selection = &selection, read.targets_spec = o.targets, read.seed = o.data.seed;
+  agree_on_inputs(d, read);
   report.scenes.push_back(evaluate_scene(model, selection, nullptr, o.targets, o.data.seed, out, d));
   return report;
 }
@@ -100,11 +110,15 @@ void render_scenes(RenderOptions& o, const Model& model, RunOutput& out, const D
   const int patch = model.config().patch_size;
   SceneList list;
   on_every_rank(d, [&] { list = read_scene_list(o.data.data, read_options(o.data)); });
+  RunInputs read;
+  read.model_path = o.model, read.model = &model, read.scenes = &list;
+  agree_on_inputs(d, read);
   Report report;
   std::vector<const Scene*> scenes;
   for (const Scene& s : list.scenes)
     if (o.data.scene.empty() || s.name == o.data.scene) scenes.push_back(&s);
-  if ((o.data.scene.empty() || scenes.empty()) && d.leads()) report.failed = list.failed;  // --scene found: others don't matter
+  if ((o.data.scene.empty() || scenes.empty()) && d.leads())
+    report.failed = list.failed;  // --scene found: others don't matter
   if (scenes.empty() && list.failed.empty()) throw Error(o.data.data, "has no scene named '" + o.data.scene + "'");
   if (d.active() && scenes.size() == 1 && list.failed.empty())
     return finish(render_scene_across_ranks(o, model, *scenes[0], out, d), out, d);
@@ -126,14 +140,21 @@ void render_scenes(RenderOptions& o, const Model& model, RunOutput& out, const D
   finish(report, out, d);
 }
 
-void run_render(RenderOptions& o) {
+void run_render(RenderOptions& o, const RunDigest& command_line) {
   RunOutput out(o.out);
-  out.folder.check_writable();  // before any work; the folder itself is made when the first file is written
-  if (o.path.empty() && o.targets.empty()) throw Error("--targets", "give target views (or --path for a camera path)");
-  if (!o.video.empty() && o.path.empty()) throw Error("--video", "needs --path (a camera path to render)");
+  on_every_rank(start_agreed_ranks(o.common, command_line), [&] {
+    out.folder.check_writable();  // before any work; the folder itself is made when the first file is written
+    if (o.path.empty() && o.targets.empty())
+      throw Error("--targets", "give target views (or --path for a camera path)");
+    if (!o.video.empty() && o.path.empty()) throw Error("--video", "needs --path (a camera path to render)");
+    if (!o.video.empty()) check_video_output(o.video);  // a known container, ffmpeg and ffprobe: before any work
+  });
   for (const std::string& input : {o.model, o.state, o.path, o.data.data}) out.inputs.add(input);
   RunBackend run = start_run_backend(o.common);
   const Distribution& d = run.distribution;
+  on_every_rank(d, [&] {
+    if (d.leads()) out.folder.claim(o.out.force);  // held for the job; its other ranks share it
+  });
   if (!o.state.empty()) return render_from_state(o, run, out);
   if (!o.video.empty()) check_named_output(o.video, "--video", o.out.force, out.inputs, true);
   std::unique_ptr<Model> model;
@@ -149,6 +170,9 @@ void run_render(RenderOptions& o) {
     add_scene_inputs(selection, out.inputs);
     if (!o.video.empty()) check_named_output(o.video, "--video", o.out.force, out.inputs, true);
   });
+  RunInputs read;
+  read.model_path = o.model, read.model = model.get(), read.camera_path = o.path, read.selection = &selection;
+  agree_on_inputs(d, read);
   const SceneState state = encode_selection(*model, selection, d);
   if (d.leads()) render_camera_path(*model, state, o.path, o.video, o.fps, out);
 }
@@ -173,10 +197,11 @@ void add_render_command(CLI::App& app) {
   command->add_flag("--save-images", o->out.save_images, "Also write <view>_gt.png and <view>_diff.png (error map)");
   command->add_flag("--save-npy", o->out.save_npy, "Also write <view>.npy (float32 [H, W, 3] in [0, 1])");
   command->add_flag("--quiet", o->out.quiet, "No progress bar");
-  command->add_flag("--force", o->out.force, "Replace an existing --video file");
+  command->add_flag("--force", o->out.force,
+                    "Replace an existing --video file, or a report.json/report.csv in --out that lact did not write");
   add_common_options(*command, o->common);
   add_distributed_options(*command, o->common);
-  command->callback([o]() { run_render(*o); });
+  command->callback([o, command]() { run_render(*o, command_line_digest(*command)); });
 }
 
 }  // namespace lact::app

@@ -51,6 +51,14 @@ class RankFailure : public std::runtime_error {
   bool print_;
 };
 
+// How many processes the launcher that started this one started (Open MPI's mpirun, MPICH's Hydra, SLURM's srun,
+// from the environment they set); 1 when none did.
+int launched_processes();
+
+// Every rank's failure ("" for none), in rank order, as gathered on rank `rank`: throws the RankFailure Ranks::agree
+// throws (the common line, or the first failing rank's), or returns when no rank failed.
+void throw_agreed_failure(const std::vector<std::string>& failures, int rank);
+
 // Starts the ranks of this run (MPI_Init once per process); throws Error when lact was built without MPI.
 // The ranks stay up until finish_distributed().
 Ranks& start_ranks(DistributedMode mode);

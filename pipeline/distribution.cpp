@@ -1,6 +1,7 @@
 #include "pipeline/distribution.h"
 
 #include "core/error.h"
+#include "pipeline/run_agreement.h"
 
 namespace lact {
 
@@ -11,8 +12,12 @@ RunBackend start_run_backend(const CommonOptions& options) {
     run.backend = make_backend(options);
     return run;
   }
-  Ranks& ranks = start_ranks(mode);
-  run.distribution.ranks = &ranks;
+  // A command that did not agree on its command line yet (start_agreed_ranks) agrees on an anonymous one: two
+  // such commands are not compared, but one of them is never taken for a command that describes itself.
+  RunDigest anonymous;
+  anonymous.add("the subcommand", "(one that does not describe its command line)");
+  run.distribution = start_agreed_ranks(options, anonymous);
+  Ranks& ranks = *run.distribution.ranks;
   on_every_rank(run.distribution, [&] {
     CommonOptions mine = options;
     mine.backend = rank_device(mode, ranks, options.backend);

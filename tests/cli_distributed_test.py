@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """lact across MPI ranks against lact in one process (issue 16): scene states, rendered images and reports
 with 2 and 3 ranks equal the single-process ones (summation order is the only difference); failures on one
-rank end every rank with one line.
+rank end every rank with one line. Ranks that disagree (issue 35, an MPMD launch where rank 1 runs another
+command line or reads other files) stop within seconds with one line naming rank 1 and the field, and write
+nothing; identical files under other paths still agree.
 
 Usage: tests/cli_distributed_test.py --lact build/app/lact --mpirun mpirun --fixture ../shared/fixtures/lact_tiny
        --cases build/tests/reference_cases --tools tools
@@ -256,6 +258,184 @@ class Distributed(unittest.TestCase):
                            timeout=300)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assert_states_equal(tensors(one), tensors(many), "nccl, one rank")
+
+
+def mpmd(first, second, timeout=60, second_distributed=True):
+    """Rank 0 runs lact `first`, rank 1 lact `second` (one mpirun, two application contexts)."""
+    extra = ["--threads", "1", "--distributed", "mpi"]
+    cmd = [ARGS.mpirun, "--allow-run-as-root", "--oversubscribe", "-q", "-np", "1", ARGS.lact] + first + extra + \
+          [":", "-np", "1", ARGS.lact] + second + (extra if second_distributed else ["--threads", "1"])
+    start = time.time()
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    except subprocess.TimeoutExpired:
+        raise AssertionError("hung: no end within %d s" % timeout)
+    return r, time.time() - start
+
+
+class RanksThatDisagree(unittest.TestCase):
+    """Issue 35 item 2: rank 0 runs the good command, rank 1 a variant of it (MPMD)."""
+
+    @classmethod
+    def setUpClass(cls):
+        sys.path.insert(0, os.path.join(ARGS.tools, "reference"))
+        import safetensors_io
+        cls.tmp = tempfile.mkdtemp(prefix="lact_mpmd_")
+        fx = os.path.abspath(ARGS.fixture)
+        cls.model, cls.data = os.path.join(fx, "model.safetensors"), os.path.join(fx, "index.json")
+        weights, metadata = safetensors_io.load(cls.model)
+        cls.scaled = os.path.join(cls.tmp, "scaled.safetensors")  # the same shapes, other weights
+        safetensors_io.save(cls.scaled, {k: v * 0.9 for k, v in weights.items()}, metadata)
+        config = json.loads(metadata["config"])
+        config["layers"] = 1
+        cls.smaller = os.path.join(cls.tmp, "one_layer.safetensors")  # other shapes: one layer fewer
+        safetensors_io.save(cls.smaller, {k: v for k, v in weights.items() if not k.startswith("blocks.1.")},
+                            dict(metadata, config=json.dumps(config)))
+        # The fixture under another path (the same folder name: the scene is named after it), and a scene whose
+        # second camera moved.
+        cls.copy = os.path.join(cls.tmp, "node1")
+        shutil.copytree(fx, cls.copy)
+        for root, dirs, files in os.walk(cls.copy):
+            for name in dirs + files:
+                os.chmod(os.path.join(root, name), 0o755)
+        cls.moved = os.path.join(cls.tmp, "moved", "scene")
+        shutil.copytree(os.path.join(fx, "scene"), cls.moved)
+        os.chmod(os.path.join(cls.moved, "opencv_cameras.json"), 0o644)
+        with open(os.path.join(cls.moved, "opencv_cameras.json")) as f:
+            cameras = json.load(f)
+        cameras[1]["fx"] *= 1.01
+        with open(os.path.join(cls.moved, "opencv_cameras.json"), "w") as f:
+            json.dump(cameras, f)
+        cls.states = []
+        for inputs in ("0,1,2", "0,1"):
+            state = os.path.join(cls.tmp, "state_%s.safetensors" % inputs.replace(",", ""))
+            r = run(["encode", "--model", cls.model, "--data", cls.data, "--inputs", inputs, "-o", state])
+            assert r.returncode == 0, r.stderr
+            cls.states.append(state)
+        r = subprocess.run([ARGS.lact, "path", "turntable", "--frames", "2", "--size", "32x48", "-o",
+                            os.path.join(cls.tmp, "path.json")], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        cls.path = os.path.join(cls.tmp, "path.json")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def render(self, out, model=None, data=None, extra=()):
+        return ["render", "--model", model or self.model, "--data", data or self.data, "--inputs", "0,1,2",
+                "--targets", "3,4", "--out", out, "--quiet"] + list(extra)
+
+    def refused(self, first, second, field, written=()):
+        """One line naming rank 1 and `field`, a non-zero exit within seconds, nothing in `written`."""
+        r, seconds = mpmd(first, second)
+        lines = [l for l in (r.stdout + r.stderr).splitlines() if l.strip()]
+        print("%s: %.1f s, rc %d, %r" % (field, seconds, r.returncode, lines))
+        self.assertNotEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(len(lines), 1, r.stdout + r.stderr)
+        self.assertTrue(lines[0].startswith("lact: ranks disagree: rank 1 of 2 has %s " % field), lines[0])
+        self.assertLess(seconds, 30)
+        for path in written:
+            self.assertFalse(os.path.exists(path), path)
+
+    def out(self, name):
+        return os.path.join(self.tmp, "out_" + name)
+
+    def test_1_another_model(self):
+        out = self.out("model")
+        self.refused(self.render(out), self.render(out, model=self.smaller), "the model's config", [out])
+        # The shipped model (another config altogether): before, rank 0 waited in MPI_Reduce, rank 1 in MPI_Allgather.
+        shipped = os.path.join(ARGS.tools, "..", "models", "lact_tiny_obj64.safetensors")
+        self.refused(self.render(out), self.render(out, model=shipped), "the model's config", [out])
+        self.refused(self.render(out), self.render(out, model=self.scaled), "the model (its content)", [out])
+
+    def test_2_other_flags(self):
+        out = self.out("flags")
+        base = self.render(out)
+        for flag, value, field in (("--inputs", "0,1", "--inputs"), ("--targets", "3", "--targets"),
+                                   ("--size", "16x24", "--size"), ("--precision", "bf16", "--precision"),
+                                   ("--seed", "7", "--seed")):
+            other = list(base)
+            if flag in other:
+                other[other.index(flag) + 1] = value
+            else:
+                other += [flag, value]
+            self.refused(base, other, field, [out])
+
+    def test_3_other_data(self):
+        out = self.out("data")
+        moved = os.path.join(self.moved, "opencv_cameras.json")
+        self.refused(self.render(out), self.render(out, data=moved), "the cameras of scene scene", [out])
+        state = os.path.join(self.tmp, "never.safetensors")
+        encode = ["encode", "--model", self.model, "--inputs", "0,1,2", "-o", state, "--data"]
+        self.refused(encode + [self.data], encode + [moved], "the scene's cameras", [state])
+        # The same cameras, one byte of a target's image flipped: its content differs, not its size.
+        flipped = os.path.join(self.tmp, "flipped", "scene")
+        shutil.copytree(os.path.join(self.copy, "scene"), flipped)
+        with open(os.path.join(flipped, "images", sorted(os.listdir(os.path.join(flipped, "images")))[3]), "r+b") as f:
+            f.seek(100)
+            byte = f.read(1)[0] ^ 1
+            f.seek(100)
+            f.write(bytes([byte]))
+        self.refused(self.render(out), self.render(out, data=os.path.join(flipped, "opencv_cameras.json")),
+                     "view 3's image (its content)", [out])
+
+    def test_4_another_state(self):
+        out = self.out("state")
+        first = ["render", "--state", self.states[0], "--targets", "3,4", "--out", out, "--quiet"]
+        second = ["render", "--state", self.states[1], "--targets", "3,4", "--out", out, "--quiet"]
+        self.refused(first, second, "--state (its content)", [out])
+
+    def test_5_other_outputs(self):
+        out = self.out("outputs")
+        self.refused(self.render(out), self.render(out + "_elsewhere"), "--out", [out, out + "_elsewhere"])
+        state = os.path.join(self.tmp, "never.safetensors")
+        encode = ["encode", "--model", self.model, "--data", self.data, "--inputs", "0,1,2", "-o"]
+        self.refused(encode + [state], encode + [state + ".other"], "--output", [state, state + ".other"])
+
+    def test_6_another_subcommand(self):
+        out = self.out("subcommand")
+        state = os.path.join(self.tmp, "never.safetensors")
+        self.refused(self.render(out), ["encode", "--model", self.model, "--data", self.data, "--inputs", "0,1,2",
+                                        "-o", state], "the subcommand", [out, state])
+
+    def test_7_a_missing_path(self):
+        out = self.out("path")
+        first = ["render", "--state", self.states[0], "--path", self.path, "--out", out, "--quiet"]
+        second = ["render", "--state", self.states[0], "--out", out, "--quiet"]
+        self.refused(first, second, "--path", [out])
+
+    def test_8_a_rank_without_distributed(self):
+        """Rank 1 without --distributed would run the whole job alone beside rank 0: it refuses, naming the flag."""
+        out = self.out("alone")
+        r, seconds = mpmd(self.render(out), self.render(out), second_distributed=False)
+        lines = [l for l in (r.stdout + r.stderr).splitlines() if l.strip()]
+        print("without --distributed: %.1f s, rc %d, %r" % (seconds, r.returncode, lines))
+        self.assertNotEqual(r.returncode, 0)
+        self.assertEqual(len(lines), 1, r.stdout + r.stderr)
+        self.assertTrue(lines[0].startswith("lact: --distributed: this is one of 2 processes"), lines[0])
+        self.assertFalse(os.path.exists(out))
+
+    def test_9_identical_files_under_other_paths_agree(self):
+        """A copy of the model and the scene elsewhere (another node's disk): the run agrees, and its PSNRs equal
+        those of one process."""
+        reports = []
+        for name, argv in (("one", None), ("mpmd", None)):
+            out = self.out("same_" + name)
+            first = self.render(out)
+            if name == "one":
+                r = run(first)
+            else:
+                second = self.render(out, model=os.path.join(self.copy, "model.safetensors"),
+                                     data=os.path.join(self.copy, "index.json"))
+                r, seconds = mpmd(first, second)
+                print("identical files elsewhere: %.1f s" % seconds)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            with open(os.path.join(out, "report.json")) as f:
+                reports.append(json.load(f))
+        psnrs = [[v["psnr"] for s in rep["scenes"] for v in s["views"]] for rep in reports]
+        self.assertEqual(len(psnrs[0]), 2)
+        for a, b in zip(*psnrs):
+            self.assertAlmostEqual(a, b, delta=1e-6 * max(1.0, abs(a)))
 
 
 if __name__ == "__main__":
