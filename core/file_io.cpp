@@ -80,6 +80,7 @@ std::string read_whole_file(const std::string& path, uint64_t max_bytes) {
 
 namespace {
 
+// True when `path` (absolute, its folder's links already resolved) lies in the kernel's folders of devices and views.
 bool lexically_under_system_folder(const fs::path& path) {
   for (const char* root : {"/dev", "/proc", "/sys"}) {
     const fs::path inside = path.lexically_relative(root);
