@@ -6,7 +6,6 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -57,7 +56,8 @@ class FourLayouts : public ::testing::Test {
     fs::create_directories(root);
     for (int i = 0; i < 4; ++i) {
       const double a = 0.7 + 1.3 * i, e = 0.2 + 0.15 * i;
-      poses.push_back(look_at_origin(2.7 * std::cos(a) * std::cos(e), 2.7 * std::sin(a) * std::cos(e), 2.7 * std::sin(e)));
+      poses.push_back(
+          look_at_origin(2.7 * std::cos(a) * std::cos(e), 2.7 * std::sin(a) * std::cos(e), 2.7 * std::sin(e)));
     }
     Image img{kWidth, kHeight, std::vector<float>(kWidth * kHeight * 3, 0.25f)};
     for (const char* dir : {"list", "dict", "nerfstudio", "synthetic/train"}) {
@@ -69,8 +69,14 @@ class FourLayouts : public ::testing::Test {
       std::array<double, 16> w2c;
       ASSERT_TRUE(invert4(poses[i], w2c));
       const std::string file = "r_" + std::to_string(i) + ".png";
-      list.push_back({{"w", kWidth}, {"h", kHeight}, {"fx", kFocal}, {"fy", kFocal}, {"cx", kWidth / 2.0},
-                      {"cy", kHeight / 2.0}, {"w2c", matrix_json(w2c)}, {"file_path", file}});
+      list.push_back({{"w", kWidth},
+                      {"h", kHeight},
+                      {"fx", kFocal},
+                      {"fy", kFocal},
+                      {"cx", kWidth / 2.0},
+                      {"cy", kHeight / 2.0},
+                      {"w2c", matrix_json(w2c)},
+                      {"file_path", file}});
       ns_frames.push_back({{"file_path", file}, {"transform_matrix", matrix_json(opencv_to_opengl(poses[i]))}});
       synthetic_frames.push_back({{"file_path", "./train/r_" + std::to_string(i)},
                                   {"transform_matrix", matrix_json(opencv_to_opengl(poses[i]))}});
@@ -78,8 +84,8 @@ class FourLayouts : public ::testing::Test {
     std::ofstream(root / "list/opencv_cameras.json") << list.dump();
     std::ofstream(root / "dict/opencv_cameras.json") << json{{"scene_name", "desk"}, {"frames", list}}.dump();
     std::ofstream(root / "nerfstudio/transforms.json")
-        << json{{"fl_x", kFocal}, {"fl_y", kFocal}, {"cx", kWidth / 2.0}, {"cy", kHeight / 2.0}, {"w", kWidth},
-                {"h", kHeight}, {"frames", ns_frames}}
+        << json{{"fl_x", kFocal}, {"fl_y", kFocal}, {"cx", kWidth / 2.0}, {"cy", kHeight / 2.0},
+                {"w", kWidth},    {"h", kHeight},   {"frames", ns_frames}}
                .dump();
     std::ofstream(root / "synthetic/transforms_train.json")
         << json{{"camera_angle_x", 2.0 * std::atan(kWidth / (2.0 * kFocal))}, {"frames", synthetic_frames}}.dump();
@@ -257,6 +263,47 @@ TEST(Preprocess, WorkingSizeErrors) {
   EXPECT_THROW(working_size(scene, {0}, bad, 8), Error);
   scene.views[0].camera.width = 45;
   EXPECT_THROW(working_size(scene, {0}, {}, 8), Error);
+}
+
+// The camera bounds (core/camera.h): the edges themselves pass, just past them fails, and the inverse of a rigid
+// pose is exact at the largest translation (a 4x4 elimination with a relative pivot threshold calls it singular).
+TEST(CameraBounds, EdgesAndRigidInverse) {
+  Camera c;
+  c.width = 48, c.height = 32;
+  c.c2w = look_at_origin(1e15, -3, 2);
+  set_intrinsics(c, kMinFocalPixels, kMaxFocalPixels, -kMaxPrincipalPoint, kMaxPrincipalPoint, "edge");
+  EXPECT_NO_THROW(c.validate("edge"));
+  EXPECT_THROW(set_intrinsics(c, kMinFocalPixels * 0.99, 1, 0, 0, "x"), Error);
+  EXPECT_THROW(set_intrinsics(c, 1, kMaxFocalPixels * 1.01, 0, 0, "x"), Error);
+  EXPECT_THROW(set_intrinsics(c, 1, 1, kMaxPrincipalPoint * 1.01, 0, "x"), Error);
+  EXPECT_THROW(set_intrinsics(c, 1, 1, 0, 1e300, "x"), Error);
+  Camera far = c;
+  far.c2w[3] = 1.01e15;
+  EXPECT_THROW(far.validate("far"), Error);
+
+  const std::array<double, 16> w2c = invert_rigid_pose(c.c2w);
+  const std::array<double, 16> back = invert_rigid_pose(w2c);
+  for (int i = 0; i < 16; ++i) EXPECT_NEAR(back[i], c.c2w[i], 1e-15 * std::max(1.0, std::abs(c.c2w[i]))) << i;
+  const std::array<double, 16> identity = multiply4(w2c, c.c2w);
+  for (int r = 0; r < 3; ++r)
+    for (int k = 0; k < 3; ++k) EXPECT_NEAR(identity[r * 4 + k], r == k ? 1.0 : 0.0, 1e-12);
+
+  // Within kRotationTolerance passes; a scale, shear or mirror past it fails, as does a last row not 0 0 0 1.
+  auto scaled_column = [&](int column, double factor) {
+    std::array<double, 16> m = c.c2w;
+    for (int r = 0; r < 3; ++r) m[r * 4 + column] *= factor;
+    return m;
+  };
+  EXPECT_NO_THROW(check_rigid_pose(scaled_column(0, 1 + 2e-4), "x", "pose"));
+  EXPECT_THROW(check_rigid_pose(scaled_column(0, 1.1), "x", "pose"), Error);
+  std::array<double, 16> sheared = c.c2w, last_row = c.c2w;
+  for (int r = 0; r < 3; ++r) sheared[r * 4 + 1] += 0.2 * c.c2w[r * 4];
+  last_row[15] = 1.01;
+  EXPECT_THROW(check_rigid_pose(sheared, "x", "pose"), Error);
+  EXPECT_THROW(check_rigid_pose(last_row, "x", "pose"), Error);
+  std::array<double, 16> mirrored = c.c2w;
+  for (int r = 0; r < 3; ++r) mirrored[r * 4] = -mirrored[r * 4];
+  EXPECT_THROW(check_rigid_pose(mirrored, "x", "pose"), Error);
 }
 
 }  // namespace
