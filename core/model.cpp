@@ -1,6 +1,7 @@
 #include "core/model.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <type_traits>
 
@@ -25,6 +26,24 @@ std::string describe_tensors(const std::vector<std::pair<std::string, Named>>& t
     else text += (text.empty() ? "" : ", ") + name + " " + shape_string(value);
   }
   return text.empty() ? "nothing" : text;
+}
+
+// An encoded state that overflowed float (weights or input views too large) would render black images with a
+// PSNR of null: refuse it naming the layer. The sum of squares (batched_dot, in double on the backend) is NaN or
+// infinite exactly when a value is, since float values squared stay within double.
+void check_state_finite(Backend& be, const ModelConfig& config, const SceneState& state) {
+  size_t i = 0;
+  for (int layer = 0; layer < config.layers; ++layer)
+    for (const ModuleConfig& mc : config.block) {
+      if (!block_module(mc.kind).stateful()) continue;
+      for (const auto& [name, tensor] : state.modules.at(i).tensors)
+        if (tensor.numel() > 0)
+          for (double sum : be.batched_dot(tensor, tensor))
+            if (!std::isfinite(sum))
+              throw Error("encoded state of layer " + std::to_string(layer) + " (" + mc.type + ", " + name +
+                          ") holds NaN or infinity: the model's weights or the input views overflow float32");
+      ++i;
+    }
 }
 
 }  // namespace
@@ -116,6 +135,7 @@ SceneState Model::encode(const std::vector<PosedImage>& inputs, const Observer& 
     if (observer) observer("encode_block" + std::to_string(layer) + "_out", x);
   }
   check_mapped_files_unchanged();  // the weights read in place: nothing from a file changed under us leaves
+  check_state_finite(be, config(), state);
   // Fixed from here on (every render reads it): a backend may keep converted copies (core: mark_constant).
   for (const ModuleState& module : state.modules)
     for (const auto& [name, tensor] : module.tensors) backend_.mark_constant(tensor);
