@@ -13,6 +13,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/terminal_text.h"
 
 namespace lact {
 
@@ -68,12 +69,9 @@ void install_sigbus_guard() {
   });
 }
 
-// Control characters in a path would reach the terminal raw from the handler: they become '?'.
+// Formatted here, before any signal: the handler only writes it. The path is escaped (core/terminal_text.h).
 std::string bus_line(const std::string& path) {
-  std::string line = "lact: " + path + ": changed while lact was using it (truncated?)\n";
-  for (size_t i = 0; i + 1 < line.size(); ++i)
-    if (static_cast<unsigned char>(line[i]) < 0x20 || line[i] == 0x7f) line[i] = '?';
-  return line;
+  return "lact: " + terminal_text(path) + ": changed while lact was using it (truncated?)\n";
 }
 
 int take_guard_slot(uint8_t* data, size_t size, const std::string& message) {

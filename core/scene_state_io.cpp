@@ -6,6 +6,7 @@
 #include "core/block_module.h"
 #include "core/error.h"
 #include "core/safetensors.h"
+#include "core/terminal_text.h"
 
 namespace lact {
 
@@ -25,13 +26,6 @@ std::vector<std::pair<std::string, const ModuleConfig*>> stateful_modules(const 
   return modules;
 }
 
-// Control characters from a file's metadata or a path never reach the terminal raw.
-std::string printable(std::string text) {
-  for (char& c : text)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  return text;
-}
-
 // A state loads only with the model file it was encoded with: the same shapes are not enough (another training
 // run, a re-export), since its fast weights mean something only next to the slow weights that made them.
 void check_model_identity(const std::string& path, const std::map<std::string, std::string>& metadata,
@@ -45,7 +39,7 @@ void check_model_identity(const std::string& path, const std::map<std::string, s
     std::fprintf(stderr,
                  "lact: warning: %s records no model identity (written by an older lact): cannot check that "
                  "%s is the model it was encoded with\n",
-                 printable(path).c_str(), printable(model.source).c_str());
+                 terminal_text(path).c_str(), terminal_text(model.source).c_str());
     return;
   }
   if (recorded->second == model.identity) return;
