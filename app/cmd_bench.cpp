@@ -17,6 +17,7 @@
 
 #include "app/bench_options.h"
 #include "app/bench_row.h"
+#include "app/command_line.h"
 #include "app/commands.h"
 #include "app/flags.h"
 #include "pipeline/backend_options.h"
@@ -500,7 +501,11 @@ void add_bench_command(CLI::App& app) {
                     "fp32, oneDNN fp32, oneDNN bf16");
   add_common_options(*command, o->common);
   add_distributed_bench_options(*command, *o);
-  command->callback([o]() { run_bench(*o); });
+  command->callback([o, command]() {
+    // Across ranks, the first exchange: every rank runs this bench (pipeline/run_agreement.h).
+    if (o->common.distributed != "none") start_agreed_ranks(o->common, command_line_digest(*command));
+    run_bench(*o);
+  });
 }
 
 }  // namespace lact::app

@@ -397,6 +397,9 @@ class RanksThatDisagree(unittest.TestCase):
         state = os.path.join(self.tmp, "never.safetensors")
         self.refused(self.render(out), ["encode", "--model", self.model, "--data", self.data, "--inputs", "0,1,2",
                                         "-o", state], "the subcommand", [out, state])
+        # Two benches of other sizes: before, exit 0 with a "max state diff" of 2.8.
+        bench = ["bench", "--layers", "2", "--dim", "64", "--size", "32", "--warmup", "0", "--views"]
+        self.refused(bench + ["5"], bench + ["4"], "--views")
 
     def test_7_a_missing_path(self):
         out = self.out("path")
