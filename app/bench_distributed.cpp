@@ -44,7 +44,8 @@ void barrier(const Distribution& d) { d.ranks->all_gather_text(""); }
 // The slowest rank's seconds.
 double slowest(const Distribution& d, double seconds) {
   double worst = 0;
-  for (const std::string& text : d.ranks->all_gather_text(std::to_string(seconds))) worst = std::max(worst, std::stod(text));
+  for (const std::string& text : d.ranks->all_gather_text(std::to_string(seconds)))
+    worst = std::max(worst, std::stod(text));
   return worst;
 }
 
@@ -81,17 +82,20 @@ DistributedRow measure(const std::string& name, const Model& model, int views, i
 }
 
 void print_rows(const std::vector<DistributedRow>& rows, const Distribution& d) {
-  std::printf("\n| model | ranks | views | size | tokens | tokens per rank | encode s, 1 rank | encode s, %d ranks | "
-              "speed-up | MiB exchanged per layer per rank | max state diff |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
-              d.size());
+  std::printf(
+      "\n| model | ranks | views | size | tokens | tokens per rank | encode s, 1 rank | encode s, %d ranks | "
+      "speed-up | MiB exchanged per layer per rank | max state diff |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
+      d.size());
   for (const DistributedRow& r : rows)
-    std::printf("| %s | %d | %d | %dx%d | %lld | %lld | %.3f | %.3f | %.2fx | %.3f | %.2g |\n", r.model.c_str(), d.size(),
-                r.views, r.size, r.size, static_cast<long long>(r.tokens), static_cast<long long>(r.tokens / d.size()),
-                r.alone_s, r.ranks_s, r.alone_s / r.ranks_s, r.mib_per_layer, r.state_difference);
-  std::printf("\nColumns: encode s = median of --repeat after --warmup, across ranks the slowest rank's; MiB exchanged = "
-              "payload this rank handed to the collective per layer (LaCT: the summed update directions, all-reduced; "
-              "full attention: its keys and values, gathered); max state diff = the state across ranks against rank 0 "
-              "encoding every view alone (summation order).\n");
+    std::printf("| %s | %d | %d | %dx%d | %lld | %lld | %.3f | %.3f | %.2fx | %.3f | %.2g |\n", r.model.c_str(),
+                d.size(), r.views, r.size, r.size, static_cast<long long>(r.tokens),
+                static_cast<long long>(r.tokens / d.size()), r.alone_s, r.ranks_s, r.alone_s / r.ranks_s,
+                r.mib_per_layer, r.state_difference);
+  std::printf(
+      "\nColumns: encode s = median of --repeat after --warmup, across ranks the slowest rank's; MiB exchanged = "
+      "payload this rank handed to the collective per layer (LaCT: the summed update directions, all-reduced; "
+      "full attention: its keys and values, gathered); max state diff = the state across ranks against rank 0 "
+      "encoding every view alone (summation order).\n");
 }
 
 void run_across_ranks(const BenchOptions& o) {
@@ -105,7 +109,8 @@ void run_across_ranks(const BenchOptions& o) {
     for (int size : sizes)
       for (int v : views) {
         on_every_rank(d, [&] {
-          if (v < d.size()) throw Error("--views", std::to_string(v) + " views for " + std::to_string(d.size()) + " ranks");
+          if (v < d.size())
+            throw Error("--views", std::to_string(v) + " views for " + std::to_string(d.size()) + " ranks");
           check_memory(model, v, size, size, "--size");  // rank 0 encodes every view alone
         });
         rows.push_back(measure(name, model, v, size, o, d));
@@ -127,10 +132,12 @@ void print_scaling_model(const BenchOptions& o) {
   const int64_t per_view = int64_t(kHeight / lact.patch_size) * (kWidth / lact.patch_size), tokens = kViews * per_view;
   std::vector<double> links;
   for (int gbs : parse_list(o.bandwidths, "--bandwidth", 100000)) links.push_back(gbs);
-  std::printf("Scaling model: %d views at %dx%d = %lld tokens, config %s (%d layers, dim %d); %.0f TFLOP/s per device "
-              "sustained; fp32 exchanges; links %s GB/s\n\n| model | ranks | tokens per rank | compute s per rank | "
-              "MiB per layer |", kViews, kHeight, kWidth, static_cast<long long>(tokens), o.config.c_str(), lact.layers,
-              lact.dim, o.tflops, o.bandwidths.c_str());
+  std::printf(
+      "Scaling model: %d views at %dx%d = %lld tokens, config %s (%d layers, dim %d); %.0f TFLOP/s per device "
+      "sustained; fp32 exchanges; links %s GB/s\n\n| model | ranks | tokens per rank | compute s per rank | "
+      "MiB per layer |",
+      kViews, kHeight, kWidth, static_cast<long long>(tokens), o.config.c_str(), lact.layers, lact.dim, o.tflops,
+      o.bandwidths.c_str());
   for (double gbs : links) std::printf(" exchange s at %.0f GB/s | overhead |", gbs);
   std::printf(" memory per rank GiB |\n|---|---|---|---|---|");
   for (size_t i = 0; i < links.size(); ++i) std::printf("---|---|");
@@ -143,9 +150,10 @@ void print_scaling_model(const BenchOptions& o) {
       const double compute = compute_total / ranks;  // every part of the encode splits over tokens (NS is tiny)
       const double factor = ranks == 1 ? 0.0 : gathers ? double(ranks - 1) / ranks : 2.0 * (ranks - 1) / ranks;
       const int64_t views = (kViews + ranks - 1) / ranks;
-      const double memory = double(estimate_encode_memory(config, ModelOptions{}, views, kHeight, kWidth, kViews).total());
-      std::printf("| %s | %d | %lld | %.3f | %.2f |", name.c_str(), ranks, static_cast<long long>(tokens / ranks), compute,
-                  payload / (1 << 20));
+      const double memory =
+          double(estimate_encode_memory(config, ModelOptions{}, views, kHeight, kWidth, kViews).total());
+      std::printf("| %s | %d | %lld | %.3f | %.2f |", name.c_str(), ranks, static_cast<long long>(tokens / ranks),
+                  compute, payload / (1 << 20));
       for (double gbs : links) {
         const double exchange = config.layers * factor * payload / (gbs * 1e9);
         std::printf(" %.4f | %.1f%% |", exchange, 100.0 * exchange / compute);
@@ -153,10 +161,11 @@ void print_scaling_model(const BenchOptions& o) {
       std::printf(" %.1f |\n", memory / (1ll << 30));
     }
   }
-  std::printf("\nCompute = counted encode FLOPs / ranks / (--tflops); exchange = layers x the payload a rank sends "
-              "(LaCT: ring all-reduce of the update directions, fixed size; full attention: all-gather of the KV "
-              "cache, growing with tokens) / link bandwidth, latency ignored; memory = lact's encode estimate for the "
-              "rank's views, with every rank's KV cache for full attention.\n");
+  std::printf(
+      "\nCompute = counted encode FLOPs / ranks / (--tflops); exchange = layers x the payload a rank sends "
+      "(LaCT: ring all-reduce of the update directions, fixed size; full attention: all-gather of the KV "
+      "cache, growing with tokens) / link bandwidth, latency ignored; memory = lact's encode estimate for the "
+      "rank's views, with every rank's KV cache for full attention.\n");
 }
 
 }  // namespace
@@ -172,7 +181,9 @@ void add_distributed_bench_options(CLI::App& command, BenchOptions& o) {
                    "Print the model of scaling the paper's 1M-token scene over --ranks devices (compute vs exchange "
                    "per layer, memory per rank) instead of timing");
   command.add_option("--ranks", o.ranks, "--scaling: rank counts")->capture_default_str();
-  command.add_option("--tflops", o.tflops, "--scaling: sustained TFLOP/s per device")->capture_default_str();
+  command.add_option("--tflops", o.tflops, "--scaling: sustained TFLOP/s per device")
+      ->capture_default_str()
+      ->check(finite_range(1e-6, 1e9));
   command.add_option("--bandwidth", o.bandwidths, "--scaling: link bandwidths in GB/s, e.g. NVLink,InfiniBand")
       ->capture_default_str();
 }

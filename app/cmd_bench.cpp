@@ -9,28 +9,27 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
 #include <sstream>
-
-#include <nlohmann/json.hpp>
 
 #include "app/bench_options.h"
 #include "app/bench_row.h"
 #include "app/command_line.h"
 #include "app/commands.h"
 #include "app/flags.h"
-#include "pipeline/backend_options.h"
-#include "pipeline/output_files.h"
-#include "pipeline/subprocess.h"
 #include "app/plot.h"
 #include "core/camera_geometry.h"
 #include "core/error.h"
-#include "core/flop_model.h"
 #include "core/file_io.h"
+#include "core/flop_model.h"
 #include "core/memory_estimate.h"
 #include "core/model.h"
 #include "core/random_weights.h"
+#include "pipeline/backend_options.h"
+#include "pipeline/output_files.h"
+#include "pipeline/subprocess.h"
 
 #ifndef LACT_SOURCE_DIR
 #define LACT_SOURCE_DIR "."
@@ -47,13 +46,15 @@ std::vector<int> parse_list(const std::string& text, const char* flag, int max) 
   std::stringstream stream(text);
   std::string item;
   while (std::getline(stream, item, ',')) {
+    size_t used = 0;  // all of the item must be the number: "2x" or "2.5" is not 2
     try {
-      values.push_back(std::stoi(item));
+      values.push_back(std::stoi(item, &used));
     } catch (const std::exception&) {
-      throw Error(flag, "'" + text + "' is not a list of numbers like 2,4,8");
+      used = 0;
     }
-    if (values.back() <= 0 || values.back() > max)
-      throw Error(flag, "values must be in 1.." + std::to_string(max));
+    if (used == 0 || used != item.size())
+      throw Error(flag, "'" + text.substr(0, 40) + "' is not a list of numbers like 2,4,8");
+    if (values.back() <= 0 || values.back() > max) throw Error(flag, "values must be in 1.." + std::to_string(max));
   }
   if (values.empty()) throw Error(flag, "empty list");
   return values;
@@ -149,12 +150,12 @@ Row run_one(const std::string& name, const Model& model, int views, int height, 
   row.tokens = views * per_view;
   const double flops = encode_flops(model.config(), row.tokens, per_view);
   if (measured_gflops > 0 && flops / (measured_gflops * 1e9) > o.max_seconds) {
-    row.skipped = "predicted encode " + std::to_string(static_cast<int>(flops / (measured_gflops * 1e9))) +
-                  " s > --max-seconds";
+    row.skipped =
+        "predicted encode " + std::to_string(static_cast<int>(flops / (measured_gflops * 1e9))) + " s > --max-seconds";
     return row;
   }
-  const double need = static_cast<double>(
-      estimate_encode_memory(model.config(), model.options(), views, height, width).total());
+  const double need =
+      static_cast<double>(estimate_encode_memory(model.config(), model.options(), views, height, width).total());
   if (need > memory_limit) {
     row.skipped = "needs about " + std::to_string(static_cast<int>(need / (1 << 30))) + " GiB > memory limit";
     return row;
@@ -192,9 +193,10 @@ Row run_one(const std::string& name, const Model& model, int views, int height, 
 }
 
 void print_table(const std::vector<Row>& rows) {
-  std::printf("\n| model | precision | views | size | tokens | open s | encode s | encode min s | encode spread | "
-              "render FPS | render spread | state MiB | encode GFLOP/s | render GFLOP/s | full/LaCT encode | LaCT/full FPS |"
-              "\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::printf(
+      "\n| model | precision | views | size | tokens | open s | encode s | encode min s | encode spread | "
+      "render FPS | render spread | state MiB | encode GFLOP/s | render GFLOP/s | full/LaCT encode | LaCT/full FPS |"
+      "\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const Row& r : rows) {
     if (!r.skipped.empty()) {
       std::printf("| %s | %s | %d | %dx%d | %lld | skipped: %s | | | | | | | | | | |\n", r.model.c_str(),
@@ -204,7 +206,8 @@ void print_table(const std::vector<Row>& rows) {
     std::string ratios = " | |";
     if (r.model == "full")
       for (const Row& l : rows)
-        if (l.model == "lact" && l.views == r.views && l.height == r.height && l.width == r.width && l.skipped.empty()) {
+        if (l.model == "lact" && l.views == r.views && l.height == r.height && l.width == r.width &&
+            l.skipped.empty()) {
           char text[64];
           std::snprintf(text, sizeof(text), " %.2fx | %.2fx |", r.encode_s / l.encode_s, l.render_fps / r.render_fps);
           ratios = text;
@@ -226,8 +229,8 @@ nlohmann::json profile_json(const std::vector<OpProfile>& profile) {
 void print_profile(const char* what, const Row& r, const std::vector<OpProfile>& profile) {
   double total = 0;
   for (const OpProfile& p : profile) total += p.milliseconds;
-  std::printf("\n%s %s, %d views %dx%d: device time by op (%.1f ms in all)\n", r.model.c_str(), what, r.views,
-              r.height, r.width, total);
+  std::printf("\n%s %s, %d views %dx%d: device time by op (%.1f ms in all)\n", r.model.c_str(), what, r.views, r.height,
+              r.width, total);
   std::printf("| op | calls | ms | share |\n|---|---|---|---|\n");
   for (const OpProfile& p : profile)
     std::printf("| %s | %lld | %.2f | %.1f%% |\n", p.op.c_str(), static_cast<long long>(p.calls), p.milliseconds,
@@ -248,16 +251,23 @@ void print_profiles(const std::vector<Row>& rows, const std::string& backend) {
 nlohmann::json rows_json(const std::vector<Row>& rows) {
   nlohmann::json out = nlohmann::json::array();
   for (const Row& r : rows) {
-    nlohmann::json j{{"model", r.model},   {"precision", r.precision}, {"gemm_gflops", r.gemm_gflops}, {"views", r.views},
-                     {"height", r.height}, {"width", r.width},         {"tokens", r.tokens}};
+    nlohmann::json j{{"model", r.model},  {"precision", r.precision}, {"gemm_gflops", r.gemm_gflops},
+                     {"views", r.views},  {"height", r.height},       {"width", r.width},
+                     {"tokens", r.tokens}};
     if (r.skipped.empty()) {
-      j.update({{"encode_s", r.encode_s}, {"render_fps", r.render_fps}, {"state_mib", r.state_mib},
-                {"encode_gflops", r.encode_gflops}, {"render_gflops", r.render_gflops},
-                {"encode_min_s", r.encode.min()}, {"encode_max_s", r.encode.max()},
-                {"encode_samples_s", r.encode.values}, {"render_samples_s_per_view", r.render.values},
+      j.update({{"encode_s", r.encode_s},
+                {"render_fps", r.render_fps},
+                {"state_mib", r.state_mib},
+                {"encode_gflops", r.encode_gflops},
+                {"render_gflops", r.render_gflops},
+                {"encode_min_s", r.encode.min()},
+                {"encode_max_s", r.encode.max()},
+                {"encode_samples_s", r.encode.values},
+                {"render_samples_s_per_view", r.render.values},
                 {"open_s", r.open_s < 0 ? nlohmann::json() : nlohmann::json(r.open_s)}});
       if (!r.encode_profile.empty())
-        j.update({{"encode_profile", profile_json(r.encode_profile)}, {"render_profile", profile_json(r.render_profile)}});
+        j.update(
+            {{"encode_profile", profile_json(r.encode_profile)}, {"render_profile", profile_json(r.render_profile)}});
     } else {
       j["skipped"] = r.skipped;
     }
@@ -276,7 +286,9 @@ void write_csv(const std::string& path, const std::vector<Row>& rows) {
     const Row* f = nullptr;
     for (const Row& r : rows)
       if (r.model == "full" && r.views == l.views && r.height == l.height && r.width == l.width) f = &r;
-    auto value = [](const Row* r, double Row::*field) { return r && r->skipped.empty() ? std::to_string(r->*field) : std::string(); };
+    auto value = [](const Row* r, double Row::*field) {
+      return r && r->skipped.empty() ? std::to_string(r->*field) : std::string();
+    };
     const bool both = f && f->skipped.empty() && l.skipped.empty();
     out << l.views << "," << l.height << "," << l.width << "," << l.tokens << "," << value(&l, &Row::encode_s) << ","
         << value(f, &Row::encode_s) << "," << (both ? std::to_string(f->encode_s / l.encode_s) : "") << ","
@@ -290,9 +302,14 @@ void write_csv(const std::string& path, const std::vector<Row>& rows) {
 void write_plot(const std::string& path, const std::vector<Row>& rows) {
   PlotPanel encode{"encode time vs input tokens", "input tokens", "encode s", {}};
   PlotPanel render{"render speed vs input tokens", "input tokens", "render FPS", {}};
-  static const std::array<std::array<unsigned char, 3>, 8> kColours = {{{20, 90, 200}, {210, 60, 30}, {40, 160, 60},
-                                                                       {150, 60, 180}, {230, 160, 20}, {20, 170, 190},
-                                                                       {120, 120, 120}, {200, 60, 140}}};
+  static const std::array<std::array<unsigned char, 3>, 8> kColours = {{{20, 90, 200},
+                                                                        {210, 60, 30},
+                                                                        {40, 160, 60},
+                                                                        {150, 60, 180},
+                                                                        {230, 160, 20},
+                                                                        {20, 170, 190},
+                                                                        {120, 120, 120},
+                                                                        {200, 60, 140}}};
   std::vector<std::string> names;  // in the order they were run
   for (const Row& r : rows)
     if (std::find(names.begin(), names.end(), r.model) == names.end()) names.push_back(r.model);
@@ -319,9 +336,12 @@ void run_reference(const BenchOptions& o, const std::vector<Row>& rows) {
   for (const Row& r : rows)
     if (r.model == "lact" && r.skipped.empty() && !first) first = &r;
   if (!first) throw Error("--reference", "needs a LaCT row that ran");
-  const std::vector<std::string> argv = {o.python, std::string(LACT_SOURCE_DIR) + "/tools/reference/bench_reference.py",
-                                         "--views-in", std::to_string(first->views), "--views-out", std::to_string(o.targets),
-                                         "--size", std::to_string(first->height), "--threads", std::to_string(o.common.threads)};
+  const std::vector<std::string> argv = {
+      o.python,      std::string(LACT_SOURCE_DIR) + "/tools/reference/bench_reference.py",
+      "--views-in",  std::to_string(first->views),
+      "--views-out", std::to_string(o.targets),
+      "--size",      std::to_string(first->height),
+      "--threads",   std::to_string(o.common.threads)};
   std::string shown;
   for (const std::string& a : argv) shown += (shown.empty() ? "" : " ") + a;
   std::printf("\nPyTorch reference: %s\n", shown.c_str());
@@ -333,7 +353,8 @@ void run_reference(const BenchOptions& o, const std::vector<Row>& rows) {
   try {
     ref = nlohmann::json::parse(output.substr(brace == std::string::npos ? 0 : brace));
   } catch (const std::exception&) {
-    throw Error("--reference", "the PyTorch reference printed no timing JSON (is torch installed for " + o.python + "?)");
+    throw Error("--reference",
+                "the PyTorch reference printed no timing JSON (is torch installed for " + o.python + "?)");
   }
   const double ref_encode = ref.at("encode_s").get<double>(), ref_render = ref.at("render_s_per_view").get<double>();
   std::printf("  reference fp32: encode %.3f s, render %.3f s/view\n", ref_encode, ref_render);
@@ -437,21 +458,27 @@ void run_bench(const BenchOptions& o) {
   print_table(rows);
   if (!o.variants.empty()) print_variant_table(rows);
   print_precision_ratios(rows);
-  std::printf("\nColumns: tokens = input views x (size/8)^2; open s = reading --model (- for random weights); "
-              "encode s = median of --repeat after --warmup, its minimum, spread = (max - min) / median; render FPS = "
-              "target views rendered per second (median); state MiB = fast weights (LaCT, fixed) or KV cache (full attention, "
-              "grows with tokens); GFLOP/s from counted FLOPs (the gemm rate above is the ceiling); ratios measured in this run.\n");
+  std::printf(
+      "\nColumns: tokens = input views x (size/8)^2; open s = reading --model (- for random weights); "
+      "encode s = median of --repeat after --warmup, its minimum, spread = (max - min) / median; render FPS = "
+      "target views rendered per second (median); state MiB = fast weights (LaCT, fixed) or KV cache (full attention, "
+      "grows with tokens); GFLOP/s from counted FLOPs (the gemm rate above is the ceiling); ratios measured in this "
+      "run.\n");
   if (!o.json.empty()) {
     nlohmann::json gemm_rates;
     for (const Row& r : rows) gemm_rates[r.precision] = r.gemm_gflops;
-    const nlohmann::json json{{"format", "lact bench v3"}, {"gemm_gflops", gemm_rates}, {"threads", o.common.threads},
-                              {"device", rows.empty() ? o.common.backend : rows.front().device}, {"precision", o.common.precision},
-                              {"config", lact.source}, {"rows", rows_json(rows)}};
+    const nlohmann::json json{
+        {"format", "lact bench v3"},       {"gemm_gflops", gemm_rates},
+        {"threads", o.common.threads},     {"device", rows.empty() ? o.common.backend : rows.front().device},
+        {"precision", o.common.precision}, {"config", lact.source},
+        {"rows", rows_json(rows)}};
     write_file_atomically(o.json, json.dump(1) + "\n");
   }
   if (!o.csv.empty()) {
-    if (o.variants.empty()) write_csv(o.csv, rows);
-    else write_file_atomically(o.csv, variant_csv(rows));
+    if (o.variants.empty())
+      write_csv(o.csv, rows);
+    else
+      write_file_atomically(o.csv, variant_csv(rows));
   }
   if (!o.plot.empty()) write_plot(o.plot, rows);
   if (o.reference) run_reference(o, rows);
@@ -462,15 +489,19 @@ void run_bench(const BenchOptions& o) {
 void add_bench_command(CLI::App& app) {
   auto o = std::make_shared<BenchOptions>();
   CLI::App* command = app.add_subcommand(
-      "bench", "Time LaCT and the full-attention baseline on random weights over views x sizes (not a test). "
-               "Table columns: model, views, size, tokens (input), encode s, render FPS, state MiB, encode and "
-               "render GFLOP/s, full/LaCT encode ratio, LaCT/full render-speed ratio");
-  command->add_option("--config", o->config,
-                      "Built-in config (lact_l24_d768_ttt2x, lact_l24_d768_ttt4x, lact_l14_d768_ttt2x), optionally "
-                      "with a TTT variant: NAME:v2 (baseline, v1..v4, v6 or the authors' ttt_loss_type)")
+      "bench",
+      "Time LaCT and the full-attention baseline on random weights over views x sizes (not a test). "
+      "Table columns: model, views, size, tokens (input), encode s, render FPS, state MiB, encode and "
+      "render GFLOP/s, full/LaCT encode ratio, LaCT/full render-speed ratio");
+  command
+      ->add_option("--config", o->config,
+                   "Built-in config (lact_l24_d768_ttt2x, lact_l24_d768_ttt4x, lact_l14_d768_ttt2x), optionally "
+                   "with a TTT variant: NAME:v2 (baseline, v1..v4, v6 or the authors' ttt_loss_type)")
       ->capture_default_str();
-  command->add_option("--layers", o->layers, "Scale the config: layers");
-  command->add_option("--dim", o->dim, "Scale the config: width (attention heads of 64, one fast-weight head)");
+  // Given, they must be in range: 0 or less would silently mean "the config's own" (as when not given).
+  command->add_option("--layers", o->layers, "Scale the config: layers")->check(CLI::Range(1, 1024));
+  command->add_option("--dim", o->dim, "Scale the config: width (attention heads of 64, one fast-weight head)")
+      ->check(CLI::Range(1, 16384));
   command->add_option("--model", o->model, "Time this LaCT model file instead of random weights");
   command->add_option("--models", o->models, "Which models: lact,full")->capture_default_str();
   command->add_option("--variants", o->variants,
@@ -479,17 +510,28 @@ void add_bench_command(CLI::App& app) {
                       "baseline beside the FLOP count's prediction; --csv writes that table");
   command->add_option("--views", o->views, "Input view counts, e.g. 2,4,8,16,32,48")->capture_default_str();
   command->add_option("--size", o->sizes, "Square view sizes, e.g. 128,256,512")->capture_default_str();
-  command->add_option("--targets", o->targets, "Rendered views per measurement")->capture_default_str()->check(CLI::PositiveNumber);
-  command->add_option("--repeat", o->repeat, "Timed repetitions (median, minimum and spread reported)")->capture_default_str()->check(CLI::PositiveNumber);
-  command->add_option("--warmup", o->warmup, "Untimed runs first")->capture_default_str()->check(CLI::NonNegativeNumber);
-  command->add_option("--max-seconds", o->max_seconds, "Skip sizes whose encode is predicted to take longer")->capture_default_str();
-  command->add_option("--max-memory-gb", o->max_memory_gb,
-                      "Skip sizes estimated to need more (default 90% of the backend's available memory, 70% of RAM "
-                      "where that is unknown)");
+  command->add_option("--targets", o->targets, "Rendered views per measurement")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command->add_option("--repeat", o->repeat, "Timed repetitions (median, minimum and spread reported)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  command->add_option("--warmup", o->warmup, "Untimed runs first")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  command->add_option("--max-seconds", o->max_seconds, "Skip sizes whose encode is predicted to take longer")
+      ->capture_default_str()
+      ->check(finite_range(0, 1e9));
+  command
+      ->add_option("--max-memory-gb", o->max_memory_gb,
+                   "Skip sizes estimated to need more (default 0: 90% of the backend's available memory, 70% of RAM "
+                   "where that is unknown)")
+      ->check(finite_range(0, kMaxMemoryLimitGb));
   command->add_option("--json", o->json, "Write every row as JSON");
   command->add_option("--csv", o->csv, "Write one row per size (both models, their ratios) as CSV");
   command->add_option("--plot", o->plot, "Write a log-log PNG of encode time and render FPS against input tokens");
-  command->add_flag("--reference", o->reference, "Also time the PyTorch reference (tools/reference) on the first LaCT size");
+  command->add_flag("--reference", o->reference,
+                    "Also time the PyTorch reference (tools/reference) on the first LaCT size");
   command->add_flag("--profile", o->profile,
                     "One more run per size with device time by op (encode and render tables; the cuda backend)");
   command->add_option("--python", o->python, "Python with torch for --reference")->capture_default_str();

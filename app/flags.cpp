@@ -1,5 +1,8 @@
 #include "app/flags.h"
 
+#include <cmath>
+#include <cstdio>
+
 namespace lact::app {
 
 void add_data_options(CLI::App& command, DataOptions& o) {
@@ -20,21 +23,24 @@ void add_data_options(CLI::App& command, DataOptions& o) {
   command
       .add_option("--downscale", o.downscale, "nerfstudio/DL3DV/COLMAP: read images_N instead of images (N = 2, 4, 8)")
       ->check(CLI::Range(1, 64));
-  command.add_option("--images", o.images, "COLMAP: the folder the model's image names are relative to (default: "
-                                           "images/ beside sparse/)");
+  command.add_option("--images", o.images,
+                     "COLMAP: the folder the model's image names are relative to (default: "
+                     "images/ beside sparse/)");
 }
 
 void add_common_options(CLI::App& command, CommonOptions& options) {
   command
-      .add_option("--threads", options.threads,
-                  "Worker threads (0 = all cores; at most " + std::to_string(max_threads()) + " here, 4 per core)")
-      ->check(CLI::Range(0, max_threads()));
+      .add_option(
+          "--threads", options.threads,
+          "Worker threads (0 = every usable CPU, " + std::to_string(max_threads()) + " here; more run that many)")
+      ->check(CLI::Range(0, 1 << 30));
   command.add_option("--device,--backend", options.backend, "Compute device: cpu, or cuda where built with CUDA")
       ->check(CLI::IsMember(backend_names()));
   command
-      .add_option("--precision", options.precision,
-                  "Matrix products in fp32, tf32 (cuda) or bf16 (bf16 operands, fp32 accumulation; cuda, and the cpu where it "
-                  "has bf16 instructions: see lact info --devices)")
+      .add_option(
+          "--precision", options.precision,
+          "Matrix products in fp32, tf32 (cuda) or bf16 (bf16 operands, fp32 accumulation; cuda, and the cpu where it "
+          "has bf16 instructions: see lact info --devices)")
       ->check(CLI::IsMember({"fp32", "tf32", "bf16"}));
   command.add_flag("--no-graphs", options.no_graphs, "Render with direct kernel launches, not replayed CUDA graphs");
 }
@@ -46,9 +52,25 @@ void add_distributed_options(CLI::App& command, CommonOptions& options) {
       ->check(CLI::IsMember({"none", "mpi", "nccl"}))
       ->capture_default_str();
   command
-      .add_option("--memory-limit", options.memory_limit_gb,
-                  "The most memory (GB) a scene may take in this process, checked before encoding (default: what is free)")
-      ->check(CLI::Range(0.0, 1e6));
+      .add_option(
+          "--memory-limit", options.memory_limit_gb,
+          "The most memory (GB) a scene may take in this process, checked before encoding (default: what is free)")
+      ->check(finite_range(0.0, kMaxMemoryLimitGb));
+}
+
+CLI::Validator finite_range(double min, double max) {
+  // CLI::Range lets NaN through (every comparison with it is false) and reads "inf": a value must be finite too.
+  char text[64];
+  std::snprintf(text, sizeof text, "%g to %g", min, max);
+  const std::string range = text;
+  return CLI::Validator(
+      [min, max, range](std::string& text) {
+        double value = 0;
+        if (!CLI::detail::lexical_cast(text, value) || !std::isfinite(value) || value < min || value > max)
+          return "'" + text.substr(0, 40) + "' is not a finite number from " + range;
+        return std::string();
+      },
+      "FINITE in [" + range + "]");
 }
 
 }  // namespace lact::app

@@ -4,8 +4,9 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/error.h"
 #include "core/block_module.h"
+#include "core/error.h"
+#include "kernels/host_memory.h"
 
 namespace lact {
 
@@ -19,22 +20,18 @@ int64_t saturate(double value) {
 }
 
 // GiB, or MiB below 0.1 GiB (small scenes and small --memory-limit values stay readable).
-std::string gib(int64_t bytes) {
-  char text[32];
-  if (bytes < (1ll << 30) / 10)
-    std::snprintf(text, sizeof text, "%.2f MiB", static_cast<double>(bytes) / (1ll << 20));
-  else
-    std::snprintf(text, sizeof text, "%.2f GiB", static_cast<double>(bytes) / (1ll << 30));
-  return text;
-}
+std::string gib(int64_t bytes) { return memory_size_text(bytes); }
+
+std::string size_text(int64_t height, int64_t width) { return std::to_string(height) + "x" + std::to_string(width); }
 }  // namespace
 
-EncodeMemory estimate_encode_memory(const ModelConfig& config, const ModelOptions& options, int64_t views,
-                                    int height, int width, int64_t state_views) {
+EncodeMemory estimate_encode_memory(const ModelConfig& config, const ModelOptions& options, int64_t views, int height,
+                                    int width, int64_t state_views) {
   // Counted in double so that no flag (--size 8x2147483640, 2e9 views) can overflow it; saturated at the end.
   const int64_t patch = std::max(1, config.patch_size);
   const double dim = config.dim;
-  const double per_view = static_cast<double>(std::max(0, height) / patch) * static_cast<double>(std::max(0, width) / patch);
+  const double per_view =
+      static_cast<double>(std::max(0, height) / patch) * static_cast<double>(std::max(0, width) / patch);
   const double tokens = static_cast<double>(std::max<int64_t>(0, views)) * per_view;
   const double tile = static_cast<double>(std::max<int64_t>(1, options.token_tile));
   // Token-wise modules run on chunks of whole views of at most `tile` tokens (at least one view).
@@ -48,7 +45,8 @@ EncodeMemory estimate_encode_memory(const ModelConfig& config, const ModelOption
 
   double scratch = 0;
   for (const ModuleConfig& mc : config.block)
-    scratch = std::max(scratch, block_module(mc.kind).encode_scratch_floats(config, mc, options, tokens, per_view, chunk));
+    scratch =
+        std::max(scratch, block_module(mc.kind).encode_scratch_floats(config, mc, options, tokens, per_view, chunk));
   m.temporaries = saturate(scratch * kFloat);
   double state = 0;  // in double: a KV cache of a saturated token count must not overflow
   const double state_tokens = state_views < 0 ? tokens : static_cast<double>(state_views) * per_view;
@@ -66,8 +64,47 @@ void check_encode_fits(const EncodeMemory& need, int64_t available, const std::s
   if (available < 0 || need.total() <= available) return;
   throw Error("encoding " + std::to_string(need.tokens) + " tokens needs about " + gib(need.total()) +
               " (activations " + gib(need.activations) + ", scratch " + gib(need.temporaries) + ", state " +
-              gib(need.state) + ") but " + device + " has " + gib(available) +
-              " available: use fewer or smaller input views");
+              gib(need.state) + (need.views > 0 ? ", views " + gib(need.views) : "") + ") but " + device + " has " +
+              gib(available) + " available: use fewer or smaller input views");
+}
+
+int64_t kept_view_bytes(int64_t views, int height, int width) {
+  return saturate(double(std::max<int64_t>(0, views)) * std::max(0, height) * std::max(0, width) * 3 * kFloat);
+}
+
+int64_t ViewReadMemory::total() const { return saturate(double(kept) + double(largest_view)); }
+
+std::pair<int64_t, int64_t> cover_size(const ViewRead& view, int height, int width) {
+  const double w = std::max<int64_t>(1, view.width), h = std::max<int64_t>(1, view.height);
+  const double scale = std::max(width / w, height / h);
+  return {std::max<int64_t>(height, std::llround(h * scale)), std::max<int64_t>(width, std::llround(w * scale))};
+}
+
+ViewReadMemory estimate_view_read_memory(const std::vector<ViewRead>& views, int height, int width) {
+  ViewReadMemory m;
+  m.kept = kept_view_bytes(static_cast<int64_t>(views.size()), height, width);
+  for (size_t i = 0; i < views.size(); ++i) {
+    const ViewRead& v = views[i];
+    const auto [rh, rw] = cover_size(v, height, width);
+    const bool resized = rw != v.width || rh != v.height;
+    const double bytes = double(v.width) * double(v.height) * (4 + 4 * kFloat + (v.undistorted ? 4 * kFloat : 0)) +
+                         (resized ? double(rw) * double(rh) * 4 * kFloat : 0.0);
+    if (saturate(bytes) > m.largest_view) m.largest_view = saturate(bytes), m.view = static_cast<int>(i);
+  }
+  return m;
+}
+
+void check_view_read_fits(const ViewReadMemory& need, const std::vector<ViewRead>& views, int height, int width,
+                          int64_t available, const std::string& limit) {
+  if (available < 0 || need.total() <= available) return;
+  std::string what = "reading " + std::to_string(views.size()) + " view(s) needs about " + gib(need.total());
+  if (need.view >= 0 && static_cast<size_t>(need.view) < views.size()) {
+    const ViewRead& v = views[need.view];
+    const auto [rh, rw] = cover_size(v, height, width);
+    if (rw != v.width || rh != v.height)
+      what += " (a " + size_text(v.height, v.width) + " image resized to " + size_text(rh, rw) + " to cover it)";
+  }
+  throw Error(what + " but " + gib(available) + " is available (" + limit + "): use a smaller size or fewer views");
 }
 
 }  // namespace lact

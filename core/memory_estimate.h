@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/config.h"
 #include "core/model.h"
@@ -20,18 +22,50 @@ struct EncodeMemory {
   int64_t activations = 0;  // bytes: the token buffers x, y, out
   int64_t temporaries = 0;  // bytes: the largest module's scratch
   int64_t state = 0;        // bytes: fast weights / KV caches of every layer
-  int64_t total() const {  // each part is at most 9e18 (saturated), so the sum is done in double
+  int64_t views = 0;        // bytes: the decoded input views beside it (kept_view_bytes), on the CPU backend
+  int64_t total() const {   // each part is at most 9e18 (saturated), so the sum is done in double
     const double layers = double(activations) + double(temporaries) + double(state);
-    return layers > 9.0e18 ? int64_t(9.0e18) : std::max(embedding, int64_t(layers));
+    const double all = double(views) + std::max(double(embedding), layers);
+    return all > 9.0e18 ? int64_t(9.0e18) : int64_t(all);
   }
 };
 
 // `state_views`: the views whose tokens the state holds when that is not `views` (-1): across ranks each
 // rank encodes its share of the views but keeps every rank's KV cache.
-EncodeMemory estimate_encode_memory(const ModelConfig& config, const ModelOptions& options, int64_t views,
-                                    int height, int width, int64_t state_views = -1);
+EncodeMemory estimate_encode_memory(const ModelConfig& config, const ModelOptions& options, int64_t views, int height,
+                                    int width, int64_t state_views = -1);
 
 // Throws lact::Error when the estimate exceeds `available` bytes (available < 0: unknown, no check).
+// `device` names what has them, e.g. "CPU, 2 threads (MemAvailable)".
 void check_encode_fits(const EncodeMemory& need, int64_t available, const std::string& device);
+
+// Host bytes the views of an encode keep while it runs: each at the working size, 3 floats a pixel (the
+// encode's own copy of the pixels is in EncodeMemory::embedding). On the CPU backend they share its memory.
+int64_t kept_view_bytes(int64_t views, int height, int width);
+
+// One view as it is read: its image's size and whether it is undistorted first.
+struct ViewRead {
+  int64_t width = 0, height = 0;
+  bool undistorted = false;
+};
+// The size a width x height image is resized to to cover height x width (datasets/preprocess.h's cover_crop,
+// in double so that no size overflows): {resized height, resized width}.
+std::pair<int64_t, int64_t> cover_size(const ViewRead& view, int height, int width);
+
+// Host bytes reading views at height x width takes at its peak: every view read so far, kept at the working
+// size, and for the one being read its decoded file (4 bytes a pixel), float copy and undistorted copy (16
+// each) and cover-resized copy (16 a resized pixel), alive together.
+struct ViewReadMemory {
+  int64_t kept = 0;
+  int64_t largest_view = 0;  // the largest one view's transient buffers
+  int view = -1;             // its position in the list
+  int64_t total() const;
+};
+ViewReadMemory estimate_view_read_memory(const std::vector<ViewRead>& views, int height, int width);
+
+// Throws lact::Error when reading needs more than `available` bytes (< 0: unknown, no check), naming the view's
+// resize when that is what does not fit; `limit` names what set `available` ("MemAvailable", "ulimit -v", ...).
+void check_view_read_fits(const ViewReadMemory& need, const std::vector<ViewRead>& views, int height, int width,
+                          int64_t available, const std::string& limit);
 
 }  // namespace lact

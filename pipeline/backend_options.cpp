@@ -1,26 +1,42 @@
 #include "pipeline/backend_options.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
-#include <thread>
 
 #include "core/camera.h"
 #include "core/error.h"
+#include "kernels/cpu/thread_limit.h"
+#include "kernels/host_memory.h"
 
 namespace lact {
 
+int64_t memory_limit_bytes(double gb) {
+  // Checked here as well as by the flag's parser: NaN passes every range comparison and would turn the cap off.
+  if (!std::isfinite(gb) || gb < 0 || gb > kMaxMemoryLimitGb)
+    throw Error("--memory-limit", "must be a number of GB from 0 (what is free) to " +
+                                      std::to_string(static_cast<int>(kMaxMemoryLimitGb)));
+  return gb > 0 ? std::max<int64_t>(1, static_cast<int64_t>(gb * double(1 << 30))) : -1;
+}
+
 std::unique_ptr<Backend> make_backend(const CommonOptions& options) {
+  const int64_t cap = memory_limit_bytes(options.memory_limit_gb);
+  if (options.threads < 0) throw Error("--threads", "must be 0 (every usable CPU) or more");
+  std::string note;
+  const int threads = options.threads == 0 ? 0 : threads_to_use(options.threads, note);
+  if (!note.empty()) std::fprintf(stderr, "lact: note: %s\n", note.c_str());
   try {
-    auto backend = lact::make_backend(options.backend, options.threads, parse_precision(options.precision));
+    auto backend = lact::make_backend(options.backend, threads, parse_precision(options.precision));
     if (options.no_graphs) backend->disable_recording();
-    if (options.memory_limit_gb > 0) backend->set_memory_cap(static_cast<int64_t>(options.memory_limit_gb * (1 << 30)));
+    backend->set_memory_cap(cap);
+    set_host_memory_cap(cap);
     return backend;
   } catch (const std::invalid_argument& e) {
     throw Error("--device " + options.backend, e.what());
   }
 }
 
-int max_threads() { return 4 * static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+int max_threads() { return usable_cpus(); }
 
 std::pair<int, int> parse_size(const std::string& text) {
   if (text.empty()) return {0, 0};

@@ -326,7 +326,7 @@ class Untrusted(unittest.TestCase):
                               os.path.join(folder, "s.safetensors"), timeout=20), ["muon.safetensors",
                                                                                    "muon_update_steps"])
         self.expect_error(run("encode", "--model", self.model, "--data", self.scene, "--inputs", "0,1,2", "-o",
-                              os.path.join(folder, "s.safetensors"), "--threads", "10000", timeout=20), ["--threads"])
+                              os.path.join(folder, "s.safetensors"), "--threads", "-1", timeout=20), ["--threads"])
 
     # 10 ------------------------------------------------------------------------------------------------------
     def test_10_no_refusal_before_allocating(self):

@@ -1,13 +1,24 @@
 // The encode memory estimate (core/memory_estimate.h) against the peak the CPU backend measures (every
 // tensor it allocates is counted), for LaCT and full-attention configs, both Newton-Schulz routes and
 // token tiles that split the views: the estimate must cover the peak, and not by more than 1.6x (so that
-// it does not refuse scenes that fit). Also the one-line refusal.
+// it does not refuse scenes that fit). Also the one-line refusal; the host memory reading views takes (the
+// cover-resize buffer of a huge --size); and the host limit (kernels/host_memory.h) from fake /proc and cgroup
+// files and from RLIMIT_DATA.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 
 #include "core/error.h"
 #include "core/memory_estimate.h"
 #include "core/model.h"
 #include "core/random_weights.h"
+#include "kernels/cpu/thread_limit.h"
+#include "kernels/host_memory.h"
 #include "tests/small_models.h"
 #include "tests/test_util.h"
 
@@ -73,6 +84,132 @@ TEST(MemoryEstimate, RefusesWithOneLineNamingBothNumbers) {
   }
   EXPECT_NO_THROW(check_encode_fits(need, need.total(), "enough"));
   EXPECT_NO_THROW(check_encode_fits(need, -1, "unknown"));
+}
+
+TEST(ViewReadMemory, CountsTheCoverResizeOfAHugeSize) {
+  // The fixture's 32x48 views at --size 65536x8: each is resized to 98304x65536 RGBA floats (96 GiB) first.
+  const std::vector<ViewRead> views(3, ViewRead{48, 32, false});
+  EXPECT_EQ(cover_size(views[0], 65536, 8), (std::pair<int64_t, int64_t>{65536, 98304}));
+  const ViewReadMemory need = estimate_view_read_memory(views, 65536, 8);
+  EXPECT_GE(need.largest_view, int64_t(98304) * 65536 * 16);
+  EXPECT_EQ(need.kept, 3 * 65536 * 8 * 3 * 4);
+  try {
+    check_view_read_fits(need, views, 65536, 8, int64_t(64) << 30, "MemAvailable");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("32x48 image resized to 65536x98304"), std::string::npos) << what;
+    EXPECT_NE(what.find("MemAvailable"), std::string::npos) << what;
+  }
+  // At the views' own size nothing is resized: the file, its float copy and the kept view.
+  const ViewReadMemory own = estimate_view_read_memory(views, 32, 48);
+  EXPECT_EQ(own.largest_view, 32 * 48 * 20);
+  EXPECT_EQ(own.kept, 3 * 32 * 48 * 12);
+  EXPECT_NO_THROW(check_view_read_fits(own, views, 32, 48, own.total(), "enough"));
+  // Sides that would overflow an int (1-pixel views at 65536x65536) saturate instead.
+  EXPECT_GT(estimate_view_read_memory({ViewRead{1, 1, true}}, 65536, 65536).total(), int64_t(1) << 36);
+}
+
+TEST(EncodeMemory, KeptViewsAddToTheTotal) {
+  const ModelConfig config = builtin_model_config("lact_l24_d768_ttt2x");
+  EncodeMemory need = estimate_encode_memory(config, ModelOptions{}, 4, 256, 256);
+  const int64_t without = need.total();
+  need.views = kept_view_bytes(4, 256, 256);
+  EXPECT_EQ(need.views, 4 * 256 * 256 * 12);
+  EXPECT_EQ(need.total(), without + need.views);
+}
+
+// A folder of fake /proc and cgroup files, pointed to by LACT_PROC_ROOT and LACT_CGROUP_ROOT while it lives.
+class FakeRoots {
+ public:
+  FakeRoots() {
+    char name[] = "/tmp/lact_host_memory_XXXXXX";
+    root_ = ::mkdtemp(name);
+    write("proc/meminfo", "MemTotal: 8388608 kB\nMemAvailable:    4194304 kB\n");
+    ::setenv("LACT_PROC_ROOT", (root_ + "/proc").c_str(), 1);
+    ::setenv("LACT_CGROUP_ROOT", (root_ + "/cgroup").c_str(), 1);
+  }
+  ~FakeRoots() {
+    ::unsetenv("LACT_PROC_ROOT");
+    ::unsetenv("LACT_CGROUP_ROOT");
+    std::filesystem::remove_all(root_);
+  }
+  void write(const std::string& path, const std::string& text) {
+    const std::filesystem::path full = root_ + "/" + path;
+    std::filesystem::create_directories(full.parent_path());
+    std::ofstream(full) << text;
+  }
+  std::string path(const std::string& name) const { return root_ + "/" + name; }
+
+ private:
+  std::string root_;
+};
+
+TEST(HostMemory, TheLeastOfMemAvailableAndTheCgroups) {
+  FakeRoots fake;
+  EXPECT_EQ(host_memory_limit().bytes, int64_t(4) << 30);
+  EXPECT_EQ(host_memory_limit().source, "MemAvailable");
+  // cgroup v2: the tightest of the group and its ancestors, page cache that can be dropped counted as free.
+  fake.write("proc/self/cgroup", "0::/a/b\n");
+  fake.write("cgroup/a/memory.max", std::to_string(int64_t(3) << 30) + "\n");
+  fake.write("cgroup/a/memory.current", std::to_string(int64_t(2) << 30) + "\n");
+  fake.write("cgroup/a/memory.stat", "anon 1\ninactive_file " + std::to_string(int64_t(256) << 20) + "\n");
+  fake.write("cgroup/a/b/memory.max", "max\n");
+  fake.write("cgroup/a/b/memory.current", "12345\n");
+  HostMemoryLimit limit = host_memory_limit();
+  EXPECT_EQ(limit.bytes, (int64_t(1) << 30) + (int64_t(256) << 20));
+  EXPECT_EQ(limit.source, "cgroup memory.max of /a");
+  fake.write("cgroup/a/b/memory.max", std::to_string(int64_t(100) << 20) + "\n");
+  limit = host_memory_limit();
+  EXPECT_EQ(limit.bytes, (int64_t(100) << 20) - 12345);
+  EXPECT_EQ(limit.source, "cgroup memory.max of /a/b");
+  // More in use than the limit: nothing left, not a negative number.
+  fake.write("cgroup/a/b/memory.current", std::to_string(int64_t(200) << 20) + "\n");
+  EXPECT_EQ(host_memory_limit().bytes, 0);
+  // cgroup v1: the hierarchical limit of the memory controller's group.
+  fake.write("proc/self/cgroup", "3:cpu,cpuacct:/x\n2:memory:/x\n");
+  fake.write("cgroup/memory/x/memory.stat",
+             "hierarchical_memory_limit " + std::to_string(int64_t(1) << 30) + "\ntotal_inactive_file 0\n");
+  fake.write("cgroup/memory/x/memory.usage_in_bytes", std::to_string(int64_t(512) << 20) + "\n");
+  limit = host_memory_limit();
+  EXPECT_EQ(limit.bytes, int64_t(512) << 20);
+  EXPECT_EQ(limit.source, "cgroup memory.limit_in_bytes of /x");
+  // A run's --memory-limit below all of them.
+  set_host_memory_cap(int64_t(1) << 20);
+  EXPECT_EQ(usable_host_memory().source, "--memory-limit");
+  set_host_memory_cap(-1);
+  EXPECT_EQ(usable_host_memory().source, "cgroup memory.limit_in_bytes of /x");
+}
+
+TEST(HostMemory, UnreadableFilesAreNoLimit) {
+  FakeRoots fake;
+  std::filesystem::remove(fake.path("proc/meminfo"));
+  ASSERT_EQ(::mkfifo(fake.path("proc/meminfo").c_str(), 0600), 0);  // must not block the read
+  fake.write("proc/self/cgroup", "0::/g\n");
+  fake.write("cgroup/g/memory.max", "garbage\n");
+  EXPECT_EQ(host_memory_limit().bytes, -1);
+}
+
+TEST(HostMemory, DataLimitLeavesWhatIsAboveTheDataInUse) {
+  if (std::getenv("LACT_SANITIZED")) GTEST_SKIP() << "AddressSanitizer's own mappings count as data";
+  FakeRoots fake;
+  fake.write("proc/meminfo", "MemAvailable: 1073741824 kB\n");
+  std::ifstream status("/proc/self/status");
+  long long data_kib = -1;
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmData:", 0) == 0) data_kib = std::atoll(line.c_str() + 7);
+  ASSERT_GT(data_kib, 0);
+  fake.write("proc/self/status", "VmSize: 1 kB\nVmData: " + std::to_string(data_kib) + " kB\n");
+  struct rlimit saved;
+  ASSERT_EQ(::getrlimit(RLIMIT_DATA, &saved), 0);
+  struct rlimit limited = saved;
+  limited.rlim_cur = static_cast<rlim_t>(data_kib) * 1024 + (rlim_t(300) << 20);
+  ASSERT_EQ(::setrlimit(RLIMIT_DATA, &limited), 0);
+  const HostMemoryLimit limit = host_memory_limit();
+  ::setrlimit(RLIMIT_DATA, &saved);
+  EXPECT_EQ(limit.source, "ulimit -d (RLIMIT_DATA)");
+  // Each worker thread's stack (8 MiB) is held back: the threads may not have started yet.
+  EXPECT_EQ(limit.bytes, (int64_t(300) << 20) - (int64_t(8) << 20) * usable_cpus());
 }
 
 }  // namespace

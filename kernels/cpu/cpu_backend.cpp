@@ -3,6 +3,7 @@
 #include <cblas.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -11,6 +12,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/cpu/thread_limit.h"
+#include "kernels/host_memory.h"
 #include "kernels/op_checks.h"
 
 namespace lact {
@@ -38,7 +41,8 @@ void CpuBackend::mark_constant(const Tensor& t) {
 }
 
 void CpuBackend::set_threads(int threads) {
-  if (threads <= 0) return;  // keep the library defaults (all cores)
+  if (threads <= 0) return;  // keep the library defaults (the usable CPUs: kernels/cpu/thread_limit.h)
+  threads = std::min(threads, usable_cpus());
   omp_set_num_threads(threads);
   openblas_set_num_threads(threads);
 }
@@ -50,15 +54,8 @@ std::string CpuBackend::device_description() const {
 }
 
 int64_t CpuBackend::available_memory() const {
-  // MemAvailable from /proc/meminfo (what the kernel can give without swapping); -1 where there is none.
-  std::FILE* f = std::fopen("/proc/meminfo", "r");
-  if (!f) return -1;
-  char line[256];
-  long long kib = -1;
-  while (std::fgets(line, sizeof line, f))
-    if (std::sscanf(line, "MemAvailable: %lld kB", &kib) == 1) break;
-  std::fclose(f);
-  return kib < 0 ? -1 : static_cast<int64_t>(kib) * 1024;
+  // The least of MemAvailable, ulimit -v / -d and the memory cgroup's limit (kernels/host_memory.h); -1: none known.
+  return host_memory_limit().bytes;
 }
 
 // Used in place (no kernel here needs more than float alignment); not counted as allocated: a mapped file's
@@ -88,9 +85,7 @@ Tensor CpuBackend::empty(const Shape& shape) {
   return Tensor(storage, storage.get(), shape, this);
 }
 
-void CpuBackend::upload(Tensor& dst, const float* host) {
-  std::memcpy(dst.data(), host, sizeof(float) * dst.numel());
-}
+void CpuBackend::upload(Tensor& dst, const float* host) { std::memcpy(dst.data(), host, sizeof(float) * dst.numel()); }
 
 void CpuBackend::download(const Tensor& src, float* host) {
   std::memcpy(host, src.data(), sizeof(float) * src.numel());
@@ -119,17 +114,17 @@ void CpuBackend::copy_blocks(float* dst, int64_t dst_stride, const float* src, i
 void CpuBackend::fp32_gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
                            MatrixOperand a, MatrixOperand b, float beta, float* c, int64_t ldc, int64_t stride_c,
                            int64_t batch) {
-  if (dnnl_fp32_) return dnnl_fp32_->gemm(transpose_a, transpose_b, m, n, k, alpha, a, b, beta, c, ldc, stride_c, batch);
+  if (dnnl_fp32_)
+    return dnnl_fp32_->gemm(transpose_a, transpose_b, m, n, k, alpha, a, b, beta, c, ldc, stride_c, batch);
   for (int64_t i = 0; i < batch; ++i)
     cblas_sgemm(CblasRowMajor, transpose_a ? CblasTrans : CblasNoTrans, transpose_b ? CblasTrans : CblasNoTrans,
-                static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), alpha,
-                a.data + i * a.stride, static_cast<blasint>(a.ld), b.data + i * b.stride,
-                static_cast<blasint>(b.ld), beta, c + i * stride_c, static_cast<blasint>(ldc));
+                static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), alpha, a.data + i * a.stride,
+                static_cast<blasint>(a.ld), b.data + i * b.stride, static_cast<blasint>(b.ld), beta, c + i * stride_c,
+                static_cast<blasint>(ldc));
 }
 
-void CpuBackend::gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
-                      MatrixOperand a, MatrixOperand b, float beta, float* c, int64_t ldc, int64_t stride_c,
-                      int64_t batch) {
+void CpuBackend::gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, MatrixOperand a,
+                      MatrixOperand b, float beta, float* c, int64_t ldc, int64_t stride_c, int64_t batch) {
   if (m == 0 || n == 0) return;
   if (k == 0) {  // BLAS leaves C untouched then; define it as beta * C (and 0 for beta = 0).
     for (int64_t i = 0; i < batch; ++i)
@@ -283,8 +278,7 @@ void CpuBackend::scale_rows(Tensor& x, const float* scale, int64_t scale_batch_s
     }
 }
 
-void CpuBackend::split_heads(const Tensor& src, int64_t column_offset, int64_t heads, int64_t head_dim,
-                             Tensor& dst) {
+void CpuBackend::split_heads(const Tensor& src, int64_t column_offset, int64_t heads, int64_t head_dim, Tensor& dst) {
   checks::split_heads(*this, src, column_offset, heads, head_dim, dst);
   const int64_t views = src.dim(0), tokens = src.dim(1), width = src.dim(2);
   const float* ps = src.data();
@@ -310,8 +304,8 @@ void CpuBackend::merge_heads(const Tensor& src, Tensor& dst) {
                     ps + ((v * heads + h) * tokens + t) * head_dim, sizeof(float) * head_dim);
 }
 
-void CpuBackend::ray_tokens(const std::vector<RayPose>& poses, const Tensor* images, int height, int width,
-                            int patch, Tensor& tokens) {
+void CpuBackend::ray_tokens(const std::vector<RayPose>& poses, const Tensor* images, int height, int width, int patch,
+                            Tensor& tokens) {
   checks::ray_tokens(*this, poses, images, height, width, patch, tokens);
   const int64_t views = static_cast<int64_t>(poses.size());
   float* out = tokens.data();
@@ -355,8 +349,8 @@ void CpuBackend::swiglu_backward(Tensor& gate, Tensor& up, Tensor& dhidden) {
     const float sig = 1.0f / (1.0f + std::exp(-g));
     const float act = g * sig;
     pg[i] = d * u * sig * (1.0f + g * (1.0f - sig));  // d/dgate of silu(gate) * up, times dhidden
-    pu[i] = act * u;                                    // hidden
-    pd[i] = d * act;                                    // d/dup
+    pu[i] = act * u;                                  // hidden
+    pd[i] = d * act;                                  // d/dup
   }
 }
 

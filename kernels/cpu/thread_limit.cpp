@@ -1,0 +1,97 @@
+#include "kernels/cpu/thread_limit.h"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace lact {
+
+int usable_cpus() {
+  // The mask grows until the kernel's fits (machines with more than 1024 CPUs need more than cpu_set_t).
+  for (int size = 1024; size <= (1 << 20); size *= 2) {
+    cpu_set_t* set = CPU_ALLOC(size);
+    if (!set) return 1;
+    const size_t bytes = CPU_ALLOC_SIZE(size);
+    const int result = sched_getaffinity(0, bytes, set);
+    const int count = result == 0 ? CPU_COUNT_S(bytes, set) : 0;
+    const bool too_small = result != 0 && errno == EINVAL;
+    CPU_FREE(set);
+    if (!too_small) return count > 0 ? count : 1;
+  }
+  return 1;
+}
+
+int replacement_thread_count(const char* value, int cpus) {
+  // Leading and trailing blanks are allowed, as libgomp allows them; then digits only (no sign, no list).
+  const char* p = value;
+  while (*p == ' ' || *p == '\t') ++p;
+  long long first = 0;
+  bool digits = false, overflow = false;
+  for (; *p >= '0' && *p <= '9'; ++p, digits = true) {
+    first = first * 10 + (*p - '0');
+    if (first > 1000000000) overflow = true, first = 1000000000;
+  }
+  const char* rest = p;
+  while (*p == ' ' || *p == '\t') ++p;
+  if (!digits || overflow || first < 1) return cpus;
+  if (*p == '\0' && first <= cpus) return 0;
+  if (*p != '\0' && *rest != ',') return cpus;  // "4abc": not a number
+  return first < cpus ? static_cast<int>(first) : cpus;
+}
+
+int threads_to_use(int requested, std::string& note) {
+  note.clear();
+  const int cpus = usable_cpus();
+  if (requested <= 0) return cpus;
+  if (requested <= cpus) return requested;
+  note = "--threads " + std::to_string(requested) + " is more than the " + std::to_string(cpus) +
+         " CPUs this process may use: using " + std::to_string(cpus);
+  return cpus;
+}
+
+namespace {
+
+// Runs before libgomp's and OpenBLAS's initialisers (see the header), and before the C library's own: its
+// `environ` is not set yet (getenv finds nothing, setenv would be undone), so the loader's `envp`, which becomes
+// `environ`, is changed in place, every copy of a variable (an environment may hold a name twice).
+void cap_thread_environment(int, char**, char** envp) {
+  static char replaced[8][48];  // "NAME=count" strings the environment points to from now on
+  int used = 0;
+  const int cpus = usable_cpus();
+  for (char** entry = envp; entry && *entry && used < 8; ++entry) {
+    for (const char* name : {"OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS"}) {
+      const size_t length = std::strlen(name);
+      if (std::strncmp(*entry, name, length) != 0 || (*entry)[length] != '=') continue;
+      const char* value = *entry + length + 1;
+      const int use = replacement_thread_count(value, cpus);
+      if (use == 0) break;
+      char shown[24];  // the value as given, cut short, control characters and quotes shown as '?'
+      std::snprintf(shown, sizeof shown, "%s", value);
+      for (char* c = shown; *c; ++c)
+        if (static_cast<unsigned char>(*c) < 0x20 || *c == 0x7f || *c == '\'') *c = '?';
+      char note[192];
+      const int n = std::snprintf(note, sizeof note,
+                                  "lact: note: %s='%s%s' is not a thread count from 1 to %d (the CPUs this process "
+                                  "may use): using %d\n",
+                                  name, shown, std::strlen(value) >= sizeof shown ? "..." : "", cpus, use);
+      if (n > 0 && ::write(2, note, std::min<size_t>(n, sizeof note - 1)) < 0) {
+      }
+      std::snprintf(replaced[used], sizeof replaced[used], "%s=%d", name, use);
+      *entry = replaced[used++];
+      break;
+    }
+  }
+}
+
+// The dynamic loader calls the executable's .preinit_array entries before any shared library's initialiser.
+__attribute__((section(".preinit_array"), used)) void (*cap_thread_environment_entry)(int, char**,
+                                                                                      char**) = &cap_thread_environment;
+
+}  // namespace
+
+}  // namespace lact

@@ -1,0 +1,24 @@
+// The thread counts OpenMP and OpenBLAS start with, held to the CPUs this process may use. libgomp and OpenBLAS
+// read OMP_NUM_THREADS (OpenBLAS also OPENBLAS_NUM_THREADS and GOTO_NUM_THREADS) in their own load-time
+// initialisers, before main: OMP_NUM_THREADS=100000 made the first parallel region start 100000 threads. So
+// thread_limit.cpp fixes those variables from the executable's .preinit_array, which the dynamic loader runs
+// before any shared library's initialiser, and prints one note per replaced value.
+#pragma once
+
+#include <string>
+
+namespace lact {
+
+// CPUs this process may run on (its sched_getaffinity mask), at least 1.
+int usable_cpus();
+
+// What a thread-count variable's `value` becomes with `cpus` usable CPUs: 0 when it stays as it is (one whole
+// number from 1 to cpus), else the count to use instead (the first entry of a list like "4,2", at most cpus;
+// cpus for anything that is not a positive number: "", "0", "-3", "abc", a number past any integer).
+int replacement_thread_count(const char* value, int cpus);
+
+// The worker threads a run uses for --threads `requested` (0: every usable CPU); above the usable CPUs it is
+// their count and `note` says so (else `note` is left empty).
+int threads_to_use(int requested, std::string& note);
+
+}  // namespace lact
