@@ -28,7 +28,11 @@ uint64_t rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
 
 uint64_t load_le64(const uint8_t* p) {
   uint64_t v = 0;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  std::memcpy(&v, p, 8);
+#else
   for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];  // the same digits on any byte order
+#endif
   return v;
 }
 
