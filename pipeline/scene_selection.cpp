@@ -1,15 +1,16 @@
 #include "pipeline/scene_selection.h"
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
-
-#include "pipeline/backend_options.h"
 #include "core/error.h"
 #include "core/memory_estimate.h"
+#include "core/utf8_text.h"
 #include "datasets/preprocess.h"
 #include "datasets/view_selection.h"
+#include "pipeline/backend_options.h"
+#include "pipeline/memory_check.h"
 
 namespace lact {
 
@@ -56,14 +57,7 @@ SceneSelection select_scene_views(const DataOptions& o, int patch) {
 
 void check_memory(const Model& model, int64_t views, int height, int width, const std::string& flag,
                   int64_t state_views) {
-  const Backend& backend = model.backend();
-  try {
-    check_encode_fits(estimate_encode_memory(model.config(), model.options(), std::max<int64_t>(1, views), height,
-                                             width, state_views),
-                      backend.usable_memory(), backend.device_description());
-  } catch (const Error& e) {
-    throw Error(flag + " " + std::to_string(height) + "x" + std::to_string(width), e.what());
-  }
+  check_encode_memory(model, views, height, width, flag, state_views);  // pipeline/memory_check.h
 }
 
 void check_memory_for(const Model& model, const SceneSelection& selection, const std::string& flag) {
@@ -71,23 +65,33 @@ void check_memory_for(const Model& model, const SceneSelection& selection, const
 }
 
 std::vector<PosedImage> selected_views(const SceneSelection& s, const std::vector<int>& indices, bool with_images) {
+  if (with_images) check_view_reading(s.scene, indices, s.height, s.width);
   std::vector<PosedImage> views = load_views(s.scene, indices, s.height, s.width, s.background, with_images);
   for (PosedImage& v : views) v.camera = apply_pose_transform(s.pose, v.camera);
   return views;
 }
 
+namespace {
+// Metadata is JSON: a path or name that is not UTF-8 is stored escaped (readable) under `key`, and its exact
+// bytes as hex under `key`_hex, which metadata_or returns.
+void put_text(std::map<std::string, std::string>& m, const std::string& key, const std::string& text) {
+  m[key] = utf8_escaped(text);
+  if (m[key] != text) m[key + "_hex"] = hex_of(text);
+}
+}  // namespace
+
 std::map<std::string, std::string> origin_metadata(const DataOptions& o, const SceneSelection& s,
                                                    const std::string& model_path) {
   std::map<std::string, std::string> m;
-  m["model"] = std::filesystem::absolute(model_path).lexically_normal().string();
-  m["data"] = std::filesystem::absolute(o.data).lexically_normal().string();
-  m["scene"] = s.scene.name;
+  put_text(m, "model", std::filesystem::absolute(model_path).lexically_normal().string());
+  put_text(m, "data", std::filesystem::absolute(o.data).lexically_normal().string());
+  put_text(m, "scene", s.scene.name);
   nlohmann::json inputs = s.inputs;
   m["inputs"] = inputs.dump();
-  m["background"] = o.background;
+  put_text(m, "background", o.background);
   m["downscale"] = std::to_string(o.downscale);
-  if (!o.images.empty()) m["images"] = std::filesystem::absolute(o.images).lexically_normal().string();
-  m["normalize_poses"] = o.normalize_poses;
+  if (!o.images.empty()) put_text(m, "images", std::filesystem::absolute(o.images).lexically_normal().string());
+  put_text(m, "normalize_poses", o.normalize_poses);
   nlohmann::json world = std::vector<double>(s.pose.world.begin(), s.pose.world.end());
   m["pose_world"] = world.dump();
   m["pose_scale"] = nlohmann::json(s.pose.scale).dump();
@@ -121,7 +125,11 @@ void apply_model_defaults(DataOptions& o, const Model& model, bool inputs_too) {
 
 std::string metadata_or(const std::map<std::string, std::string>& m, const char* key, const std::string& fallback) {
   auto it = m.find(key);
-  return it == m.end() ? fallback : it->second;
+  if (it == m.end()) return fallback;
+  auto hex = m.find(std::string(key) + "_hex");  // the exact bytes of text that is not UTF-8 (put_text)
+  std::string bytes;
+  if (hex != m.end() && bytes_of_hex(hex->second, bytes) && utf8_escaped(bytes) == it->second) return bytes;
+  return it->second;
 }
 
 SceneSelection plan_from_state_metadata(const std::map<std::string, std::string>& metadata, DataOptions data,

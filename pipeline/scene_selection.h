@@ -22,10 +22,10 @@ struct DataOptions {
 
 struct SceneSelection {
   Scene scene;
-  std::vector<int> inputs;            // empty when no --inputs
-  int height = 0, width = 0;          // working size
+  std::vector<int> inputs;    // empty when no --inputs
+  int height = 0, width = 0;  // working size
   std::array<float, 3> background{};
-  PoseTransform pose;                 // applied to every camera of this run
+  PoseTransform pose;  // applied to every camera of this run
   PoseNormalization normalization = PoseNormalization::None;
 };
 
@@ -52,8 +52,9 @@ std::vector<PosedImage> selected_views(const SceneSelection& selection, const st
 std::map<std::string, std::string> origin_metadata(const DataOptions& options, const SceneSelection& selection,
                                                    const std::string& model_path);
 PoseTransform pose_from_metadata(const std::map<std::string, std::string>& metadata, const std::string& where);
-// A metadata value or `fallback`.
-std::string metadata_or(const std::map<std::string, std::string>& metadata, const char* key, const std::string& fallback);
+// A metadata value or `fallback`; text stored escaped because it was not UTF-8 comes back as its exact bytes.
+std::string metadata_or(const std::map<std::string, std::string>& metadata, const char* key,
+                        const std::string& fallback);
 // The scene a state was encoded from (`state_path`'s metadata: data, scene, preprocessing, pose transform, inputs),
 // with flags in `data` overriding its data and scene; the working size is --size or the state's.
 SceneSelection plan_from_state_metadata(const std::map<std::string, std::string>& metadata, DataOptions data,
