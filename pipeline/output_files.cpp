@@ -13,6 +13,7 @@
 
 #include "core/error.h"
 #include "core/file_io.h"
+#include "core/utf8_text.h"
 
 namespace lact {
 
@@ -145,14 +146,18 @@ void make_parent_folder(const std::string& path) {
 }
 
 std::string safe_folder_name(const std::string& name) {
+  // Bytes that are not UTF-8 first become \xNN (as report.json writes the name), then "\" becomes "_": the
+  // folder on disk is valid UTF-8 and reads like the report's `folder`.
   std::string out;
-  for (const char c : name) {
+  for (const char c : utf8_escaped(name)) {
     const unsigned char u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f || c == '/' || c == '\\')
-      out.push_back('_');
-    else
-      out.push_back(c);
-    if (out.size() >= 80) break;
+    out.push_back(u < 0x20 || u == 0x7f || c == '/' || c == '\\' ? '_' : c);
+  }
+  // At most 80 bytes, cut on a character boundary (never inside a UTF-8 sequence).
+  if (out.size() > 80) {
+    size_t cut = 80;
+    while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xc0) == 0x80) --cut;
+    out.resize(cut);
   }
   // No leading dots (".", "..", hidden files) and no trailing spaces or dots (invisible, or odd on other systems).
   size_t first = out.find_first_not_of('.');
