@@ -51,8 +51,9 @@ class RankFailure : public std::runtime_error {
   bool print_;
 };
 
-// How many processes the launcher that started this one started (Open MPI's mpirun, MPICH's Hydra, SLURM's srun,
-// from the environment they set); 1 when none did.
+// How many processes the launcher that started this one started, from the environment it sets (Open MPI's
+// mpirun: OMPI_COMM_WORLD_SIZE; MPICH's Hydra and srun --mpi=pmi2: PMI_SIZE); 1 when none did.
+// SLURM's own variables are not read: a batch script's environment holds them for plain one-process runs too.
 int launched_processes();
 
 // Every rank's failure ("" for none), in rank order, as gathered on rank `rank`: throws the RankFailure Ranks::agree

@@ -17,7 +17,7 @@ DistributedMode parse_distributed_mode(const std::string& text) {
 
 int launched_processes() {
   int most = 1;
-  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS"}) {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}) {
     const char* value = std::getenv(name);
     if (!value) continue;
     char* end = nullptr;

@@ -262,7 +262,7 @@ Distribution start_agreed_ranks(const CommonOptions& options, const RunDigest& c
     // leave the ranks that do pass --distributed waiting for it).
     if (const int processes = launched_processes(); processes > 1)
       throw Error("--distributed", "this is one of " + std::to_string(processes) +
-                                       " processes started by mpirun or srun, but --distributed is none: pass "
+                                       " processes of an MPI launch (mpirun, srun), but --distributed is none: pass "
                                        "--distributed mpi (or nccl) to every rank, or run lact without the launcher");
     return d;
   }
