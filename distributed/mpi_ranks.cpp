@@ -100,8 +100,8 @@ class MpiCollective final : public Collective {
     }
     const std::vector<float> mine = be.to_host(local);
     std::vector<float> all(static_cast<size_t>(total));
-    check_mpi(MPI_Allgatherv(mine.data(), sizes[rank()], MPI_FLOAT, all.data(), sizes.data(), offsets.data(),
-                             MPI_FLOAT, MPI_COMM_WORLD),
+    check_mpi(MPI_Allgatherv(mine.data(), sizes[rank()], MPI_FLOAT, all.data(), sizes.data(), offsets.data(), MPI_FLOAT,
+                             MPI_COMM_WORLD),
               "allgatherv");
     bytes_ += local.numel() * static_cast<int64_t>(sizeof(float));
     return be.from_host({total}, all.data());
@@ -124,7 +124,8 @@ bool mpi_built() { return true; }
 
 Ranks& start_ranks(DistributedMode mode) {
   if (mode == DistributedMode::Nccl && !nccl_built())
-    throw Error("--distributed nccl", "this build of lact has no NCCL (it needs the CUDA backend and nccl.h from CUDA)");
+    throw Error("--distributed nccl",
+                "this build of lact has no NCCL (it needs the CUDA backend and nccl.h from CUDA)");
   if (!g_ranks) g_ranks = std::make_unique<MpiRanks>();
   return *g_ranks;
 }
