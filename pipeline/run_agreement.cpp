@@ -119,7 +119,10 @@ void describe_selection(const SceneSelection& s, const std::string& targets_spec
 void describe_scene_list(const SceneList& list, RunDigest& digest) {
   std::string names, failed;
   for (const Scene& s : list.scenes) names += s.name + "\n";
-  for (const auto& f : list.failed) failed += f.first + "\n";
+  for (const auto& f : list.failed) {  // by folder and file name: the index's folder may differ between nodes
+    const std::filesystem::path entry(f.first);
+    failed += (entry.parent_path().filename() / entry.filename()).string() + "\n";
+  }
   digest.add("the scenes of --data", names);
   digest.show_last_as(std::to_string(list.scenes.size()) + " scenes");
   digest.add("the scenes of --data that fail to read", failed);

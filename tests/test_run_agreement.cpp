@@ -253,5 +253,25 @@ TEST(RunAgreement, TheSameSceneUnderAnotherPathAgreesAndAnotherImageDoesNot) {
   fs::remove_all(copy);
 }
 
+TEST(RunAgreement, AnIndexCopiedElsewhereAgreesWithItsBrokenScene) {
+  // The same index on two nodes: one scene read, one failed, under other folders.
+  auto digest = [](const std::string& root, const std::string& broken = "broken") {
+    SceneList list;
+    list.scenes.push_back(Scene{});
+    list.scenes[0].name = "good";
+    const std::string entry = root + "/" + broken + "/opencv_cameras.json";
+    list.failed.push_back({entry, entry + ": corrupt JSON"});
+    RunInputs inputs;
+    inputs.scenes = &list;
+    RunDigest d;
+    describe_inputs(inputs, d);
+    return d;
+  };
+  EXPECT_EQ(digest_difference(digest("/node0/data"), digest("/mnt/other/data"), 1, 2), "");
+  const std::string difference = digest_difference(digest("/node0/data"), digest("/node0/data", "other"), 1, 2);
+  EXPECT_EQ(difference.rfind("ranks disagree: rank 1 of 2 has the scenes of --data that fail to read", 0), 0u)
+      << difference;
+}
+
 }  // namespace
 }  // namespace lact
