@@ -1,6 +1,7 @@
 #include "pipeline/distribution.h"
 
 #include "core/error.h"
+#include "core/utf8_text.h"
 #include "pipeline/run_agreement.h"
 
 namespace lact {
@@ -65,7 +66,8 @@ Report merge_reports(const Distribution& d, const Report& mine) {
   nlohmann::json part = {{"header", mine.header}, {"scenes", nlohmann::json::array()}, {"failed", mine.failed}};
   for (const SceneReport& s : mine.scenes) part["scenes"].push_back(scene_report_to_json(s));
   Report all;
-  for (const std::string& text : d.ranks->all_gather_text(part.dump())) {
+  // Names that are not UTF-8 travel escaped, as report.json writes them (a raw dump() would throw).
+  for (const std::string& text : d.ranks->all_gather_text(with_utf8_strings(part).dump())) {
     const nlohmann::json j = nlohmann::json::parse(text);
     if (all.header.is_null()) all.header = j.at("header");
     for (const nlohmann::json& s : j.at("scenes")) all.scenes.push_back(scene_report_from_json(s));

@@ -189,6 +189,18 @@ class Distributed(unittest.TestCase):
         for key in ("psnr", "psnr_pooled", "ssim", "psnr_nearest_input", "psnr_white"):
             self.assertAlmostEqual(one[key], many[key], delta=1e-6, msg=key)
 
+    def test_3b_a_scene_folder_that_is_not_utf8(self):
+        """A scene under a folder whose name is not UTF-8: the ranks' reports merge (they travel escaped, as
+        report.json writes them) and equal the single-process one."""
+        folder = os.path.join(self.tmp, os.fsdecode(b"scene_\xff\x9b"))
+        shutil.copytree(os.path.join(self.fx, "scene"), folder)
+        args = ["--model", os.path.join(self.fx, "model.safetensors"), "--data", folder, "--inputs", "0,1,2",
+                "--targets", "3,4"]
+        report_one, images_one = self.render("nonutf8", args, 1)
+        report_two, images_two = self.render("nonutf8", args, 2)
+        self.assertEqual(report_one["scenes"][0]["name"], "scene_\\xff\\x9b")
+        self.assert_reports_equal(report_one, report_two, "not-UTF-8 folder over 2 ranks", images_one, images_two)
+
     def failing_rank(self, good, bad):
         """Rank 1 runs `bad`, the others `good` (a node without a file, a node with less memory)."""
         script = 'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then exec "$@" %s; else exec "$@" %s; fi' % (bad, good)
