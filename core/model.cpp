@@ -22,8 +22,10 @@ template <typename Named>
 std::string describe_tensors(const std::vector<std::pair<std::string, Named>>& tensors) {
   std::string text;
   for (const auto& [name, value] : tensors) {
-    if constexpr (std::is_same_v<Named, Tensor>) text += (text.empty() ? "" : ", ") + name + " " + shape_string(value.shape());
-    else text += (text.empty() ? "" : ", ") + name + " " + shape_string(value);
+    if constexpr (std::is_same_v<Named, Tensor>)
+      text += (text.empty() ? "" : ", ") + name + " " + shape_string(value.shape());
+    else
+      text += (text.empty() ? "" : ", ") + name + " " + shape_string(value);
   }
   return text.empty() ? "nothing" : text;
 }
@@ -49,7 +51,10 @@ void check_state_finite(Backend& be, const ModelConfig& config, const SceneState
 }  // namespace
 
 Model::Model(ModelWeights weights, Backend& backend, ModelOptions options)
-    : weights_(std::move(weights)), backend_(backend), options_(options), graphs_(std::make_unique<RenderGraphCache>()) {}
+    : weights_(std::move(weights)),
+      backend_(backend),
+      options_(options),
+      graphs_(std::make_unique<RenderGraphCache>()) {}
 
 RayPose ray_pose(const Camera& c) {
   RayPose p{};
@@ -215,8 +220,8 @@ std::vector<float> Model::render_batch(const SceneState& state, const std::vecto
   const std::vector<float> packed = pack_poses(poses);
   auto decode_into = [&](const Tensor& device_poses, Tensor& rgb) { decode(state, device_poses, height, width, rgb); };
   if (options_.graphs)
-    if (std::optional<std::vector<float>> replayed = graphs_->render(be, state, packed, count, height, width, tokens,
-                                                                     config().output_channels(), decode_into))
+    if (std::optional<std::vector<float>> replayed =
+            graphs_->render(be, state, packed, count, height, width, tokens, config().output_channels(), decode_into))
       return std::move(*replayed);
   const Tensor device_poses = be.from_host({count, kRayPoseFloats}, packed.data());
   Tensor rgb = be.empty({tokens, config().output_channels()});
