@@ -13,6 +13,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/signal_cleanup.h"
 #include "core/terminal_text.h"
 
 namespace lact {
@@ -36,7 +37,7 @@ std::set<const MappedFile*>& live_mappings() {
   return live;
 }
 
-// Async-signal-safe: reads the table, write(2), _exit.
+// Async-signal-safe: reads the table, write(2), the signal cleanup's unlink and kill, _exit.
 void on_sigbus(int signal, siginfo_t* info, void* context) {
   const uintptr_t address = reinterpret_cast<uintptr_t>(info->si_addr);
   for (GuardSlot& slot : guard_slots) {
@@ -49,6 +50,7 @@ void on_sigbus(int signal, siginfo_t* info, void* context) {
     const char* message = slot.message.load(std::memory_order_acquire);
     const ssize_t ignored = write(STDERR_FILENO, message, slot.length.load(std::memory_order_acquire));
     (void)ignored;
+    clean_up_before_fatal_exit();  // no ffmpeg left running, no temporary (a --video's) left behind
     _exit(1);
   }
   // Not a mapped file: whoever handled SIGBUS before (a sanitizer, the default's core dump) takes it. A fault

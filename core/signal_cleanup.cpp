@@ -86,6 +86,11 @@ void on_terminating_signal(int sig) {
 
 }  // namespace
 
+void clean_up_before_fatal_exit() {
+  stop_children();
+  remove_temporaries();
+}
+
 void install_signal_cleanup() {
   struct sigaction action {};
   action.sa_handler = on_terminating_signal;

@@ -33,4 +33,9 @@ void unregister_temporary(int token);  // -1 is accepted and does nothing
 int register_child(pid_t pid);
 void unregister_child(int token);  // -1 is accepted and does nothing
 
+// For the handler of another fatal signal (core/mapped_file's SIGBUS, which ends lact with exit status 1): stops
+// the registered children and removes the registered temporaries as the handler above does, without ending
+// lact. Async-signal-safe.
+void clean_up_before_fatal_exit();
+
 }  // namespace lact
