@@ -22,7 +22,9 @@ void check_encode_memory(const Model& model, int64_t views, int height, int widt
   try {
     EncodeMemory need = estimate_encode_memory(model.config(), model.options(), count, height, width, state_views);
     if (backend.name() == "cpu") {
+      // The decoded views stay alive through the encode, and Model::embed stages one more copy of their pixels.
       need.views = kept_view_bytes(count, height, width);
+      need.embedding += need.views;
       check_encode_fits(need, host.bytes, backend.device_description() + " (" + host.source + ")");
       return;
     }
