@@ -19,7 +19,7 @@ import unittest
 
 ARGS = None
 SANITIZED = os.environ.get("LACT_SANITIZED") == "1"
-BAD_THREAD_VALUES = ["100000", "0", "-3", "abc", "", "9" * 30, "4,2", " 1x"]
+BAD_THREAD_VALUES = ["100000", "0", "-3", "abc", "", "9" * 30, "4,2", " 1x", "\x1b[31m5", "\u009b31m5"]
 
 
 def run(*argv, env=None, timeout=120, cpus=None):
@@ -122,6 +122,7 @@ class Resources(unittest.TestCase):
                 self.assertEqual(len(notes), 1, se)
                 self.assertTrue(notes[0].startswith("lact: note: OMP_NUM_THREADS="), se)
                 self.assertNotIn("libgomp", se)  # fixed before libgomp read it
+                self.assertFalse(any(ord(c) < 0x20 and c != "\n" or 0x7f <= ord(c) <= 0x9f for c in se), repr(se))
                 threads, _ = self.device_threads(env={"OMP_NUM_THREADS": value})
                 self.assertGreaterEqual(threads, 1)
                 self.assertLessEqual(threads, self.cpus)

@@ -70,10 +70,14 @@ void cap_thread_environment(int, char**, char** envp) {
       const char* value = *entry + length + 1;
       const int use = replacement_thread_count(value, cpus);
       if (use == 0) break;
-      char shown[24];  // the value as given, cut short, control characters and quotes shown as '?'
+      // The value as given, cut short; anything but printable ASCII (controls, DEL, C1 and every other byte
+      // above 0x7f, a count needs none) and quotes shown as '?', so the note cannot drive the terminal.
+      char shown[24];
       std::snprintf(shown, sizeof shown, "%s", value);
-      for (char* c = shown; *c; ++c)
-        if (static_cast<unsigned char>(*c) < 0x20 || *c == 0x7f || *c == '\'') *c = '?';
+      for (char* c = shown; *c; ++c) {
+        const unsigned char u = static_cast<unsigned char>(*c);
+        if (u < 0x20 || u >= 0x7f || *c == '\'') *c = '?';
+      }
       char note[192];
       const int n = std::snprintf(note, sizeof note,
                                   "lact: note: %s='%s%s' is not a thread count from 1 to %d (the CPUs this process "
