@@ -79,16 +79,19 @@ void run_gemm_library_bench(const BenchOptions& o) {
     CpuGemmLibrary library;
     std::string unavailable;
   };
-  std::vector<Library> libraries = {{"OpenBLAS fp32 (" + openblas_core_name() + " kernels)", Precision::Fp32,
-                                     CpuGemmLibrary::OpenBlas, ""},
-                                    {dnnl_version_text() + " fp32", Precision::Fp32, CpuGemmLibrary::OneDnn, ""},
-                                    {dnnl_version_text() + " bf16", Precision::Bf16, CpuGemmLibrary::Auto, ""}};
-  if (!dnnl_available()) libraries[1].unavailable = libraries[2].unavailable = dnnl_version_text();
-  else if (std::string why; !cpu_bf16_available(&why)) libraries[2].unavailable = why;
+  std::vector<Library> libraries = {
+      {"OpenBLAS fp32 (" + openblas_core_name() + " kernels)", Precision::Fp32, CpuGemmLibrary::OpenBlas, ""},
+      {dnnl_version_text() + " fp32", Precision::Fp32, CpuGemmLibrary::OneDnn, ""},
+      {dnnl_version_text() + " bf16", Precision::Bf16, CpuGemmLibrary::Auto, ""}};
+  if (!dnnl_available())
+    libraries[1].unavailable = libraries[2].unavailable = dnnl_version_text();
+  else if (std::string why; !cpu_bf16_available(&why))
+    libraries[2].unavailable = why;
 
-  std::printf("lact bench --gemm-libraries: config %s, %d views %dx%d (%lld tokens), %d thread(s), best of %d; "
-              "GFLOP/s\n\n| product | m x n x k | batch |",
-              o.config.c_str(), views[0], sizes[0], sizes[0], static_cast<long long>(tokens), o.common.threads, o.repeat);
+  std::printf(
+      "lact bench --gemm-libraries: config %s, %d views %dx%d (%lld tokens), %d thread(s), best of %d; "
+      "GFLOP/s\n\n| product | m x n x k | batch |",
+      o.config.c_str(), views[0], sizes[0], sizes[0], static_cast<long long>(tokens), o.common.threads, o.repeat);
   for (const Library& l : libraries) std::printf(" %s |", l.name.c_str());
   std::printf(" oneDNN fp32 / OpenBLAS |\n|---|---|---|");
   for (size_t i = 0; i <= libraries.size(); ++i) std::printf("---|");
@@ -102,11 +105,15 @@ void run_gemm_library_bench(const BenchOptions& o) {
     std::vector<double> rates;
     for (auto& be : backends) {
       rates.push_back(be ? time_shape(*be, s, o.repeat) : 0.0);
-      if (be) std::printf(" %.1f |", rates.back());
-      else std::printf(" - |");
+      if (be)
+        std::printf(" %.1f |", rates.back());
+      else
+        std::printf(" - |");
     }
-    if (rates[0] > 0 && rates[1] > 0) std::printf(" %.2fx |\n", rates[1] / rates[0]);
-    else std::printf(" - |\n");
+    if (rates[0] > 0 && rates[1] > 0)
+      std::printf(" %.2fx |\n", rates[1] / rates[0]);
+    else
+      std::printf(" - |\n");
     std::fflush(stdout);
   }
   for (const Library& l : libraries)

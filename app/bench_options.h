@@ -1,11 +1,10 @@
 // `lact bench`'s options and the pieces its single-process and distributed runs share (app/cmd_bench.cpp).
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "core/model.h"
 #include "pipeline/backend_options.h"

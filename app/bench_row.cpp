@@ -1,6 +1,6 @@
-#include <algorithm>
-
 #include "app/bench_row.h"
+
+#include <algorithm>
 
 namespace lact::app {
 

@@ -23,14 +23,14 @@ struct Row {
   std::string precision;
   int views = 0, height = 0, width = 0;
   int64_t tokens = 0;
-  double open_s = -1;  // opening the model file (--model; -1: random weights)
+  double open_s = -1;      // opening the model file (--model; -1: random weights)
   double gemm_gflops = 0;  // the backend's n^3 product rate at this row's precision (the ceiling)
   std::string device;      // the backend's description
   Samples encode, render;  // seconds per encode, seconds per rendered view
   // Medians: encode seconds, rendered views per second, and what follows from them.
   double encode_s = 0, render_fps = 0, state_mib = 0, encode_gflops = 0, render_gflops = 0;
   double encode_gflop = 0, render_gflop = 0;  // counted FLOPs of one encode, one rendered view (core/flop_model.h)
-  std::string skipped;  // why it was not run
+  std::string skipped;                        // why it was not run
   std::vector<OpProfile> encode_profile, render_profile;  // with --profile, where the backend measures
 };
 

@@ -18,10 +18,11 @@ const Row* baseline_of(const std::vector<Row>& rows, const Row& r) {
 }  // namespace
 
 void print_variant_table(const std::vector<Row>& rows) {
-  std::printf("\nVariants against the baseline (same run, same inputs; speed-ups measured, predicted from counted FLOPs):\n"
-              "| variant | views | size | encode s | encode GFLOP | encode speed-up | predicted | render FPS | "
-              "render speed-up | predicted | state MiB | state / baseline |\n"
-              "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::printf(
+      "\nVariants against the baseline (same run, same inputs; speed-ups measured, predicted from counted FLOPs):\n"
+      "| variant | views | size | encode s | encode GFLOP | encode speed-up | predicted | render FPS | "
+      "render speed-up | predicted | state MiB | state / baseline |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const Row& r : rows) {
     if (!r.skipped.empty()) continue;
     const Row* b = baseline_of(rows, r);

@@ -4,15 +4,15 @@
 
 #include "app/commands.h"
 #include "app/flags.h"
+#include "core/camera_geometry.h"
+#include "core/error.h"
+#include "datasets/camera_path_io.h"
+#include "datasets/view_selection.h"
 #include "pipeline/backend_options.h"
 #include "pipeline/evaluate.h"
 #include "pipeline/output_files.h"
 #include "pipeline/report.h"
 #include "pipeline/scene_selection.h"
-#include "core/camera_geometry.h"
-#include "core/error.h"
-#include "datasets/camera_path_io.h"
-#include "datasets/view_selection.h"
 
 namespace lact::app {
 
@@ -49,7 +49,8 @@ void run_path(const PathOptions& o) {
     const SceneSelection s = select_scene_views(o.data, 1);
     add_scene_inputs(s, inputs);
     check_named_output(o.output, "--output", o.force, inputs);
-    const std::vector<int> keys = select_views(o.keys.empty() ? "all" : o.keys, s.scene, false, {}, o.data.seed, "--keys");
+    const std::vector<int> keys =
+        select_views(o.keys.empty() ? "all" : o.keys, s.scene, false, {}, o.data.seed, "--keys");
     SceneSelection sized = s;
     if (!sized.height) sized.height = height, sized.width = width;
     std::vector<Camera> cameras;
@@ -79,11 +80,14 @@ void run_path(const PathOptions& o) {
 void add_path_command(CLI::App& app) {
   auto o = std::make_shared<PathOptions>();
   CLI::App* command = app.add_subcommand(
-      "path", "Write a camera path JSON: turntable (the official demo's: hfov 50, radius 1.7-3.0, elevation 30+-15, "
-              "z up), orbit (around the point a scene's cameras look at) or interpolate (slerp through its cameras)");
+      "path",
+      "Write a camera path JSON: turntable (the official demo's: hfov 50, radius 1.7-3.0, elevation 30+-15, "
+      "z up), orbit (around the point a scene's cameras look at) or interpolate (slerp through its cameras)");
   command->add_option("kind", o->kind, "turntable | orbit | interpolate")->required();
   command->add_option("-o,--output", o->output, "Path file to write")->capture_default_str();
-  command->add_option("--frames", o->frames, "Frames (interpolate: in all)")->capture_default_str()->check(CLI::Range(1, 100000));
+  command->add_option("--frames", o->frames, "Frames (interpolate: in all)")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
   command->add_flag("--force", o->force, "Replace an existing output file (never one of the inputs)");
   command->add_option("--hfov", o->hfov, "Turntable horizontal field of view, degrees")->capture_default_str();
   command->add_option("--elevation", o->elevation, "Turntable / orbit elevation, degrees")->capture_default_str();
@@ -97,7 +101,8 @@ void add_path_command(CLI::App& app) {
 
 void add_eval_compare_command(CLI::App& app) {
   auto files = std::make_shared<std::vector<std::string>>();
-  CLI::App* command = app.add_subcommand("eval-compare", "Compare two report.json files (per scene and overall, B - A)");
+  CLI::App* command =
+      app.add_subcommand("eval-compare", "Compare two report.json files (per scene and overall, B - A)");
   command->add_option("reports", *files, "A/report.json B/report.json")->required()->expected(2);
   command->callback([files]() { compare_reports((*files)[0], (*files)[1]); });
 }

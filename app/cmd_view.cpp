@@ -24,8 +24,9 @@ void add_view_command(CLI::App& app) {
   command->add_option("--state", o->state, "Scene state from `lact encode` (replaces --inputs)");
   command->add_option("--targets", o->targets, "Test views ([ ] snaps through inputs and these): 3,4 | rest | ...")
       ->capture_default_str();
-  command->add_option("--render-threads", o->render_threads,
-                      "Threads of the render thread (0: one for views under ~1 GFLOP, else --threads)")
+  command
+      ->add_option("--render-threads", o->render_threads,
+                   "Threads of the render thread (0: one for views under ~1 GFLOP, else --threads)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   command->add_option("--window", o->window, "Window size WxH")->capture_default_str();
@@ -40,8 +41,10 @@ void add_view_command(CLI::App& app) {
       ->check(CLI::NonNegativeNumber);
   command->add_option("--frames", o->frames, "Scripted: run this many frames once the first view is shown")
       ->check(CLI::NonNegativeNumber);
-  command->add_option("--orbit-frames", o->orbit_frames,
-                      "Scripted: a measured orbit about the scene's up axis over this many frames (one new camera per frame)")
+  command
+      ->add_option(
+          "--orbit-frames", o->orbit_frames,
+          "Scripted: a measured orbit about the scene's up axis over this many frames (one new camera per frame)")
       ->check(CLI::NonNegativeNumber);
   command->add_option("--orbit-degrees", o->orbit_degrees, "Scripted: how far the orbit turns")->capture_default_str();
   command->add_option("--screenshot", o->screenshot,

@@ -1,11 +1,11 @@
 #include "app/plot.h"
 
+#include <stb/stb_easy_font.h>
+#include <stb/stb_image_write.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-
-#include <stb/stb_easy_font.h>
-#include <stb/stb_image_write.h>
 
 #include "core/error.h"
 #include "core/file_io.h"
@@ -29,7 +29,8 @@ struct Canvas {
     const int steps = static_cast<int>(std::max(std::abs(x1 - x0), std::abs(y1 - y0))) + 1;
     for (int i = 0; i <= steps; ++i) {
       const double t = static_cast<double>(i) / steps;
-      const int x = static_cast<int>(std::lround(x0 + t * (x1 - x0))), y = static_cast<int>(std::lround(y0 + t * (y1 - y0)));
+      const int x = static_cast<int>(std::lround(x0 + t * (x1 - x0))),
+                y = static_cast<int>(std::lround(y0 + t * (y1 - y0)));
       for (int dx = 0; dx < thick; ++dx)
         for (int dy = 0; dy < thick; ++dy) dot(x + dx - thick / 2, y + dy - thick / 2, c);
     }
@@ -53,7 +54,8 @@ void draw_panel(Canvas& canvas, int origin, const PlotPanel& panel) {
   double xmin = 1e300, xmax = 0, ymin = 1e300, ymax = 0;
   for (const PlotSeries& s : panel.series)
     for (auto [x, y] : s.points)
-      if (x > 0 && y > 0) xmin = std::min(xmin, x), xmax = std::max(xmax, x), ymin = std::min(ymin, y), ymax = std::max(ymax, y);
+      if (x > 0 && y > 0)
+        xmin = std::min(xmin, x), xmax = std::max(xmax, x), ymin = std::min(ymin, y), ymax = std::max(ymax, y);
   if (xmax <= 0) return;
   // Whole decades around the data.
   const double lx0 = std::floor(std::log10(xmin)), lx1 = std::max(lx0 + 1, std::ceil(std::log10(xmax)));
@@ -72,7 +74,8 @@ void draw_panel(Canvas& canvas, int origin, const PlotPanel& panel) {
     canvas.line(left, py(std::pow(10, d)), right, py(std::pow(10, d)), grid);
     char label[32];
     std::snprintf(label, sizeof(label), "%g", std::pow(10, d));
-    canvas.text(left - 8 - 6 * static_cast<int>(std::string(label).size()), static_cast<int>(py(std::pow(10, d))) - 4, label);
+    canvas.text(left - 8 - 6 * static_cast<int>(std::string(label).size()), static_cast<int>(py(std::pow(10, d))) - 4,
+                label);
   }
   canvas.line(left, bottom, right, bottom, black);
   canvas.line(left, top, left, bottom, black);

@@ -51,8 +51,9 @@ void refuse_unknown_params(const nlohmann::json& params, const std::vector<std::
                            const std::string& module, const std::string& where) {
   for (const auto& item : params.items())
     if (std::find(known.begin(), known.end(), item.key()) == known.end())
-      throw Error(where, module + " param '" + item.key().substr(0, 60) +
-                             "' is not implemented in lact (it would change the numbers; refusing rather than ignoring it)");
+      throw Error(where,
+                  module + " param '" + item.key().substr(0, 60) +
+                      "' is not implemented in lact (it would change the numbers; refusing rather than ignoring it)");
 }
 
 long long ModelConfig::state_floats_per_layer(int64_t input_tokens) const {

@@ -173,7 +173,8 @@ Vec3 look_at_point(const std::vector<Camera>& cameras) {
         rhs[r] += m * o[k];
       }
   }
-  const double det = a[0][0] * (a[1][1] * a[2][2] - a[1][2] * a[2][1]) - a[0][1] * (a[1][0] * a[2][2] - a[1][2] * a[2][0]) +
+  const double det = a[0][0] * (a[1][1] * a[2][2] - a[1][2] * a[2][1]) -
+                     a[0][1] * (a[1][0] * a[2][2] - a[1][2] * a[2][0]) +
                      a[0][2] * (a[1][0] * a[2][1] - a[1][1] * a[2][0]);
   if (std::abs(det) < 1e-9) {  // parallel axes: fall back to the mean centre
     Vec3 mean{};
@@ -187,7 +188,8 @@ Vec3 look_at_point(const std::vector<Camera>& cameras) {
     for (int r = 0; r < 3; ++r)
       for (int k = 0; k < 3; ++k) m[r][k] = k == col ? rhs[r] : a[r][k];
     p[col] = (m[0][0] * (m[1][1] * m[2][2] - m[1][2] * m[2][1]) - m[0][1] * (m[1][0] * m[2][2] - m[1][2] * m[2][0]) +
-              m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0])) / det;
+              m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0])) /
+             det;
   }
   return p;
 }

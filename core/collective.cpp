@@ -5,7 +5,8 @@
 namespace lact {
 
 std::pair<int64_t, int64_t> rank_share(int64_t count, int ranks, int rank) {
-  if (ranks <= 0 || rank < 0 || rank >= ranks) throw Error("rank " + std::to_string(rank) + " of " + std::to_string(ranks));
+  if (ranks <= 0 || rank < 0 || rank >= ranks)
+    throw Error("rank " + std::to_string(rank) + " of " + std::to_string(ranks));
   const int64_t base = count / ranks, extra = count % ranks;
   const int64_t begin = rank * base + std::min<int64_t>(rank, extra);
   return {begin, begin + base + (rank < extra ? 1 : 0)};

@@ -38,8 +38,7 @@ ModuleConfig parse_module(const nlohmann::json& entry, int dim, const std::strin
   if (!params.is_object()) throw Error(where, "params of '" + m.type + "' is not a JSON object");
   const std::string class_name = m.type.substr(m.type.rfind('.') + 1);
   const BlockModule* module = block_module_by_class(class_name);
-  if (!module)
-    throw Error(where, "unknown block module type '" + m.type + "' (known: " + known_module_classes() + ")");
+  if (!module) throw Error(where, "unknown block module type '" + m.type + "' (known: " + known_module_classes() + ")");
   m.kind = module->kind();
   if (optional_field<bool>(params, "bias", false, where)) throw Error(where, "biased Linear layers are not supported");
   module->parse(params, dim, m, where);
@@ -95,11 +94,16 @@ ModelConfig builtin_model_config(const std::string& spec) {
   const size_t colon = spec.find(':');
   const std::string name = spec.substr(0, colon);
   int layers = 0, inter = 0;
-  if (name == "lact_l24_d768_ttt2x") layers = 24, inter = 2;
-  else if (name == "lact_l24_d768_ttt4x") layers = 24, inter = 4;
-  else if (name == "lact_l14_d768_ttt2x") layers = 14, inter = 2;
-  else throw Error(name, "unknown built-in config (known: lact_l24_d768_ttt2x, lact_l24_d768_ttt4x, lact_l14_d768_ttt2x; "
-                         "add :VARIANT for a TTT variant, e.g. lact_l24_d768_ttt2x:v2)");
+  if (name == "lact_l24_d768_ttt2x")
+    layers = 24, inter = 2;
+  else if (name == "lact_l24_d768_ttt4x")
+    layers = 24, inter = 4;
+  else if (name == "lact_l14_d768_ttt2x")
+    layers = 14, inter = 2;
+  else
+    throw Error(name,
+                "unknown built-in config (known: lact_l24_d768_ttt2x, lact_l24_d768_ttt4x, lact_l14_d768_ttt2x; "
+                "add :VARIANT for a TTT variant, e.g. lact_l24_d768_ttt2x:v2)");
   nlohmann::json json = {
       {"patch_size", 8},
       {"dim", 768},
@@ -118,8 +122,9 @@ ModelConfig config_from_metadata(const SafetensorsFile& file) {
   const std::string& path = file.path();
   auto it = file.metadata().find("config");
   if (it == file.metadata().end())
-    throw Error(path, "no model config in the safetensors metadata (__metadata__.config); convert the checkpoint "
-                      "with tools/convert_checkpoint.py --config");
+    throw Error(path,
+                "no model config in the safetensors metadata (__metadata__.config); convert the checkpoint "
+                "with tools/convert_checkpoint.py --config");
   const nlohmann::json json = parse_json_text(it->second, path + " (__metadata__.config)");
   return parse_model_config(json, path);
 }

@@ -2,10 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace lact {
 
@@ -21,11 +20,11 @@ enum class ModuleKind { WindowAttention, FastWeightTTT, GlobalAttention, Mlp };
 // 2026), selected as the authors' code selects it: params.ttt_loss_type (see linear_attention_variants.md).
 struct TttVariant {
   std::string key = "dot_product";  // the authors' ttt_loss_type; "dot_product" is the LaCT baseline
-  bool only_w1 = false;      // W0 and W2 static: phi(x) = silu(x W0) * (x W2) is a fixed kernel, only W1 updates
-  bool straight_qk = false;  // phi is the identity: o = q W1, W1 is [D, D] (inter_multi 1)
-  bool lr1 = true;           // the per-token learning rate eta (else the constant 1)
-  bool weight_norm = true;   // the updated weights' column norms restored to the initial ones
-  bool muon = true;          // Newton-Schulz on the update
+  bool only_w1 = false;             // W0 and W2 static: phi(x) = silu(x W0) * (x W2) is a fixed kernel, only W1 updates
+  bool straight_qk = false;         // phi is the identity: o = q W1, W1 is [D, D] (inter_multi 1)
+  bool lr1 = true;                  // the per-token learning rate eta (else the constant 1)
+  bool weight_norm = true;          // the updated weights' column norms restored to the initial ones
+  bool muon = true;                 // Newton-Schulz on the update
   // The state is W1 + a plain sum over tokens: the linear-attention form, split over tiles, views, processes.
   bool plain_sum() const { return only_w1 && !weight_norm; }
   std::string label() const;  // "baseline", "v1".."v6", or the key for the authors' other variants
@@ -39,12 +38,12 @@ TttVariant ttt_variant_from_key(const std::string& key, const std::string& where
 
 struct ModuleConfig {
   ModuleKind kind = ModuleKind::Mlp;
-  std::string type;         // the official class name, e.g. "lact_ttt.FastWeightGluMLPMultihead"
-  std::string length_dim;   // "l" (per view) or "vl" (whole sequence)
-  int head_dim = 0;         // attention head dim, or fast-weight head dim
-  bool use_qk_norm = true;  // window attention
-  double inter_multi = 4;   // MLP hidden = dim * inter_multi; TTT hidden = head_dim * inter_multi
-  double base_lr = 0.01;    // TTT
+  std::string type;           // the official class name, e.g. "lact_ttt.FastWeightGluMLPMultihead"
+  std::string length_dim;     // "l" (per view) or "vl" (whole sequence)
+  int head_dim = 0;           // attention head dim, or fast-weight head dim
+  bool use_qk_norm = true;    // window attention
+  double inter_multi = 4;     // MLP hidden = dim * inter_multi; TTT hidden = head_dim * inter_multi
+  double base_lr = 0.01;      // TTT
   int muon_update_steps = 0;  // TTT Newton-Schulz steps
   TttVariant variant;         // TTT
 

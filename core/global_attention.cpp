@@ -74,7 +74,8 @@ void global_attention_render(Backend& be, const ModuleConfig& config, const Modu
     be.copy_blocks(k_all.data() + inputs * hd, keys * hd, p.k.data() + offset, per_view * hd, per_view * hd, heads);
     be.copy_blocks(v_all.data() + inputs * hd, keys * hd, p.v.data() + offset, per_view * hd, per_view * hd, heads);
     Tensor o = attended.slice(view, view + 1).reshape({heads, per_view, hd});
-    be.attention(p.q.slice(view, view + 1).reshape({heads, per_view, hd}), k_all, v_all, 1.0f / std::sqrt(float(hd)), o);
+    be.attention(p.q.slice(view, view + 1).reshape({heads, per_view, hd}), k_all, v_all, 1.0f / std::sqrt(float(hd)),
+                 o);
   }
   merge_and_project(be, w, attended, out);
 }
@@ -92,17 +93,15 @@ class GlobalAttentionModule final : public BlockModule {
   ModuleKind kind() const override { return ModuleKind::GlobalAttention; }
   const char* class_name() const override { return "GlobalAttention"; }
   std::string describe(const ModelConfig& c, const ModuleConfig& m) const override {
-    return "global attention (full-attention baseline, KV cache), " + std::to_string(m.heads(c.dim)) +
-           " heads of " + std::to_string(m.head_dim);
+    return "global attention (full-attention baseline, KV cache), " + std::to_string(m.heads(c.dim)) + " heads of " +
+           std::to_string(m.head_dim);
   }
   void parse(const nlohmann::json& params, int, ModuleConfig& m, const std::string& where) const override {
     refuse_unknown_params(params, {"head_dim", "use_qk_norm", "bias"}, "GlobalAttention", where);
     m.head_dim = field<int>(params, "head_dim", where);
     m.use_qk_norm = optional_field<bool>(params, "use_qk_norm", true, where);
   }
-  TensorList tensors(const ModelConfig& c, const ModuleConfig& m) const override {
-    return attention_tensors(c, m);
-  }
+  TensorList tensors(const ModelConfig& c, const ModuleConfig& m) const override { return attention_tensors(c, m); }
   void load(Backend&, const ModuleConfig& m, const std::function<Tensor(const std::string&)>& get,
             ModuleWeights& w) const override {
     load_attention(m, get, w);
@@ -117,8 +116,8 @@ class GlobalAttentionModule final : public BlockModule {
     return {{{"k_cache", cache.k}, {"v_cache", cache.v}}};
   }
   void render(const ModuleContext& ctx, const ModuleState* state, const Tensor& y, Tensor& out) const override {
-    global_attention_render(ctx.be, ctx.config, ctx.weights, {state->at("k_cache"), state->at("v_cache")}, y,
-                            ctx.views, out);
+    global_attention_render(ctx.be, ctx.config, ctx.weights, {state->at("k_cache"), state->at("v_cache")}, y, ctx.views,
+                            out);
   }
   double encode_flops(const ModelConfig& c, const ModuleConfig&, double n, double) const override {
     return 2.0 * n * c.dim * 4 * c.dim + 4.0 * n * n * c.dim;

@@ -28,8 +28,8 @@ struct KvCache {
 KvCache global_attention_encode(Backend& be, const ModuleConfig& config, const ModuleWeights& weights, const Tensor& y,
                                 Tensor& out, Collective* collective = nullptr);
 // Render: each of `views` target views attends to the cached input tokens and to its own tokens.
-void global_attention_render(Backend& be, const ModuleConfig& config, const ModuleWeights& weights, const KvCache& cache,
-                             const Tensor& y, int64_t views, Tensor& out);
+void global_attention_render(Backend& be, const ModuleConfig& config, const ModuleWeights& weights,
+                             const KvCache& cache, const Tensor& y, int64_t views, Tensor& out);
 
 // c_proj(GELU(c_fc(y))).
 void mlp(Backend& be, const ModuleConfig& config, const ModuleWeights& weights, const Tensor& y, Tensor& out);
@@ -60,9 +60,8 @@ FastWeights ttt_finish_update(Backend& be, const ModuleConfig& config, const Mod
 // when cheaper and allowed).
 // Across ranks (`collective` non-null, p holding this rank's tokens): the summed directions are all-reduced,
 // or, on the low-rank route (decided on every rank's tokens together), its factors gathered.
-FastWeights ttt_update(Backend& be, const ModuleConfig& config, const ModuleWeights& weights,
-                       const TttProjections& p, NewtonSchulzRoute route, int64_t token_tile,
-                       Collective* collective = nullptr);
+FastWeights ttt_update(Backend& be, const ModuleConfig& config, const ModuleWeights& weights, const TttProjections& p,
+                       NewtonSchulzRoute route, int64_t token_tile, Collective* collective = nullptr);
 
 // ---- shared by the TTT update paths (core/ttt_layer.cpp, core/ttt_w1_update.cpp, the memory estimate)
 

@@ -88,8 +88,8 @@ double ssim(const Image& a, const Image& b) {
         const double vx = kCovarianceNorm * (uxx[i] - ux[i] * ux[i]);
         const double vy = kCovarianceNorm * (uyy[i] - uy[i] * uy[i]);
         const double vxy = kCovarianceNorm * (uxy[i] - ux[i] * uy[i]);
-        sum += ((2 * ux[i] * uy[i] + kC1) * (2 * vxy + kC2)) /
-               ((ux[i] * ux[i] + uy[i] * uy[i] + kC1) * (vx + vy + kC2));
+        sum +=
+            ((2 * ux[i] * uy[i] + kC1) * (2 * vxy + kC2)) / ((ux[i] * ux[i] + uy[i] * uy[i] + kC1) * (vx + vy + kC2));
       }
     total += sum / (static_cast<double>(w - 2 * kPad) * (h - 2 * kPad));
   }

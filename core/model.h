@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "core/camera.h"
 #include "core/block_module.h"
+#include "core/camera.h"
 #include "core/model_options.h"
 #include "core/weights.h"
 #include "kernels/backend.h"
@@ -51,7 +51,6 @@ class Model {
                     Collective* collective = nullptr) const;
   // Renders every camera (any size divisible by the patch; views are batched up to the token tile).
   std::vector<Image> render(const SceneState& state, const std::vector<Camera>& cameras) const;
-
 
  private:
   Tensor embed(const std::vector<PosedImage>& views, int height, int width) const;

@@ -19,7 +19,8 @@ ModelWeights random_model_weights(const ModelConfig& config, Backend& backend, u
       std::fill(values.begin(), values.end(), 0.0f);
     } else {
       double std = 0.02;
-      if (ends_with(".w0") || ends_with(".w1") || ends_with(".w2")) std = std::sqrt(2.0 / static_cast<double>(shape[1]));
+      if (ends_with(".w0") || ends_with(".w1") || ends_with(".w2"))
+        std = std::sqrt(2.0 / static_cast<double>(shape[1]));
       std::normal_distribution<float> normal(0.0f, static_cast<float>(std));
       for (float& v : values) v = normal(rng);
     }

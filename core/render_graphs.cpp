@@ -21,7 +21,8 @@ bool same_tensors(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
 }  // namespace
 
 RenderGraphCache::Entry* RenderGraphCache::find_or_record(Backend& be, int64_t count, int height, int width,
-                                                          int64_t rgb_rows, int64_t rgb_channels, const Decode& decode) {
+                                                          int64_t rgb_rows, int64_t rgb_channels,
+                                                          const Decode& decode) {
   for (auto& e : entries_)
     if (e->count == count && e->height == height && e->width == width) return e.get();
   auto fresh = std::make_unique<Entry>();

@@ -24,8 +24,8 @@ class RenderGraphCache {
   // The rendered patches on the host, by replaying (recording first when new) the decode of `count` views of
   // height x width; nullopt when this backend or this cache cannot record (then the caller runs decode directly).
   std::optional<std::vector<float>> render(Backend& be, const SceneState& state, const std::vector<float>& packed_poses,
-                                           int64_t count, int height, int width, int64_t rgb_rows,
-                                           int64_t rgb_channels, const Decode& decode);
+                                           int64_t count, int height, int width, int64_t rgb_rows, int64_t rgb_channels,
+                                           const Decode& decode);
 
  private:
   struct Entry {

@@ -30,8 +30,8 @@ void compute_rays(const Camera& cam, int height, int width, std::vector<float>& 
 
 std::vector<float> build_tokens(const std::vector<PosedImage>& views, int height, int width, int patch) {
   if (height % patch || width % patch)
-    throw Error("image size " + std::to_string(height) + "x" + std::to_string(width) + " is not divisible by the patch size " +
-                std::to_string(patch));
+    throw Error("image size " + std::to_string(height) + "x" + std::to_string(width) +
+                " is not divisible by the patch size " + std::to_string(patch));
   const int rows = height / patch, cols = width / patch;
   const size_t token_size = static_cast<size_t>(patch) * patch * 12;
   const size_t tokens_per_view = static_cast<size_t>(rows) * cols;
@@ -81,7 +81,8 @@ std::vector<Image> unpatchify(const std::vector<float>& patches, int views, int 
     for (int y = 0; y < height; ++y)
       for (int x = 0; x < width; ++x) {
         const size_t token = view * tokens_per_view + static_cast<size_t>(y / patch) * cols + x / patch;
-        const float* src = patches.data() + token * token_size + static_cast<size_t>((y % patch) * patch + x % patch) * 3;
+        const float* src =
+            patches.data() + token * token_size + static_cast<size_t>((y % patch) * patch + x % patch) * 3;
         float* dst = img.rgb.data() + (static_cast<size_t>(y) * width + x) * 3;
         dst[0] = src[0], dst[1] = src[1], dst[2] = src[2];
       }

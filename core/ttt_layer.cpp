@@ -18,8 +18,6 @@ constexpr float kWeightNormEps = 1e-5f;  // W / (||W||_col + eps) * ||W0||_col
 // softplus^-1, so that softplus(0 + inverse_softplus(base_lr)) = base_lr.
 double inverse_softplus(double x) { return x + std::log(-std::expm1(-x)); }
 
-
-
 // out = c_proj(merge_heads(o_norm(o))) for o [heads, tokens, D].
 void finish_apply(Backend& be, const ModuleWeights& w, Tensor& o, Tensor& out) {
   const int64_t heads = o.dim(0), tokens = o.dim(1), d = o.dim(2);
@@ -155,7 +153,7 @@ FastWeights ttt_update(Backend& be, const ModuleConfig& config, const ModuleWeig
   const Tensor k = gather_token_rows(be, collective, p.k), v = gather_token_rows(be, collective, p.v);
   FastWeights updated = copy_of(be, initial);
   newton_schulz5_low_rank_add(be, k, gather_token_rows(be, collective, r.gate), steps, updated.w0);  // K^T dgate
-  newton_schulz5_low_rank_add(be, gather_token_rows(be, collective, r.up), v, steps, updated.w1);   // hidden^T V
+  newton_schulz5_low_rank_add(be, gather_token_rows(be, collective, r.up), v, steps, updated.w1);    // hidden^T V
   newton_schulz5_low_rank_add(be, k, gather_token_rows(be, collective, r.dhidden), steps, updated.w2);
   restore_norms(be, w, updated);
   return updated;

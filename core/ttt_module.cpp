@@ -19,7 +19,8 @@ void parse_variant_params(const nlohmann::json& params, ModuleConfig& m, const s
   m.variant = ttt_variant_from_key(optional_field<std::string>(params, "ttt_loss_type", "dot_product", where), where);
   const std::string grad = optional_field<std::string>(params, "grad_calc_method", "mannual", where);
   if (grad != "mannual")
-    throw Error(where, "grad_calc_method '" + grad.substr(0, 40) + "' is not implemented (only the authors' \"mannual\")");
+    throw Error(where,
+                "grad_calc_method '" + grad.substr(0, 40) + "' is not implemented (only the authors' \"mannual\")");
   if (optional_field<bool>(params, "no_query", false, where))
     throw Error(where, "no_query (keys in place of queries) is not implemented in lact");
   // The authors' fused path differs from their per-variant files (it weight-norms W1 even for *_no_wn).
@@ -48,9 +49,8 @@ class FastWeightTttModule final : public BlockModule {
     std::snprintf(lr, sizeof lr, "%g", m.base_lr);
     std::string text = std::string("large-chunk TTT (") +
                        (v.straight_qk ? "linear fast weight, phi = identity), " : "SwiGLU fast weights), ") +
-                       std::to_string(m.heads(c.dim)) +
-                       " fast-weight head(s) x " + std::to_string(m.head_dim) + ", hidden " +
-                       std::to_string(m.hidden(c.dim)) + ", base lr " + lr + ", Newton-Schulz steps " +
+                       std::to_string(m.heads(c.dim)) + " fast-weight head(s) x " + std::to_string(m.head_dim) +
+                       ", hidden " + std::to_string(m.hidden(c.dim)) + ", base lr " + lr + ", Newton-Schulz steps " +
                        std::to_string(m.muon_update_steps) + ", variant " + v.label();
     if (v.key != "dot_product") text += " (" + v.key + ")";
     return text;
@@ -74,16 +74,20 @@ class FastWeightTttModule final : public BlockModule {
   }
   TensorList tensors(const ModelConfig& c, const ModuleConfig& m) const override {
     const int64_t dim = c.dim, heads = m.heads(c.dim), d = m.head_dim, hidden = m.hidden(c.dim);
-    return {{"f.w0", {heads, d, hidden}},        {"f.w1", {heads, hidden, d}},
-            {"f.w2", {heads, d, hidden}},        {"f.to_qkv.weight", {3 * dim, dim}},
-            {"f.c_proj.weight", {dim, dim}},     {"f.lr_fc.weight", {3 * heads, dim}},
+    return {{"f.w0", {heads, d, hidden}},        {"f.w1", {heads, hidden, d}},    {"f.w2", {heads, d, hidden}},
+            {"f.to_qkv.weight", {3 * dim, dim}}, {"f.c_proj.weight", {dim, dim}}, {"f.lr_fc.weight", {3 * heads, dim}},
             {"f.lr_fc.bias", {3 * heads}},       {"f.o_norm.weight", {d}}};
   }
   void load(Backend& be, const ModuleConfig& m, const std::function<Tensor(const std::string&)>& get,
             ModuleWeights& w) const override {
-    for (auto [field, name] : {std::pair{&w.w0, "f.w0"}, {&w.w1, "f.w1"}, {&w.w2, "f.w2"}, {&w.qkv, "f.to_qkv.weight"},
-                               {&w.out_proj, "f.c_proj.weight"}, {&w.lr_weight, "f.lr_fc.weight"},
-                               {&w.lr_bias, "f.lr_fc.bias"}, {&w.o_norm, "f.o_norm.weight"}})
+    for (auto [field, name] : {std::pair{&w.w0, "f.w0"},
+                               {&w.w1, "f.w1"},
+                               {&w.w2, "f.w2"},
+                               {&w.qkv, "f.to_qkv.weight"},
+                               {&w.out_proj, "f.c_proj.weight"},
+                               {&w.lr_weight, "f.lr_fc.weight"},
+                               {&w.lr_bias, "f.lr_fc.bias"},
+                               {&w.o_norm, "f.o_norm.weight"}})
       *field = get(name);
     // The weight-norm targets: column norms of the initial fast weights (W1's only, when only W1 updates).
     const int64_t heads = w.w0.dim(0);
@@ -170,20 +174,20 @@ double ttt_encode_scratch_floats(const ModelConfig& c, const ModuleConfig& m, co
   const double tile = static_cast<double>(std::max<int64_t>(1, o.token_tile)), n = std::min(tokens, tile);
   const double lr = v.only_w1 && !v.lr1 ? 0 : tokens * 3 * heads;
   const double projections = 3 * tokens * dim + lr;  // q, k, v, lr (kept through the update)
-  const double project_peak = 3 * tokens * dim;        // the qkv product while splitting
-  const double w1 = heads * hidden * hd;                // one W1 (or one of the three fast weights)
+  const double project_peak = 3 * tokens * dim;      // the qkv product while splitting
+  const double w1 = heads * hidden * hd;             // one W1 (or one of the three fast weights)
   const int steps = m.muon_update_steps;
   const int64_t n_tokens = static_cast<int64_t>(tokens), rows = m.head_dim, cols = m.hidden(c.dim);
-  const bool low_rank = v.only_w1 ? v.muon && steps > 0 &&
-                                        ttt_low_rank_route(o.newton_schulz, n_tokens, o.token_tile, cols, rows, steps)
-                                  : ttt_low_rank_route(o.newton_schulz, n_tokens, o.token_tile, rows, cols, steps);
+  const bool low_rank =
+      v.only_w1 ? v.muon && steps > 0 && ttt_low_rank_route(o.newton_schulz, n_tokens, o.token_tile, cols, rows, steps)
+                : ttt_low_rank_route(o.newton_schulz, n_tokens, o.token_tile, rows, cols, steps);
   double update = 0;
   if (!v.only_w1) {
     if (low_rank)  // directions of all tokens, then per weight: 2 grams + C + t, z, z2, next (token x token), C Q
       update = 3 * heads * tokens * hidden + w1 + 7 * heads * tokens * tokens + heads * tokens * hd;
     else  // summed directions, one tile's directions; then Newton-Schulz on the smaller side with the copy
-      update = 3 * w1 + std::max(3 * heads * n * hidden, 2 * heads * std::min(hd, hidden) * std::min(hd, hidden) +
-                                                             w1 + 3 * w1);
+      update = 3 * w1 +
+               std::max(3 * heads * n * hidden, 2 * heads * std::min(hd, hidden) * std::min(hd, hidden) + w1 + 3 * w1);
   } else {
     const double side = v.straight_qk ? hd : hidden;
     const double features = heads * n * side * (v.straight_qk ? 1 : 2);  // phi (and the up product) of a tile

@@ -46,24 +46,24 @@ std::string TttVariant::label() const {
 std::string ttt_variant_key(const std::string& name) {
   for (const KnownVariant& v : kVariants)
     if (name == v.preset || name == v.key) return v.key;
-  if (name == "v5")
-    throw Error(name, "V5 removes momentum, which the NVS code never had: for NVS it is v4");
-  throw Error(name, "unknown TTT variant (presets: baseline, v1, v2, v3, v4, v6; the authors' keys: " + known_keys() +
-                        ")");
+  if (name == "v5") throw Error(name, "V5 removes momentum, which the NVS code never had: for NVS it is v4");
+  throw Error(name,
+              "unknown TTT variant (presets: baseline, v1, v2, v3, v4, v6; the authors' keys: " + known_keys() + ")");
 }
 
 TttVariant ttt_variant_from_key(const std::string& key, const std::string& where) {
   for (const KnownVariant& v : kVariants)
     if (key == v.key) return {v.key, v.only_w1, v.straight_qk, v.lr1, v.weight_norm, v.muon};
-  static const std::map<std::string, std::string> kNotImplemented = {
-      {"ga_dot_product", "gradient ascent"}, {"mse", "the MSE inner loss"},
-      {"design1", "the q/k mixed update"},   {"design2", "the q/k mixed update"}};
+  static const std::map<std::string, std::string> kNotImplemented = {{"ga_dot_product", "gradient ascent"},
+                                                                     {"mse", "the MSE inner loss"},
+                                                                     {"design1", "the q/k mixed update"},
+                                                                     {"design2", "the q/k mixed update"}};
   auto it = kNotImplemented.find(key);
   if (it != kNotImplemented.end())
-    throw Error(where, "ttt_loss_type '" + key + "' (" + it->second + ") is not implemented in lact (implemented: " +
-                           known_keys() + ")");
-  throw Error(where, "ttt_loss_type '" + key.substr(0, 60) + "' is not a variant of the authors' code (known: " +
-                         known_keys() + ")");
+    throw Error(where, "ttt_loss_type '" + key + "' (" + it->second +
+                           ") is not implemented in lact (implemented: " + known_keys() + ")");
+  throw Error(where, "ttt_loss_type '" + key.substr(0, 60) +
+                         "' is not a variant of the authors' code (known: " + known_keys() + ")");
 }
 
 }  // namespace lact

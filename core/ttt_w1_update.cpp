@@ -85,7 +85,8 @@ Tensor gradient_step_w1(Backend& be, const ModuleConfig& config, const ModuleWei
     const int64_t end = std::min(tokens, begin + token_tile), n = end - begin;
     Tensor dloss_df = rows_copy(be, p.v, begin, end);  // dL/df = -eta v
     if (config.variant.lr1) be.scale_rows(dloss_df, p.lr.data() + begin * 3 * heads + heads, 1, 3 * heads);
-    be.gemm(true, false, d, d, n, -1.0f, rows_from(p.k, begin), whole(dloss_df), 1.0f, gradient.data(), d, d * d, heads);
+    be.gemm(true, false, d, d, n, -1.0f, rows_from(p.k, begin), whole(dloss_df), 1.0f, gradient.data(), d, d * d,
+            heads);
   }
   if (collective) collective->all_reduce_sum(be, gradient);
   if (config.variant.muon) newton_schulz5(be, gradient, config.muon_update_steps);

@@ -13,8 +13,8 @@ namespace {
 constexpr float kQkNormEps = FLT_EPSILON;
 }  // namespace
 
-void window_attention(Backend& be, const ModuleConfig& config, const ModuleWeights& w, const Tensor& y,
-                      int64_t views, Tensor& out) {
+void window_attention(Backend& be, const ModuleConfig& config, const ModuleWeights& w, const Tensor& y, int64_t views,
+                      Tensor& out) {
   const int64_t tokens = y.dim(0), dim = y.dim(1);
   const int64_t per_view = tokens / views, head_dim = config.head_dim, heads = dim / head_dim;
   Tensor qkv = be.empty({tokens, 3 * dim});
@@ -65,9 +65,7 @@ class WindowAttentionModule final : public BlockModule {
       throw Error(where, "SelfAttention over the whole sequence (length_dim '" + m.length_dim +
                              "') is not supported yet: only per-view window attention (length_dim 'l')");
   }
-  TensorList tensors(const ModelConfig& c, const ModuleConfig& m) const override {
-    return attention_tensors(c, m);
-  }
+  TensorList tensors(const ModelConfig& c, const ModuleConfig& m) const override { return attention_tensors(c, m); }
   void load(Backend&, const ModuleConfig& m, const std::function<Tensor(const std::string&)>& get,
             ModuleWeights& w) const override {
     load_attention(m, get, w);

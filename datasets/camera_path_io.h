@@ -5,10 +5,9 @@
 // Intrinsics are pixels at w x h.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/camera.h"
 

@@ -2,7 +2,6 @@
 #pragma once
 
 #include <filesystem>
-
 #include <nlohmann/json.hpp>
 
 #include "datasets/scene.h"

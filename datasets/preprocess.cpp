@@ -1,10 +1,10 @@
 #include "datasets/preprocess.h"
 
+#include <stb/stb_image_resize.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-
-#include <stb/stb_image_resize.h>
 
 #include "core/error.h"
 #include "datasets/image_io.h"
@@ -71,8 +71,8 @@ std::pair<int, int> working_size(const Scene& scene, const std::vector<int>& ind
     if (c.width != first.width || c.height != first.height)
       throw Error(scene.source, "views have different sizes (view " + std::to_string(indices[0]) + " is " +
                                     std::to_string(first.width) + "x" + std::to_string(first.height) + ", view " +
-                                    std::to_string(i) + " is " + std::to_string(c.width) + "x" + std::to_string(c.height) +
-                                    "); choose a working size with --size HxW");
+                                    std::to_string(i) + " is " + std::to_string(c.width) + "x" +
+                                    std::to_string(c.height) + "); choose a working size with --size HxW");
   }
   if (first.height % patch || first.width % patch)
     throw Error(scene.source, "views are " + std::to_string(first.height) + "x" + std::to_string(first.width) +
@@ -81,7 +81,9 @@ std::pair<int, int> working_size(const Scene& scene, const std::vector<int>& ind
   return {first.height, first.width};
 }
 
-Camera view_camera(const SceneView& view, int height, int width) { return cover_crop(view.camera, height, width).camera; }
+Camera view_camera(const SceneView& view, int height, int width) {
+  return cover_crop(view.camera, height, width).camera;
+}
 
 PosedImage load_view(const SceneView& view, int height, int width, const std::array<float, 3>& bg) {
   // RGBA in [0, 1] at the file's size, with the view's pinhole camera at that size.

@@ -12,12 +12,12 @@
 namespace lact {
 
 struct SceneView {
-  std::string image_path;                // as resolved against the camera file's folder
-  std::shared_ptr<const Image> pixels;   // in-memory pixels instead of a file (tests, generated data)
-  Camera camera;                         // pinhole camera of the view (after undistortion when distorted)
-  LensDistortion distortion;             // of the image on disk; distortion.any() == false: none
-  Camera distorted_camera;               // the camera of the image on disk, when distorted
-  std::string split;                     // "train", "val", "test" for NeRF-synthetic; empty otherwise
+  std::string image_path;               // as resolved against the camera file's folder
+  std::shared_ptr<const Image> pixels;  // in-memory pixels instead of a file (tests, generated data)
+  Camera camera;                        // pinhole camera of the view (after undistortion when distorted)
+  LensDistortion distortion;            // of the image on disk; distortion.any() == false: none
+  Camera distorted_camera;              // the camera of the image on disk, when distorted
+  std::string split;                    // "train", "val", "test" for NeRF-synthetic; empty otherwise
 };
 
 struct Scene {

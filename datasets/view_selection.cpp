@@ -22,7 +22,8 @@ int parse_int(const std::string& text, const std::string& spec, const std::strin
     used = 0;
   }
   if (text.empty() || used != text.size())
-    throw Error(flag, "'" + spec + "' is not a view selection (0,1,2 | 0-7 | uniform:N | random:N | fold8[:N] | all | rest)");
+    throw Error(flag,
+                "'" + spec + "' is not a view selection (0,1,2 | 0-7 | uniform:N | random:N | fold8[:N] | all | rest)");
   return value;
 }
 
@@ -60,7 +61,8 @@ std::vector<int> kmeans_views(const Scene& scene, const std::vector<int>& candid
     std::vector<double> nearest(n, std::numeric_limits<double>::infinity());
     while (static_cast<int>(centres.size()) < count) {
       double total = 0;
-      for (int i = 0; i < n; ++i) total += nearest[i] = std::min(nearest[i], squared_distance(points[i], centres.back()));
+      for (int i = 0; i < n; ++i)
+        total += nearest[i] = std::min(nearest[i], squared_distance(points[i], centres.back()));
       double pick = std::uniform_real_distribution<double>(0, total)(rng);
       int chosen = n - 1;
       for (int i = 0; i < n; ++i)
@@ -122,7 +124,8 @@ std::vector<int> select_views(const std::string& spec, const Scene& scene, bool 
   const int n = has_n ? parse_int(spec.substr(colon + 1), spec, flag) : 0;
   if (has_n && n <= 0) throw Error(flag, "'" + spec + "': the count must be positive");
   if (has_n && n > count)
-    throw Error(scene.source, flag + " " + spec + " asks for " + std::to_string(n) + " views of " + std::to_string(count));
+    throw Error(scene.source,
+                flag + " " + spec + " asks for " + std::to_string(n) + " views of " + std::to_string(count));
   std::vector<int> out;
   if (kind == "all" && !has_n) {
     for (int i = 0; i < count; ++i) out.push_back(i);
@@ -131,7 +134,8 @@ std::vector<int> select_views(const std::string& spec, const Scene& scene, bool 
     for (int i = 0; i < count; ++i)
       if (!taken.count(i)) out.push_back(i);
   } else if (kind == "uniform" && has_n) {
-    for (int i = 0; i < n; ++i) out.push_back(static_cast<int>(std::lround(static_cast<double>(i) * count / n)) % count);
+    for (int i = 0; i < n; ++i)
+      out.push_back(static_cast<int>(std::lround(static_cast<double>(i) * count / n)) % count);
   } else if (kind == "random" && has_n) {
     std::vector<int> all(count);
     for (int i = 0; i < count; ++i) all[i] = i;
@@ -163,8 +167,8 @@ std::vector<int> select_views(const std::string& spec, const Scene& scene, bool 
       if (last < first) throw Error(flag, "'" + item + "' is an empty range");
       for (int i = first; i <= last; ++i) {
         if (i < 0 || i >= count)
-          throw Error(scene.source, "view index " + std::to_string(i) + " (" + flag + ") is out of range: the scene has " +
-                                        std::to_string(count) + " views");
+          throw Error(scene.source, "view index " + std::to_string(i) + " (" + flag +
+                                        ") is out of range: the scene has " + std::to_string(count) + " views");
         out.push_back(i);
       }
     }

@@ -63,8 +63,8 @@ class NcclCollective final : public Collective {
  public:
   NcclCollective(Ranks& ranks, Backend& backend) : ranks_(ranks) {
     if (backend.name().rfind("cuda", 0) != 0)
-      throw Error("--distributed nccl", "needs --device cuda (NCCL moves GPU memory); use --distributed mpi on the " +
-                                            backend.name());
+      throw Error("--distributed nccl",
+                  "needs --device cuda (NCCL moves GPU memory); use --distributed mpi on the " + backend.name());
     ncclUniqueId id{};
     if (ranks.rank() == 0) check_nccl(nccl().get_unique_id(&id), "unique id");
     const std::string sent = ranks.broadcast_text(std::string(reinterpret_cast<const char*>(&id), sizeof id));
@@ -82,8 +82,9 @@ class NcclCollective final : public Collective {
   // everywhere.
   void all_reduce_sum(Backend& be, Tensor& t) override {
     be.synchronize();
-    check_nccl(nccl().all_reduce(t.data(), t.data(), static_cast<size_t>(t.numel()), ncclFloat, ncclSum, comm_, stream_),
-               "all-reduce");
+    check_nccl(
+        nccl().all_reduce(t.data(), t.data(), static_cast<size_t>(t.numel()), ncclFloat, ncclSum, comm_, stream_),
+        "all-reduce");
     check_cuda(cudaStreamSynchronize(stream_), "all-reduce");
     bytes_ += t.numel() * static_cast<int64_t>(sizeof(float));
   }
@@ -97,8 +98,8 @@ class NcclCollective final : public Collective {
     check_nccl(nccl().group_start(), "group");
     int64_t offset = 0;
     for (int r = 0; r < size(); ++r) {
-      check_nccl(nccl().broadcast(local.data(), all.data() + offset, static_cast<size_t>(counts[r]), ncclFloat, r, comm_,
-                               stream_),
+      check_nccl(nccl().broadcast(local.data(), all.data() + offset, static_cast<size_t>(counts[r]), ncclFloat, r,
+                                  comm_, stream_),
                  "broadcast");
       offset += counts[r];
     }

@@ -27,7 +27,8 @@ bool mpi_built() { return false; }
 Ranks& start_ranks(DistributedMode mode) {
   if (mode != DistributedMode::Nccl) throw Error("--distributed mpi", kWhy);
   if (!nccl_built())
-    throw Error("--distributed nccl", "this build of lact has no NCCL (it needs the CUDA backend and nccl.h from CUDA)");
+    throw Error("--distributed nccl",
+                "this build of lact has no NCCL (it needs the CUDA backend and nccl.h from CUDA)");
   if (!g_rank) g_rank = std::make_unique<OneRank>();
   return *g_rank;
 }

@@ -1,8 +1,9 @@
 #include "kernels/backend.h"
-#include "kernels/cpu/dnnl_gemm.h"
 
 #include <cstring>
 #include <stdexcept>
+
+#include "kernels/cpu/dnnl_gemm.h"
 
 #ifdef LACT_HAVE_CUDA
 #include "kernels/cuda/cuda_backend.h"
@@ -50,8 +51,8 @@ void linear(Backend& be, const Tensor& x, const Tensor& weight, Tensor& y) {
   const int64_t out = weight.dim(0), in = weight.dim(1);
   const int64_t rows = x.numel() / in;
   if (x.numel() != rows * in || y.numel() != rows * out)
-    throw std::invalid_argument("linear: x " + shape_string(x.shape()) + ", weight " +
-                                shape_string(weight.shape()) + ", y " + shape_string(y.shape()));
+    throw std::invalid_argument("linear: x " + shape_string(x.shape()) + ", weight " + shape_string(weight.shape()) +
+                                ", y " + shape_string(y.shape()));
   be.gemm(false, true, rows, out, in, 1.0f, {x.data(), in, 0}, {weight.data(), in, 0}, 0.0f, y.data(), out, 0, 1);
 }
 
@@ -66,8 +67,8 @@ MatrixDims matrix_dims(const Tensor& t) {
 }
 }  // namespace
 
-void matmul(Backend& be, const Tensor& a, bool transpose_a, const Tensor& b, bool transpose_b, Tensor& c,
-            float alpha, float beta) {
+void matmul(Backend& be, const Tensor& a, bool transpose_a, const Tensor& b, bool transpose_b, Tensor& c, float alpha,
+            float beta) {
   const MatrixDims da = matrix_dims(a), db = matrix_dims(b), dc = matrix_dims(c);
   const int64_t m = transpose_a ? da.cols : da.rows, ka = transpose_a ? da.rows : da.cols;
   const int64_t kb = transpose_b ? db.cols : db.rows, n = transpose_b ? db.rows : db.cols;
@@ -75,17 +76,19 @@ void matmul(Backend& be, const Tensor& a, bool transpose_a, const Tensor& b, boo
   const bool batch_ok = (da.batch == batch || a.rank() == 2) && (db.batch == batch || b.rank() == 2);
   if (ka != kb || dc.rows != m || dc.cols != n || !batch_ok)
     throw std::invalid_argument("matmul: shapes " + shape_string(a.shape()) + (transpose_a ? "^T" : "") + " x " +
-                                shape_string(b.shape()) + (transpose_b ? "^T" : "") + " -> " +
-                                shape_string(c.shape()));
+                                shape_string(b.shape()) + (transpose_b ? "^T" : "") + " -> " + shape_string(c.shape()));
   be.gemm(transpose_a, transpose_b, m, n, ka, alpha, {a.data(), da.cols, da.stride}, {b.data(), db.cols, db.stride},
           beta, c.data(), dc.cols, dc.stride, batch);
 }
 
 std::string precision_name(Precision p) {
   switch (p) {
-    case Precision::Fp32: return "fp32";
-    case Precision::Tf32: return "tf32";
-    case Precision::Bf16: return "bf16";
+    case Precision::Fp32:
+      return "fp32";
+    case Precision::Tf32:
+      return "tf32";
+    case Precision::Bf16:
+      return "bf16";
   }
   return "?";
 }
@@ -144,8 +147,9 @@ std::unique_ptr<Backend> make_backend(const std::string& name, int threads, Prec
   throw std::invalid_argument("unknown backend '" + name + "' (this build has: cpu, cuda)");
 #else
   if (name == "cuda")
-    throw std::invalid_argument("this build of lact has no cuda backend (nvcc was not found when it was configured; "
-                                "see -DLACT_CUDA)");
+    throw std::invalid_argument(
+        "this build of lact has no cuda backend (nvcc was not found when it was configured; "
+        "see -DLACT_CUDA)");
   throw std::invalid_argument("unknown backend '" + name + "' (this build has: cpu)");
 #endif
 }

@@ -78,7 +78,9 @@ class Backend {
   virtual void upload(Tensor& dst, const float* host) = 0;
   // A tensor of host memory that `storage` keeps alive (a mapped file): used in place by a backend that
   // computes in host memory, copied into device memory by the others.
-  virtual Tensor adopt_host(const Shape& shape, std::shared_ptr<float> storage) { return from_host(shape, storage.get()); }
+  virtual Tensor adopt_host(const Shape& shape, std::shared_ptr<float> storage) {
+    return from_host(shape, storage.get());
+  }
   // `t`'s values do not change while it lives (a model weight): the backend may keep copies derived from it
   // (the CPU's bf16 products keep it converted to bf16 instead of converting it at every product).
   virtual void mark_constant(const Tensor& /*t*/) {}
@@ -92,19 +94,18 @@ class Backend {
   // ---- matrix products
   // For b in [0, batch): C_b = alpha * op(A_b) * op(B_b) + beta * C_b, with op(A_b) m x k,
   // op(B_b) k x n and C_b m x n (row-major). beta = 0 ignores C's old contents (NaN included).
-  virtual void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
-                    MatrixOperand a, MatrixOperand b, float beta, float* c, int64_t ldc, int64_t stride_c,
-                    int64_t batch) = 0;
+  virtual void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, MatrixOperand a,
+                    MatrixOperand b, float beta, float* c, int64_t ldc, int64_t stride_c, int64_t batch) = 0;
 
   // ---- elementwise and row ops (in place unless an output is given)
-  virtual void add(Tensor& y, const Tensor& x) = 0;                   // y += x
+  virtual void add(Tensor& y, const Tensor& x) = 0;                      // y += x
   virtual void axpby(Tensor& y, float a, const Tensor& x, float b) = 0;  // y = a*x + b*y
-  virtual void add_scaled_identity(Tensor& y, float a) = 0;           // y[b] += a*I, y = [batch, n, n]
+  virtual void add_scaled_identity(Tensor& y, float a) = 0;              // y[b] += a*I, y = [batch, n, n]
   virtual void silu(Tensor& x) = 0;
-  virtual void gelu(Tensor& x) = 0;                                   // exact (erf) GELU
+  virtual void gelu(Tensor& x) = 0;  // exact (erf) GELU
   virtual void sigmoid(Tensor& x) = 0;
-  virtual void softplus(Tensor& x, float shift) = 0;                  // x = log(1 + exp(x + shift))
-  virtual void add_bias(Tensor& x, const Tensor& bias) = 0;           // x[r, :] += bias
+  virtual void softplus(Tensor& x, float shift) = 0;         // x = log(1 + exp(x + shift))
+  virtual void add_bias(Tensor& x, const Tensor& bias) = 0;  // x[r, :] += bias
   // LayerNorm without bias over the last dimension of x: y = (x - mean) / sqrt(var + eps) * weight.
   virtual void layer_norm(const Tensor& x, const Tensor& weight, float eps, Tensor& y) = 0;
   // RMSNorm over consecutive groups of `group` elements, weight of size `group`:
@@ -113,14 +114,12 @@ class Backend {
   // x = x / (||x||_2 + eps) over consecutive groups of `group` elements (eps added to the norm).
   virtual void l2_normalize(Tensor& x, int64_t group, float eps) = 0;
   // x[b, t, :] *= scale[b * scale_batch_stride + t * scale_row_stride]; x = [batch, rows, cols].
-  virtual void scale_rows(Tensor& x, const float* scale, int64_t scale_batch_stride,
-                          int64_t scale_row_stride) = 0;
+  virtual void scale_rows(Tensor& x, const float* scale, int64_t scale_batch_stride, int64_t scale_row_stride) = 0;
 
   // ---- layout
   // src [views, tokens, C]; dst [views, heads, tokens, head_dim] taking columns
   // [column_offset, column_offset + heads*head_dim) of src.
-  virtual void split_heads(const Tensor& src, int64_t column_offset, int64_t heads, int64_t head_dim,
-                           Tensor& dst) = 0;
+  virtual void split_heads(const Tensor& src, int64_t column_offset, int64_t heads, int64_t head_dim, Tensor& dst) = 0;
   // src [views, heads, tokens, head_dim] -> dst [views, tokens, heads*head_dim].
   virtual void merge_heads(const Tensor& src, Tensor& dst) = 0;
 

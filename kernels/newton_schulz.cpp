@@ -34,8 +34,8 @@ void newton_schulz5(Backend& be, Tensor& g, int steps) {
       matmul(be, x, false, x, true, gram);
     else
       matmul(be, x, true, x, false, gram);
-    matmul(be, gram, false, gram, false, poly);                   // A^2
-    be.axpby(poly, kNewtonSchulzB, gram, kNewtonSchulzC);          // b A + c A^2
+    matmul(be, gram, false, gram, false, poly);            // A^2
+    be.axpby(poly, kNewtonSchulzB, gram, kNewtonSchulzC);  // b A + c A^2
     be.copy(next, x);
     if (wide)
       matmul(be, poly, false, x, false, next, 1.0f, kNewtonSchulzA);
@@ -61,13 +61,13 @@ void newton_schulz5_low_rank_add(Backend& be, const Tensor& p, const Tensor& q, 
   Tensor t = be.empty({batch, tokens, tokens}), z = be.empty(t.shape()), z2 = be.empty(t.shape());
   Tensor next = be.empty(t.shape());
   for (int step = 0; step < steps; ++step) {
-    matmul(be, gram_p, false, c, false, t);       // Gp C
-    matmul(be, c, true, t, false, z2);            // R = C^T Gp C
-    matmul(be, gram_q, false, z2, false, z);      // Z = Gq R
-    matmul(be, z, false, z, false, z2);           // Z^2
+    matmul(be, gram_p, false, c, false, t);           // Gp C
+    matmul(be, c, true, t, false, z2);                // R = C^T Gp C
+    matmul(be, gram_q, false, z2, false, z);          // Z = Gq R
+    matmul(be, z, false, z, false, z2);               // Z^2
     be.axpby(z2, kNewtonSchulzB, z, kNewtonSchulzC);  // b Z + c Z^2
     be.add_scaled_identity(z2, kNewtonSchulzA);       // + a I
-    matmul(be, c, false, z2, false, next);        // C <- C (aI + bZ + cZ^2)
+    matmul(be, c, false, z2, false, next);            // C <- C (aI + bZ + cZ^2)
     std::swap(c, next);
   }
   Tensor cq = be.empty(q.shape());

@@ -24,7 +24,8 @@ struct RayPose {
 LACT_HOST_DEVICE inline int64_t ray_token_offset(int64_t view, int u, int v, int height, int width, int patch) {
   const int64_t cols = width / patch, per_view = static_cast<int64_t>(height / patch) * cols;
   const int64_t token = view * per_view + static_cast<int64_t>(v / patch) * cols + u / patch;
-  return token * (static_cast<int64_t>(patch) * patch * 12) + static_cast<int64_t>((v % patch) * patch + u % patch) * 12;
+  return token * (static_cast<int64_t>(patch) * patch * 12) +
+         static_cast<int64_t>((v % patch) * patch + u % patch) * 12;
 }
 
 // Writes the 12 channels of pixel (u, v); `rgb` null (a target view) gives zero colour channels.

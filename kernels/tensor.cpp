@@ -30,8 +30,8 @@ int64_t Tensor::dim(int axis) const {
 
 Tensor Tensor::slice(int64_t begin, int64_t end) const {
   if (rank() == 0 || begin < 0 || end > shape_[0] || begin > end)
-    throw std::out_of_range("tensor slice [" + std::to_string(begin) + ", " + std::to_string(end) +
-                            ") out of " + shape_string(shape_));
+    throw std::out_of_range("tensor slice [" + std::to_string(begin) + ", " + std::to_string(end) + ") out of " +
+                            shape_string(shape_));
   const int64_t row = shape_[0] ? numel() / shape_[0] : 0;
   Shape shape = shape_;
   shape[0] = end - begin;

@@ -16,7 +16,7 @@ struct OutputOptions {
   bool save_images = false;  // <view>_gt.png and <view>_diff.png besides <view>.png
   bool save_npy = false;
   bool quiet = false;
-  bool force = false;        // replace an existing file named by -o / --video
+  bool force = false;  // replace an existing file named by -o / --video
 };
 
 // Everything a run writes goes through here: the options, the --out folder and the files it must not touch.
@@ -41,7 +41,7 @@ SceneReport evaluate_scene(const Model& model, const SceneSelection& selection, 
 // Renders `path` (a camera path file) from `state` into folder/frame_NNNN.png (+ .json pose each), and with
 // `video` non-empty an MP4 through ffmpeg when installed (frames streamed to it: exactly this run's frames).
 // Cameras are used as given (the state's world).
-void render_camera_path(const Model& model, const SceneState& state, const std::string& path,
-                        const std::string& video, int fps, RunOutput& out);
+void render_camera_path(const Model& model, const SceneState& state, const std::string& path, const std::string& video,
+                        int fps, RunOutput& out);
 
 }  // namespace lact

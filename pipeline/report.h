@@ -2,10 +2,9 @@
 // a printed table; and the comparison of two reports (`lact eval-compare`).
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace lact {
 

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <math.h>
+#include <ucontext.h>
 
 #include <algorithm>
 #include <cmath>
@@ -21,7 +22,6 @@
 #include <mutex>
 #include <stdexcept>
 #include <thread>
-#include <ucontext.h>
 #include <type_traits>
 #include <vector>
 

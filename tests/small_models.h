@@ -1,10 +1,9 @@
 // A small model config and random posed views for tests that run the whole model on the CPU.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/camera.h"
 #include "core/config.h"
@@ -15,13 +14,12 @@ namespace lact::test {
 // dim 64, 2 layers: window attention (heads of 16), then a TTT layer (one head of 32, or two with ttt_heads 2;
 // Newton-Schulz 5 steps) or global attention, then an MLP.
 inline ModelConfig small_config(bool full_attention, int ttt_inter_multi, int mlp_inter_multi = 4) {
-  nlohmann::json ttt = {{"type", "lact_ttt.FastWeightGluMLPMultihead"},
-                        {"length_dim", "vl"},
-                        {"params", {{"head_dim", 32}, {"inter_multi", ttt_inter_multi}, {"base_lr", 0.01},
-                                    {"muon_update_steps", 5}}}};
-  nlohmann::json global = {{"type", "lact.GlobalAttention"},
-                           {"length_dim", "vl"},
-                           {"params", {{"head_dim", 16}, {"use_qk_norm", true}}}};
+  nlohmann::json ttt = {
+      {"type", "lact_ttt.FastWeightGluMLPMultihead"},
+      {"length_dim", "vl"},
+      {"params", {{"head_dim", 32}, {"inter_multi", ttt_inter_multi}, {"base_lr", 0.01}, {"muon_update_steps", 5}}}};
+  nlohmann::json global = {
+      {"type", "lact.GlobalAttention"}, {"length_dim", "vl"}, {"params", {{"head_dim", 16}, {"use_qk_norm", true}}}};
   nlohmann::json json = {
       {"patch_size", 8},
       {"dim", 64},

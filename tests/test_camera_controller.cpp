@@ -1,9 +1,9 @@
 // The viewer's window-free parts: camera controller math, frame statistics, the camera path recorder.
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-
-#include <gtest/gtest.h>
 
 #include "core/camera_geometry.h"
 #include "core/error.h"

@@ -158,12 +158,13 @@ double tile_floor(const Case& c, const std::vector<PosedImage>& views, const std
 
 std::vector<Case> cases() {
   const ModelConfig ttt = test::small_config(false, 2);
-  return {{"baseline, dense route", ttt, NewtonSchulzRoute::Dense},
-          {"baseline, low-rank route (factors gathered)", ttt, NewtonSchulzRoute::LowRank},
-          {"full attention (KV cache gathered)", test::small_config(true, 2), NewtonSchulzRoute::Auto},
-          {"V2 (W1 only)", with_ttt_variant(ttt, "v2", "test"), NewtonSchulzRoute::Dense},
-          {"V2, low-rank route", with_ttt_variant(ttt, "v2", "test"), NewtonSchulzRoute::LowRank},
-          {"V6 (linear attention)", with_ttt_variant(test::small_config(false, 1), "v6", "test"), NewtonSchulzRoute::Auto}};
+  return {
+      {"baseline, dense route", ttt, NewtonSchulzRoute::Dense},
+      {"baseline, low-rank route (factors gathered)", ttt, NewtonSchulzRoute::LowRank},
+      {"full attention (KV cache gathered)", test::small_config(true, 2), NewtonSchulzRoute::Auto},
+      {"V2 (W1 only)", with_ttt_variant(ttt, "v2", "test"), NewtonSchulzRoute::Dense},
+      {"V2, low-rank route", with_ttt_variant(ttt, "v2", "test"), NewtonSchulzRoute::LowRank},
+      {"V6 (linear attention)", with_ttt_variant(test::small_config(false, 1), "v6", "test"), NewtonSchulzRoute::Auto}};
 }
 
 std::vector<std::vector<float>> state_values(Backend& be, const SceneState& s) {

@@ -564,8 +564,7 @@ void check_against_lact(const std::string& name, const fs::path& camera_file) {
     std::printf(
         "%s as COLMAP %s: %zu views, max |ray difference| %.3g (float rays of %zu views), max |c2w difference| "
         "%.3g, after pose normalisation %.3g; %zu pixels compared, identical\n",
-        name.c_str(), binary ? "binary" : "text", d.views, d.rays, d.ray_views, d.c2w, d.normalized,
-        d.pixels_compared);
+        name.c_str(), binary ? "binary" : "text", d.views, d.rays, d.ray_views, d.c2w, d.normalized, d.pixels_compared);
     EXPECT_LE(d.rays, 1e-5) << name;
     EXPECT_LE(d.c2w, 1e-6) << name;
     EXPECT_LE(d.normalized, 1e-6) << name;

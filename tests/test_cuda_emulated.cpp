@@ -3,22 +3,20 @@
 // column-major GEMM mapping against a naive product. Sizes are chosen to leave partial warps, blocks and
 // key tiles. Outputs are poisoned with NaN first, so an element a kernel forgets to write fails the test.
 // On a GPU, test_ops runs the same ops through the real CUDA backend.
+#include <cblas.h>
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <set>
-
-#include <cblas.h>
-
+#include <atomic>
 #include <chrono>
 #include <cmath>
-#include <atomic>
-#include <functional>
-#include <future>
-#include <thread>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <functional>
+#include <future>
 #include <limits>
+#include <set>
+#include <thread>
 
 #include "core/model.h"
 #include "core/safetensors.h"
@@ -79,10 +77,10 @@ TEST_F(EmulatedCuda, ActivationsAndElementwise) {
     EXPECT_LT(max_abs_error(v, cpu->to_host(t)), 1e-6) << name;
   };
   using cuda::Activation;
-  check_activation([&](float* p) { cuda::activation<Activation::Silu>(launch, p, n); }, [&](Tensor& t) { cpu->silu(t); },
-                   "silu");
-  check_activation([&](float* p) { cuda::activation<Activation::Gelu>(launch, p, n); }, [&](Tensor& t) { cpu->gelu(t); },
-                   "gelu");
+  check_activation([&](float* p) { cuda::activation<Activation::Silu>(launch, p, n); },
+                   [&](Tensor& t) { cpu->silu(t); }, "silu");
+  check_activation([&](float* p) { cuda::activation<Activation::Gelu>(launch, p, n); },
+                   [&](Tensor& t) { cpu->gelu(t); }, "gelu");
   check_activation([&](float* p) { cuda::activation<Activation::Sigmoid>(launch, p, n); },
                    [&](Tensor& t) { cpu->sigmoid(t); }, "sigmoid");
   std::vector<float> big = x;
@@ -249,7 +247,8 @@ TEST_F(EmulatedCuda, RayTokensMatchTheCpuBackend) {
   }
   const auto pixels = random_values(size_t(views) * height * width * 3, 53);
   const int64_t n = int64_t(views) * height * width * 12;
-  Tensor images = host({views, height, width, 3}, pixels), out = cpu->empty({n / (patch * patch * 12), patch * patch * 12});
+  Tensor images = host({views, height, width, 3}, pixels),
+         out = cpu->empty({n / (patch * patch * 12), patch * patch * 12});
   for (bool with_images : {true, false}) {
     cpu->ray_tokens(poses, with_images ? &images : nullptr, height, width, patch, out);
     std::vector<float> tokens(n, kNaN);
@@ -298,8 +297,8 @@ TEST_F(EmulatedCuda, GemmPlanMapsRowMajorToColumnMajor) {
       const auto a = random_values(batch * sa, 20), b = random_values((tb ? n : k) * ldb, 21),
                  c0 = random_values(batch * sc, 22);
       std::vector<float> c = c0;
-      const auto plan = cuda::plan_column_major_gemm(ta, tb, m, n, k, {a.data(), lda, sa}, {b.data(), ldb, 0},
-                                                     c.data(), ldc, sc, batch);
+      const auto plan = cuda::plan_column_major_gemm(ta, tb, m, n, k, {a.data(), lda, sa}, {b.data(), ldb, 0}, c.data(),
+                                                     ldc, sc, batch);
       run_column_major(plan, 0.5, -1.5);
       for (int64_t x = 0; x < batch; ++x)
         for (int64_t i = 0; i < m; ++i)
@@ -528,7 +527,8 @@ void check_case_through_gpu_code(const std::string& dir, bool all_precisions) {
     EXPECT_LT(worst, run.render_tolerance) << what;
     EXPECT_GT(be.device().gemms, 0);
     std::printf("%s %s: fast weights rel err <= %.3g, render max abs %.3g (%lld cuBLAS-shaped products)\n",
-                std::filesystem::path(dir).filename().c_str(), what.c_str(), worst_weight, worst, (long long)be.device().gemms);
+                std::filesystem::path(dir).filename().c_str(), what.c_str(), worst_weight, worst,
+                (long long)be.device().gemms);
   }
 }
 

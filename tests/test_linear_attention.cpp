@@ -24,8 +24,14 @@ std::vector<PosedImage> random_views(int views, int height, int width, int seed)
   return test::random_views(views, height, width, static_cast<unsigned>(seed));
 }
 
-const char* const kW1Variants[] = {"v1", "v2", "v3", "v4", "v6", "only_w1_straight_qk",
-                                   "only_w1_straight_qk_no_lr1", "only_w1_straight_qk_no_lr1_no_muon"};
+const char* const kW1Variants[] = {"v1",
+                                   "v2",
+                                   "v3",
+                                   "v4",
+                                   "v6",
+                                   "only_w1_straight_qk",
+                                   "only_w1_straight_qk_no_lr1",
+                                   "only_w1_straight_qk_no_lr1_no_muon"};
 
 TEST(LinearAttentionForm, IsTheGradientStepForEveryVariant) {
   auto be = make_cpu_backend(2);

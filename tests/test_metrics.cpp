@@ -4,7 +4,6 @@
 
 #include <cmath>
 #include <fstream>
-
 #include <nlohmann/json.hpp>
 
 #include "core/camera_geometry.h"

@@ -57,7 +57,8 @@ TEST_P(BackendOps, GemmEveryLayoutBatchedWithAlphaBeta) {
   const int64_t batch = 3, m = 37, n = 29, k = 53;
   for (bool ta : {false, true})
     for (bool tb : {false, true}) {
-      const auto a = random_values(batch * m * k, 1), b = random_values(batch * k * n, 2), c = random_values(batch * m * n, 3);
+      const auto a = random_values(batch * m * k, 1), b = random_values(batch * k * n, 2),
+                 c = random_values(batch * m * n, 3);
       Tensor ta_ = upload(ta ? Shape{batch, k, m} : Shape{batch, m, k}, a);
       Tensor tb_ = upload(tb ? Shape{batch, n, k} : Shape{batch, k, n}, b);
       Tensor tc = upload({batch, m, n}, c);
@@ -74,7 +75,8 @@ TEST_P(BackendOps, GemmSharedOperandAndLinear) {
   matmul(*be, x, false, weight, true, y);  // the 2-D weight is shared by every batch entry
   std::vector<float> w_batched(w);
   w_batched.insert(w_batched.end(), w.begin(), w.end());
-  const auto expected = naive_gemm(false, true, batch, m, n, k, 1.0, a, w_batched, 0.0, std::vector<float>(batch * m * n));
+  const auto expected =
+      naive_gemm(false, true, batch, m, n, k, 1.0, a, w_batched, 0.0, std::vector<float>(batch * m * n));
   EXPECT_LT(relative_error(be->to_host(y), expected), 1e-5);
   Tensor y2 = be->empty({batch * m, n});
   linear(*be, x.reshape({batch * m, k}), weight, y2);
@@ -245,7 +247,8 @@ TEST_P(BackendOps, ColumnNormsAndRestore) {
   std::vector<double> expected(batch * cols, 0.0);
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t r = 0; r < rows; ++r)
-      for (int64_t c = 0; c < cols; ++c) expected[b * cols + c] += double(w[(b * rows + r) * cols + c]) * w[(b * rows + r) * cols + c];
+      for (int64_t c = 0; c < cols; ++c)
+        expected[b * cols + c] += double(w[(b * rows + r) * cols + c]) * w[(b * rows + r) * cols + c];
   for (double& e : expected) e = std::sqrt(e);
   EXPECT_LT(max_abs_error(be->to_host(norms), expected), 1e-5);
 
@@ -255,7 +258,8 @@ TEST_P(BackendOps, ColumnNormsAndRestore) {
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t c = 0; c < cols; ++c)
-        restored[(b * rows + r) * cols + c] = w[(b * rows + r) * cols + c] / (expected[b * cols + c] + 1e-5) * target[b * cols + c];
+        restored[(b * rows + r) * cols + c] =
+            w[(b * rows + r) * cols + c] / (expected[b * cols + c] + 1e-5) * target[b * cols + c];
   EXPECT_LT(max_abs_error(be->to_host(tw), restored), 1e-5);
 
   const auto dots = be->batched_dot(tw, tw);
@@ -281,8 +285,9 @@ TEST_P(BackendOps, AttentionAtEveryPrecision) {
   for (const Case& pc : {Case{Precision::Fp32, 1e-5}, Case{Precision::Tf32, 1e-5}, Case{Precision::Bf16, 1e-2}}) {
     if (GetParam() == "cpu" && pc.precision != Precision::Fp32) continue;
     auto backend = make_backend(GetParam(), 2, pc.precision);
-    Tensor tq = backend->from_host({batch, queries, dim}, q.data()), tk = backend->from_host({batch, keys, dim}, k.data()),
-           tv = backend->from_host({batch, keys, dim}, v.data()), out = backend->empty({batch, queries, dim});
+    Tensor tq = backend->from_host({batch, queries, dim}, q.data()),
+           tk = backend->from_host({batch, keys, dim}, k.data()), tv = backend->from_host({batch, keys, dim}, v.data()),
+           out = backend->empty({batch, queries, dim});
     backend->fill(out, NAN);
     backend->attention(tq, tk, tv, static_cast<float>(scale), out);
     const double err = relative_error(backend->to_host(out), expected);
@@ -332,7 +337,8 @@ TEST_P(BackendOps, RayTokensMatchHostTokens) {
 // fp32 <= 1e-5 relative, tf32 <= 5e-4, bf16 operands <= 1e-2 (the CUDA issue's tolerances).
 TEST_P(BackendOps, GemmAtEveryPrecision) {
   const int64_t batch = 2, m = 70, n = 90, k = 512;
-  const auto a = random_values(batch * m * k, 30), b = random_values(batch * k * n, 31), c = random_values(batch * m * n, 32);
+  const auto a = random_values(batch * m * k, 30), b = random_values(batch * k * n, 31),
+             c = random_values(batch * m * n, 32);
   const auto expected = naive_gemm(false, false, batch, m, n, k, 1.0, a, b, 0.5, c);
   std::vector<float> bt(b.size());  // the backend gets B as [n, k] and transposes it, as linear() does
   for (int64_t x = 0; x < batch; ++x)
@@ -344,8 +350,8 @@ TEST_P(BackendOps, GemmAtEveryPrecision) {
   };
   for (const Case& pc : {Case{Precision::Fp32, 1e-5}, Case{Precision::Tf32, 5e-4}, Case{Precision::Bf16, 1e-2}}) {
     // The CPU: no tf32; bf16 through oneDNN where the CPU has bf16 instructions, else refused with the reason.
-    if (GetParam() == "cpu" && (pc.precision == Precision::Tf32 || (pc.precision == Precision::Bf16 &&
-                                                                     !cpu_bf16_available()))) {
+    if (GetParam() == "cpu" &&
+        (pc.precision == Precision::Tf32 || (pc.precision == Precision::Bf16 && !cpu_bf16_available()))) {
       EXPECT_THROW(make_backend("cpu", 1, pc.precision), std::invalid_argument);
       continue;
     }
@@ -436,7 +442,8 @@ void check_every_layout(Backend& be, bool bf16) {
           }
       be.gemm(ta, tb, m, n, k, alpha, {a.data(), lda, sa}, {b.data(), ldb, sb}, beta, c.data(), ldc, sc, batch);
       double worst = 0, norm = 0;
-      for (size_t i = 0; i < c.size(); ++i) worst = std::max(worst, std::fabs(c[i] - expected[i])), norm = std::max(norm, std::fabs(expected[i]));
+      for (size_t i = 0; i < c.size(); ++i)
+        worst = std::max(worst, std::fabs(c[i] - expected[i])), norm = std::max(norm, std::fabs(expected[i]));
       EXPECT_LT(worst / norm, bf16 ? 1e-2 : 1e-5);
       if (bf16) {
         EXPECT_GT(worst, 0.0);  // the operands really were rounded to bf16
@@ -497,9 +504,9 @@ TEST(CpuBf16Constants, ConvertedOnceNeverStale) {
 // entry point the CUDA backend calls (no GPU needed), and its status strings are cuBLAS's own.
 TEST(CublasLibrary, OpensWithEveryEntryPoint) {
   const cuda::CublasLibrary& lib = cuda::cublas();
-  for (const void* f : {(const void*)lib.create, (const void*)lib.destroy, (const void*)lib.set_stream,
-                        (const void*)lib.set_math_mode, (const void*)lib.set_workspace,
-                        (const void*)lib.gemm_strided_batched_ex, (const void*)lib.status_string})
+  for (const void* f :
+       {(const void*)lib.create, (const void*)lib.destroy, (const void*)lib.set_stream, (const void*)lib.set_math_mode,
+        (const void*)lib.set_workspace, (const void*)lib.gemm_strided_batched_ex, (const void*)lib.status_string})
     EXPECT_NE(f, nullptr);
   EXPECT_STREQ(lib.status_string(CUBLAS_STATUS_NOT_INITIALIZED), "the library was not initialized");
 }

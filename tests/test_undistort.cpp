@@ -45,8 +45,7 @@ void pinhole_to_distorted(const Camera& k, const LensDistortion& d, const Camera
 }
 
 // Least-squares line a + b t through (t_i, s_i); returns the largest perpendicular distance and the RMS.
-void line_residuals(const std::vector<double>& t, const std::vector<double>& s, double& max_residual,
-                    double& rms) {
+void line_residuals(const std::vector<double>& t, const std::vector<double>& s, double& max_residual, double& rms) {
   const double n = double(t.size());
   double st = 0, ss = 0, stt = 0, sts = 0;
   for (size_t i = 0; i < t.size(); ++i) st += t[i], ss += s[i], stt += t[i] * t[i], sts += t[i] * s[i];
@@ -156,19 +155,21 @@ TEST(Undistort, DistortedGridComesOutStraight) {
 
   // The distorted input itself is far from straight: the test has teeth.
   double worst, rms, offset;
-  measure(image,
-          [&](bool vertical, double line, int along) {
-            double u, v;  // where the line crosses this row (column) of the distorted image, near enough
-            vertical ? pinhole_to_distorted(k, d, cam, line, along, u, v)
-                     : pinhole_to_distorted(k, d, cam, along, line, u, v);
-            return vertical ? u : v;
-          },
-          worst, rms, offset);
+  measure(
+      image,
+      [&](bool vertical, double line, int along) {
+        double u, v;  // where the line crosses this row (column) of the distorted image, near enough
+        vertical ? pinhole_to_distorted(k, d, cam, line, along, u, v)
+                 : pinhole_to_distorted(k, d, cam, along, line, u, v);
+        return vertical ? u : v;
+      },
+      worst, rms, offset);
   std::printf("distorted input: worst straightness residual %.3f px\n", worst);
   EXPECT_GT(worst, 5.0);
 
   const std::vector<float> out = undistort_image(image, 2, cam, d, k);
-  measure(out, [](bool, double line, int) { return line; }, worst, rms, offset);
+  measure(
+      out, [](bool, double line, int) { return line; }, worst, rms, offset);
   std::printf("undistorted grid: straightness residual max %.4f px, RMS %.4f px; max offset from drawn %.4f px\n",
               worst, rms, offset);
   EXPECT_LT(worst, 0.05);
@@ -235,8 +236,8 @@ TEST(Undistort, SamplingPositionsInvertTheDistortion) {
     line_residuals(curve_t, curve_s, m, r);
     worst_curve = std::max(worst_curve, m);
   }
-  std::printf("points on lines: residual %.2g px after the round trip, %.2f px in the distorted image\n",
-              worst_line, worst_curve);
+  std::printf("points on lines: residual %.2g px after the round trip, %.2f px in the distorted image\n", worst_line,
+              worst_curve);
   EXPECT_LT(worst_line, 0.05);
   EXPECT_GT(worst_curve, 1.0);
 }
@@ -289,8 +290,8 @@ TEST(Undistort, BarrelCropKeepsOnlyValidPixelsAndIsTight) {
   // per side, so nothing at all falls outside.
   double outside, gap[4];
   crop_extent(make_camera(640, 480, 500, 500, 319.5f, 239.5f), {-0.28, 0.07, 0, 0}, outside, gap);
-  std::printf("centred barrel: outside %.2g px, border gaps %.3g %.3g %.3g %.3g px\n", outside, gap[0], gap[1],
-              gap[2], gap[3]);
+  std::printf("centred barrel: outside %.2g px, border gaps %.3g %.3g %.3g %.3g px\n", outside, gap[0], gap[1], gap[2],
+              gap[3]);
   EXPECT_LT(outside, 1e-3);
   for (double g : gap) EXPECT_LT(g, 1.0);
 
@@ -313,12 +314,24 @@ TEST(Undistort, MatchesOpenCVOptimalNewCameraMatrix) {
   };
   const Case cases[] = {
       {realistic_camera(), realistic_distortion(), 433.6928f, 469.6408f, 322.5713f, 235.7974f},
-      {make_camera(960, 540, 535.2f, 537.9f, 481.3f, 268.1f), {-0.12, 0.03, 4e-4, 2e-4}, 487.5984f, 520.8085f,
-       481.3522f, 267.6711f},
-      {make_camera(960, 540, 535.2f, 537.9f, 470.3f, 280.1f), {0.1, -0.02, -1e-3, 1e-3}, 575.5929f, 578.7328f,
-       471.6463f, 278.6526f},
-      {make_camera(3840, 2160, 2140, 2150, 1925, 1072), {-0.35, 0.12, 2e-3, -1e-3}, 1632.2048f, 1941.1560f,
-       1916.2718f, 1074.5539f},
+      {make_camera(960, 540, 535.2f, 537.9f, 481.3f, 268.1f),
+       {-0.12, 0.03, 4e-4, 2e-4},
+       487.5984f,
+       520.8085f,
+       481.3522f,
+       267.6711f},
+      {make_camera(960, 540, 535.2f, 537.9f, 470.3f, 280.1f),
+       {0.1, -0.02, -1e-3, 1e-3},
+       575.5929f,
+       578.7328f,
+       471.6463f,
+       278.6526f},
+      {make_camera(3840, 2160, 2140, 2150, 1925, 1072),
+       {-0.35, 0.12, 2e-3, -1e-3},
+       1632.2048f,
+       1941.1560f,
+       1916.2718f,
+       1074.5539f},
   };
   for (const Case& c : cases) {
     const Camera k = undistorted_camera(c.camera, c.d);
@@ -353,7 +366,9 @@ TEST(Undistort, BadInputThrows) {
   smaller.width = 320;
   EXPECT_NE(error_message([&] { undistort_image(image, 3, cam, d, smaller); }).find("differs"), std::string::npos);
   // So strong that r (1 - r^2) never reaches the image corners: no inverse there.
-  EXPECT_NE(error_message([&] { undistorted_camera(cam, {-1.0, 0, 0, 0}); }).find("cannot be inverted"),
+  EXPECT_NE(error_message([&] {
+              undistorted_camera(cam, {-1.0, 0, 0, 0});
+            }).find("cannot be inverted"),
             std::string::npos);
   double x, y;
   EXPECT_FALSE(undistort_normalized({-1.0, 0, 0, 0}, 0.6, 0.0, x, y));

@@ -18,7 +18,6 @@
 #include "core/json_text.h"
 #include "core/memory_estimate.h"
 #include "core/safetensors.h"
-
 #include "tests/test_util.h"
 
 namespace lact {

@@ -2,8 +2,8 @@
 #pragma once
 
 #include <cmath>
-#include <functional>
 #include <cstdlib>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>

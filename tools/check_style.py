@@ -18,6 +18,7 @@ CXX_SUFFIXES = (".cpp", ".h", ".cu", ".cuh")
 FLOORS = {"kernels": 1, "core": 2, "datasets": 3, "distributed": 3, "pipeline": 4, "viewer": 5, "app": 6}
 MAX_FUNCTION_LINES = 80
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+WARNING = re.compile(r"^(\S+):\d+:\d+: warning:")  # clang-format --dry-run names each file it would change
 
 
 def tracked_cxx_files(root):
@@ -35,7 +36,7 @@ def unformatted(root, files, fix):
             continue
         p = subprocess.run(["clang-format", "--dry-run", "--style=file"] + batch, cwd=root, capture_output=True,
                            text=True)
-        bad += sorted({line.split(":", 1)[0] for line in p.stderr.splitlines() if ": warning:" in line})
+        bad += sorted({m.group(1) for m in map(WARNING.match, p.stderr.splitlines()) if m and m.group(1) in batch})
     return bad
 
 

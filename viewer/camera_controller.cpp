@@ -133,8 +133,8 @@ void CameraController::look(double yaw, double pitch) {
 void CameraController::pan(double dx, double dy) {
   if (dx == 0 && dy == 0) return;
   moved();
-  const Vec3 shift = add(mul(column(camera_, 0), -dx * distance_ / camera_.fx),
-                         mul(column(camera_, 1), -dy * distance_ / camera_.fy));
+  const Vec3 shift =
+      add(mul(column(camera_, 0), -dx * distance_ / camera_.fx), mul(column(camera_, 1), -dy * distance_ / camera_.fy));
   set_column(camera_, 3, add(centre(camera_), shift));
   target_ = add(target_, shift);
 }
@@ -186,8 +186,8 @@ Camera scaled_camera(const Camera& camera, double scale, int multiple) {
 }
 
 bool same_camera(const Camera& a, const Camera& b) {
-  return a.width == b.width && a.height == b.height && a.fx == b.fx && a.fy == b.fy && a.cx == b.cx &&
-         a.cy == b.cy && a.c2w == b.c2w;
+  return a.width == b.width && a.height == b.height && a.fx == b.fx && a.fy == b.fy && a.cx == b.cx && a.cy == b.cy &&
+         a.c2w == b.c2w;
 }
 
 }  // namespace lact::viewer

@@ -27,6 +27,7 @@ class RateMeter {
   explicit RateMeter(double window = 1.0) : window_(window) {}
   void tick(double now);
   double per_second(double now);
+
  private:
   double window_;
   std::deque<double> ticks_;
@@ -37,8 +38,8 @@ class RateMeter {
 struct IntervalTotals {
   double start = 0, end = 0;
   long frames = 0, views = 0;
-  double frame_seconds = 0;   // UI thread: time in the frame loop body (excluding waiting for events)
-  double render_seconds = 0;  // render thread: Model::render time of the views received
+  double frame_seconds = 0;                     // UI thread: time in the frame loop body (excluding waiting for events)
+  double render_seconds = 0;                    // render thread: Model::render time of the views received
   int smallest_width = 0, smallest_height = 0;  // the smallest view received (adaptive resolution)
 
   double seconds() const { return end - start; }
@@ -53,10 +54,10 @@ struct IntervalTotals {
 // Everything the performance panel shows.
 class FrameStats {
  public:
-  void frame(double now, double work_seconds);   // a UI frame ended; `work_seconds` of it was work
+  void frame(double now, double work_seconds);  // a UI frame ended; `work_seconds` of it was work
   // A new novel view of width x height arrived from the render thread.
   void view(double now, double render_seconds, int width = 0, int height = 0);
-  void upload(double now, double seconds);       // texture upload time on the UI thread
+  void upload(double now, double seconds);  // texture upload time on the UI thread
 
   double fps(double now) { return frames_.per_second(now); }
   double views_per_second(double now) { return views_.per_second(now); }

@@ -17,20 +17,20 @@ struct ViewerOptions {
                                  // beside a UI on the same cores), else common.threads
 
   std::string window = "1280x800";  // WxH in screen units
-  double scale = 1.0;                // render resolution scale
-  bool adaptive = false;             // lower resolution while the camera moves
+  double scale = 1.0;               // render resolution scale
+  bool adaptive = false;            // lower resolution while the camera moves
   double moving_scale = 0.5;
   bool no_vsync = false;
   bool show_truth = false, show_error = false;
 
   // Scripted mode (tests, benchmarks, screenshots).
-  int camera = -1;           // start snapped on this scene view
-  int frames = 0;            // UI frames to run once the first novel view is shown
-  int orbit_frames = 0;      // a scripted orbit over this many UI frames (one new camera each), measured
+  int camera = -1;             // start snapped on this scene view
+  int frames = 0;              // UI frames to run once the first novel view is shown
+  int orbit_frames = 0;        // a scripted orbit over this many UI frames (one new camera each), measured
   double orbit_degrees = 360;  // how far it turns about the scene's up axis
-  std::string screenshot;    // at the end: this PNG (the window), .view.png (the novel view), .json (pose)
-  bool exit = false;         // exit after the script
-  bool print_stats = false;  // print the counters (and PSNR/SSIM) to stdout at the end of the script
+  std::string screenshot;      // at the end: this PNG (the window), .view.png (the novel view), .json (pose)
+  bool exit = false;           // exit after the script
+  bool print_stats = false;    // print the counters (and PSNR/SSIM) to stdout at the end of the script
 
   bool scripted() const { return camera >= 0 || frames > 0 || orbit_frames > 0 || !screenshot.empty() || exit; }
 };

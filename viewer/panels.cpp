@@ -1,12 +1,12 @@
 #include "viewer/panels.h"
 
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-
-#include <imgui.h>
-#include <imgui_stdlib.h>
 
 namespace lact::viewer {
 

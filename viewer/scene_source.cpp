@@ -1,7 +1,6 @@
 #include "viewer/scene_source.h"
 
 #include <algorithm>
-
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -73,8 +72,8 @@ SceneSource open_scene_source(const ViewerOptions& o) {
   if (scene.views.empty()) throw Error(scene.source, "the scene has no views");
   // No test views when none are asked for, or "rest" of a scene whose views are all inputs.
   const bool none = o.targets.empty() || (o.targets == "rest" && s.selection.inputs.size() >= scene.views.size());
-  s.targets = none ? std::vector<int>{}
-                   : select_views(o.targets, scene, true, s.selection.inputs, o.data.seed, "--targets");
+  s.targets =
+      none ? std::vector<int>{} : select_views(o.targets, scene, true, s.selection.inputs, o.data.seed, "--targets");
   std::vector<int> all(scene.views.size());
   for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
   for (const PosedImage& v : selected_views(s.selection, all, false)) {

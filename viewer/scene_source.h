@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/scene_selection.h"
 #include "core/model.h"
+#include "pipeline/scene_selection.h"
 #include "viewer/options.h"
 
 namespace lact::viewer {

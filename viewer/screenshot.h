@@ -7,10 +7,9 @@
 //                  truth / error map are shown the step to the next tile), the scene view and its PSNR/SSIM.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "viewer/pixels.h"
 #include "viewer/view_area.h"

@@ -1,7 +1,7 @@
 // Scripted mode (tests, benchmarks, documentation screenshots): once the first novel view is shown, an
-// optional measured orbit (--orbit-frames N: N UI frames, one new camera each, 360 degrees unless --orbit-degrees), then --frames N
-// frames, then waiting until the view on screen is the latest camera's (and measured when snapped), then an
-// optional screenshot, then the end (the viewer exits with --exit).
+// optional measured orbit (--orbit-frames N: N UI frames, one new camera each, 360 degrees unless --orbit-degrees),
+// then --frames N frames, then waiting until the view on screen is the latest camera's (and measured when snapped),
+// then an optional screenshot, then the end (the viewer exits with --exit).
 #pragma once
 
 #include "viewer/camera_controller.h"

@@ -1,15 +1,15 @@
 #include "viewer/view_area.h"
 
+#include <imgui.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <imgui.h>
 
 namespace lact::viewer {
 
 namespace {
-constexpr int kGap = 8;       // framebuffer pixels between tiles
-constexpr int kLabel = 22;    // room under the tiles for their labels (ImGui units)
+constexpr int kGap = 8;     // framebuffer pixels between tiles
+constexpr int kLabel = 22;  // room under the tiles for their labels (ImGui units)
 }  // namespace
 
 ViewLayout layout_view(float area_x, float area_y, float area_width, float area_height, int working_width,

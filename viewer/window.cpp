@@ -68,7 +68,8 @@ void Window::shutdown() {
 
 void Window::on_key(GLFWwindow* window, int key, int, int action, int) {
   auto* self = static_cast<Window*>(glfwGetWindowUserPointer(window));
-  if (self && (action == GLFW_PRESS || action == GLFW_REPEAT)) self->key_presses_.push_back({key, action == GLFW_REPEAT});
+  if (self && (action == GLFW_PRESS || action == GLFW_REPEAT))
+    self->key_presses_.push_back({key, action == GLFW_REPEAT});
 }
 
 std::vector<Window::KeyPress> Window::take_key_presses() {

@@ -73,8 +73,8 @@ class CpuBackend : public Backend {
   std::shared_ptr<std::atomic<int64_t>> allocated_ = std::make_shared<std::atomic<int64_t>>(0);
   std::shared_ptr<std::atomic<int64_t>> peak_ = std::make_shared<std::atomic<int64_t>>(0);
   Precision precision_ = Precision::Fp32;
-  std::unique_ptr<DnnlGemm> dnnl_fp32_;  // fp32 products through oneDNN (null: OpenBLAS)
-  std::unique_ptr<DnnlGemm> dnnl_bf16_;  // with Precision::Bf16
+  std::unique_ptr<DnnlGemm> dnnl_fp32_;            // fp32 products through oneDNN (null: OpenBLAS)
+  std::unique_ptr<DnnlGemm> dnnl_bf16_;            // with Precision::Bf16
   std::unique_ptr<Bf16Constants> bf16_constants_;  // with Precision::Bf16: the weights, converted once
 
   // One fp32 product on whichever library this backend uses for fp32 (attention's scores at every precision).

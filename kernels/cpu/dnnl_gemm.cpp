@@ -46,9 +46,12 @@ namespace {
 
 const char* isa_name(dnnl::cpu_isa isa) {
   switch (isa) {
-    case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
-    case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
-    default: return nullptr;
+    case dnnl::cpu_isa::avx512_core_amx:
+      return "avx512_core_amx";
+    case dnnl::cpu_isa::avx512_core_bf16:
+      return "avx512_core_bf16";
+    default:
+      return nullptr;
   }
 }
 
@@ -85,8 +88,9 @@ std::string dnnl_version_text() {
 bool cpu_bf16_available(std::string* why) {
   const char* name = isa_name(dnnl::get_effective_cpu_isa());
   if (!name && why)
-    *why = "this CPU has no bf16 instructions (AVX512-BF16 or AMX): bf16 products would run slower than fp32 "
-           "here; use --precision fp32";
+    *why =
+        "this CPU has no bf16 instructions (AVX512-BF16 or AMX): bf16 products would run slower than fp32 "
+        "here; use --precision fp32";
   return name != nullptr;
 }
 
@@ -153,9 +157,20 @@ void DnnlGemm::gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, in
   }
   const dnnl::memory::desc c_desc({batch, m, n}, dt::f32, dnnl::memory::dims{stride_c, ldc, 1});
   const bool packed = state_->bf16;
-  const PrimitiveKey key{batch, m, n, k, ldc, stride_c, float_bits(alpha), float_bits(beta), transpose_a,
-                         transpose_b, packed ? 0 : a.ld, packed ? 0 : b.ld,
-                         packed || batch == 1 ? 0 : a.stride, packed || batch == 1 ? 0 : b.stride};
+  const PrimitiveKey key{batch,
+                         m,
+                         n,
+                         k,
+                         ldc,
+                         stride_c,
+                         float_bits(alpha),
+                         float_bits(beta),
+                         transpose_a,
+                         transpose_b,
+                         packed ? 0 : a.ld,
+                         packed ? 0 : b.ld,
+                         packed || batch == 1 ? 0 : a.stride,
+                         packed || batch == 1 ? 0 : b.stride};
   auto found = state_->primitives.find(key);
   if (found == state_->primitives.end()) {
     dnnl::primitive_attr attr;

@@ -20,8 +20,8 @@ struct AttentionTile {
 
 template <int D>
 __global__ void __launch_bounds__(kAttentionQueries)
-    flash_attention_kernel(const float* q, const float* k, const float* v, float* out, int64_t queries,
-                           int64_t keys, int d, float scale) {
+    flash_attention_kernel(const float* q, const float* k, const float* v, float* out, int64_t queries, int64_t keys,
+                           int d, float scale) {
   constexpr int kKeys = AttentionTile<D>::kKeys;
   __shared__ float key_tile[kKeys][D];
   __shared__ float value_tile[kKeys][D];

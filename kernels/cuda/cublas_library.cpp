@@ -1,10 +1,10 @@
 #include "kernels/cuda/cublas_library.h"
 
-#include "kernels/dynamic_library.h"
-
 #include <mutex>
 #include <stdexcept>
 #include <string>
+
+#include "kernels/dynamic_library.h"
 
 #ifndef LACT_CUBLAS_SONAME
 #define LACT_CUBLAS_SONAME "libcublas.so"

@@ -46,9 +46,12 @@ struct StreamLauncher {
 
 cublasComputeType_t compute_type(Precision p) {
   switch (p) {
-    case Precision::Tf32: return CUBLAS_COMPUTE_32F_FAST_TF32;
-    case Precision::Bf16: return CUBLAS_COMPUTE_32F_FAST_16BF;
-    case Precision::Fp32: break;
+    case Precision::Tf32:
+      return CUBLAS_COMPUTE_32F_FAST_TF32;
+    case Precision::Bf16:
+      return CUBLAS_COMPUTE_32F_FAST_16BF;
+    case Precision::Fp32:
+      break;
   }
   return CUBLAS_COMPUTE_32F;
 }

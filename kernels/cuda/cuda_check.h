@@ -4,10 +4,10 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
-#include "kernels/cuda/cublas_library.h"
-
 #include <stdexcept>
 #include <string>
+
+#include "kernels/cuda/cublas_library.h"
 
 namespace lact::cuda {
 

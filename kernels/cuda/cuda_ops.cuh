@@ -59,8 +59,8 @@ void scale_rows(Launch& launch, float* x, const float* scale, int64_t batch, int
                 int64_t batch_stride, int64_t row_stride) {
   const int64_t n = batch * rows * cols;
   if (n > 0)
-    launch(scale_rows_kernel, grid_stride_blocks(n), dim3(kElementwiseBlock), x, scale, rows, cols, n,
-           batch_stride, row_stride);
+    launch(scale_rows_kernel, grid_stride_blocks(n), dim3(kElementwiseBlock), x, scale, rows, cols, n, batch_stride,
+           row_stride);
 }
 
 template <typename Launch>
@@ -127,8 +127,7 @@ void for_chunks(int64_t total, int64_t most, F&& f) {
 constexpr int64_t kRowsPerLaunch = kMaxGridStrideBlocks * kRowsPerBlock;
 
 template <typename Launch>
-void layer_norm(Launch& launch, const float* x, const float* weight, float* y, int64_t rows, int64_t cols,
-                float eps) {
+void layer_norm(Launch& launch, const float* x, const float* weight, float* y, int64_t rows, int64_t cols, float eps) {
   for_chunks(rows, kRowsPerLaunch, [&](int64_t begin, int64_t count) {
     launch(layer_norm_kernel, row_blocks(count), dim3(kRowsPerBlock * kWarp), x + begin * cols, weight,
            y + begin * cols, count, cols, eps);
@@ -136,8 +135,7 @@ void layer_norm(Launch& launch, const float* x, const float* weight, float* y, i
 }
 
 template <typename Launch>
-void rms_norm(Launch& launch, const float* x, const float* weight, float* y, int64_t groups, int64_t group,
-              float eps) {
+void rms_norm(Launch& launch, const float* x, const float* weight, float* y, int64_t groups, int64_t group, float eps) {
   for_chunks(groups, kRowsPerLaunch, [&](int64_t begin, int64_t count) {
     launch(rms_norm_kernel, row_blocks(count), dim3(kRowsPerBlock * kWarp), x + begin * group, weight,
            y + begin * group, count, group, eps);

@@ -126,9 +126,8 @@ class DeviceBackend final : public Backend {
     device_.clear_events();
     std::vector<OpProfile> result;
     for (auto& entry : by_op) result.push_back(entry.second);
-    std::sort(result.begin(), result.end(), [](const OpProfile& a, const OpProfile& b) {
-      return a.milliseconds > b.milliseconds;
-    });
+    std::sort(result.begin(), result.end(),
+              [](const OpProfile& a, const OpProfile& b) { return a.milliseconds > b.milliseconds; });
     return result;
   }
 
@@ -252,8 +251,9 @@ class DeviceBackend final : public Backend {
   void attention(const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out) override {
     checks::attention(*this, q, k, v, out);
     const int64_t batch = q.dim(0), queries = q.dim(1), dim = q.dim(2), keys = k.dim(1);
-    LACT_CHECK(v.dim(2) == dim, "attention", "the cuda kernel needs value dim = query dim, not " +
-                                                 shape_string(v.shape()) + " for q " + shape_string(q.shape()));
+    LACT_CHECK(v.dim(2) == dim, "attention",
+               "the cuda kernel needs value dim = query dim, not " + shape_string(v.shape()) + " for q " +
+                   shape_string(q.shape()));
     OpScope scope(*this, "attention");
     cuda::attention(device_.launcher(), q.data(), k.data(), v.data(), out.data(), batch, queries, keys,
                     static_cast<int>(dim), scale, precision_ == Precision::Bf16);
@@ -368,8 +368,8 @@ class DeviceBackend final : public Backend {
   template <Activation A>
   void activation(Tensor& x, float shift) {
     checks::unary(*this, "activation", x);
-    OpScope scope(*this, A == Activation::Silu    ? "silu"
-                         : A == Activation::Gelu  ? "gelu"
+    OpScope scope(*this, A == Activation::Silu      ? "silu"
+                         : A == Activation::Gelu    ? "gelu"
                          : A == Activation::Sigmoid ? "sigmoid"
                                                     : "softplus");
     cuda::activation<A>(device_.launcher(), x.data(), x.numel(), shift);

@@ -7,19 +7,15 @@
 
 namespace lact::cuda {
 
-#define LACT_GRID_STRIDE(i, n)                                                                                   \
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n);                         \
+#define LACT_GRID_STRIDE(i, n)                                                           \
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
        i += static_cast<int64_t>(blockDim.x) * gridDim.x)
 
 __device__ __forceinline__ float silu_of(float x) { return x / (1.0f + expf(-x)); }
 
-__global__ void fill_kernel(float* p, int64_t n, float value) {
-  LACT_GRID_STRIDE(i, n) p[i] = value;
-}
+__global__ void fill_kernel(float* p, int64_t n, float value) { LACT_GRID_STRIDE(i, n) p[i] = value; }
 
-__global__ void add_kernel(float* y, const float* x, int64_t n) {
-  LACT_GRID_STRIDE(i, n) y[i] += x[i];
-}
+__global__ void add_kernel(float* y, const float* x, int64_t n) { LACT_GRID_STRIDE(i, n) y[i] += x[i]; }
 
 __global__ void axpby_kernel(float* y, float a, const float* x, float b, int64_t n) {
   LACT_GRID_STRIDE(i, n) y[i] = a * x[i] + b * y[i];

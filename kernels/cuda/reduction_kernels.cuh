@@ -111,8 +111,8 @@ __global__ void column_norms_kernel(const float* w, float* norms, int64_t rows, 
 }
 
 // w[b, :, c] *= target[b, c] / (||w[b, :, c]||_2 + eps).
-__global__ void restore_column_norms_kernel(float* w, const float* target, int64_t rows, int64_t cols,
-                                            int64_t columns, float eps) {
+__global__ void restore_column_norms_kernel(float* w, const float* target, int64_t rows, int64_t cols, int64_t columns,
+                                            float eps) {
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < columns;
        i += static_cast<int64_t>(blockDim.x) * gridDim.x) {
     const int64_t b = i / cols, c = i % cols;

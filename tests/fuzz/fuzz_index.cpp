@@ -28,8 +28,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   lact_fuzz::write_file(index, parts[0]);
   const lact_fuzz::fs::path scenes[2] = {dir / "scene" / "opencv_cameras.json", dir / "other" / "transforms.json"};
   for (size_t i = 0; i < 2; ++i) {
-    if (i + 1 < parts.size()) lact_fuzz::write_file(scenes[i], parts[i + 1]);
-    else lact_fuzz::remove_file(scenes[i]);
+    if (i + 1 < parts.size())
+      lact_fuzz::write_file(scenes[i], parts[i + 1]);
+    else
+      lact_fuzz::remove_file(scenes[i]);
   }
   lact_fuzz::read_and_exercise(index);
   return 0;

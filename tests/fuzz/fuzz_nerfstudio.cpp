@@ -21,8 +21,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const lact_fuzz::fs::path file = scene_dir() / "transforms.json";
   lact_fuzz::write_file(file, data, size);
   switch (size % 3) {
-    case 0: lact_fuzz::read_and_exercise(file); break;
-    case 1: lact_fuzz::read_and_exercise(scene_dir()); break;
+    case 0:
+      lact_fuzz::read_and_exercise(file);
+      break;
+    case 1:
+      lact_fuzz::read_and_exercise(scene_dir());
+      break;
     default: {
       lact::ReadOptions options;
       options.downscale = 2;

@@ -13,17 +13,14 @@ namespace {
 
 // Plastic, painted-wood and rubber colours (sRGB), each jittered per part.
 constexpr float kPalette[][3] = {
-    {0.80f, 0.08f, 0.08f}, {0.96f, 0.78f, 0.05f}, {0.20f, 0.65f, 0.15f}, {0.10f, 0.30f, 0.80f},
-    {0.95f, 0.45f, 0.05f}, {0.92f, 0.92f, 0.90f}, {0.08f, 0.08f, 0.08f}, {0.85f, 0.78f, 0.62f},
-    {0.45f, 0.28f, 0.15f}, {0.45f, 0.20f, 0.60f}, {0.95f, 0.55f, 0.65f}, {0.55f, 0.55f, 0.55f},
-    {0.45f, 0.70f, 0.90f}, {0.10f, 0.35f, 0.15f}};
+    {0.80f, 0.08f, 0.08f}, {0.96f, 0.78f, 0.05f}, {0.20f, 0.65f, 0.15f}, {0.10f, 0.30f, 0.80f}, {0.95f, 0.45f, 0.05f},
+    {0.92f, 0.92f, 0.90f}, {0.08f, 0.08f, 0.08f}, {0.85f, 0.78f, 0.62f}, {0.45f, 0.28f, 0.15f}, {0.45f, 0.20f, 0.60f},
+    {0.95f, 0.55f, 0.65f}, {0.55f, 0.55f, 0.55f}, {0.45f, 0.70f, 0.90f}, {0.10f, 0.35f, 0.15f}};
 constexpr int kPaletteSize = static_cast<int>(sizeof kPalette / sizeof kPalette[0]);
 // The body favours the neutral entries (white, beige, brown, grey), as in toys and household objects.
 constexpr int kBodyColours[] = {5, 7, 8, 11, 7, 5, 0, 3};
 
-float srgb_channel_to_linear(float c) {
-  return c <= 0.04045f ? c / 12.92f : std::pow((c + 0.055f) / 1.055f, 2.4f);
-}
+float srgb_channel_to_linear(float c) { return c <= 0.04045f ? c / 12.92f : std::pow((c + 0.055f) / 1.055f, 2.4f); }
 
 Rgba jittered_colour(int entry, Rng& rng) {
   float c[3];
@@ -76,8 +73,10 @@ void surface_point(const Mesh& body, const std::vector<double>& cumulative_area,
   size_t lo = 0, hi = cumulative_area.size() - 1;
   while (lo < hi) {
     const size_t mid = (lo + hi) / 2;
-    if (cumulative_area[mid] < target) lo = mid + 1;
-    else hi = mid;
+    if (cumulative_area[mid] < target)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   const Vec3 a = body.positions[body.indices[3 * lo]], b = body.positions[body.indices[3 * lo + 1]],
              c = body.positions[body.indices[3 * lo + 2]];
@@ -118,7 +117,8 @@ Mesh make_body(const PhotoLibrary* photos, Rng& rng) {
     std::swap(s[0], s[long_axis]);
     const bool upright = rng.chance(0.7);
     const double angle = rng.uniform(0.0, 6.283185307179586);
-    const Mat4 rotation = upright ? Mat4::rotation(0, 0, std::sin(0.5 * angle), std::cos(0.5 * angle)) : random_rotation(rng);
+    const Mat4 rotation =
+        upright ? Mat4::rotation(0, 0, std::sin(0.5 * angle), std::cos(0.5 * angle)) : random_rotation(rng);
     double t[3];
     for (double& v : t) v = i == 0 ? 0.0 : rng.uniform(-0.4, 0.4);
     transform(part, Mat4::translation(t[0], t[1], t[2]) * rotation * Mat4::scale(s[0], s[1], s[2]));
@@ -133,7 +133,8 @@ Mesh make_small_part(const Mesh& body, const std::vector<double>& areas, const P
   Vec3 p, n;
   surface_point(body, areas, rng, p, n);
   const bool rod = rng.chance(0.2);
-  const auto kind = rod ? Primitive::Cylinder : static_cast<Primitive>(rng.integer(0, static_cast<int>(Primitive::Count) - 1));
+  const auto kind =
+      rod ? Primitive::Cylinder : static_cast<Primitive>(rng.integer(0, static_cast<int>(Primitive::Count) - 1));
   Mesh part = make_primitive(kind, 1.0f);
   paint(part.materials[0], rng.integer(0, kPaletteSize - 1), 0.25, photos, 0.15, rng);
   const bool deformed = rng.chance(0.25);

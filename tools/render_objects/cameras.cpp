@@ -80,8 +80,7 @@ Camera look_at(const double eye[3], const double target[3], const double up[3], 
   return cam;
 }
 
-Camera orbit_camera(double azimuth_deg, double elevation_deg, double radius, int width, int height,
-                    double fov_x_deg) {
+Camera orbit_camera(double azimuth_deg, double elevation_deg, double radius, int width, int height, double fov_x_deg) {
   const double az = azimuth_deg * kPi / 180.0, el = elevation_deg * kPi / 180.0;
   const double eye[3] = {radius * std::cos(el) * std::cos(az), radius * std::cos(el) * std::sin(az),
                          radius * std::sin(el)};

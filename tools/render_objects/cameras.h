@@ -19,9 +19,9 @@ struct Camera {
 
 struct ViewSpec {
   enum class Kind { Fixed64, Random } kind = Kind::Random;
-  int count = 32;             // views for Random (Fixed64 always has 64)
-  double radius = 2.7;        // GSO render distance for an object in [-1,1]^3
-  double fov_x_deg = 50.0;    // horizontal field of view
+  int count = 32;                                // views for Random (Fixed64 always has 64)
+  double radius = 2.7;                           // GSO render distance for an object in [-1,1]^3
+  double fov_x_deg = 50.0;                       // horizontal field of view
   double elev_min_deg = -10, elev_max_deg = 70;  // Random: elevation range
 };
 

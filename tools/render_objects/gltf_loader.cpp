@@ -1,5 +1,8 @@
 #include "gltf_loader.h"
 
+#include <stb_image.h>  // from libstb (Debian's shared build); tinygltf itself comes from libtinygltf
+#include <tiny_gltf.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -7,9 +10,6 @@
 #include <cstring>
 #include <map>
 #include <stdexcept>
-
-#include <stb_image.h>  // from libstb (Debian's shared build); tinygltf itself comes from libtinygltf
-#include <tiny_gltf.h>
 
 namespace ro {
 
@@ -95,7 +95,8 @@ bool view_accessor(const tinygltf::Model& model, int index, int type, AccessorVi
   const int stride = acc.ByteStride(bv);
   if (comp_size <= 0 || comps <= 0 || stride <= 0) return why = "bad component type or stride", false;
   const size_t elem = static_cast<size_t>(comp_size) * comps;
-  if (bv.byteOffset > buf.size() || bv.byteLength > buf.size() - bv.byteOffset) return why = "buffer view out of range", false;
+  if (bv.byteOffset > buf.size() || bv.byteLength > buf.size() - bv.byteOffset)
+    return why = "buffer view out of range", false;
   if (acc.count > 0) {
     const size_t need = acc.byteOffset + (acc.count - 1) * static_cast<size_t>(stride) + elem;
     if (acc.byteOffset > bv.byteLength || need > bv.byteLength || (acc.count - 1) > (SIZE_MAX / 2) / stride)
@@ -112,9 +113,12 @@ bool view_accessor(const tinygltf::Model& model, int index, int type, AccessorVi
 
 Wrap to_wrap(int mode) {
   switch (mode) {
-    case TINYGLTF_TEXTURE_WRAP_CLAMP_TO_EDGE: return Wrap::Clamp;
-    case TINYGLTF_TEXTURE_WRAP_MIRRORED_REPEAT: return Wrap::Mirror;
-    default: return Wrap::Repeat;
+    case TINYGLTF_TEXTURE_WRAP_CLAMP_TO_EDGE:
+      return Wrap::Clamp;
+    case TINYGLTF_TEXTURE_WRAP_MIRRORED_REPEAT:
+      return Wrap::Mirror;
+    default:
+      return Wrap::Repeat;
   }
 }
 
@@ -125,7 +129,8 @@ Mat4 node_matrix(const tinygltf::Node& node) {
       for (int c = 0; c < 4; ++c) m.m[r][c] = node.matrix[static_cast<size_t>(c * 4 + r)];  // column-major
     return m;
   }
-  if (node.translation.size() == 3) m = m * Mat4::translation(node.translation[0], node.translation[1], node.translation[2]);
+  if (node.translation.size() == 3)
+    m = m * Mat4::translation(node.translation[0], node.translation[1], node.translation[2]);
   if (node.rotation.size() == 4) {
     double q[4] = {node.rotation[0], node.rotation[1], node.rotation[2], node.rotation[3]};
     const double n = std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
@@ -197,7 +202,8 @@ class Loader {
     const tinygltf::Mesh& m = model_.meshes[static_cast<size_t>(mesh)];
     for (size_t p = 0; p < m.primitives.size(); ++p) {
       std::string why;
-      if (!add_primitive(m.primitives[p], world, why)) warn("mesh '" + m.name + "' primitive " + std::to_string(p) + ": " + why);
+      if (!add_primitive(m.primitives[p], world, why))
+        warn("mesh '" + m.name + "' primitive " + std::to_string(p) + ": " + why);
     }
   }
 
@@ -221,11 +227,13 @@ class Loader {
         const tinygltf::Value& v = sg->second;
         if (v.Has("diffuseFactor") && v.Get("diffuseFactor").IsArray() && v.Get("diffuseFactor").ArrayLen() == 4) {
           factor.assign(4, 1.0);
-          for (int i = 0; i < 4; ++i) factor[static_cast<size_t>(i)] = v.Get("diffuseFactor").Get(i).GetNumberAsDouble();
+          for (int i = 0; i < 4; ++i)
+            factor[static_cast<size_t>(i)] = v.Get("diffuseFactor").Get(i).GetNumberAsDouble();
         }
         if (v.Has("diffuseTexture") && v.Get("diffuseTexture").Has("index")) {
           tex = v.Get("diffuseTexture").Get("index").GetNumberAsInt();
-          if (v.Get("diffuseTexture").Has("texCoord")) texcoord = v.Get("diffuseTexture").Get("texCoord").GetNumberAsInt();
+          if (v.Get("diffuseTexture").Has("texCoord"))
+            texcoord = v.Get("diffuseTexture").Get("texCoord").GetNumberAsInt();
         }
       }
       if (factor.size() == 4)
@@ -280,13 +288,15 @@ class Loader {
     int texcoord = 0;
     const uint32_t mat = material(prim.material, texcoord);
     const std::string uv_name = "TEXCOORD_" + std::to_string(texcoord);
-    const bool has_uv = out_.materials[mat].texture && view_accessor(model_, attr(uv_name.c_str()), TINYGLTF_TYPE_VEC2, uv, ignored) &&
+    const bool has_uv = out_.materials[mat].texture &&
+                        view_accessor(model_, attr(uv_name.c_str()), TINYGLTF_TYPE_VEC2, uv, ignored) &&
                         uv.count == pos.count;
     // The primitive's vertex list, as triangle corners.
     std::vector<uint32_t> list;
     if (prim.indices >= 0) {
       if (!view_accessor(model_, prim.indices, TINYGLTF_TYPE_SCALAR, idx, why)) return why = "indices: " + why, false;
-      if (idx.component_type != TINYGLTF_COMPONENT_TYPE_UNSIGNED_BYTE && idx.component_type != TINYGLTF_COMPONENT_TYPE_UNSIGNED_SHORT &&
+      if (idx.component_type != TINYGLTF_COMPONENT_TYPE_UNSIGNED_BYTE &&
+          idx.component_type != TINYGLTF_COMPONENT_TYPE_UNSIGNED_SHORT &&
           idx.component_type != TINYGLTF_COMPONENT_TYPE_UNSIGNED_INT)
         return why = "indices are not unsigned integers", false;
       list.resize(idx.count);
@@ -302,9 +312,11 @@ class Loader {
     std::vector<Vec3> p(pos.count), n(pos.count);
     std::vector<Vec2> t(pos.count);
     for (size_t i = 0; i < pos.count; ++i) {
-      p[i] = world.point(Vec3{static_cast<float>(pos.get(i, 0)), static_cast<float>(pos.get(i, 1)), static_cast<float>(pos.get(i, 2))});
+      p[i] = world.point(Vec3{static_cast<float>(pos.get(i, 0)), static_cast<float>(pos.get(i, 1)),
+                              static_cast<float>(pos.get(i, 2))});
       if (has_nrm)
-        n[i] = world.normal(Vec3{static_cast<float>(nrm.get(i, 0)), static_cast<float>(nrm.get(i, 1)), static_cast<float>(nrm.get(i, 2))});
+        n[i] = world.normal(Vec3{static_cast<float>(nrm.get(i, 0)), static_cast<float>(nrm.get(i, 1)),
+                                 static_cast<float>(nrm.get(i, 2))});
       if (has_uv) t[i] = {static_cast<float>(uv.get(i, 0)), static_cast<float>(uv.get(i, 1))};
     }
     const size_t dropped = append_triangles(p, n, t, corners, mat, has_nrm);

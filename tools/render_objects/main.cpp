@@ -19,7 +19,8 @@
 
 namespace {
 
-const char* kUsage = R"(usage: render_objects --out DIR [--procedural N [--procedural-start K]] [--seed S] [--style S] [--photos P ...]
+const char* kUsage =
+    R"(usage: render_objects --out DIR [--procedural N [--procedural-start K]] [--seed S] [--style S] [--photos P ...]
                       [--gltf FILE_OR_DIR ...] [--size 128] [--views fixed64|random:N] [--threads T]
                       [--shard FILE [--no-png]] [--ss K] [--radius 2.7] [--fov 50] [--max-texture 1024]
                       [--fit cube|sphere] [--gltf-up y|z] [--quiet]
@@ -77,7 +78,8 @@ long long to_integer(const std::string& flag, const std::string& v, long long lo
     used = 0;
   }
   if (used != v.size() || v.empty() || x < lo || x > hi)
-    throw std::invalid_argument(flag + ": expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got '" + v + "'");
+    throw std::invalid_argument(flag + ": expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                                "], got '" + v + "'");
   return x;
 }
 
@@ -90,7 +92,8 @@ double to_double(const std::string& flag, const std::string& v, double lo, doubl
     used = 0;
   }
   if (used != v.size() || v.empty() || !(x >= lo && x <= hi))
-    throw std::invalid_argument(flag + ": expected a number in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got '" + v + "'");
+    throw std::invalid_argument(flag + ": expected a number in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                                "], got '" + v + "'");
   return x;
 }
 
@@ -112,41 +115,60 @@ Args parse(int argc, char** argv) {
     if (f == "--help" || f == "-h") {
       std::fputs(kUsage, stdout);
       std::exit(0);
-    } else if (f == "--out") a.out = value();
-    else if (f == "--shard") a.shard = value();
-    else if (f == "--procedural") a.procedural = static_cast<int>(to_integer(f, value(), 0, 100000000));
-    else if (f == "--procedural-start") a.procedural_start = static_cast<int>(to_integer(f, value(), 0, 1000000000));
-    else if (f == "--seed") a.seed = static_cast<uint64_t>(to_integer(f, value(), 0, 9007199254740991LL));
-    else if (f == "--photos") paths(a.photos);
-    else if (f == "--gltf") paths(a.gltf);
-    else if (f == "--size") a.size = static_cast<int>(to_integer(f, value(), 8, 4096));
-    else if (f == "--views") a.views = value();
-    else if (f == "--threads") a.threads = static_cast<int>(to_integer(f, value(), 1, 1024));
-    else if (f == "--ss") a.ss = static_cast<int>(to_integer(f, value(), 1, 8));
-    else if (f == "--max-texture") a.max_texture = static_cast<int>(to_integer(f, value(), 1, 16384));
-    else if (f == "--radius") a.radius = to_double(f, value(), 1e-3, 1e6);
-    else if (f == "--fov") a.fov = to_double(f, value(), 1, 170);
-    else if (f == "--no-png") a.no_png = true;
-    else if (f == "--quiet") a.quiet = true;
+    } else if (f == "--out")
+      a.out = value();
+    else if (f == "--shard")
+      a.shard = value();
+    else if (f == "--procedural")
+      a.procedural = static_cast<int>(to_integer(f, value(), 0, 100000000));
+    else if (f == "--procedural-start")
+      a.procedural_start = static_cast<int>(to_integer(f, value(), 0, 1000000000));
+    else if (f == "--seed")
+      a.seed = static_cast<uint64_t>(to_integer(f, value(), 0, 9007199254740991LL));
+    else if (f == "--photos")
+      paths(a.photos);
+    else if (f == "--gltf")
+      paths(a.gltf);
+    else if (f == "--size")
+      a.size = static_cast<int>(to_integer(f, value(), 8, 4096));
+    else if (f == "--views")
+      a.views = value();
+    else if (f == "--threads")
+      a.threads = static_cast<int>(to_integer(f, value(), 1, 1024));
+    else if (f == "--ss")
+      a.ss = static_cast<int>(to_integer(f, value(), 1, 8));
+    else if (f == "--max-texture")
+      a.max_texture = static_cast<int>(to_integer(f, value(), 1, 16384));
+    else if (f == "--radius")
+      a.radius = to_double(f, value(), 1e-3, 1e6);
+    else if (f == "--fov")
+      a.fov = to_double(f, value(), 1, 170);
+    else if (f == "--no-png")
+      a.no_png = true;
+    else if (f == "--quiet")
+      a.quiet = true;
     else if (f == "--gltf-up") {
       const std::string& up = value();
       if (up != "y" && up != "z") throw std::invalid_argument("--gltf-up: expected y or z");
       a.y_up = up == "y";
     } else if (f == "--style") {
       const std::string& style = value();
-      if (style != "primitives" && style != "assembly") throw std::invalid_argument("--style: expected primitives or assembly");
+      if (style != "primitives" && style != "assembly")
+        throw std::invalid_argument("--style: expected primitives or assembly");
       a.style = style == "primitives" ? ro::ProceduralStyle::Primitives : ro::ProceduralStyle::Assembly;
     } else if (f == "--fit") {
       const std::string& fit = value();
       if (fit != "cube" && fit != "sphere") throw std::invalid_argument("--fit: expected cube or sphere");
       a.fit = fit == "cube" ? ro::Fit::Cube : ro::Fit::Sphere;
-    } else throw std::invalid_argument("unknown argument '" + f + "' (see --help)");
+    } else
+      throw std::invalid_argument("unknown argument '" + f + "' (see --help)");
   }
   if (!a.photos.empty() && a.style != ro::ProceduralStyle::Assembly)
     throw std::invalid_argument("--photos: only the assembly style uses photographs (add --style assembly)");
   if (a.no_png && a.shard.empty()) throw std::invalid_argument("--no-png needs --shard");
   if (!a.no_png && a.out.empty()) throw std::invalid_argument("--out is required (see --help)");
-  if (a.procedural == 0 && a.gltf.empty()) throw std::invalid_argument("nothing to render: give --procedural N and/or --gltf");
+  if (a.procedural == 0 && a.gltf.empty())
+    throw std::invalid_argument("nothing to render: give --procedural N and/or --gltf");
   return a;
 }
 
@@ -160,25 +182,38 @@ std::unique_ptr<ro::ShardWriter> open_shard(const Args& args, const std::vector<
   return std::make_unique<ro::ShardWriter>(
       args.shard, names, views, args.size, args.size,
       std::vector<std::pair<std::string, std::string>>{
-          {"views_spec", args.views}, {"seed", std::to_string(args.seed)},
+          {"views_spec", args.views},
+          {"seed", std::to_string(args.seed)},
           {"fit", args.fit == ro::Fit::Cube ? "cube" : "sphere"},
-          {"style", args.style == ro::ProceduralStyle::Assembly ? "assembly" : "primitives"}, {"photos", photos}});
+          {"style", args.style == ro::ProceduralStyle::Assembly ? "assembly" : "primitives"},
+          {"photos", photos}});
 }
 
-int run(const Args& args) {
-  namespace fs = std::filesystem;
-  using Clock = std::chrono::steady_clock;
+ro::RenderSettings render_settings(const Args& args) {
   ro::RenderSettings settings;
   settings.size = args.size;
   settings.views = ro::parse_view_spec(args.views);
   settings.views.radius = args.radius;
   settings.views.fov_x_deg = args.fov;
+  return settings;
+}
+
+ro::GltfOptions gltf_options(const Args& args) {
   ro::GltfOptions gltf;
   gltf.y_up = args.y_up;
   gltf.max_texture = args.max_texture;
+  return gltf;
+}
+
+int run(const Args& args) {
+  namespace fs = std::filesystem;
+  using Clock = std::chrono::steady_clock;
+  const ro::RenderSettings settings = render_settings(args);
+  const ro::GltfOptions gltf = gltf_options(args);
 
   const ro::PhotoLibrary photos = ro::PhotoLibrary::load(args.photos);
-  const std::vector<ro::ObjectSource> objects = ro::list_objects(args.procedural, args.procedural_start, args.seed, args.gltf, args.style);
+  const std::vector<ro::ObjectSource> objects =
+      ro::list_objects(args.procedural, args.procedural_start, args.seed, args.gltf, args.style);
   std::vector<std::string> names;
   for (const auto& o : objects) names.push_back(o.name);
   const int views = settings.views.kind == ro::ViewSpec::Kind::Fixed64 ? 64 : settings.views.count;
@@ -187,7 +222,8 @@ int run(const Args& args) {
   if (!args.no_png) fs::create_directories(args.out);
 
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-  const int threads = std::max(1, std::min(args.threads > 0 ? args.threads : static_cast<int>(hw), static_cast<int>(objects.size())));
+  const int threads =
+      std::max(1, std::min(args.threads > 0 ? args.threads : static_cast<int>(hw), static_cast<int>(objects.size())));
   std::atomic<size_t> next{0}, done{0};
   std::vector<bool> ok(objects.size(), false);
   std::vector<char> ok_flags(objects.size(), 0);
@@ -216,7 +252,8 @@ int run(const Args& args) {
       const size_t finished = ++done;
       std::lock_guard<std::mutex> lock(log);
       if (!args.quiet)
-        for (const std::string& w : warnings) std::fprintf(stderr, "render_objects: %s: warning: %s\n", src.name.c_str(), w.c_str());
+        for (const std::string& w : warnings)
+          std::fprintf(stderr, "render_objects: %s: warning: %s\n", src.name.c_str(), w.c_str());
       const auto now = Clock::now();
       if (!args.quiet && (now - last_report > std::chrono::seconds(5) || finished == objects.size())) {
         last_report = now;
@@ -238,9 +275,11 @@ int run(const Args& args) {
   if (!args.no_png) ro::write_index(args.out, rendered);
   if (shard) shard->finish(ok);
   const double s = std::chrono::duration<double>(Clock::now() - start).count();
-  std::fprintf(stderr, "render_objects: %zu objects rendered (%zu failed), %d views each at %dx%d, %d threads, %.2f s "
-               "(%.1f objects/min, %.1f views/s)\n", rendered.size(), objects.size() - rendered.size(), views, args.size,
-               args.size, threads, s, 60.0 * static_cast<double>(rendered.size()) / std::max(s, 1e-9),
+  std::fprintf(stderr,
+               "render_objects: %zu objects rendered (%zu failed), %d views each at %dx%d, %d threads, %.2f s "
+               "(%.1f objects/min, %.1f views/s)\n",
+               rendered.size(), objects.size() - rendered.size(), views, args.size, args.size, threads, s,
+               60.0 * static_cast<double>(rendered.size()) / std::max(s, 1e-9),
                static_cast<double>(rendered.size() * static_cast<size_t>(views)) / std::max(s, 1e-9));
   return rendered.size() == objects.size() ? 0 : 1;
 }

@@ -12,8 +12,8 @@
 namespace ro {
 
 struct Material {
-  Rgba base_color;                          // linear RGBA factor (glTF baseColorFactor)
-  std::shared_ptr<const Texture> texture;   // may be null
+  Rgba base_color;                         // linear RGBA factor (glTF baseColorFactor)
+  std::shared_ptr<const Texture> texture;  // may be null
   Wrap wrap_s = Wrap::Repeat, wrap_t = Wrap::Repeat;
   // Blinn-Phong highlight (plastic-like): white, specular x diffuse light x (n . h)^shininess. glTF files and the
   // primitive-style procedural objects keep 0 (matte), so their renders are unchanged.
@@ -24,10 +24,10 @@ struct Material {
 struct Mesh {
   std::string name;
   std::vector<Vec3> positions;
-  std::vector<Vec3> normals;  // unit, one per position
-  std::vector<Vec2> uvs;      // one per position
-  std::vector<uint32_t> indices;          // 3 per triangle
-  std::vector<uint32_t> tri_material;     // one per triangle, into materials
+  std::vector<Vec3> normals;           // unit, one per position
+  std::vector<Vec2> uvs;               // one per position
+  std::vector<uint32_t> indices;       // 3 per triangle
+  std::vector<uint32_t> tri_material;  // one per triangle, into materials
   std::vector<Material> materials;
 
   size_t triangles() const { return indices.size() / 3; }

@@ -33,7 +33,8 @@ std::string safe_name(const fs::path& relative) {
   fs::path p = relative;
   p.replace_extension();
   std::string out;
-  for (unsigned char c : p.generic_string()) out.push_back(std::isalnum(c) || c == '-' || c == '.' ? static_cast<char>(c) : '_');
+  for (unsigned char c : p.generic_string())
+    out.push_back(std::isalnum(c) || c == '-' || c == '.' ? static_cast<char>(c) : '_');
   while (!out.empty() && out.front() == '.') out.erase(out.begin());
   return out.empty() ? "object" : out;
 }
@@ -52,7 +53,8 @@ std::vector<ObjectSource> list_objects(int procedural_count, int procedural_firs
     s.kind = ObjectSource::Kind::Procedural;
     s.style = style;
     char name[64];
-    std::snprintf(name, sizeof name, "%s_%llu_%06d", assembly ? "asm" : "proc", static_cast<unsigned long long>(seed), index);
+    std::snprintf(name, sizeof name, "%s_%llu_%06d", assembly ? "asm" : "proc", static_cast<unsigned long long>(seed),
+                  index);
     s.name = name;
     s.seed = mix_seed(sequence, static_cast<uint64_t>(index));
     out.push_back(s);
@@ -95,8 +97,9 @@ Mesh build_mesh(const ObjectSource& source, const GltfOptions& gltf, Fit fit, st
   Mesh mesh;
   if (source.kind == ObjectSource::Kind::Procedural) {
     // Both already in [-1,1]^3.
-    mesh = source.style == ProceduralStyle::Assembly ? make_assembly_object(mix_seed(source.seed, 0), source.name, photos)
-                                                     : make_procedural_object(mix_seed(source.seed, 0), source.name);
+    mesh = source.style == ProceduralStyle::Assembly
+               ? make_assembly_object(mix_seed(source.seed, 0), source.name, photos)
+               : make_procedural_object(mix_seed(source.seed, 0), source.name);
   } else {
     mesh = load_gltf(source.path, gltf, warnings);
     mesh.name = source.name;

@@ -17,9 +17,9 @@ namespace ro {
 
 struct ObjectSource {
   enum class Kind { Procedural, Gltf } kind = Kind::Procedural;
-  std::string name;   // folder name: unique, [A-Za-z0-9_.-]
-  std::string path;   // glTF file
-  uint64_t seed = 0;  // drives the procedural shape, the random views and the light
+  std::string name;                                     // folder name: unique, [A-Za-z0-9_.-]
+  std::string path;                                     // glTF file
+  uint64_t seed = 0;                                    // drives the procedural shape, the random views and the light
   ProceduralStyle style = ProceduralStyle::Primitives;  // procedural objects only
 };
 

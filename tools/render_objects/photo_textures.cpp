@@ -47,7 +47,8 @@ PhotoLibrary PhotoLibrary::load(const std::vector<std::string>& paths) {
     photo.width = w, photo.height = h;
     photo.rgba.assign(data, data + static_cast<size_t>(w) * h * 4);
     stbi_image_free(data);
-    if (w < 16 || h < 16) throw std::runtime_error(file.string() + ": too small for a texture (under 16 pixels a side)");
+    if (w < 16 || h < 16)
+      throw std::runtime_error(file.string() + ": too small for a texture (under 16 pixels a side)");
     library.photos_.push_back(std::move(photo));
   }
   return library;

@@ -126,24 +126,41 @@ Mesh make_torus(float rep) {
 
 const char* primitive_name(Primitive kind) {
   switch (kind) {
-    case Primitive::Box: return "box";
-    case Primitive::Sphere: return "sphere";
-    case Primitive::Cylinder: return "cylinder";
-    case Primitive::Cone: return "cone";
-    case Primitive::Torus: return "torus";
-    default: return "?";
+    case Primitive::Box:
+      return "box";
+    case Primitive::Sphere:
+      return "sphere";
+    case Primitive::Cylinder:
+      return "cylinder";
+    case Primitive::Cone:
+      return "cone";
+    case Primitive::Torus:
+      return "torus";
+    default:
+      return "?";
   }
 }
 
 Mesh make_primitive(Primitive kind, float uv_repeat) {
   Mesh m;
   switch (kind) {
-    case Primitive::Box: m = make_box(uv_repeat); break;
-    case Primitive::Sphere: m = make_sphere(uv_repeat); break;
-    case Primitive::Cylinder: m = make_cylinder(uv_repeat); break;
-    case Primitive::Cone: m = make_cone(uv_repeat); break;
-    case Primitive::Torus: m = make_torus(uv_repeat); break;
-    default: break;
+    case Primitive::Box:
+      m = make_box(uv_repeat);
+      break;
+    case Primitive::Sphere:
+      m = make_sphere(uv_repeat);
+      break;
+    case Primitive::Cylinder:
+      m = make_cylinder(uv_repeat);
+      break;
+    case Primitive::Cone:
+      m = make_cone(uv_repeat);
+      break;
+    case Primitive::Torus:
+      m = make_torus(uv_repeat);
+      break;
+    default:
+      break;
   }
   m.materials.resize(1);
   return m;

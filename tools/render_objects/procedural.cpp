@@ -35,7 +35,8 @@ Mesh make_procedural_object(uint64_t seed, const std::string& name) {
     Material& mat = part.materials[0];
     const auto pattern = static_cast<Pattern>(rng.integer(0, static_cast<int>(Pattern::Count) - 1));
     mat.texture = make_pattern_texture(pattern, rng, 256);
-    if (rng.chance(0.3)) mat.base_color = {rng.uniformf(0.7f, 1.0f), rng.uniformf(0.7f, 1.0f), rng.uniformf(0.7f, 1.0f), 1.0f};
+    if (rng.chance(0.3))
+      mat.base_color = {rng.uniformf(0.7f, 1.0f), rng.uniformf(0.7f, 1.0f), rng.uniformf(0.7f, 1.0f), 1.0f};
     // (Draws are sequenced one per statement: the order of function arguments is unspecified in C++.)
     double s[3], t[3];
     for (double& v : s) v = rng.uniform(0.3, 1.0);

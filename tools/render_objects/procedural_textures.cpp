@@ -64,7 +64,9 @@ float value_noise(float u, float v, int period, uint32_t seed) {
   const int ix = static_cast<int>(fx), iy = static_cast<int>(fy);
   float tx = x - fx, ty = y - fy;
   tx = tx * tx * (3 - 2 * tx), ty = ty * ty * (3 - 2 * ty);
-  auto at = [&](int i, int j) { return hash01(((i % period) + period) % period, ((j % period) + period) % period, seed); };
+  auto at = [&](int i, int j) {
+    return hash01(((i % period) + period) % period, ((j % period) + period) % period, seed);
+  };
   const float a = at(ix, iy), b = at(ix + 1, iy), c = at(ix, iy + 1), d = at(ix + 1, iy + 1);
   return (a + (b - a) * tx) + ((c + (d - c) * tx) - (a + (b - a) * tx)) * ty;
 }
@@ -194,24 +196,41 @@ void glyphs(Canvas& cv, Rng& rng) {
 
 const char* pattern_name(Pattern kind) {
   switch (kind) {
-    case Pattern::Stripes: return "stripes";
-    case Pattern::Checkers: return "checkers";
-    case Pattern::Noise: return "noise";
-    case Pattern::Dots: return "dots";
-    case Pattern::Glyphs: return "glyphs";
-    default: return "?";
+    case Pattern::Stripes:
+      return "stripes";
+    case Pattern::Checkers:
+      return "checkers";
+    case Pattern::Noise:
+      return "noise";
+    case Pattern::Dots:
+      return "dots";
+    case Pattern::Glyphs:
+      return "glyphs";
+    default:
+      return "?";
   }
 }
 
 std::shared_ptr<const Texture> make_pattern_texture(Pattern kind, Rng& rng, int size) {
   Canvas cv(size);
   switch (kind) {
-    case Pattern::Stripes: stripes(cv, rng); break;
-    case Pattern::Checkers: checkers(cv, rng); break;
-    case Pattern::Noise: noise(cv, rng); break;
-    case Pattern::Dots: dots(cv, rng); break;
-    case Pattern::Glyphs: glyphs(cv, rng); break;
-    default: break;
+    case Pattern::Stripes:
+      stripes(cv, rng);
+      break;
+    case Pattern::Checkers:
+      checkers(cv, rng);
+      break;
+    case Pattern::Noise:
+      noise(cv, rng);
+      break;
+    case Pattern::Dots:
+      dots(cv, rng);
+      break;
+    case Pattern::Glyphs:
+      glyphs(cv, rng);
+      break;
+    default:
+      break;
   }
   return cv.texture();
 }

@@ -12,13 +12,13 @@ namespace {
 constexpr float kNear = 1e-3f;  // camera-space near plane (world units)
 
 struct ClipVertex {
-  Vec3 p;        // camera space
-  float b[3];    // barycentric coordinates in the original triangle
+  Vec3 p;      // camera space
+  float b[3];  // barycentric coordinates in the original triangle
 };
 
 struct ScreenVertex {
-  double x, y;   // supersampled pixel coordinates
-  float iz;      // 1 / camera z
+  double x, y;  // supersampled pixel coordinates
+  float iz;     // 1 / camera z
   float b[3];
 };
 

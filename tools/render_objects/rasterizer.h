@@ -43,12 +43,12 @@ class Rasterizer {
   void resolve(const Mesh& mesh, const Camera& cam, const Lighting& light, Image& out);
 
   int ss_;
-  int sw_ = 0, sh_ = 0;                 // supersampled size
-  std::vector<Vec3> cam_pos_;           // vertices in camera space
-  std::vector<float> inv_z_;            // per sample: 1/z of the nearest surface (0 = empty)
-  std::vector<int32_t> tri_;            // per sample: triangle id or -1
-  std::vector<float> b1_, b2_;          // per sample: perspective-correct barycentrics of vertices 1 and 2
-  std::vector<float> lod_;              // per triangle: texture level of detail in this view
+  int sw_ = 0, sh_ = 0;         // supersampled size
+  std::vector<Vec3> cam_pos_;   // vertices in camera space
+  std::vector<float> inv_z_;    // per sample: 1/z of the nearest surface (0 = empty)
+  std::vector<int32_t> tri_;    // per sample: triangle id or -1
+  std::vector<float> b1_, b2_;  // per sample: perspective-correct barycentrics of vertices 1 and 2
+  std::vector<float> lod_;      // per triangle: texture level of detail in this view
 };
 
 }  // namespace ro

@@ -49,9 +49,9 @@ void recompute_normals(Mesh& mesh) {
 void deform_primitive(Mesh& part, Rng& rng) {
   // Each deformation is drawn whether or not it is used, so the draws do not depend on earlier outcomes.
   const bool taper = rng.chance(0.4), twist = rng.chance(0.3), bend = rng.chance(0.3), bulge = rng.chance(0.4);
-  const float k_taper = rng.uniformf(-0.6f, 0.6f);   // x, y scaled by 1 + k z, z in [-0.5, 0.5]
-  const float k_twist = rng.uniformf(-2.0f, 2.0f);   // radians per unit of z
-  const float k_bend = rng.uniformf(-0.8f, 0.8f);    // x offset k z^2
+  const float k_taper = rng.uniformf(-0.6f, 0.6f);  // x, y scaled by 1 + k z, z in [-0.5, 0.5]
+  const float k_twist = rng.uniformf(-2.0f, 2.0f);  // radians per unit of z
+  const float k_bend = rng.uniformf(-0.8f, 0.8f);   // x offset k z^2
   const float amp = rng.uniformf(0.05f, 0.2f);
   float freq[3], phase[3];
   for (float& f : freq) f = rng.uniformf(3.0f, 9.0f);

@@ -5,9 +5,8 @@
 
 #include <cerrno>
 #include <cstring>
-#include <stdexcept>
-
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 namespace ro {
 
@@ -65,12 +64,16 @@ std::string ShardWriter::header(const std::vector<std::string>& names, uint64_t 
   h["height"] = height_;
   h["width"] = width_;
   h["header_bytes"] = header_bytes_;
-  h["images"] = {{"offset", images_offset}, {"dtype", "uint8"},
+  h["images"] = {{"offset", images_offset},
+                 {"dtype", "uint8"},
                  {"shape", {names.size(), views_, height_, width_, 4}},
                  {"layout", "RGBA, straight alpha; background pixels are (255, 255, 255, 0)"}};
-  h["cameras"] = {{"offset", cameras_offset}, {"dtype", "<f4"}, {"shape", {names.size(), views_, kCameraFloats}},
-                  {"layout", "fx, fy, cx, cy (pixels, pixel centres at +0.5), then c2w 4x4 row-major; "
-                             "OpenCV camera axes (x right, y down, z forward), world z-up"}};
+  h["cameras"] = {{"offset", cameras_offset},
+                  {"dtype", "<f4"},
+                  {"shape", {names.size(), views_, kCameraFloats}},
+                  {"layout",
+                   "fx, fy, cx, cy (pixels, pixel centres at +0.5), then c2w 4x4 row-major; "
+                   "OpenCV camera axes (x right, y down, z forward), world z-up"}};
   for (const auto& [key, value] : extra_) h[key] = value;
   h["names"] = names;
   return h.dump();

@@ -2,7 +2,6 @@
 // the object list's names and seeds, the deformations, recomputed normals, the Blinn-Phong highlight and photo
 // textures.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -130,7 +129,8 @@ TEST(Assembly, SpecularHighlightIsBlinnPhong) {
 // A photograph whose colour encodes the position: red = x, green = y. A crop of it must be a monotone window
 // (red rising left to right, or falling when mirrored; green rising downwards), inside the photo's range.
 TEST(Assembly, PhotoCropsAreWindowsOfThePhoto) {
-  const std::string dir = (std::filesystem::temp_directory_path() / ("ro_photos_" + std::to_string(::getpid()))).string();
+  const std::string dir =
+      (std::filesystem::temp_directory_path() / ("ro_photos_" + std::to_string(::getpid()))).string();
   std::filesystem::create_directories(dir);
   Image photo;
   photo.width = 256, photo.height = 200;
@@ -148,7 +148,9 @@ TEST(Assembly, PhotoCropsAreWindowsOfThePhoto) {
     const auto tex = library.random_crop(rng, 32);
     ASSERT_TRUE(tex);
     ASSERT_EQ(tex->width(), 32);
-    auto texel = [&](int x, int y) { return tex->sample_level((x + 0.5f) / 32, (y + 0.5f) / 32, 0, Wrap::Clamp, Wrap::Clamp); };
+    auto texel = [&](int x, int y) {
+      return tex->sample_level((x + 0.5f) / 32, (y + 0.5f) / 32, 0, Wrap::Clamp, Wrap::Clamp);
+    };
     // Green (the photo's y) rises downwards; red (x) changes monotonically across; blue stays 77.
     EXPECT_LT(texel(16, 2).g, texel(16, 29).g);
     EXPECT_NE(texel(2, 16).r, texel(29, 16).r);

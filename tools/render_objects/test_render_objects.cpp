@@ -1,7 +1,6 @@
 // Checks of render_objects: the camera convention (projection of a rendered sphere against the written cameras),
 // determinism, the fixed64 layout, face orientation, the shard file, and a real glTF file when available.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,9 +9,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <thread>
-
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "cameras.h"
 #include "gltf_loader.h"
@@ -163,7 +161,8 @@ TEST(RenderObjects, Fixed64Layout) {
       EXPECT_NEAR(dot(xy, z), 1.0, 1e-5);
     }
   // Random views: on the 2.7 sphere, elevations within [-10, 70] deg, deterministic per seed.
-  const auto r1 = make_views(parse_view_spec("random:32"), W, W, 5), r2 = make_views(parse_view_spec("random:32"), W, W, 5);
+  const auto r1 = make_views(parse_view_spec("random:32"), W, W, 5),
+             r2 = make_views(parse_view_spec("random:32"), W, W, 5);
   for (size_t i = 0; i < r1.size(); ++i) {
     const Mat4 c = r1[i].c2w();
     const double d = std::sqrt(c.m[0][3] * c.m[0][3] + c.m[1][3] * c.m[1][3] + c.m[2][3] * c.m[2][3]);
@@ -246,10 +245,10 @@ TEST(RenderObjects, BoxFacesSeenFromTheirSide) {
   tbox.materials[0].wrap_s = tbox.materials[0].wrap_t = Wrap::Clamp;
   Image img;
   r.render(tbox, cams[0], flat, img);
-  const int q = 64 / 2 - 8;  // well inside each quadrant of the face
-  EXPECT_GT(img.rgba[((32 - 8) * 64 + q) * 4], 200);       // top-left red
-  EXPECT_LT(img.rgba[((32 - 8) * 64 + 64 - q) * 4], 50);   // top-right not
-  EXPECT_LT(img.rgba[((32 + 8) * 64 + q) * 4], 50);        // bottom-left not
+  const int q = 64 / 2 - 8;                               // well inside each quadrant of the face
+  EXPECT_GT(img.rgba[((32 - 8) * 64 + q) * 4], 200);      // top-left red
+  EXPECT_LT(img.rgba[((32 - 8) * 64 + 64 - q) * 4], 50);  // top-right not
+  EXPECT_LT(img.rgba[((32 + 8) * 64 + q) * 4], 50);       // bottom-left not
 }
 
 // The shard: header line, shapes, offsets, dropped objects compacted away, c2w = inverse(w2c).
@@ -264,7 +263,8 @@ TEST(RenderObjects, ShardLayout) {
       std::vector<Image> images(V);
       std::vector<Camera> cams;
       for (int v = 0; v < V; ++v) {
-        images[static_cast<size_t>(v)] = {W, H, std::vector<uint8_t>(static_cast<size_t>(H) * W * 4, static_cast<uint8_t>(10 * slot + v))};
+        images[static_cast<size_t>(v)] = {
+            W, H, std::vector<uint8_t>(static_cast<size_t>(H) * W * 4, static_cast<uint8_t>(10 * slot + v))};
         cams.push_back(orbit_camera(30.0 * v + slot, 10, 2.7, W, H, 50));
       }
       shard.write(slot, images, cams);
@@ -289,8 +289,8 @@ TEST(RenderObjects, ShardLayout) {
   f.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
   const size_t obj = static_cast<size_t>(V) * H * W * 4;
   EXPECT_EQ(bytes[io], 0);
-  EXPECT_EQ(bytes[io + obj], 20);                 // object "c", view 0
-  EXPECT_EQ(bytes[io + obj + obj / 2], 21);       // object "c", view 1
+  EXPECT_EQ(bytes[io + obj], 20);            // object "c", view 0
+  EXPECT_EQ(bytes[io + obj + obj / 2], 21);  // object "c", view 1
   float cam[20];
   std::memcpy(cam, &bytes[co + 20 * 4 * 2], sizeof cam);  // object "c", view 0
   const Camera expected = orbit_camera(2, 10, 2.7, W, H, 50);

@@ -1,12 +1,12 @@
 #include "writer.h"
 
+#include <stb_image_write.h>  // from libstb (Debian's shared build)
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <stdexcept>
-
 #include <nlohmann/json.hpp>
-#include <stb_image_write.h>  // from libstb (Debian's shared build)
+#include <stdexcept>
 
 namespace ro {
 
