@@ -13,6 +13,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev libstb-dev libtinygltf-dev
   libspng-dev libjpeg62-turbo-dev python3-pil  # decoding PNG (CRCs checked) and JPEG (the libjpeg PIL links); PIL
   libgtest-dev clang libclang-rt-14-dev        # tests; clang + libFuzzer for the reader fuzzers
+  clang-format universal-ctags             # tools/check_style.py (formatting; function lengths)
   python3 python3-numpy python3-yaml python3-torch python3-skimage  # tools/ and the tests that use them
   ffmpeg                                   # lact render --video
   libopenmpi-dev openmpi-bin               # --distributed mpi (mpirun; NCCL comes with CUDA)

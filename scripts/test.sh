@@ -5,6 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh --build-only
+# The written rules (CONTRIBUTING.md): clang-format, no function over 80 lines, no include up a floor.
+python3 tools/check_style.py
 # The data generator (tools/render_objects) is off in the default build; the tests build and test it too.
 cmake -S . -B build -DLACT_DATAGEN=ON >/dev/null
 cmake --build build -j "$(nproc)"
