@@ -9,8 +9,6 @@
 #include <map>
 #include <set>
 
-#include "pipeline/progress.h"
-#include "pipeline/video_writer.h"
 #include "core/camera_geometry.h"
 #include "core/error.h"
 #include "core/file_io.h"
@@ -18,6 +16,8 @@
 #include "datasets/camera_path_io.h"
 #include "datasets/image_io.h"
 #include "datasets/view_selection.h"
+#include "pipeline/progress.h"
+#include "pipeline/video_writer.h"
 
 namespace lact {
 
@@ -63,16 +63,17 @@ class NearestInputs {
 
 // Renders `indices` (targets with ground truth), measures them and writes their images; adds the seconds
 // the rendering itself took to `render_s`.
-std::vector<ViewReport> render_and_measure(const Model& model, const SceneSelection& selection,
-                                           const SceneState& state, const std::vector<int>& indices,
-                                           const std::string& folder, RunOutput& out, NearestInputs& nearest,
-                                           double& render_s) {
+std::vector<ViewReport> render_and_measure(const Model& model, const SceneSelection& selection, const SceneState& state,
+                                           const std::vector<int>& indices, const std::string& folder, RunOutput& out,
+                                           NearestInputs& nearest, double& render_s) {
   const std::vector<PosedImage> targets = selected_views(selection, indices, true);
   std::vector<Camera> cameras;
   for (const PosedImage& t : targets) cameras.push_back(t.camera);
   const auto start = std::chrono::steady_clock::now();
   const std::vector<Image> images = model.render(state, cameras);
   render_s += seconds_since(start);
+  for (size_t i = 0; i < images.size(); ++i)  // all before any is written
+    check_rendered_image(images[i], selection.scene.source + " view " + std::to_string(indices[i]));
   std::vector<ViewReport> views;
   for (size_t i = 0; i < images.size(); ++i) {
     ViewReport v;
@@ -116,7 +117,8 @@ SceneReport evaluate_scene(const Model& model, const SceneSelection& selection, 
   report.name = scene.name;
   report.folder = out.folder.scene_folder(scene.name);
   report.inputs = selection.inputs;
-  on_every_rank(d, [&] { report.targets = select_views(targets_spec, scene, true, selection.inputs, seed, "--targets"); });
+  on_every_rank(d,
+                [&] { report.targets = select_views(targets_spec, scene, true, selection.inputs, seed, "--targets"); });
   add_scene_inputs(selection, out.inputs);
 
   SceneState encoded;
@@ -135,40 +137,36 @@ SceneReport evaluate_scene(const Model& model, const SceneSelection& selection, 
   std::vector<ViewReport> views;
   double render_s = 0;
   NearestInputs nearest(selection, inputs, given_state ? 0 : share_of(d, selection.inputs.size()).first);
-  on_every_rank(d, [&] {
-    views = render_and_measure(model, selection, state, mine, report.folder, out, nearest, render_s);
-  });
+  on_every_rank(
+      d, [&] { views = render_and_measure(model, selection, state, mine, report.folder, out, nearest, render_s); });
   report.render_ms_per_view = 1000.0 * render_s / std::max<size_t>(1, mine.size());
   report.views = gather_views(d, report, std::move(views));
   return report;
 }
 
-void render_camera_path(const Model& model, const SceneState& state, const std::string& path,
-                        const std::string& video, int fps, RunOutput& out) {
+void render_camera_path(const Model& model, const SceneState& state, const std::string& path, const std::string& video,
+                        int fps, RunOutput& out) {
   const std::vector<Camera> frames = read_camera_path(path);
   std::set<std::pair<int, int>> sizes;
   const int patch = model.config().patch_size;
   for (size_t i = 0; i < frames.size(); ++i) {
     const Camera& c = frames[i];
     if (c.height % patch || c.width % patch)
-      throw Error(path + " frame " + std::to_string(i), "size " + std::to_string(c.height) + "x" +
-                                                          std::to_string(c.width) + " is not divisible by the patch size " +
-                                                          std::to_string(patch));
+      throw Error(path + " frame " + std::to_string(i),
+                  "size " + std::to_string(c.height) + "x" + std::to_string(c.width) +
+                      " is not divisible by the patch size " + std::to_string(patch));
     if (sizes.insert({c.height, c.width}).second) check_memory(model, 1, c.height, c.width, path + ": a frame of");
   }
-  std::unique_ptr<VideoWriter> writer;
-  if (!video.empty()) {
-    if (find_program("ffmpeg").empty())
-      std::printf("ffmpeg is not installed (Debian package ffmpeg): no video written\n");
-    else
-      writer = std::make_unique<VideoWriter>(video, frames, fps);
-  }
+  std::unique_ptr<VideoWriter> writer;  // ffmpeg and the container were checked before any work
+  if (!video.empty()) writer = std::make_unique<VideoWriter>(video, frames, fps);
   Progress progress("frames", static_cast<int>(frames.size()), out.options.quiet);
   const auto start = std::chrono::steady_clock::now();
   constexpr size_t kBatch = 8;  // frames rendered together
   for (size_t begin = 0; begin < frames.size(); begin += kBatch) {
     const std::vector<Camera> batch(frames.begin() + begin, frames.begin() + std::min(frames.size(), begin + kBatch));
     const std::vector<Image> images = model.render(state, batch);
+    for (size_t i = 0; i < images.size(); ++i)
+      check_rendered_image(images[i], path + " frame " + std::to_string(begin + i));
     for (size_t i = 0; i < images.size(); ++i) {
       char name[32];
       std::snprintf(name, sizeof(name), "frame_%04zu", begin + i);
