@@ -21,6 +21,8 @@ import tempfile
 import time
 import unittest
 
+from cli_common import one_error_line, read_safetensors, write_safetensors
+
 ARGS = None
 SANITIZED = bool(os.environ.get("LACT_SANITIZED"))
 FRAMES = 40  # five batches of 8: the change lands while the first is written
@@ -30,20 +32,6 @@ def run(*argv, timeout=120):
     p = subprocess.run([ARGS.lact] + [str(a) for a in argv], capture_output=True, text=True, timeout=timeout,
                        errors="replace")
     return p.returncode, p.stdout, p.stderr
-
-
-def read_safetensors(path):
-    with open(path, "rb") as f:
-        blob = f.read()
-    (length,) = struct.unpack("<Q", blob[:8])
-    return json.loads(blob[8:8 + length]), blob[8 + length:]
-
-
-def write_safetensors(path, header, data):
-    head = json.dumps(header).encode()
-    head += b" " * ((-len(head)) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(head)) + head + data)
 
 
 def scaled_model(source, target, factor):
@@ -103,15 +91,7 @@ class Mapped(unittest.TestCase):
         return se
 
     def one_line(self, rc, se, names, msg):
-        lines = se.strip().splitlines()
-        self.assertEqual(rc, 1, msg)
-        self.assertEqual(len(lines), 1, msg)
-        self.assertTrue(lines[0].startswith("lact: "), msg)
-        for bad in ("Traceback", "terminate called", "AddressSanitizer", "runtime error"):
-            self.assertNotIn(bad, se, msg)
-        for name in names:
-            self.assertIn(name, lines[0], msg)
-        return lines[0]
+        return one_error_line(self, (rc, msg, se), names)
 
     def disturbed(self, name, change, which, video=False):
         """Renders the long path from copies of the model and state (and a video beside them); after the first

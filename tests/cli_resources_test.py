@@ -17,6 +17,8 @@ import tempfile
 import time
 import unittest
 
+from cli_common import one_error_line
+
 ARGS = None
 SANITIZED = os.environ.get("LACT_SANITIZED") == "1"
 BAD_THREAD_VALUES = ["100000", "0", "-3", "abc", "", "9" * 30, "4,2", " 1x", "\x1b[31m5", "\u009b31m5"]
@@ -80,15 +82,7 @@ class Resources(unittest.TestCase):
         return os.path.join(self.tmp, "o%d" % Resources.count)
 
     def expect_error(self, result, names=()):
-        rc, so, se = result[:3]
-        lines = se.strip().splitlines()
-        msg = "rc=%d stdout=%r stderr=%r" % (rc, so[-300:], se[-1500:])
-        self.assertEqual(rc, 1, msg)
-        self.assertEqual(len(lines), 1, msg)
-        self.assertTrue(lines[0].startswith("lact: "), msg)
-        for n in names:
-            self.assertIn(n, lines[0], msg)
-        return lines[0]
+        return one_error_line(self, result[:3], names)
 
     def ok(self, result):
         rc, so, se = result[:3]

@@ -26,6 +26,8 @@ import sys
 import tempfile
 import unittest
 
+from cli_common import read_safetensors, write_safetensors
+
 
 ARGS = None
 
@@ -49,20 +51,6 @@ def control_characters(data, allowed=b"\n"):
         return found + ["not UTF-8 at byte %d" % e.start]
     bidi = set(range(0x202A, 0x202F)) | set(range(0x2066, 0x206A)) | {0x200E, 0x200F, 0x2028, 0x2029}
     return found + [c for c in text if 0x80 <= ord(c) <= 0x9F or ord(c) in bidi]
-
-
-def read_safetensors(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    (n,) = struct.unpack("<Q", data[:8])
-    return json.loads(data[8:8 + n]), data[8 + n:]
-
-
-def write_safetensors(path, header, data):
-    head = json.dumps(header).encode()
-    head += b" " * ((-len(head)) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(head)) + head + data)
 
 
 def copy_scene(fixture_scene, folder):

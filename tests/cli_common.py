@@ -1,0 +1,49 @@
+"""What the CLI test files share: a lact run's result checked the same way everywhere, and safetensors files
+read and written by hand (8-byte little-endian header length, the JSON header, the data).
+
+A result is (returncode, stdout, stderr), as each file's run() returns it.
+"""
+import json
+import struct
+
+# Text that must never be in lact's stderr: an exception escaping, a crash, a sanitizer report.
+CRASH_MARKERS = ("Traceback", "terminate called", "what():", "Segmentation", "AddressSanitizer", "runtime error")
+
+
+def ran_ok(result):
+    """Asserts that lact succeeded (no UBSan report either, for the sanitizer build); returns its stdout."""
+    rc, so, se = result
+    assert rc == 0, "lact failed (rc %d): %s%s" % (rc, so, se)
+    assert "runtime error" not in se, se
+    return so
+
+
+def one_error_line(test, result, names=(), forbidden=()):
+    """Asserts the promise for bad input: exit 1 and exactly one stderr line, starting "lact: ", naming each of
+    `names`, with no crash marker and none of `forbidden` in stderr. Returns the line."""
+    rc, so, se = result
+    lines = se.strip().splitlines()
+    msg = "rc=%d stdout=%r stderr=%r" % (rc, so[-500:], se[-2000:])
+    test.assertEqual(rc, 1, msg)
+    test.assertEqual(len(lines), 1, msg)
+    test.assertTrue(lines[0].startswith("lact: "), msg)
+    for bad in CRASH_MARKERS + tuple(forbidden):
+        test.assertNotIn(bad, se, msg)
+    for name in names:
+        test.assertIn(name, lines[0], msg)
+    return lines[0]
+
+
+def read_safetensors(path):
+    """(header, data) of a safetensors file."""
+    with open(path, "rb") as f:
+        blob = f.read()
+    (length,) = struct.unpack("<Q", blob[:8])
+    return json.loads(blob[8:8 + length]), blob[8 + length:]
+
+
+def write_safetensors(path, header, data):
+    head = json.dumps(header).encode()
+    head += b" " * ((-len(head)) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(head)) + head + data)
