@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/file_io.h"
 
 namespace lact {
 
@@ -95,13 +96,8 @@ std::string content_identity(const uint8_t* data, uint64_t size) {
 }
 
 std::string file_identity(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error(path, std::string("cannot open file (") + std::strerror(errno) + ")");
   struct stat info {};
-  if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
-    ::close(fd);
-    throw Error(path, "not a regular file");
-  }
+  const int fd = open_regular_file(path, info);
   const uint64_t size = static_cast<uint64_t>(info.st_size);
   Hasher hasher;
   std::vector<uint8_t> buffer(kHeadBytes);

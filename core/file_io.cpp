@@ -48,15 +48,23 @@ void require_regular_file(const std::string& path) {
   if (!S_ISREG(info.st_mode)) throw Error(path, "is not a regular file (a FIFO, device or socket)");
 }
 
-std::string read_whole_file(const std::string& path, uint64_t max_bytes) {
-  require_regular_file(path);
+int open_regular_file(const std::string& path, struct stat& info) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) throw Error(path, "cannot open file (" + errno_text(errno) + ")");
-  struct stat info {};
-  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {  // replaced between the check and the open
-    ::close(fd);
-    throw Error(path, "is not a regular file");
+  if (fd < 0) {
+    const int error = errno;
+    throw Error(path, std::string("cannot open file (") + (error == ENOENT ? "no such file" : errno_text(error)) + ")");
   }
+  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    const bool folder = S_ISDIR(info.st_mode);
+    ::close(fd);
+    throw Error(path, folder ? "is a folder, not a file" : "is not a regular file (a FIFO, device or socket)");
+  }
+  return fd;
+}
+
+std::string read_whole_file(const std::string& path, uint64_t max_bytes) {
+  struct stat info {};
+  const int fd = open_regular_file(path, info);
   if (static_cast<uint64_t>(info.st_size) > max_bytes) {
     ::close(fd);
     throw Error(path, "is " + std::to_string(info.st_size) + " bytes, more than the " + std::to_string(max_bytes) +

@@ -5,6 +5,8 @@
 // the temporary (core/signal_cleanup.h).
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -15,6 +17,11 @@ namespace lact {
 // Throws Error(path, ...) unless `path` names a regular file (symlinks followed): missing, a folder, a FIFO,
 // a device or a socket is refused before anything opens it.
 void require_regular_file(const std::string& path);
+
+// Opens a regular file for reading and fstat()s the descriptor into `info`: O_NONBLOCK, so a FIFO named there
+// cannot block the open, and the type checked on what was opened (a file swapped after a check is seen). Error
+// naming `path` when it is missing, a folder or not a regular file; the caller closes the descriptor.
+int open_regular_file(const std::string& path, struct stat& info);
 
 // The whole regular file; Error naming it when it is missing, not regular, larger than `max_bytes` or unreadable.
 std::string read_whole_file(const std::string& path, uint64_t max_bytes);

@@ -13,6 +13,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/file_io.h"
 #include "core/signal_cleanup.h"
 #include "core/terminal_text.h"
 
@@ -101,13 +102,8 @@ MappedFile::MappedFile(std::string path, int fd, uint8_t* data, size_t size, con
 }
 
 std::shared_ptr<MappedFile> MappedFile::open(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error(path, std::string("cannot open file (") + std::strerror(errno) + ")");
   struct stat info {};
-  if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
-    ::close(fd);
-    throw Error(path, "not a regular file");
-  }
+  const int fd = open_regular_file(path, info);
   const size_t size = static_cast<size_t>(info.st_size);
   void* data = nullptr;
   if (size > 0) {
