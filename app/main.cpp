@@ -7,6 +7,7 @@
 #include <string>
 
 #include "app/commands.h"
+#include "app/suggestions.h"
 #include "core/error.h"
 #include "core/signal_cleanup.h"
 #include "core/terminal_text.h"
@@ -56,7 +57,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::Success& e) {  // --help, --version
     return app.exit(e);
   } catch (const CLI::ParseError& e) {  // a user error like any other: one line, exit 1
-    std::fprintf(stderr, "lact: %s (see lact --help)\n", one_line(e.what()).c_str());
+    const std::string guess = lact::app::parse_error_suggestion(app, argc, argv);
+    std::fprintf(stderr, "lact: %s (see lact --help)\n", one_line(guess.empty() ? e.what() : guess).c_str());
     return 1;
   } catch (const lact::RankFailure& e) {  // every rank has it; rank 0 prints it
     if (e.print()) std::fprintf(stderr, "lact: %s\n", one_line(e.what()).c_str());

@@ -330,6 +330,21 @@ class CliTest(unittest.TestCase):
                               ["no/such/dir"], render=False)
 
 
+    def test_7_mistyped_commands_and_flags_get_a_guess(self):
+        """A subcommand or flag one or two edits away from a real one is named; one line, exit 1."""
+        cases = [(["rendr"], "'rendr' is not a lact command; did you mean 'render'?"),
+                 (["encod", "--model", "m"], "did you mean 'encode'?"),
+                 (["render", "--input", "0,1"], "render: there is no flag --input; did you mean --inputs?"),
+                 (["render", "--inputs=0", "--targts", "3"], "did you mean --targets?"),
+                 (["info", "--dat", "x"], "info: there is no flag --dat; did you mean --data?"),
+                 (["xyzzy"], "'xyzzy' is not a lact command (see lact --help)"),
+                 (["render", "--frobnicate"], "render: there is no flag --frobnicate (see lact --help)")]
+        for argv, expected in cases:
+            rc, so, se = run(*argv)
+            lines = se.strip().splitlines()
+            self.assertEqual((rc, len(lines)), (1, 1), "%r: %s" % (argv, se))
+            self.assertIn(expected, lines[0], argv)
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--lact", default="build/app/lact")
