@@ -164,10 +164,52 @@ nlohmann::json load_report(const std::string& path) {
   return j;
 }
 
+// The scenes of a report by name; a name given twice is warned about (the later scene is compared).
+std::map<std::string, const nlohmann::json*> scenes_by_name(const nlohmann::json& report, const std::string& path) {
+  std::map<std::string, const nlohmann::json*> scenes;
+  for (const auto& s : report["scenes"]) {
+    const std::string name = s["name"].get<std::string>();
+    if (scenes.count(name))
+      std::fprintf(stderr, "lact: warning: %s: two scenes are named '%s'; the later one is compared\n",
+                   terminal_text(path).c_str(), terminal_text(name).c_str());
+    scenes[name] = &s;
+  }
+  return scenes;
+}
+
+// Refuses two reports with no scene in common (every difference would be empty) and warns where their scores
+// are not like for like: another working size or other target views (a note for another model, which is what
+// a comparison is often for).
+void check_comparable(const nlohmann::json& a, const nlohmann::json& b, const std::string& a_path,
+                      const std::string& b_path) {
+  const auto in_a = scenes_by_name(a, a_path), in_b = scenes_by_name(b, b_path);
+  bool common = false;
+  for (const auto& entry : in_b) common = common || in_a.count(entry.first) > 0;
+  if (!common) throw Error(b_path, "has no scene in common with " + a_path + ": nothing to compare");
+  const auto differ = [&](const char* key) { return a.contains(key) && b.contains(key) && a[key] != b[key]; };
+  const auto shown = [](const nlohmann::json& v) {
+    return terminal_text(v.is_string() ? v.get<std::string>() : v.dump());
+  };
+  if (differ("size"))
+    std::fprintf(stderr, "lact: warning: A is at size %s and B at %s: their scores are not like for like\n",
+                 shown(a["size"]).c_str(), shown(b["size"]).c_str());
+  for (const auto& [name, scene_b] : in_b) {
+    const auto it = in_a.find(name);
+    if (it == in_a.end() || !it->second->contains("targets") || !scene_b->contains("targets")) continue;
+    if ((*it->second)["targets"] != (*scene_b)["targets"])
+      std::fprintf(stderr, "lact: warning: scene '%s' has other target views in A and B: not like for like\n",
+                   terminal_text(name).c_str());
+  }
+  if (differ("model"))
+    std::fprintf(stderr, "lact: note: A comes from the model %s, B from %s\n", shown(a["model"]).c_str(),
+                 shown(b["model"]).c_str());
+}
+
 }  // namespace
 
 void compare_reports(const std::string& a_path, const std::string& b_path) {
   const nlohmann::json a = load_report(a_path), b = load_report(b_path);
+  check_comparable(a, b, a_path, b_path);
   std::map<std::string, const nlohmann::json*> in_a;
   for (const auto& s : a["scenes"]) in_a[s["name"].get<std::string>()] = &s;
   std::printf("%-24s %9s %9s %8s %9s %9s %8s\n", "scene", "PSNR A", "PSNR B", "diff", "SSIM A", "SSIM B", "diff");

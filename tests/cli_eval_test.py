@@ -157,6 +157,32 @@ class Evaluation(unittest.TestCase):
         self.assertIn(os.path.join(blocker, "sub"), line)  # the output folder, not the (also missing) model
 
 
+    def test_eval_compare_refuses_or_warns_when_not_like_for_like(self):
+        """No scene in common: refused. Duplicate names, another size, other targets: one warning each; another
+        model: a note. Two comparable reports: nothing on stderr."""
+        def report(name, scenes, size=(32, 48), model="m.safetensors"):
+            path = os.path.join(self.tmp, name + ".json")
+            with open(path, "w") as f:
+                json.dump({"format": "lact report v1", "psnr": 20.0, "size": list(size), "model": model,
+                           "scenes": [{"name": n, "psnr": 20.0, "ssim": 0.5, "targets": t} for n, t in scenes]}, f)
+            return path
+        a = report("a", [("x", [3, 4]), ("y", [3, 4])])
+        same = lact("eval-compare", a, report("same", [("x", [3, 4]), ("y", [3, 4])]))
+        self.assertEqual((same.returncode, same.stderr), (0, ""))
+        disjoint = report("disjoint", [("z", [3, 4])])
+        self.one_line_error(lact("eval-compare", a, disjoint))
+        self.assertIn("no scene in common", lact("eval-compare", a, disjoint).stderr)
+        cases = {"dup": ([("x", [3, 4]), ("x", [3, 4])], {}, "two scenes are named 'x'"),
+                 "size": ([("x", [3, 4])], {"size": (64, 64)}, "A is at size [32,48] and B at [64,64]"),
+                 "targets": ([("x", [5])], {}, "scene 'x' has other target views"),
+                 "model": ([("x", [3, 4])], {"model": "other.safetensors"}, "note: A comes from the model")}
+        for name, (scenes, extra, expected) in cases.items():
+            r = lact("eval-compare", a, report(name, scenes, **extra))
+            lines = r.stderr.strip().splitlines()
+            self.assertEqual((r.returncode, len(lines)), (0, 1), name + ": " + r.stderr)
+            self.assertIn(expected, lines[0], name)
+            self.assertIn("overall psnr", r.stdout, name)
+
 def main():
     global ARGS
     parser = argparse.ArgumentParser()
