@@ -56,7 +56,7 @@ void run_path(const PathOptions& o) {
     std::vector<Camera> cameras;
     for (const PosedImage& v : selected_views(sized, keys, false)) cameras.push_back(v.camera);
     if (o.kind == "interpolate") {
-      path = interpolate_path(cameras, std::max(1, o.frames / std::max<int>(1, static_cast<int>(cameras.size()) - 1)));
+      path = interpolate_path_frames(cameras, o.frames);
     } else if (o.kind == "orbit") {
       const Vec3 target = look_at_point(cameras);
       double radius = o.radius, up[3] = {0, 0, 0};
@@ -85,7 +85,7 @@ void add_path_command(CLI::App& app) {
       "z up), orbit (around the point a scene's cameras look at) or interpolate (slerp through its cameras)");
   command->add_option("kind", o->kind, "turntable | orbit | interpolate")->required();
   command->add_option("-o,--output", o->output, "Path file to write")->capture_default_str();
-  command->add_option("--frames", o->frames, "Frames (interpolate: in all)")
+  command->add_option("--frames", o->frames, "Frames in all (interpolate: from the first key to the last)")
       ->capture_default_str()
       ->check(CLI::Range(1, 100000));
   command->add_flag("--force", o->force, "Replace an existing output file (never one of the inputs)");

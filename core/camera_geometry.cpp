@@ -1,5 +1,6 @@
 #include "core/camera_geometry.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.h"
@@ -120,26 +121,45 @@ std::array<double, 4> slerp(std::array<double, 4> a, const std::array<double, 4>
   return q;
 }
 
+namespace {
+
+// The camera a fraction t of the way from a to b: position and intrinsics linear, rotation by slerp.
+Camera interpolate_camera(const Camera& a, const Camera& b, double t) {
+  const auto qa = rotation_to_quaternion(a.c2w), qb = rotation_to_quaternion(b.c2w);
+  Camera c = a;
+  auto mix = [t](double x, double y) { return x + t * (y - x); };
+  c.fx = static_cast<float>(mix(a.fx, b.fx)), c.fy = static_cast<float>(mix(a.fy, b.fy));
+  c.cx = static_cast<float>(mix(a.cx, b.cx)), c.cy = static_cast<float>(mix(a.cy, b.cy));
+  quaternion_to_rotation(slerp(qa, qb, t), c.c2w);
+  for (int r = 0; r < 3; ++r) c.c2w[r * 4 + 3] = mix(a.c2w[r * 4 + 3], b.c2w[r * 4 + 3]);
+  c.c2w[12] = c.c2w[13] = c.c2w[14] = 0, c.c2w[15] = 1;
+  return c;
+}
+
+}  // namespace
+
 std::vector<Camera> interpolate_path(const std::vector<Camera>& keys, int frames_per_segment) {
   if (keys.size() < 2) throw Error("camera path: interpolation needs at least two cameras");
   if (frames_per_segment < 1) throw Error("camera path: frames per segment must be positive");
   std::vector<Camera> path;
   for (size_t k = 0; k + 1 < keys.size(); ++k) {
-    const Camera &a = keys[k], &b = keys[k + 1];
-    const auto qa = rotation_to_quaternion(a.c2w), qb = rotation_to_quaternion(b.c2w);
     const bool last = k + 2 == keys.size();
     const int count = frames_per_segment + (last ? 1 : 0);  // include the final key once
-    for (int i = 0; i < count; ++i) {
-      const double t = static_cast<double>(i) / frames_per_segment;
-      Camera c = a;
-      auto mix = [t](double x, double y) { return x + t * (y - x); };
-      c.fx = static_cast<float>(mix(a.fx, b.fx)), c.fy = static_cast<float>(mix(a.fy, b.fy));
-      c.cx = static_cast<float>(mix(a.cx, b.cx)), c.cy = static_cast<float>(mix(a.cy, b.cy));
-      quaternion_to_rotation(slerp(qa, qb, t), c.c2w);
-      for (int r = 0; r < 3; ++r) c.c2w[r * 4 + 3] = mix(a.c2w[r * 4 + 3], b.c2w[r * 4 + 3]);
-      c.c2w[12] = c.c2w[13] = c.c2w[14] = 0, c.c2w[15] = 1;
-      path.push_back(c);
-    }
+    for (int i = 0; i < count; ++i)
+      path.push_back(interpolate_camera(keys[k], keys[k + 1], static_cast<double>(i) / frames_per_segment));
+  }
+  return path;
+}
+
+std::vector<Camera> interpolate_path_frames(const std::vector<Camera>& keys, int frames) {
+  if (keys.size() < 2) throw Error("camera path: interpolation needs at least two cameras");
+  if (frames < 1) throw Error("camera path: the number of frames must be positive");
+  const double last_key = static_cast<double>(keys.size() - 1);
+  std::vector<Camera> path;
+  for (int i = 0; i < frames; ++i) {
+    const double s = frames == 1 ? 0.0 : last_key * i / (frames - 1);  // where along the keys: 0 .. K-1
+    const size_t k = std::min(static_cast<size_t>(s), keys.size() - 2);
+    path.push_back(interpolate_camera(keys[k], keys[k + 1], s - static_cast<double>(k)));
   }
   return path;
 }

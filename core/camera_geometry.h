@@ -29,6 +29,9 @@ std::vector<Camera> orbit_path(int frames, const Camera& intrinsics, const Vec3&
 // Through `keys` in order: positions and intrinsics linear, rotations by quaternion slerp; `frames_per_segment`
 // frames per consecutive pair (the last key closes the path).
 std::vector<Camera> interpolate_path(const std::vector<Camera>& keys, int frames_per_segment);
+// `frames` cameras in all through `keys`, evenly spaced along them (frame i at key position i (K-1)/(frames-1)):
+// the first frame is the first key and the last frame the last key; one frame is the first key.
+std::vector<Camera> interpolate_path_frames(const std::vector<Camera>& keys, int frames);
 
 // Rotation matrix (row-major 3x3 in a 4x4 c2w) <-> unit quaternion (w, x, y, z), and slerp.
 std::array<double, 4> rotation_to_quaternion(const std::array<double, 16>& c2w);

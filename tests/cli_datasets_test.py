@@ -498,7 +498,7 @@ class ColmapTest(Base):
         """The cameras of `keys` as `lact path interpolate` writes them (working size, poses normalised)."""
         out = os.path.join(tempfile.mkdtemp(dir=self.tmp), "path.json")
         rc, so, se = run("path", "interpolate", "--data", data, "--inputs", ",".join(map(str, inputs)), "--keys",
-                         ",".join(map(str, keys)), "--frames", len(keys) - 1, "-o", out, *extra)
+                         ",".join(map(str, keys)), "--frames", len(keys), "-o", out, *extra)
         self.assertEqual(rc, 0, so + se)
         with open(out) as f:
             return json.load(f)["frames"]

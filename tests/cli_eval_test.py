@@ -128,7 +128,7 @@ class Evaluation(unittest.TestCase):
         self.assertEqual(lact("path", "interpolate", "--data", self.index, "--keys", "0,1", "--frames", 4,
                               "-o", ip).returncode, 0)
         keys = load_json(ip)["frames"]
-        self.assertEqual(len(keys), 5)
+        self.assertEqual(len(keys), 4)  # --frames in all
 
     def test_broken_scene_is_reported_and_others_evaluated(self):
         index = os.path.join(self.tmp, "index.json")

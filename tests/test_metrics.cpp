@@ -92,6 +92,26 @@ TEST(CameraPaths, SlerpInterpolatesRotationsNotMatrices) {
   }
 }
 
+TEST(CameraPaths, FramesInAllRunFromTheFirstKeyToTheLast) {
+  std::vector<Camera> keys(3, pinhole(32, 32, 50));
+  keys[0].c2w = look_at({2, 0, 0}, {0, 0, 0}, {0, 0, 1});
+  keys[1].c2w = look_at({0, 2, 0}, {0, 0, 0}, {0, 0, 1});
+  keys[2].c2w = look_at({-2, 0, 0}, {0, 0, 0}, {0, 0, 1});
+  for (int frames : {1, 2, 5, 10, 11}) {
+    const auto path = interpolate_path_frames(keys, frames);
+    ASSERT_EQ(path.size(), static_cast<size_t>(frames));  // `lact path interpolate --frames 10` wrote 11
+    for (int i = 0; i < 16; ++i) EXPECT_NEAR(path.front().c2w[i], keys[0].c2w[i], 1e-12);
+    if (frames > 1)
+      for (int i = 0; i < 16; ++i) EXPECT_NEAR(path.back().c2w[i], keys[2].c2w[i], 1e-9);
+  }
+  // 5 frames through 3 keys: key positions 0, 0.5, 1, 1.5, 2, so the middle frame is the middle key and the
+  // second one halfway between the first two (the midpoint of their positions, (1, 1, 0)).
+  const auto five = interpolate_path_frames(keys, 5);
+  for (int i = 0; i < 16; ++i) EXPECT_NEAR(five[2].c2w[i], keys[1].c2w[i], 1e-9);
+  EXPECT_NEAR(five[1].c2w[3], 1.0, 1e-12);
+  EXPECT_NEAR(five[1].c2w[7], 1.0, 1e-12);
+}
+
 TEST(CameraPaths, NearestCameraByViewingDirectionThenPosition) {
   Camera base = pinhole(16, 16, 50);
   std::vector<Camera> cams(3, base);
