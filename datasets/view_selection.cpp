@@ -160,6 +160,7 @@ std::vector<int> select_views(const std::string& spec, const Scene& scene, bool 
   } else if (!has_n) {
     std::stringstream stream(spec);
     std::string item;
+    std::set<int> given;  // a view given twice would be encoded (or scored) twice and change the result
     while (std::getline(stream, item, ',')) {
       const size_t dash = item.find('-', 1);
       const int first = parse_int(item.substr(0, dash), spec, flag);
@@ -169,6 +170,8 @@ std::vector<int> select_views(const std::string& spec, const Scene& scene, bool 
         if (i < 0 || i >= count)
           throw Error(scene.source, "view index " + std::to_string(i) + " (" + flag +
                                         ") is out of range: the scene has " + std::to_string(count) + " views");
+        if (!given.insert(i).second)
+          throw Error(flag, "'" + spec + "' gives view " + std::to_string(i) + " twice (each view once)");
         out.push_back(i);
       }
     }

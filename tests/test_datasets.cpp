@@ -146,6 +146,16 @@ TEST(ViewSelection, SpecsWorkedOutByHand) {
   EXPECT_THROW(select_views("20", scene, false, {}, 0, "--inputs"), Error);
   EXPECT_THROW(select_views("uniform:21", scene, false, {}, 0, "--inputs"), Error);
   EXPECT_THROW(select_views("sideways", scene, false, {}, 0, "--inputs"), Error);
+  // A view given twice (issue 36: --inputs 0,0,1 changed the result) is refused, in a list or by ranges.
+  for (const char* twice : {"0,0,1", "0-3,2", "5,1-6"}) {
+    try {
+      select_views(twice, scene, false, {}, 0, "--inputs");
+      ADD_FAILURE() << twice << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("twice"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("--inputs"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(ViewSelection, KmeansFindsSeparatedClusters) {
