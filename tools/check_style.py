@@ -79,8 +79,12 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fix", action="store_true", help="format the files in place instead of reporting them")
     args = parser.parse_args()
-    root = subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True,
-                          check=True).stdout.strip()
+    top = subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True,
+                         cwd=os.path.dirname(os.path.abspath(__file__)))
+    if top.returncode != 0:
+        print("check_style: %s is not inside a git checkout (the rules apply to the tracked files)" % __file__)
+        return 2
+    root = top.stdout.strip()
     files = tracked_cxx_files(root)
     problems = ["%s: not formatted (clang-format -i %s)" % (f, f) for f in unformatted(root, files, args.fix)]
     problems += ["%s:%d: %s is %d lines (at most %d)" % (f, n, name, length, MAX_FUNCTION_LINES)
