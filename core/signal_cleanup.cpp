@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cerrno>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -67,8 +68,19 @@ void remove_temporaries() {
     if (slot.state.load() == kReady) ::unlink(slot.path);
 }
 
+// The signal being handled (0: none). While the handler stops the children, another thread may see a pipe to
+// one of them break and end lact the ordinary way (exit 1, or a sanitizer's exit code): the atexit hook below
+// holds such an exit until the handler ends lact by the signal.
+std::atomic<int> terminating_signal{0};
+
+void hold_exit_while_terminating() {
+  const struct timespec tick = {0, 10 * 1000 * 1000};
+  while (terminating_signal.load() != 0) ::nanosleep(&tick, nullptr);
+}
+
 void on_terminating_signal(int sig) {
   const int saved_errno = errno;
+  terminating_signal.store(sig);
   stop_children();
   remove_temporaries();
   // End as the signal would have: default action, delivered as soon as the handler's mask is lifted.
@@ -81,7 +93,8 @@ void on_terminating_signal(int sig) {
   sigemptyset(&unblock);
   sigaddset(&unblock, sig);
   ::sigprocmask(SIG_UNBLOCK, &unblock, nullptr);
-  errno = saved_errno;  // reached only if the default action does not end the process
+  terminating_signal.store(0);  // reached only if the default action does not end the process
+  errno = saved_errno;
 }
 
 }  // namespace
@@ -92,6 +105,7 @@ void clean_up_before_fatal_exit() {
 }
 
 void install_signal_cleanup() {
+  std::atexit(hold_exit_while_terminating);  // after the sanitizers' own exit hooks, so it runs before them
   struct sigaction action {};
   action.sa_handler = on_terminating_signal;
   sigemptyset(&action.sa_mask);
