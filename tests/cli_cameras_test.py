@@ -9,7 +9,6 @@ with exit code 1 and nothing written; values just inside the bounds must still r
 
 Usage: python3 tests/cli_cameras_test.py --lact build/app/lact --fixture ../shared/fixtures/lact_tiny
 """
-import argparse
 import copy
 import json
 import math
@@ -21,7 +20,7 @@ import sys
 import tempfile
 import unittest
 
-from cli_common import one_error_line, ran_ok
+from cli_common import one_error_line, parse_cli_args, ran_ok
 
 ARGS = None
 
@@ -416,11 +415,5 @@ class Cameras(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--lact", required=True)
-    parser.add_argument("--fixture", required=True)
-    parser.add_argument("--tools")
-    parser.add_argument("--data")
-    ARGS, rest = parser.parse_known_args()
-    ARGS.lact = os.path.abspath(ARGS.lact)
+    ARGS, rest = parse_cli_args(__doc__)
     unittest.main(argv=[sys.argv[0]] + rest)

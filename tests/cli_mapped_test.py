@@ -9,7 +9,6 @@ of the same shapes; a state written before states recorded their model loads wit
 
 Usage: python3 tests/cli_mapped_test.py --lact build/app/lact --fixture ../shared/fixtures/lact_tiny
 """
-import argparse
 import array
 import json
 import os
@@ -21,7 +20,7 @@ import tempfile
 import time
 import unittest
 
-from cli_common import one_error_line, read_safetensors, write_safetensors
+from cli_common import one_error_line, parse_cli_args, read_safetensors, write_safetensors
 
 ARGS = None
 SANITIZED = bool(os.environ.get("LACT_SANITIZED"))
@@ -210,11 +209,5 @@ class Mapped(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--lact", required=True)
-    parser.add_argument("--fixture", required=True)
-    parser.add_argument("--tools")
-    parser.add_argument("--data")
-    ARGS, rest = parser.parse_known_args()
-    ARGS.lact = os.path.abspath(ARGS.lact)
+    ARGS, rest = parse_cli_args(__doc__)
     unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)

@@ -14,7 +14,6 @@ be the first library loaded), where the racing cases run as two plain concurrent
 
 Usage: python3 tests/cli_reliability_test.py --lact build/app/lact --fixture ../shared/fixtures/lact_tiny
 """
-import argparse
 import json
 import os
 import shutil
@@ -26,7 +25,7 @@ import tempfile
 import time
 import unittest
 
-from cli_common import one_error_line, ran_ok
+from cli_common import one_error_line, parse_cli_args, ran_ok
 
 ARGS = None
 SANITIZED = os.environ.get("LACT_SANITIZED") == "1"
@@ -378,11 +377,5 @@ class Reliability(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--lact", required=True)
-    parser.add_argument("--fixture", required=True)
-    parser.add_argument("--tools")
-    parser.add_argument("--data")
-    ARGS, rest = parser.parse_known_args()
-    ARGS.lact = os.path.abspath(ARGS.lact)
+    ARGS, rest = parse_cli_args(__doc__)
     unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
