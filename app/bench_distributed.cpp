@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/flop_model.h"
 #include "core/memory_estimate.h"
+#include "core/module_kind.h"
 #include "core/random_weights.h"
 #include "pipeline/distribution.h"
 
@@ -143,7 +144,8 @@ void print_scaling_model(const BenchOptions& o) {
   for (size_t i = 0; i < links.size(); ++i) std::printf("---|---|");
   std::printf("---|\n");
   for (const auto& [name, config] : bench_models(o, lact)) {
-    const bool gathers = config.modules_of_kind(ModuleKind::GlobalAttention) > 0;
+    bool gathers = false;  // a KV cache is gathered; fast-weight updates are summed
+    for (const ModuleConfig& m : config.block) gathers |= m.kind->rank_exchange() == RankExchange::Gather;
     const double compute_total = encode_flops(config, tokens, per_view) / (o.tflops * 1e12);
     const double payload = double(config.state_floats_per_layer(tokens)) * 4;  // bytes per layer
     for (int ranks : parse_list(o.ranks, "--ranks", kViews)) {

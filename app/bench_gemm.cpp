@@ -9,38 +9,18 @@
 
 #include "app/bench_options.h"
 #include "core/error.h"
+#include "core/module_kind.h"
 #include "kernels/cpu/dnnl_gemm.h"
 
 namespace lact::app {
 
 namespace {
 
-struct GemmShape {
-  std::string name;
-  int64_t m, n, k, batch;
-  bool transpose_b;  // a Linear weight [out, in] is used transposed
-};
-
-// The products of one encode at `tokens` input tokens (`per_view` tokens per view).
+// The products of one encode at `tokens` input tokens (`per_view` tokens per view), as each module kind lists them.
 std::vector<GemmShape> model_shapes(const ModelConfig& c, int64_t tokens, int64_t per_view) {
   std::vector<GemmShape> shapes;
-  const int64_t d = c.dim;
-  for (const ModuleConfig& m : c.block) {
-    if (m.kind == ModuleKind::WindowAttention || m.kind == ModuleKind::GlobalAttention) {
-      const int64_t heads = m.heads(c.dim), span = m.kind == ModuleKind::WindowAttention ? per_view : tokens;
-      shapes.push_back({"attention qkv", tokens, 3 * d, d, 1, true});
-      shapes.push_back({"attention scores (per window and head)", span, span, m.head_dim,
-                        std::min<int64_t>(heads * (tokens / span), 64), true});
-      shapes.push_back({"attention out", tokens, d, d, 1, true});
-    } else if (m.kind == ModuleKind::FastWeightTTT) {
-      const int64_t h = m.head_dim, hidden = m.hidden(c.dim), heads = m.heads(c.dim);
-      shapes.push_back({"fast-weight apply (per head)", tokens, hidden, h, heads, true});
-      shapes.push_back({"fast-weight update (per head)", h, hidden, tokens, heads, false});
-    } else {
-      shapes.push_back({"MLP up", tokens, m.hidden(c.dim), d, 1, true});
-      shapes.push_back({"MLP down", tokens, d, m.hidden(c.dim), 1, true});
-    }
-  }
+  for (const ModuleConfig& m : c.block)
+    for (const GemmShape& s : m.kind->gemm_shapes(c, m, tokens, per_view)) shapes.push_back(s);
   return shapes;
 }
 

@@ -3,8 +3,8 @@
 
 #include "app/commands.h"
 #include "app/flags.h"
-#include "core/block_module.h"
 #include "core/error.h"
+#include "core/module_kind.h"
 #include "core/safetensors.h"
 #include "core/terminal_text.h"
 #include "core/weights.h"
@@ -22,7 +22,7 @@ namespace {
 void print_config(const ModelConfig& c) {
   std::printf("config: patch %d, dim %d, layers %d\n", c.patch_size, c.dim, c.layers);
   for (size_t j = 0; j < c.block.size(); ++j)
-    std::printf("  module %zu: %s\n", j, block_module(c.block[j].kind).describe(c, c.block[j]).c_str());
+    std::printf("  module %zu: %s\n", j, c.block[j].kind->describe(c, c.block[j]).c_str());
   const long long fixed = c.state_floats_per_layer(0), per_token = c.state_floats_per_layer(1) - fixed;
   if (fixed)
     std::printf("scene state (%s): %lld floats per layer, %lld in all (%.2f MiB per scene in fp32)\n",

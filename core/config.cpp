@@ -3,28 +3,18 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "core/block_module.h"
 #include "core/config_fields.h"
 #include "core/error.h"
 #include "core/json_text.h"
+#include "core/kinds/ttt_kind.h"
+#include "core/module_kind.h"
 #include "core/safetensors.h"
 
 namespace lact {
 
-int ModuleConfig::hidden(int dim) const {
-  if (kind == ModuleKind::FastWeightTTT) return static_cast<int>(head_dim * inter_multi);
-  return static_cast<int>(dim * inter_multi);
-}
-
-int ModelConfig::modules_of_kind(ModuleKind kind) const {
-  int n = 0;
-  for (const ModuleConfig& m : block) n += m.kind == kind;
-  return n;
-}
-
 TttVariant ModelConfig::ttt_variant() const {
   for (const ModuleConfig& m : block)
-    if (m.kind == ModuleKind::FastWeightTTT) return m.variant;
+    if (m.has_params<TttParams>()) return m.params_as<TttParams>().variant;
   return {};
 }
 
@@ -37,16 +27,10 @@ ModuleConfig parse_module(const nlohmann::json& entry, int dim, const std::strin
   const nlohmann::json params = entry.contains("params") ? entry.at("params") : nlohmann::json::object();
   if (!params.is_object()) throw Error(where, "params of '" + m.type + "' is not a JSON object");
   const std::string class_name = m.type.substr(m.type.rfind('.') + 1);
-  const BlockModule* module = block_module_by_class(class_name);
-  if (!module) throw Error(where, "unknown block module type '" + m.type + "' (known: " + known_module_classes() + ")");
-  m.kind = module->kind();
+  m.kind = module_kind_by_class(class_name);
+  if (!m.kind) throw Error(where, "unknown block module type '" + m.type + "' (known: " + known_module_classes() + ")");
   if (optional_field<bool>(params, "bias", false, where)) throw Error(where, "biased Linear layers are not supported");
-  module->parse(params, dim, m, where);
-  if (m.kind != ModuleKind::Mlp && (m.head_dim <= 0 || dim % m.head_dim != 0))
-    throw Error(where, "head_dim " + std::to_string(m.head_dim) + " does not divide dim " + std::to_string(dim));
-  if (!(m.inter_multi > 0 && m.inter_multi <= ConfigLimits::kMaxInterMulti) || m.hidden(dim) <= 0)
-    throw Error(where, "inter_multi must be in (0, " + std::to_string(int(ConfigLimits::kMaxInterMulti)) +
-                           "] and give a positive hidden width");
+  m.params = m.kind->parse(params, m.length_dim, dim, where);
   return m;
 }
 

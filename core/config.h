@@ -2,19 +2,16 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 namespace lact {
 
-// WindowAttention: per-view attention (official model.SelfAttention, length_dim "l").
-// FastWeightTTT: the large-chunk TTT layer (lact_ttt.FastWeightGluMLPMultihead).
-// GlobalAttention: the paper's full-attention baseline in place of the TTT layer (type "lact.GlobalAttention"):
-//   input tokens attend to every input token; target tokens to every input token and their own view.
-// Mlp: model.MLP.
-// Everything done with a kind (params, tensors, forward passes, state, FLOPs, memory) is in core/block_module.h.
-enum class ModuleKind { WindowAttention, FastWeightTTT, GlobalAttention, Mlp };
+// The kinds of block module (per-view window attention, the large-chunk TTT layer, the full-attention baseline,
+// the MLP) are described in core/module_kind.h, each in its own file under core/kinds/.
+class ModuleKind;
 
 // The TTT update variant of "Test-Time Training with KV Binding Is Secretly Linear Attention" (Liu et al.
 // 2026), selected as the authors' code selects it: params.ttt_loss_type (see linear_attention_variants.md).
@@ -36,19 +33,33 @@ std::string ttt_variant_key(const std::string& preset_or_key);
 // does not implement).
 TttVariant ttt_variant_from_key(const std::string& key, const std::string& where);
 
-struct ModuleConfig {
-  ModuleKind kind = ModuleKind::Mlp;
-  std::string type;           // the official class name, e.g. "lact_ttt.FastWeightGluMLPMultihead"
-  std::string length_dim;     // "l" (per view) or "vl" (whole sequence)
-  int head_dim = 0;           // attention head dim, or fast-weight head dim
-  bool use_qk_norm = true;    // window attention
-  double inter_multi = 4;     // MLP hidden = dim * inter_multi; TTT hidden = head_dim * inter_multi
-  double base_lr = 0.01;      // TTT
-  int muon_update_steps = 0;  // TTT Newton-Schulz steps
-  TttVariant variant;         // TTT
+// A kind's own parameters (core/kinds/*.h derive theirs from this).
+struct ModuleParams {
+  virtual ~ModuleParams() = default;
+};
 
-  int heads(int dim) const { return head_dim > 0 ? dim / head_dim : 0; }  // 0 for modules without heads (MLP)
-  int hidden(int dim) const;  // MLP: int(dim * inter_multi); TTT: int(head_dim * inter_multi)
+struct ModuleConfig {
+  const ModuleKind* kind = nullptr;            // its description (core/module_kind.h)
+  std::string type;                            // the official class name, e.g. "lact_ttt.FastWeightGluMLPMultihead"
+  std::string length_dim;                      // "l" (per view) or "vl" (whole sequence)
+  std::shared_ptr<const ModuleParams> params;  // the kind's own parameter struct
+
+  // The kind's parameters as its own struct (an internal error when the module is of another kind).
+  template <typename P>
+  const P& params_as() const {
+    const P* p = dynamic_cast<const P*>(params.get());
+    if (!p) throw_params_mismatch();
+    return *p;
+  }
+  template <typename P>
+  bool has_params() const {
+    return dynamic_cast<const P*>(params.get()) != nullptr;
+  }
+  int heads(int dim) const;   // 0 for modules without heads (MLP)
+  int hidden(int dim) const;  // the inner width: MLP int(dim * inter_multi); TTT int(head_dim * inter_multi)
+
+ private:
+  [[noreturn]] void throw_params_mismatch() const;
 };
 
 struct ModelConfig {
@@ -60,7 +71,6 @@ struct ModelConfig {
 
   int input_channels() const { return 12 * patch_size * patch_size; }  // [o, d, o x d, rgb] per pixel
   int output_channels() const { return 3 * patch_size * patch_size; }
-  int modules_of_kind(ModuleKind kind) const;  // per block
   // Scene-state floats per layer for `input_tokens` input tokens (fast weights; KV caches grow with tokens).
   long long state_floats_per_layer(int64_t input_tokens) const;
   // The TTT variant of the model ("dot_product" when it has no TTT layer).

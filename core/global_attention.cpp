@@ -4,7 +4,6 @@
 #include <cfloat>
 #include <cmath>
 
-#include "core/config_fields.h"
 #include "core/layers.h"
 
 namespace lact {
@@ -17,7 +16,7 @@ struct HeadProjections {
   Tensor q, k, v;  // [views, heads, tokens, head_dim]
 };
 
-HeadProjections project(Backend& be, const ModuleConfig& config, const ModuleWeights& w, const Tensor& y,
+HeadProjections project(Backend& be, const AttentionParams& config, const AttentionWeights& w, const Tensor& y,
                         int64_t views) {
   const int64_t tokens = y.dim(0), dim = y.dim(1), per_view = tokens / views, hd = config.head_dim, heads = dim / hd;
   Tensor qkv = be.empty({tokens, 3 * dim});
@@ -35,7 +34,7 @@ HeadProjections project(Backend& be, const ModuleConfig& config, const ModuleWei
   return p;
 }
 
-void merge_and_project(Backend& be, const ModuleWeights& w, const Tensor& heads_out, Tensor& out) {
+void merge_and_project(Backend& be, const AttentionWeights& w, const Tensor& heads_out, Tensor& out) {
   const int64_t views = heads_out.dim(0), heads = heads_out.dim(1), per_view = heads_out.dim(2), hd = heads_out.dim(3);
   Tensor merged = be.empty({views, per_view, heads * hd});
   be.merge_heads(heads_out, merged);
@@ -44,7 +43,7 @@ void merge_and_project(Backend& be, const ModuleWeights& w, const Tensor& heads_
 
 }  // namespace
 
-KvCache global_attention_encode(Backend& be, const ModuleConfig& config, const ModuleWeights& w, const Tensor& y,
+KvCache global_attention_encode(Backend& be, const AttentionParams& config, const AttentionWeights& w, const Tensor& y,
                                 Tensor& out, Collective* collective) {
   HeadProjections p = project(be, config, w, y, 1);
   const int64_t heads = p.q.dim(1), tokens = p.q.dim(2), hd = p.q.dim(3);
@@ -59,8 +58,8 @@ KvCache global_attention_encode(Backend& be, const ModuleConfig& config, const M
   return {k, v};
 }
 
-void global_attention_render(Backend& be, const ModuleConfig& config, const ModuleWeights& w, const KvCache& cache,
-                             const Tensor& y, int64_t views, Tensor& out) {
+void global_attention_render(Backend& be, const AttentionParams& config, const AttentionWeights& w,
+                             const KvCache& cache, const Tensor& y, int64_t views, Tensor& out) {
   HeadProjections p = project(be, config, w, y, views);
   const int64_t heads = p.q.dim(1), per_view = p.q.dim(2), hd = p.q.dim(3), inputs = cache.k.dim(1);
   const int64_t keys = inputs + per_view;
@@ -82,54 +81,29 @@ void global_attention_render(Backend& be, const ModuleConfig& config, const Modu
 
 }  // namespace lact
 
-// ---- the module kind
+// ---- the forward pass of the kind (its description: core/kinds/global_attention_kind.cpp)
 namespace lact {
+
+const ModuleKind& global_attention_kind();
 
 namespace {
 
 // The full-attention baseline (type "lact.GlobalAttention"); its state is the KV cache of the input tokens.
 class GlobalAttentionModule final : public BlockModule {
  public:
-  ModuleKind kind() const override { return ModuleKind::GlobalAttention; }
-  const char* class_name() const override { return "GlobalAttention"; }
-  std::string describe(const ModelConfig& c, const ModuleConfig& m) const override {
-    return "global attention (full-attention baseline, KV cache), " + std::to_string(m.heads(c.dim)) + " heads of " +
-           std::to_string(m.head_dim);
-  }
-  void parse(const nlohmann::json& params, int, ModuleConfig& m, const std::string& where) const override {
-    refuse_unknown_params(params, {"head_dim", "use_qk_norm", "bias"}, "GlobalAttention", where);
-    m.head_dim = field<int>(params, "head_dim", where);
-    m.use_qk_norm = optional_field<bool>(params, "use_qk_norm", true, where);
-  }
-  TensorList tensors(const ModelConfig& c, const ModuleConfig& m) const override { return attention_tensors(c, m); }
-  void load(Backend&, const ModuleConfig& m, const std::function<Tensor(const std::string&)>& get,
-            ModuleWeights& w) const override {
-    load_attention(m, get, w);
-  }
-  bool stateful() const override { return true; }
-  TensorList state_tensors(const ModelConfig& c, const ModuleConfig& m, int64_t tokens) const override {
-    const Shape cache{m.heads(c.dim), tokens, m.head_dim};
-    return {{"k_cache", cache}, {"v_cache", cache}};
+  const ModuleKind& kind() const override { return global_attention_kind(); }
+  std::shared_ptr<const KindWeights> load(Backend&, const ModuleConfig& m,
+                                          const std::function<Tensor(const std::string&)>& get) const override {
+    return load_attention(m.params_as<AttentionParams>(), get);
   }
   ModuleState encode(const ModuleContext& ctx, const Tensor& y, Tensor& out, bool /*output_needed*/) const override {
-    const KvCache cache = global_attention_encode(ctx.be, ctx.config, ctx.weights, y, out, ctx.collective);
+    const KvCache cache = global_attention_encode(ctx.be, ctx.config.params_as<AttentionParams>(),
+                                                  ctx.weights.as<AttentionWeights>(), y, out, ctx.collective);
     return {{{"k_cache", cache.k}, {"v_cache", cache.v}}};
   }
   void render(const ModuleContext& ctx, const ModuleState* state, const Tensor& y, Tensor& out) const override {
-    global_attention_render(ctx.be, ctx.config, ctx.weights, {state->at("k_cache"), state->at("v_cache")}, y, ctx.views,
-                            out);
-  }
-  double encode_flops(const ModelConfig& c, const ModuleConfig&, double n, double) const override {
-    return 2.0 * n * c.dim * 4 * c.dim + 4.0 * n * n * c.dim;
-  }
-  double render_flops(const ModelConfig& c, const ModuleConfig&, double n, double inputs) const override {
-    return 2.0 * n * c.dim * 4 * c.dim + 4.0 * n * (n + inputs) * c.dim;
-  }
-  double encode_scratch_floats(const ModelConfig& c, const ModuleConfig&, const ModelOptions&, double tokens,
-                               double per_view, double) const override {
-    // qkv + per-view q, k, v; then keys (inputs + one view) for every head, attended, merged.
-    const double dim = c.dim;
-    return 6 * tokens * dim + 2 * (tokens + per_view) * dim + 2 * tokens * dim;
+    global_attention_render(ctx.be, ctx.config.params_as<AttentionParams>(), ctx.weights.as<AttentionWeights>(),
+                            {state->at("k_cache"), state->at("v_cache")}, y, ctx.views, out);
   }
 };
 

@@ -1,21 +1,31 @@
-// The three block modules, each written once against the Backend ops. Inputs are the module's
-// LayerNorm'd input y [tokens, dim]; outputs are what the block adds to the residual stream.
+// The block modules' layers, each written once against the Backend ops, with each kind's own weights. Inputs
+// are the module's LayerNorm'd input y [tokens, dim]; outputs are what the block adds to the residual stream.
 #pragma once
 
 #include "core/block_module.h"
 #include "core/config.h"
+#include "core/kinds/attention_kind.h"
+#include "core/kinds/mlp_kind.h"
+#include "core/kinds/ttt_kind.h"
 #include "core/model_options.h"
 #include "core/weights.h"
 #include "kernels/backend.h"
 
 namespace lact {
 
+// ---- the attention kinds (per-view window attention, the full-attention baseline)
+
+struct AttentionWeights : KindWeights {
+  Tensor qkv;             // f.to_qkv.weight [3 dim, dim]
+  Tensor out_proj;        // f.c_proj.weight [dim, dim]
+  Tensor q_norm, k_norm;  // the QK RMSNorms [head_dim] (use_qk_norm)
+};
+std::shared_ptr<const KindWeights> load_attention(const AttentionParams& p,
+                                                  const std::function<Tensor(const std::string&)>& get);
+
 // Per-view window attention: `views` consecutive groups of tokens attend only within themselves.
-void window_attention(Backend& be, const ModuleConfig& config, const ModuleWeights& weights, const Tensor& y,
+void window_attention(Backend& be, const AttentionParams& config, const AttentionWeights& weights, const Tensor& y,
                       int64_t views, Tensor& out);
-// The tensors and loading shared by both attention kinds (to_qkv, c_proj, the QK norms).
-TensorList attention_tensors(const ModelConfig& c, const ModuleConfig& m);
-void load_attention(const ModuleConfig& m, const std::function<Tensor(const std::string&)>& get, ModuleWeights& w);
 
 // ---- the full-attention baseline (GlobalAttention)
 
@@ -25,16 +35,32 @@ struct KvCache {
 };
 
 // Encode: every input token attends to every input token (every rank's, across ranks); returns the cache.
-KvCache global_attention_encode(Backend& be, const ModuleConfig& config, const ModuleWeights& weights, const Tensor& y,
-                                Tensor& out, Collective* collective = nullptr);
+KvCache global_attention_encode(Backend& be, const AttentionParams& config, const AttentionWeights& weights,
+                                const Tensor& y, Tensor& out, Collective* collective = nullptr);
 // Render: each of `views` target views attends to the cached input tokens and to its own tokens.
-void global_attention_render(Backend& be, const ModuleConfig& config, const ModuleWeights& weights,
+void global_attention_render(Backend& be, const AttentionParams& config, const AttentionWeights& weights,
                              const KvCache& cache, const Tensor& y, int64_t views, Tensor& out);
 
+// ---- the MLP
+
+struct MlpWeights : KindWeights {
+  Tensor fc;        // f.c_fc.weight [hidden, dim]
+  Tensor out_proj;  // f.c_proj.weight [dim, hidden]
+};
+
 // c_proj(GELU(c_fc(y))).
-void mlp(Backend& be, const ModuleConfig& config, const ModuleWeights& weights, const Tensor& y, Tensor& out);
+void mlp(Backend& be, const MlpWeights& weights, const Tensor& y, Tensor& out);
 
 // ---- the large-chunk TTT layer
+
+struct TttWeights : KindWeights {
+  Tensor qkv;                           // f.to_qkv.weight [3 dim, dim]
+  Tensor out_proj;                      // f.c_proj.weight [dim, dim]
+  Tensor w0, w1, w2;                    // initial fast weights [heads, D, d_h], [heads, d_h, D], [heads, D, d_h]
+  Tensor lr_weight, lr_bias;            // lr_fc [3 heads, dim], [3 heads]
+  Tensor o_norm;                        // per-head RMSNorm [D]
+  Tensor w0_norms, w1_norms, w2_norms;  // column norms of the initial fast weights (the weight-norm targets)
+};
 
 struct FastWeights {
   Tensor w0, w1, w2;  // [heads, D, d_h], [heads, d_h, D], [heads, D, d_h]
@@ -45,7 +71,7 @@ struct TttProjections {
   Tensor q, k, v;  // [heads, tokens, D]; q and k L2-normalised
   Tensor lr;       // [tokens, 3 heads], channel (lrs h): lr_j of head h at column j*heads + h
 };
-TttProjections ttt_project(Backend& be, const ModuleConfig& config, const ModuleWeights& weights, const Tensor& y,
+TttProjections ttt_project(Backend& be, const TttParams& config, const TttWeights& weights, const Tensor& y,
                            bool with_keys);
 
 // The update directions summed over tokens [begin, end) and added to dW: the part of the update that
@@ -53,17 +79,17 @@ TttProjections ttt_project(Backend& be, const ModuleConfig& config, const Module
 void ttt_accumulate_directions(Backend& be, const FastWeights& initial, const TttProjections& p, int64_t begin,
                                int64_t end, FastWeights& directions);
 // W' = weight_norm(W + NS(dW)) from the summed directions.
-FastWeights ttt_finish_update(Backend& be, const ModuleConfig& config, const ModuleWeights& weights,
+FastWeights ttt_finish_update(Backend& be, const TttParams& config, const TttWeights& weights,
                               const FastWeights& initial, FastWeights& directions);
 
 // The whole update with every token of p (tiles of `token_tile`, or the low-rank Newton-Schulz route
 // when cheaper and allowed).
 // Across ranks (`collective` non-null, p holding this rank's tokens): the summed directions are all-reduced,
 // or, on the low-rank route (decided on every rank's tokens together), its factors gathered.
-FastWeights ttt_update(Backend& be, const ModuleConfig& config, const ModuleWeights& weights, const TttProjections& p,
+FastWeights ttt_update(Backend& be, const TttParams& config, const TttWeights& weights, const TttProjections& p,
                        NewtonSchulzRoute route, int64_t token_tile, Collective* collective = nullptr);
 
-// ---- shared by the TTT update paths (core/ttt_layer.cpp, core/ttt_w1_update.cpp, the memory estimate)
+// ---- shared by the TTT update paths (core/ttt_layer.cpp, core/ttt_w1_update.cpp)
 
 // Rows [begin, ...) of every batch entry of t [batch, rows, cols], and all of it, as GEMM operands.
 inline MatrixOperand rows_from(const Tensor& t, int64_t begin) {
@@ -71,33 +97,29 @@ inline MatrixOperand rows_from(const Tensor& t, int64_t begin) {
 }
 inline MatrixOperand whole(const Tensor& t) { return {t.data(), t.dim(2), t.dim(1) * t.dim(2)}; }
 
-// Whether the Newton-Schulz of a rows x cols update built from `tokens` tokens runs in the token subspace
-// (newton_schulz5_low_rank_add): when the route forces it, or under Auto when the tokens fit one tile and the
-// FLOP estimate says it is cheaper.
-bool ttt_low_rank_route(NewtonSchulzRoute route, int64_t tokens, int64_t token_tile, int64_t rows, int64_t cols,
-                        int steps);
+// (ttt_low_rank_route, the choice of the Newton-Schulz route, is the kind's: core/kinds/ttt_kind.h.)
 
 // ---- the W1-only updates of the linear-attention variants (V1-V6; core/ttt_w1_update.cpp)
 
 // phi(K) of tokens [begin, end) with the rows scaled by lr1 when the variant has it: [heads, n, d_h or D].
-Tensor ttt_key_features(Backend& be, const ModuleConfig& config, const ModuleWeights& weights, const TttProjections& p,
+Tensor ttt_key_features(Backend& be, const TttParams& config, const TttWeights& weights, const TttProjections& p,
                         int64_t begin, int64_t end);
 // dW1 += phi(K)^T diag(eta) V over tokens [begin, end): the part that splits over tiles, views, processes.
-void ttt_accumulate_w1(Backend& be, const ModuleConfig& config, const ModuleWeights& weights, const TttProjections& p,
+void ttt_accumulate_w1(Backend& be, const TttParams& config, const TttWeights& weights, const TttProjections& p,
                        int64_t begin, int64_t end, Tensor& dw1);
 // W1' = [weight_norm](W1 + [NS](dW1)) from the summed dW1 (which it overwrites).
-Tensor ttt_finish_w1(Backend& be, const ModuleConfig& config, const ModuleWeights& weights, Tensor& dw1);
+Tensor ttt_finish_w1(Backend& be, const TttParams& config, const TttWeights& weights, Tensor& dw1);
 // The whole update with every token of p, in the form options.ttt_update_form names.
 // Across ranks as ttt_update.
-Tensor ttt_update_w1(Backend& be, const ModuleConfig& config, const ModuleWeights& weights, const TttProjections& p,
+Tensor ttt_update_w1(Backend& be, const TttParams& config, const TttWeights& weights, const TttProjections& p,
                      const ModelOptions& options, Collective* collective = nullptr);
 
 // out = c_proj(merge_heads(o_norm(phi(q) W1))) for every token of q, phi(q) = silu(q W0) * (q W2) (or q for
 // straight_qk).
-void ttt_apply(Backend& be, const ModuleConfig& config, const ModuleWeights& weights, const FastWeights& fast,
+void ttt_apply(Backend& be, const TttParams& config, const TttWeights& weights, const FastWeights& fast,
                const Tensor& q, int64_t token_tile, Tensor& out);
 
 // The initial fast weights of a TTT module (shared tensors, not copies).
-FastWeights initial_fast_weights(const ModuleWeights& weights);
+FastWeights initial_fast_weights(const TttWeights& weights);
 
 }  // namespace lact

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/block_module.h"
 #include "core/error.h"
+#include "core/module_kind.h"
 #include "kernels/host_memory.h"
 
 namespace lact {
@@ -45,13 +45,12 @@ EncodeMemory estimate_encode_memory(const ModelConfig& config, const ModelOption
 
   double scratch = 0;
   for (const ModuleConfig& mc : config.block)
-    scratch =
-        std::max(scratch, block_module(mc.kind).encode_scratch_floats(config, mc, options, tokens, per_view, chunk));
+    scratch = std::max(scratch, mc.kind->encode_scratch_floats(config, mc, options, tokens, per_view, chunk));
   m.temporaries = saturate(scratch * kFloat);
   double state = 0;  // in double: a KV cache of a saturated token count must not overflow
   const double state_tokens = state_views < 0 ? tokens : static_cast<double>(state_views) * per_view;
   for (const ModuleConfig& mc : config.block)
-    for (const auto& entry : block_module(mc.kind).state_tensors(config, mc, saturate(state_tokens))) {
+    for (const auto& entry : mc.kind->state_tensors(config, mc, saturate(state_tokens))) {
       double floats = 1;
       for (int64_t side : entry.second) floats *= static_cast<double>(side);
       state += floats;

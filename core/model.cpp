@@ -37,7 +37,7 @@ void check_state_finite(Backend& be, const ModelConfig& config, const SceneState
   size_t i = 0;
   for (int layer = 0; layer < config.layers; ++layer)
     for (const ModuleConfig& mc : config.block) {
-      if (!block_module(mc.kind).stateful()) continue;
+      if (!mc.kind->stateful()) continue;
       for (const auto& [name, tensor] : state.modules.at(i).tensors)
         if (tensor.numel() > 0)
           for (double sum : be.batched_dot(tensor, tensor))
@@ -121,20 +121,20 @@ SceneState Model::encode(const std::vector<PosedImage>& inputs, const Observer& 
   // Without an observer, nothing after the last stateful module of the last layer is needed.
   size_t last_stateful = 0;
   for (size_t j = 0; j < config().block.size(); ++j)
-    if (block_module(config().block[j].kind).stateful()) last_stateful = j;
+    if (config().block[j].kind->stateful()) last_stateful = j;
 
   Tensor y = be.empty({tokens, dim}), out = be.empty({tokens, dim});
   for (int layer = 0; layer < config().layers; ++layer) {
     const bool last_layer = layer + 1 == config().layers;
     for (size_t j = 0; j < config().block.size(); ++j) {
       const ModuleConfig& mc = config().block[j];
-      const BlockModule& module = block_module(mc.kind);
+      const BlockModule& module = block_module(*mc.kind);
       const bool output_needed = observer || !last_layer || j < last_stateful;
-      if (!output_needed && !module.stateful()) continue;
+      if (!output_needed && !mc.kind->stateful()) continue;
       const ModuleContext context{be, mc, weights_.blocks[layer][j], options_, views, collective};
       be.layer_norm(x, context.weights.norm, kLayerNormEps, y);
       ModuleState module_state = module.encode(context, y, out, output_needed);
-      if (module.stateful()) state.modules.push_back(std::move(module_state));
+      if (mc.kind->stateful()) state.modules.push_back(std::move(module_state));
       if (output_needed) be.add(x, out);
     }
     if (observer) observer("encode_block" + std::to_string(layer) + "_out", x);
@@ -155,7 +155,7 @@ int64_t SceneState::floats() const {
 
 void Model::check_state(const SceneState& state) const {
   size_t stateful = 0;
-  for (const ModuleConfig& mc : config().block) stateful += block_module(mc.kind).stateful();
+  for (const ModuleConfig& mc : config().block) stateful += mc.kind->stateful();
   const size_t needed = stateful * static_cast<size_t>(config().layers);
   if (state.modules.size() != needed)
     throw Error("scene state has " + std::to_string(state.modules.size()) + " module states, the model needs " +
@@ -163,12 +163,12 @@ void Model::check_state(const SceneState& state) const {
   size_t i = 0;
   for (int layer = 0; layer < config().layers; ++layer)
     for (const ModuleConfig& mc : config().block) {
-      const BlockModule& module = block_module(mc.kind);
-      if (!module.stateful()) continue;
+      const ModuleKind& kind = *mc.kind;
+      if (!kind.stateful()) continue;
       const ModuleState& s = state.modules[i++];
       // Input tokens: from the state itself (a KV cache grows with them), checked by the shapes below.
       const int64_t tokens = s.tensors.empty() || s.tensors[0].second.rank() != 3 ? 0 : s.tensors[0].second.dim(1);
-      const TensorList expected = module.state_tensors(config(), mc, tokens);
+      const TensorList expected = kind.state_tensors(config(), mc, tokens);
       bool ok = s.tensors.size() == expected.size();
       for (size_t t = 0; ok && t < expected.size(); ++t)
         ok = s.tensors[t].first == expected[t].first && s.tensors[t].second.shape() == expected[t].second;
@@ -246,10 +246,9 @@ void Model::decode(const SceneState& state, const Tensor& poses, int height, int
   for (int layer = 0; layer < config().layers; ++layer)
     for (size_t j = 0; j < config().block.size(); ++j) {
       const ModuleConfig& mc = config().block[j];
-      const BlockModule& module = block_module(mc.kind);
       const ModuleContext context{be, mc, weights_.blocks[layer][j], options_, count};
       be.layer_norm(x, context.weights.norm, kLayerNormEps, y);
-      module.render(context, module.stateful() ? &state.modules[state_index++] : nullptr, y, out);
+      block_module(*mc.kind).render(context, mc.kind->stateful() ? &state.modules[state_index++] : nullptr, y, out);
       be.add(x, out);
     }
   be.layer_norm(x, weights_.decoder_norm, kLayerNormEps, y);

@@ -3,8 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/block_module.h"
 #include "core/error.h"
+#include "core/module_kind.h"
 #include "core/safetensors.h"
 #include "core/terminal_text.h"
 
@@ -20,7 +20,7 @@ std::vector<std::pair<std::string, const ModuleConfig*>> stateful_modules(const 
   std::vector<std::pair<std::string, const ModuleConfig*>> modules;
   for (int layer = 0; layer < config.layers; ++layer)
     for (size_t j = 0; j < config.block.size(); ++j)
-      if (block_module(config.block[j].kind).stateful())
+      if (config.block[j].kind->stateful())
         modules.push_back(
             {"blocks." + std::to_string(layer) + ".module_list." + std::to_string(j) + ".", &config.block[j]});
   return modules;
@@ -109,10 +109,10 @@ LoadedSceneState load_scene_state(const std::string& path, const ModelWeights& m
   size_t needed = 0;
   for (const auto& [prefix, mc] : modules) {
     // A KV cache's token count comes from the file (checked by the model against its config).
-    auto first = file.entries().find(prefix + block_module(mc->kind).state_tensors(config, *mc, 0).at(0).first);
+    auto first = file.entries().find(prefix + mc->kind->state_tensors(config, *mc, 0).at(0).first);
     const int64_t tokens =
         first != file.entries().end() && first->second.shape.size() == 3 ? first->second.shape[1] : 0;
-    expected.push_back(block_module(mc->kind).state_tensors(config, *mc, tokens));
+    expected.push_back(mc->kind->state_tensors(config, *mc, tokens));
     needed += expected.back().size();
   }
   if (file.entries().size() != needed)

@@ -19,7 +19,7 @@ constexpr float kWeightNormEps = 1e-5f;  // W / (||W||_col + eps) * ||W0||_col
 double inverse_softplus(double x) { return x + std::log(-std::expm1(-x)); }
 
 // out = c_proj(merge_heads(o_norm(o))) for o [heads, tokens, D].
-void finish_apply(Backend& be, const ModuleWeights& w, Tensor& o, Tensor& out) {
+void finish_apply(Backend& be, const TttWeights& w, Tensor& o, Tensor& out) {
   const int64_t heads = o.dim(0), tokens = o.dim(1), d = o.dim(2);
   be.rms_norm(o, w.o_norm, d, kOutputNormEps, o);
   Tensor merged = be.empty({1, tokens, heads * d});
@@ -29,17 +29,9 @@ void finish_apply(Backend& be, const ModuleWeights& w, Tensor& o, Tensor& out) {
 
 }  // namespace
 
-bool ttt_low_rank_route(NewtonSchulzRoute route, int64_t tokens, int64_t token_tile, int64_t rows, int64_t cols,
-                        int steps) {
-  if (route != NewtonSchulzRoute::Auto) return route == NewtonSchulzRoute::LowRank;
-  return steps > 0 && tokens <= token_tile &&
-         newton_schulz_low_rank_flops(tokens, rows, cols, steps) < newton_schulz_dense_flops(tokens, rows, cols, steps);
-}
+FastWeights initial_fast_weights(const TttWeights& w) { return {w.w0, w.w1, w.w2}; }
 
-FastWeights initial_fast_weights(const ModuleWeights& w) { return {w.w0, w.w1, w.w2}; }
-
-TttProjections ttt_project(Backend& be, const ModuleConfig& config, const ModuleWeights& w, const Tensor& y,
-                           bool with_keys) {
+TttProjections ttt_project(Backend& be, const TttParams& config, const TttWeights& w, const Tensor& y, bool with_keys) {
   const int64_t tokens = y.dim(0), dim = y.dim(1), head_dim = config.head_dim, heads = dim / head_dim;
   TttProjections p;
   // Render needs only q: the first dim rows of to_qkv.
@@ -100,7 +92,7 @@ FastWeights copy_of(Backend& be, const FastWeights& w) {
   return c;
 }
 
-void restore_norms(Backend& be, const ModuleWeights& w, FastWeights& fast) {
+void restore_norms(Backend& be, const TttWeights& w, FastWeights& fast) {
   be.restore_column_norms(fast.w0, w.w0_norms, kWeightNormEps);
   be.restore_column_norms(fast.w1, w.w1_norms, kWeightNormEps);
   be.restore_column_norms(fast.w2, w.w2_norms, kWeightNormEps);
@@ -119,8 +111,8 @@ void ttt_accumulate_directions(Backend& be, const FastWeights& initial, const Tt
   be.gemm(true, false, d, hidden, n, 1.0f, k, whole(r.dhidden), 1.0f, dw.w2.data(), hidden, d * hidden, heads);
 }
 
-FastWeights ttt_finish_update(Backend& be, const ModuleConfig& config, const ModuleWeights& w,
-                              const FastWeights& initial, FastWeights& dw) {
+FastWeights ttt_finish_update(Backend& be, const TttParams& config, const TttWeights& w, const FastWeights& initial,
+                              FastWeights& dw) {
   for (Tensor* delta : {&dw.w0, &dw.w1, &dw.w2}) newton_schulz5(be, *delta, config.muon_update_steps);
   FastWeights updated = copy_of(be, initial);
   be.add(updated.w0, dw.w0);
@@ -130,7 +122,7 @@ FastWeights ttt_finish_update(Backend& be, const ModuleConfig& config, const Mod
   return updated;
 }
 
-FastWeights ttt_update(Backend& be, const ModuleConfig& config, const ModuleWeights& w, const TttProjections& p,
+FastWeights ttt_update(Backend& be, const TttParams& config, const TttWeights& w, const TttProjections& p,
                        NewtonSchulzRoute route, int64_t token_tile, Collective* collective) {
   const FastWeights initial = initial_fast_weights(w);
   const int64_t local = p.k.dim(1), d = p.k.dim(2), hidden = initial.w0.dim(2);
@@ -159,8 +151,8 @@ FastWeights ttt_update(Backend& be, const ModuleConfig& config, const ModuleWeig
   return updated;
 }
 
-void ttt_apply(Backend& be, const ModuleConfig& config, const ModuleWeights& w, const FastWeights& fast,
-               const Tensor& q, int64_t token_tile, Tensor& out) {
+void ttt_apply(Backend& be, const TttParams& config, const TttWeights& w, const FastWeights& fast, const Tensor& q,
+               int64_t token_tile, Tensor& out) {
   const int64_t heads = q.dim(0), tokens = q.dim(1), d = q.dim(2);
   Tensor o = be.empty({heads, tokens, d});
   if (config.variant.straight_qk) {  // phi is the identity: o = q W1

@@ -1,157 +1,69 @@
-// The large-chunk TTT layer as a block module: its params (with the authors' variant key), tensors, state,
-// forward passes, FLOPs and scratch memory, for the baseline and for the linear-attention variants.
-#include <algorithm>
-#include <cstdio>
-
+// The large-chunk TTT layer's forward pass as a block module (its description: core/kinds/ttt_kind.cpp): its
+// weights with the weight-norm targets, encode (the update, then the apply) and render, for the baseline and
+// for the linear-attention variants.
 #include "core/block_module.h"
-#include "core/config_fields.h"
-#include "core/error.h"
 #include "core/layers.h"
-#include "kernels/newton_schulz.h"
 
 namespace lact {
 
+const ModuleKind& fast_weight_ttt_kind();
+
 namespace {
 
-// The params the authors' code reads; grad_calc_method, use_fused and no_query only where they leave the
-// numbers as lact computes them.
-void parse_variant_params(const nlohmann::json& params, ModuleConfig& m, const std::string& where) {
-  m.variant = ttt_variant_from_key(optional_field<std::string>(params, "ttt_loss_type", "dot_product", where), where);
-  const std::string grad = optional_field<std::string>(params, "grad_calc_method", "mannual", where);
-  if (grad != "mannual")
-    throw Error(where,
-                "grad_calc_method '" + grad.substr(0, 40) + "' is not implemented (only the authors' \"mannual\")");
-  if (optional_field<bool>(params, "no_query", false, where))
-    throw Error(where, "no_query (keys in place of queries) is not implemented in lact");
-  // The authors' fused path differs from their per-variant files (it weight-norms W1 even for *_no_wn).
-  if (optional_field<bool>(params, "use_fused", false, where) && m.variant.key != "dot_product")
-    throw Error(where, "use_fused with ttt_loss_type '" + m.variant.key +
-                           "' is not implemented (lact follows the authors' per-variant files, use_fused false)");
-  if (optional_field<bool>(params, "use_learnable_opt", false, where))
-    throw Error(where, "use_learnable_opt (learned optimizers) is not implemented in lact");
-  if (m.variant.straight_qk && m.inter_multi != 1.0) {
-    char got[32];
-    std::snprintf(got, sizeof got, "%g", m.inter_multi);
-    throw Error(where, "ttt_loss_type '" + m.variant.key +
-                           "' multiplies q [.., D] by W1 [d_h, D], so it needs inter_multi 1 (got " + got + ")");
-  }
+std::shared_ptr<const KindWeights> load_ttt(Backend& be, const TttParams& m,
+                                            const std::function<Tensor(const std::string&)>& get) {
+  auto w = std::make_shared<TttWeights>();
+  for (auto [field, name] : {std::pair{&w->w0, "f.w0"},
+                             {&w->w1, "f.w1"},
+                             {&w->w2, "f.w2"},
+                             {&w->qkv, "f.to_qkv.weight"},
+                             {&w->out_proj, "f.c_proj.weight"},
+                             {&w->lr_weight, "f.lr_fc.weight"},
+                             {&w->lr_bias, "f.lr_fc.bias"},
+                             {&w->o_norm, "f.o_norm.weight"}})
+    *field = get(name);
+  // The weight-norm targets: column norms of the initial fast weights (W1's only, when only W1 updates).
+  const int64_t heads = w->w0.dim(0);
+  w->w1_norms = be.empty({heads, w->w1.dim(2)});
+  be.column_norms(w->w1, w->w1_norms);
+  if (m.variant.only_w1) return w;
+  w->w0_norms = be.empty({heads, w->w0.dim(2)});
+  w->w2_norms = be.empty({heads, w->w2.dim(2)});
+  be.column_norms(w->w0, w->w0_norms);
+  be.column_norms(w->w2, w->w2_norms);
+  return w;
 }
-
-double ttt_encode_scratch_floats(const ModelConfig& c, const ModuleConfig& m, const ModelOptions& o, double tokens);
 
 class FastWeightTttModule final : public BlockModule {
  public:
-  ModuleKind kind() const override { return ModuleKind::FastWeightTTT; }
-  const char* class_name() const override { return "FastWeightGluMLPMultihead"; }
-  std::string describe(const ModelConfig& c, const ModuleConfig& m) const override {
-    const TttVariant& v = m.variant;
-    char lr[32];
-    std::snprintf(lr, sizeof lr, "%g", m.base_lr);
-    std::string text = std::string("large-chunk TTT (") +
-                       (v.straight_qk ? "linear fast weight, phi = identity), " : "SwiGLU fast weights), ") +
-                       std::to_string(m.heads(c.dim)) + " fast-weight head(s) x " + std::to_string(m.head_dim) +
-                       ", hidden " + std::to_string(m.hidden(c.dim)) + ", base lr " + lr + ", Newton-Schulz steps " +
-                       std::to_string(m.muon_update_steps) + ", variant " + v.label();
-    if (v.key != "dot_product") text += " (" + v.key + ")";
-    return text;
-  }
-  void parse(const nlohmann::json& params, int, ModuleConfig& m, const std::string& where) const override {
-    refuse_unknown_params(params,
-                          {"head_dim", "inter_multi", "base_lr", "muon_update_steps", "bias", "ttt_loss_type",
-                           "grad_calc_method", "no_query", "use_fused", "use_learnable_opt", "n_blocks_per_opt"},
-                          "FastWeightGluMLPMultihead", where);
-    m.head_dim = field<int>(params, "head_dim", where);
-    m.inter_multi = optional_field<double>(params, "inter_multi", 1.0, where);
-    m.base_lr = optional_field<double>(params, "base_lr", 0.01, where);
-    m.muon_update_steps = optional_field<int>(params, "muon_update_steps", 0, where);
-    if (!(m.base_lr > 0 && m.base_lr < 1e6)) throw Error(where, "TTT base_lr must be a positive number below 1e6");
-    if (m.muon_update_steps < 0 || m.muon_update_steps > ConfigLimits::kMaxNewtonSchulzSteps)
-      throw Error(where, "muon_update_steps " + std::to_string(m.muon_update_steps) + " is outside [0, " +
-                             std::to_string(ConfigLimits::kMaxNewtonSchulzSteps) + "]");
-    if (m.length_dim != "vl")
-      throw Error(where, "a TTT layer per view (length_dim '" + m.length_dim + "') is not supported: only 'vl'");
-    parse_variant_params(params, m, where);
-  }
-  TensorList tensors(const ModelConfig& c, const ModuleConfig& m) const override {
-    const int64_t dim = c.dim, heads = m.heads(c.dim), d = m.head_dim, hidden = m.hidden(c.dim);
-    return {{"f.w0", {heads, d, hidden}},        {"f.w1", {heads, hidden, d}},    {"f.w2", {heads, d, hidden}},
-            {"f.to_qkv.weight", {3 * dim, dim}}, {"f.c_proj.weight", {dim, dim}}, {"f.lr_fc.weight", {3 * heads, dim}},
-            {"f.lr_fc.bias", {3 * heads}},       {"f.o_norm.weight", {d}}};
-  }
-  void load(Backend& be, const ModuleConfig& m, const std::function<Tensor(const std::string&)>& get,
-            ModuleWeights& w) const override {
-    for (auto [field, name] : {std::pair{&w.w0, "f.w0"},
-                               {&w.w1, "f.w1"},
-                               {&w.w2, "f.w2"},
-                               {&w.qkv, "f.to_qkv.weight"},
-                               {&w.out_proj, "f.c_proj.weight"},
-                               {&w.lr_weight, "f.lr_fc.weight"},
-                               {&w.lr_bias, "f.lr_fc.bias"},
-                               {&w.o_norm, "f.o_norm.weight"}})
-      *field = get(name);
-    // The weight-norm targets: column norms of the initial fast weights (W1's only, when only W1 updates).
-    const int64_t heads = w.w0.dim(0);
-    w.w1_norms = be.empty({heads, w.w1.dim(2)});
-    be.column_norms(w.w1, w.w1_norms);
-    if (m.variant.only_w1) return;
-    w.w0_norms = be.empty({heads, w.w0.dim(2)});
-    w.w2_norms = be.empty({heads, w.w2.dim(2)});
-    be.column_norms(w.w0, w.w0_norms);
-    be.column_norms(w.w2, w.w2_norms);
-  }
-  bool stateful() const override { return true; }
-  // The baseline's state is all three fast weights; a variant's only W1 (W0 and W2 stay the model's).
-  TensorList state_tensors(const ModelConfig& c, const ModuleConfig& m, int64_t) const override {
-    const int64_t heads = m.heads(c.dim), d = m.head_dim, hidden = m.hidden(c.dim);
-    if (m.variant.only_w1) return {{"w1", {heads, hidden, d}}};
-    return {{"w0", {heads, d, hidden}}, {"w1", {heads, hidden, d}}, {"w2", {heads, d, hidden}}};
+  const ModuleKind& kind() const override { return fast_weight_ttt_kind(); }
+  std::shared_ptr<const KindWeights> load(Backend& be, const ModuleConfig& m,
+                                          const std::function<Tensor(const std::string&)>& get) const override {
+    return load_ttt(be, m.params_as<TttParams>(), get);
   }
   ModuleState encode(const ModuleContext& ctx, const Tensor& y, Tensor& out, bool output_needed) const override {
-    const TttProjections p = ttt_project(ctx.be, ctx.config, ctx.weights, y, true);
+    const auto& m = ctx.config.params_as<TttParams>();
+    const auto& w = ctx.weights.as<TttWeights>();
+    const TttProjections p = ttt_project(ctx.be, m, w, y, true);
     ModuleState state;
     FastWeights fast;
-    if (ctx.config.variant.only_w1) {
-      fast = {ctx.weights.w0, ttt_update_w1(ctx.be, ctx.config, ctx.weights, p, ctx.options, ctx.collective),
-              ctx.weights.w2};
+    if (m.variant.only_w1) {
+      fast = {w.w0, ttt_update_w1(ctx.be, m, w, p, ctx.options, ctx.collective), w.w2};
       state.tensors = {{"w1", fast.w1}};
     } else {
-      fast = ttt_update(ctx.be, ctx.config, ctx.weights, p, ctx.options.newton_schulz, ctx.options.token_tile,
-                        ctx.collective);
+      fast = ttt_update(ctx.be, m, w, p, ctx.options.newton_schulz, ctx.options.token_tile, ctx.collective);
       state.tensors = {{"w0", fast.w0}, {"w1", fast.w1}, {"w2", fast.w2}};
     }
-    if (output_needed) ttt_apply(ctx.be, ctx.config, ctx.weights, fast, p.q, ctx.options.token_tile, out);
+    if (output_needed) ttt_apply(ctx.be, m, w, fast, p.q, ctx.options.token_tile, out);
     return state;
   }
   void render(const ModuleContext& ctx, const ModuleState* state, const Tensor& y, Tensor& out) const override {
-    const TttProjections p = ttt_project(ctx.be, ctx.config, ctx.weights, y, false);
-    const FastWeights fast = ctx.config.variant.only_w1
-                                 ? FastWeights{ctx.weights.w0, state->at("w1"), ctx.weights.w2}
-                                 : FastWeights{state->at("w0"), state->at("w1"), state->at("w2")};
-    ttt_apply(ctx.be, ctx.config, ctx.weights, fast, p.q, ctx.options.token_tile, out);
-  }
-  double encode_flops(const ModelConfig& c, const ModuleConfig& m, double n, double) const override {
-    // Projections (q, k, v and c_proj), then per head: the update's products over the tokens and the apply.
-    const double dim = c.dim, heads = m.heads(c.dim), d = m.head_dim, hidden = m.hidden(c.dim);
-    const double product = 2.0 * n * d * hidden;  // one token-wise product against a d x d_h weight
-    const TttVariant& v = m.variant;
-    // Baseline: K W0, K W2, V W1^T, then K^T gate, up^T V, K^T dhidden. V1/V2: phi(K) (2) and phi^T V.
-    // straight_qk: K^T V alone (d x d).
-    const double update = v.straight_qk ? 1 : v.only_w1 ? 3 : 6, apply = v.straight_qk ? 1 : 3;
-    double flops = 2.0 * n * dim * 4 * dim + heads * (update + apply) * product;
-    const int64_t tokens = static_cast<int64_t>(n), side = static_cast<int64_t>(hidden), dd = m.head_dim;
-    const double ns = std::min(newton_schulz_dense_flops(tokens, dd, side, m.muon_update_steps),
-                               newton_schulz_low_rank_flops(tokens, dd, side, m.muon_update_steps)) -
-                      2.0 * n * d * hidden;  // the routes' estimates include the product itself
-    const double runs = !v.muon ? 0 : v.only_w1 ? 1 : 3;
-    return flops + heads * runs * std::max(0.0, ns);
-  }
-  double render_flops(const ModelConfig& c, const ModuleConfig& m, double n, double) const override {
-    const double dim = c.dim, apply = m.variant.straight_qk ? 1 : 3;
-    return 2.0 * n * dim * 2 * dim + m.heads(c.dim) * apply * (2.0 * n * m.head_dim * m.hidden(c.dim));
-  }
-  double encode_scratch_floats(const ModelConfig& c, const ModuleConfig& m, const ModelOptions& o, double tokens,
-                               double, double) const override {
-    return ttt_encode_scratch_floats(c, m, o, tokens);
+    const auto& m = ctx.config.params_as<TttParams>();
+    const auto& w = ctx.weights.as<TttWeights>();
+    const TttProjections p = ttt_project(ctx.be, m, w, y, false);
+    const FastWeights fast = m.variant.only_w1 ? FastWeights{w.w0, state->at("w1"), w.w2}
+                                               : FastWeights{state->at("w0"), state->at("w1"), state->at("w2")};
+    ttt_apply(ctx.be, m, w, fast, p.q, ctx.options.token_tile, out);
   }
 };
 
@@ -161,46 +73,5 @@ const BlockModule& fast_weight_ttt_module() {
   static const FastWeightTttModule module;
   return module;
 }
-
-}  // namespace lact
-
-namespace lact {
-
-namespace {
-
-double ttt_encode_scratch_floats(const ModelConfig& c, const ModuleConfig& m, const ModelOptions& o, double tokens) {
-  const TttVariant& v = m.variant;
-  const double dim = c.dim, heads = m.heads(c.dim), hd = m.head_dim, hidden = m.hidden(c.dim);
-  const double tile = static_cast<double>(std::max<int64_t>(1, o.token_tile)), n = std::min(tokens, tile);
-  const double lr = v.only_w1 && !v.lr1 ? 0 : tokens * 3 * heads;
-  const double projections = 3 * tokens * dim + lr;  // q, k, v, lr (kept through the update)
-  const double project_peak = 3 * tokens * dim;      // the qkv product while splitting
-  const double w1 = heads * hidden * hd;             // one W1 (or one of the three fast weights)
-  const int steps = m.muon_update_steps;
-  const int64_t n_tokens = static_cast<int64_t>(tokens), rows = m.head_dim, cols = m.hidden(c.dim);
-  const bool low_rank =
-      v.only_w1 ? v.muon && steps > 0 && ttt_low_rank_route(o.newton_schulz, n_tokens, o.token_tile, cols, rows, steps)
-                : ttt_low_rank_route(o.newton_schulz, n_tokens, o.token_tile, rows, cols, steps);
-  double update = 0;
-  if (!v.only_w1) {
-    if (low_rank)  // directions of all tokens, then per weight: 2 grams + C + t, z, z2, next (token x token), C Q
-      update = 3 * heads * tokens * hidden + w1 + 7 * heads * tokens * tokens + heads * tokens * hd;
-    else  // summed directions, one tile's directions; then Newton-Schulz on the smaller side with the copy
-      update = 3 * w1 +
-               std::max(3 * heads * n * hidden, 2 * heads * std::min(hd, hidden) * std::min(hd, hidden) + w1 + 3 * w1);
-  } else {
-    const double side = v.straight_qk ? hd : hidden;
-    const double features = heads * n * side * (v.straight_qk ? 1 : 2);  // phi (and the up product) of a tile
-    if (low_rank)
-      update = heads * tokens * side + w1 + 7 * heads * tokens * tokens + heads * tokens * hd;
-    else
-      update = w1 + std::max(features, (v.muon ? 2 * heads * std::min(hd, side) * std::min(hd, side) + w1 : 0) + w1);
-  }
-  // Apply: o, the gate and up tiles (not for straight_qk), then merged (the projections still alive).
-  const double apply = tokens * dim + (v.straight_qk ? 0 : 2 * heads * n * hidden) + tokens * dim;
-  return projections + std::max({project_peak, update, apply});
-}
-
-}  // namespace
 
 }  // namespace lact

@@ -25,7 +25,7 @@ Tensor rows_copy(Backend& be, const Tensor& t, int64_t begin, int64_t end) {
 
 }  // namespace
 
-Tensor ttt_key_features(Backend& be, const ModuleConfig& config, const ModuleWeights& w, const TttProjections& p,
+Tensor ttt_key_features(Backend& be, const TttParams& config, const TttWeights& w, const TttProjections& p,
                         int64_t begin, int64_t end) {
   const int64_t heads = p.k.dim(0), d = p.k.dim(2), n = end - begin;
   Tensor phi;
@@ -44,7 +44,7 @@ Tensor ttt_key_features(Backend& be, const ModuleConfig& config, const ModuleWei
   return phi;
 }
 
-void ttt_accumulate_w1(Backend& be, const ModuleConfig& config, const ModuleWeights& w, const TttProjections& p,
+void ttt_accumulate_w1(Backend& be, const TttParams& config, const TttWeights& w, const TttProjections& p,
                        int64_t begin, int64_t end, Tensor& dw1) {
   const int64_t heads = p.k.dim(0), d = p.k.dim(2), n = end - begin;
   if (n <= 0) return;
@@ -53,7 +53,7 @@ void ttt_accumulate_w1(Backend& be, const ModuleConfig& config, const ModuleWeig
   be.gemm(true, false, side, d, n, 1.0f, whole(phi), rows_from(p.v, begin), 1.0f, dw1.data(), d, side * d, heads);
 }
 
-Tensor ttt_finish_w1(Backend& be, const ModuleConfig& config, const ModuleWeights& w, Tensor& dw1) {
+Tensor ttt_finish_w1(Backend& be, const TttParams& config, const TttWeights& w, Tensor& dw1) {
   if (config.variant.muon) newton_schulz5(be, dw1, config.muon_update_steps);
   Tensor w1 = be.empty(w.w1.shape());
   be.copy(w1, w.w1);
@@ -68,7 +68,7 @@ namespace {
 // phi the baseline's whole inner forward and backward (all three directions; W0's and W2's are dropped, as
 // `only_w1` zeroes them), for straight_qk the gradient of -sum eta <k W1, v>, G = K^T (-diag(eta) V), then
 // W1 - NS(G).
-Tensor gradient_step_w1(Backend& be, const ModuleConfig& config, const ModuleWeights& w, const TttProjections& p,
+Tensor gradient_step_w1(Backend& be, const TttParams& config, const TttWeights& w, const TttProjections& p,
                         int64_t token_tile, Collective* collective) {
   const int64_t tokens = p.k.dim(1), heads = p.k.dim(0), d = p.k.dim(2);
   Tensor direction = be.zeros(w.w1.shape());
@@ -99,7 +99,7 @@ Tensor gradient_step_w1(Backend& be, const ModuleConfig& config, const ModuleWei
 
 }  // namespace
 
-Tensor ttt_update_w1(Backend& be, const ModuleConfig& config, const ModuleWeights& w, const TttProjections& p,
+Tensor ttt_update_w1(Backend& be, const TttParams& config, const TttWeights& w, const TttProjections& p,
                      const ModelOptions& options, Collective* collective) {
   if (options.ttt_update_form == TttUpdateForm::GradientStep)
     return gradient_step_w1(be, config, w, p, options.token_tile, collective);

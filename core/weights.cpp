@@ -12,6 +12,8 @@
 
 namespace lact {
 
+void ModuleWeights::throw_kind_mismatch() { throw Error("internal: a module's weights asked for as another kind's"); }
+
 namespace {
 std::string module_prefix(int layer, size_t j) {
   return "blocks." + std::to_string(layer) + ".module_list." + std::to_string(j) + ".";
@@ -27,8 +29,7 @@ std::vector<std::pair<std::string, Shape>> expected_tensors(const ModelConfig& c
     for (size_t j = 0; j < c.block.size(); ++j) {
       const std::string prefix = module_prefix(layer, j);
       names.push_back({prefix + "ln.weight", {dim}});
-      for (const auto& [name, shape] : block_module(c.block[j].kind).tensors(c, c.block[j]))
-        names.push_back({prefix + name, shape});
+      for (const auto& [name, shape] : c.block[j].kind->tensors(c, c.block[j])) names.push_back({prefix + name, shape});
     }
   names.push_back({"image_token_decoder.0.weight", {dim}});
   names.push_back({"image_token_decoder.1.weight", {c.output_channels(), dim}});
@@ -60,9 +61,9 @@ ModelWeights build_model_weights(const ModelConfig& config, Backend& be,
       const std::string prefix = module_prefix(layer, j);
       ModuleWeights mw;
       mw.norm = load(prefix + "ln.weight");
-      block_module(config.block[j].kind)
-          .load(
-              be, config.block[j], [&](const std::string& name) { return load(prefix + name); }, mw);
+      mw.own = block_module(*config.block[j].kind).load(be, config.block[j], [&](const std::string& name) {
+        return load(prefix + name);
+      });
       modules.push_back(std::move(mw));
     }
     w.blocks.push_back(std::move(modules));

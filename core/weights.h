@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -10,16 +11,25 @@
 
 namespace lact {
 
+// A kind's own weights (core/layers.h derives each kind's struct from this).
+struct KindWeights {
+  virtual ~KindWeights() = default;
+};
+
 struct ModuleWeights {
-  Tensor norm;                          // ln.weight [dim]
-  Tensor qkv;                           // f.to_qkv.weight [3 dim, dim] (attention, TTT)
-  Tensor out_proj;                      // f.c_proj.weight [dim, dim] (attention, TTT) or [dim, hidden] (MLP)
-  Tensor q_norm, k_norm;                // attention QK RMSNorm [head_dim]
-  Tensor w0, w1, w2;                    // TTT initial fast weights [heads, D, d_h], [heads, d_h, D], [heads, D, d_h]
-  Tensor lr_weight, lr_bias;            // TTT lr_fc [3 heads, dim], [3 heads]
-  Tensor o_norm;                        // TTT per-head RMSNorm [D]
-  Tensor fc;                            // MLP c_fc.weight [hidden, dim]
-  Tensor w0_norms, w1_norms, w2_norms;  // TTT: column norms of the initial fast weights (the weight-norm targets)
+  Tensor norm;                             // ln.weight [dim]
+  std::shared_ptr<const KindWeights> own;  // the kind's tensors, as its loader made them
+
+  // The kind's weights as its own struct (an internal error when the module is of another kind).
+  template <typename W>
+  const W& as() const {
+    const W* w = dynamic_cast<const W*>(own.get());
+    if (!w) throw_kind_mismatch();
+    return *w;
+  }
+
+ private:
+  [[noreturn]] static void throw_kind_mismatch();
 };
 
 struct ModelWeights {

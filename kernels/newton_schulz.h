@@ -5,6 +5,7 @@
 #pragma once
 
 #include "kernels/backend.h"
+#include "kernels/newton_schulz_flops.h"
 
 namespace lact {
 
@@ -21,10 +22,5 @@ void newton_schulz5(Backend& be, Tensor& g, int steps);
 // so the iteration runs on N x N matrices, exactly (up to rounding) the same map. Worth it when the
 // token count N is below the matrix sides.
 void newton_schulz5_low_rank_add(Backend& be, const Tensor& p, const Tensor& q, int steps, Tensor& out);
-
-// FLOP estimates of the two routes for one rows x cols matrix built from N tokens (the product
-// P^T Q included), used to pick the cheaper one.
-double newton_schulz_dense_flops(int64_t tokens, int64_t rows, int64_t cols, int steps);
-double newton_schulz_low_rank_flops(int64_t tokens, int64_t rows, int64_t cols, int steps);
 
 }  // namespace lact

@@ -54,7 +54,8 @@ TEST(LinearAttentionForm, IsTheGradientStepForEveryVariant) {
       const auto s = be->to_host(a.modules[layer].at("w1")), t = be->to_host(b.modules[layer].at("w1"));
       worst_state = std::max(worst_state, test::relative_error(s, t));
       // And the update changed W1 (the comparison is not of two copies of the initial weights).
-      EXPECT_GT(test::relative_error(s, be->to_host(linear_attention.weights().blocks[layer][1].w1)), 1e-3);
+      EXPECT_GT(test::relative_error(s, be->to_host(linear_attention.weights().blocks[layer][1].as<TttWeights>().w1)),
+                1e-3);
     }
     const auto x = linear_attention.render(a, targets), y = gradient.render(b, targets);
     for (size_t v = 0; v < x.size(); ++v) worst_pixel = std::max(worst_pixel, test::max_abs_error(x[v].rgb, y[v].rgb));
@@ -71,8 +72,8 @@ TEST(LinearAttentionForm, SplitsExactlyOverViews) {
     SCOPED_TRACE(variant);
     const ModelConfig config = small_config(variant);
     const ModelWeights weights = random_model_weights(config, *be, 9);
-    const ModuleConfig& mc = config.block[1];
-    const ModuleWeights& mw = weights.blocks[0][1];
+    const TttParams& mc = config.block[1].params_as<TttParams>();
+    const TttWeights& mw = weights.blocks[0][1].as<TttWeights>();
     const int64_t per_view = 12, views = 4, tokens = per_view * views;
     const auto values = test::random_values(size_t(tokens) * config.dim, 3, 1.0f);
     const Tensor y = be->from_host({tokens, config.dim}, values.data());
@@ -111,7 +112,7 @@ TEST(LinearAttentionForm, V6StatesOfTwoHalvesOfTheViewsAddUp) {
   const auto views = random_views(4, 16, 16, 40);
   const SceneState all = model.encode(views);
   const SceneState a = model.encode({views[0], views[1]}), b = model.encode({views[2], views[3]});
-  const auto w1 = be->to_host(model.weights().blocks[0][1].w1);
+  const auto w1 = be->to_host(model.weights().blocks[0][1].as<TttWeights>().w1);
   const auto sa = be->to_host(a.modules[0].at("w1")), sb = be->to_host(b.modules[0].at("w1"));
   std::vector<float> summed(w1.size());
   for (size_t i = 0; i < w1.size(); ++i) summed[i] = sa[i] + sb[i] - w1[i];

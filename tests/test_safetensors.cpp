@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "core/config.h"
+#include "core/module_kind.h"
 #include "core/error.h"
 #include "core/file_identity.h"
 #include "core/mapped_file.h"
@@ -234,7 +235,7 @@ TEST(Config, ParsesTheOfficialLayoutAndRejectsBadOnes) {
   const ModelConfig c = builtin_model_config("lact_l24_d768_ttt2x");
   EXPECT_EQ(c.layers, 24);
   ASSERT_EQ(c.block.size(), 3u);
-  EXPECT_EQ(c.block[1].kind, ModuleKind::FastWeightTTT);
+  EXPECT_STREQ(c.block[1].kind->class_name(), "FastWeightGluMLPMultihead");
   EXPECT_EQ(c.block[1].hidden(c.dim), 1536);
   EXPECT_EQ(c.state_floats_per_layer(0), 6LL * 768 * 768);  // 6 d^2 per block (the paper)
   nlohmann::json bad = c.source;

@@ -1,0 +1,20 @@
+#include "kernels/newton_schulz_flops.h"
+
+#include <algorithm>
+
+namespace lact {
+
+double newton_schulz_dense_flops(int64_t tokens, int64_t rows, int64_t cols, int steps) {
+  const double m = static_cast<double>(std::min(rows, cols)), big = static_cast<double>(std::max(rows, cols));
+  const double product = 2.0 * tokens * rows * cols;
+  return product + steps * (4.0 * m * m * big + 2.0 * m * m * m);
+}
+
+double newton_schulz_low_rank_flops(int64_t tokens, int64_t rows, int64_t cols, int steps) {
+  const double n = static_cast<double>(tokens);
+  const double grams = 2.0 * n * n * (rows + cols);
+  const double finish = 2.0 * n * n * cols + 2.0 * n * rows * cols;
+  return grams + steps * 10.0 * n * n * n + finish;
+}
+
+}  // namespace lact
