@@ -11,10 +11,10 @@
 #include <fstream>
 
 #include "core/config.h"
-#include "core/module_kind.h"
 #include "core/error.h"
 #include "core/file_identity.h"
 #include "core/mapped_file.h"
+#include "core/module_kind.h"
 #include "core/safetensors.h"
 #include "kernels/backend.h"
 #include "tests/test_util.h"
