@@ -100,6 +100,10 @@ void on_terminating_signal(int sig) {
 }  // namespace
 
 void clean_up_before_fatal_exit() {
+  // As for the terminating signals: while the children are stopped, another thread that sees a pipe to one of
+  // them break must not end lact the ordinary way (its exit tore down what the faulting threads still read:
+  // SIGSEGV instead of the promised exit status 1, under load). The caller _exits, so the hold never lifts.
+  terminating_signal.store(SIGBUS);
   stop_children();
   remove_temporaries();
 }
