@@ -15,9 +15,8 @@ import sys
 
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "reference"))
-import safetensors_io  # noqa: E402
-from lact_reference import LaCTModel, load_config  # noqa: E402
+from tools.reference import safetensors_io
+from tools.reference.lact_reference import LaCTModel, load_config
 
 WRAPPER_PARTS = {"module", "_orig_mod", "_checkpoint_wrapped_module"}
 FORMAT = "official LaCT NVS state_dict, fp32"

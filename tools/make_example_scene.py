@@ -10,13 +10,11 @@ import argparse
 import json
 import os
 import struct
-import sys
 import zlib
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "train"))
-from lact_data import read_image_rgba  # noqa: E402
+from tools.train.lact_data import read_image_rgba
 
 
 def encode_png_rgba(rgba):

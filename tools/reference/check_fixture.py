@@ -14,11 +14,10 @@ import sys
 
 import torch
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import safetensors_io  # noqa: E402
-from lact_reference import LaCTModel  # noqa: E402
+from tools.reference import safetensors_io
+from tools.reference.lact_reference import LaCTModel
 
+HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 TOL = 1e-4
 TOL_BF16 = 3e-2

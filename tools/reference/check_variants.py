@@ -11,13 +11,11 @@ checks that the reduction over two halves of the tokens is exact for the variant
 usage: check_variants.py
 """
 import argparse
-import os
 import sys
 
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lact_reference import TTT_VARIANTS, FastWeightGluMLPMultihead, newton_schulz5  # noqa: E402
+from tools.reference.lact_reference import TTT_VARIANTS, FastWeightGluMLPMultihead, newton_schulz5
 
 
 def autograd_step(unit, weights, k, v, lr):

@@ -13,15 +13,12 @@ import argparse
 import json
 import math
 import os
-import sys
 import time
 
 import torch
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import safetensors_io  # noqa: E402
-from lact_reference import LaCTModel, with_variant  # noqa: E402
+from tools.reference import safetensors_io
+from tools.reference.lact_reference import LaCTModel, with_variant
 
 
 def build_config(a):

@@ -16,11 +16,9 @@ validation: run, step, cpu_hours, samples, psnr, ssim, psnr_nearest, val_NAME...
 """
 import argparse
 import json
-import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from curve import read_log  # noqa: E402
+from tools.train.curve import read_log
 
 
 def run_points(name, path, hours, samples, extras):

@@ -18,11 +18,8 @@ import tempfile
 import numpy as np
 import torch
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "reference"))
-sys.path.insert(0, HERE)
-from lact_reference import LaCTModel  # noqa: E402
-from lact_data import read_image_rgba  # noqa: E402
+from tools.reference.lact_reference import LaCTModel
+from tools.train.lact_data import read_image_rgba
 
 
 def composite_like_pil(rgba):

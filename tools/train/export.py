@@ -16,11 +16,8 @@ import time
 
 import torch
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "reference"))
-import safetensors_io  # noqa: E402
-from lact_reference import LaCTModel  # noqa: E402
+from tools.reference import safetensors_io
+from tools.reference.lact_reference import LaCTModel
 
 FORMAT = "lact model"
 WRAPPERS = ("_orig_mod.", "module.")

@@ -18,7 +18,7 @@ import sys
 
 import torch
 
-from growing import load_model, save_if_same
+from tools.train.growing import load_model, save_if_same
 
 
 def source_blocks(old_layers, new_layers):

@@ -24,8 +24,8 @@ import sys
 
 import torch
 
-from growing import load_model, save_if_same  # puts tools/reference on the path
-from lact_reference import TTT_TYPES, VARIANT_PRESETS  # noqa: E402
+from tools.reference.lact_reference import TTT_TYPES, VARIANT_PRESETS
+from tools.train.growing import load_model, save_if_same
 
 
 def ttt_params(config):

@@ -7,15 +7,12 @@ usage: /usr/bin/python3 tools/train/plot_curves.py -o curves.png NAME=RUN/log.js
                                          # --val-real name; the time axis is the logged CPU-hours where present
 """
 import argparse
-import os
-import sys
 
 import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from curve import read_log  # noqa: E402
+from tools.train.curve import read_log  # noqa: E402
 
 
 def read_run(path, recs, kind="val"):

@@ -26,8 +26,7 @@ import time
 import numpy as np
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import lact_data  # noqa: E402
+from tools.train import lact_data
 
 MAX_PRIMS = 4
 HFOV_DEG = 50.0
