@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Convert an official LaCT NVS checkpoint (.pt) to safetensors for the C++ engine.
 
-usage: /usr/bin/python3 tools/convert_checkpoint.py CKPT.pt --config CONFIG.yaml -o OUT.safetensors [--dtype f32]
+usage: /usr/bin/python3 -m tools.convert_checkpoint CKPT.pt --config CONFIG.yaml -o OUT.safetensors [--dtype f32]
 
 Takes ckpt['model'] (or the dict itself), strips the wrapper prefixes 'module.',
 '_orig_mod.' and '_checkpoint_wrapped_module.' wherever they occur, keeps tensors only,

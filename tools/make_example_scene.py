@@ -4,7 +4,7 @@
 RGBA is averaged over factor x factor blocks with premultiplied alpha (exact box filter), intrinsics are
 scaled (fx, fy, cx, cy divided by the factor), poses kept. Writes DIR/opencv_cameras.json and DIR/NNN.png.
 
-  /usr/bin/python3 tools/make_example_scene.py ../shared/data/gso_toy examples/gso_toy_64 --factor 8
+  /usr/bin/python3 -m tools.make_example_scene ../shared/data/gso_toy examples/gso_toy_64 --factor 8
 """
 import argparse
 import json

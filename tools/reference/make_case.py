@@ -7,7 +7,7 @@ DIR/expected.safetensors with the same tensor names/layouts as the lact_tiny fix
 Weights and inputs are rounded to fp32 first; everything is then computed in float64
 from those exact fp32 values, so the case is exact for an fp32 engine.
 
-usage: /usr/bin/python3 tools/reference/make_case.py --out DIR [--dim 96 --layers 2 ...]
+usage: /usr/bin/python3 -m tools.reference.make_case --out DIR [--dim 96 --layers 2 ...]
 """
 import argparse
 import json

@@ -2,7 +2,7 @@
 """The shipped model's whole training campaign as one curve: validation PSNR of chained train.py runs (each
 continuing from the previous one's weights) against cumulative CPU-hours and samples.
 
-usage: /usr/bin/python3 tools/train/campaign_curve.py [NAME=RUN/log.jsonl ...]
+usage: /usr/bin/python3 -m tools.train.campaign_curve [NAME=RUN/log.jsonl ...]
        [--history models/campaign_history.jsonl]   # the campaign so far (its logs do not outlive a machine)
        [--start-hours H --start-samples N]         # or: training before the first log
        [--write-history FILE] [--extra asm real] [-o curve.png]

@@ -5,7 +5,7 @@ Runs `lact render --save-npy` and the reference (tools/reference) on the same vi
 with PIL's integer arithmetic, as both loaders do; images already at the working size) and prints the max abs
 difference. Exit 1 above --tolerance.
 
-  /usr/bin/python3 tools/train/check_engine.py --lact build/app/lact --model models/M.safetensors \
+  /usr/bin/python3 -m tools.train.check_engine --lact build/app/lact --model models/M.safetensors \
       --scene examples/gso_toy_64 --inputs 16,20,24,28,34,38,42,46 --targets 18,22,26,30
 """
 import argparse

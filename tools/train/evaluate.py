@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Evaluate a LaCT model file on held-out objects, with the trainer's validation metrics.
 
-usage: python3 tools/train/evaluate.py model.safetensors --data DATA [DATA ...]
+usage: python3 -m tools.train.evaluate model.safetensors --data DATA [DATA ...]
        [--inputs 0-7 --targets 8-11 | --n-input 8 --n-target 4 [--split-seed 1234]] [--size 64]
 
 PSNR per target image (mean over images) of the model, of an all-white image and of the nearest

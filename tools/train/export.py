@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Export a trainer checkpoint to a LaCT model file (official state-dict key names, F32).
 
-usage: python3 tools/train/export.py OUT/ckpt_last.pt -o model.safetensors
+usage: python3 -m tools.train.export OUT/ckpt_last.pt -o model.safetensors
 
 Metadata: config (JSON), image_size ('HxW' trained at), input_views (training input views),
 format ('lact model'), training (JSON: steps, samples, data, time, hardware, last validation).

@@ -14,7 +14,7 @@ Background: alpha 0 with RGB 255 (white), like the GSO renderings.
 Object i depends only on (--seed, i), so shards are reproducible and a chunked or GPU run
 gives the same scenes (pixels can differ in the last bit between CPU and GPU).
 
-usage: python3 tools/train/synthetic_data.py --out train.shard --objects 256 --views 32 --size 64
+usage: python3 -m tools.train.synthetic_data --out train.shard --objects 256 --views 32 --size 64
        [--seed 1] [--layout random|grid] [--device cpu|cuda]
 """
 import argparse
