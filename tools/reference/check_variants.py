@@ -8,7 +8,7 @@ weight, each with its own per-token rate) and stepping W - NS(dL/dW). That the t
 is Theorem 5.1 of Liu et al. 2026 (the update is a linear attention), checked in an independent way. Also
 checks that the reduction over two halves of the tokens is exact for the variants whose state is a plain sum.
 
-usage: check_variants.py
+usage: /usr/bin/python3 -m tools.reference.check_variants
 """
 import argparse
 import sys
