@@ -5,7 +5,7 @@ rank end every rank with one line. Ranks that disagree (issue 35, an MPMD launch
 command line or reads other files) stop within seconds with one line naming rank 1 and the field, and write
 nothing; identical files under other paths still agree.
 
-Usage: tests/cli_distributed_test.py --lact build/app/lact --mpirun mpirun --fixture ../shared/fixtures/lact_tiny
+Usage: PYTHONPATH=. tests/cli_distributed_test.py --lact build/app/lact --mpirun mpirun --fixture ../shared/fixtures/lact_tiny
        --cases build/tests/reference_cases --tools tools
 """
 import argparse
@@ -40,7 +40,7 @@ def run(argv, ranks=1, env_extra=None, timeout=120):
 
 
 def tensors(path):
-    import safetensors_io
+    from tools.reference import safetensors_io
     loaded, _ = safetensors_io.load(path)
     return {k: v.numpy() for k, v in loaded.items()}
 
@@ -78,7 +78,6 @@ def strip_timings(report):
 class Distributed(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        sys.path.insert(0, os.path.join(ARGS.tools, "reference"))
         cls.tmp = tempfile.mkdtemp(prefix="lact_dist_")
         cls.fx = os.path.abspath(ARGS.fixture)
 
@@ -290,8 +289,7 @@ class RanksThatDisagree(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        sys.path.insert(0, os.path.join(ARGS.tools, "reference"))
-        import safetensors_io
+        from tools.reference import safetensors_io
         cls.tmp = tempfile.mkdtemp(prefix="lact_mpmd_")
         fx = os.path.abspath(ARGS.fixture)
         cls.model, cls.data = os.path.join(fx, "model.safetensors"), os.path.join(fx, "index.json")

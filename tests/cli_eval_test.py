@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """End-to-end tests of evaluation: `lact render` reports, camera paths and videos, eval-compare, bad input.
 
-Run: /usr/bin/python3 tests/cli_eval_test.py --lact build/app/lact --fixture ../shared/fixtures/lact_tiny
+Run: PYTHONPATH=. /usr/bin/python3 tests/cli_eval_test.py --lact build/app/lact --fixture ../shared/fixtures/lact_tiny
      --data ../shared/data
 """
 import argparse
@@ -15,8 +15,7 @@ import unittest
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools", "reference"))
-import safetensors_io  # noqa: E402
+from tools.reference import safetensors_io
 
 ARGS = None
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """End-to-end tests of the lact CLI against the lact_tiny parity fixture.
 
-Usage: python3 tests/cli_test.py --lact build/app/lact --fixture ../shared/fixtures/lact_tiny --tools tools
+Usage: PYTHONPATH=. python3 tests/cli_test.py --lact build/app/lact --fixture ../shared/fixtures/lact_tiny --tools tools
 Everything the tests write goes to temporary folders.
 """
 import argparse
@@ -51,8 +51,7 @@ def write_png(path, w, h):
 class CliTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        sys.path.insert(0, os.path.join(ARGS.tools, "reference"))
-        import safetensors_io
+        from tools.reference import safetensors_io
         cls.st = safetensors_io
         cls.fx = os.path.abspath(ARGS.fixture)
         cls.model = os.path.join(cls.fx, "model.safetensors")
@@ -96,7 +95,7 @@ class CliTest(unittest.TestCase):
 
     def test_2_converter(self):
         out = self.path("converted.safetensors")
-        p = subprocess.run([sys.executable, os.path.join(ARGS.tools, "convert_checkpoint.py"),
+        p = subprocess.run([sys.executable, "-m", "tools.convert_checkpoint",
                             os.path.join(self.fx, "model.pt"), "--config", os.path.join(self.fx, "config.json"),
                             "-o", out], capture_output=True, text=True, timeout=120)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)

@@ -3,7 +3,7 @@
 checkpoint converted from a .pt with the authors' YAML key, states that record their variant, and configs the
 engine does not implement refused with one line.
 
-Usage: python3 tests/cli_variants_test.py --lact build/app/lact --fixture-v2 ../shared/fixtures/lact_tiny_v2
+Usage: PYTHONPATH=. python3 tests/cli_variants_test.py --lact build/app/lact --fixture-v2 ../shared/fixtures/lact_tiny_v2
            --fixture ../shared/fixtures/lact_tiny --tools tools
 """
 import argparse
@@ -28,8 +28,7 @@ def run(*argv):
 class VariantCliTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        sys.path.insert(0, os.path.join(ARGS.tools, "reference"))
-        import safetensors_io
+        from tools.reference import safetensors_io
         cls.st = safetensors_io
         cls.fx = os.path.abspath(ARGS.fixture_v2)
         cls.model = os.path.join(cls.fx, "model.safetensors")
@@ -80,7 +79,7 @@ class VariantCliTest(unittest.TestCase):
         with open(yaml_path, "w") as f:  # the authors' YAML (JSON is YAML)
             json.dump(config, f)
         out = os.path.join(self.tmp, "converted.safetensors")
-        p = subprocess.run([sys.executable, os.path.join(ARGS.tools, "convert_checkpoint.py"), pt, "--config", yaml_path,
+        p = subprocess.run([sys.executable, "-m", "tools.convert_checkpoint", pt, "--config", yaml_path,
                             "-o", out], capture_output=True, text=True, timeout=120)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         err = float(np.abs(self.render("--model", out, "--data", self.index, "--inputs", INPUTS) - self.expected).max())

@@ -3,8 +3,9 @@
 # Usage: make_reference_cases.sh PYTHON SOURCE_DIR OUT_DIR
 set -euo pipefail
 python=$1 src=$2 out=$3
+export PYTHONPATH="$src${PYTHONPATH:+:$PYTHONPATH}"  # the tools are one package (tools/__init__.py)
 mkdir -p "$out"
-make_case() { local name=$1; shift; "$python" "$src/tools/reference/make_case.py" --out "$out/$name" "$@" >/dev/null; }
+make_case() { local name=$1; shift; "$python" -m tools.reference.make_case --out "$out/$name" "$@" >/dev/null; }
 # several fast-weight heads, the low-rank Newton-Schulz route (few tokens)
 make_case heads2 --dim 64 --layers 2 --attn-head-dim 16 --ttt-head-dim 32 --ttt-inter-multi 2 --views-in 2 --views-out 2 --height 16 --width 24 --seed 1
 # four heads, inter_multi 4, three layers, tall images

@@ -5,10 +5,11 @@
 # Usage: train_data_parallel_test.sh PYTHON SOURCE
 set -euo pipefail
 python=$1 src=$2
+export PYTHONPATH="$src${PYTHONPATH:+:$PYTHONPATH}"  # the tools are one package (tools/__init__.py)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for ranks in 1 2; do
-  OMP_NUM_THREADS=1 "$python" "$src/tools/train/train.py" --data synthetic:objects=6,views=16,seed=3 --val-objects 2 \
+  OMP_NUM_THREADS=1 "$python" -m tools.train.train --data synthetic:objects=6,views=16,seed=3 --val-objects 2 \
     --preset tiny --size 32 --n-input 4 --n-target-min 2 --n-target-max 3 --batch 4 --steps 4 --val-every 0 \
     --ckpt-every 0 --threads 1 --seed 11 --fresh --no-preview --ranks $ranks --out "$tmp/r$ranks" > "$tmp/r$ranks.out"
 done

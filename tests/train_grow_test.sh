@@ -8,17 +8,18 @@
 # Usage: train_grow_test.sh PYTHON SOURCE LACT
 set -euo pipefail
 python=$1 src=$2 lact=$3
+export PYTHONPATH="$src${PYTHONPATH:+:$PYTHONPATH}"  # the tools are one package (tools/__init__.py)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 model=$src/models/lact_tiny_obj64.safetensors
 info=$("$lact" info "$model")
 layers=$(sed -n 's/.*layers \([0-9]*\).*/\1/p' <<< "$info")
 hidden=$(sed -n 's/.*hidden \([0-9]*\), base lr.*/\1/p' <<< "$info")
-"$python" "$src/tools/train/grow_depth.py" "$model" --layers $((layers + 2)) -o "$tmp/deeper.safetensors"
+"$python" -m tools.train.grow_depth "$model" --layers $((layers + 2)) -o "$tmp/deeper.safetensors"
 "$lact" info "$tmp/deeper.safetensors" | grep -q "layers $((layers + 2))" || { echo "not $((layers + 2)) layers"; exit 1; }
 head_dim=$(sed -n 's/.*fast-weight head(s) x \([0-9]*\),.*/\1/p' <<< "$info")
 multi=$((2 * hidden / head_dim))  # twice the hidden size
-"$python" "$src/tools/train/grow_memory.py" "$model" --inter-multi "$multi" -o "$tmp/wider.safetensors"
+"$python" -m tools.train.grow_memory "$model" --inter-multi "$multi" -o "$tmp/wider.safetensors"
 "$lact" info "$tmp/wider.safetensors" | grep -q "hidden $((hidden * 2)), base lr" || { echo "not hidden $((hidden * 2))"; exit 1; }
 for m in "$model" "$tmp/deeper.safetensors" "$tmp/wider.safetensors"; do
   name=$(basename "$m" .safetensors)
@@ -46,18 +47,17 @@ refused() {  # EXPECTED-MESSAGE tool args...: the tool must fail, saying EXPECTE
   if "$python" "$@" -o "$tmp/x.safetensors" 2> "$tmp/err"; then echo "succeeded: $*"; exit 1; fi
   grep -q "$expect" "$tmp/err" || { echo "no '$expect' in: $(cat "$tmp/err")"; exit 1; }
 }
-refused "fewer than" "$src/tools/train/grow_depth.py" "$model" --layers $((layers - 1))
-refused "missing.safetensors" "$src/tools/train/grow_depth.py" "$tmp/missing.safetensors" --layers 6
-refused "does not grow" "$src/tools/train/grow_memory.py" "$model" --inter-multi 1
-refused "missing.safetensors" "$src/tools/train/grow_memory.py" "$tmp/missing.safetensors" --inter-multi 4
-"$python" - "$src/tools/reference" "$model" "$tmp/v1.safetensors" <<'PY'
+refused "fewer than" -m tools.train.grow_depth "$model" --layers $((layers - 1))
+refused "missing.safetensors" -m tools.train.grow_depth "$tmp/missing.safetensors" --layers 6
+refused "does not grow" -m tools.train.grow_memory "$model" --inter-multi 1
+refused "missing.safetensors" -m tools.train.grow_memory "$tmp/missing.safetensors" --inter-multi 4
+"$python" - "$model" "$tmp/v1.safetensors" <<'PY'
 import json, sys
-sys.path.insert(0, sys.argv[1])
-import safetensors_io
-from lact_reference import with_variant
-tensors, meta = safetensors_io.load(sys.argv[2])
+from tools.reference import safetensors_io
+from tools.reference.lact_reference import with_variant
+tensors, meta = safetensors_io.load(sys.argv[1])
 config = with_variant(json.loads(meta["config"]), "v1")  # V1: weight norm
-safetensors_io.save(sys.argv[3], tensors, dict(meta, config=json.dumps(config)))
+safetensors_io.save(sys.argv[2], tensors, dict(meta, config=json.dumps(config)))
 PY
-refused "only V2" "$src/tools/train/grow_memory.py" "$tmp/v1.safetensors" --inter-multi 8
+refused "only V2" -m tools.train.grow_memory "$tmp/v1.safetensors" --inter-multi 8
 echo "grown models render the same"

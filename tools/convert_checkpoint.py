@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Convert an official LaCT NVS checkpoint (.pt) to safetensors for the C++ engine.
 
-usage: /usr/bin/python3 tools/convert_checkpoint.py CKPT.pt --config CONFIG.yaml -o OUT.safetensors [--dtype f32]
+usage: /usr/bin/python3 -m tools.convert_checkpoint CKPT.pt --config CONFIG.yaml -o OUT.safetensors [--dtype f32]
 
 Takes ckpt['model'] (or the dict itself), strips the wrapper prefixes 'module.',
 '_orig_mod.' and '_checkpoint_wrapped_module.' wherever they occur, keeps tensors only,
@@ -15,9 +15,8 @@ import sys
 
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "reference"))
-import safetensors_io  # noqa: E402
-from lact_reference import LaCTModel, load_config  # noqa: E402
+from tools.reference import safetensors_io
+from tools.reference.lact_reference import LaCTModel, load_config
 
 WRAPPER_PARTS = {"module", "_orig_mod", "_checkpoint_wrapped_module"}
 FORMAT = "official LaCT NVS state_dict, fp32"

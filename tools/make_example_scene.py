@@ -4,19 +4,17 @@
 RGBA is averaged over factor x factor blocks with premultiplied alpha (exact box filter), intrinsics are
 scaled (fx, fy, cx, cy divided by the factor), poses kept. Writes DIR/opencv_cameras.json and DIR/NNN.png.
 
-  /usr/bin/python3 tools/make_example_scene.py ../shared/data/gso_toy examples/gso_toy_64 --factor 8
+  /usr/bin/python3 -m tools.make_example_scene ../shared/data/gso_toy examples/gso_toy_64 --factor 8
 """
 import argparse
 import json
 import os
 import struct
-import sys
 import zlib
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "train"))
-from lact_data import read_image_rgba  # noqa: E402
+from tools.train.lact_data import read_image_rgba
 
 
 def encode_png_rgba(rgba):

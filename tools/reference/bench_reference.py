@@ -4,7 +4,7 @@
 Default model: the official lact_l24_d768_ttt2x config. Prints one JSON line
 {"encode_s": ..., "render_s_per_view": ..., ...}.
 
-usage: /usr/bin/python3 tools/reference/bench_reference.py [--config CFG.yaml] [--views-in 2]
+usage: /usr/bin/python3 -m tools.reference.bench_reference [--config CFG.yaml] [--views-in 2]
            [--views-out 1] [--size 128] [--threads 2] [--ns-dtype bf16] [--device cpu]
 """
 import argparse
@@ -13,11 +13,17 @@ import os
 import sys
 import time
 
-import torch
+if __name__ == "__main__" and not __package__:
+    # `lact bench --reference` (app/cmd_bench.cpp) runs this file by its path: run it again as the package's module,
+    # with the repository root on PYTHONPATH (the one tool that keeps working by path)
+    ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    PYTHONPATH = os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p)
+    os.execve(sys.executable, [sys.executable, "-m", "tools.reference.bench_reference"] + sys.argv[1:],
+              dict(os.environ, PYTHONPATH=PYTHONPATH))
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-from lact_reference import LaCTModel, load_config  # noqa: E402
+import torch  # noqa: E402
+
+from tools.reference.lact_reference import LaCTModel, load_config  # noqa: E402
 
 L24_D768_TTT2X = {
     "patch_size": 8, "dim": 768, "layers": 24,

@@ -6,7 +6,7 @@ the max-abs error (rendered images) or relative Frobenius error (tokens, fast we
 Exit status 1 if any fp32/fp64 error exceeds 1e-4, or the bf16-Newton-Schulz render
 differs from the official one by more than 3e-2.
 
-usage: /usr/bin/python3 tools/reference/check_fixture.py [--fixture DIR]
+usage: /usr/bin/python3 -m tools.reference.check_fixture [--fixture DIR]
 """
 import argparse
 import os
@@ -14,11 +14,10 @@ import sys
 
 import torch
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import safetensors_io  # noqa: E402
-from lact_reference import LaCTModel  # noqa: E402
+from tools.reference import safetensors_io
+from tools.reference.lact_reference import LaCTModel
 
+HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 TOL = 1e-4
 TOL_BF16 = 3e-2

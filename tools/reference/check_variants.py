@@ -8,16 +8,14 @@ weight, each with its own per-token rate) and stepping W - NS(dL/dW). That the t
 is Theorem 5.1 of Liu et al. 2026 (the update is a linear attention), checked in an independent way. Also
 checks that the reduction over two halves of the tokens is exact for the variants whose state is a plain sum.
 
-usage: check_variants.py
+usage: /usr/bin/python3 -m tools.reference.check_variants
 """
 import argparse
-import os
 import sys
 
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from lact_reference import TTT_VARIANTS, FastWeightGluMLPMultihead, newton_schulz5  # noqa: E402
+from tools.reference.lact_reference import TTT_VARIANTS, FastWeightGluMLPMultihead, newton_schulz5
 
 
 def autograd_step(unit, weights, k, v, lr):

@@ -16,16 +16,13 @@ Entry points:
 """
 import json
 import math
-import os
-import sys
 import warnings
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import safetensors_io  # noqa: E402
+from tools.reference import safetensors_io
 
 # nn.RMSNorm(eps=None) uses finfo(dtype).eps; the official model runs fp32. We use the fp32
 # value in every dtype (also float64) so a float64 run reproduces the fp32 model.

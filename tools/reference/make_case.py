@@ -7,21 +7,18 @@ DIR/expected.safetensors with the same tensor names/layouts as the lact_tiny fix
 Weights and inputs are rounded to fp32 first; everything is then computed in float64
 from those exact fp32 values, so the case is exact for an fp32 engine.
 
-usage: /usr/bin/python3 tools/reference/make_case.py --out DIR [--dim 96 --layers 2 ...]
+usage: /usr/bin/python3 -m tools.reference.make_case --out DIR [--dim 96 --layers 2 ...]
 """
 import argparse
 import json
 import math
 import os
-import sys
 import time
 
 import torch
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-import safetensors_io  # noqa: E402
-from lact_reference import LaCTModel, with_variant  # noqa: E402
+from tools.reference import safetensors_io
+from tools.reference.lact_reference import LaCTModel, with_variant
 
 
 def build_config(a):

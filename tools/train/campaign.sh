@@ -77,7 +77,7 @@ train() {
   shift 3
   for s in "${shards[@]}"; do files+=("$d/$s.shard"); done
   cd "$root"
-  exec nice -n 5 "$py" tools/train/train.py --data "${files[@]}" --val-data "$d/val12.shard" \
+  exec nice -n 5 "$py" -m tools.train.train --data "${files[@]}" --val-data "$d/val12.shard" \
     --val-extra "asm=$d/val_asm12.shard" --val-real examples/gso_toy_64 --out "$run" \
     --init models/lact_tiny_obj64.safetensors --variant v2 --size 64 --n-input 8 --batch 8 --lr 5e-5 --warmup 50 \
     --time-schedule --max-minutes "$minutes" --steps 1000000 --val-every-minutes 10 --ckpt-every-minutes 5 \
@@ -92,7 +92,7 @@ stop() {  # train.py has no signal handler: stopping right after a checkpoint lo
   local log=$1/log.jsonl n
   n=$(checkpoints "$log")
   while [[ "$(checkpoints "$log")" -le "$n" ]]; do sleep 0.2; done
-  pkill -f "tools/train/train.py.*--out $1" || true
+  pkill -f "tools.train.train.*--out $1" || true
   tail -1 "$log"
 }
 
@@ -105,10 +105,10 @@ finish() {
   fi
   name=$(data_name)  # an unknown shard stops here, not with a wrong name in the model
   cd "$root"
-  "$py" tools/train/export.py "$run/ckpt_last.pt" -o "$model" --data-name "$name" --val-name "$val_name" \
+  "$py" -m tools.train.export "$run/ckpt_last.pt" -o "$model" --data-name "$name" --val-name "$val_name" \
     ${INIT_NAME:+--init-name "$INIT_NAME"}
   bash tools/train/eval_sets.sh models/lact_tiny_obj64.safetensors "$model"
-  "$py" tools/train/check_engine.py --lact build/app/lact --model "$model" --scene examples/gso_toy_64 \
+  "$py" -m tools.train.check_engine --lact build/app/lact --model "$model" --scene examples/gso_toy_64 \
     --inputs 16,20,24,28,34,38,42,46 --targets 18,22,26,30
 }
 

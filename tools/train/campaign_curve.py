@@ -2,7 +2,7 @@
 """The shipped model's whole training campaign as one curve: validation PSNR of chained train.py runs (each
 continuing from the previous one's weights) against cumulative CPU-hours and samples.
 
-usage: /usr/bin/python3 tools/train/campaign_curve.py [NAME=RUN/log.jsonl ...]
+usage: /usr/bin/python3 -m tools.train.campaign_curve [NAME=RUN/log.jsonl ...]
        [--history models/campaign_history.jsonl]   # the campaign so far (its logs do not outlive a machine)
        [--start-hours H --start-samples N]         # or: training before the first log
        [--write-history FILE] [--extra asm real] [-o curve.png]
@@ -16,11 +16,9 @@ validation: run, step, cpu_hours, samples, psnr, ssim, psnr_nearest, val_NAME...
 """
 import argparse
 import json
-import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from curve import read_log  # noqa: E402
+from tools.train.curve import read_log
 
 
 def run_points(name, path, hours, samples, extras):

@@ -5,7 +5,7 @@ Runs `lact render --save-npy` and the reference (tools/reference) on the same vi
 with PIL's integer arithmetic, as both loaders do; images already at the working size) and prints the max abs
 difference. Exit 1 above --tolerance.
 
-  /usr/bin/python3 tools/train/check_engine.py --lact build/app/lact --model models/M.safetensors \
+  /usr/bin/python3 -m tools.train.check_engine --lact build/app/lact --model models/M.safetensors \
       --scene examples/gso_toy_64 --inputs 16,20,24,28,34,38,42,46 --targets 18,22,26,30
 """
 import argparse
@@ -18,11 +18,8 @@ import tempfile
 import numpy as np
 import torch
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "reference"))
-sys.path.insert(0, HERE)
-from lact_reference import LaCTModel  # noqa: E402
-from lact_data import read_image_rgba  # noqa: E402
+from tools.reference.lact_reference import LaCTModel
+from tools.train.lact_data import read_image_rgba
 
 
 def composite_like_pil(rgba):

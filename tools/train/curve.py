@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Print the validation curve (and a coarse training-loss curve) of a train.py log.jsonl.
 
-usage: python3 tools/train/curve.py OUT/log.jsonl [--train-points 12]
+usage: python3 -m tools.train.curve OUT/log.jsonl [--train-points 12]
 """
 import argparse
 import json

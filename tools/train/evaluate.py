@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Evaluate a LaCT model file on held-out objects, with the trainer's validation metrics.
 
-usage: python3 tools/train/evaluate.py model.safetensors --data DATA [DATA ...]
+usage: python3 -m tools.train.evaluate model.safetensors --data DATA [DATA ...]
        [--inputs 0-7 --targets 8-11 | --n-input 8 --n-target 4 [--split-seed 1234]] [--size 64]
 
 PSNR per target image (mean over images) of the model, of an all-white image and of the nearest
@@ -9,18 +9,16 @@ input view (closest camera forward axis), plus SSIM; one JSON line per object wi
 """
 import argparse
 import json
-import os
 import sys
 
 import numpy as np
 import torch
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "reference"))
-import lact_data  # noqa: E402
-import train  # noqa: E402
-from lact_reference import LaCTModel  # noqa: E402
+from tools.reference.lact_reference import LaCTModel
+from tools.reference.safetensors_io import load as st_load
+from tools.train import lact_data
+from tools.train.batches import Sampler, load_sources
+from tools.train.validation import validate
 
 
 def parse_views(spec):
@@ -48,12 +46,11 @@ def main(argv=None):
     ap.add_argument("--per-object", action="store_true")
     a = ap.parse_args(argv)
 
-    from safetensors_io import load as st_load
     _, meta = st_load(a.model)
     model = LaCTModel.from_safetensors(a.model).to(a.device).eval()
     size = a.size or int(str(meta.get("image_size", "64x64")).split("x")[0])
     n_input = a.n_input or int(meta.get("input_views") or 8)
-    objs = train.load_sources(a.data, (size, size), torch.device(a.device), lambda s: None)
+    objs = load_sources(a.data, (size, size), torch.device(a.device), lambda s: None)
     if a.inputs or a.targets:
         ins, tgs = parse_views(a.inputs or "0-7"), parse_views(a.targets or "8-11")
         n_input = len(ins)
@@ -65,7 +62,7 @@ def main(argv=None):
         return torch.autocast(device_type="cpu", enabled=False)
     rows = []
     for i in range(len(objs)):
-        r = train.validate(model, train.Sampler(objs.subset([i]), (size, size), torch.device(a.device), False),
+        r = validate(model, Sampler(objs.subset([i]), (size, size), torch.device(a.device), False),
                            [splits[i]], n_input, 1, amp_ctx)
         r["object"] = objs.names[i]
         rows.append(r)

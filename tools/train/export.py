@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Export a trainer checkpoint to a LaCT model file (official state-dict key names, F32).
 
-usage: python3 tools/train/export.py OUT/ckpt_last.pt -o model.safetensors
+usage: python3 -m tools.train.export OUT/ckpt_last.pt -o model.safetensors
 
 Metadata: config (JSON), image_size ('HxW' trained at), input_views (training input views),
 format ('lact model'), training (JSON: steps, samples, data, time, hardware, last validation).
@@ -16,11 +16,8 @@ import time
 
 import torch
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "reference"))
-import safetensors_io  # noqa: E402
-from lact_reference import LaCTModel  # noqa: E402
+from tools.reference import safetensors_io
+from tools.reference.lact_reference import LaCTModel
 
 FORMAT = "lact model"
 WRAPPERS = ("_orig_mod.", "module.")

@@ -89,7 +89,7 @@ echo "== training for at most $MAX_MINUTES min (data loading included)"
 VAL_ARGS=(--val-objects "$VAL_OBJECTS")
 if [ ${#VAL_SRC[@]} -gt 0 ]; then VAL_ARGS=(--val-data "${VAL_SRC[@]}"); fi
 set +e
-$PY -u tools/train/train.py --data "${TRAIN_SRC[@]}" "${VAL_ARGS[@]}" --out "$WORK/run" --fresh \
+$PY -u -m tools.train.train --data "${TRAIN_SRC[@]}" "${VAL_ARGS[@]}" --out "$WORK/run" --fresh \
   --device "$DEVICE" --size "$SIZE" --preset "$PRESET" --batch "$BATCH" --n-input "$N_INPUT" \
   --lr "$LR" --warmup "$WARMUP" --steps 100000000 --time-schedule --max-minutes "$MAX_MINUTES" \
   --val-every 0 --val-every-minutes "$VAL_MINUTES" --ckpt-every 0 --ckpt-every-minutes 2 \
@@ -101,7 +101,7 @@ cp "$WORK/run/preview.png" "$OUT/preview.png" 2>/dev/null || true
 if [ "$RC" != 0 ]; then echo "== train.py failed (exit $RC)"; exit "$RC"; fi
 
 # ---------------------------------------------------------------- export
-$PY tools/train/export.py "$WORK/run/ckpt_last.pt" -o "$WORK/model.safetensors"
+$PY -m tools.train.export "$WORK/run/ckpt_last.pt" -o "$WORK/model.safetensors"
 BYTES=$(stat -c %s "$WORK/model.safetensors")
 if [ "$BYTES" -le $((15 * 1024 * 1024)) ]; then
   cp "$WORK/model.safetensors" "$OUT/model.safetensors"
@@ -117,4 +117,4 @@ fi
 # ---------------------------------------------------------------- summary
 echo "== done in $(( $(date +%s) - T0 )) s; files in $OUT:"
 ls -l "$OUT"
-$PY tools/train/curve.py "$OUT/log.jsonl"
+$PY -m tools.train.curve "$OUT/log.jsonl"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Grow a LaCT model deeper without changing what it computes: the starting point of a capacity test.
 
-usage: python3 tools/train/grow_depth.py MODEL.safetensors --layers N -o GROWN.safetensors
+usage: python3 -m tools.train.grow_depth MODEL.safetensors --layers N -o GROWN.safetensors
 
 Every block is pre-norm residual (x + c_proj(f(ln x)) per unit), so a block whose output projections
 (`c_proj`) are all zero is the identity. The grown model keeps the old blocks in order and puts each new one
@@ -18,7 +18,7 @@ import sys
 
 import torch
 
-from growing import load_model, save_if_same
+from tools.train.growing import load_model, save_if_same
 
 
 def source_blocks(old_layers, new_layers):

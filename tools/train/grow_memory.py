@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Grow a V2 LaCT model's fast-weight memory (the TTT hidden size) without changing what it computes.
 
-usage: python3 tools/train/grow_memory.py MODEL.safetensors --inter-multi M -o GROWN.safetensors
+usage: python3 -m tools.train.grow_memory MODEL.safetensors --inter-multi M -o GROWN.safetensors
 
 A V2 unit (ttt_loss_type only_w1_no_wn) keeps W1 [hidden, d] as its per-scene state and reads it with the key
 and query features phi(x) = silu(x W0) * (x W2). The grown unit has hidden = head_dim * M: W0 and W1 get new
@@ -24,8 +24,8 @@ import sys
 
 import torch
 
-from growing import load_model, save_if_same  # puts tools/reference on the path
-from lact_reference import TTT_TYPES, VARIANT_PRESETS  # noqa: E402
+from tools.reference.lact_reference import TTT_TYPES, VARIANT_PRESETS
+from tools.train.growing import load_model, save_if_same
 
 
 def ttt_params(config):

@@ -4,16 +4,13 @@ A grown model is a starting point for a capacity test (models/README.md): traini
 function the old model computed, so any gain is the added capacity's, not a restart's.
 """
 import json
-import os
 import sys
 
 import torch
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "reference"))
-import safetensors_io  # noqa: E402
-from lact_reference import LaCTModel  # noqa: E402
-from make_case import random_cameras, random_images  # noqa: E402
+from tools.reference import safetensors_io
+from tools.reference.lact_reference import LaCTModel
+from tools.reference.make_case import random_cameras, random_images
 
 
 def load_model(path):

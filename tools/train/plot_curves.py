@@ -1,21 +1,18 @@
 #!/usr/bin/env python3
 """Plot validation PSNR of several train.py runs side by side, against steps and against training seconds.
 
-usage: /usr/bin/python3 tools/train/plot_curves.py -o curves.png NAME=RUN/log.jsonl [NAME=RUN/log.jsonl ...]
+usage: /usr/bin/python3 -m tools.train.plot_curves -o curves.png NAME=RUN/log.jsonl [NAME=RUN/log.jsonl ...]
        [--seconds-per-step NAME=S ...]   # x axis in CPU seconds from a clean timing instead of the logged ones
        [--sets val asm real]             # one row per validation set: val (--val-data), or a --val-extra /
                                          # --val-real name; the time axis is the logged CPU-hours where present
 """
 import argparse
-import os
-import sys
 
 import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from curve import read_log  # noqa: E402
+from tools.train.curve import read_log  # noqa: E402
 
 
 def read_run(path, recs, kind="val"):

@@ -14,7 +14,7 @@ Background: alpha 0 with RGB 255 (white), like the GSO renderings.
 Object i depends only on (--seed, i), so shards are reproducible and a chunked or GPU run
 gives the same scenes (pixels can differ in the last bit between CPU and GPU).
 
-usage: python3 tools/train/synthetic_data.py --out train.shard --objects 256 --views 32 --size 64
+usage: python3 -m tools.train.synthetic_data --out train.shard --objects 256 --views 32 --size 64
        [--seed 1] [--layout random|grid] [--device cpu|cuda]
 """
 import argparse
@@ -26,8 +26,7 @@ import time
 import numpy as np
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import lact_data  # noqa: E402
+from tools.train import lact_data
 
 MAX_PRIMS = 4
 HFOV_DEG = 50.0

@@ -14,6 +14,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 WORK=${1:?usage: $0 WORK_DIR [STEPS]}
 STEPS=${2:-800}
 PY=/usr/bin/python3
+export PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}"  # the tools are one package (tools/__init__.py)
 LACT=$ROOT/build/app/lact
 RENDER=$ROOT/build/tools/render_objects/render_objects
 mkdir -p "$WORK/data"
@@ -24,7 +25,7 @@ D=$WORK/data
   --fit sphere --threads 1 --no-png --shard "$D/val12.shard" --quiet
 
 train() {  # variant
-  "$PY" "$ROOT/tools/train/train.py" --data "$D/train_s3.shard" --val-data "$D/val12.shard" --out "$WORK/$1" \
+  "$PY" -m tools.train.train --data "$D/train_s3.shard" --val-data "$D/val12.shard" --out "$WORK/$1" \
     --preset tiny --variant "$1" --size 64 --n-input 8 --batch 4 --lr 4e-4 --warmup 100 --steps "$STEPS" \
     --val-every 200 --ckpt-every 100 --threads 1 --seed 7 --no-preview > "$WORK/$1.log" 2>&1
 }
@@ -34,7 +35,7 @@ train v1 & train v2 & wait
 echo "| variant | s/step (median) | val PSNR | val SSIM | gso_toy_64 PSNR | SSIM | nearest input | white |"
 echo "|---|---|---|---|---|---|---|---|"
 for v in baseline v1 v2 v6; do
-  "$PY" "$ROOT/tools/train/export.py" "$WORK/$v/ckpt_last.pt" -o "$WORK/$v.safetensors" \
+  "$PY" -m tools.train.export "$WORK/$v/ckpt_last.pt" -o "$WORK/$v.safetensors" \
     --data-name "procedural objects, render_objects --procedural 3000 --seed 3" >/dev/null
   "$LACT" render --model "$WORK/$v.safetensors" --data "$ROOT/examples/gso_toy_64" \
     --inputs 16,20,24,28,34,38,42,46 --targets 2,10,18,26,32,40,50,58 --out "$WORK/eval_$v" --threads 1 --quiet \
