@@ -1,5 +1,7 @@
 // The compute interface every backend implements (the CPU's with OpenBLAS, CUDA's with cuBLAS and our kernels).
-// Operand checks live once in kernels/op_checks.h; every backend calls them.
+// Each op is a public non-virtual member that runs the op's operand checks (kernels/op_checks.h) and then calls
+// the backend's private `do_` hook (kernels/backend_ops.cpp): a backend implements only the hooks, so no backend
+// can skip or forget a check.
 // The model is written once against these ops; each op is tested on every backend against naive loops.
 // All tensors are float32, row-major, contiguous, and live in the backend's memory.
 #pragma once
@@ -71,11 +73,11 @@ class Backend {
   virtual std::vector<OpProfile> stop_profiling() { return {}; }
 
   // ---- memory
-  virtual Tensor empty(const Shape& shape) = 0;
+  Tensor empty(const Shape& shape);
   Tensor zeros(const Shape& shape);
   Tensor from_host(const Shape& shape, const float* host);
   std::vector<float> to_host(const Tensor& t);
-  virtual void upload(Tensor& dst, const float* host) = 0;
+  void upload(Tensor& dst, const float* host);
   // A tensor of host memory that `storage` keeps alive (a mapped file): used in place by a backend that
   // computes in host memory, copied into device memory by the others.
   virtual Tensor adopt_host(const Shape& shape, std::shared_ptr<float> storage) {
@@ -84,56 +86,55 @@ class Backend {
   // `t`'s values do not change while it lives (a model weight): the backend may keep copies derived from it
   // (the CPU's bf16 products keep it converted to bf16 instead of converting it at every product).
   virtual void mark_constant(const Tensor& /*t*/) {}
-  virtual void download(const Tensor& src, float* host) = 0;
-  virtual void copy(Tensor& dst, const Tensor& src) = 0;
-  virtual void fill(Tensor& t, float value) = 0;
+  void download(const Tensor& src, float* host);
+  void copy(Tensor& dst, const Tensor& src);
+  void fill(Tensor& t, float value);
   // For i in [0, count): copy `block` floats from src + i*src_stride to dst + i*dst_stride (device memory).
-  virtual void copy_blocks(float* dst, int64_t dst_stride, const float* src, int64_t src_stride, int64_t block,
-                           int64_t count) = 0;
+  void copy_blocks(float* dst, int64_t dst_stride, const float* src, int64_t src_stride, int64_t block, int64_t count);
 
   // ---- matrix products
   // For b in [0, batch): C_b = alpha * op(A_b) * op(B_b) + beta * C_b, with op(A_b) m x k,
   // op(B_b) k x n and C_b m x n (row-major). beta = 0 ignores C's old contents (NaN included).
-  virtual void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, MatrixOperand a,
-                    MatrixOperand b, float beta, float* c, int64_t ldc, int64_t stride_c, int64_t batch) = 0;
+  void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, MatrixOperand a,
+            MatrixOperand b, float beta, float* c, int64_t ldc, int64_t stride_c, int64_t batch);
 
   // ---- elementwise and row ops (in place unless an output is given)
-  virtual void add(Tensor& y, const Tensor& x) = 0;                      // y += x
-  virtual void axpby(Tensor& y, float a, const Tensor& x, float b) = 0;  // y = a*x + b*y
-  virtual void add_scaled_identity(Tensor& y, float a) = 0;              // y[b] += a*I, y = [batch, n, n]
-  virtual void silu(Tensor& x) = 0;
-  virtual void gelu(Tensor& x) = 0;  // exact (erf) GELU
-  virtual void sigmoid(Tensor& x) = 0;
-  virtual void softplus(Tensor& x, float shift) = 0;         // x = log(1 + exp(x + shift))
-  virtual void add_bias(Tensor& x, const Tensor& bias) = 0;  // x[r, :] += bias
+  void add(Tensor& y, const Tensor& x);                      // y += x
+  void axpby(Tensor& y, float a, const Tensor& x, float b);  // y = a*x + b*y
+  void add_scaled_identity(Tensor& y, float a);              // y[b] += a*I, y = [batch, n, n]
+  void silu(Tensor& x);
+  void gelu(Tensor& x);  // exact (erf) GELU
+  void sigmoid(Tensor& x);
+  void softplus(Tensor& x, float shift);         // x = log(1 + exp(x + shift))
+  void add_bias(Tensor& x, const Tensor& bias);  // x[r, :] += bias
   // LayerNorm without bias over the last dimension of x: y = (x - mean) / sqrt(var + eps) * weight.
-  virtual void layer_norm(const Tensor& x, const Tensor& weight, float eps, Tensor& y) = 0;
+  void layer_norm(const Tensor& x, const Tensor& weight, float eps, Tensor& y);
   // RMSNorm over consecutive groups of `group` elements, weight of size `group`:
   // y = x / sqrt(mean(x^2) + eps) * weight.
-  virtual void rms_norm(const Tensor& x, const Tensor& weight, int64_t group, float eps, Tensor& y) = 0;
+  void rms_norm(const Tensor& x, const Tensor& weight, int64_t group, float eps, Tensor& y);
   // x = x / (||x||_2 + eps) over consecutive groups of `group` elements (eps added to the norm).
-  virtual void l2_normalize(Tensor& x, int64_t group, float eps) = 0;
+  void l2_normalize(Tensor& x, int64_t group, float eps);
   // x[b, t, :] *= scale[b * scale_batch_stride + t * scale_row_stride]; x = [batch, rows, cols].
-  virtual void scale_rows(Tensor& x, const float* scale, int64_t scale_batch_stride, int64_t scale_row_stride) = 0;
+  void scale_rows(Tensor& x, const float* scale, int64_t scale_batch_stride, int64_t scale_row_stride);
 
   // ---- layout
   // src [views, tokens, C]; dst [views, heads, tokens, head_dim] taking columns
   // [column_offset, column_offset + heads*head_dim) of src.
-  virtual void split_heads(const Tensor& src, int64_t column_offset, int64_t heads, int64_t head_dim, Tensor& dst) = 0;
+  void split_heads(const Tensor& src, int64_t column_offset, int64_t heads, int64_t head_dim, Tensor& dst);
   // src [views, heads, tokens, head_dim] -> dst [views, tokens, heads*head_dim].
-  virtual void merge_heads(const Tensor& src, Tensor& dst) = 0;
+  void merge_heads(const Tensor& src, Tensor& dst);
 
   // ---- attention: out[b] = softmax(q[b] k[b]^T * scale) v[b]; q, k, v, out = [batch, tokens, d].
-  virtual void attention(const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out) = 0;
+  void attention(const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out);
 
   // ---- tokens
   // The input tokens of views of one size (core/tokens.h's layout): tokens [views * (H/p)(W/p), p*p*12], one
   // pose per view (host memory), images [views, H, W, 3] in [0, 1] or null (targets: zero colour).
-  virtual void ray_tokens(const std::vector<RayPose>& poses, const Tensor* images, int height, int width, int patch,
-                          Tensor& tokens) = 0;
+  void ray_tokens(const std::vector<RayPose>& poses, const Tensor* images, int height, int width, int patch,
+                  Tensor& tokens);
   // The same for target views with the poses already in backend memory: `poses` [views, kRayPoseFloats]
   // holds the RayPose structs' bytes (see pack_poses), so a recording can take new poses by upload.
-  virtual void ray_tokens(const Tensor& poses, int height, int width, int patch, Tensor& tokens) = 0;
+  void ray_tokens(const Tensor& poses, int height, int width, int patch, Tensor& tokens);
 
   // ---- recording (CUDA graphs, for the render path's many short launches); use RecordingScope below
   // Starts recording: the ops issued until end_recording() are captured, not run. Returns false where the
@@ -151,22 +152,60 @@ class Backend {
 
   // ---- SwiGLU fast-weight pieces
   // out = silu(gate) * up (out may alias gate).
-  virtual void swiglu(const Tensor& gate, const Tensor& up, Tensor& out) = 0;
+  void swiglu(const Tensor& gate, const Tensor& up, Tensor& out);
   // The TTT inner backward. In: gate = K W0, up = K W2, dhidden = V W1^T. Out, in place:
   // gate <- dL/dgate (through SiLU), up <- silu(gate) * up (the hidden), dhidden <- dhidden * silu(gate).
-  virtual void swiglu_backward(Tensor& gate, Tensor& up, Tensor& dhidden) = 0;
+  void swiglu_backward(Tensor& gate, Tensor& up, Tensor& dhidden);
 
   // ---- reductions
   // For each of the batch matrices (first dim): sum over elements of a*b, in double.
-  virtual std::vector<double> batched_dot(const Tensor& a, const Tensor& b) = 0;
+  std::vector<double> batched_dot(const Tensor& a, const Tensor& b);
   // norms[b, c] = ||w[b, :, c]||_2 for w [batch, rows, cols].
-  virtual void column_norms(const Tensor& w, Tensor& norms) = 0;
+  void column_norms(const Tensor& w, Tensor& norms);
   // w[b, :, c] *= target[b, c] / (||w[b, :, c]||_2 + eps).
-  virtual void restore_column_norms(Tensor& w, const Tensor& target, float eps) = 0;
+  void restore_column_norms(Tensor& w, const Tensor& target, float eps);
   // x[b] *= scale[b] for x [batch, ...].
-  virtual void scale_batched(Tensor& x, const std::vector<float>& scale) = 0;
+  void scale_batched(Tensor& x, const std::vector<float>& scale);
 
  private:
+  // The ops as each backend implements them: called by the public op of the same name once its operand checks
+  // (kernels/op_checks.h) have passed, so a hook may assume well-formed operands on this backend.
+  virtual Tensor do_empty(const Shape& shape) = 0;
+  virtual void do_upload(Tensor& dst, const float* host) = 0;
+  virtual void do_download(const Tensor& src, float* host) = 0;
+  virtual void do_copy(Tensor& dst, const Tensor& src) = 0;
+  virtual void do_fill(Tensor& t, float value) = 0;
+  virtual void do_copy_blocks(float* dst, int64_t dst_stride, const float* src, int64_t src_stride, int64_t block,
+                              int64_t count) = 0;
+  virtual void do_gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
+                       MatrixOperand a, MatrixOperand b, float beta, float* c, int64_t ldc, int64_t stride_c,
+                       int64_t batch) = 0;
+  virtual void do_add(Tensor& y, const Tensor& x) = 0;
+  virtual void do_axpby(Tensor& y, float a, const Tensor& x, float b) = 0;
+  virtual void do_add_scaled_identity(Tensor& y, float a) = 0;
+  virtual void do_silu(Tensor& x) = 0;
+  virtual void do_gelu(Tensor& x) = 0;
+  virtual void do_sigmoid(Tensor& x) = 0;
+  virtual void do_softplus(Tensor& x, float shift) = 0;
+  virtual void do_add_bias(Tensor& x, const Tensor& bias) = 0;
+  virtual void do_layer_norm(const Tensor& x, const Tensor& weight, float eps, Tensor& y) = 0;
+  virtual void do_rms_norm(const Tensor& x, const Tensor& weight, int64_t group, float eps, Tensor& y) = 0;
+  virtual void do_l2_normalize(Tensor& x, int64_t group, float eps) = 0;
+  virtual void do_scale_rows(Tensor& x, const float* scale, int64_t scale_batch_stride, int64_t scale_row_stride) = 0;
+  virtual void do_split_heads(const Tensor& src, int64_t column_offset, int64_t heads, int64_t head_dim,
+                              Tensor& dst) = 0;
+  virtual void do_merge_heads(const Tensor& src, Tensor& dst) = 0;
+  virtual void do_attention(const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out) = 0;
+  virtual void do_ray_tokens(const std::vector<RayPose>& poses, const Tensor* images, int height, int width, int patch,
+                             Tensor& tokens) = 0;
+  virtual void do_ray_tokens(const Tensor& poses, int height, int width, int patch, Tensor& tokens) = 0;
+  virtual void do_swiglu(const Tensor& gate, const Tensor& up, Tensor& out) = 0;
+  virtual void do_swiglu_backward(Tensor& gate, Tensor& up, Tensor& dhidden) = 0;
+  virtual std::vector<double> do_batched_dot(const Tensor& a, const Tensor& b) = 0;
+  virtual void do_column_norms(const Tensor& w, Tensor& norms) = 0;
+  virtual void do_restore_column_norms(Tensor& w, const Tensor& target, float eps) = 0;
+  virtual void do_scale_batched(Tensor& x, const std::vector<float>& scale) = 0;
+
   int64_t memory_cap_ = -1;
 };
 

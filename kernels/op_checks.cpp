@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "kernels/backend.h"  // kRayPoseFloats
+#include "kernels/backend.h"
 
 namespace lact::checks {
 
@@ -18,6 +18,13 @@ void same_size(const Tensor& a, const Tensor& b, const char* op) {
   LACT_CHECK(a.numel() == b.numel(), op, "sizes differ, " + shape_string(a.shape()) + " vs " + shape_string(b.shape()));
 }
 
+void shape(const Shape& shape) {
+  for (int64_t d : shape)
+    if (d < 0) throw std::invalid_argument("negative dimension in tensor shape " + shape_string(shape));
+}
+
+void transfer(const Backend& be, const char* op, const Tensor& t) { on_backend(be, op, {&t}); }
+
 void copy(const Backend& be, const Tensor& dst, const Tensor& src) {
   on_backend(be, "copy", {&dst, &src});
   same_size(dst, src, "copy");
@@ -26,6 +33,21 @@ void copy(const Backend& be, const Tensor& dst, const Tensor& src) {
 void copy_blocks(int64_t dst_stride, int64_t src_stride, int64_t block, int64_t count) {
   LACT_CHECK(count <= 1 || (dst_stride >= block && src_stride >= block), "copy_blocks",
              "strides smaller than the block");
+}
+
+void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, MatrixOperand a, MatrixOperand b,
+          const float* c, int64_t ldc, int64_t batch) {
+  // Built only when a check fails (LACT_CHECK evaluates its message then): gemm runs thousands of times a frame.
+  const auto sizes = [&] { return "m " + std::to_string(m) + ", n " + std::to_string(n) + ", k " + std::to_string(k); };
+  LACT_CHECK(m >= 0 && n >= 0 && k >= 0 && batch >= 0, "gemm",
+             "negative size (" + sizes() + ", batch " + std::to_string(batch) + ")");
+  if (m == 0 || n == 0 || batch == 0) return;  // nothing is read or written
+  LACT_CHECK(c && ldc >= n, "gemm", "C of " + sizes() + " with row stride " + std::to_string(ldc));
+  if (k == 0) return;  // C = beta * C: A and B are not read
+  // Stored (before the transpose) A is m x k or k x m, B k x n or n x k: a row stride below the width overlaps rows.
+  const int64_t a_width = transpose_a ? m : k, b_width = transpose_b ? k : n;
+  LACT_CHECK(a.data && a.ld >= a_width, "gemm", "A of " + sizes() + " with row stride " + std::to_string(a.ld));
+  LACT_CHECK(b.data && b.ld >= b_width, "gemm", "B of " + sizes() + " with row stride " + std::to_string(b.ld));
 }
 
 void same_size_op(const Backend& be, const char* op, const Tensor& y, const Tensor& x) {

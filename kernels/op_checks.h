@@ -1,13 +1,15 @@
-// Operand checks for every backend op, written once: each backend's implementation calls the check of its op
-// first (CPU, CUDA and the emulated CUDA device share them, so they cannot drift). A failed check throws
-// std::invalid_argument "op: what is wrong"; it also fails when an operand lives on another backend (a host
-// tensor handed to a GPU kernel would otherwise be read as a device address).
+// Operand checks for every backend op, written once: Backend's public op calls the check of its op before the
+// backend's do_ hook (kernels/backend_ops.cpp), so CPU, CUDA, the emulated CUDA device and any later backend
+// share them and none can skip them. A failed check throws std::invalid_argument "op: what is wrong"; it also
+// fails when an operand lives on another backend (a host tensor handed to a GPU kernel would otherwise be read
+// as a device address).
 #pragma once
 
 #include <initializer_list>
 #include <string>
 #include <vector>
 
+#include "kernels/backend.h"  // MatrixOperand
 #include "kernels/ray_tokens.h"
 #include "kernels/tensor.h"
 
@@ -17,11 +19,7 @@
     if (!(condition)) ::lact::checks::fail(op, message); \
   } while (0)
 
-namespace lact {
-
-class Backend;
-
-namespace checks {
+namespace lact::checks {
 
 [[noreturn]] void fail(const char* op, const std::string& message);
 
@@ -29,8 +27,14 @@ namespace checks {
 void on_backend(const Backend& be, const char* op, std::initializer_list<const Tensor*> operands);
 void same_size(const Tensor& a, const Tensor& b, const char* op);
 
+// No negative dimension (the message names the shape; empty() is the only op without an op prefix).
+void shape(const Shape& shape);
+void transfer(const Backend& be, const char* op, const Tensor& t);  // upload, download
 void copy(const Backend& be, const Tensor& dst, const Tensor& src);
 void copy_blocks(int64_t dst_stride, int64_t src_stride, int64_t block, int64_t count);
+// Sizes not negative; C, and for k > 0 A and B, present with row strides that hold their rows.
+void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, MatrixOperand a, MatrixOperand b,
+          const float* c, int64_t ldc, int64_t batch);
 void same_size_op(const Backend& be, const char* op, const Tensor& y, const Tensor& x);  // add, axpby
 void unary(const Backend& be, const char* op, const Tensor& x);                          // activations, fill
 void add_scaled_identity(const Backend& be, const Tensor& y);
@@ -53,5 +57,4 @@ void column_norms(const Backend& be, const Tensor& w, const Tensor& norms);
 void restore_column_norms(const Backend& be, const Tensor& w, const Tensor& target);
 void scale_batched(const Backend& be, const Tensor& x, const std::vector<float>& scale);
 
-}  // namespace checks
-}  // namespace lact
+}  // namespace lact::checks

@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "kernels/cpu/cpu_backend.h"
-#include "kernels/op_checks.h"
 
 namespace lact {
 
@@ -14,8 +13,7 @@ namespace {
 constexpr int64_t kQueryTile = 512;
 }
 
-void CpuBackend::attention(const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out) {
-  checks::attention(*this, q, k, v, out);
+void CpuBackend::do_attention(const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out) {
   const int64_t batch = q.dim(0), queries = q.dim(1), dim = q.dim(2), keys = k.dim(1);
   const int64_t value_dim = v.dim(2);
   const int64_t tile = std::min(kQueryTile, queries);

@@ -14,7 +14,6 @@
 
 #include "kernels/cpu/thread_limit.h"
 #include "kernels/host_memory.h"
-#include "kernels/op_checks.h"
 
 namespace lact {
 
@@ -65,9 +64,7 @@ Tensor CpuBackend::adopt_host(const Shape& shape, std::shared_ptr<float> storage
   return Tensor(std::move(storage), data, shape, this);
 }
 
-Tensor CpuBackend::empty(const Shape& shape) {
-  for (int64_t d : shape)
-    if (d < 0) throw std::invalid_argument("negative dimension in tensor shape " + shape_string(shape));
+Tensor CpuBackend::do_empty(const Shape& shape) {
   const size_t count = static_cast<size_t>(shape_numel(shape));
   const size_t bytes = ((count * sizeof(float) + 63) / 64) * 64;
   void* memory = bytes ? std::aligned_alloc(64, bytes) : nullptr;
@@ -85,28 +82,27 @@ Tensor CpuBackend::empty(const Shape& shape) {
   return Tensor(storage, storage.get(), shape, this);
 }
 
-void CpuBackend::upload(Tensor& dst, const float* host) { std::memcpy(dst.data(), host, sizeof(float) * dst.numel()); }
+void CpuBackend::do_upload(Tensor& dst, const float* host) {
+  std::memcpy(dst.data(), host, sizeof(float) * dst.numel());
+}
 
-void CpuBackend::download(const Tensor& src, float* host) {
+void CpuBackend::do_download(const Tensor& src, float* host) {
   std::memcpy(host, src.data(), sizeof(float) * src.numel());
 }
 
-void CpuBackend::copy(Tensor& dst, const Tensor& src) {
-  checks::copy(*this, dst, src);
+void CpuBackend::do_copy(Tensor& dst, const Tensor& src) {
   if (dst.data() != src.data()) std::memcpy(dst.data(), src.data(), sizeof(float) * src.numel());
 }
 
-void CpuBackend::fill(Tensor& t, float value) {
-  checks::unary(*this, "fill", t);
+void CpuBackend::do_fill(Tensor& t, float value) {
   float* p = t.data();
   const int64_t n = t.numel();
 #pragma omp parallel for schedule(static) if (n > kParallelMinimum)
   for (int64_t i = 0; i < n; ++i) p[i] = value;
 }
 
-void CpuBackend::copy_blocks(float* dst, int64_t dst_stride, const float* src, int64_t src_stride, int64_t block,
-                             int64_t count) {
-  checks::copy_blocks(dst_stride, src_stride, block, count);
+void CpuBackend::do_copy_blocks(float* dst, int64_t dst_stride, const float* src, int64_t src_stride, int64_t block,
+                                int64_t count) {
 #pragma omp parallel for schedule(static) if (block * count > kParallelMinimum)
   for (int64_t i = 0; i < count; ++i) std::memcpy(dst + i * dst_stride, src + i * src_stride, sizeof(float) * block);
 }
@@ -123,8 +119,9 @@ void CpuBackend::fp32_gemm(bool transpose_a, bool transpose_b, int64_t m, int64_
                 static_cast<blasint>(ldc));
 }
 
-void CpuBackend::gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, MatrixOperand a,
-                      MatrixOperand b, float beta, float* c, int64_t ldc, int64_t stride_c, int64_t batch) {
+void CpuBackend::do_gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
+                         MatrixOperand a, MatrixOperand b, float beta, float* c, int64_t ldc, int64_t stride_c,
+                         int64_t batch) {
   if (m == 0 || n == 0) return;
   if (k == 0) {  // BLAS leaves C untouched then; define it as beta * C (and 0 for beta = 0).
     for (int64_t i = 0; i < batch; ++i)
@@ -142,8 +139,7 @@ void CpuBackend::gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, 
   fp32_gemm(transpose_a, transpose_b, m, n, k, alpha, a, b, beta, c, ldc, stride_c, batch);
 }
 
-void CpuBackend::add(Tensor& y, const Tensor& x) {
-  checks::same_size_op(*this, "add", y, x);
+void CpuBackend::do_add(Tensor& y, const Tensor& x) {
   float* py = y.data();
   const float* px = x.data();
   const int64_t n = y.numel();
@@ -151,8 +147,7 @@ void CpuBackend::add(Tensor& y, const Tensor& x) {
   for (int64_t i = 0; i < n; ++i) py[i] += px[i];
 }
 
-void CpuBackend::axpby(Tensor& y, float a, const Tensor& x, float b) {
-  checks::same_size_op(*this, "axpby", y, x);
+void CpuBackend::do_axpby(Tensor& y, float a, const Tensor& x, float b) {
   float* py = y.data();
   const float* px = x.data();
   const int64_t n = y.numel();
@@ -160,39 +155,34 @@ void CpuBackend::axpby(Tensor& y, float a, const Tensor& x, float b) {
   for (int64_t i = 0; i < n; ++i) py[i] = a * px[i] + b * py[i];
 }
 
-void CpuBackend::add_scaled_identity(Tensor& y, float a) {
-  checks::add_scaled_identity(*this, y);
+void CpuBackend::do_add_scaled_identity(Tensor& y, float a) {
   const int64_t batch = y.dim(0), n = y.dim(1);
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t i = 0; i < n; ++i) y.data()[(b * n + i) * n + i] += a;
 }
 
-void CpuBackend::silu(Tensor& x) {
-  checks::unary(*this, "silu", x);
+void CpuBackend::do_silu(Tensor& x) {
   float* p = x.data();
   const int64_t n = x.numel();
 #pragma omp parallel for schedule(static) if (n > kParallelMinimum)
   for (int64_t i = 0; i < n; ++i) p[i] = silu_of(p[i]);
 }
 
-void CpuBackend::gelu(Tensor& x) {
-  checks::unary(*this, "gelu", x);
+void CpuBackend::do_gelu(Tensor& x) {
   float* p = x.data();
   const int64_t n = x.numel();
 #pragma omp parallel for schedule(static) if (n > kParallelMinimum)
   for (int64_t i = 0; i < n; ++i) p[i] = 0.5f * p[i] * (1.0f + std::erf(p[i] * 0.70710678118654752f));
 }
 
-void CpuBackend::sigmoid(Tensor& x) {
-  checks::unary(*this, "sigmoid", x);
+void CpuBackend::do_sigmoid(Tensor& x) {
   float* p = x.data();
   const int64_t n = x.numel();
 #pragma omp parallel for schedule(static) if (n > kParallelMinimum)
   for (int64_t i = 0; i < n; ++i) p[i] = 1.0f / (1.0f + std::exp(-p[i]));
 }
 
-void CpuBackend::softplus(Tensor& x, float shift) {
-  checks::unary(*this, "softplus", x);
+void CpuBackend::do_softplus(Tensor& x, float shift) {
   float* p = x.data();
   const int64_t n = x.numel();
   // PyTorch's softplus switches to the identity above 20 (beta 1, threshold 20); so do we.
@@ -203,8 +193,7 @@ void CpuBackend::softplus(Tensor& x, float shift) {
   }
 }
 
-void CpuBackend::add_bias(Tensor& x, const Tensor& bias) {
-  checks::add_bias(*this, x, bias);
+void CpuBackend::do_add_bias(Tensor& x, const Tensor& bias) {
   const int64_t cols = bias.numel(), rows = x.numel() / cols;
   float* p = x.data();
   const float* pb = bias.data();
@@ -212,8 +201,7 @@ void CpuBackend::add_bias(Tensor& x, const Tensor& bias) {
     for (int64_t c = 0; c < cols; ++c) p[r * cols + c] += pb[c];
 }
 
-void CpuBackend::layer_norm(const Tensor& x, const Tensor& weight, float eps, Tensor& y) {
-  checks::layer_norm(*this, x, weight, y);
+void CpuBackend::do_layer_norm(const Tensor& x, const Tensor& weight, float eps, Tensor& y) {
   const int64_t cols = weight.numel(), rows = x.numel() / cols;
   const float* px = x.data();
   const float* pw = weight.data();
@@ -234,8 +222,7 @@ void CpuBackend::layer_norm(const Tensor& x, const Tensor& weight, float eps, Te
   }
 }
 
-void CpuBackend::rms_norm(const Tensor& x, const Tensor& weight, int64_t group, float eps, Tensor& y) {
-  checks::rms_norm(*this, x, weight, group, y);
+void CpuBackend::do_rms_norm(const Tensor& x, const Tensor& weight, int64_t group, float eps, Tensor& y) {
   const int64_t groups = x.numel() / group;
   const float* px = x.data();
   const float* pw = weight.data();
@@ -251,8 +238,7 @@ void CpuBackend::rms_norm(const Tensor& x, const Tensor& weight, int64_t group, 
   }
 }
 
-void CpuBackend::l2_normalize(Tensor& x, int64_t group, float eps) {
-  checks::l2_normalize(*this, x, group);
+void CpuBackend::do_l2_normalize(Tensor& x, int64_t group, float eps) {
   const int64_t groups = x.numel() / group;
   float* px = x.data();
 #pragma omp parallel for schedule(static) if (x.numel() > kParallelMinimum)
@@ -265,8 +251,7 @@ void CpuBackend::l2_normalize(Tensor& x, int64_t group, float eps) {
   }
 }
 
-void CpuBackend::scale_rows(Tensor& x, const float* scale, int64_t scale_batch_stride, int64_t scale_row_stride) {
-  checks::scale_rows(*this, x, scale);
+void CpuBackend::do_scale_rows(Tensor& x, const float* scale, int64_t scale_batch_stride, int64_t scale_row_stride) {
   const int64_t batch = x.dim(0), rows = x.dim(1), cols = x.dim(2);
   float* px = x.data();
 #pragma omp parallel for collapse(2) schedule(static) if (x.numel() > kParallelMinimum)
@@ -278,8 +263,8 @@ void CpuBackend::scale_rows(Tensor& x, const float* scale, int64_t scale_batch_s
     }
 }
 
-void CpuBackend::split_heads(const Tensor& src, int64_t column_offset, int64_t heads, int64_t head_dim, Tensor& dst) {
-  checks::split_heads(*this, src, column_offset, heads, head_dim, dst);
+void CpuBackend::do_split_heads(const Tensor& src, int64_t column_offset, int64_t heads, int64_t head_dim,
+                                Tensor& dst) {
   const int64_t views = src.dim(0), tokens = src.dim(1), width = src.dim(2);
   const float* ps = src.data();
   float* pd = dst.data();
@@ -291,8 +276,7 @@ void CpuBackend::split_heads(const Tensor& src, int64_t column_offset, int64_t h
                     ps + (v * tokens + t) * width + column_offset + h * head_dim, sizeof(float) * head_dim);
 }
 
-void CpuBackend::merge_heads(const Tensor& src, Tensor& dst) {
-  checks::merge_heads(*this, src, dst);
+void CpuBackend::do_merge_heads(const Tensor& src, Tensor& dst) {
   const int64_t views = src.dim(0), heads = src.dim(1), tokens = src.dim(2), head_dim = src.dim(3);
   const float* ps = src.data();
   float* pd = dst.data();
@@ -304,9 +288,8 @@ void CpuBackend::merge_heads(const Tensor& src, Tensor& dst) {
                     ps + ((v * heads + h) * tokens + t) * head_dim, sizeof(float) * head_dim);
 }
 
-void CpuBackend::ray_tokens(const std::vector<RayPose>& poses, const Tensor* images, int height, int width, int patch,
-                            Tensor& tokens) {
-  checks::ray_tokens(*this, poses, images, height, width, patch, tokens);
+void CpuBackend::do_ray_tokens(const std::vector<RayPose>& poses, const Tensor* images, int height, int width,
+                               int patch, Tensor& tokens) {
   const int64_t views = static_cast<int64_t>(poses.size());
   float* out = tokens.data();
   const float* rgb = images ? images->data() : nullptr;
@@ -320,15 +303,13 @@ void CpuBackend::ray_tokens(const std::vector<RayPose>& poses, const Tensor* ima
       }
 }
 
-void CpuBackend::ray_tokens(const Tensor& poses, int height, int width, int patch, Tensor& tokens) {
-  checks::ray_tokens(*this, poses, height, width, patch, tokens);
+void CpuBackend::do_ray_tokens(const Tensor& poses, int height, int width, int patch, Tensor& tokens) {
   std::vector<RayPose> unpacked(static_cast<size_t>(poses.dim(0)));
   std::memcpy(unpacked.data(), poses.data(), unpacked.size() * sizeof(RayPose));
-  ray_tokens(unpacked, nullptr, height, width, patch, tokens);
+  do_ray_tokens(unpacked, nullptr, height, width, patch, tokens);
 }
 
-void CpuBackend::swiglu(const Tensor& gate, const Tensor& up, Tensor& out) {
-  checks::swiglu(*this, gate, up, out);
+void CpuBackend::do_swiglu(const Tensor& gate, const Tensor& up, Tensor& out) {
   const float* pg = gate.data();
   const float* pu = up.data();
   float* po = out.data();
@@ -337,8 +318,7 @@ void CpuBackend::swiglu(const Tensor& gate, const Tensor& up, Tensor& out) {
   for (int64_t i = 0; i < n; ++i) po[i] = silu_of(pg[i]) * pu[i];
 }
 
-void CpuBackend::swiglu_backward(Tensor& gate, Tensor& up, Tensor& dhidden) {
-  checks::swiglu_backward(*this, gate, up, dhidden);
+void CpuBackend::do_swiglu_backward(Tensor& gate, Tensor& up, Tensor& dhidden) {
   float* pg = gate.data();
   float* pu = up.data();
   float* pd = dhidden.data();
@@ -354,8 +334,7 @@ void CpuBackend::swiglu_backward(Tensor& gate, Tensor& up, Tensor& dhidden) {
   }
 }
 
-std::vector<double> CpuBackend::batched_dot(const Tensor& a, const Tensor& b) {
-  checks::batched_dot(*this, a, b);
+std::vector<double> CpuBackend::do_batched_dot(const Tensor& a, const Tensor& b) {
   const int64_t batch = a.dim(0), per = a.numel() / batch;
   std::vector<double> result(static_cast<size_t>(batch));
   for (int64_t i = 0; i < batch; ++i) {
@@ -369,8 +348,7 @@ std::vector<double> CpuBackend::batched_dot(const Tensor& a, const Tensor& b) {
   return result;
 }
 
-void CpuBackend::column_norms(const Tensor& w, Tensor& norms) {
-  checks::column_norms(*this, w, norms);
+void CpuBackend::do_column_norms(const Tensor& w, Tensor& norms) {
   const int64_t batch = w.dim(0), rows = w.dim(1), cols = w.dim(2);
   std::vector<double> sums(static_cast<size_t>(batch * cols), 0.0);
   for (int64_t b = 0; b < batch; ++b)
@@ -382,8 +360,7 @@ void CpuBackend::column_norms(const Tensor& w, Tensor& norms) {
   for (int64_t i = 0; i < batch * cols; ++i) norms.data()[i] = static_cast<float>(std::sqrt(sums[i]));
 }
 
-void CpuBackend::restore_column_norms(Tensor& w, const Tensor& target, float eps) {
-  checks::restore_column_norms(*this, w, target);
+void CpuBackend::do_restore_column_norms(Tensor& w, const Tensor& target, float eps) {
   const int64_t batch = w.dim(0), rows = w.dim(1), cols = w.dim(2);
   Tensor current = empty({batch, cols});
   column_norms(w, current);
@@ -397,8 +374,7 @@ void CpuBackend::restore_column_norms(Tensor& w, const Tensor& target, float eps
     }
 }
 
-void CpuBackend::scale_batched(Tensor& x, const std::vector<float>& scale) {
-  checks::scale_batched(*this, x, scale);
+void CpuBackend::do_scale_batched(Tensor& x, const std::vector<float>& scale) {
   if (x.numel() == 0) return;
   const int64_t batch = x.dim(0), per = x.numel() / batch;
   for (int64_t b = 0; b < batch; ++b) {

@@ -25,50 +25,45 @@ class CpuBackend : public Backend {
   int64_t peak_memory() const override { return peak_->load(); }
   void reset_peak_memory() override { peak_->store(allocated_->load()); }
 
-  Tensor empty(const Shape& shape) override;
-  void upload(Tensor& dst, const float* host) override;
   Tensor adopt_host(const Shape& shape, std::shared_ptr<float> storage) override;
   void mark_constant(const Tensor& t) override;
-  void download(const Tensor& src, float* host) override;
-  void copy(Tensor& dst, const Tensor& src) override;
-  void fill(Tensor& t, float value) override;
-  void copy_blocks(float* dst, int64_t dst_stride, const float* src, int64_t src_stride, int64_t block,
-                   int64_t count) override;
-
-  void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, MatrixOperand a,
-            MatrixOperand b, float beta, float* c, int64_t ldc, int64_t stride_c, int64_t batch) override;
-
-  void add(Tensor& y, const Tensor& x) override;
-  void axpby(Tensor& y, float a, const Tensor& x, float b) override;
-  void add_scaled_identity(Tensor& y, float a) override;
-  void silu(Tensor& x) override;
-  void gelu(Tensor& x) override;
-  void sigmoid(Tensor& x) override;
-  void softplus(Tensor& x, float shift) override;
-  void add_bias(Tensor& x, const Tensor& bias) override;
-  void layer_norm(const Tensor& x, const Tensor& weight, float eps, Tensor& y) override;
-  void rms_norm(const Tensor& x, const Tensor& weight, int64_t group, float eps, Tensor& y) override;
-  void l2_normalize(Tensor& x, int64_t group, float eps) override;
-  void scale_rows(Tensor& x, const float* scale, int64_t scale_batch_stride, int64_t scale_row_stride) override;
-
-  void split_heads(const Tensor& src, int64_t column_offset, int64_t heads, int64_t head_dim, Tensor& dst) override;
-  void merge_heads(const Tensor& src, Tensor& dst) override;
-
-  void attention(const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out) override;
-
-  void ray_tokens(const std::vector<RayPose>& poses, const Tensor* images, int height, int width, int patch,
-                  Tensor& tokens) override;
-  void ray_tokens(const Tensor& poses, int height, int width, int patch, Tensor& tokens) override;
-
-  void swiglu(const Tensor& gate, const Tensor& up, Tensor& out) override;
-  void swiglu_backward(Tensor& gate, Tensor& up, Tensor& dhidden) override;
-
-  std::vector<double> batched_dot(const Tensor& a, const Tensor& b) override;
-  void column_norms(const Tensor& w, Tensor& norms) override;
-  void restore_column_norms(Tensor& w, const Tensor& target, float eps) override;
-  void scale_batched(Tensor& x, const std::vector<float>& scale) override;
 
  private:
+  // The ops (Backend's public ops have checked the operands).
+  Tensor do_empty(const Shape& shape) override;
+  void do_upload(Tensor& dst, const float* host) override;
+  void do_download(const Tensor& src, float* host) override;
+  void do_copy(Tensor& dst, const Tensor& src) override;
+  void do_fill(Tensor& t, float value) override;
+  void do_copy_blocks(float* dst, int64_t dst_stride, const float* src, int64_t src_stride, int64_t block,
+                      int64_t count) override;
+  void do_gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, MatrixOperand a,
+               MatrixOperand b, float beta, float* c, int64_t ldc, int64_t stride_c, int64_t batch) override;
+  void do_add(Tensor& y, const Tensor& x) override;
+  void do_axpby(Tensor& y, float a, const Tensor& x, float b) override;
+  void do_add_scaled_identity(Tensor& y, float a) override;
+  void do_silu(Tensor& x) override;
+  void do_gelu(Tensor& x) override;
+  void do_sigmoid(Tensor& x) override;
+  void do_softplus(Tensor& x, float shift) override;
+  void do_add_bias(Tensor& x, const Tensor& bias) override;
+  void do_layer_norm(const Tensor& x, const Tensor& weight, float eps, Tensor& y) override;
+  void do_rms_norm(const Tensor& x, const Tensor& weight, int64_t group, float eps, Tensor& y) override;
+  void do_l2_normalize(Tensor& x, int64_t group, float eps) override;
+  void do_scale_rows(Tensor& x, const float* scale, int64_t scale_batch_stride, int64_t scale_row_stride) override;
+  void do_split_heads(const Tensor& src, int64_t column_offset, int64_t heads, int64_t head_dim, Tensor& dst) override;
+  void do_merge_heads(const Tensor& src, Tensor& dst) override;
+  void do_attention(const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out) override;
+  void do_ray_tokens(const std::vector<RayPose>& poses, const Tensor* images, int height, int width, int patch,
+                     Tensor& tokens) override;
+  void do_ray_tokens(const Tensor& poses, int height, int width, int patch, Tensor& tokens) override;
+  void do_swiglu(const Tensor& gate, const Tensor& up, Tensor& out) override;
+  void do_swiglu_backward(Tensor& gate, Tensor& up, Tensor& dhidden) override;
+  std::vector<double> do_batched_dot(const Tensor& a, const Tensor& b) override;
+  void do_column_norms(const Tensor& w, Tensor& norms) override;
+  void do_restore_column_norms(Tensor& w, const Tensor& target, float eps) override;
+  void do_scale_batched(Tensor& x, const std::vector<float>& scale) override;
+
   // Shared with the tensors' deleters, which may run after the backend is gone.
   std::shared_ptr<std::atomic<int64_t>> allocated_ = std::make_shared<std::atomic<int64_t>>(0);
   std::shared_ptr<std::atomic<int64_t>> peak_ = std::make_shared<std::atomic<int64_t>>(0);

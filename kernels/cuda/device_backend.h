@@ -131,39 +131,36 @@ class DeviceBackend final : public Backend {
     return result;
   }
 
+ private:
+  // The ops (Backend's public ops have checked the operands; the checks here are this device's own limits).
   // ---- memory
-  Tensor empty(const Shape& shape) override {
-    for (int64_t d : shape)
-      if (d < 0) throw std::invalid_argument("negative dimension in tensor shape " + shape_string(shape));
+  Tensor do_empty(const Shape& shape) override {
     std::lock_guard<std::recursive_mutex> lock(mutex_);
     std::shared_ptr<float> storage = device_.allocate(shape_numel(shape) * static_cast<int64_t>(sizeof(float)), shape);
     return Tensor(storage, storage.get(), shape, this);
   }
-  void upload(Tensor& dst, const float* host) override {
+  void do_upload(Tensor& dst, const float* host) override {
     OpScope scope(*this, "upload");
     no_host_traffic("upload");
     if (dst.numel() == 0) return;
     device_.to_device(dst.data(), host, bytes(dst));
     device_.synchronize();  // the caller may free `host` on return
   }
-  void download(const Tensor& src, float* host) override {
+  void do_download(const Tensor& src, float* host) override {
     OpScope scope(*this, "download");
     no_host_traffic("download");
     if (src.numel() > 0) device_.to_host(host, src.data(), bytes(src));
   }
-  void copy(Tensor& dst, const Tensor& src) override {
-    checks::copy(*this, dst, src);
+  void do_copy(Tensor& dst, const Tensor& src) override {
     OpScope scope(*this, "copy");
     if (dst.data() != src.data() && src.numel() > 0) device_.copy(dst.data(), src.data(), bytes(src));
   }
-  void fill(Tensor& t, float value) override {
-    checks::unary(*this, "fill", t);
+  void do_fill(Tensor& t, float value) override {
     OpScope scope(*this, "fill");
     cuda::fill(device_.launcher(), t.data(), t.numel(), value);
   }
-  void copy_blocks(float* dst, int64_t dst_stride, const float* src, int64_t src_stride, int64_t block,
-                   int64_t count) override {
-    checks::copy_blocks(dst_stride, src_stride, block, count);
+  void do_copy_blocks(float* dst, int64_t dst_stride, const float* src, int64_t src_stride, int64_t block,
+                      int64_t count) override {
     if (block <= 0 || count <= 0) return;
     OpScope scope(*this, "copy_blocks");
     const size_t width = static_cast<size_t>(block) * sizeof(float);
@@ -173,8 +170,8 @@ class DeviceBackend final : public Backend {
   }
 
   // ---- matrix products
-  void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, MatrixOperand a,
-            MatrixOperand b, float beta, float* c, int64_t ldc, int64_t stride_c, int64_t batch) override {
+  void do_gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, MatrixOperand a,
+               MatrixOperand b, float beta, float* c, int64_t ldc, int64_t stride_c, int64_t batch) override {
     if (m == 0 || n == 0 || batch == 0) return;
     OpScope scope(*this, "gemm");
     if (k == 0) {  // as CpuBackend defines it: C = beta * C, 0 for beta = 0
@@ -186,70 +183,59 @@ class DeviceBackend final : public Backend {
   }
 
   // ---- elementwise and row ops
-  void add(Tensor& y, const Tensor& x) override {
-    checks::same_size_op(*this, "add", y, x);
+  void do_add(Tensor& y, const Tensor& x) override {
     OpScope scope(*this, "add");
     cuda::add(device_.launcher(), y.data(), x.data(), y.numel());
   }
-  void axpby(Tensor& y, float a, const Tensor& x, float b) override {
-    checks::same_size_op(*this, "axpby", y, x);
+  void do_axpby(Tensor& y, float a, const Tensor& x, float b) override {
     OpScope scope(*this, "axpby");
     cuda::axpby(device_.launcher(), y.data(), a, x.data(), b, y.numel());
   }
-  void add_scaled_identity(Tensor& y, float a) override {
-    checks::add_scaled_identity(*this, y);
+  void do_add_scaled_identity(Tensor& y, float a) override {
     OpScope scope(*this, "add_scaled_identity");
     cuda::add_scaled_identity(device_.launcher(), y.data(), y.dim(0), y.dim(1), a);
   }
-  void silu(Tensor& x) override { activation<Activation::Silu>(x, 0.0f); }
-  void gelu(Tensor& x) override { activation<Activation::Gelu>(x, 0.0f); }
-  void sigmoid(Tensor& x) override { activation<Activation::Sigmoid>(x, 0.0f); }
-  void softplus(Tensor& x, float shift) override { activation<Activation::Softplus>(x, shift); }
-  void add_bias(Tensor& x, const Tensor& bias) override {
-    checks::add_bias(*this, x, bias);
+  void do_silu(Tensor& x) override { activation<Activation::Silu>(x, 0.0f); }
+  void do_gelu(Tensor& x) override { activation<Activation::Gelu>(x, 0.0f); }
+  void do_sigmoid(Tensor& x) override { activation<Activation::Sigmoid>(x, 0.0f); }
+  void do_softplus(Tensor& x, float shift) override { activation<Activation::Softplus>(x, shift); }
+  void do_add_bias(Tensor& x, const Tensor& bias) override {
     const int64_t cols = bias.numel();
     OpScope scope(*this, "add_bias");
     cuda::add_bias(device_.launcher(), x.data(), bias.data(), x.numel(), cols);
   }
-  void layer_norm(const Tensor& x, const Tensor& weight, float eps, Tensor& y) override {
-    checks::layer_norm(*this, x, weight, y);
+  void do_layer_norm(const Tensor& x, const Tensor& weight, float eps, Tensor& y) override {
     const int64_t cols = weight.numel();
     OpScope scope(*this, "layer_norm");
     cuda::layer_norm(device_.launcher(), x.data(), weight.data(), y.data(), x.numel() / cols, cols, eps);
   }
-  void rms_norm(const Tensor& x, const Tensor& weight, int64_t group, float eps, Tensor& y) override {
-    checks::rms_norm(*this, x, weight, group, y);
+  void do_rms_norm(const Tensor& x, const Tensor& weight, int64_t group, float eps, Tensor& y) override {
     OpScope scope(*this, "rms_norm");
     cuda::rms_norm(device_.launcher(), x.data(), weight.data(), y.data(), x.numel() / group, group, eps);
   }
-  void l2_normalize(Tensor& x, int64_t group, float eps) override {
-    checks::l2_normalize(*this, x, group);
+  void do_l2_normalize(Tensor& x, int64_t group, float eps) override {
     OpScope scope(*this, "l2_normalize");
     cuda::l2_normalize(device_.launcher(), x.data(), x.numel() / group, group, eps);
   }
-  void scale_rows(Tensor& x, const float* scale, int64_t scale_batch_stride, int64_t scale_row_stride) override {
-    checks::scale_rows(*this, x, scale);
+  void do_scale_rows(Tensor& x, const float* scale, int64_t scale_batch_stride, int64_t scale_row_stride) override {
     OpScope scope(*this, "scale_rows");
     cuda::scale_rows(device_.launcher(), x.data(), scale, x.dim(0), x.dim(1), x.dim(2), scale_batch_stride,
                      scale_row_stride);
   }
 
   // ---- layout
-  void split_heads(const Tensor& src, int64_t column_offset, int64_t heads, int64_t head_dim, Tensor& dst) override {
-    checks::split_heads(*this, src, column_offset, heads, head_dim, dst);
+  void do_split_heads(const Tensor& src, int64_t column_offset, int64_t heads, int64_t head_dim, Tensor& dst) override {
     const int64_t views = src.dim(0), tokens = src.dim(1), width = src.dim(2);
     OpScope scope(*this, "split_heads");
     cuda::split_heads(device_.launcher(), src.data(), dst.data(), views, tokens, width, column_offset, heads, head_dim);
   }
-  void merge_heads(const Tensor& src, Tensor& dst) override {
-    checks::merge_heads(*this, src, dst);
+  void do_merge_heads(const Tensor& src, Tensor& dst) override {
     OpScope scope(*this, "merge_heads");
     cuda::merge_heads(device_.launcher(), src.data(), dst.data(), src.dim(0), src.dim(1), src.dim(2), src.dim(3));
   }
 
   // ---- attention
-  void attention(const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out) override {
-    checks::attention(*this, q, k, v, out);
+  void do_attention(const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out) override {
     const int64_t batch = q.dim(0), queries = q.dim(1), dim = q.dim(2), keys = k.dim(1);
     LACT_CHECK(v.dim(2) == dim, "attention",
                "the cuda kernel needs value dim = query dim, not " + shape_string(v.shape()) + " for q " +
@@ -260,9 +246,8 @@ class DeviceBackend final : public Backend {
   }
 
   // ---- tokens
-  void ray_tokens(const std::vector<RayPose>& poses, const Tensor* images, int height, int width, int patch,
-                  Tensor& tokens) override {
-    checks::ray_tokens(*this, poses, images, height, width, patch, tokens);
+  void do_ray_tokens(const std::vector<RayPose>& poses, const Tensor* images, int height, int width, int patch,
+                     Tensor& tokens) override {
     const int64_t views = static_cast<int64_t>(poses.size());
     if (views == 0) return;
     OpScope scope(*this, "ray_tokens");
@@ -275,8 +260,7 @@ class DeviceBackend final : public Backend {
     device_.release(device_poses);
   }
 
-  void ray_tokens(const Tensor& poses, int height, int width, int patch, Tensor& tokens) override {
-    checks::ray_tokens(*this, poses, height, width, patch, tokens);
+  void do_ray_tokens(const Tensor& poses, int height, int width, int patch, Tensor& tokens) override {
     const int64_t views = poses.dim(0);
     OpScope scope(*this, "ray_tokens");
     cuda::ray_tokens(device_.launcher(), reinterpret_cast<const RayPose*>(poses.data()), nullptr, tokens.data(), views,
@@ -284,20 +268,17 @@ class DeviceBackend final : public Backend {
   }
 
   // ---- SwiGLU pieces
-  void swiglu(const Tensor& gate, const Tensor& up, Tensor& out) override {
-    checks::swiglu(*this, gate, up, out);
+  void do_swiglu(const Tensor& gate, const Tensor& up, Tensor& out) override {
     OpScope scope(*this, "swiglu");
     cuda::swiglu(device_.launcher(), gate.data(), up.data(), out.data(), gate.numel());
   }
-  void swiglu_backward(Tensor& gate, Tensor& up, Tensor& dhidden) override {
-    checks::swiglu_backward(*this, gate, up, dhidden);
+  void do_swiglu_backward(Tensor& gate, Tensor& up, Tensor& dhidden) override {
     OpScope scope(*this, "swiglu_backward");
     cuda::swiglu_backward(device_.launcher(), gate.data(), up.data(), dhidden.data(), gate.numel());
   }
 
   // ---- reductions
-  std::vector<double> batched_dot(const Tensor& a, const Tensor& b) override {
-    checks::batched_dot(*this, a, b);
+  std::vector<double> do_batched_dot(const Tensor& a, const Tensor& b) override {
     const int64_t batch = a.dim(0), per = batch ? a.numel() / batch : 0;
     std::vector<double> result(static_cast<size_t>(batch), 0.0);
     if (batch == 0 || per == 0) return result;
@@ -313,18 +294,15 @@ class DeviceBackend final : public Backend {
       for (int64_t p = 0; p < parts; ++p) result[i] += partial[i * parts + p];
     return result;
   }
-  void column_norms(const Tensor& w, Tensor& norms) override {
-    checks::column_norms(*this, w, norms);
+  void do_column_norms(const Tensor& w, Tensor& norms) override {
     OpScope scope(*this, "column_norms");
     cuda::column_norms(device_.launcher(), w.data(), norms.data(), w.dim(0), w.dim(1), w.dim(2));
   }
-  void restore_column_norms(Tensor& w, const Tensor& target, float eps) override {
-    checks::restore_column_norms(*this, w, target);
+  void do_restore_column_norms(Tensor& w, const Tensor& target, float eps) override {
     OpScope scope(*this, "restore_column_norms");
     cuda::restore_column_norms(device_.launcher(), w.data(), target.data(), w.dim(0), w.dim(1), w.dim(2), eps);
   }
-  void scale_batched(Tensor& x, const std::vector<float>& scale) override {
-    checks::scale_batched(*this, x, scale);
+  void do_scale_batched(Tensor& x, const std::vector<float>& scale) override {
     const int64_t batch = x.dim(0);
     if (x.numel() == 0) return;
     OpScope scope(*this, "scale_batched");
@@ -336,7 +314,6 @@ class DeviceBackend final : public Backend {
     device_.release(device_scale);
   }
 
- private:
   void no_host_traffic(const char* op) const {
     if (recording_)
       throw std::logic_error(std::string(op) + " while recording: a recording cannot move data to or from the host");
@@ -367,7 +344,6 @@ class DeviceBackend final : public Backend {
 
   template <Activation A>
   void activation(Tensor& x, float shift) {
-    checks::unary(*this, "activation", x);
     OpScope scope(*this, A == Activation::Silu      ? "silu"
                          : A == Activation::Gelu    ? "gelu"
                          : A == Activation::Sigmoid ? "sigmoid"
