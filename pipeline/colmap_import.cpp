@@ -1,9 +1,11 @@
 #include "pipeline/colmap_import.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -63,10 +65,28 @@ fs::path check_output(const ImportOptions& o) {
 }
 
 // The hidden folder the scene is built in, removed unless release() was called.
+// A signal ends lact without unwinding, so the folder of an interrupted import stays: the next import into the
+// same folder removes those whose process is gone.
+void remove_abandoned_partials(const fs::path& out) {
+  const std::string prefix = "." + out.filename().string() + ".lact-import-";
+  std::error_code ec;
+  for (fs::directory_iterator it(out.parent_path(), ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind(prefix, 0) != 0 || name.size() == prefix.size()) continue;
+    const std::string pid = name.substr(prefix.size());
+    if (pid.find_first_not_of("0123456789") != std::string::npos || pid.size() > 9) continue;
+    if (::kill(std::stoi(pid), 0) != 0 && errno == ESRCH) {
+      std::error_code remove_ec;
+      fs::remove_all(it->path(), remove_ec);
+    }
+  }
+}
+
 class PartialScene {
  public:
   explicit PartialScene(const fs::path& out)
       : path_(out.parent_path() / ("." + out.filename().string() + ".lact-import-" + std::to_string(::getpid()))) {
+    remove_abandoned_partials(out);
     std::error_code ec;
     fs::remove_all(path_, ec);
     if (!fs::create_directory(path_, ec))

@@ -13,6 +13,7 @@ Usage: python3 tests/cli_import_test.py --lact build/app/lact --fixture ../share
 import math
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -249,6 +250,31 @@ class Import(unittest.TestCase):
         with open(os.path.join(self.pids, "colmap.feature_extractor")) as f:
             self.assertFalse(alive(int(f.readline())), "colmap was left running")
         self.assertEqual(self.beside_output(), ["desk.colmap.log"])
+
+    def test_interrupted_import_leaves_nothing_under_the_name(self):
+        make_photos(self.photos, 4)
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            p = subprocess.Popen([ARGS.lact, "import", self.photos, "-o", self.out, "-q"], env=self.env("slow"),
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            pidfile = os.path.join(self.pids, "colmap.feature_extractor")
+            for _ in range(200):  # until colmap runs
+                if os.path.exists(pidfile) and os.path.getsize(pidfile):
+                    break
+                time.sleep(0.05)
+            time.sleep(0.2)
+            p.send_signal(sig)
+            p.communicate(timeout=60)
+            self.assertEqual(p.returncode, -sig, sig)
+            self.assertFalse(alive(int(read_text(pidfile).split()[0])), "colmap was left running after %s" % sig.name)
+            self.assertFalse(os.path.exists(self.out))
+            os.unlink(pidfile)
+        # A signal leaves the working folder (hidden); the next import into that folder removes it (the SIGTERM
+        # run removed the SIGINT run's).
+        left = self.beside_output()
+        self.assertEqual(len(left), 1, left)
+        self.assertTrue(left[0].startswith(".desk.lact-import-"), left)
+        ran_ok(self.run_import())
+        self.assertEqual(self.beside_output(), ["desk"])
 
     def test_existing_output_needs_force(self):
         make_photos(self.photos, 3)

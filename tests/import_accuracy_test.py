@@ -4,12 +4,12 @@
 36 photos of ../shared/data/mydesk (every 14th, in capture order) are imported without their poses, once as a
 folder of photos and once as a video made of 60 consecutive frames (every 3rd photo, H.264) with --frames 30. The
 recovered cameras (read from sparse/0/images.bin with this file's own parser) are aligned to the given ones
-(opencv_cameras.json: structure-from-motion on the same photos) by the least-squares similarity transform of
-their centres (Umeyama 1991), and then:
+(opencv_cameras.json: structure-from-motion on the same photos) and then:
   - at least 90% of the images are registered,
-  - the median rotation error is at most 1 degree,
+  - the median rotation error is at most 1 degree, after the rotation that best aligns the cameras' axes, and
+    so is the median error of the relative rotation between two cameras (no alignment needed),
   - the median camera-centre error is at most 2% of the extent (the diagonal of the bounding box of the given
-    centres of those images),
+    centres of those images) after the least-squares similarity transform of the centres (Umeyama 1991),
 and lact's own COLMAP reader (`lact info --data`) reads the scene with every registered view. Measured numbers
 are printed (docs/import.md keeps them).
 
@@ -68,21 +68,55 @@ def umeyama(src, dst):
     return s, r, mu_d - s * r @ mu_s
 
 
-def pose_errors(recovered, given):
-    """Rotation errors (degrees) and centre errors (fractions of the extent) of the registered images, after
-    aligning the recovered centres to the given ones. recovered / given: {name: (R w2c, t)}."""
-    names = sorted(recovered)
-    c_rec = np.array([-recovered[n][0].T @ recovered[n][1] for n in names])
-    c_giv = np.array([-given[n][0].T @ given[n][1] for n in names])
-    s, r, t = umeyama(c_rec, c_giv)
-    extent = np.linalg.norm(np.array([-g[0].T @ g[1] for g in given.values()]).ptp(0))
-    centre_err = np.linalg.norm((s * (r @ c_rec.T)).T + t - c_giv, axis=1) / extent
-    rot_err = []
+def centre(pose):
+    r, t = pose
+    return -r.T @ t
+
+
+def best_rotation(recovered, given, names):
+    """The rotation that best carries the recovered cameras' axes onto the given ones (Kabsch: the rotation part
+    of Umeyama's solution for the cameras' orientations)."""
+    m = sum(given[n][0].T @ recovered[n][0] for n in names)
+    u, _, vt = np.linalg.svd(m)
+    sign = np.eye(3)
+    sign[2, 2] = np.sign(np.linalg.det(u @ vt))
+    return u @ sign @ vt
+
+
+def relative_rotation_errors(recovered, given, names):
+    """Degrees between the given and the recovered rotation from camera i to camera j, over all pairs: needs no
+    alignment at all."""
+    errors = []
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            d = (given[a][0] @ given[b][0].T).T @ (recovered[a][0] @ recovered[b][0].T)
+            errors.append(np.degrees(np.arccos(np.clip((np.trace(d) - 1) / 2, -1, 1))))
+    return np.array(errors)
+
+
+def rotation_errors(recovered, given, names, r_align):
+    """Degrees between each given camera's axes and its recovered axes carried by `r_align`."""
+    errors = []
     for n in names:
-        aligned_c2w = r @ recovered[n][0].T  # the recovered camera's axes in the given world
-        cos = (np.trace(given[n][0] @ aligned_c2w) - 1) / 2
-        rot_err.append(np.degrees(np.arccos(np.clip(cos, -1, 1))))
-    return np.array(rot_err), centre_err
+        cos = (np.trace(given[n][0] @ r_align @ recovered[n][0].T) - 1) / 2
+        errors.append(np.degrees(np.arccos(np.clip(cos, -1, 1))))
+    return np.array(errors)
+
+
+def pose_errors(recovered, given):
+    """For the registered images: centre errors (fractions of the extent) after the similarity transform
+    (Umeyama) of the recovered centres onto the given ones; rotation errors (degrees) after the rotation that
+    best aligns the cameras' axes; the rotation errors under the centres' transform instead (printed: over 36
+    cameras whose centres fit within 0.4% of the extent, it is uncertain by a degree or so); and the pairwise
+    relative rotation errors. recovered / given: {name: (R w2c, t)}."""
+    names = sorted(recovered)
+    extent = np.linalg.norm(np.array([centre(g) for g in given.values()]).ptp(0))
+    c_rec, c_giv = np.array([centre(recovered[n]) for n in names]), np.array([centre(given[n]) for n in names])
+    s, r, t = umeyama(c_rec, c_giv)
+    centre_err = np.linalg.norm((s * (r @ c_rec.T)).T + t - c_giv, axis=1) / extent
+    rot = rotation_errors(recovered, given, names, best_rotation(recovered, given, names))
+    return rot, centre_err, rotation_errors(recovered, given, names, r), relative_rotation_errors(recovered, given,
+                                                                                                   names)
 
 
 @unittest.skipUnless(COLMAP, "colmap is not installed (scripts/setup.sh installs it)")
@@ -108,14 +142,17 @@ class ImportAccuracy(unittest.TestCase):
         seconds = time.monotonic() - start
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr[-3000:])
         recovered = read_images_bin(os.path.join(out, "sparse", "0", "images.bin"))
-        rot, centre = pose_errors(recovered, given)
-        print("\n%s: %d of %d registered, rotation error median %.3f max %.3f deg, centre error median %.3f%% "
-              "max %.3f%% of the extent, %.0f s\n%s" % (os.path.basename(source), len(recovered), len(given),
-                                                          np.median(rot), rot.max(), 100 * np.median(centre),
-                                                          100 * centre.max(), seconds, p.stdout), file=sys.stderr)
+        rot, centre_err, rot_by_centres, relative = pose_errors(recovered, given)
+        print("\n%s: %d of %d registered; rotation error median %.3f max %.3f deg (under the centres' similarity: "
+              "median %.3f; pairwise relative: median %.3f max %.3f); centre error median %.3f%% max %.3f%% of the "
+              "extent; %.0f s\n%s" % (os.path.basename(source), len(recovered), len(given), np.median(rot), rot.max(),
+                                     np.median(rot_by_centres), np.median(relative), relative.max(),
+                                     100 * np.median(centre_err), 100 * centre_err.max(), seconds, p.stdout),
+              file=sys.stderr)
         self.assertGreaterEqual(len(recovered), 0.9 * len(given))
         self.assertLessEqual(np.median(rot), 1.0)
-        self.assertLessEqual(np.median(centre), 0.02)
+        self.assertLessEqual(np.median(relative), 1.0)
+        self.assertLessEqual(np.median(centre_err), 0.02)
         info = subprocess.run([ARGS.lact, "info", "--data", out], capture_output=True, text=True)
         self.assertEqual(info.returncode, 0, info.stderr)
         self.assertIn("%d views" % len(recovered), info.stdout)
