@@ -55,7 +55,7 @@ fs::path check_output(const ImportOptions& o) {
   const fs::path out = clean(o.output), in = clean(o.input);
   std::error_code ec;
   if (is_within(in, out) || is_within(out, in))
-    throw Error(o.output, "is the input or inside it / around it: name a folder apart from " + o.input);
+    throw Error(o.output, "is the input, inside it or holds it: name a folder apart from " + o.input);
   if (fs::exists(fs::symlink_status(out, ec)) && !o.force)
     throw Error(o.output, "already exists (pass --force to replace it)");
   fs::create_directories(out.parent_path(), ec);
