@@ -207,6 +207,13 @@ class Import(unittest.TestCase):
         diff = max(abs(a - b) for pg, pw in zip(got.getdata(), want) for a, b in zip(pg, pw))
         self.assertLessEqual(diff, 0.5 + 1e-9)  # rounding only
 
+    def test_images_of_different_sizes_get_a_camera_each(self):
+        make_photos(self.photos, 3)
+        make_photos(os.path.join(self.case, "other"), 1, size=(64, 96))
+        shutil.move(os.path.join(self.case, "other", "p00.jpg"), os.path.join(self.photos, "tall.jpg"))
+        ran_ok(self.run_import())
+        self.assertIn("--ImageReader.single_camera 0", read_text(os.path.join(self.pids, "colmap.feature_extractor")))
+
     def test_largest_model_kept(self):
         make_photos(self.photos, 5)
         so = ran_ok(self.run_import(mode="split"))
@@ -297,6 +304,21 @@ class Import(unittest.TestCase):
             f.write("not a video")
         one_error_line(self, self.run_import(source=video), [video, "not a readable video"])
         self.assertEqual(self.beside_output(), [])
+
+    @unittest.skipUnless(FFMPEG, "ffmpeg is not installed")
+    def test_video_frames_per_second(self):
+        frames = os.path.join(self.case, "frames")
+        os.makedirs(frames)
+        for i in range(24):  # 2 s at 12 frames per second, frame i's red level 10 * i
+            Image.new("RGB", (64, 48), (10 * i, 100, 100)).save(os.path.join(frames, "f%02d.png" % i))
+        video = os.path.join(self.case, "clip.mkv")
+        subprocess.run([FFMPEG, "-v", "error", "-framerate", "12", "-i", os.path.join(frames, "f%02d.png"), "-c:v",
+                        "ffv1", video], check=True)
+        so = ran_ok(self.run_import(source=video, extra=["--fps", "3"], size=(64, 48)))
+        self.assertIn("6 frames, 6 used", so)  # 2 s x 3 per second: windows of 4 frames, the middle one (2, 6, ...)
+        for k, name in enumerate(sorted(os.listdir(os.path.join(self.out, "images")))):
+            red = Image.open(os.path.join(self.out, "images", name)).convert("RGB").getpixel((5, 5))[0]
+            self.assertEqual(red, 10 * (4 * k + 2), name)
 
     @unittest.skipUnless(FFMPEG, "ffmpeg is not installed")
     def test_video_frames_sharpest_of_each_window(self):
