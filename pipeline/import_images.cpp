@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 
 #include "core/error.h"
 #include "core/file_io.h"
@@ -66,7 +65,9 @@ bool import_one(const fs::path& file, const fs::path& out, int max_side, Importe
     return false;
   }
   std::string name = file.filename().string();
-  if (orientation != 1 || (max_side > 0 && std::max(image.width, image.height) > max_side)) {
+  // A name a converted image already took ("a.jpg" written as a.png, then "a.png") is converted too (a-2.png).
+  const bool taken = std::find(result.names.begin(), result.names.end(), name) != result.names.end();
+  if (taken || orientation != 1 || (max_side > 0 && std::max(image.width, image.height) > max_side)) {
     image = shrink_to_long_side(apply_exif_orientation(image, orientation), max_side);
     name = write_converted(image, file, out, result.names);
   } else {
@@ -79,14 +80,6 @@ bool import_one(const fs::path& file, const fs::path& out, int max_side, Importe
 }
 
 }  // namespace
-
-bool looks_like_image(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char head[16] = {};
-  in.read(head, sizeof head);
-  return sniff_image_format(reinterpret_cast<const uint8_t*>(head), static_cast<size_t>(in.gcount())).format !=
-         ImageFormat::other;
-}
 
 ImportedImages import_image_folder(const std::string& folder, const std::string& images_out, int max_side) {
   ImportedImages result;

@@ -22,7 +22,4 @@ struct ImportedImages {
 // written as NAME.png.
 ImportedImages import_image_folder(const std::string& folder, const std::string& images_out, int max_side);
 
-// True when the file's first bytes are PNG or JPEG (how the folder's images are told from other files).
-bool looks_like_image(const std::string& path);
-
 }  // namespace lact

@@ -196,9 +196,11 @@ class Import(unittest.TestCase):
         exif = Image.Exif()
         exif[0x0112] = 6  # shown turned 90 degrees clockwise
         photo.save(os.path.join(self.photos, "turned.jpg"), quality=95, exif=exif.tobytes())
+        Image.new("RGB", (40, 30), (1, 2, 3)).save(os.path.join(self.photos, "turned.png"))  # the name it becomes
         ran_ok(self.run_import(extra=["--max-size", "64"]))
         images = os.path.join(self.out, "images")
-        self.assertEqual(sorted(os.listdir(images)), ["p00.png", "p01.png", "p02.png", "turned.png"])
+        self.assertEqual(sorted(os.listdir(images)), ["p00.png", "p01.png", "p02.png", "turned-2.png", "turned.png"])
+        self.assertEqual(Image.open(os.path.join(images, "turned-2.png")).size, (40, 30))
         got = Image.open(os.path.join(images, "turned.png")).convert("RGB")
         self.assertEqual(got.size, (43, 64))  # upright (80 x 120), long side 64
         from PIL import ImageOps
