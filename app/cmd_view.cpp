@@ -37,6 +37,7 @@ void add_view_command(CLI::App& app) {
   command->add_flag("--no-vsync", o->no_vsync, "Start with VSync off");
   command->add_flag("--show-gt", o->show_truth, "Show the ground truth beside the view (on a test view)");
   command->add_flag("--show-error", o->show_error, "Show the error map beside the view (on a test view)");
+  command->add_flag("--frustums", o->show_frustums, "Draw the input and test cameras as pyramids over the view");
   command->add_option("--camera", o->camera, "Start on this scene view (a test view index: PSNR/SSIM shown)")
       ->check(CLI::NonNegativeNumber);
   command->add_option("--frames", o->frames, "Scripted: run this many frames once the first view is shown")

@@ -239,6 +239,41 @@ int run_program(const std::vector<std::string>& argv, std::string* output, doubl
   return collect(pid, token, fds, sinks, name, bounded, deadline, timeout_s);
 }
 
+int run_program_streamed(const std::vector<std::string>& argv, const std::function<void(const std::string&)>& on_output,
+                         double timeout_s, const std::string& what) {
+  int out_pipe[2] = {-1, -1}, pid = -1, token = -1;
+  make_pipe(out_pipe, what);
+  try {
+    pid = spawn(argv, {-1, out_pipe[1], out_pipe[1]}, {out_pipe[0]}, true, token);
+  } catch (...) {
+    close_pipe(out_pipe);
+    throw;
+  }
+  ::close(out_pipe[1]);
+  int fd = out_pipe[0];
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  const bool bounded = timeout_s > 0;
+  const auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000));
+  for (;;) {
+    if (fd < 0) {  // it closed its output: it has ended (or will soon; bounded by the deadline all the same)
+      const int status = exit_status_if_done(pid, token);
+      if (status != -2) return status;
+    }
+    if (bounded && Clock::now() >= deadline) {
+      kill_and_reap(pid, token);
+      if (fd >= 0) ::close(fd);
+      throw Error(what, "did not finish within " + std::to_string(static_cast<int>(std::ceil(timeout_s))) +
+                            " s (stopped it; --max-seconds sets the limit)");
+    }
+    pollfd polled = {fd, POLLIN, 0};  // a closed stream (-1) makes this a 20 ms sleep
+    const int wait_ms = fd < 0 ? 20 : bounded ? std::min(milliseconds_until(deadline), 1000) : 1000;
+    if (::poll(&polled, 1, wait_ms) <= 0 || fd < 0) continue;
+    std::string chunk;
+    drain(fd, chunk);
+    if (!chunk.empty()) on_output(chunk);
+  }
+}
+
 ProgramWithInput::ProgramWithInput(const std::vector<std::string>& argv, double stall_timeout_s)
     : stall_timeout_s_(stall_timeout_s) {
   // A reader that exits early must give EPIPE on write, not kill lact with SIGPIPE.

@@ -18,6 +18,12 @@ std::string find_program(const std::string& name);
 int run_program(const std::vector<std::string>& argv, std::string* output = nullptr, double timeout_s = 0,
                 std::string* errors = nullptr);
 
+// Runs argv in a process group of its own with its stdout and stderr on one pipe, handing each piece of output
+// to `on_output` as it arrives (a long program's progress: COLMAP's). With `timeout_s` > 0 it is killed (with
+// whatever it started) after that long and Error naming `what` is thrown. Returns its exit status.
+int run_program_streamed(const std::vector<std::string>& argv, const std::function<void(const std::string&)>& on_output,
+                         double timeout_s, const std::string& what);
+
 // A program started with its stdin connected to us (ffmpeg reading raw video frames) and its stderr captured
 // (never printed: it may hold anything, terminal escapes included). It runs in a process group of its own, so
 // stopping it also stops whatever it started (a wrapper script's children).

@@ -16,6 +16,7 @@ packages=(
   clang-format universal-ctags             # tools/check_style.py (formatting; function lengths)
   python3 python3-numpy python3-yaml python3-torch python3-skimage  # tools/ and the tests that use them
   ffmpeg                                   # lact render --video
+  colmap                                   # lact import (poses from photos or a video)
   libopenmpi-dev openmpi-bin               # --distributed mpi (mpirun; NCCL comes with CUDA)
   libglfw3-dev libimgui-dev python3-glad   # lact view (the viewer); glad generates the GL loader at build time
   xvfb xauth libgl1-mesa-dri libgl-dev     # the viewer's tests (a virtual X display, Mesa's software GL)

@@ -101,6 +101,30 @@ def view_region(window, info):
     return window[np.ix_(rows, cols)][..., :3]
 
 
+def frustum_segments(cam, depth, viewer, near=1e-3):
+    """The 8 edges of `cam`'s pyramid (its centre and its image rectangle at `depth`) in `viewer`'s image pixels,
+    clipped at z = near in the viewer's camera space: [(x0, y0, x1, y1)]. Cameras as dicts of w h fx fy cx cy and
+    c2w (4x4)."""
+    c2w, v2w = np.array(cam["c2w"], dtype=np.float64), np.array(viewer["c2w"], dtype=np.float64)
+    corners = [(0, 0), (cam["w"], 0), (cam["w"], cam["h"]), (0, cam["h"])]
+    local = [np.zeros(3)] + [np.array([(u - cam["cx"]) / cam["fx"], (v - cam["cy"]) / cam["fy"], 1.0]) * depth
+                             for u, v in corners]
+    w2v = np.linalg.inv(v2w)
+    seen = [(w2v @ c2w @ np.append(p, 1.0))[:3] for p in local]
+    out = []
+    for i, j in ((0, 1), (0, 2), (0, 3), (0, 4), (1, 2), (2, 3), (3, 4), (4, 1)):
+        a, b = seen[i].copy(), seen[j].copy()
+        if a[2] < near and b[2] < near:
+            continue
+        if a[2] < near:
+            a = b + (near - b[2]) / (a[2] - b[2]) * (a - b)
+        if b[2] < near:
+            b = a + (near - a[2]) / (b[2] - a[2]) * (b - a)
+        project = lambda q: (viewer["fx"] * q[0] / q[2] + viewer["cx"], viewer["fy"] * q[1] / q[2] + viewer["cy"])
+        out.append(project(a) + project(b))
+    return out
+
+
 class ViewerTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -202,6 +226,58 @@ class ViewerTest(unittest.TestCase):
         # Black where the render equals the truth, brighter with the error: correlated with |render - truth|.
         diff = np.abs(rendered - expected).mean(axis=2).ravel()
         self.assertGreater(np.corrcoef(diff, error.mean(axis=2).ravel())[0, 1], 0.5)
+
+    def test_camera_frustums(self):
+        # On the desk capture, from view 245 (neither input nor test), the input cameras 285, 325, 365 and the test
+        # cameras 405, 445 further along the path as pyramids: every line drawn is where projecting those
+        # cameras (opencv_cameras.json) through the screenshot's camera puts it, and every predicted line is drawn.
+        desk = os.path.join(os.path.abspath(ARGS.data), "mydesk")
+        flags = ["--model", self.model, "--data", desk, "--inputs", "285,325,365", "--targets", "405,445", "--size",
+                 "72x128", "--threads", "2", "--camera", 245, "--frames", 3, "--exit"]
+        on, off = os.path.join(self.tmp, "frustums", "on.png"), os.path.join(self.tmp, "frustums", "off.png")
+        self.view(*flags, "--frustums", "--screenshot", on)
+        self.view(*flags, "--screenshot", off)
+        with open(os.path.splitext(on)[0] + ".json") as f:
+            info = json.load(f)
+        with open(os.path.join(desk, "opencv_cameras.json")) as f:
+            frames = json.load(f)["frames"]
+        viewer, region = info["camera"], info["view_region"]
+        zoom, x0, y0 = region["zoom"], region["x"], region["y"]
+        np.testing.assert_allclose(np.array(viewer["c2w"]), np.linalg.inv(frames[245]["w2c"]), atol=1e-6)
+        scale = viewer["w"] / frames[0]["w"]  # 128 / 480 = 72 / 270: the scene's cameras at the working size
+        cams = [dict(w=f["w"] * scale, h=f["h"] * scale, fx=f["fx"] * scale, fy=f["fy"] * scale, cx=f["cx"] * scale,
+                     cy=f["cy"] * scale, c2w=np.linalg.inv(np.array(f["w2c"])))
+                for f in (frames[i] for i in (285, 325, 365, 405, 445))]
+        segments = [g for cam in cams for g in frustum_segments(cam, info["frustum_depth"], viewer)]
+        diff = np.abs(read_png(on).astype(int) - read_png(off).astype(int))[..., :3].max(axis=2)
+        w, h = int(viewer["w"] * zoom), int(viewer["h"] * zoom)
+        changed = np.argwhere(diff[y0:y0 + h, x0:x0 + w] > 40)  # (row, col) inside the view
+        self.assertGreater(len(changed), 50, "no frustum lines drawn")
+
+        def distance(px, py):  # framebuffer pixel centre -> nearest predicted line (framebuffer pixels)
+            best = 1e9
+            for a0, b0, a1, b1 in segments:
+                p0, p1, q = np.array([a0, b0]) * zoom, np.array([a1, b1]) * zoom, np.array([px + 0.5, py + 0.5])
+                t = np.clip(np.dot(q - p0, p1 - p0) / max(np.dot(p1 - p0, p1 - p0), 1e-12), 0, 1)
+                best = min(best, np.linalg.norm(p0 + t * (p1 - p0) - q))
+            return best
+
+        far = [(r, c) for r, c in changed if distance(c, r) > 1.5]
+        self.assertLessEqual(len(far), 0.01 * len(changed), "lines drawn away from the predicted ones: %s" % far[:5])
+        # Every predicted line inside the view is drawn: sample points along it find a changed pixel within 1.
+        samples = hits = 0
+        for a0, b0, a1, b1 in segments:
+            for t in np.linspace(0.05, 0.95, 20):
+                px, py = (a0 + t * (a1 - a0)) * zoom, (b0 + t * (b1 - b0)) * zoom
+                if not (2 <= px < w - 2 and 2 <= py < h - 2):
+                    continue
+                samples += 1
+                r, c = int(py), int(px)
+                hits += diff[y0 + r - 1:y0 + r + 2, x0 + c - 1:x0 + c + 2].max() > 40
+        self.assertGreater(samples, 20)
+        print("\nfrustums: %d changed pixels, %d of them over 1.5 px from a predicted line; %d of %d points along "
+              "the predicted lines drawn" % (len(changed), len(far), hits, samples), file=sys.stderr)
+        self.assertGreaterEqual(hits, 0.95 * samples)
 
     def test_orbit_reports_frame_rates(self):
         stats = self.view(*self.fixture_flags, "--orbit-frames", 200, "--exit", "--print-stats")

@@ -22,6 +22,7 @@ struct ViewerOptions {
   double moving_scale = 0.5;
   bool no_vsync = false;
   bool show_truth = false, show_error = false;
+  bool show_frustums = false;  // the scene's cameras drawn as pyramids
 
   // Scripted mode (tests, benchmarks, screenshots).
   int camera = -1;             // start snapped on this scene view

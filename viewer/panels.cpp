@@ -112,6 +112,8 @@ void display_section(DisplaySettings& display, PanelActions& actions) {
   ImGui::Checkbox("adaptive while moving", &display.adaptive);
   if (display.adaptive) ImGui::SliderFloat("moving", &display.moving_scale, 0.125f, 1.0f, "x %.3f");
   if (ImGui::Checkbox("VSync", &display.vsync)) actions.vsync_changed = true;
+  ImGui::Checkbox("camera frustums", &display.show_frustums);
+  if (display.show_frustums) ImGui::TextDisabled("inputs orange, test views cyan");
 }
 
 void screenshot_section(std::string& path, const std::string& last_saved, PanelActions& actions) {

@@ -18,6 +18,7 @@ struct DisplaySettings {
   float moving_scale = 0.5f;  // the scale while moving
   bool vsync = true;
   bool show_truth = false, show_error = false;
+  bool show_frustums = false;  // the scene's cameras as pyramids over the view
   bool fly = false;
 };
 

@@ -16,6 +16,7 @@
 #include "viewer/camera_input.h"
 #include "viewer/encode_job.h"
 #include "viewer/error_popup.h"
+#include "viewer/frustums.h"
 #include "viewer/options.h"
 #include "viewer/panels.h"
 #include "viewer/path_recorder.h"
@@ -239,6 +240,7 @@ Viewer::Viewer(const ViewerOptions& options, SceneSource opened, std::pair<int, 
   display.vsync = !o.no_vsync;
   display.show_truth = o.show_truth;
   display.show_error = o.show_error;
+  display.show_frustums = o.show_frustums;
   window.set_vsync(display.vsync);
 }
 
@@ -447,6 +449,12 @@ void Viewer::draw(const ViewLayout& layout, const EncodeJob::Progress& progress)
     tiles.push_back({measured ? &error_texture : nullptr,
                      measured ? std::string("error map (|render - truth| x4)") : std::string("error map (on a view)")});
   draw_view(layout, tiles);
+  if (display.show_frustums && has_shown) {
+    std::vector<char> roles;
+    for (int v = 0; v < source.views(); ++v)
+      roles.push_back(source.is_input(v) ? 'i' : source.is_target(v) ? 't' : '-');
+    draw_frustums(layout, shown.request.camera, source.cameras, roles, frustum_depth(source.cameras));
+  }
   if (!encode.finished())
     encode_overlay(area_x, area_y, area_width, area_height, progress.stage, progress.fraction, progress.elapsed_s);
   errors.draw();
@@ -460,6 +468,7 @@ bool Viewer::save_capture(const Rgb8& pixels, const ViewLayout& layout, bool fin
     info["model"] = source.model_path;
     info["data"] = source.selection.scene.source;
     info["encode_s"] = encode.encode_seconds();
+    if (display.show_frustums) info["frustum_depth"] = frustum_depth(source.cameras);
     if (has_shown) {
       info["scene_view"] = shown.request.view;
       if (shown.measured) {

@@ -1,0 +1,52 @@
+// lact import: a folder of photos or a video made into a posed scene (COLMAP's sparse/0 + images/) that
+// `lact render` and `lact view` read (pipeline/colmap_import.h).
+#include <cstdio>
+#include <memory>
+
+#include "app/commands.h"
+#include "app/flags.h"
+#include "pipeline/colmap_import.h"
+
+namespace lact::app {
+
+void add_import_command(CLI::App& app) {
+  auto o = std::make_shared<ImportOptions>();
+  CLI::App* command = app.add_subcommand(
+      "import",
+      "Make a posed scene from a folder of photos or a video with COLMAP (sparse/0 + images/, as lact reads)");
+  command->add_option("input", o->input, "A folder of PNG/JPEG photos, or a video file")->required();
+  command->add_option("-o,--output", o->output, "The scene folder to write (never replaced without --force)")
+      ->required();
+  command->add_flag("--force", o->force, "Replace an existing output folder");
+  command->add_option("--max-size", o->max_size, "Long side of the images COLMAP works on (0: as they are)")
+      ->capture_default_str();
+  command
+      ->add_option("--camera-model", o->camera_model,
+                   "COLMAP camera model: SIMPLE_RADIAL, RADIAL, OPENCV, PINHOLE, SIMPLE_PINHOLE")
+      ->capture_default_str();
+  command
+      ->add_option("--matcher", o->matcher,
+                   "exhaustive | sequential | auto (exhaustive up to 150 photos; sequential for more and video)")
+      ->capture_default_str();
+  command->add_option("--frames", o->frames, "Video: frames spread evenly over it")
+      ->capture_default_str()
+      ->check(CLI::Range(3, 100000));
+  command->add_option("--fps", o->fps, "Video: frames per second of video instead of --frames")
+      ->check(finite_range(0.001, 1000));
+  command->add_flag("--sharpest", o->sharpest, "Video: the sharpest of 3 candidate frames for each frame");
+  command->add_option("--max-seconds", o->max_seconds, "Stop COLMAP after this long in all (0: no limit)")
+      ->capture_default_str()
+      ->check(finite_range(0, 1e7));
+  command
+      ->add_option("--min-registered", o->min_registered,
+                   "Fail when COLMAP poses fewer than this fraction of the images")
+      ->capture_default_str();
+  command->add_option("--colmap", o->colmap, "The colmap program (a name on PATH or a path)")->capture_default_str();
+  command->add_flag("-q,--quiet", o->quiet, "No progress lines");
+  command->callback([o]() {
+    const ImportSummary summary = import_scene(*o);
+    std::fputs(import_summary_text(summary).c_str(), stdout);
+  });
+}
+
+}  // namespace lact::app

@@ -1,0 +1,327 @@
+#include "pipeline/colmap_import.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <regex>
+
+#include "core/error.h"
+#include "datasets/colmap_model.h"
+#include "pipeline/colmap_steps.h"
+#include "pipeline/import_images.h"
+#include "pipeline/video_frames.h"
+
+namespace lact {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kExhaustiveUpTo = 150;  // photos; above this (and for video) sequential matching
+
+fs::path clean(const fs::path& p) {
+  fs::path out = fs::absolute(p).lexically_normal();
+  if (out.filename().empty() && out.has_parent_path()) out = out.parent_path();
+  return out;
+}
+
+bool is_within(const fs::path& inner, const fs::path& outer) {
+  const auto [o, i] = std::mismatch(outer.begin(), outer.end(), inner.begin(), inner.end());
+  return o == outer.end();
+}
+
+void check_options(const ImportOptions& o) {
+  static const std::array<const char*, 5> models = {"SIMPLE_PINHOLE", "PINHOLE", "SIMPLE_RADIAL", "RADIAL", "OPENCV"};
+  if (std::find(models.begin(), models.end(), o.camera_model) == models.end())
+    throw Error("--camera-model", "'" + o.camera_model +
+                                      "' is not one lact reads: SIMPLE_RADIAL (default), RADIAL, OPENCV, PINHOLE or "
+                                      "SIMPLE_PINHOLE");
+  if (o.matcher != "auto" && o.matcher != "exhaustive" && o.matcher != "sequential")
+    throw Error("--matcher", "must be exhaustive, sequential or auto");
+  if (o.max_size != 0 && o.max_size < 64) throw Error("--max-size", "must be 0 (no cap) or at least 64 pixels");
+  if (!(o.min_registered >= 0 && o.min_registered <= 1)) throw Error("--min-registered", "must be in [0, 1]");
+}
+
+// The output's absolute path, after refusing an existing one (without --force) and one that holds the input.
+fs::path check_output(const ImportOptions& o) {
+  if (o.output.empty()) throw Error("-o", "name the scene folder to write");
+  const fs::path out = clean(o.output), in = clean(o.input);
+  std::error_code ec;
+  if (is_within(in, out) || is_within(out, in))
+    throw Error(o.output, "is the input, inside it or holds it: name a folder apart from " + o.input);
+  if (fs::exists(fs::symlink_status(out, ec)) && !o.force)
+    throw Error(o.output, "already exists (pass --force to replace it)");
+  fs::create_directories(out.parent_path(), ec);
+  if (!fs::is_directory(out.parent_path(), ec))
+    throw Error(o.output, "its folder " + out.parent_path().string() + " cannot be made");
+  return out;
+}
+
+// The hidden folder the scene is built in, removed unless release() was called.
+// A signal ends lact without unwinding, so the folder of an interrupted import stays: the next import into the
+// same folder removes those whose process is gone.
+void remove_abandoned_partials(const fs::path& out) {
+  const std::string prefix = "." + out.filename().string() + ".lact-import-";
+  std::error_code ec;
+  for (fs::directory_iterator it(out.parent_path(), ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind(prefix, 0) != 0 || name.size() == prefix.size()) continue;
+    const std::string pid = name.substr(prefix.size());
+    if (pid.find_first_not_of("0123456789") != std::string::npos || pid.size() > 9) continue;
+    if (::kill(std::stoi(pid), 0) != 0 && errno == ESRCH) {
+      std::error_code remove_ec;
+      fs::remove_all(it->path(), remove_ec);
+    }
+  }
+}
+
+class PartialScene {
+ public:
+  explicit PartialScene(const fs::path& out)
+      : path_(out.parent_path() / ("." + out.filename().string() + ".lact-import-" + std::to_string(::getpid()))) {
+    remove_abandoned_partials(out);
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+    if (!fs::create_directory(path_, ec))
+      throw Error(path_.string(), "cannot create the working folder (" + ec.message() + ")");
+    fs::create_directory(path_ / "images", ec);
+  }
+  ~PartialScene() {
+    std::error_code ec;
+    if (!released_) fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+  void release() { released_ = true; }
+
+ private:
+  fs::path path_;
+  bool released_ = false;
+};
+
+// The camera centre -R^T t of a COLMAP image (q: world-to-camera, Hamilton, not necessarily unit).
+std::array<double, 3> camera_centre(const ColmapImage& image) {
+  double w = image.q[0], x = image.q[1], y = image.q[2], z = image.q[3];
+  const double n = std::sqrt(w * w + x * x + y * y + z * z);
+  w /= n, x /= n, y /= n, z /= n;
+  const double r[3][3] = {{1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)},
+                          {2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)},
+                          {2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)}};
+  std::array<double, 3> c{};
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) c[i] -= r[j][i] * image.t[j];
+  return c;
+}
+
+double centres_extent(const ColmapModel& model) {
+  std::array<double, 3> lo{1e300, 1e300, 1e300}, hi{-1e300, -1e300, -1e300};
+  for (const ColmapImage& image : model.images) {
+    const std::array<double, 3> c = camera_centre(image);
+    for (int i = 0; i < 3; ++i) lo[i] = std::min(lo[i], c[i]), hi[i] = std::max(hi[i], c[i]);
+  }
+  double d2 = 0;
+  for (int i = 0; i < 3; ++i) d2 += (hi[i] - lo[i]) * (hi[i] - lo[i]);
+  return model.images.empty() ? 0 : std::sqrt(d2);
+}
+
+// Keeps the model with the most registered images as sparse/0 (COLMAP writes one per disconnected part).
+ColmapModel keep_largest_model(const fs::path& sparse) {
+  std::error_code ec;
+  std::vector<fs::path> models;
+  for (fs::directory_iterator it(sparse, ec), end; !ec && it != end; it.increment(ec))
+    if (is_colmap_model_folder(it->path())) models.push_back(it->path());
+  ColmapModel best;
+  fs::path best_path;
+  for (const fs::path& m : models) {
+    ColmapModel model = read_colmap_model(m);
+    if (best_path.empty() || model.images.size() > best.images.size()) best = std::move(model), best_path = m;
+  }
+  for (const fs::path& m : models)
+    if (m != best_path) fs::remove_all(m, ec);
+  if (!best_path.empty() && best_path.filename() != "0") {
+    fs::rename(best_path, sparse / "0");
+    best.folder = sparse / "0";
+  }
+  return best;
+}
+
+std::vector<std::string> database_args(const fs::path& scene) {
+  return {"--database_path", (scene / "database.db").string()};
+}
+
+// COLMAP's three steps on scene/images: features, matches, the sparse model(s) in scene/sparse.
+void run_colmap(ColmapSteps& steps, const fs::path& scene, const ImportOptions& o, const ImportedImages& images,
+                bool video) {
+  const int n = static_cast<int>(images.names.size());
+  std::vector<std::string> args = database_args(scene);
+  for (const std::string& a :
+       {std::string("--image_path"), (scene / "images").string(), std::string("--ImageReader.camera_model"),
+        o.camera_model, std::string("--ImageReader.single_camera"), std::string(images.sizes_differ ? "0" : "1"),
+        std::string("--SiftExtraction.use_gpu"), std::string("0")})
+    args.push_back(a);
+  steps.run("feature_extractor", args, "features", n);
+  const bool sequential = o.matcher == "sequential" || (o.matcher == "auto" && (video || n > kExhaustiveUpTo));
+  args = database_args(scene);
+  for (const char* a : {"--SiftMatching.use_gpu", "0"}) args.push_back(a);
+  if (!sequential)  // blocks of 10 images: a progress line per block rather than one for the whole match
+    for (const char* a : {"--ExhaustiveMatching.block_size", "10"}) args.push_back(a);
+  steps.run(sequential ? "sequential_matcher" : "exhaustive_matcher", args, "matching", n);
+  fs::create_directory(scene / "sparse");
+  args = database_args(scene);
+  for (const std::string& a : {std::string("--image_path"), (scene / "images").string(), std::string("--output_path"),
+                               (scene / "sparse").string()})
+    args.push_back(a);
+  steps.run("mapper", args, "mapping", n);
+}
+
+double mean_reprojection_error(ColmapSteps& steps, const fs::path& model) {
+  const std::string stats = steps.run_captured("model_analyzer", {"--path", model.string()});
+  static const std::regex line(R"(Mean reprojection error: ([0-9.eE+-]+))");
+  std::smatch m;
+  return std::regex_search(stats, m, line) ? std::stod(m[1]) : -1;
+}
+
+}  // namespace
+
+namespace {
+
+// The images COLMAP will see, in scene/images: the folder's photos, or frames taken from the video.
+ImportedImages gather_images(const ImportOptions& o, const fs::path& scene, bool& video) {
+  std::error_code ec;
+  const fs::path in = clean(o.input);
+  video = !fs::is_directory(in, ec);
+  if (!video) return import_image_folder(in.string(), (scene / "images").string(), o.max_size);
+  if (!fs::is_regular_file(in, ec)) throw Error(o.input, "no such folder or video file");
+  const fs::path frames = scene / "frames";
+  fs::create_directory(frames, ec);
+  extract_video_frames(in.string(), frames.string(), {o.frames, o.fps, o.sharpest, o.max_seconds});
+  ImportedImages images = import_image_folder(frames.string(), (scene / "images").string(), o.max_size);
+  fs::remove_all(frames, ec);
+  return images;
+}
+
+void check_enough_images(const ImportOptions& o, const ImportedImages& images) {
+  if (images.names.size() >= 3) return;
+  std::string skipped;
+  if (images.skipped > 0)
+    skipped = "; skipped " + std::to_string(images.skipped) + " file(s) that are not PNG or JPEG images (e.g. " +
+              images.first_skipped + ")";
+  throw Error(o.input, "found " + std::to_string(images.names.size()) +
+                           " image(s); COLMAP needs at least 3 overlapping photos" + skipped);
+}
+
+void check_registered(const ColmapModel& model, int used, double min_fraction) {
+  const int registered = static_cast<int>(model.images.size());
+  const int needed = std::max(3, static_cast<int>(std::ceil(min_fraction * used)));
+  if (registered >= needed) return;
+  throw Error("colmap mapper", "registered " + std::to_string(registered) + " of " + std::to_string(used) +
+                                   " images (need " + std::to_string(needed) +
+                                   "; --min-registered sets the fraction). Usual causes: too little texture or "
+                                   "overlap between the photos, motion blur, or a moving subject");
+}
+
+// COLMAP on the gathered images, the largest model kept as sparse/0; the summary's COLMAP fields.
+void reconstruct(const ImportOptions& o, const fs::path& scene, const ImportedImages& images, bool video,
+                 ImportSummary& s) {
+  ColmapSteps steps(o.colmap, (scene / "colmap.log").string(), o.max_seconds, o.quiet);
+  run_colmap(steps, scene, o, images, video);
+  const ColmapModel model = keep_largest_model(scene / "sparse");
+  check_registered(model, s.used, o.min_registered);
+  s.registered = static_cast<int>(model.images.size());
+  s.extent = centres_extent(model);
+  s.reprojection_px = mean_reprojection_error(steps, scene / "sparse" / "0");
+}
+
+// A COLMAP failure keeps its log beside the output (OUT.colmap.log), since the partial scene is removed.
+[[noreturn]] void fail_with_log(const Error& e, const fs::path& scene, const fs::path& out) {
+  std::error_code ec;
+  const fs::path log = out.parent_path() / (out.filename().string() + ".colmap.log");
+  if (!fs::exists(scene / "colmap.log", ec)) throw e;
+  fs::rename(scene / "colmap.log", log, ec);
+  throw Error(std::string(e.what()) + (ec ? "" : " (COLMAP's output: " + log.string() + ")"));
+}
+
+void move_into_place(const fs::path& scene, const fs::path& out, bool force) {
+  std::error_code ec;
+  fs::remove(scene / "database.db", ec);
+  if (fs::exists(fs::symlink_status(out, ec))) {
+    if (!force) throw Error(out.string(), "appeared while this import worked (pass --force to replace it)");
+    fs::remove_all(out, ec);
+    if (ec) throw Error(out.string(), "cannot remove it to replace it (" + ec.message() + ")");
+  }
+  fs::rename(scene, out, ec);
+  if (ec) throw Error(out.string(), "cannot move the scene into place (" + ec.message() + ")");
+}
+
+// HxW for --size: 256 on the short side, the long side in proportion, both divisible by 8.
+std::string working_size(int width, int height) {
+  const double ratio = static_cast<double>(std::max(width, height)) / std::max(1, std::min(width, height));
+  const std::string long_side = std::to_string(std::max(8L, std::lround(256 * ratio / 8) * 8));
+  return width >= height ? "256x" + long_side : long_side + "x256";
+}
+
+// A path as one word for a POSIX shell: as it is when plain, else in single quotes.
+std::string shell_word(const std::string& text) {
+  if (!text.empty() && text.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./+-") ==
+                           std::string::npos)
+    return text;
+  std::string quoted = "'";
+  for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+}  // namespace
+
+ImportSummary import_scene(const ImportOptions& o) {
+  const auto start = std::chrono::steady_clock::now();
+  check_options(o);
+  const fs::path out = check_output(o);
+  PartialScene partial(out);
+  ImportSummary s;
+  s.output = out.string();
+  const ImportedImages images = gather_images(o, partial.path(), s.video);
+  check_enough_images(o, images);
+  s.found = images.files, s.skipped = images.skipped, s.used = static_cast<int>(images.names.size());
+  s.width = images.width, s.height = images.height;
+  try {
+    reconstruct(o, partial.path(), images, s.video, s);
+  } catch (const Error& e) {
+    fail_with_log(e, partial.path(), out);
+  }
+  move_into_place(partial.path(), out, o.force);
+  partial.release();
+  s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return s;
+}
+
+std::string import_summary_text(const ImportSummary& s) {
+  char line[512];
+  std::string text;
+  std::snprintf(line, sizeof line, "%s: %d %s, %d used (%d skipped: not PNG/JPEG), %d registered (%.0f%%)\n",
+                s.output.c_str(), s.found, s.video ? "frames" : "files", s.used, s.skipped, s.registered,
+                100.0 * s.registered / std::max(1, s.used));
+  text += line;
+  char error[32] = "unknown";
+  if (s.reprojection_px >= 0) std::snprintf(error, sizeof error, "%.4g px", s.reprojection_px);
+  std::snprintf(line, sizeof line,
+                "mean reprojection error %s, extent %.3g (the cameras' bounding-box diagonal), %.0f s\n", error,
+                s.extent, s.seconds);
+  text += line;
+  const std::string size = working_size(s.width, s.height);
+  // lact's scene models expect camera translations within about [-1, 1]; COLMAP's scale is arbitrary.
+  const std::string normalize = s.extent > 0.5 && s.extent < 3.0 ? "" : " --normalize-poses inputs";
+  const int inputs = std::min(8, std::max(1, s.registered - 1));
+  const std::string data = " --data " + shell_word(s.output) + " --inputs uniform:" + std::to_string(inputs);
+  text += "next:\n  lact render --model MODEL.safetensors" + data + " --targets rest --size " + size + normalize +
+          " --out out\n";
+  text += "  lact view --model MODEL.safetensors" + data + " --size " + size + normalize + "\n";
+  return text;
+}
+
+}  // namespace lact

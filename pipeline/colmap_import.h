@@ -1,0 +1,40 @@
+// `lact import`: a folder of photos or a video made into a posed scene in the COLMAP layout lact reads
+// (sparse/0 + images/), by running COLMAP. The scene is built in a hidden folder beside the output and renamed
+// into place at the end, so an interrupted or failed import leaves nothing under the output's name; an existing
+// output is replaced only with `force`.
+#pragma once
+
+#include <string>
+
+namespace lact {
+
+struct ImportOptions {
+  std::string input, output;
+  std::string colmap = "colmap";  // the program (PATH) or its path
+  std::string camera_model = "SIMPLE_RADIAL";
+  std::string matcher = "auto";  // exhaustive | sequential | auto (exhaustive up to 150 photos, else sequential)
+  int max_size = 1600;           // the long side of the images COLMAP sees (0: as they are)
+  int frames = 60;               // video: frames spread evenly over it
+  double fps = 0;                // video: frames per second instead (> 0)
+  bool sharpest = false;         // video: the sharpest of 3 candidates per frame
+  double max_seconds = 0;        // COLMAP's time limit in all (0: none)
+  double min_registered = 0.5;   // fewer registered images than this fraction is a failure
+  bool force = false, quiet = false;
+};
+
+struct ImportSummary {
+  std::string output;  // the scene's folder (absolute)
+  bool video = false;
+  int found = 0, skipped = 0, used = 0, registered = 0;
+  double reprojection_px = -1;  // mean reprojection error (< 0: unknown)
+  double extent = 0;            // the diagonal of the bounding box of the camera centres
+  int width = 0, height = 0;    // of the first image
+  double seconds = 0;
+};
+
+ImportSummary import_scene(const ImportOptions& options);
+
+// The summary lines and the `lact render` / `lact view` commands to try next.
+std::string import_summary_text(const ImportSummary& summary);
+
+}  // namespace lact

@@ -1,0 +1,95 @@
+#include "pipeline/import_images.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "core/error.h"
+#include "core/file_io.h"
+#include "datasets/image_format.h"
+#include "datasets/image_io.h"
+#include "pipeline/image_orientation.h"
+
+namespace lact {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr uint64_t kMaxPhotoBytes = uint64_t{512} << 20;
+
+// The regular, non-hidden files of `folder`, sorted by name (byte order).
+std::vector<fs::path> folder_files(const std::string& folder) {
+  std::error_code ec;
+  if (!fs::is_directory(folder, ec)) throw Error(folder, "no such folder");
+  std::vector<fs::path> files;
+  for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code type_ec;
+    if (it->path().filename().string().rfind('.', 0) == 0 || !it->is_regular_file(type_ec)) continue;
+    files.push_back(it->path());
+  }
+  if (ec) throw Error(folder, "cannot list the folder (" + ec.message() + ")");
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// An upright, capped image as PNG: its name in images/ ("NAME.png", "NAME-2.png" when taken).
+std::string write_converted(const Rgba8Image& image, const fs::path& source, const fs::path& out,
+                            std::vector<std::string>& taken) {
+  std::string name = source.stem().string() + ".png";
+  for (int i = 2; std::find(taken.begin(), taken.end(), name) != taken.end(); ++i)
+    name = source.stem().string() + "-" + std::to_string(i) + ".png";
+  Image rgb;
+  rgb.width = image.width, rgb.height = image.height;
+  rgb.rgb.resize(static_cast<size_t>(image.width) * image.height * 3);
+  for (size_t p = 0; p < static_cast<size_t>(image.width) * image.height; ++p)
+    for (int c = 0; c < 3; ++c) rgb.rgb[p * 3 + c] = image.pixels[p * 4 + c] / 255.0f;
+  write_png((out / name).string(), rgb);
+  return name;
+}
+
+// Imports one image file; false when it is not a readable PNG or JPEG.
+bool import_one(const fs::path& file, const fs::path& out, int max_side, ImportedImages& result) {
+  std::string bytes;
+  try {
+    bytes = read_whole_file(file.string(), kMaxPhotoBytes);
+  } catch (const Error&) {
+    return false;
+  }
+  const SniffedFormat format = sniff_image_format(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  if (format.format == ImageFormat::other) return false;
+  const int orientation = format.format == ImageFormat::jpeg ? jpeg_exif_orientation(bytes) : 1;
+  Rgba8Image image;
+  try {
+    image = decode_image(file.string(), reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  } catch (const Error&) {
+    return false;
+  }
+  std::string name = file.filename().string();
+  // A name a converted image already took ("a.jpg" written as a.png, then "a.png") is converted too (a-2.png).
+  const bool taken = std::find(result.names.begin(), result.names.end(), name) != result.names.end();
+  if (taken || orientation != 1 || (max_side > 0 && std::max(image.width, image.height) > max_side)) {
+    image = shrink_to_long_side(apply_exif_orientation(image, orientation), max_side);
+    name = write_converted(image, file, out, result.names);
+  } else {
+    write_file_atomically((out / name).string(), bytes);
+  }
+  if (result.names.empty()) result.width = image.width, result.height = image.height;
+  if (image.width != result.width || image.height != result.height) result.sizes_differ = true;
+  result.names.push_back(name);
+  return true;
+}
+
+}  // namespace
+
+ImportedImages import_image_folder(const std::string& folder, const std::string& images_out, int max_side) {
+  ImportedImages result;
+  for (const fs::path& file : folder_files(folder)) {
+    ++result.files;
+    if (import_one(file, images_out, max_side, result)) continue;
+    if (result.skipped++ == 0) result.first_skipped = file.filename().string();
+  }
+  std::sort(result.names.begin(), result.names.end());
+  return result;
+}
+
+}  // namespace lact

@@ -1,0 +1,25 @@
+// The images `lact import` hands to COLMAP: every PNG or JPEG in a folder (by content, never by name), turned
+// upright by its EXIF orientation and capped at a working size, in images/ of the scene being made. Other files
+// are skipped and counted, never an error by themselves.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace lact {
+
+struct ImportedImages {
+  int files = 0;                   // regular files in the folder (hidden ones ignored)
+  int skipped = 0;                 // files that are not a readable PNG or JPEG
+  std::string first_skipped;       // the name of one of them, for the message
+  std::vector<std::string> names;  // the images written (file names in images/), sorted
+  bool sizes_differ = false;       // not every image has the same width x height (per-image cameras)
+  int width = 0, height = 0;       // the first image's size as written
+};
+
+// Copies the images of `folder` into `images_out` (which exists): a file already upright and within
+// `max_side` (long side; 0: no cap) byte for byte under its own name, any other decoded, turned, shrunk and
+// written as NAME.png.
+ImportedImages import_image_folder(const std::string& folder, const std::string& images_out, int max_side);
+
+}  // namespace lact

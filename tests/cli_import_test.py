@@ -1,0 +1,352 @@
+#!/usr/bin/env python3
+"""`lact import` against fake COLMAPs (issue 37): the folder it writes, and one line for each kind of bad input.
+
+The fake colmap is a Python script first on PATH: it writes a model in COLMAP's text format from the images it
+was given (each camera 0.1 apart on x, identity rotation) and behaves badly on request (FAKE_COLMAP: crash, few,
+split, slow). The real COLMAP is exercised by tests/import_accuracy_test.py (slow). The promise checked here:
+the scene appears under its name only when everything worked (sparse/0 + images/ + colmap.log, read by lact's
+COLMAP reader), an existing folder is replaced only with --force, and bad input is one `lact: ` line, exit 1,
+with nothing left under the output's name or beside it but OUT.colmap.log after a COLMAP failure.
+
+Usage: python3 tests/cli_import_test.py --lact build/app/lact --fixture ../shared/fixtures/lact_tiny
+"""
+import math
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+from PIL import Image
+
+from cli_common import one_error_line, parse_cli_args, ran_ok
+
+ARGS = None
+FFMPEG = shutil.which("ffmpeg")
+
+FAKE_COLMAP = r'''
+import os, signal, sys, time
+command, args = sys.argv[1], dict(zip(sys.argv[2::2], sys.argv[3::2]))
+mode = os.environ.get("FAKE_COLMAP", "good")
+with open(os.path.join(os.environ["PIDS"], "colmap." + command), "w") as f:
+    f.write("%d\n%s\n" % (os.getpid(), " ".join(sys.argv[2:])))
+
+def write_model(folder, names, size):
+    os.makedirs(folder)
+    w, h = size
+    with open(os.path.join(folder, "cameras.txt"), "w") as f:
+        f.write("1 SIMPLE_RADIAL %d %d %g %g %g 0.01\n" % (w, h, 0.9 * w, w / 2, h / 2))
+    with open(os.path.join(folder, "images.txt"), "w") as f:
+        for i, name in enumerate(names):
+            f.write("%d 1 0 0 0 %g 0 0 1 %s\n\n" % (i + 1, -0.1 * i, name))
+    open(os.path.join(folder, "points3D.txt"), "w").close()
+
+if command == "feature_extractor":
+    names = sorted(os.listdir(args["--image_path"]))
+    for i, name in enumerate(names):
+        print("Processed file [%d/%d]" % (i + 1, len(names)), flush=True)
+        if mode == "slow":
+            time.sleep(600)
+        time.sleep(0.02)
+    with open(args["--database_path"], "w") as f:
+        f.write("\n".join(names))
+elif command.endswith("_matcher"):
+    if mode == "crash":
+        print("F1204 matching.cc:42] Check failed: fake crash", flush=True)
+        os.kill(os.getpid(), signal.SIGSEGV)
+elif command == "mapper":
+    with open(args["--database_path"]) as f:
+        names = f.read().split("\n")
+    size = [int(v) for v in os.environ["FAKE_SIZE"].split()]
+    registered = names[:2] if mode == "few" else names
+    if mode == "split":
+        write_model(os.path.join(args["--output_path"], "0"), registered[:3], size)
+        write_model(os.path.join(args["--output_path"], "1"), registered, size)
+    else:
+        write_model(os.path.join(args["--output_path"], "0"), registered, size)
+    for i in range(len(registered)):
+        print("Registering image #%d (%d)" % (i + 1, i + 1))
+elif command == "model_analyzer":
+    print("Mean reprojection error: 0.4321px")
+'''
+
+
+def alive(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().split(")")[-1].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
+
+
+def read_text(path):
+    with open(path) as f:
+        return f.read()
+
+
+def make_photos(folder, count, size=(96, 64)):
+    os.makedirs(folder, exist_ok=True)
+    for i in range(count):
+        image = Image.new("RGB", size, (40 * i % 256, 90, 160))
+        image.putpixel((i % size[0], 3), (255, 255, 255))
+        image.save(os.path.join(folder, "p%02d.jpg" % i), quality=95)
+
+
+def area_average(image, size):
+    """Each output pixel the mean of the source area it covers, partial pixels weighted by the part covered:
+    the pixels of `image` shrunk to `size`, row by row, as float tuples."""
+    src = image.load()
+    (w, h), (ow, oh) = image.size, size
+    sx, sy = w / ow, h / oh
+    out = []
+    for y in range(oh):
+        for x in range(ow):
+            acc, total = [0.0, 0.0, 0.0], 0.0
+            for j in range(int(y * sy), math.ceil((y + 1) * sy)):
+                wy = min(j + 1, (y + 1) * sy) - max(j, y * sy)
+                for i in range(int(x * sx), math.ceil((x + 1) * sx)):
+                    wgt = wy * (min(i + 1, (x + 1) * sx) - max(i, x * sx))
+                    acc = [a + wgt * v for a, v in zip(acc, src[i, j])]
+                    total += wgt
+            out.append(tuple(a / total for a in acc))
+    return out
+
+
+class Import(unittest.TestCase):
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory(prefix="lact_import_")
+        self.case = self._tmp.name
+        self.pids = os.path.join(self.case, "pids")
+        self.bin = os.path.join(self.case, "bin")
+        os.makedirs(self.pids)
+        os.makedirs(self.bin)
+        with open(os.path.join(self.bin, "colmap"), "w") as f:
+            f.write("#!%s\n%s" % (sys.executable, FAKE_COLMAP))
+        os.chmod(os.path.join(self.bin, "colmap"), 0o755)
+        self.photos = os.path.join(self.case, "photos")
+        self.out = os.path.join(self.case, "scenes", "desk")
+        os.makedirs(os.path.dirname(self.out))
+
+    def tearDown(self):  # no fake may outlive its test
+        for name in os.listdir(self.pids):
+            with open(os.path.join(self.pids, name)) as f:
+                pid = int(f.readline())
+            if alive(pid):
+                os.kill(pid, 9)
+        self._tmp.cleanup()
+
+    def env(self, mode="good", size=(96, 64), path=None):
+        return dict(os.environ, PIDS=self.pids, FAKE_COLMAP=mode, FAKE_SIZE="%d %d" % size,
+                    PATH=path if path is not None else self.bin + ":/usr/bin:/bin")
+
+    def lact(self, argv, env, timeout=120):
+        p = subprocess.run([ARGS.lact] + [str(a) for a in argv], capture_output=True, text=True, timeout=timeout,
+                           env=env, errors="replace")
+        return p.returncode, p.stdout, p.stderr
+
+    def run_import(self, mode="good", extra=(), size=(96, 64), path=None, source=None, quiet=False):
+        """lact import of `source` (the photos) into self.out; `quiet`: no progress lines on stderr."""
+        return self.lact(["import", source or self.photos, "-o", self.out] + list(extra) + (["-q"] if quiet else []),
+                         self.env(mode, size, path))
+
+    def beside_output(self):
+        return sorted(os.listdir(os.path.dirname(self.out)))
+
+    def test_a_folder_becomes_a_scene_lact_reads(self):
+        make_photos(self.photos, 6)
+        with open(os.path.join(self.photos, "notes.txt"), "w") as f:
+            f.write("not an image")
+        with open(os.path.join(self.photos, "fake.jpg"), "wb") as f:
+            f.write(b"GIF89a" + bytes(40))  # an image's name, not an image's content
+        result = self.run_import()
+        so = ran_ok(result)
+        self.assertIn("8 files, 6 used (2 skipped", so)
+        self.assertIn("6 registered (100%)", so)
+        self.assertIn("mean reprojection error 0.4321 px", so)
+        self.assertIn("extent 0.5 ", so)
+        self.assertIn("lact render --model MODEL.safetensors --data %s --inputs uniform:5 --targets rest" % self.out, so)
+        self.assertIn("--normalize-poses inputs", so)  # an extent of 0.5 is smaller than the models expect
+        self.assertIn("lact view --model", so)
+        self.assertEqual(sorted(os.listdir(self.out)), ["colmap.log", "images", "sparse"])
+        self.assertEqual(sorted(os.listdir(os.path.join(self.out, "images"))), ["p%02d.jpg" % i for i in range(6)])
+        with open(os.path.join(self.photos, "p03.jpg"), "rb") as a, open(os.path.join(self.out, "images/p03.jpg"),
+                                                                          "rb") as b:
+            self.assertEqual(a.read(), b.read())  # upright and small enough: copied byte for byte
+        self.assertEqual(self.beside_output(), ["desk"])  # no working folder left
+        args = read_text(os.path.join(self.pids, "colmap.feature_extractor"))
+        for flag in ("--ImageReader.camera_model SIMPLE_RADIAL", "--ImageReader.single_camera 1",
+                     "--SiftExtraction.use_gpu 0"):
+            self.assertIn(flag, args)
+        self.assertTrue(os.path.exists(os.path.join(self.pids, "colmap.exhaustive_matcher")))
+        self.assertIn("Processed file [6/6]", read_text(os.path.join(self.out, "colmap.log")))
+        self.assertIn("lact import: features", result[2])
+        self.assertIn("ETA", result[2])
+        info = ran_ok(self.lact(["info", "--data", self.out], self.env()))  # lact's COLMAP reader takes it
+        self.assertIn("6", info)
+
+    def test_exif_orientation_and_max_size(self):
+        make_photos(self.photos, 3)
+        photo = Image.new("RGB", (120, 80))
+        for x in range(120):
+            for y in range(80):
+                photo.putpixel((x, y), (2 * x, 3 * y, (x * y) % 256))
+        exif = Image.Exif()
+        exif[0x0112] = 6  # shown turned 90 degrees clockwise
+        photo.save(os.path.join(self.photos, "turned.jpg"), quality=95, exif=exif.tobytes())
+        Image.new("RGB", (40, 30), (1, 2, 3)).save(os.path.join(self.photos, "turned.png"))  # the name it becomes
+        ran_ok(self.run_import(extra=["--max-size", "64"]))
+        images = os.path.join(self.out, "images")
+        self.assertEqual(sorted(os.listdir(images)), ["p00.png", "p01.png", "p02.png", "turned-2.png", "turned.png"])
+        self.assertEqual(Image.open(os.path.join(images, "turned-2.png")).size, (40, 30))
+        got = Image.open(os.path.join(images, "turned.png")).convert("RGB")
+        self.assertEqual(got.size, (43, 64))  # upright (80 x 120), long side 64
+        from PIL import ImageOps
+        upright = ImageOps.exif_transpose(Image.open(os.path.join(self.photos, "turned.jpg"))).convert("RGB")
+        want = area_average(upright, got.size)
+        diff = max(abs(a - b) for pg, pw in zip(got.getdata(), want) for a, b in zip(pg, pw))
+        self.assertLessEqual(diff, 0.5 + 1e-9)  # rounding only
+
+    def test_images_of_different_sizes_get_a_camera_each(self):
+        make_photos(self.photos, 3)
+        make_photos(os.path.join(self.case, "other"), 1, size=(64, 96))
+        shutil.move(os.path.join(self.case, "other", "p00.jpg"), os.path.join(self.photos, "tall.jpg"))
+        ran_ok(self.run_import())
+        self.assertIn("--ImageReader.single_camera 0", read_text(os.path.join(self.pids, "colmap.feature_extractor")))
+
+    def test_largest_model_kept(self):
+        make_photos(self.photos, 5)
+        so = ran_ok(self.run_import(mode="split"))
+        self.assertIn("5 registered", so)
+        self.assertEqual(os.listdir(os.path.join(self.out, "sparse")), ["0"])
+        with open(os.path.join(self.out, "sparse/0/images.txt")) as f:
+            self.assertEqual(len([line for line in f if line.strip()]), 5)
+
+    def test_fewer_than_three_images(self):
+        make_photos(self.photos, 2)
+        with open(os.path.join(self.photos, "readme.md"), "w") as f:
+            f.write("#")
+        line = one_error_line(self, self.run_import(), [self.photos, "found 2 image(s)", "at least 3",
+                                                        "skipped 1", "readme.md"])
+        self.assertEqual(self.beside_output(), [], line)
+
+    def test_colmap_missing(self):
+        make_photos(self.photos, 3)
+        empty = os.path.join(self.case, "empty")
+        os.makedirs(empty)
+        one_error_line(self, self.run_import(path=empty), ["COLMAP not found", "apt-get install colmap"])
+        self.assertEqual(self.beside_output(), [])
+
+    def test_colmap_crashing(self):
+        make_photos(self.photos, 4)
+        line = one_error_line(self, self.run_import(quiet=True, mode="crash"),
+                              ["colmap exhaustive_matcher", "exit status 139", "fake crash", "desk.colmap.log"])
+        self.assertEqual(self.beside_output(), ["desk.colmap.log"], line)
+        self.assertIn("Processed file [4/4]", read_text(self.out + ".colmap.log"))
+
+    def test_too_few_registered(self):
+        make_photos(self.photos, 6)
+        line = one_error_line(self, self.run_import(quiet=True, mode="few"), ["registered 2 of 6", "texture", "overlap", "blur"])
+        self.assertEqual(self.beside_output(), ["desk.colmap.log"], line)
+
+    def test_max_seconds(self):
+        make_photos(self.photos, 4)
+        start = time.monotonic()
+        one_error_line(self, self.run_import(quiet=True, mode="slow", extra=["--max-seconds", "2"]), ["--max-seconds", "2 s"])
+        self.assertLess(time.monotonic() - start, 30)
+        with open(os.path.join(self.pids, "colmap.feature_extractor")) as f:
+            self.assertFalse(alive(int(f.readline())), "colmap was left running")
+        self.assertEqual(self.beside_output(), ["desk.colmap.log"])
+
+    def test_interrupted_import_leaves_nothing_under_the_name(self):
+        make_photos(self.photos, 4)
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            p = subprocess.Popen([ARGS.lact, "import", self.photos, "-o", self.out, "-q"], env=self.env("slow"),
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            pidfile = os.path.join(self.pids, "colmap.feature_extractor")
+            for _ in range(200):  # until colmap runs
+                if os.path.exists(pidfile) and os.path.getsize(pidfile):
+                    break
+                time.sleep(0.05)
+            time.sleep(0.2)
+            p.send_signal(sig)
+            p.communicate(timeout=60)
+            self.assertEqual(p.returncode, -sig, sig)
+            self.assertFalse(alive(int(read_text(pidfile).split()[0])), "colmap was left running after %s" % sig.name)
+            self.assertFalse(os.path.exists(self.out))
+            os.unlink(pidfile)
+        # A signal leaves the working folder (hidden); the next import into that folder removes it (the SIGTERM
+        # run removed the SIGINT run's).
+        left = self.beside_output()
+        self.assertEqual(len(left), 1, left)
+        self.assertTrue(left[0].startswith(".desk.lact-import-"), left)
+        ran_ok(self.run_import())
+        self.assertEqual(self.beside_output(), ["desk"])
+
+    def test_existing_output_needs_force(self):
+        make_photos(self.photos, 3)
+        os.makedirs(self.out)
+        with open(os.path.join(self.out, "keep.txt"), "w") as f:
+            f.write("mine")
+        one_error_line(self, self.run_import(), [self.out, "already exists", "--force"])
+        self.assertEqual(os.listdir(self.out), ["keep.txt"])
+        ran_ok(self.run_import(extra=["--force"]))
+        self.assertEqual(sorted(os.listdir(self.out)), ["colmap.log", "images", "sparse"])
+        # The input itself is never the output, even with --force.
+        one_error_line(self, self.lact(["import", self.photos, "-o", self.photos, "--force"], self.env()),
+                       [self.photos, "input"])
+        self.assertEqual(len(os.listdir(self.photos)), 3)
+
+    @unittest.skipUnless(FFMPEG, "ffmpeg is not installed")
+    def test_unreadable_video(self):
+        video = os.path.join(self.case, "clip.mp4")
+        with open(video, "w") as f:
+            f.write("not a video")
+        one_error_line(self, self.run_import(source=video), [video, "not a readable video"])
+        self.assertEqual(self.beside_output(), [])
+
+    @unittest.skipUnless(FFMPEG, "ffmpeg is not installed")
+    def test_video_frames_per_second(self):
+        frames = os.path.join(self.case, "frames")
+        os.makedirs(frames)
+        for i in range(24):  # 2 s at 12 frames per second, frame i's red level 10 * i
+            Image.new("RGB", (64, 48), (10 * i, 100, 100)).save(os.path.join(frames, "f%02d.png" % i))
+        video = os.path.join(self.case, "clip.mkv")
+        subprocess.run([FFMPEG, "-v", "error", "-framerate", "12", "-i", os.path.join(frames, "f%02d.png"), "-c:v",
+                        "ffv1", video], check=True)
+        so = ran_ok(self.run_import(source=video, extra=["--fps", "3"], size=(64, 48)))
+        self.assertIn("6 frames, 6 used", so)  # 2 s x 3 per second: windows of 4 frames, the middle one (2, 6, ...)
+        for k, name in enumerate(sorted(os.listdir(os.path.join(self.out, "images")))):
+            red = Image.open(os.path.join(self.out, "images", name)).convert("RGB").getpixel((5, 5))[0]
+            self.assertEqual(red, 10 * (4 * k + 2), name)
+
+    @unittest.skipUnless(FFMPEG, "ffmpeg is not installed")
+    def test_video_frames_sharpest_of_each_window(self):
+        # 12 lossless frames in 4 windows of 3: one frame in each is noise (sharp), the others flat.
+        frames = os.path.join(self.case, "frames")
+        os.makedirs(frames)
+        sharp = [1, 3, 8, 10]
+        for i in range(12):
+            image = Image.new("RGB", (64, 48), (100, 110, 120 + i))
+            if i in sharp:
+                image = Image.effect_noise((64, 48), 60 + i).convert("RGB")
+            image.save(os.path.join(frames, "f%02d.png" % i))
+        video = os.path.join(self.case, "clip.mkv")
+        subprocess.run([FFMPEG, "-v", "error", "-framerate", "12", "-i", os.path.join(frames, "f%02d.png"), "-c:v",
+                        "ffv1", video], check=True)
+        so = ran_ok(self.run_import(source=video, extra=["--frames", "4", "--sharpest"], size=(64, 48)))
+        self.assertIn("4 frames, 4 used", so)
+        self.assertTrue(os.path.exists(os.path.join(self.pids, "colmap.sequential_matcher")))
+        images = sorted(os.listdir(os.path.join(self.out, "images")))
+        self.assertEqual(images, ["frame_%05d.png" % i for i in range(1, 5)])
+        for name, i in zip(images, sharp):
+            got = Image.open(os.path.join(self.out, "images", name)).convert("RGB")
+            want = Image.open(os.path.join(frames, "f%02d.png" % i)).convert("RGB")
+            self.assertEqual(list(got.getdata()), list(want.getdata()), name)
+
+
+if __name__ == "__main__":
+    ARGS, rest = parse_cli_args(__doc__)
+    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)

@@ -1,0 +1,123 @@
+// The pure parts of `lact import` (issue 37): COLMAP's progress lines, the video's frame windows, a JPEG's EXIF
+// orientation (hand-built EXIF blocks in both byte orders, and broken ones that must read as "upright"), the
+// orientations against a 2x3 image turned by hand, the area-average shrink and the sharpness measure.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "pipeline/colmap_steps.h"
+#include "pipeline/image_orientation.h"
+#include "pipeline/video_frames.h"
+
+namespace lact {
+namespace {
+
+TEST(ColmapProgress, ReadsEachStepsLines) {
+  int done = 0, total = 0;
+  EXPECT_TRUE(parse_colmap_progress("Processed file [3/36]", done, total));
+  EXPECT_EQ(done, 3);
+  EXPECT_EQ(total, 36);
+  EXPECT_TRUE(parse_colmap_progress("Matching block [2/4, 3/4] in 1.2s", done, total));
+  EXPECT_EQ(done, 7);  // row 2 of 4, column 3: the 7th of 16 blocks
+  EXPECT_EQ(total, 16);
+  EXPECT_TRUE(parse_colmap_progress("Matching image [5/60] in 0.3s", done, total));
+  EXPECT_EQ(done, 5);
+  EXPECT_EQ(total, 60);
+  EXPECT_TRUE(parse_colmap_progress("Registering image #12 (9)", done, total));
+  EXPECT_EQ(done, 9);
+  EXPECT_EQ(total, 0);  // the mapper does not say out of how many
+  EXPECT_FALSE(parse_colmap_progress("Bundle adjustment report", done, total));
+}
+
+TEST(VideoFrames, WindowsSpreadEvenly) {
+  const auto one = frame_windows(60, 30, 1);  // windows of 2 frames: the second of each (its middle)
+  ASSERT_EQ(one.size(), 30u);
+  for (int w = 0; w < 30; ++w) EXPECT_EQ(one[w], std::vector<long>{2 * w + 1}) << w;
+  const auto three = frame_windows(12, 4, 3);  // windows of 3: every frame a candidate
+  ASSERT_EQ(three.size(), 4u);
+  EXPECT_EQ(three[2], (std::vector<long>{6, 7, 8}));
+  EXPECT_EQ(frame_windows(5, 60, 1).size(), 5u);  // fewer frames than wanted: all of them
+  EXPECT_EQ(frame_windows(100, 10, 3)[9], (std::vector<long>{91, 95, 98}));
+}
+
+// A JPEG holding only SOI, an APP1 EXIF block with one IFD0 entry (tag, type, value) and EOI.
+std::string jpeg_with_tag(bool little, uint16_t tag, uint16_t type, uint16_t value) {
+  auto u16 = [&](uint16_t v) {
+    return little ? std::string{char(v & 255), char(v >> 8)} : std::string{char(v >> 8), char(v & 255)};
+  };
+  std::string tiff = little ? std::string("II") + u16(42) + std::string("\x08\0\0\0", 4)
+                            : std::string("MM") + u16(42) + std::string("\0\0\0\x08", 4);
+  tiff += u16(1) + u16(tag) + u16(type) + (little ? std::string("\x01\0\0\0", 4) : std::string("\0\0\0\x01", 4)) +
+          u16(value) + std::string(2, '\0') + std::string(4, '\0');
+  const std::string body = std::string("Exif\0\0", 6) + tiff;
+  const size_t length = body.size() + 2;
+  return std::string("\xFF\xD8\xFF\xE1", 4) + char(length >> 8) + char(length & 255) + body + "\xFF\xD9";
+}
+
+TEST(ExifOrientation, BothByteOrdersAndBrokenBlocks) {
+  EXPECT_EQ(jpeg_exif_orientation(jpeg_with_tag(true, 0x0112, 3, 6)), 6);
+  EXPECT_EQ(jpeg_exif_orientation(jpeg_with_tag(false, 0x0112, 3, 8)), 8);
+  EXPECT_EQ(jpeg_exif_orientation(jpeg_with_tag(true, 0x0110, 3, 6)), 1);  // another tag
+  EXPECT_EQ(jpeg_exif_orientation(jpeg_with_tag(true, 0x0112, 3, 9)), 1);  // not an orientation
+  const std::string whole = jpeg_with_tag(true, 0x0112, 3, 6);
+  for (size_t cut = 0; cut < whole.size(); ++cut)  // every truncation reads within the bytes and says upright
+    EXPECT_EQ(jpeg_exif_orientation(whole.substr(0, cut)), cut >= whole.size() - 2 ? 6 : 1) << cut;
+  EXPECT_EQ(jpeg_exif_orientation("not a jpeg"), 1);
+}
+
+Rgba8Image numbered(int width, int height) {  // pixel (x, y) has red = 10 * y + x
+  Rgba8Image image;
+  image.width = width, image.height = height;
+  image.pixels.assign(static_cast<size_t>(width) * height * 4, 255);
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; ++x) image.pixels[(y * width + x) * 4] = static_cast<uint8_t>(10 * y + x);
+  return image;
+}
+
+std::vector<int> reds(const Rgba8Image& image) {
+  std::vector<int> out;
+  for (size_t p = 0; p < image.pixels.size(); p += 4) out.push_back(image.pixels[p]);
+  return out;
+}
+
+TEST(ExifOrientation, TurnsAsViewersShowIt) {
+  const Rgba8Image image = numbered(3, 2);  // rows: 0 1 2 / 10 11 12
+  EXPECT_EQ(reds(apply_exif_orientation(image, 1)), (std::vector<int>{0, 1, 2, 10, 11, 12}));
+  EXPECT_EQ(reds(apply_exif_orientation(image, 2)), (std::vector<int>{2, 1, 0, 12, 11, 10}));
+  EXPECT_EQ(reds(apply_exif_orientation(image, 3)), (std::vector<int>{12, 11, 10, 2, 1, 0}));
+  EXPECT_EQ(reds(apply_exif_orientation(image, 4)), (std::vector<int>{10, 11, 12, 0, 1, 2}));
+  const Rgba8Image turned = apply_exif_orientation(image, 6);  // 90 degrees clockwise: 2 wide, 3 high
+  EXPECT_EQ(turned.width, 2);
+  EXPECT_EQ(turned.height, 3);
+  EXPECT_EQ(reds(turned), (std::vector<int>{10, 0, 11, 1, 12, 2}));
+  EXPECT_EQ(reds(apply_exif_orientation(image, 8)), (std::vector<int>{2, 12, 1, 11, 0, 10}));
+  EXPECT_EQ(reds(apply_exif_orientation(image, 5)), (std::vector<int>{0, 10, 1, 11, 2, 12}));
+  EXPECT_EQ(reds(apply_exif_orientation(image, 7)), (std::vector<int>{12, 2, 11, 1, 10, 0}));
+}
+
+TEST(Shrink, AreaAverage) {
+  const Rgba8Image image = numbered(4, 2);  // 0 1 2 3 / 10 11 12 13
+  const Rgba8Image half = shrink_to_long_side(image, 2);
+  ASSERT_EQ(half.width, 2);
+  ASSERT_EQ(half.height, 1);
+  EXPECT_EQ(reds(half), (std::vector<int>{6, 8}));  // (0+1+10+11)/4 = 5.5 -> 6, (2+3+12+13)/4 = 7.5 -> 8
+  Rgba8Image row = numbered(4, 1);
+  for (int x = 0; x < 4; ++x) row.pixels[x * 4] = static_cast<uint8_t>(40 * x);  // 0 40 80 120
+  // Each output pixel covers 4/3 pixels: 0 * 3/4 + 40 / 4 = 10; (40 + 80) / 2 = 60; 80 / 4 + 120 * 3/4 = 110.
+  EXPECT_EQ(reds(shrink_to_long_side(row, 3)), (std::vector<int>{10, 60, 110}));
+  EXPECT_EQ(reds(shrink_to_long_side(image, 8)), reds(image));  // small enough: unchanged
+}
+
+TEST(Sharpness, VarianceOfTheLaplacian) {
+  Rgba8Image flat = numbered(6, 6);
+  for (size_t p = 0; p < flat.pixels.size(); ++p) flat.pixels[p] = 100;
+  EXPECT_EQ(laplacian_variance(flat), 0.0);
+  Rgba8Image checker = flat;  // grey 0 / 255 alternating: the Laplacian is +-4*255 inside
+  for (int y = 0; y < 6; ++y)
+    for (int x = 0; x < 6; ++x)
+      for (int c = 0; c < 3; ++c) checker.pixels[(y * 6 + x) * 4 + c] = (x + y) % 2 ? 255 : 0;
+  EXPECT_NEAR(laplacian_variance(checker), 1020.0 * 1020.0, 1e-3 * 1020 * 1020);
+}
+
+}  // namespace
+}  // namespace lact
