@@ -7,11 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "app/bench_options.h"
+#include "bench/bench_inputs.h"
+#include "bench/bench_run.h"
 #include "core/error.h"
 #include "kernels/cpu/dnnl_gemm.h"
 
-namespace lact::app {
+namespace lact::bench {
 
 namespace {
 
@@ -122,4 +123,4 @@ void run_gemm_library_bench(const BenchOptions& o) {
               dnnl_available() ? "oneDNN (this build has it)" : "OpenBLAS (this build has no oneDNN)");
 }
 
-}  // namespace lact::app
+}  // namespace lact::bench
