@@ -1,8 +1,8 @@
-#include "app/bench_row.h"
+#include "bench/bench_row.h"
 
 #include <algorithm>
 
-namespace lact::app {
+namespace lact::bench {
 
 double Samples::median() const {
   if (values.empty()) return 0;
@@ -14,4 +14,4 @@ double Samples::median() const {
 double Samples::min() const { return values.empty() ? 0 : *std::min_element(values.begin(), values.end()); }
 double Samples::max() const { return values.empty() ? 0 : *std::max_element(values.begin(), values.end()); }
 
-}  // namespace lact::app
+}  // namespace lact::bench

@@ -7,12 +7,13 @@
 #include <string>
 #include <vector>
 
-#include "app/bench_options.h"
+#include "bench/bench_inputs.h"
+#include "bench/bench_run.h"
 #include "core/error.h"
 #include "core/module_kind.h"
 #include "kernels/cpu/dnnl_gemm.h"
 
-namespace lact::app {
+namespace lact::bench {
 
 namespace {
 
@@ -102,4 +103,4 @@ void run_gemm_library_bench(const BenchOptions& o) {
               dnnl_available() ? "oneDNN (this build has it)" : "OpenBLAS (this build has no oneDNN)");
 }
 
-}  // namespace lact::app
+}  // namespace lact::bench

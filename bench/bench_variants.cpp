@@ -1,9 +1,9 @@
 #include <cstdio>
 #include <sstream>
 
-#include "app/bench_row.h"
+#include "bench/bench_row.h"
 
-namespace lact::app {
+namespace lact::bench {
 
 namespace {
 
@@ -55,4 +55,4 @@ std::string variant_csv(const std::vector<Row>& rows) {
   return out.str();
 }
 
-}  // namespace lact::app
+}  // namespace lact::bench

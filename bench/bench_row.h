@@ -7,7 +7,7 @@
 
 #include "kernels/backend.h"
 
-namespace lact::app {
+namespace lact::bench {
 
 // The median, minimum and maximum of timed samples.
 struct Samples {
@@ -39,4 +39,4 @@ struct Row {
 void print_variant_table(const std::vector<Row>& rows);
 std::string variant_csv(const std::vector<Row>& rows);
 
-}  // namespace lact::app
+}  // namespace lact::bench

@@ -1,4 +1,4 @@
-#include "app/plot.h"
+#include "bench/plot.h"
 
 #include <stb/stb_easy_font.h>
 #include <stb/stb_image_write.h>
@@ -10,7 +10,7 @@
 #include "core/error.h"
 #include "core/file_io.h"
 
-namespace lact::app {
+namespace lact::bench {
 
 namespace {
 
@@ -109,4 +109,4 @@ void write_loglog_png(const std::string& path, const std::vector<PlotPanel>& pan
   write_file_atomically(path, png);
 }
 
-}  // namespace lact::app
+}  // namespace lact::bench

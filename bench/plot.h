@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace lact::app {
+namespace lact::bench {
 
 struct PlotSeries {
   std::string label;
@@ -22,4 +22,4 @@ struct PlotPanel {
 // Panels side by side in one image.
 void write_loglog_png(const std::string& path, const std::vector<PlotPanel>& panels);
 
-}  // namespace lact::app
+}  // namespace lact::bench

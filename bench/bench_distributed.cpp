@@ -6,9 +6,9 @@
 #include <cstdio>
 #include <sstream>
 
-#include "app/bench_options.h"
-#include "app/bench_row.h"
-#include "app/flags.h"
+#include "bench/bench_inputs.h"
+#include "bench/bench_row.h"
+#include "bench/bench_run.h"
 #include "core/error.h"
 #include "core/flop_model.h"
 #include "core/memory_estimate.h"
@@ -16,7 +16,7 @@
 #include "core/random_weights.h"
 #include "pipeline/distribution.h"
 
-namespace lact::app {
+namespace lact::bench {
 
 namespace {
 
@@ -177,17 +177,4 @@ void run_distributed_bench(const BenchOptions& o) {
   run_across_ranks(o);
 }
 
-void add_distributed_bench_options(CLI::App& command, BenchOptions& o) {
-  add_distributed_options(command, o.common);
-  command.add_flag("--scaling", o.scaling,
-                   "Print the model of scaling the paper's 1M-token scene over --ranks devices (compute vs exchange "
-                   "per layer, memory per rank) instead of timing");
-  command.add_option("--ranks", o.ranks, "--scaling: rank counts")->capture_default_str();
-  command.add_option("--tflops", o.tflops, "--scaling: sustained TFLOP/s per device")
-      ->capture_default_str()
-      ->check(finite_range(1e-6, 1e9));
-  command.add_option("--bandwidth", o.bandwidths, "--scaling: link bandwidths in GB/s, e.g. NVLink,InfiniBand")
-      ->capture_default_str();
-}
-
-}  // namespace lact::app
+}  // namespace lact::bench

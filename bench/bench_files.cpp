@@ -1,0 +1,115 @@
+#include "bench/bench_files.h"
+
+#include <algorithm>
+#include <array>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "bench/plot.h"
+#include "core/file_io.h"
+
+namespace lact::bench {
+
+namespace {
+
+nlohmann::json profile_json(const std::vector<OpProfile>& profile) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const OpProfile& p : profile) out.push_back({{"op", p.op}, {"calls", p.calls}, {"ms", p.milliseconds}});
+  return out;
+}
+
+nlohmann::json rows_json(const std::vector<Row>& rows) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const Row& r : rows) {
+    nlohmann::json j{{"model", r.model},  {"precision", r.precision}, {"gemm_gflops", r.gemm_gflops},
+                     {"views", r.views},  {"height", r.height},       {"width", r.width},
+                     {"tokens", r.tokens}};
+    if (r.skipped.empty()) {
+      j.update({{"encode_s", r.encode_s},
+                {"render_fps", r.render_fps},
+                {"state_mib", r.state_mib},
+                {"encode_gflops", r.encode_gflops},
+                {"render_gflops", r.render_gflops},
+                {"encode_min_s", r.encode.min()},
+                {"encode_max_s", r.encode.max()},
+                {"encode_samples_s", r.encode.values},
+                {"render_samples_s_per_view", r.render.values},
+                {"open_s", r.open_s < 0 ? nlohmann::json() : nlohmann::json(r.open_s)}});
+      if (!r.encode_profile.empty())
+        j.update(
+            {{"encode_profile", profile_json(r.encode_profile)}, {"render_profile", profile_json(r.render_profile)}});
+    } else {
+      j["skipped"] = r.skipped;
+    }
+    out.push_back(j);
+  }
+  return out;
+}
+
+}  // namespace
+
+void write_json(const std::string& path, const BenchOptions& o, const ModelConfig& lact, const std::vector<Row>& rows) {
+  nlohmann::json gemm_rates;
+  for (const Row& r : rows) gemm_rates[r.precision] = r.gemm_gflops;
+  const nlohmann::json json{
+      {"format", "lact bench v3"},       {"gemm_gflops", gemm_rates},
+      {"threads", o.common.threads},     {"device", rows.empty() ? o.common.backend : rows.front().device},
+      {"precision", o.common.precision}, {"config", lact.source},
+      {"rows", rows_json(rows)}};
+  write_file_atomically(path, json.dump(1) + "\n");
+}
+
+void write_csv(const std::string& path, const std::vector<Row>& rows) {
+  std::ostringstream out;
+  // One row per size: both models side by side.
+  out << "views,height,width,tokens,lact_encode_s,full_encode_s,encode_ratio_full_over_lact,lact_render_fps,"
+         "full_render_fps,render_ratio_lact_over_full,lact_state_mib,full_state_mib\n";
+  for (const Row& l : rows) {
+    if (l.model != "lact") continue;
+    const Row* f = nullptr;
+    for (const Row& r : rows)
+      if (r.model == "full" && r.views == l.views && r.height == l.height && r.width == l.width) f = &r;
+    auto value = [](const Row* r, double Row::*field) {
+      return r && r->skipped.empty() ? std::to_string(r->*field) : std::string();
+    };
+    const bool both = f && f->skipped.empty() && l.skipped.empty();
+    out << l.views << "," << l.height << "," << l.width << "," << l.tokens << "," << value(&l, &Row::encode_s) << ","
+        << value(f, &Row::encode_s) << "," << (both ? std::to_string(f->encode_s / l.encode_s) : "") << ","
+        << value(&l, &Row::render_fps) << "," << value(f, &Row::render_fps) << ","
+        << (both ? std::to_string(l.render_fps / f->render_fps) : "") << "," << value(&l, &Row::state_mib) << ","
+        << value(f, &Row::state_mib) << "\n";
+  }
+  write_file_atomically(path, out.str());
+}
+
+void write_plot(const std::string& path, const std::vector<Row>& rows) {
+  PlotPanel encode{"encode time vs input tokens", "input tokens", "encode s", {}};
+  PlotPanel render{"render speed vs input tokens", "input tokens", "render FPS", {}};
+  static const std::array<std::array<unsigned char, 3>, 8> kColours = {{{20, 90, 200},
+                                                                        {210, 60, 30},
+                                                                        {40, 160, 60},
+                                                                        {150, 60, 180},
+                                                                        {230, 160, 20},
+                                                                        {20, 170, 190},
+                                                                        {120, 120, 120},
+                                                                        {200, 60, 140}}};
+  std::vector<std::string> names;  // in the order they were run
+  for (const Row& r : rows)
+    if (std::find(names.begin(), names.end(), r.model) == names.end()) names.push_back(r.model);
+  for (size_t i = 0; i < names.size(); ++i) {
+    const std::string label = names[i] == "lact" ? "LaCT" : names[i] == "full" ? "full attention" : names[i];
+    PlotSeries e{label, kColours[i % kColours.size()], {}};
+    PlotSeries f = e;
+    for (const Row& r : rows)
+      if (r.model == names[i] && r.skipped.empty()) {
+        e.points.push_back({double(r.tokens), r.encode_s});
+        f.points.push_back({double(r.tokens), r.render_fps});
+      }
+    std::sort(e.points.begin(), e.points.end());
+    std::sort(f.points.begin(), f.points.end());
+    if (!e.points.empty()) encode.series.push_back(e), render.series.push_back(f);
+  }
+  write_loglog_png(path, {encode, render});
+}
+
+}  // namespace lact::bench

@@ -1,0 +1,21 @@
+// `lact bench`'s files: every row as JSON (--json), one row per size with both models as CSV (--csv), and the
+// log-log plot of encode time and render FPS against input tokens (--plot). Each is written atomically.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "bench/bench_options.h"
+#include "bench/bench_row.h"
+#include "core/config.h"
+
+namespace lact::bench {
+
+// The "lact bench v3" document: the run's settings, `lact`'s config and every row.
+void write_json(const std::string& path, const BenchOptions& o, const ModelConfig& lact, const std::vector<Row>& rows);
+// LaCT and full attention side by side per views and size, with their ratios.
+void write_csv(const std::string& path, const std::vector<Row>& rows);
+// One series per model, in the order they were run.
+void write_plot(const std::string& path, const std::vector<Row>& rows);
+
+}  // namespace lact::bench

@@ -1,0 +1,79 @@
+#include "bench/bench_inputs.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <random>
+#include <sstream>
+
+#include "core/camera_geometry.h"
+#include "core/config_scaling.h"
+#include "core/error.h"
+
+namespace lact::bench {
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+std::vector<int> parse_list(const std::string& text, const char* flag, int max) {
+  std::vector<int> values;
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, ',')) {
+    size_t used = 0;  // all of the item must be the number: "2x" or "2.5" is not 2
+    try {
+      values.push_back(std::stoi(item, &used));
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != item.size())
+      throw Error(flag, "'" + text.substr(0, 40) + "' is not a list of numbers like 2,4,8");
+    if (values.back() <= 0 || values.back() > max) throw Error(flag, "values must be in 1.." + std::to_string(max));
+  }
+  if (values.empty()) throw Error(flag, "empty list");
+  return values;
+}
+
+// The paper's config, optionally scaled: --layers N --dim D (attention heads of 64 when D allows).
+ModelConfig lact_config(const BenchOptions& o) {
+  return scaled_config(builtin_model_config(o.config), o.layers, o.dim);
+}
+
+// The models to time: --models (lact, full), or with --variants every listed TTT variant of the config.
+std::vector<std::pair<std::string, ModelConfig>> bench_models(const BenchOptions& o, const ModelConfig& lact) {
+  std::vector<std::pair<std::string, ModelConfig>> models;
+  std::stringstream stream(o.variants.empty() ? o.models : o.variants);
+  for (std::string m; std::getline(stream, m, ',');) {
+    if (!o.variants.empty()) {
+      if (!o.model.empty()) throw Error("--variants", "times random weights of a built-in config, not --model");
+      const ModelConfig config = with_ttt_variant(lact, m, "--variants");
+      models.push_back({config.ttt_variant().label(), config});
+    } else if (m == "lact" || m == "full") {
+      models.push_back({m, m == "lact" ? lact : with_full_attention(lact)});
+    } else {
+      throw Error("--models", "'" + m + "' is not lact or full");
+    }
+  }
+  return models;
+}
+
+// Cameras on a circle looking at the origin; images of uniform noise.
+std::vector<PosedImage> bench_views(int count, int height, int width, bool with_images, uint64_t seed) {
+  std::mt19937 rng(static_cast<unsigned>(seed));
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  std::vector<PosedImage> views(count);
+  for (int i = 0; i < count; ++i) {
+    const double angle = 2.0 * M_PI * (i + 0.5 * seed) / std::max(count, 1);
+    Camera& c = views[i].camera;
+    c = pinhole(width, height, 50);
+    c.c2w = look_at({2.5 * std::cos(angle), 2.5 * std::sin(angle), 0.8}, {0, 0, 0}, {0, 0, 1});
+    if (with_images) {
+      views[i].image = Image{width, height, std::vector<float>(static_cast<size_t>(width) * height * 3)};
+      for (float& v : views[i].image.rgb) v = u(rng);
+    }
+  }
+  return views;
+}
+
+}  // namespace lact::bench

@@ -1,0 +1,203 @@
+// The timing grid of `lact bench`: every precision's pass (its backend, the models, views x sizes), then the
+// tables, the files and the reference.
+#include "bench/bench_run.h"
+
+#include <sys/sysinfo.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <random>
+
+#include "bench/bench_files.h"
+#include "bench/bench_inputs.h"
+#include "bench/bench_reference.h"
+#include "bench/bench_row.h"
+#include "bench/bench_tables.h"
+#include "core/error.h"
+#include "core/file_io.h"
+#include "core/flop_model.h"
+#include "core/memory_estimate.h"
+#include "core/model.h"
+#include "core/random_weights.h"
+#include "pipeline/output_files.h"
+#include "pipeline/subprocess.h"
+
+namespace lact::bench {
+
+namespace {
+
+// The backend's own matrix-product rate at its precision (the ceiling the model's GFLOP/s are read
+// against): n^3 on random data (not constants: some units run faster on zeros), best of 3 after a warm-up.
+double gemm_gflops(Backend& be, int64_t n) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> host(static_cast<size_t>(n * n));
+  for (float& v : host) v = u(rng);
+  Tensor a = be.from_host({n, n}, host.data());
+  for (float& v : host) v = u(rng);
+  Tensor b = be.from_host({n, n}, host.data()), c = be.empty({n, n});
+  double best = 1e30;
+  for (int i = 0; i < 4; ++i) {
+    const double t = now_seconds();
+    matmul(be, a, false, b, true, c);
+    be.synchronize();
+    if (i) best = std::min(best, now_seconds() - t);
+  }
+  return 2.0 * n * n * n / best / 1e9;
+}
+
+// One model at one view count and size: skipped when its encode is predicted too slow (from the rate measured at
+// smaller sizes) or too large for memory, else timed.
+Row run_one(const std::string& name, const Model& model, int views, int height, int width, const BenchOptions& o,
+            double measured_gflops, double memory_limit) {
+  Row row;
+  row.model = name, row.views = views, row.height = height, row.width = width;
+  const int patch = model.config().patch_size;
+  const int64_t per_view = static_cast<int64_t>(height / patch) * (width / patch);
+  row.tokens = views * per_view;
+  const double flops = encode_flops(model.config(), row.tokens, per_view);
+  if (measured_gflops > 0 && flops / (measured_gflops * 1e9) > o.max_seconds) {
+    row.skipped =
+        "predicted encode " + std::to_string(static_cast<int>(flops / (measured_gflops * 1e9))) + " s > --max-seconds";
+    return row;
+  }
+  const double need =
+      static_cast<double>(estimate_encode_memory(model.config(), model.options(), views, height, width).total());
+  if (need > memory_limit) {
+    row.skipped = "needs about " + std::to_string(static_cast<int>(need / (1 << 30))) + " GiB > memory limit";
+    return row;
+  }
+  const auto inputs = bench_views(views, height, width, true, 0);
+  std::vector<Camera> cameras;
+  for (const PosedImage& v : bench_views(o.targets, height, width, false, 1)) cameras.push_back(v.camera);
+  SceneState state;
+  for (int r = -o.warmup; r < o.repeat; ++r) {
+    double t = now_seconds();
+    state = model.encode(inputs);
+    model.backend().synchronize();
+    const double e = now_seconds() - t;
+    t = now_seconds();
+    model.render(state, cameras);
+    model.backend().synchronize();
+    const double rs = (now_seconds() - t) / o.targets;
+    if (r >= 0) row.encode.values.push_back(e), row.render.values.push_back(rs);
+  }
+  row.encode_s = row.encode.median();
+  row.render_fps = 1.0 / row.render.median();
+  row.encode_gflop = flops / 1e9;
+  row.render_gflop = render_flops(model.config(), per_view, row.tokens) / 1e9;
+  row.encode_gflops = row.encode_gflop / row.encode_s;
+  row.render_gflops = row.render_gflop * row.render_fps;
+  row.state_mib = static_cast<double>(state.floats()) * 4.0 / (1 << 20);
+  if (o.profile && model.backend().start_profiling()) {  // one more run, with events around every op
+    model.encode(inputs);
+    row.encode_profile = model.backend().stop_profiling();
+    model.backend().start_profiling();
+    model.render(state, cameras);
+    row.render_profile = model.backend().stop_profiling();
+  }
+  return row;
+}
+
+// One precision's pass: its backend, the model opened (timed), every model x views x size.
+std::vector<Row> run_precision_pass(const BenchOptions& o, const std::string& precision, ModelConfig* lact_out) {
+  CommonOptions common = o.common;
+  common.precision = precision;
+  auto backend = make_backend(common);
+  const std::vector<int> views = parse_list(o.views, "--views", 100000),
+                         sizes = parse_list(o.sizes, "--size", kMaxImageSide);
+  // --model: opened once, timed (the open s column).
+  double open_s = -1;
+  std::optional<ModelWeights> file_weights;
+  if (!o.model.empty()) {
+    const double t = now_seconds();
+    file_weights = load_model(o.model, *backend);
+    open_s = now_seconds() - t;
+  }
+  const ModelConfig lact = file_weights ? file_weights->config : lact_config(o);
+  *lact_out = lact;
+  std::vector<std::pair<std::string, std::unique_ptr<Model>>> built;
+  for (const auto& [name, config] : bench_models(o, lact)) {
+    const bool from_file = name == "lact" && file_weights;
+    ModelWeights weights = from_file ? std::move(*file_weights) : random_model_weights(config, *backend, 1);
+    if (from_file) file_weights.reset();
+    built.push_back({name, std::make_unique<Model>(std::move(weights), *backend)});
+  }
+  struct sysinfo info;
+  const double physical = sysinfo(&info) == 0 ? static_cast<double>(info.totalram) * info.mem_unit : 16e9;
+  const double available = static_cast<double>(backend->available_memory());
+  const double memory_limit =
+      o.max_memory_gb > 0 ? o.max_memory_gb * (1 << 30) : (available > 0 ? 0.9 * available : 0.7 * physical);
+  const int64_t gemm_n = backend->name() == "cuda" ? 8192 : 1024;
+  const double gemm = gemm_gflops(*backend, gemm_n);
+  std::printf("lact bench: %s (%s), %d thread(s), %s gemm %lld^3 %.1f GFLOP/s; config %s, %d layers, dim %d\n",
+              backend->name().c_str(), backend->device_description().c_str(), o.common.threads, precision.c_str(),
+              static_cast<long long>(gemm_n), gemm, o.model.empty() ? o.config.c_str() : o.model.c_str(), lact.layers,
+              lact.dim);
+  std::fflush(stdout);
+  std::vector<Row> rows;
+  std::vector<double> measured(built.size(), 0.0);  // sustained GFLOP/s so far, to predict larger sizes
+  for (int size : sizes)
+    for (int v : views)
+      for (size_t m = 0; m < built.size(); ++m) {
+        Row row = run_one(built[m].first, *built[m].second, v, size, size, o, measured[m], memory_limit);
+        row.precision = precision_name(backend->precision());
+        row.gemm_gflops = gemm;
+        row.device = backend->device_description();
+        if (built[m].first == "lact") row.open_s = open_s;
+        if (row.skipped.empty()) measured[m] = std::max(measured[m], row.encode_gflops);
+        std::fprintf(stderr, "  %s %s %d views %dx%d: %s\n", row.model.c_str(), row.precision.c_str(), v, size, size,
+                     row.skipped.empty() ? (std::to_string(row.encode_s) + " s encode").c_str() : row.skipped.c_str());
+        rows.push_back(row);
+      }
+  if (o.profile) print_profiles(rows, backend->name());
+  return rows;
+}
+
+void print_columns() {
+  std::printf(
+      "\nColumns: tokens = input views x (size/8)^2; open s = reading --model (- for random weights); "
+      "encode s = median of --repeat after --warmup, its minimum, spread = (max - min) / median; render FPS = "
+      "target views rendered per second (median); state MiB = fast weights (LaCT, fixed) or KV cache (full attention, "
+      "grows with tokens); GFLOP/s from counted FLOPs (the gemm rate above is the ceiling); ratios measured in this "
+      "run.\n");
+}
+
+}  // namespace
+
+void run_bench(const BenchOptions& o) {
+  if (o.gemm_libraries) return run_gemm_library_bench(o);
+  if (o.common.distributed != "none" || o.scaling) return run_distributed_bench(o);
+  if (o.reference && find_program(o.python).empty())
+    throw Error("--python", "'" + o.python + "' is not an executable program (no shell runs it)");
+  InputFiles inputs;
+  inputs.add(o.model);
+  for (const auto& [path, flag] : {std::pair{o.json, "--json"}, {o.csv, "--csv"}, {o.plot, "--plot"}})
+    if (!path.empty()) check_named_output(path, flag, o.force, inputs);
+  // A precision other than fp32 is timed beside fp32 in the same run (the ratio users choose by), fp32 first.
+  std::vector<std::string> precisions = {o.common.precision};
+  if (o.common.precision != "fp32" && !o.no_fp32_baseline) precisions.insert(precisions.begin(), "fp32");
+  std::vector<Row> rows;
+  ModelConfig lact;
+  for (const std::string& precision : precisions) {
+    std::vector<Row> pass = run_precision_pass(o, precision, &lact);
+    rows.insert(rows.end(), pass.begin(), pass.end());
+  }
+  print_table(rows);
+  if (!o.variants.empty()) print_variant_table(rows);
+  print_precision_ratios(rows);
+  print_columns();
+  if (!o.json.empty()) write_json(o.json, o, lact, rows);
+  if (!o.csv.empty()) {
+    if (o.variants.empty())
+      write_csv(o.csv, rows);
+    else
+      write_file_atomically(o.csv, variant_csv(rows));
+  }
+  if (!o.plot.empty()) write_plot(o.plot, rows);
+  if (o.reference) run_reference(o, rows);
+}
+
+}  // namespace lact::bench

@@ -1,0 +1,77 @@
+#include "bench/bench_tables.h"
+
+#include <cstdio>
+
+namespace lact::bench {
+
+void print_table(const std::vector<Row>& rows) {
+  std::printf(
+      "\n| model | precision | views | size | tokens | open s | encode s | encode min s | encode spread | "
+      "render FPS | render spread | state MiB | encode GFLOP/s | render GFLOP/s | full/LaCT encode | LaCT/full FPS |"
+      "\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (const Row& r : rows) {
+    if (!r.skipped.empty()) {
+      std::printf("| %s | %s | %d | %dx%d | %lld | skipped: %s | | | | | | | | | | |\n", r.model.c_str(),
+                  r.precision.c_str(), r.views, r.height, r.width, static_cast<long long>(r.tokens), r.skipped.c_str());
+      continue;
+    }
+    std::string ratios = " | |";
+    if (r.model == "full")
+      for (const Row& l : rows)
+        if (l.model == "lact" && l.views == r.views && l.height == r.height && l.width == r.width &&
+            l.skipped.empty()) {
+          char text[64];
+          std::snprintf(text, sizeof(text), " %.2fx | %.2fx |", r.encode_s / l.encode_s, l.render_fps / r.render_fps);
+          ratios = text;
+        }
+    const std::string open = r.open_s < 0 ? "-" : std::to_string(r.open_s).substr(0, 5);
+    std::printf("| %s | %s | %d | %dx%d | %lld | %s | %.3f | %.3f | %.0f%% | %.2f | %.0f%% | %.1f | %.1f | %.1f |%s\n",
+                r.model.c_str(), r.precision.c_str(), r.views, r.height, r.width, static_cast<long long>(r.tokens),
+                open.c_str(), r.encode_s, r.encode.min(), 100 * r.encode.spread(), r.render_fps,
+                100 * r.render.spread(), r.state_mib, r.encode_gflops, r.render_gflops, ratios.c_str());
+  }
+}
+
+namespace {
+
+void print_profile(const char* what, const Row& r, const std::vector<OpProfile>& profile) {
+  double total = 0;
+  for (const OpProfile& p : profile) total += p.milliseconds;
+  std::printf("\n%s %s, %d views %dx%d: device time by op (%.1f ms in all)\n", r.model.c_str(), what, r.views, r.height,
+              r.width, total);
+  std::printf("| op | calls | ms | share |\n|---|---|---|---|\n");
+  for (const OpProfile& p : profile)
+    std::printf("| %s | %lld | %.2f | %.1f%% |\n", p.op.c_str(), static_cast<long long>(p.calls), p.milliseconds,
+                total > 0 ? 100.0 * p.milliseconds / total : 0.0);
+}
+
+}  // namespace
+
+void print_profiles(const std::vector<Row>& rows, const std::string& backend) {
+  bool any = false;
+  for (const Row& r : rows) {
+    if (r.encode_profile.empty()) continue;
+    any = true;
+    print_profile("encode", r, r.encode_profile);
+    print_profile("render", r, r.render_profile);
+  }
+  if (!any) std::printf("\n--profile: the %s backend does not time ops (the cuda backend does)\n", backend.c_str());
+}
+
+void print_precision_ratios(const std::vector<Row>& rows) {
+  bool header = false;
+  for (const Row& r : rows) {
+    if (r.precision == "fp32" || !r.skipped.empty()) continue;
+    for (const Row& base : rows)
+      if (base.precision == "fp32" && base.skipped.empty() && base.model == r.model && base.views == r.views &&
+          base.height == r.height) {
+        if (!header) std::printf("\nAgainst fp32 in this run (median over median):\n");
+        header = true;
+        std::printf("  %s %d views %dx%d at %s: encode %.2fx, render %.2fx the speed at fp32\n", r.model.c_str(),
+                    r.views, r.height, r.width, r.precision.c_str(), base.encode_s / r.encode_s,
+                    r.render_fps / base.render_fps);
+      }
+  }
+}
+
+}  // namespace lact::bench
