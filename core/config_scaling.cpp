@@ -1,6 +1,8 @@
 #include "core/config_scaling.h"
 
 #include "core/error.h"
+#include "core/kinds/attention_kind.h"
+#include "core/kinds/ttt_kind.h"
 
 namespace lact {
 
@@ -12,10 +14,10 @@ ModelConfig scaled_config(const ModelConfig& config, int layers, int dim) {
     json["dim"] = dim;
     nlohmann::json& modules = json.at("block_config");
     for (size_t i = 0; i < config.block.size(); ++i) {
-      const ModuleKind kind = config.block[i].kind;
-      if (kind == ModuleKind::WindowAttention || kind == ModuleKind::GlobalAttention)
+      const ModuleConfig& m = config.block[i];
+      if (m.has_params<AttentionParams>())
         modules[i]["params"]["head_dim"] = dim % 64 == 0 ? 64 : dim;
-      else if (kind == ModuleKind::FastWeightTTT)
+      else if (m.has_params<TttParams>())
         modules[i]["params"]["head_dim"] = dim;
     }
   }
@@ -24,17 +26,21 @@ ModelConfig scaled_config(const ModelConfig& config, int layers, int dim) {
 
 ModelConfig with_full_attention(const ModelConfig& config) {
   const ModuleConfig* attention = nullptr;
-  for (const ModuleConfig& m : config.block)
-    if (!attention && (m.kind == ModuleKind::WindowAttention || m.kind == ModuleKind::GlobalAttention)) attention = &m;
-  if (!attention && config.modules_of_kind(ModuleKind::FastWeightTTT) > 0)
+  bool has_ttt = false;
+  for (const ModuleConfig& m : config.block) {
+    if (!attention && m.has_params<AttentionParams>()) attention = &m;
+    has_ttt |= m.has_params<TttParams>();
+  }
+  if (!attention && has_ttt)
     throw Error("full-attention config", "the block has no attention module to take the head size from");
   nlohmann::json json = config.source;
   nlohmann::json& modules = json.at("block_config");
   for (size_t i = 0; i < config.block.size(); ++i)
-    if (config.block[i].kind == ModuleKind::FastWeightTTT)
-      modules[i] = {{"type", "lact.GlobalAttention"},
-                    {"length_dim", "vl"},
-                    {"params", {{"head_dim", attention->head_dim}, {"use_qk_norm", true}}}};
+    if (config.block[i].has_params<TttParams>())
+      modules[i] = {
+          {"type", "lact.GlobalAttention"},
+          {"length_dim", "vl"},
+          {"params", {{"head_dim", attention->params_as<AttentionParams>().head_dim}, {"use_qk_norm", true}}}};
   return parse_model_config(json, "full-attention config");
 }
 
