@@ -1,7 +1,12 @@
 #!/usr/bin/env python3
 """Convert an official LaCT NVS checkpoint (.pt) to safetensors for the C++ engine.
 
-usage: /usr/bin/python3 -m tools.convert_checkpoint CKPT.pt --config CONFIG.yaml -o OUT.safetensors [--dtype f32]
+usage: /usr/bin/python3 -m tools.convert_checkpoint CKPT.pt [--config CONFIG] -o OUT.safetensors [--dtype f32]
+
+CONFIG is a YAML/JSON file or a built-in name (lact_l24_d768_ttt2x, lact_l24_d768_ttt4x, lact_l14_d768_ttt2x).
+Without --config, an official checkpoint of the airsplay/lact_nvs Hugging Face repository is recognised by its
+file name (obj_res256.pt, scene_res536x960.pt, ...), and its training size, input view count (scene models) and
+kind are recorded in the metadata too (see OFFICIAL_CHECKPOINTS).
 
 Takes ckpt['model'] (or the dict itself), strips the wrapper prefixes 'module.',
 '_orig_mod.' and '_checkpoint_wrapped_module.' wherever they occur, keeps tensors only,
@@ -15,6 +20,7 @@ import sys
 
 import torch
 
+from tools.checkpoint_names import BUILTIN_CONFIGS, builtin_config, official_checkpoint
 from tools.reference import safetensors_io
 from tools.reference.lact_reference import LaCTModel, load_config
 
@@ -62,16 +68,40 @@ def check_against_config(sd, config):
     return problems
 
 
+def resolve_config(ckpt_path, config_arg):
+    """(config dict, its name, extra metadata) from --config or, without it, the checkpoint's file name."""
+    name = os.path.basename(ckpt_path)
+    official = official_checkpoint(name)
+    extra = {}
+    if official:
+        extra = {"kind": official["kind"], "image_size": official["image_size"]}
+        if official.get("input_views"):
+            extra["input_views"] = str(official["input_views"])
+    if config_arg is None:
+        if not official:
+            raise ValueError("%s is not an official checkpoint name (obj_res256.pt, scene_res536x960.pt, ...): "
+                             "give --config CONFIG.yaml or a built-in name (%s)" % (name, ", ".join(BUILTIN_CONFIGS)))
+        config_arg = official["config"]
+    if config_arg in BUILTIN_CONFIGS:
+        return builtin_config(config_arg), config_arg, extra
+    return load_config(config_arg), os.path.basename(config_arg), extra
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("ckpt", help="official checkpoint (.pt)")
-    ap.add_argument("--config", required=True, help="official config (.yaml or .json)")
+    ap.add_argument("--config", help="official config (.yaml or .json) or a built-in name; default: known from "
+                    "an official checkpoint's file name")
     ap.add_argument("-o", "--output", required=True, help="output .safetensors")
     ap.add_argument("--dtype", default="f32", choices=["f32"], help="output dtype (only f32)")
     a = ap.parse_args()
 
     name = os.path.basename(a.ckpt)
-    config = load_config(a.config)
+    try:
+        config, config_name, extra = resolve_config(a.ckpt, a.config)
+    except (OSError, ValueError) as exc:
+        print("convert_checkpoint: %s" % exc, file=sys.stderr)
+        return 2
     try:
         sd = extract_state_dict(load_checkpoint(a.ckpt))
     except Exception as exc:
@@ -80,18 +110,19 @@ def main():
     problems = check_against_config(sd, config)
     if problems:
         for p in problems[:20]:
-            print("convert_checkpoint: %s does not match %s: %s" % (name, os.path.basename(a.config), p),
-                  file=sys.stderr)
+            print("convert_checkpoint: %s does not match %s: %s" % (name, config_name, p), file=sys.stderr)
         if len(problems) > 20:
             print("convert_checkpoint: %s: ... and %d more problems" % (name, len(problems) - 20),
                   file=sys.stderr)
         return 2
     tensors = {k: v.detach().to(torch.float32) for k, v in sd.items()}
-    safetensors_io.save(a.output, tensors, {"config": json.dumps(config), "format": FORMAT, "source": name})
+    metadata = {"config": json.dumps(config), "format": FORMAT, "source": name}
+    metadata.update(extra)
+    safetensors_io.save(a.output, tensors, metadata)
     n = sum(v.numel() for v in tensors.values())
-    print("wrote %s: %d tensors, %d parameters (%.1f MB)" % (a.output, len(tensors), n, n * 4 / 1e6))
+    print("wrote %s: %d tensors, %d parameters (%.1f MB), config %s" % (a.output, len(tensors), n, n * 4 / 1e6,
+                                                                       config_name))
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates the README's three viewer screenshots (docs/viewer_orbit.png, docs/viewer_test_view.png,
+# Regenerates the three viewer screenshots of docs/viewer.md (docs/viewer_orbit.png, docs/viewer_test_view.png,
 # docs/viewer_error_map.png) with `lact view`'s scripted mode on the example scene, under a virtual X display
 # (xvfb-run, Mesa's software OpenGL), one worker thread. A few seconds each.
 #   bash tools/docs/viewer_screenshots.sh [MODEL.safetensors]    # default: the shipped model
