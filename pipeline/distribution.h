@@ -1,6 +1,7 @@
 // A command run as several ranks (--distributed mpi|nccl under mpirun or srun), as the pipeline sees it: which
 // rank this is, how ranks agree on failures, how a scene's input views and target views are shared out, and how
-// the per-rank reports come together on rank 0. A default Distribution is one process.
+// the per-rank reports come together on rank 0. A default Distribution is one process. The commands reach
+// these through a Run (pipeline/run.h), which alone decides how a run's work is shared.
 #pragma once
 #include <functional>
 #include <memory>
