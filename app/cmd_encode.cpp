@@ -8,12 +8,7 @@
 #include "core/error.h"
 #include "core/scene_state_io.h"
 #include "core/terminal_text.h"
-#include "pipeline/backend_options.h"
-#include "pipeline/distribution.h"
-#include "pipeline/evaluate.h"
-#include "pipeline/output_files.h"
-#include "pipeline/run_agreement.h"
-#include "pipeline/scene_selection.h"
+#include "pipeline/run.h"
 
 namespace lact::app {
 
@@ -24,43 +19,27 @@ struct EncodeOptions {
   std::string model, output, state_dtype = "fp32";
   bool force = false;
 };
-// Across ranks every rank reads the model and its share of the views; rank 0 writes the state.
+// Across ranks every rank reads the model and its share of the views (the Run's work); the lead writes the state.
 void run_encode(EncodeOptions& o, const RunDigest& command_line) {
-  InputFiles inputs;
-  inputs.add(o.model);
-  inputs.add(o.data.data);
   StoredDtype dtype{};
-  on_every_rank(start_agreed_ranks(o.common, command_line), [&] {
-    check_named_output(o.output, "--output", o.force, inputs);  // before any work
+  Run run(o.common, {}, command_line, [&](RunOutput& out) {
+    out.inputs.add(o.model);
+    out.inputs.add(o.data.data);
+    check_named_output(o.output, "--output", o.force, out.inputs);  // before any work
     dtype = parse_stored_dtype(o.state_dtype, "--state-dtype");
   });
-  RunBackend run = start_run_backend(o.common);
-  const Distribution& d = run.distribution;
-  std::unique_ptr<Model> model;
-  SceneSelection selection;
-  on_every_rank(d, [&] {
-    model = load_model_for(o.model, *run.backend);
-    apply_model_defaults(o.data, *model, true);
-    if (o.data.inputs.empty()) throw Error("--inputs", "encode needs input views");
-    selection = select_scene_views(o.data, model->config().patch_size);
-    add_scene_inputs(selection, inputs);
-    check_named_output(o.output, "--output", o.force, inputs);
-  });
-  RunInputs read;
-  read.model_path = o.model, read.model = model.get(), read.selection = &selection;
-  agree_on_inputs(d, read);
+  run.load_model(o.model);
+  run.require_inputs(o.data, "--inputs", "encode needs input views");
+  const SceneSelection selection = run.select(o.data);
+  run.check_output(o.output, "--output", o.force);
   const auto start = std::chrono::steady_clock::now();
-  const SceneState state = encode_selection(*model, selection, d);
+  const SceneState state = run.encode(selection);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  on_every_rank(d, [&] {
-    if (d.leads())
-      save_scene_state(o.output, state, model->weights(), *run.backend, origin_metadata(o.data, selection, o.model),
-                       dtype);
-  });
-  if (!d.leads()) return;
+  run.save_state(o.output, state, origin_metadata(o.data, selection, o.model), dtype);
+  if (!run.leads()) return;
   std::printf("encoded %zu views of %s (%dx%d) in %.3f s%s -> %s\n", selection.inputs.size(),
               terminal_text(selection.scene.name).c_str(), state.height, state.width, seconds,
-              d.active() ? (" on " + std::to_string(d.size()) + " ranks").c_str() : "",
+              run.distributed() ? (" on " + std::to_string(run.ranks()) + " ranks").c_str() : "",
               terminal_text(o.output).c_str());
 }
 

@@ -41,26 +41,6 @@ std::pair<size_t, size_t> share_of(const Distribution& d, size_t count) {
   return {static_cast<size_t>(begin), static_cast<size_t>(end)};
 }
 
-std::vector<PosedImage> read_input_share(const Model& model, const SceneSelection& selection, const Distribution& d) {
-  std::vector<PosedImage> mine;
-  on_every_rank(d, [&] {
-    const size_t views = selection.inputs.size();
-    if (views < static_cast<size_t>(d.size()))
-      throw Error("--inputs", std::to_string(views) + " input views for " + std::to_string(d.size()) +
-                                  " ranks: every rank needs at least one view");
-    const auto [begin, end] = share_of(d, views);
-    const std::vector<int> share(selection.inputs.begin() + begin, selection.inputs.begin() + end);
-    check_memory(model, static_cast<int64_t>(share.size()), selection.height, selection.width, "--size",
-                 static_cast<int64_t>(views));
-    mine = selected_views(selection, share, true);
-  });
-  return mine;
-}
-
-SceneState encode_selection(const Model& model, const SceneSelection& selection, const Distribution& d) {
-  return model.encode(read_input_share(model, selection, d), {}, d.collective);
-}
-
 Report merge_reports(const Distribution& d, const Report& mine) {
   if (!d.active()) return mine;
   nlohmann::json part = {{"header", mine.header}, {"scenes", nlohmann::json::array()}, {"failed", mine.failed}};

@@ -1,6 +1,7 @@
 // A command run as several ranks (--distributed mpi|nccl under mpirun or srun), as the pipeline sees it: which
 // rank this is, how ranks agree on failures, how a scene's input views and target views are shared out, and how
-// the per-rank reports come together on rank 0. A default Distribution is one process.
+// the per-rank reports come together on rank 0. A default Distribution is one process. The commands reach
+// these through a Run (pipeline/run.h), which alone decides how a run's work is shared.
 #pragma once
 #include <functional>
 #include <memory>
@@ -35,13 +36,6 @@ RunBackend start_run_backend(const CommonOptions& options);
 
 // Runs `step` on every rank; a failure on any rank fails every rank with one line (Ranks::agree).
 void on_every_rank(const Distribution& d, const std::function<void()>& step);
-
-// This rank's share of the selection's input views (all of them in one process), read after checking the
-// memory its encode needs; agreed across ranks.
-std::vector<PosedImage> read_input_share(const Model& model, const SceneSelection& selection, const Distribution& d);
-// Encodes the selection's input views: one process, or each rank reading and encoding its share; every rank
-// returns the whole state.
-SceneState encode_selection(const Model& model, const SceneSelection& selection, const Distribution& d);
 
 // This rank's share [begin, end) of `count` items.
 std::pair<size_t, size_t> share_of(const Distribution& d, size_t count);

@@ -51,7 +51,7 @@ class NearestInputs {
     v.nearest_input = selection_.inputs[nearest];
     auto found = images_.find(nearest);
     if (found == images_.end())
-      found = images_.emplace(nearest, selected_views(selection_, {v.nearest_input}, true)[0].image).first;
+      found = images_.emplace(nearest, read_checked_views(selection_, {v.nearest_input})[0].image).first;
     v.psnr_nearest_input = psnr(found->second, truth);
   }
 
@@ -61,12 +61,35 @@ class NearestInputs {
   std::map<int, Image> images_;
 };
 
-// Renders `indices` (targets with ground truth), measures them and writes their images; adds the seconds
-// the rendering itself took to `render_s`.
+void write_view_images(const Image& image, const Image& truth, const std::string& stem, RunOutput& out) {
+  write_png(out.folder.file(stem + ".png", out.inputs), image);
+  if (out.options.save_images) {
+    write_png(out.folder.file(stem + "_gt.png", out.inputs), truth);
+    write_png(out.folder.file(stem + "_diff.png", out.inputs), error_heat_map(image, truth));
+  }
+  if (out.options.save_npy) write_npy(out.folder.file(stem + ".npy", out.inputs), image);
+}
+
+}  // namespace
+
+std::vector<int> nearest_inputs_to_read(const SceneSelection& selection, const std::vector<int>& targets, size_t first,
+                                        size_t loaded) {
+  std::vector<Camera> inputs;
+  for (const PosedImage& v : selected_views(selection, selection.inputs, false)) inputs.push_back(v.camera);
+  std::set<int> read;
+  if (inputs.empty()) return {};
+  for (const PosedImage& t : selected_views(selection, targets, false)) {
+    const size_t nearest = static_cast<size_t>(nearest_camera(inputs, t.camera));
+    if (nearest < first || nearest >= first + loaded) read.insert(selection.inputs[nearest]);
+  }
+  return {read.begin(), read.end()};
+}
+
 std::vector<ViewReport> render_and_measure(const Model& model, const SceneSelection& selection, const SceneState& state,
-                                           const std::vector<int>& indices, const std::string& folder, RunOutput& out,
-                                           NearestInputs& nearest, double& render_s) {
-  const std::vector<PosedImage> targets = selected_views(selection, indices, true);
+                                           const std::vector<int>& indices, const std::vector<PosedImage>& loaded,
+                                           size_t first, const std::string& folder, RunOutput& out, double& render_s) {
+  NearestInputs nearest(selection, loaded, first);
+  const std::vector<PosedImage> targets = read_checked_views(selection, indices);
   std::vector<Camera> cameras;
   for (const PosedImage& t : targets) cameras.push_back(t.camera);
   const auto start = std::chrono::steady_clock::now();
@@ -85,78 +108,34 @@ std::vector<ViewReport> render_and_measure(const Model& model, const SceneSelect
     v.psnr_white = psnr(Image{truth.width, truth.height, std::vector<float>(truth.rgb.size(), 1.0f)}, truth);
     nearest.measure(targets[i].camera, truth, v);
     views.push_back(v);
-    const std::string stem = folder + "/" + std::to_string(v.index);
-    write_png(out.folder.file(stem + ".png", out.inputs), images[i]);
-    if (out.options.save_images) {
-      write_png(out.folder.file(stem + "_gt.png", out.inputs), truth);
-      write_png(out.folder.file(stem + "_diff.png", out.inputs), error_heat_map(images[i], truth));
-    }
-    if (out.options.save_npy) write_npy(out.folder.file(stem + ".npy", out.inputs), images[i]);
+    write_view_images(images[i], truth, folder + "/" + std::to_string(v.index), out);
   }
   return views;
 }
 
-// Every rank's measured views, in rank order (each rank's are consecutive targets).
-std::vector<ViewReport> gather_views(const Distribution& d, const SceneReport& scene, std::vector<ViewReport> mine) {
-  if (!d.active()) return mine;
-  SceneReport part = scene;
-  part.views = std::move(mine);
-  Report report;
-  report.scenes.push_back(std::move(part));
-  std::vector<ViewReport> all;
-  for (const SceneReport& s : merge_reports(d, report).scenes) all.insert(all.end(), s.views.begin(), s.views.end());
-  return all;
-}
-
-}  // namespace
-
-SceneReport evaluate_scene(const Model& model, const SceneSelection& selection, const SceneState* given_state,
-                           const std::string& targets_spec, uint64_t seed, RunOutput& out, const Distribution& d) {
-  const Scene& scene = selection.scene;
-  SceneReport report;
-  report.name = scene.name;
-  report.folder = out.folder.scene_folder(scene.name);
-  report.inputs = selection.inputs;
-  on_every_rank(d,
-                [&] { report.targets = select_views(targets_spec, scene, true, selection.inputs, seed, "--targets"); });
-  add_scene_inputs(selection, out.inputs);
-
-  SceneState encoded;
-  std::vector<PosedImage> inputs;  // this rank's share of the input views, when it encodes
-  if (!given_state) {
-    inputs = read_input_share(model, selection, d);
-    const auto start = std::chrono::steady_clock::now();
-    encoded = model.encode(inputs, {}, d.collective);
-    report.encode_s = seconds_since(start);
-  }
-  const SceneState& state = given_state ? *given_state : encoded;
-
-  // Each rank renders and measures its share of the targets (the state is the same on every rank).
-  const auto [begin, end] = share_of(d, report.targets.size());
-  const std::vector<int> mine(report.targets.begin() + begin, report.targets.begin() + end);
-  std::vector<ViewReport> views;
-  double render_s = 0;
-  NearestInputs nearest(selection, inputs, given_state ? 0 : share_of(d, selection.inputs.size()).first);
-  on_every_rank(
-      d, [&] { views = render_and_measure(model, selection, state, mine, report.folder, out, nearest, render_s); });
-  report.render_ms_per_view = 1000.0 * render_s / std::max<size_t>(1, mine.size());
-  report.views = gather_views(d, report, std::move(views));
-  return report;
-}
-
-void render_camera_path(const Model& model, const SceneState& state, const std::string& path, const std::string& video,
-                        int fps, RunOutput& out) {
-  const std::vector<Camera> frames = read_camera_path(path);
-  std::set<std::pair<int, int>> sizes;
-  const int patch = model.config().patch_size;
+std::vector<Camera> read_path_frames(const std::string& path, int patch) {
+  std::vector<Camera> frames = read_camera_path(path);
   for (size_t i = 0; i < frames.size(); ++i) {
     const Camera& c = frames[i];
     if (c.height % patch || c.width % patch)
       throw Error(path + " frame " + std::to_string(i),
                   "size " + std::to_string(c.height) + "x" + std::to_string(c.width) +
                       " is not divisible by the patch size " + std::to_string(patch));
-    if (sizes.insert({c.height, c.width}).second) check_memory(model, 1, c.height, c.width, path + ": a frame of");
   }
+  return frames;
+}
+
+void render_camera_path(const Model& model, const SceneState& state, const std::string& path, const std::string& video,
+                        int fps, RunOutput& out) {
+  const std::vector<Camera> frames = read_path_frames(path, model.config().patch_size);
+  std::set<std::pair<int, int>> sizes;
+  for (const Camera& c : frames)
+    if (sizes.insert({c.height, c.width}).second) check_memory(model, 1, c.height, c.width, path + ": a frame of");
+  render_frames(model, state, path, frames, video, fps, out);
+}
+
+void render_frames(const Model& model, const SceneState& state, const std::string& path,
+                   const std::vector<Camera>& frames, const std::string& video, int fps, RunOutput& out) {
   std::unique_ptr<VideoWriter> writer;  // ffmpeg and the container were checked before any work
   if (!video.empty()) writer = std::make_unique<VideoWriter>(video, frames, fps);
   Progress progress("frames", static_cast<int>(frames.size()), out.options.quiet);

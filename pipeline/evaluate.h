@@ -1,10 +1,10 @@
-// `lact render` over a dataset: per scene, encode the inputs once, render the targets batched, compare with
-// their ground truth, write images and the report. And rendering a camera path to frames and a video.
+// What `lact render` does with one scene once it is encoded, in one process (Run shares the work across ranks):
+// render the targets batched, compare them with their ground truth, write their images; and render a camera
+// path to frames and a video. With where a run writes (RunOutput).
 #pragma once
 
 #include <string>
 
-#include "pipeline/distribution.h"
 #include "pipeline/output_files.h"
 #include "pipeline/report.h"
 #include "pipeline/scene_selection.h"
@@ -30,16 +30,28 @@ struct RunOutput {
 // Adds the files of `selection` (its camera file and every view's image) to `inputs`.
 void add_scene_inputs(const SceneSelection& selection, InputFiles& inputs);
 
-// One scene: encode (or use `state` when given), render `targets_spec`, measure. Writes images under
-// folder/<safe scene name>/. Throws Error for anything wrong with this scene. Across ranks: the input views
-// encoded together, the targets shared out (each rank writes its own images), every rank returning the
-// whole report.
-SceneReport evaluate_scene(const Model& model, const SceneSelection& selection, const SceneState* state,
-                           const std::string& targets_spec, uint64_t seed, RunOutput& out,
-                           const Distribution& distribution = {});
+// Renders `targets` of the selection from `state`, measures them against their ground truth and writes their
+// images under `folder` (inside --out); adds the seconds the rendering itself took to `render_s`. The
+// nearest-input baseline reuses `loaded` (the input views this process read: selection.inputs from position
+// `first` on) and reads the others. Images are read unchecked: the caller (Run) checked their memory, with
+// nearest_inputs_to_read's.
+std::vector<ViewReport> render_and_measure(const Model& model, const SceneSelection& selection, const SceneState& state,
+                                           const std::vector<int>& targets, const std::vector<PosedImage>& loaded,
+                                           size_t first, const std::string& folder, RunOutput& out, double& render_s);
+// The input views render_and_measure reads for the baseline of `targets`: the nearest input of each that is not
+// among the `loaded` views from position `first`.
+std::vector<int> nearest_inputs_to_read(const SceneSelection& selection, const std::vector<int>& targets, size_t first,
+                                        size_t loaded);
 
-// Renders `path` (a camera path file) from `state` into folder/frame_NNNN.png (+ .json pose each), and with
-// `video` non-empty an MP4 through ffmpeg when installed (frames streamed to it: exactly this run's frames).
+// The frames of a camera path file, each size divisible by `patch` (Error naming the file and the frame).
+std::vector<Camera> read_path_frames(const std::string& path, int patch);
+// Renders `frames` (of the camera path file `path`) from `state` into folder/frame_NNNN.png (+ .json pose each), and
+// with `video` non-empty an MP4 through ffmpeg (frames streamed to it: exactly this run's frames); memory checked by
+// the caller.
+void render_frames(const Model& model, const SceneState& state, const std::string& path,
+                   const std::vector<Camera>& frames, const std::string& video, int fps, RunOutput& out);
+
+// read_path_frames, the memory of one frame at each size checked, then render_frames (the viewer's export).
 // Cameras are used as given (the state's world).
 void render_camera_path(const Model& model, const SceneState& state, const std::string& path, const std::string& video,
                         int fps, RunOutput& out);

@@ -55,4 +55,13 @@ void check_view_reading(const Scene& scene, const std::vector<int>& indices, int
   }
 }
 
+void check_memory_need(const Model& model, const MemoryNeed& need) {
+  if (need.encode_views > 0)
+    check_encode_memory(model, need.encode_views, need.height, need.width, need.flag, need.state_views);
+  for (const auto& [height, width] : need.render_sizes)
+    check_encode_memory(model, 1, height, width, need.render_flag, -1);
+  if (need.scene)
+    for (const std::vector<int>& group : need.reads) check_view_reading(*need.scene, group, need.height, need.width);
+}
+
 }  // namespace lact

@@ -21,4 +21,20 @@ void check_encode_memory(const Model& model, int64_t views, int height, int widt
 // Reading `indices` of `scene` at height x width, from the views' stated image sizes.
 void check_view_reading(const Scene& scene, const std::vector<int>& indices, int height, int width);
 
+// All one piece of work (a scene, a camera path) allocates, checked at once before any of it: the views this
+// process encodes (of `state_views` across ranks), one view rendered at each of `render_sizes`, and the views it
+// reads, group by group (a group's images decoded and kept together).
+struct MemoryNeed {
+  int height = 0, width = 0;  // the working size, set by `flag`
+  std::string flag = "--size";
+  int64_t encode_views = 0, state_views = -1;  // 0: nothing encoded
+  std::vector<std::pair<int, int>> render_sizes;
+  std::string render_flag = "--size";  // names the rendered sizes ("PATH: a frame of")
+  const Scene* scene = nullptr;        // the scene `reads` index
+  std::vector<std::vector<int>> reads;
+};
+// Error naming the flag and the size, the estimate and the limit that is short, for the first part that does
+// not fit: the encode, then the rendered sizes, then the reads.
+void check_memory_need(const Model& model, const MemoryNeed& need);
+
 }  // namespace lact

@@ -60,15 +60,21 @@ void check_memory(const Model& model, int64_t views, int height, int width, cons
   check_encode_memory(model, views, height, width, flag, state_views);  // pipeline/memory_check.h
 }
 
-void check_memory_for(const Model& model, const SceneSelection& selection, const std::string& flag) {
-  check_memory(model, static_cast<int64_t>(selection.inputs.size()), selection.height, selection.width, flag);
-}
-
-std::vector<PosedImage> selected_views(const SceneSelection& s, const std::vector<int>& indices, bool with_images) {
-  if (with_images) check_view_reading(s.scene, indices, s.height, s.width);
+namespace {
+std::vector<PosedImage> load_selected(const SceneSelection& s, const std::vector<int>& indices, bool with_images) {
   std::vector<PosedImage> views = load_views(s.scene, indices, s.height, s.width, s.background, with_images);
   for (PosedImage& v : views) v.camera = apply_pose_transform(s.pose, v.camera);
   return views;
+}
+}  // namespace
+
+std::vector<PosedImage> selected_views(const SceneSelection& s, const std::vector<int>& indices, bool with_images) {
+  if (with_images) check_view_reading(s.scene, indices, s.height, s.width);
+  return load_selected(s, indices, with_images);
+}
+
+std::vector<PosedImage> read_checked_views(const SceneSelection& s, const std::vector<int>& indices) {
+  return load_selected(s, indices, true);
 }
 
 namespace {

@@ -41,12 +41,13 @@ ReadOptions read_options(const DataOptions& options);
 // `state_views` as estimate_encode_memory's (across ranks: every rank's views, for the gathered KV caches).
 void check_memory(const Model& model, int64_t views, int height, int width, const std::string& flag,
                   int64_t state_views = -1);
-// The same for a selection's inputs at its working size.
-void check_memory_for(const Model& model, const SceneSelection& selection, const std::string& flag);
 
-// The cameras of `indices` at the selection's working size, pose transform applied; with images when asked.
+// The cameras of `indices` at the selection's working size, pose transform applied; with images when asked
+// (their reading checked against the host's memory first).
 std::vector<PosedImage> selected_views(const SceneSelection& selection, const std::vector<int>& indices,
                                        bool with_images);
+// The same with images, for work whose reads were checked up front with the rest of its memory (Run).
+std::vector<PosedImage> read_checked_views(const SceneSelection& selection, const std::vector<int>& indices);
 
 // Metadata a scene state records about its origin (so `render --state` needs no more flags), and back.
 std::map<std::string, std::string> origin_metadata(const DataOptions& options, const SceneSelection& selection,

@@ -55,7 +55,7 @@ std::string EncodeJob::error() const {
 void EncodeJob::run() {
   const SceneSource& source = source_;
   // OpenMP's thread count is per thread: set it on this one.
-  if (threads_ > 0) source.backend->set_threads(threads_);
+  if (threads_ > 0) source.run->backend().set_threads(threads_);
   const Model& model = *source.model;
   std::shared_ptr<SceneState> state;
   std::string error;
@@ -63,7 +63,7 @@ void EncodeJob::run() {
     if (!source.state_path.empty()) {
       set_progress("loading the scene state", 0);
       const auto start = std::chrono::steady_clock::now();
-      LoadedSceneState loaded = load_scene_state(source.state_path, model.weights(), *source.backend);
+      LoadedSceneState loaded = load_scene_state(source.state_path, model.weights(), source.run->backend());
       encode_seconds_ = seconds_since(start);
       state = std::make_shared<SceneState>(std::move(loaded.state));
     } else {

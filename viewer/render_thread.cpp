@@ -7,9 +7,9 @@
 
 namespace lact::viewer {
 
-RenderThread::RenderThread(const Model& model, std::shared_ptr<const SceneState> state, GroundTruth truth,
-                           int working_width, int working_height, int threads, std::function<void()> wake)
-    : model_(model),
+RenderThread::RenderThread(Run& run, std::shared_ptr<const SceneState> state, GroundTruth truth, int working_width,
+                           int working_height, int threads, std::function<void()> wake)
+    : run_(run),
       state_(std::move(state)),
       truth_(std::move(truth)),
       working_width_(working_width),
@@ -71,9 +71,8 @@ RenderedView RenderThread::render(uint64_t serial, const RenderRequest& request)
   out.request = request;
   try {
     const auto start = std::chrono::steady_clock::now();
-    std::vector<Image> images = model_.render(*state_, {request.camera});
+    const Image image = run_.render(*state_, request.camera, request.camera.height, request.camera.width);
     out.render_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const Image& image = images.at(0);
     out.image = to_rgb8(image);
     const bool at_working_size = request.camera.width == working_width_ && request.camera.height == working_height_;
     if (request.view >= 0 && at_working_size && truth_) {
@@ -99,7 +98,7 @@ RenderedView RenderThread::render(uint64_t serial, const RenderRequest& request)
 }
 
 void RenderThread::loop(int threads) {
-  if (threads > 0) model_.backend().set_threads(threads);  // OpenMP's count is per thread
+  if (threads > 0) run_.backend().set_threads(threads);  // OpenMP's count is per thread
   for (;;) {
     std::function<void()> job;
     std::pair<uint64_t, RenderRequest> request;

@@ -1,4 +1,4 @@
-// The render thread: takes the latest camera the UI asked for, renders it with Model::render, and publishes
+// The render thread: takes the latest camera the UI asked for, renders it with Run::render, and publishes
 // the image (as 8-bit RGB, ready to upload). When the camera is exactly a scene view at the working size it
 // also measures the render against that view's ground truth (PSNR, SSIM, error map). Requests replace each
 // other: the UI never waits and the thread never renders a camera that is already stale. Exclusive jobs (a
@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "core/model.h"
+#include "pipeline/run.h"
 #include "viewer/pixels.h"
 
 namespace lact::viewer {
@@ -41,7 +42,7 @@ class RenderThread {
  public:
   using GroundTruth = std::function<Image(int view)>;
   // `working_width/height`: the size at which views are measured. `wake` is called after each result.
-  RenderThread(const Model& model, std::shared_ptr<const SceneState> state, GroundTruth truth, int working_width,
+  RenderThread(Run& run, std::shared_ptr<const SceneState> state, GroundTruth truth, int working_width,
                int working_height, int threads, std::function<void()> wake);
   ~RenderThread();  // finishes the render in progress, drops pending work, joins
   RenderThread(const RenderThread&) = delete;
@@ -61,7 +62,7 @@ class RenderThread {
   void loop(int threads);
   RenderedView render(uint64_t serial, const RenderRequest& request);
 
-  const Model& model_;
+  Run& run_;  // renders one camera at a time (Run::render); the thread's alone while it runs
   std::shared_ptr<const SceneState> state_;
   GroundTruth truth_;
   int working_width_, working_height_;

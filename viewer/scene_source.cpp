@@ -16,7 +16,7 @@ void plan_from_state(const ViewerOptions& o, SceneSource& s) {
   const auto metadata = read_scene_state_metadata(o.state);
   s.model_path = o.model.empty() ? metadata_or(metadata, "model", "") : o.model;
   if (s.model_path.empty()) throw Error(o.state, "records no model: pass --model");
-  s.model = load_model_for(s.model_path, *s.backend);
+  s.model = &s.run->load_model(s.model_path);
 
   s.selection = plan_from_state_metadata(metadata, o.data, o.state, s.model->config().patch_size);
   s.state_path = o.state;
@@ -55,12 +55,12 @@ std::vector<PosedImage> SceneSource::input_view(int index) const {
 
 SceneSource open_scene_source(const ViewerOptions& o) {
   SceneSource s;
-  s.backend = make_backend(o.common);
+  s.run = std::make_unique<Run>(o.common);
   if (!o.state.empty()) {
     plan_from_state(o, s);
   } else {
     s.model_path = o.model;
-    s.model = load_model_for(o.model, *s.backend);
+    s.model = &s.run->load_model(o.model);
     DataOptions data = o.data;  // the model's trained size and input count when not given
     apply_model_defaults(data, *s.model, true);
     if (data.inputs.empty()) throw Error("view", "give --inputs (to encode) or --state (a saved scene state)");

@@ -9,14 +9,15 @@
 #include <vector>
 
 #include "core/model.h"
+#include "pipeline/run.h"
 #include "pipeline/scene_selection.h"
 #include "viewer/options.h"
 
 namespace lact::viewer {
 
 struct SceneSource {
-  std::unique_ptr<Backend> backend;
-  std::unique_ptr<Model> model;
+  std::unique_ptr<Run> run;      // the backend and the model (one process); renders the novel views
+  const Model* model = nullptr;  // run's
   std::string model_path;
   std::string state_path;  // set: open this encoded state instead of encoding
   SceneSelection selection;

@@ -285,7 +285,7 @@ bool Viewer::take_results() {
       if (stop_on(scene_error)) return false;
     } else {
       renderer = std::make_unique<RenderThread>(
-          *source.model, encode.state(), [this](int view) { return source.ground_truth(view); }, source.width,
+          *source.run, encode.state(), [this](int view) { return source.ground_truth(view); }, source.width,
           source.height, threads, &Window::wake);
     }
   }
@@ -394,7 +394,7 @@ void Viewer::apply_recorder(const RecorderActions& actions, double now) {
     } else {
       recorder_settings.exporting = true;
       recorder_settings.status = "exporting...";
-      const Model* model = source.model.get();
+      const Model* model = source.model;
       std::shared_ptr<const SceneState> state = encode.state();
       renderer->submit_job([model, state, frames = recorder.path(), settings = recorder_settings,
                             outcome = export_outcome] { export_path(*model, *state, frames, settings, *outcome); });

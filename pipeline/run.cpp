@@ -1,0 +1,117 @@
+#include "pipeline/run.h"
+
+#include "core/error.h"
+#include "pipeline/run_work.h"
+
+namespace lact {
+
+Run::Run(const CommonOptions& common, const OutputOptions& out, const RunDigest& command_line,
+         const std::function<void(RunOutput&)>& before_work)
+    : common_(common), out_(out) {
+  // The first exchange of the job agrees on the command line; the backend comes after the checks, so that a
+  // bad flag or output ends the run before any device is opened.
+  const Distribution ranks = start_agreed_ranks(common, command_line);
+  lact::on_every_rank(ranks, [&] {
+    if (before_work) before_work(out_);
+  });
+  backend_ = start_run_backend(common);
+}
+
+Run::Run(const CommonOptions& common, const OutputOptions& out) : common_(common), out_(out) {
+  backend_ = start_run_backend(common);
+}
+
+Run::~Run() { model_.reset(); }  // before the backend it runs on
+
+void Run::on_every_rank(const std::function<void()>& step) const { lact::on_every_rank(distribution(), step); }
+
+void Run::claim_output() {
+  on_every_rank([&] {
+    if (leads()) out_.folder.claim(out_.options.force);  // held for the job; its other ranks share it
+  });
+}
+
+const Model& Run::load_model(const std::string& path) {
+  on_every_rank([&] { open_model(path); });
+  return *model_;
+}
+
+void Run::open_model(const std::string& path) {
+  out_.inputs.add(path);
+  model_ = load_model_for(path, backend());
+  model_path_ = path;
+}
+
+const Model& Run::model() const {
+  if (!model_) throw Error("--model", "no model given");
+  return *model_;
+}
+
+void Run::fill_inputs(DataOptions& data, const std::string& where, const std::string& message) const {
+  apply_model_defaults(data, model(), true);  // the model's trained size and input count when not given
+  if (data.inputs.empty()) throw Error(where, message);
+}
+
+void Run::require_inputs(DataOptions& data, const std::string& where, const std::string& message) {
+  on_every_rank([&] { fill_inputs(data, where, message); });
+}
+
+void Run::check_output(const std::string& path, const std::string& flag, bool force) {
+  on_every_rank([&] { check_named_output(path, flag, force, out_.inputs); });
+}
+
+void Run::save_state(const std::string& path, const SceneState& state,
+                     const std::map<std::string, std::string>& metadata, StoredDtype dtype) {
+  on_every_rank([&] {
+    if (leads()) save_scene_state(path, state, model().weights(), backend(), metadata, dtype);
+  });
+}
+
+SceneSelection Run::select(const DataOptions& data) {
+  SceneSelection selection;
+  on_every_rank([&] {
+    selection = select_scene_views(data, model().config().patch_size);
+    add_scene_inputs(selection, out_.inputs);
+  });
+  RunInputs read;
+  read.model_path = model_path_, read.model = &model(), read.selection = &selection;
+  agree_on_inputs(distribution(), read);
+  return selection;
+}
+
+void Run::check_memory(const MemoryNeed& need) const { check_memory_need(model(), need); }
+
+std::vector<PosedImage> Run::read_inputs(const SceneSelection& selection, std::pair<size_t, size_t> share,
+                                         const Distribution& across) const {
+  std::vector<PosedImage> mine;
+  lact::on_every_rank(across, [&] {
+    mine = read_checked_views(selection, input_share_views(selection, share));  // checked with the work
+  });
+  return mine;
+}
+
+SceneState Run::encode(const SceneSelection& selection) {
+  std::pair<size_t, size_t> share;
+  on_every_rank([&] {
+    share = input_share(selection, distribution());
+    check_memory(encode_need(selection, share));
+  });
+  return model().encode(read_inputs(selection, share, distribution()), {}, distribution().collective);
+}
+
+Image Run::render(const SceneState& state, const Camera& camera, int height, int width) {
+  const int patch = model().config().patch_size;
+  if (height < 1 || width < 1 || height % patch || width % patch)
+    throw Error("render", "size " + std::to_string(height) + "x" + std::to_string(width) +
+                              " is not divisible by the patch size " + std::to_string(patch));
+  const Camera sized = camera_at_size(camera, height, width);
+  if (!rendered_sizes_.count({height, width})) {
+    MemoryNeed need;
+    need.render_sizes = {{height, width}};
+    check_memory(need);
+    rendered_sizes_.insert({height, width});
+  }
+  return model().render(state, {sized}).at(0);
+}
+
+}  // namespace lact

@@ -1,0 +1,131 @@
+// One run of a command, built once: its backend, its ranks (--distributed), its memory budget, its outputs and
+// its progress. Every front end (the commands, the viewer, the Python module, `lact serve`) asks it to encode,
+// evaluate or render; it alone decides how work is shared across ranks, merges the ranks' reports, and checks
+// memory once for each piece of work (a scene, a camera path, a rendered size) before anything is read or
+// allocated, naming the flag that sets the size. Its callers hold no rank logic: what rank 0 alone prints or
+// writes, they ask leads().
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "core/model.h"
+#include "core/scene_state_io.h"
+#include "pipeline/distribution.h"
+#include "pipeline/evaluate.h"
+#include "pipeline/memory_check.h"
+#include "pipeline/run_agreement.h"
+#include "pipeline/scene_selection.h"
+
+namespace lact {
+
+// The scene a run encodes or opens, and what it renders of it.
+struct SceneRequest {
+  std::string model;    // --model (with a state: the one its metadata names when empty)
+  std::string state;    // --state: a saved scene state instead of encoding --inputs
+  DataOptions data;     // --data, --scene, --inputs, --size ...
+  std::string targets;  // evaluate: the views rendered and measured against their ground truth
+  std::string video;    // render_path: also this MP4 (a named output: --force replaces it)
+  int fps = 30;
+  std::string command = "render";  // names the error when neither --inputs nor --state is given
+};
+
+class Run {
+ public:
+  // Starts the ranks --distributed asks for, agreeing on `command_line`; runs `before_work` on every rank (the
+  // checks of flags and named outputs before any work: a failure on one rank stops every rank with one line);
+  // then makes each rank's backend (its own GPU under nccl).
+  Run(const CommonOptions& common, const OutputOptions& out, const RunDigest& command_line,
+      const std::function<void(RunOutput&)>& before_work = {});
+  // One process with nothing to agree on (the viewer, the Python module).
+  explicit Run(const CommonOptions& common, const OutputOptions& out = {});
+  ~Run();
+  Run(const Run&) = delete;
+  Run& operator=(const Run&) = delete;
+
+  // This process prints and writes the shared files (the state, the report, a path's frames): rank 0.
+  bool leads() const { return distribution().leads(); }
+  int ranks() const { return distribution().size(); }
+  bool distributed() const { return distribution().active(); }  // --distributed (even as one rank)
+  Backend& backend() { return *backend_.backend; }
+  RunOutput& output() { return out_; }
+  // Runs `step` on every rank; a failure on any rank fails every rank with one line.
+  void on_every_rank(const std::function<void()>& step) const;
+  // Makes --out and locks it for the job (the lead rank; the others share its claim), before any work.
+  void claim_output();
+
+  // Loads the model on every rank (the path recorded as an input); later calls replace it.
+  const Model& load_model(const std::string& path);
+  const Model& model() const;
+  // Fills --size and --inputs from what the model was trained with where not given; Error(where, message) when
+  // there are still no input views.
+  void require_inputs(DataOptions& data, const std::string& where, const std::string& message);
+  // One scene of `data` (--scene, or its only one): its views at the working size, its files recorded as
+  // inputs. The ranks agree on it (and on the model).
+  SceneSelection select(const DataOptions& data);
+  // Encodes the selection's input views (agreed by select()): memory checked once, each rank reading and
+  // encoding its share; every rank returns the whole state.
+  SceneState encode(const SceneSelection& selection);
+  // A file the user named with `flag` (check_named_output against the run's inputs), on every rank.
+  void check_output(const std::string& path, const std::string& flag, bool force);
+  // Saves the state to `path` (the lead writes it; the other ranks hold the same state).
+  void save_state(const std::string& path, const SceneState& state, const std::map<std::string, std::string>& metadata,
+                  StoredDtype dtype);
+  // Renders one camera at height x width (the camera's intrinsics scaled to it): no files, no ranks; memory
+  // checked once for each size. Throws Error for a size the patch does not divide. Not for two threads at once.
+  Image render(const SceneState& state, const Camera& camera, int height, int width);
+
+  // The targets of one scene (a saved state's, or --scene / the only one of --data) or of every scene of
+  // --data, rendered and measured against their ground truth, images under --out: the report of the whole
+  // run on every rank (its failed scenes listed). Across ranks the scenes are shared out, or one scene's
+  // inputs are encoded by every rank together and its targets shared out.
+  Report evaluate(SceneRequest request);
+  // Writes report.json and report.csv (the lead) and prints the table when any scene succeeded; then any
+  // failure is one error line (the failure itself when it is the only one).
+  void write_report(const Report& report);
+  // The camera path file `path` rendered from the request's state (or its inputs, encoded across the ranks)
+  // to frames under --out and, with request.video, an MP4; the lead renders the frames.
+  void render_path(SceneRequest request, const std::string& path);
+
+ private:
+  const Distribution& distribution() const { return backend_.distribution; }
+  void open_model(const std::string& path);
+  void fill_inputs(DataOptions& data, const std::string& where, const std::string& message) const;
+  // The memory check, the one place: all `need` allocates against what the backend and the host may take.
+  void check_memory(const MemoryNeed& need) const;
+  // This rank's `share` of the selection's input views (their memory checked with the work's).
+  std::vector<PosedImage> read_inputs(const SceneSelection& selection, std::pair<size_t, size_t> share,
+                                      const Distribution& across) const;
+  struct Opened {
+    SceneState state;
+    SceneSelection selection;
+  };
+  Opened open_state(SceneRequest& request, bool with_scene);
+  void open_model_for_inputs(SceneRequest& request);
+  // One scene's work on this rank, planned and its memory checked before any of it runs.
+  struct SceneWork {
+    SceneReport report;
+    std::vector<int> targets;            // this rank's share of report.targets
+    std::pair<size_t, size_t> inputs{};  // this rank's share of the input views (when it encodes)
+  };
+  SceneWork plan_scene_work(const SceneSelection& selection, bool encodes, const SceneRequest& request,
+                            const Distribution& across);
+  SceneReport run_scene_work(SceneWork work, const SceneSelection& selection, const SceneState* state,
+                             const Distribution& across);
+  Report evaluate_scenes(const SceneRequest& request);
+  Report evaluate_one_scene(const SceneRequest& request, const Scene& scene);
+  nlohmann::json report_header(const SceneRequest& request, int height, int width) const;
+
+  CommonOptions common_;
+  RunOutput out_;
+  RunBackend backend_;
+  std::unique_ptr<Model> model_;  // after backend_: destroyed before it
+  std::string model_path_;
+  std::set<std::pair<int, int>> rendered_sizes_;  // render(): sizes whose memory was checked
+};
+
+}  // namespace lact

@@ -1,0 +1,185 @@
+// Run::evaluate: a saved state's scene, one scene of --data or every scene of it, rendered and measured; how
+// the scenes and the targets are shared across ranks and the ranks' reports merged.
+#include <chrono>
+
+#include "core/error.h"
+#include "core/scene_state_io.h"
+#include "datasets/view_selection.h"
+#include "pipeline/progress.h"
+#include "pipeline/run.h"
+#include "pipeline/run_work.h"
+
+namespace lact {
+
+namespace {
+
+// Every rank's measured views, in rank order (each rank's are consecutive targets).
+std::vector<ViewReport> gather_views(const Distribution& d, const SceneReport& scene, std::vector<ViewReport> mine) {
+  if (!d.active()) return mine;
+  SceneReport part = scene;
+  part.views = std::move(mine);
+  Report report;
+  report.scenes.push_back(std::move(part));
+  std::vector<ViewReport> all;
+  for (const SceneReport& s : merge_reports(d, report).scenes) all.insert(all.end(), s.views.begin(), s.views.end());
+  return all;
+}
+
+}  // namespace
+
+nlohmann::json Run::report_header(const SceneRequest& r, int height, int width) const {
+  return {{"model", r.model},
+          {"config", model().config().source},
+          {"data", r.data.data},
+          {"size", {height, width}},
+          {"views", {{"inputs", r.data.inputs}, {"targets", r.targets}}},
+          {"backend", common_.backend}};
+}
+
+Run::SceneWork Run::plan_scene_work(const SceneSelection& selection, bool encodes, const SceneRequest& r,
+                                    const Distribution& across) {
+  SceneWork work;
+  SceneReport& report = work.report;
+  report.name = selection.scene.name;
+  report.folder = out_.folder.scene_folder(selection.scene.name);
+  report.inputs = selection.inputs;
+  lact::on_every_rank(across, [&] {
+    report.targets = select_views(r.targets, selection.scene, true, selection.inputs, r.data.seed, "--targets");
+  });
+  add_scene_inputs(selection, out_.inputs);
+  // Each rank renders and measures its share of the targets (the state is the same on every rank).
+  const auto [begin, end] = share_of(across, report.targets.size());
+  work.targets.assign(report.targets.begin() + begin, report.targets.begin() + end);
+  // The scene's memory, checked once: the encode of this rank's inputs (or one rendered view from a state),
+  // reading them, the targets, and the inputs the nearest-input baseline reads besides.
+  lact::on_every_rank(across, [&] {
+    MemoryNeed need;
+    if (encodes) {
+      work.inputs = input_share(selection, across);
+      need = encode_need(selection, work.inputs);
+    } else {
+      need.height = selection.height, need.width = selection.width, need.scene = &selection.scene;
+      need.render_sizes = {{selection.height, selection.width}};  // the targets, one view at a time at least
+    }
+    need.reads.push_back(work.targets);
+    const size_t loaded = work.inputs.second - work.inputs.first;
+    for (int view : nearest_inputs_to_read(selection, work.targets, work.inputs.first, loaded))
+      need.reads.push_back({view});
+    check_memory(need);
+  });
+  return work;
+}
+
+SceneReport Run::run_scene_work(SceneWork work, const SceneSelection& selection, const SceneState* given,
+                                const Distribution& across) {
+  SceneReport& report = work.report;
+  SceneState encoded;
+  std::vector<PosedImage> inputs;  // this rank's share of the input views, when it encodes
+  if (!given) {
+    inputs = read_inputs(selection, work.inputs, across);
+    const auto start = std::chrono::steady_clock::now();
+    encoded = model().encode(inputs, {}, across.collective);
+    report.encode_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  const SceneState& state = given ? *given : encoded;
+  std::vector<ViewReport> views;
+  double render_s = 0;
+  lact::on_every_rank(across, [&] {
+    views = render_and_measure(model(), selection, state, work.targets, inputs, work.inputs.first, report.folder, out_,
+                               render_s);
+  });
+  report.render_ms_per_view = 1000.0 * render_s / std::max<size_t>(1, work.targets.size());
+  report.views = gather_views(across, report, std::move(views));
+  return std::move(report);
+}
+
+Report Run::evaluate(SceneRequest r) {
+  if (r.state.empty()) {
+    open_model_for_inputs(r);
+    return evaluate_scenes(r);
+  }
+  Opened opened = open_state(r, true);
+  RunInputs read;
+  read.model_path = r.model, read.model = &model(), read.state_path = r.state;
+  read.selection = &opened.selection, read.targets_spec = r.targets, read.seed = r.data.seed;
+  agree_on_inputs(distribution(), read);
+  Report report;
+  report.header = report_header(r, opened.selection.height, opened.selection.width);
+  SceneWork work = plan_scene_work(opened.selection, false, r, distribution());
+  report.scenes.push_back(run_scene_work(std::move(work), opened.selection, &opened.state, distribution()));
+  return report;
+}
+
+// One scene, its input views encoded across the ranks and its targets shared out; any failure stops every rank.
+Report Run::evaluate_one_scene(const SceneRequest& r, const Scene& scene) {
+  Report report;
+  SceneSelection selection;
+  on_every_rank([&] {
+    selection = plan_scene(scene, r.data, model().config().patch_size);
+    report.header = report_header(r, selection.height, selection.width);
+  });
+  RunInputs read;
+  read.selection = &selection, read.targets_spec = r.targets, read.seed = r.data.seed;
+  agree_on_inputs(distribution(), read);
+  SceneWork work = plan_scene_work(selection, true, r, distribution());
+  report.scenes.push_back(run_scene_work(std::move(work), selection, nullptr, distribution()));
+  return report;
+}
+
+// Every scene of --data (or the one --scene names); a scene that fails is reported and the others go on.
+// Across ranks, several scenes are shared out (each rank evaluates its own alone) and one scene is evaluated
+// by every rank together.
+Report Run::evaluate_scenes(const SceneRequest& r) {
+  SceneList list;
+  on_every_rank([&] {
+    if (r.data.data.empty()) throw Error("--data", "no data given");
+    list = read_scene_list(r.data.data, read_options(r.data));
+  });
+  RunInputs read;
+  read.model_path = r.model, read.model = &model(), read.scenes = &list;
+  agree_on_inputs(distribution(), read);
+  Report report;
+  std::vector<const Scene*> scenes;
+  for (const Scene& s : list.scenes)
+    if (r.data.scene.empty() || s.name == r.data.scene) scenes.push_back(&s);
+  if ((r.data.scene.empty() || scenes.empty()) && leads())
+    report.failed = list.failed;  // --scene found: others don't matter
+  on_every_rank([&] {
+    if (scenes.empty() && list.failed.empty()) throw Error(r.data.data, "has no scene named '" + r.data.scene + "'");
+  });
+  if (distribution().active() && scenes.size() == 1 && list.failed.empty()) return evaluate_one_scene(r, *scenes[0]);
+  const auto [begin, end] = share_of(distribution(), scenes.size());
+  Progress progress("scenes", static_cast<int>(end - begin), out_.options.quiet || !leads());
+  const Distribution alone;
+  for (size_t i = begin; i < end; ++i) {
+    try {
+      const SceneSelection selection = plan_scene(*scenes[i], r.data, model().config().patch_size);
+      SceneWork work = plan_scene_work(selection, true, r, alone);
+      if (report.header.is_null()) report.header = report_header(r, selection.height, selection.width);
+      report.scenes.push_back(run_scene_work(std::move(work), selection, nullptr, alone));
+    } catch (const Error& e) {
+      report.failed.push_back({scenes[i]->name, e.what()});
+    }
+    progress.step(scenes[i]->name);
+  }
+  report = merge_reports(distribution(), report);
+  if (report.header.is_null()) report.header = report_header(r, 0, 0);
+  return report;
+}
+
+void Run::write_report(const Report& report) {
+  on_every_rank([&] {
+    if (report.scenes.empty() && report.failed.size() == 1) throw Error(report.failed[0].second);
+    if (!report.scenes.empty() && leads()) {
+      report.write(out_.folder.file("report.json", out_.inputs), out_.folder.file("report.csv", out_.inputs));
+      report.print_table();
+    }
+    if (!report.failed.empty())
+      throw Error(std::to_string(report.failed.size()) + " of " +
+                  std::to_string(report.failed.size() + report.scenes.size()) +
+                  " scenes failed, the first: " + report.failed[0].second +
+                  (report.scenes.empty() ? "" : " (see " + out_.folder.root() + "/report.json)"));
+  });
+}
+
+}  // namespace lact

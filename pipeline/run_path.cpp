@@ -1,0 +1,78 @@
+// Run::render_path and how a run opens its scene: a saved state (its model, data and preprocessing from its
+// metadata) or a model whose --inputs it encodes.
+#include "core/error.h"
+#include "core/scene_state_io.h"
+#include "pipeline/run.h"
+#include "pipeline/run_work.h"
+
+namespace lact {
+
+namespace {
+// The frames of `path` and, into `need`, one rendered view at each of their sizes.
+std::vector<Camera> path_frames(const std::string& path, int patch, MemoryNeed& need) {
+  std::vector<Camera> frames = read_path_frames(path, patch);
+  std::set<std::pair<int, int>> sizes;
+  for (const Camera& c : frames)
+    if (sizes.insert({c.height, c.width}).second) need.render_sizes.push_back({c.height, c.width});
+  need.render_flag = path + ": a frame of";
+  return frames;
+}
+}  // namespace
+
+Run::Opened Run::open_state(SceneRequest& r, bool with_scene) {
+  Opened opened;
+  on_every_rank([&] {
+    const auto metadata = read_scene_state_metadata(r.state);
+    if (r.model.empty()) r.model = metadata_or(metadata, "model", "");
+    if (r.model.empty()) throw Error(r.state, "records no model: pass --model");
+    out_.inputs.add(r.model);
+    if (!r.video.empty()) check_named_output(r.video, "--video", out_.options.force, out_.inputs, true);
+    open_model(r.model);
+    opened.state = load_scene_state(r.state, model_->weights(), backend()).state;
+    if (with_scene) opened.selection = plan_from_state_metadata(metadata, r.data, r.state, model_->config().patch_size);
+  });
+  return opened;
+}
+
+void Run::open_model_for_inputs(SceneRequest& r) {
+  on_every_rank([&] {
+    if (!r.video.empty()) check_named_output(r.video, "--video", out_.options.force, out_.inputs, true);
+    open_model(r.model);
+    fill_inputs(r.data, r.command, "give --inputs (to encode) or --state (a saved scene state)");
+  });
+}
+
+// From a state, or the inputs encoded across the ranks; the frames rendered by the lead.
+void Run::render_path(SceneRequest r, const std::string& path) {
+  SceneState state;
+  SceneSelection selection;
+  RunInputs read;
+  if (!r.state.empty()) {
+    state = std::move(open_state(r, false).state);
+    read.state_path = r.state;
+  } else {
+    open_model_for_inputs(r);
+    on_every_rank([&] {
+      selection = select_scene_views(r.data, model().config().patch_size);
+      add_scene_inputs(selection, out_.inputs);
+      if (!r.video.empty()) check_named_output(r.video, "--video", out_.options.force, out_.inputs, true);
+    });
+    read.selection = &selection;
+  }
+  read.model_path = r.model, read.model = &model(), read.camera_path = path;
+  agree_on_inputs(distribution(), read);
+  // The path's memory, checked once: the encode and its reads (from inputs), one frame at each size.
+  std::vector<Camera> frames;
+  std::pair<size_t, size_t> share;
+  on_every_rank([&] {
+    MemoryNeed need;
+    if (r.state.empty()) share = input_share(selection, distribution()), need = encode_need(selection, share);
+    frames = path_frames(path, model().config().patch_size, need);
+    check_memory(need);
+  });
+  if (r.state.empty())
+    state = model().encode(read_inputs(selection, share, distribution()), {}, distribution().collective);
+  if (leads()) render_frames(model(), state, path, frames, r.video, r.fps, out_);
+}
+
+}  // namespace lact

@@ -1,0 +1,42 @@
+#include "pipeline/run_work.h"
+
+#include <string>
+
+#include "core/error.h"
+
+namespace lact {
+
+std::pair<size_t, size_t> input_share(const SceneSelection& selection, const Distribution& d) {
+  const size_t views = selection.inputs.size();
+  if (views < static_cast<size_t>(d.size()))
+    throw Error("--inputs", std::to_string(views) + " input views for " + std::to_string(d.size()) +
+                                " ranks: every rank needs at least one view");
+  return share_of(d, views);
+}
+
+std::vector<int> input_share_views(const SceneSelection& selection, std::pair<size_t, size_t> share) {
+  return std::vector<int>(selection.inputs.begin() + share.first, selection.inputs.begin() + share.second);
+}
+
+MemoryNeed encode_need(const SceneSelection& selection, std::pair<size_t, size_t> share) {
+  MemoryNeed need;
+  need.height = selection.height, need.width = selection.width;
+  need.encode_views = static_cast<int64_t>(share.second - share.first);
+  need.state_views = static_cast<int64_t>(selection.inputs.size());  // the KV caches gathered from every rank
+  need.scene = &selection.scene;
+  need.reads.push_back(input_share_views(selection, share));
+  return need;
+}
+
+Camera camera_at_size(const Camera& camera, int height, int width) {
+  if (camera.width == width && camera.height == height) return camera;
+  if (camera.width < 1 || camera.height < 1) throw Error("render", "the camera has no size to scale from");
+  Camera c = camera;
+  const double sx = static_cast<double>(width) / camera.width, sy = static_cast<double>(height) / camera.height;
+  c.width = width, c.height = height;
+  c.fx = static_cast<float>(camera.fx * sx), c.cx = static_cast<float>(camera.cx * sx);
+  c.fy = static_cast<float>(camera.fy * sy), c.cy = static_cast<float>(camera.cy * sy);
+  return c;
+}
+
+}  // namespace lact

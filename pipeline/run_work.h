@@ -1,0 +1,23 @@
+// How a Run divides and sizes its work (pipeline/run.h's own helpers): a rank's share of a scene's input views,
+// the memory an encode of that share takes, a camera at another size.
+#pragma once
+
+#include <utility>
+#include <vector>
+
+#include "pipeline/distribution.h"
+#include "pipeline/memory_check.h"
+#include "pipeline/scene_selection.h"
+
+namespace lact {
+
+// This rank's share [begin, end) of the selection's input views; Error when a rank would have none.
+std::pair<size_t, size_t> input_share(const SceneSelection& selection, const Distribution& d);
+// The view indices of that share.
+std::vector<int> input_share_views(const SceneSelection& selection, std::pair<size_t, size_t> share);
+// Encoding the share at the working size (--size), every rank's views in the state, and reading the share.
+MemoryNeed encode_need(const SceneSelection& selection, std::pair<size_t, size_t> share);
+// `camera` with its intrinsics scaled to height x width (the same camera when it has that size).
+Camera camera_at_size(const Camera& camera, int height, int width);
+
+}  // namespace lact
