@@ -10,6 +10,15 @@ namespace lact::python {
 
 namespace {
 
+// Thrown between encode's layers when a signal handler raised (Ctrl-C: KeyboardInterrupt); the Python error is set.
+struct Interrupted {};
+
+// Runs Python's signal handlers between layers (with the GIL, briefly): Ctrl-C stops a long encode there.
+void check_signals() {
+  py::gil_scoped_acquire held;
+  if (PyErr_CheckSignals() != 0) throw Interrupted{};
+}
+
 struct State {
   std::shared_ptr<Engine> engine;  // the model it belongs to (saving needs its weights; rendering, its backend)
   SceneState state;
@@ -34,8 +43,12 @@ std::shared_ptr<State> encode(const std::shared_ptr<Engine>& engine, const py::h
   }
   auto state = std::make_shared<State>();
   state->engine = engine;
-  py::gil_scoped_release released;
-  state->state = encode_views(*engine, views);
+  try {
+    py::gil_scoped_release released;
+    state->state = encode_views(*engine, views, check_signals);
+  } catch (const Interrupted&) {
+    throw py::error_already_set();  // the KeyboardInterrupt (or whatever the handler raised)
+  }
   return state;
 }
 
@@ -113,6 +126,8 @@ void bind_model(py::module_& m) {
       .def_property_readonly("patch_size", [](const Engine& e) { return e.model->config().patch_size; })
       .def_readonly("path", &Engine::path)
       .def_readonly("device", &Engine::device)
+      .def_readonly("_last_engine_seconds", &Engine::last_engine_s,
+                    "Seconds the last encode or render spent inside the engine (python/bench_overhead.py).")
       .def("encode", &encode, py::arg("images"), py::arg("intrinsics"), py::arg("c2w"), docs::kEncode)
       .def("render", &render, py::arg("state"), py::arg("intrinsics"), py::arg("c2w"), py::arg("size") = py::none(),
            docs::kRender)

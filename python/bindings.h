@@ -39,7 +39,7 @@ inline constexpr const char* kEncode = R"(encode(images, intrinsics, c2w) -> Sta
 Encodes input views into a scene state. images (N, H, W, 3) in [0, 1], H and W multiples of the patch size;
 intrinsics (N, 4) pixels; c2w (N, 4, 4). A C-contiguous float32 images array is read in place (copied once into
 the engine's input, as the CLI's decoded images are); other orders and float64 are converted once first.
-The GIL is released while encoding.)";
+The GIL is released while encoding; Ctrl-C stops it between layers (KeyboardInterrupt).)";
 
 inline constexpr const char* kRender = R"(render(state, intrinsics, c2w, size=None) -> images
 
