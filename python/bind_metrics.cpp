@@ -12,7 +12,7 @@ namespace lact::python {
 namespace {
 
 // Both images as Images of one size, or a ValueError naming the argument.
-std::pair<Image, Image> image_pair(const py::handle& a_in, const py::handle& b_in) {
+std::pair<Image, Image> image_pair(const py::object& a_in, const py::object& b_in) {
   const Image a = image_from(float_array(a_in, "a"), "a"), b = image_from(float_array(b_in, "b"), "b");
   if (a.height != b.height || a.width != b.width)
     throw py::value_error("b: expected the shape of a (" + std::to_string(a.height) + ", " + std::to_string(a.width) +
@@ -62,14 +62,14 @@ py::tuple camera_path(const std::string& kind, int frames, std::pair<int, int> s
 void bind_metrics(py::module_& m) {
   m.def(
       "psnr",
-      [](const py::handle& a, const py::handle& b) {
+      [](const py::object& a, const py::object& b) {
         const auto [x, y] = image_pair(a, b);
         return psnr(x, y);
       },
       py::arg("a"), py::arg("b"), docs::kPsnr);
   m.def(
       "ssim",
-      [](const py::handle& a, const py::handle& b) {
+      [](const py::object& a, const py::object& b) {
         const auto [x, y] = image_pair(a, b);
         py::gil_scoped_release released;
         return ssim(x, y);

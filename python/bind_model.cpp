@@ -24,8 +24,8 @@ struct State {
   SceneState state;
 };
 
-std::shared_ptr<State> encode(const std::shared_ptr<Engine>& engine, const py::handle& images_in,
-                              const py::handle& intrinsics_in, const py::handle& c2w_in) {
+std::shared_ptr<State> encode(const std::shared_ptr<Engine>& engine, const py::object& images_in,
+                              const py::object& intrinsics_in, const py::object& c2w_in) {
   const FloatArray images = float_array(images_in, "images");
   const FloatArray intrinsics = float_array(intrinsics_in, "intrinsics");
   const DoubleArray c2w = double_array(c2w_in, "c2w");
@@ -53,8 +53,8 @@ std::shared_ptr<State> encode(const std::shared_ptr<Engine>& engine, const py::h
 }
 
 // One camera as (4,) and (4, 4) gives (H, W, 3); N cameras as (N, 4) and (N, 4, 4) give (N, H, W, 3).
-py::array render(const std::shared_ptr<Engine>& engine, const State& state, const py::handle& intrinsics_in,
-                 const py::handle& c2w_in, const py::object& size) {
+py::array render(const std::shared_ptr<Engine>& engine, const State& state, const py::object& intrinsics_in,
+                 const py::object& c2w_in, const py::object& size) {
   FloatArray intrinsics = float_array(intrinsics_in, "intrinsics");
   DoubleArray c2w = double_array(c2w_in, "c2w");
   if (state.engine != engine) throw py::value_error("state: encoded by another lact.Model");
@@ -117,7 +117,10 @@ void save_state(const State& state, const std::string& path) {
 }  // namespace
 
 void bind_model(py::module_& m) {
-  py::class_<Engine, std::shared_ptr<Engine>>(m, "Model", docs::kModel)
+  // Both classes first, so that each one's signatures name the other as lact.Model / lact.State.
+  py::class_<Engine, std::shared_ptr<Engine>> model(m, "Model", docs::kModel);
+  py::class_<State, std::shared_ptr<State>> state(m, "State", docs::kState);
+  model
       .def(py::init(&open_engine), py::arg("path"), py::arg("device") = "cpu", py::arg("precision") = "fp32",
            py::arg("threads") = 0)
       .def_property_readonly("config", &config_dict, "The model's config (the JSON its file carries), a dict.")
@@ -133,7 +136,7 @@ void bind_model(py::module_& m) {
            docs::kRender)
       .def("__repr__", [](const Engine& e) { return "lact.Model('" + e.path + "', device='" + e.device + "')"; });
 
-  py::class_<State, std::shared_ptr<State>>(m, "State", docs::kState)
+  state
       .def("save", &save_state, py::arg("path"), "Write the state as safetensors (the format `lact encode -o` writes).")
       .def_static("load", &load_state, py::arg("path"), py::arg("model"),
                   "Read a state file (from State.save or `lact encode -o`) for `model`, the model it was encoded with.")

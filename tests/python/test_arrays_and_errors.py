@@ -88,3 +88,12 @@ def test_engine_errors_are_lact_errors(lact, model, scene, tmp_path):
     not_a_state.write_bytes(b"not a safetensors file")
     with pytest.raises(lact.Error, match="state.safetensors"):
         lact.State.load(str(not_a_state), model)
+
+
+def test_torch_cpu_tensors_are_converted(model, scene):
+    torch = pytest.importorskip("torch")
+    i = scene.inputs
+    reference = render_targets(model, encode_inputs(model, scene), scene)
+    state = model.encode(torch.from_numpy(scene.images[i]), torch.from_numpy(scene.intrinsics[i]),
+                         torch.from_numpy(scene.c2w[i]))
+    np.testing.assert_array_equal(render_targets(model, state, scene), reference)
