@@ -58,14 +58,7 @@ void run_path(const PathOptions& o) {
     if (o.kind == "interpolate") {
       path = interpolate_path_frames(cameras, o.frames);
     } else if (o.kind == "orbit") {
-      const Vec3 target = look_at_point(cameras);
-      double radius = o.radius, up[3] = {0, 0, 0};
-      for (const Camera& c : cameras) {
-        const double dx = c.c2w[3] - target[0], dy = c.c2w[7] - target[1], dz = c.c2w[11] - target[2];
-        if (o.radius <= 0) radius += std::sqrt(dx * dx + dy * dy + dz * dz) / cameras.size();
-        for (int r = 0; r < 3; ++r) up[r] -= c.c2w[r * 4 + 1];  // OpenCV y is down: mean "up" = -mean y
-      }
-      path = orbit_path(o.frames, cameras[0], target, {up[0], up[1], up[2]}, radius, o.elevation);
+      path = orbit_around(cameras, o.frames, o.radius, o.elevation);
     } else {
       throw Error("lact path", "unknown path kind '" + o.kind + "' (turntable, orbit, interpolate)");
     }

@@ -214,4 +214,16 @@ Vec3 look_at_point(const std::vector<Camera>& cameras) {
   return p;
 }
 
+std::vector<Camera> orbit_around(const std::vector<Camera>& cameras, int frames, double radius, double elevation) {
+  if (cameras.empty()) throw Error("orbit", "needs at least one camera to orbit around");
+  const Vec3 target = look_at_point(cameras);
+  double mean_radius = 0, up[3] = {0, 0, 0};
+  for (const Camera& c : cameras) {
+    const double dx = c.c2w[3] - target[0], dy = c.c2w[7] - target[1], dz = c.c2w[11] - target[2];
+    mean_radius += std::sqrt(dx * dx + dy * dy + dz * dz) / cameras.size();
+    for (int r = 0; r < 3; ++r) up[r] -= c.c2w[r * 4 + 1];  // OpenCV y is down: mean "up" = -mean y
+  }
+  return orbit_path(frames, cameras[0], target, {up[0], up[1], up[2]}, radius > 0 ? radius : mean_radius, elevation);
+}
+
 }  // namespace lact

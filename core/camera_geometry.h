@@ -26,6 +26,10 @@ std::vector<Camera> turntable_path(int frames, int width, int height, double hfo
 std::vector<Camera> orbit_path(int frames, const Camera& intrinsics, const Vec3& target, const Vec3& up, double radius,
                                double elevation, double start_azimuth = 0);
 
+// An orbit around the point `cameras` look at (look_at_point): `radius` (0: their mean distance from it), up the
+// negated mean of their image y axes, the first camera's intrinsics (`lact path orbit`).
+std::vector<Camera> orbit_around(const std::vector<Camera>& cameras, int frames, double radius, double elevation);
+
 // Through `keys` in order: positions and intrinsics linear, rotations by quaternion slerp; `frames_per_segment`
 // frames per consecutive pair (the last key closes the path).
 std::vector<Camera> interpolate_path(const std::vector<Camera>& keys, int frames_per_segment);

@@ -1,0 +1,109 @@
+#include "python/arrays.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "core/error.h"
+
+namespace lact::python {
+
+namespace {
+
+std::string shape_text(const py::array& array) {
+  std::string text = "(";
+  for (py::ssize_t i = 0; i < array.ndim(); ++i) text += (i ? ", " : "") + std::to_string(array.shape(i));
+  return text + (array.ndim() == 1 ? ",)" : ")");
+}
+
+// `value` as a C-contiguous array of T, converted once unless it already is one.
+template <typename T>
+py::array_t<T, py::array::c_style | py::array::forcecast> converted(const py::handle& value, const std::string& name) {
+  py::array array = py::isinstance<py::array>(value) ? py::reinterpret_borrow<py::array>(value)
+                                                     : py::module_::import("numpy").attr("asarray")(value);
+  if (array.dtype().kind() != 'f')
+    throw py::type_error(name + ": expected a float32 array (float64 and float16 are converted once), got dtype " +
+                         py::str(array.dtype()).cast<std::string>());
+  // ensure() returns the same array when it already has T's dtype and C order: no copy.
+  auto values = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(array);
+  if (!values) throw py::error_already_set();
+  const T* data = values.data();
+  for (py::ssize_t i = 0; i < values.size(); ++i)
+    if (!std::isfinite(data[i]))
+      throw py::value_error(name + ": holds NaN or infinity (at flat index " + std::to_string(i) + ")");
+  return values;
+}
+
+}  // namespace
+
+FloatArray float_array(const py::handle& value, const std::string& name) { return converted<float>(value, name); }
+
+DoubleArray double_array(const py::handle& value, const std::string& name) { return converted<double>(value, name); }
+
+void check_shape(const py::array& array, const std::string& name, const std::vector<py::ssize_t>& shape,
+                 const std::string& expected) {
+  bool ok = array.ndim() == static_cast<py::ssize_t>(shape.size());
+  for (size_t i = 0; ok && i < shape.size(); ++i) ok = shape[i] < 0 ? array.shape(i) > 0 : array.shape(i) == shape[i];
+  if (!ok) throw py::value_error(name + ": expected shape " + expected + ", got " + shape_text(array));
+}
+
+std::vector<Camera> cameras_from(const FloatArray& intrinsics, const DoubleArray& c2w, int height, int width) {
+  const py::ssize_t count = intrinsics.shape(0);
+  if (c2w.shape(0) != count)
+    throw py::value_error("c2w: " + std::to_string(c2w.shape(0)) + " cameras but intrinsics has " +
+                          std::to_string(count));
+  std::vector<Camera> cameras(count);
+  for (py::ssize_t i = 0; i < count; ++i) {
+    Camera& c = cameras[i];
+    c.height = height, c.width = width;
+    const float* k = intrinsics.data(i);
+    const double* pose = c2w.data(i);
+    for (int j = 0; j < 16; ++j) c.c2w[j] = pose[j];
+    try {
+      set_intrinsics(c, k[0], k[1], k[2], k[3], "intrinsics[" + std::to_string(i) + "]");
+      c.validate("camera " + std::to_string(i) + " (intrinsics, c2w)");
+    } catch (const Error& e) {
+      throw py::value_error(e.what());
+    }
+  }
+  return cameras;
+}
+
+Image image_from(const FloatArray& array, const std::string& name) {
+  check_shape(array, name, {-1, -1, 3}, "(H, W, 3)");
+  Image image;
+  image.height = static_cast<int>(array.shape(0)), image.width = static_cast<int>(array.shape(1));
+  image.rgb.assign(array.data(), array.data() + array.size());
+  return image;
+}
+
+FloatArray stack_images(const std::vector<Image>& images) {
+  const py::ssize_t h = images.empty() ? 0 : images[0].height, w = images.empty() ? 0 : images[0].width;
+  FloatArray out({static_cast<py::ssize_t>(images.size()), h, w, py::ssize_t{3}});
+  for (size_t i = 0; i < images.size(); ++i)
+    std::memcpy(out.mutable_data(i), images[i].rgb.data(), images[i].rgb.size() * sizeof(float));
+  return out;
+}
+
+FloatArray image_array(const Image& image) {
+  FloatArray out({py::ssize_t{image.height}, py::ssize_t{image.width}, py::ssize_t{3}});
+  std::memcpy(out.mutable_data(), image.rgb.data(), image.rgb.size() * sizeof(float));
+  return out;
+}
+
+FloatArray intrinsics_array(const std::vector<Camera>& cameras) {
+  FloatArray out({static_cast<py::ssize_t>(cameras.size()), py::ssize_t{4}});
+  for (size_t i = 0; i < cameras.size(); ++i) {
+    float* k = out.mutable_data(i);
+    k[0] = cameras[i].fx, k[1] = cameras[i].fy, k[2] = cameras[i].cx, k[3] = cameras[i].cy;
+  }
+  return out;
+}
+
+DoubleArray c2w_array(const std::vector<Camera>& cameras) {
+  DoubleArray out({static_cast<py::ssize_t>(cameras.size()), py::ssize_t{4}, py::ssize_t{4}});
+  for (size_t i = 0; i < cameras.size(); ++i)
+    for (int j = 0; j < 16; ++j) out.mutable_data(i)[j] = cameras[i].c2w[j];
+  return out;
+}
+
+}  // namespace lact::python

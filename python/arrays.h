@@ -1,0 +1,44 @@
+// numpy <-> engine values for the Python module: the argument checks (TypeError for a wrong dtype, ValueError for
+// a wrong shape or a non-finite value, each naming the argument and what was expected) and the conversions.
+#pragma once
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <string>
+#include <vector>
+
+#include "core/camera.h"
+
+namespace lact::python {
+
+namespace py = pybind11;
+using FloatArray = py::array_t<float, py::array::c_style | py::array::forcecast>;
+using DoubleArray = py::array_t<double, py::array::c_style | py::array::forcecast>;
+
+// `value` as a C-contiguous float32 array: the object itself when it already is one (no copy), else converted once
+// (another order, float64, anything numpy.asarray takes: lists, torch CPU tensors). Non-float dtypes are a TypeError;
+// NaN or infinity a ValueError.
+FloatArray float_array(const py::handle& value, const std::string& name);
+// The same in float64, for camera poses: the engine holds poses in double (float32 poses are used exactly too).
+DoubleArray double_array(const py::handle& value, const std::string& name);
+
+// ValueError unless `array` has `shape` (-1: any extent); `expected` is how the message states it, "(N, H, W, 3)".
+void check_shape(const py::array& array, const std::string& name, const std::vector<py::ssize_t>& shape,
+                 const std::string& expected);
+
+// Cameras from intrinsics (N, 4) = fx, fy, cx, cy in pixels at height x width and c2w (N, 4, 4), OpenCV axes;
+// a camera lact refuses (a pose that is not rigid, focal lengths out of range) is a ValueError naming the row.
+std::vector<Camera> cameras_from(const FloatArray& intrinsics, const DoubleArray& c2w, int height, int width);
+
+// An (H, W, 3) array as an Image (one copy) and back.
+Image image_from(const FloatArray& array, const std::string& name);
+// (N, H, W, 3) from images of one size.
+FloatArray stack_images(const std::vector<Image>& images);
+FloatArray image_array(const Image& image);
+
+// Intrinsics (N, 4) and c2w (N, 4, 4) of cameras (for read_scene and camera_path).
+FloatArray intrinsics_array(const std::vector<Camera>& cameras);
+DoubleArray c2w_array(const std::vector<Camera>& cameras);
+
+}  // namespace lact::python

@@ -1,0 +1,84 @@
+// lact.psnr, lact.ssim (the report's metrics) and lact.camera_path (the paths `lact path` writes).
+#include <pybind11/stl.h>
+
+#include "core/camera_geometry.h"
+#include "core/error.h"
+#include "core/metrics.h"
+#include "python/arrays.h"
+#include "python/bindings.h"
+
+namespace lact::python {
+
+namespace {
+
+// Both images as Images of one size, or a ValueError naming the argument.
+std::pair<Image, Image> image_pair(const py::object& a_in, const py::object& b_in) {
+  const Image a = image_from(float_array(a_in, "a"), "a"), b = image_from(float_array(b_in, "b"), "b");
+  if (a.height != b.height || a.width != b.width)
+    throw py::value_error("b: expected the shape of a (" + std::to_string(a.height) + ", " + std::to_string(a.width) +
+                          ", 3), got (" + std::to_string(b.height) + ", " + std::to_string(b.width) + ", 3)");
+  return {a, b};
+}
+
+// The key cameras orbit and interpolate follow, at height x width.
+std::vector<Camera> key_cameras(const py::object& intrinsics_in, const py::object& c2w_in, int height, int width,
+                                const std::string& kind) {
+  if (intrinsics_in.is_none() || c2w_in.is_none())
+    throw py::value_error("intrinsics, c2w: a " + kind + " path needs key cameras (K, 4) and (K, 4, 4)");
+  const FloatArray intrinsics = float_array(intrinsics_in, "intrinsics");
+  const DoubleArray c2w = double_array(c2w_in, "c2w");
+  check_shape(intrinsics, "intrinsics", {-1, 4}, "(K, 4) (fx, fy, cx, cy)");
+  check_shape(c2w, "c2w", {intrinsics.shape(0), 4, 4}, "(K, 4, 4) with K = " + std::to_string(intrinsics.shape(0)));
+  return cameras_from(intrinsics, c2w, height, width);
+}
+
+py::tuple camera_path(const std::string& kind, int frames, std::pair<int, int> size, const py::object& intrinsics,
+                      const py::object& c2w, double hfov, double min_radius, double max_radius, double elevation,
+                      double radius) {
+  if (frames < 1 || frames > 100000) throw py::value_error("frames: expected 1..100000, got " + std::to_string(frames));
+  const auto [height, width] = size;
+  if (height < 1 || width < 1 || height > kMaxImageSide || width > kMaxImageSide)
+    throw py::value_error("size: expected (H, W), each 1.." + std::to_string(kMaxImageSide));
+  if (!(hfov > 0 && hfov < 180)) throw py::value_error("hfov: expected (0, 180) degrees");
+  if (!(std::abs(elevation) < 90)) throw py::value_error("elevation: expected (-90, 90) degrees");
+  if (!(min_radius > 0 && max_radius >= min_radius && max_radius < 1e6))
+    throw py::value_error("min_radius, max_radius: expected 0 < min_radius <= max_radius < 1e6");
+  if (!(radius >= 0 && radius < 1e6)) throw py::value_error("radius: expected [0, 1e6) (0: the cameras' distance)");
+  std::vector<Camera> path;
+  if (kind == "turntable") {
+    path = turntable_path(frames, width, height, hfov, min_radius, max_radius, elevation);
+  } else if (kind == "orbit") {
+    path = orbit_around(key_cameras(intrinsics, c2w, height, width, kind), frames, radius, elevation);
+  } else if (kind == "interpolate") {
+    path = interpolate_path_frames(key_cameras(intrinsics, c2w, height, width, kind), frames);
+  } else {
+    throw py::value_error("kind: expected 'turntable', 'orbit' or 'interpolate', got '" + kind + "'");
+  }
+  return py::make_tuple(intrinsics_array(path), c2w_array(path));
+}
+
+}  // namespace
+
+void bind_metrics(py::module_& m) {
+  m.def(
+      "psnr",
+      [](const py::object& a, const py::object& b) {
+        const auto [x, y] = image_pair(a, b);
+        return psnr(x, y);
+      },
+      py::arg("a"), py::arg("b"), docs::kPsnr);
+  m.def(
+      "ssim",
+      [](const py::object& a, const py::object& b) {
+        const auto [x, y] = image_pair(a, b);
+        py::gil_scoped_release released;
+        return ssim(x, y);
+      },
+      py::arg("a"), py::arg("b"), docs::kSsim);
+  m.def("camera_path", &camera_path, py::arg("kind"), py::arg("frames") = 120,
+        py::arg("size") = std::pair<int, int>{256, 256}, py::arg("intrinsics") = py::none(),
+        py::arg("c2w") = py::none(), py::arg("hfov") = 50.0, py::arg("min_radius") = 1.7, py::arg("max_radius") = 3.0,
+        py::arg("elevation") = 30.0, py::arg("radius") = 0.0, docs::kCameraPath);
+}
+
+}  // namespace lact::python

@@ -1,0 +1,156 @@
+// lact.Model and lact.State: encode views into a scene state, render cameras from it, save and load states.
+#include <pybind11/stl.h>
+
+#include "core/scene_state_io.h"
+#include "python/arrays.h"
+#include "python/bindings.h"
+#include "python/engine_calls.h"
+
+namespace lact::python {
+
+namespace {
+
+// Thrown between encode's layers when a signal handler raised (Ctrl-C: KeyboardInterrupt); the Python error is set.
+struct Interrupted {};
+
+// Runs Python's signal handlers between layers (with the GIL, briefly): Ctrl-C stops a long encode there.
+void check_signals() {
+  py::gil_scoped_acquire held;
+  if (PyErr_CheckSignals() != 0) throw Interrupted{};
+}
+
+struct State {
+  std::shared_ptr<Engine> engine;  // the model it belongs to (saving needs its weights; rendering, its backend)
+  SceneState state;
+};
+
+std::shared_ptr<State> encode(const std::shared_ptr<Engine>& engine, const py::object& images_in,
+                              const py::object& intrinsics_in, const py::object& c2w_in) {
+  const FloatArray images = float_array(images_in, "images");
+  const FloatArray intrinsics = float_array(intrinsics_in, "intrinsics");
+  const DoubleArray c2w = double_array(c2w_in, "c2w");
+  check_shape(images, "images", {-1, -1, -1, 3}, "(N, H, W, 3)");
+  const py::ssize_t n = images.shape(0);
+  check_shape(intrinsics, "intrinsics", {n, 4}, "(N, 4) with N = " + std::to_string(n) + " (fx, fy, cx, cy)");
+  check_shape(c2w, "c2w", {n, 4, 4}, "(N, 4, 4) with N = " + std::to_string(n));
+  const int height = static_cast<int>(images.shape(1)), width = static_cast<int>(images.shape(2));
+  std::vector<PosedImage> views(n);
+  const std::vector<Camera> cameras = cameras_from(intrinsics, c2w, height, width);
+  for (py::ssize_t i = 0; i < n; ++i) {
+    views[i].camera = cameras[i];
+    views[i].image.height = height, views[i].image.width = width;
+    views[i].image.rgb.assign(images.data(i), images.data(i) + static_cast<size_t>(height) * width * 3);
+  }
+  auto state = std::make_shared<State>();
+  state->engine = engine;
+  try {
+    py::gil_scoped_release released;
+    state->state = encode_views(*engine, views, check_signals);
+  } catch (const Interrupted&) {
+    throw py::error_already_set();  // the KeyboardInterrupt (or whatever the handler raised)
+  }
+  return state;
+}
+
+// One camera as (4,) and (4, 4) gives (H, W, 3); N cameras as (N, 4) and (N, 4, 4) give (N, H, W, 3).
+py::array render(const std::shared_ptr<Engine>& engine, const State& state, const py::object& intrinsics_in,
+                 const py::object& c2w_in, const py::object& size) {
+  FloatArray intrinsics = float_array(intrinsics_in, "intrinsics");
+  DoubleArray c2w = double_array(c2w_in, "c2w");
+  if (state.engine != engine) throw py::value_error("state: encoded by another lact.Model");
+  const bool single = intrinsics.ndim() == 1;
+  if (single) {
+    check_shape(intrinsics, "intrinsics", {4}, "(4,) or (N, 4) (fx, fy, cx, cy)");
+    check_shape(c2w, "c2w", {4, 4}, "(4, 4) for one camera");
+    intrinsics = intrinsics.reshape({1, 4});
+    c2w = c2w.reshape({1, 4, 4});
+  }
+  check_shape(intrinsics, "intrinsics", {-1, 4}, "(N, 4) or (4,) (fx, fy, cx, cy)");
+  check_shape(c2w, "c2w", {intrinsics.shape(0), 4, 4}, "(N, 4, 4) with N = " + std::to_string(intrinsics.shape(0)));
+  int height = state.state.height, width = state.state.width;
+  if (!size.is_none()) {
+    const auto hw = size.cast<std::pair<int, int>>();
+    height = hw.first, width = hw.second;
+    const int patch = engine->model->config().patch_size;
+    if (height <= 0 || width <= 0 || height > kMaxImageSide || width > kMaxImageSide || height % patch || width % patch)
+      throw py::value_error("size: expected (H, W), each a positive multiple of the patch size " +
+                            std::to_string(patch) + ", got (" + std::to_string(height) + ", " + std::to_string(width) +
+                            ")");
+  }
+  const std::vector<Camera> cameras = cameras_from(intrinsics, c2w, height, width);
+  std::vector<Image> images;
+  {
+    py::gil_scoped_release released;
+    images = render_cameras(*engine, state.state, cameras);
+  }
+  if (single) return image_array(images[0]);
+  return stack_images(images);
+}
+
+py::object config_dict(const Engine& engine) {
+  return py::module_::import("json").attr("loads")(engine.model->config().source.dump());
+}
+
+py::object training_size(const Engine& engine) {
+  const ModelWeights& w = engine.model->weights();
+  if (w.trained_height <= 0) return py::none();
+  return py::make_tuple(w.trained_height, w.trained_width);
+}
+
+std::shared_ptr<State> load_state(const std::string& path, const std::shared_ptr<Engine>& engine) {
+  auto state = std::make_shared<State>();
+  state->engine = engine;
+  py::gil_scoped_release released;
+  std::lock_guard<std::mutex> hold(engine->lock);
+  state->state = load_scene_state(path, engine->model->weights(), *engine->backend).state;
+  return state;
+}
+
+void save_state(const State& state, const std::string& path) {
+  py::gil_scoped_release released;
+  std::lock_guard<std::mutex> hold(state.engine->lock);
+  // The model's path lets `lact render --state` find it, as for a state the CLI wrote.
+  save_scene_state(path, state.state, state.engine->model->weights(), *state.engine->backend,
+                   {{"model", state.engine->path}, {"written_by", "lact python module"}});
+}
+
+}  // namespace
+
+void bind_model(py::module_& m) {
+  // Both classes first, so that each one's signatures name the other as lact.Model / lact.State.
+  py::class_<Engine, std::shared_ptr<Engine>> model(m, "Model", docs::kModel);
+  py::class_<State, std::shared_ptr<State>> state(m, "State", docs::kState);
+  model
+      .def(py::init(&open_engine), py::arg("path"), py::arg("device") = "cpu", py::arg("precision") = "fp32",
+           py::arg("threads") = 0)
+      .def_property_readonly("config", &config_dict, "The model's config (the JSON its file carries), a dict.")
+      .def_property_readonly("training_size", &training_size,
+                             "(H, W) the model was trained at (its file's metadata), or None when unknown.")
+      .def_property_readonly("patch_size", [](const Engine& e) { return e.model->config().patch_size; })
+      .def_readonly("path", &Engine::path)
+      .def_readonly("device", &Engine::device)
+      .def_readonly("_last_engine_seconds", &Engine::last_engine_s,
+                    "Seconds the last encode or render spent inside the engine (python/bench_overhead.py).")
+      .def("encode", &encode, py::arg("images"), py::arg("intrinsics"), py::arg("c2w"), docs::kEncode)
+      .def("render", &render, py::arg("state"), py::arg("intrinsics"), py::arg("c2w"), py::arg("size") = py::none(),
+           docs::kRender)
+      .def("__repr__", [](const Engine& e) { return "lact.Model('" + e.path + "', device='" + e.device + "')"; });
+
+  state
+      .def("save", &save_state, py::arg("path"), "Write the state as safetensors (the format `lact encode -o` writes).")
+      .def_static("load", &load_state, py::arg("path"), py::arg("model"),
+                  "Read a state file (from State.save or `lact encode -o`) for `model`, the model it was encoded with.")
+      .def_property_readonly(
+          "nbytes", [](const State& s) { return s.state.floats() * int64_t{4}; },
+          "Bytes of the state's tensors (float32).")
+      .def_property_readonly(
+          "size", [](const State& s) { return py::make_tuple(s.state.height, s.state.width); },
+          "(H, W) of the views it was encoded from: render's default size.")
+      .def_property_readonly("input_views", [](const State& s) { return s.state.input_views; })
+      .def("__repr__", [](const State& s) {
+        return "lact.State(" + std::to_string(s.state.input_views) + " views at " + std::to_string(s.state.height) +
+               "x" + std::to_string(s.state.width) + ")";
+      });
+}
+
+}  // namespace lact::python

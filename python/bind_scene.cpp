@@ -1,0 +1,96 @@
+// lact.read_scene: a scene's views as arrays, read and selected the way `lact render --data` does.
+#include <pybind11/stl.h>
+
+#include <filesystem>
+
+#include "datasets/view_selection.h"
+#include "pipeline/scene_selection.h"
+#include "python/arrays.h"
+#include "python/bindings.h"
+
+namespace lact::python {
+
+namespace {
+
+struct SceneArrays {
+  std::string name, source, layout;
+  FloatArray images, intrinsics;
+  DoubleArray c2w;
+  std::vector<std::string> names;
+  std::vector<int> inputs, targets;
+};
+
+std::string size_text(const py::object& size) {
+  if (size.is_none()) return "";
+  if (py::isinstance<py::str>(size)) return size.cast<std::string>();
+  const auto hw = size.cast<std::pair<int, int>>();
+  return std::to_string(hw.first) + "x" + std::to_string(hw.second);
+}
+
+std::string view_name(const SceneView& view, size_t index) {
+  if (view.image_path.empty()) return std::to_string(index);
+  return std::filesystem::path(view.image_path).stem().string();
+}
+
+SceneArrays read_scene(const std::string& path, const std::string& inputs, const std::string& targets,
+                       const py::object& size, const std::string& normalize_poses, const py::object& scene) {
+  DataOptions options;
+  options.data = path, options.inputs = inputs, options.size = size_text(size);
+  options.normalize_poses = normalize_poses;
+  if (!scene.is_none()) options.scene = scene.cast<std::string>();
+  SceneArrays out;
+  std::vector<PosedImage> views;
+  {
+    py::gil_scoped_release released;
+    SceneSelection s = select_scene_views(options, 1);
+    if (!s.height) s.height = s.scene.views.at(0).camera.height, s.width = s.scene.views.at(0).camera.width;
+    out.inputs = s.inputs;
+    out.targets = select_views(targets, s.scene, true, s.inputs, options.seed, "targets");
+    std::vector<int> all(s.scene.views.size());
+    for (size_t i = 0; i < all.size(); ++i)
+      all[i] = static_cast<int>(i), out.names.push_back(view_name(s.scene.views[i], i));
+    views = selected_views(s, all, true);
+    out.name = s.scene.name, out.source = s.scene.source, out.layout = s.scene.layout;
+  }
+  std::vector<Image> images;
+  std::vector<Camera> cameras;
+  for (PosedImage& v : views) images.push_back(std::move(v.image)), cameras.push_back(v.camera);
+  out.images = stack_images(images);
+  out.intrinsics = intrinsics_array(cameras);
+  out.c2w = c2w_array(cameras);
+  return out;
+}
+
+std::vector<std::string> scene_names(const std::string& path) {
+  std::vector<std::string> names;
+  py::gil_scoped_release released;
+  for (const Scene& s : read_scene_list(path).scenes) names.push_back(s.name);
+  return names;
+}
+
+}  // namespace
+
+void bind_scene(py::module_& m) {
+  py::class_<SceneArrays>(m, "Scene", "A scene's views as arrays (lact.read_scene).")
+      .def_readonly("name", &SceneArrays::name)
+      .def_readonly("source", &SceneArrays::source, "The camera file it was read from.")
+      .def_readonly("layout", &SceneArrays::layout)
+      .def_readonly("images", &SceneArrays::images, "(N, H, W, 3) float32 in [0, 1], every view at the working size.")
+      .def_readonly("intrinsics", &SceneArrays::intrinsics, "(N, 4) float32: fx, fy, cx, cy in pixels.")
+      .def_readonly("c2w", &SceneArrays::c2w, "(N, 4, 4) float64 camera-to-world, OpenCV axes.")
+      .def_readonly("names", &SceneArrays::names, "Each view's image name (file stem).")
+      .def_readonly("inputs", &SceneArrays::inputs, "Row indices of the selected input views.")
+      .def_readonly("targets", &SceneArrays::targets, "Row indices of the selected target views.")
+      .def("__repr__", [](const SceneArrays& s) {
+        return "lact.Scene('" + s.name + "', " + std::to_string(s.names.size()) + " views, " +
+               std::to_string(s.inputs.size()) + " inputs, " + std::to_string(s.targets.size()) + " targets)";
+      });
+  m.def("read_scene", &read_scene, py::arg("path"), py::arg("inputs") = "", py::arg("targets") = "rest",
+        py::arg("size") = py::none(), py::arg("normalize_poses") = "none", py::arg("scene") = py::none(),
+        docs::kReadScene);
+  m.def("scene_names", &scene_names, py::arg("path"),
+        "scene_names(path) -> list of str: the names of the scenes `path` holds (read_scene's `scene`); scenes "
+        "whose files fail to read are left out.");
+}
+
+}  // namespace lact::python

@@ -1,0 +1,89 @@
+// The parts of the `lact` Python module (each file binds one group) and the docstrings help() shows.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+namespace lact::python {
+
+namespace py = pybind11;
+
+void bind_model(py::module_& m);    // Model, State (bind_model.cpp)
+void bind_scene(py::module_& m);    // read_scene, Scene (bind_scene.cpp)
+void bind_metrics(py::module_& m);  // psnr, ssim, camera_path (bind_metrics.cpp)
+
+namespace docs {
+
+inline constexpr const char* kModule = R"(lact: the LaCT novel-view-synthesis engine from Python.
+
+Arrays are numpy float32: images (N, H, W, 3) in [0, 1]; intrinsics (N, 4) = fx, fy, cx, cy in pixels at the
+image's size; c2w (N, 4, 4) camera-to-world, OpenCV axes (x right, y down, z forward). Poses are kept in float64
+(the engine's precision); float32 poses are used exactly.
+
+    model = lact.Model("models/lact_tiny_obj64.safetensors")
+    scene = lact.read_scene("examples/gso_toy_64", inputs="16,20,24,28", targets="rest")
+    state = model.encode(scene.images[scene.inputs], scene.intrinsics[scene.inputs], scene.c2w[scene.inputs])
+    images = model.render(state, scene.intrinsics[scene.targets], scene.c2w[scene.targets])
+
+Errors the engine reports raise lact.Error (a RuntimeError) with lact's one-line text; a wrong dtype raises
+TypeError and a wrong shape or a non-finite value ValueError, naming the argument.)";
+
+inline constexpr const char* kModel = R"(Model(path, device="cpu", precision="fp32", threads=0)
+
+A LaCT model read from a .safetensors file (`lact` reads the same files). device: "cpu" or "cuda";
+precision: "fp32", or "tf32" / "bf16" for matrix products; threads: CPU threads (0: every usable CPU).
+Two Python threads may call encode/render on one model at once: the GIL is released while the engine runs and
+calls on one model take turns (one backend, one scratch memory).)";
+
+inline constexpr const char* kEncode = R"(encode(images, intrinsics, c2w) -> State
+
+Encodes input views into a scene state. images (N, H, W, 3) in [0, 1], H and W multiples of the patch size;
+intrinsics (N, 4) pixels; c2w (N, 4, 4). A C-contiguous float32 images array is read in place (copied once into
+the engine's input, as the CLI's decoded images are); other orders and float64 are converted once first.
+The GIL is released while encoding; Ctrl-C stops it between layers (KeyboardInterrupt).)";
+
+inline constexpr const char* kRender = R"(render(state, intrinsics, c2w, size=None) -> images
+
+Renders cameras from a state: intrinsics (N, 4) and c2w (N, 4, 4) give (N, H, W, 3); one camera as (4,) and
+(4, 4) gives (H, W, 3). size (H, W): the state's size by default (the intrinsics are pixels at that size). All
+cameras are rendered in one engine call (the CLI's batching: the same numbers). The GIL is released while
+rendering.)";
+
+inline constexpr const char* kState =
+    R"(A scene state: what encode leaves (each layer's fast weights, attention caches).
+
+save(path) writes it (safetensors, the format of `lact encode -o`); State.load(path, model) reads one; nbytes its
+size in bytes; size the (H, W) it was encoded at.)";
+
+inline constexpr const char* kReadScene =
+    R"(read_scene(path, inputs="", targets="rest", size=None, normalize_poses="none", scene=None) -> Scene
+
+Reads a scene the way `lact render --data` does (every layout lact reads: LaCT / LVSM indexes and camera files,
+nerfstudio, NeRF-synthetic, COLMAP). inputs / targets: the CLI's view selection ("0,1,2", "uniform:8", "fold8",
+"rest", ...); size "HxW" or (H, W): the working size (default: the images' size); normalize_poses as --normalize-poses;
+scene: the scene's name in an index of several.
+Returns a Scene with images (N, H, W, 3), intrinsics (N, 4), c2w (N, 4, 4) float64, names (N) for all N views,
+and inputs, targets: row indices into them.)";
+
+inline constexpr const char* kPsnr = R"(psnr(a, b) -> float
+
+PSNR in dB of two (H, W, 3) images, values clamped to [0, 1] (the report's definition: -10 log10 MSE, 100 for a
+perfect match).)";
+
+inline constexpr const char* kSsim = R"(ssim(a, b) -> float
+
+SSIM of two (H, W, 3) images as the report computes it (scikit-image's structural_similarity with a Gaussian
+window, sigma 1.5, data range 1, per channel, averaged).)";
+
+inline constexpr const char* kCameraPath =
+    R"(camera_path(kind, frames=120, size=(256, 256), intrinsics=None, c2w=None, **options) -> (intrinsics, c2w)
+
+Cameras along a path, as `lact path` writes them: (frames, 4) intrinsics at `size` and (frames, 4, 4) c2w.
+  "turntable": the official demo's (hfov=50, min_radius=1.7, max_radius=3.0, elevation=30; z up, at the origin);
+  "orbit": a circle around the point the given cameras look at (radius=0: their mean distance, elevation=30),
+           with the first camera's intrinsics;
+  "interpolate": through the given cameras in order (positions and intrinsics linear, rotations slerp).
+orbit and interpolate need intrinsics (K, 4) and c2w (K, 4, 4) of key cameras at `size`.)";
+
+}  // namespace docs
+
+}  // namespace lact::python

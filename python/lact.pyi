@@ -1,0 +1,53 @@
+"""Type stub of the `lact` module (python/, pybind11); the docstrings (help(lact)) say more."""
+from typing import Any, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import numpy.typing as npt
+
+ArrayLike = npt.ArrayLike
+Size = Tuple[int, int]
+
+__version__: str
+
+class Error(RuntimeError):
+    """lact's one-line errors (files, fields, sizes), with the CLI's text."""
+
+class State:
+    nbytes: int
+    size: Size
+    input_views: int
+    def save(self, path: str) -> None: ...
+    @staticmethod
+    def load(path: str, model: Model) -> State: ...
+
+class Model:
+    config: dict[str, Any]
+    training_size: Optional[Size]
+    patch_size: int
+    path: str
+    device: str
+    def __init__(self, path: str, device: str = "cpu", precision: str = "fp32", threads: int = 0) -> None: ...
+    def encode(self, images: ArrayLike, intrinsics: ArrayLike, c2w: ArrayLike) -> State: ...
+    def render(self, state: State, intrinsics: ArrayLike, c2w: ArrayLike,
+               size: Optional[Size] = None) -> npt.NDArray[np.float32]: ...
+
+class Scene:
+    name: str
+    source: str
+    layout: str
+    images: npt.NDArray[np.float32]
+    intrinsics: npt.NDArray[np.float32]
+    c2w: npt.NDArray[np.float64]
+    names: list[str]
+    inputs: list[int]
+    targets: list[int]
+
+def read_scene(path: str, inputs: str = "", targets: str = "rest", size: Union[None, str, Size] = None,
+               normalize_poses: str = "none", scene: Optional[str] = None) -> Scene: ...
+def scene_names(path: str) -> list[str]: ...
+def psnr(a: ArrayLike, b: ArrayLike) -> float: ...
+def ssim(a: ArrayLike, b: ArrayLike) -> float: ...
+def camera_path(kind: str, frames: int = 120, size: Size = (256, 256), intrinsics: Optional[ArrayLike] = None,
+                c2w: Optional[ArrayLike] = None, hfov: float = 50.0, min_radius: float = 1.7, max_radius: float = 3.0,
+                elevation: float = 30.0, radius: float = 0.0
+                ) -> Tuple[npt.NDArray[np.float32], npt.NDArray[np.float64]]: ...

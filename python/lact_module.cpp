@@ -1,0 +1,16 @@
+// The `lact` Python module: the engine's model, scene reading, metrics and camera paths (never the CLI's commands).
+#include <pybind11/pybind11.h>
+
+#include "core/error.h"
+#include "python/bindings.h"
+
+PYBIND11_MODULE(lact, m) {
+  namespace py = pybind11;
+  m.doc() = lact::python::docs::kModule;
+  // lact's one-line errors (files, fields, sizes) keep their text; lact.Error is a RuntimeError.
+  py::register_exception<lact::Error>(m, "Error", PyExc_RuntimeError);
+  lact::python::bind_model(m);
+  lact::python::bind_scene(m);
+  lact::python::bind_metrics(m);
+  m.attr("__version__") = LACT_VERSION;
+}

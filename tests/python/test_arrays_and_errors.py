@@ -1,0 +1,99 @@
+"""Argument conversion (no numpy copy of C-contiguous float32; other orders and float64 converted once, same result)
+and the documented exception for each kind of bad input."""
+import os
+import tracemalloc
+
+import numpy as np
+import pytest
+
+from conftest import FIXTURE, encode_inputs
+
+
+def render_targets(model, state, scene):
+    t = scene.targets
+    return model.render(state, scene.intrinsics[t], scene.c2w[t])
+
+
+def numpy_bytes_allocated(call):
+    """Bytes numpy allocated (and kept until the peak) during call(): tracemalloc sees numpy's array buffers."""
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        call()
+        return tracemalloc.get_traced_memory()[1] - before
+    finally:
+        tracemalloc.stop()
+
+
+def test_c_contiguous_float32_is_not_copied(model, scene):
+    i = scene.inputs
+    images = np.ascontiguousarray(np.repeat(np.repeat(scene.images[i], 8, axis=1), 8, axis=2))  # 256x384: 3.5 MB
+    intrinsics = scene.intrinsics[i] * 8
+    c2w = scene.c2w[i]
+    direct = numpy_bytes_allocated(lambda: model.encode(images, intrinsics, c2w))
+    fortran = np.asfortranarray(images)
+    converted = numpy_bytes_allocated(lambda: model.encode(fortran, intrinsics, c2w))
+    assert direct < images.nbytes / 10, direct
+    assert converted >= images.nbytes, converted
+
+
+def test_fortran_and_float64_give_the_same_result(model, scene):
+    i = scene.inputs
+    reference = render_targets(model, encode_inputs(model, scene), scene)
+    for convert in (np.asfortranarray, lambda a: a.astype(np.float64), lambda a: a.tolist()):
+        state = model.encode(convert(scene.images[i]), convert(scene.intrinsics[i]), convert(scene.c2w[i]))
+        np.testing.assert_array_equal(render_targets(model, state, scene), reference)
+
+
+def test_wrong_dtype_is_a_type_error(model, scene):
+    i = scene.inputs
+    with pytest.raises(TypeError, match="images: expected a float32 array.*uint8"):
+        model.encode((scene.images[i] * 255).astype(np.uint8), scene.intrinsics[i], scene.c2w[i])
+    with pytest.raises(TypeError, match="intrinsics"):
+        model.encode(scene.images[i], scene.intrinsics[i].astype(np.int32), scene.c2w[i])
+
+
+def test_wrong_shape_or_value_is_a_value_error(model, scene):
+    i = scene.inputs
+    with pytest.raises(ValueError, match=r"images: expected shape \(N, H, W, 3\), got \(3, 32, 48\)"):
+        model.encode(scene.images[i][..., 0], scene.intrinsics[i], scene.c2w[i])
+    with pytest.raises(ValueError, match="intrinsics: expected shape"):
+        model.encode(scene.images[i], scene.intrinsics[:2], scene.c2w[i])
+    bad = scene.c2w[i].copy()
+    bad[1, 0, 3] = np.nan
+    with pytest.raises(ValueError, match="c2w: holds NaN"):
+        model.encode(scene.images[i], scene.intrinsics[i], bad)
+    sheared = scene.c2w[i].copy()
+    sheared[0, 0, 1] += 0.5
+    with pytest.raises(ValueError, match="camera 0"):
+        model.encode(scene.images[i], scene.intrinsics[i], sheared)
+    state = encode_inputs(model, scene)
+    with pytest.raises(ValueError, match="size: expected"):
+        model.render(state, scene.intrinsics[3], scene.c2w[3], size=(30, 48))
+
+
+def test_engine_errors_are_lact_errors(lact, model, scene, tmp_path):
+    assert issubclass(lact.Error, RuntimeError)
+    missing = str(tmp_path / "no_model.safetensors")
+    with pytest.raises(lact.Error, match="no_model.safetensors"):
+        lact.Model(missing)
+    with pytest.raises(lact.Error, match="nowhere.json"):
+        lact.read_scene(str(tmp_path / "nowhere.json"))
+    with pytest.raises(lact.Error, match="inputs"):
+        lact.read_scene(os.path.join(FIXTURE, "index.json"), inputs="0,99")
+    with pytest.raises(lact.Error, match="not divisible by the patch size"):
+        i = scene.inputs
+        model.encode(scene.images[i][:, :30], scene.intrinsics[i], scene.c2w[i])
+    not_a_state = tmp_path / "state.safetensors"
+    not_a_state.write_bytes(b"not a safetensors file")
+    with pytest.raises(lact.Error, match="state.safetensors"):
+        lact.State.load(str(not_a_state), model)
+
+
+def test_torch_cpu_tensors_are_converted(model, scene):
+    torch = pytest.importorskip("torch")
+    i = scene.inputs
+    reference = render_targets(model, encode_inputs(model, scene), scene)
+    state = model.encode(torch.from_numpy(scene.images[i]), torch.from_numpy(scene.intrinsics[i]),
+                         torch.from_numpy(scene.c2w[i]))
+    np.testing.assert_array_equal(render_targets(model, state, scene), reference)

@@ -1,0 +1,55 @@
+"""lact.camera_path against `lact path` (the same cameras) and against its geometry."""
+import json
+import os
+import subprocess
+import tempfile
+
+import numpy as np
+import pytest
+
+from conftest import FIXTURE
+
+
+def cli_path(*args):
+    cli = os.environ.get("LACT_CLI")
+    if not cli:
+        pytest.skip("LACT_CLI (the lact executable) not set")
+    with tempfile.TemporaryDirectory(prefix="lact_py_path_") as tmp:
+        out = os.path.join(tmp, "path.json")
+        p = subprocess.run([cli, "path", *args, "-o", out], capture_output=True, text=True, timeout=60)
+        assert p.returncode == 0, p.stdout + p.stderr
+        frames = json.load(open(out))["frames"]
+    intrinsics = np.array([[f["fx"], f["fy"], f["cx"], f["cy"]] for f in frames])
+    return intrinsics, np.array([f["c2w"] for f in frames])
+
+
+def test_turntable_is_the_cli_turntable(lact):
+    intrinsics, c2w = lact.camera_path("turntable", frames=12, size=(64, 96))
+    assert intrinsics.shape == (12, 4) and c2w.shape == (12, 4, 4)
+    cli_intrinsics, cli_c2w = cli_path("turntable", "--frames", "12", "--size", "64x96")
+    np.testing.assert_allclose(intrinsics, cli_intrinsics, rtol=1e-6)
+    np.testing.assert_allclose(c2w, cli_c2w, atol=1e-9)
+    radii = np.linalg.norm(c2w[:, :3, 3], axis=1)
+    assert radii.min() >= 1.7 - 1e-9 and radii.max() <= 3.0 + 1e-9
+
+
+@pytest.mark.parametrize("kind", ["orbit", "interpolate"])
+def test_scene_paths_are_the_cli_paths(lact, kind):
+    scene = lact.read_scene(os.path.join(FIXTURE, "index.json"))
+    intrinsics, c2w = lact.camera_path(kind, frames=9, size=(32, 48), intrinsics=scene.intrinsics, c2w=scene.c2w)
+    cli_intrinsics, cli_c2w = cli_path(kind, "--frames", "9", "--size", "32x48", "--data",
+                                       os.path.join(FIXTURE, "index.json"))
+    np.testing.assert_allclose(intrinsics, cli_intrinsics, rtol=1e-6)
+    np.testing.assert_allclose(c2w, cli_c2w, atol=1e-6)
+    if kind == "interpolate":  # the path starts at the first key and ends at the last
+        np.testing.assert_allclose(c2w[0], scene.c2w[0], atol=1e-6)
+        np.testing.assert_allclose(c2w[-1], scene.c2w[-1], atol=1e-6)
+
+
+def test_bad_path_arguments(lact):
+    with pytest.raises(ValueError, match="kind"):
+        lact.camera_path("spiral")
+    with pytest.raises(ValueError, match="intrinsics, c2w"):
+        lact.camera_path("orbit")
+    with pytest.raises(ValueError, match="hfov"):
+        lact.camera_path("turntable", hfov=200)
