@@ -114,4 +114,28 @@ Image Run::render(const SceneState& state, const Camera& camera, int height, int
   return model().render(state, {sized}).at(0);
 }
 
+SceneState Run::encode_views(const std::vector<PosedImage>& views, const std::string& flag,
+                             const Model::Observer& observer) {
+  if (distributed()) throw Error(flag, "views held in memory are encoded by one process (no --distributed)");
+  if (views.empty()) throw Error(flag, "no input views");
+  MemoryNeed need;
+  need.height = views[0].image.height, need.width = views[0].image.width, need.flag = flag;
+  need.encode_views = static_cast<int64_t>(views.size());
+  check_memory(need);
+  return model().encode(views, observer);
+}
+
+std::vector<Image> Run::render_cameras(const SceneState& state, const std::vector<Camera>& cameras,
+                                       const std::string& flag) {
+  for (const Camera& camera : cameras)
+    if (!rendered_sizes_.count({camera.height, camera.width})) {
+      MemoryNeed need;
+      need.render_sizes = {{camera.height, camera.width}};
+      need.render_flag = flag;
+      check_memory(need);
+      rendered_sizes_.insert({camera.height, camera.width});
+    }
+  return model().render(state, cameras);
+}
+
 }  // namespace lact

@@ -78,6 +78,14 @@ class Run {
   // Renders one camera at height x width (the camera's intrinsics scaled to it): no files, no ranks; memory
   // checked once for each size. Throws Error for a size the patch does not divide. Not for two threads at once.
   Image render(const SceneState& state, const Camera& camera, int height, int width);
+  // Views already in memory (the Python module's arrays), encoded by this one process: memory checked once,
+  // naming `flag`. `observer` sees the layers' outputs (core/model.h; it may throw to stop between layers).
+  SceneState encode_views(const std::vector<PosedImage>& views, const std::string& flag,
+                          const Model::Observer& observer = {});
+  // Cameras at their own sizes, rendered in the batches `lact render` makes (so the same numbers): memory
+  // checked once for each size, naming `flag`. Not for two threads at once.
+  std::vector<Image> render_cameras(const SceneState& state, const std::vector<Camera>& cameras,
+                                    const std::string& flag);
 
   // The targets of one scene (a saved state's, or --scene / the only one of --data) or of every scene of
   // --data, rendered and measured against their ground truth, images under --out: the report of the whole

@@ -71,7 +71,7 @@ py::array render(const std::shared_ptr<Engine>& engine, const State& state, cons
   if (!size.is_none()) {
     const auto hw = size.cast<std::pair<int, int>>();
     height = hw.first, width = hw.second;
-    const int patch = engine->model->config().patch_size;
+    const int patch = engine->model().config().patch_size;
     if (height <= 0 || width <= 0 || height > kMaxImageSide || width > kMaxImageSide || height % patch || width % patch)
       throw py::value_error("size: expected (H, W), each a positive multiple of the patch size " +
                             std::to_string(patch) + ", got (" + std::to_string(height) + ", " + std::to_string(width) +
@@ -88,11 +88,11 @@ py::array render(const std::shared_ptr<Engine>& engine, const State& state, cons
 }
 
 py::object config_dict(const Engine& engine) {
-  return py::module_::import("json").attr("loads")(engine.model->config().source.dump());
+  return py::module_::import("json").attr("loads")(engine.model().config().source.dump());
 }
 
 py::object training_size(const Engine& engine) {
-  const ModelWeights& w = engine.model->weights();
+  const ModelWeights& w = engine.model().weights();
   if (w.trained_height <= 0) return py::none();
   return py::make_tuple(w.trained_height, w.trained_width);
 }
@@ -102,7 +102,7 @@ std::shared_ptr<State> load_state(const std::string& path, const std::shared_ptr
   state->engine = engine;
   py::gil_scoped_release released;
   std::lock_guard<std::mutex> hold(engine->lock);
-  state->state = load_scene_state(path, engine->model->weights(), *engine->backend).state;
+  state->state = load_scene_state(path, engine->model().weights(), engine->backend()).state;
   return state;
 }
 
@@ -110,7 +110,7 @@ void save_state(const State& state, const std::string& path) {
   py::gil_scoped_release released;
   std::lock_guard<std::mutex> hold(state.engine->lock);
   // The model's path lets `lact render --state` find it, as for a state the CLI wrote.
-  save_scene_state(path, state.state, state.engine->model->weights(), *state.engine->backend,
+  save_scene_state(path, state.state, state.engine->model().weights(), state.engine->backend(),
                    {{"model", state.engine->path}, {"written_by", "lact python module"}});
 }
 
@@ -126,7 +126,7 @@ void bind_model(py::module_& m) {
       .def_property_readonly("config", &config_dict, "The model's config (the JSON its file carries), a dict.")
       .def_property_readonly("training_size", &training_size,
                              "(H, W) the model was trained at (its file's metadata), or None when unknown.")
-      .def_property_readonly("patch_size", [](const Engine& e) { return e.model->config().patch_size; })
+      .def_property_readonly("patch_size", [](const Engine& e) { return e.model().config().patch_size; })
       .def_readonly("path", &Engine::path)
       .def_readonly("device", &Engine::device)
       .def_readonly("_last_engine_seconds", &Engine::last_engine_s,

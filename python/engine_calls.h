@@ -1,5 +1,6 @@
-// The one place the Python module calls the engine to build a model, encode and render. The module's other files
-// only convert arrays and errors; moving to the pipeline's run object changes this file (and engine_calls.cpp) alone.
+// The one place the Python module calls the engine: a model opened, encoded from and rendered through the
+// pipeline's run object (pipeline/run.h, one process), as the commands and the viewer do. The module's other
+// files only convert arrays and errors.
 #pragma once
 
 #include <functional>
@@ -10,6 +11,7 @@
 
 #include "core/model.h"
 #include "kernels/backend.h"
+#include "pipeline/run.h"
 
 namespace lact::python {
 
@@ -17,12 +19,14 @@ namespace lact::python {
 // threads may call render at once; the backend's scratch memory is one per model, so their calls take turns with
 // the GIL released (other Python code keeps running).
 struct Engine {
-  std::unique_ptr<Backend> backend;
-  std::unique_ptr<Model> model;
+  std::unique_ptr<Run> run;  // the backend, the model and the memory checks
   std::string path;
   std::string device;
   std::mutex lock;
   double last_engine_s = 0;  // seconds the last encode or render spent in the engine (the overhead benchmark's)
+
+  const Model& model() const { return run->model(); }
+  Backend& backend() { return run->backend(); }
 };
 
 std::shared_ptr<Engine> open_engine(const std::string& path, const std::string& device, const std::string& precision,
