@@ -18,6 +18,15 @@ def ran_ok(result):
     return so
 
 
+def alive(pid):
+    """Whether process `pid` still runs (a zombie or a dead one does not)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().split(")")[-1].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
+
+
 def one_error_line(test, result, names=(), forbidden=()):
     """Asserts the promise for bad input: exit 1 and exactly one stderr line, starting "lact: ", naming each of
     `names`, with no crash marker and none of `forbidden` in stderr. Returns the line."""

@@ -22,7 +22,7 @@ import unittest
 
 from PIL import Image
 
-from cli_common import one_error_line, parse_cli_args, ran_ok
+from cli_common import alive, one_error_line, parse_cli_args, ran_ok
 
 ARGS = None
 FFMPEG = shutil.which("ffmpeg")
@@ -72,14 +72,6 @@ elif command == "mapper":
 elif command == "model_analyzer":
     print("Mean reprojection error: 0.4321px")
 '''
-
-
-def alive(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().split(")")[-1].split()[0] not in ("Z", "X")
-    except OSError:
-        return False
 
 
 def read_text(path):

@@ -21,7 +21,7 @@ import tempfile
 import time
 import unittest
 
-from cli_common import one_error_line
+from cli_common import alive, one_error_line
 
 ARGS = None
 FFMPEG = shutil.which("ffmpeg")
@@ -46,14 +46,6 @@ FAKES = {
     "barrier": "touch \"$PIDS/started.$$\"\ni=0\nwhile [ $(ls \"$PIDS\" | grep -c started) -lt 2 ] && "
                "[ $i -lt 400 ]; do /bin/sleep 0.05; i=$((i+1)); done\nexec %s \"$@\"\n" % FFMPEG,
 }
-
-
-def alive(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().split(")")[-1].split()[0] not in ("Z", "X")
-    except OSError:
-        return False
 
 
 def frames_in(video):

@@ -29,6 +29,21 @@ CommonOptions one_thread() {
   return common;
 }
 
+// The fixture scene encoded by a Run, and its view 3: the camera the tests render.
+struct Encoded {
+  const Fixture f;
+  lact::Run run{one_thread()};  // qualified: a gtest body sees testing::Test::Run
+  SceneSelection selection;
+  SceneState state;
+  Camera target;
+  Encoded() {
+    run.load_model(f.model);
+    selection = run.select(f.data);
+    state = run.encode(selection);
+    target = selected_views(selection, {3}, false).at(0).camera;
+  }
+};
+
 float largest_difference(const Image& a, const Image& b) {
   EXPECT_EQ(a.width, b.width);
   EXPECT_EQ(a.height, b.height);
@@ -39,12 +54,8 @@ float largest_difference(const Image& a, const Image& b) {
 }
 
 TEST(PipelineRun, RenderOneCameraAtItsSizeAndAnother) {
-  const Fixture f;
-  lact::Run run(one_thread());  // qualified: a gtest body sees testing::Test::Run
-  run.load_model(f.model);
-  const SceneSelection selection = run.select(f.data);
-  const SceneState state = run.encode(selection);
-  const Camera target = selected_views(selection, {3}, false).at(0).camera;
+  Encoded e;
+  auto& [f, run, selection, state, target] = e;
 
   // The reference: the same views encoded by a model of its own, the camera scaled by hand.
   std::unique_ptr<Backend> backend = make_backend(one_thread());
@@ -65,12 +76,8 @@ TEST(PipelineRun, RenderOneCameraAtItsSizeAndAnother) {
 }
 
 TEST(PipelineRun, RenderRefusesASizeThePatchDoesNotDivide) {
-  const Fixture f;
-  lact::Run run(one_thread());  // qualified: a gtest body sees testing::Test::Run
-  run.load_model(f.model);
-  const SceneSelection selection = run.select(f.data);
-  const SceneState state = run.encode(selection);
-  const Camera target = selected_views(selection, {3}, false).at(0).camera;
+  Encoded e;
+  auto& [f, run, selection, state, target] = e;
   try {
     run.render(state, target, 12, target.width);
     FAIL() << "12 rows rendered with patch size 8";
@@ -78,6 +85,24 @@ TEST(PipelineRun, RenderRefusesASizeThePatchDoesNotDivide) {
     EXPECT_NE(std::string(e.what()).find("size 12x" + std::to_string(target.width)), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("patch size 8"), std::string::npos) << e.what();
   }
+}
+
+// Views held in memory (the Python module's arrays) and a batch of cameras of two sizes, through the Run: the
+// same numbers as the model called directly.
+TEST(PipelineRun, EncodeViewsAndRenderCamerasAsTheModelDoes) {
+  Encoded e;
+  const std::vector<PosedImage> inputs = selected_views(e.selection, e.selection.inputs, true);
+  const SceneState state = e.run.encode_views(inputs, "images");
+  Camera half = e.target;
+  half.width = e.target.width / 2, half.height = e.target.height / 2;
+  half.fx = e.target.fx / 2, half.fy = e.target.fy / 2, half.cx = e.target.cx / 2, half.cy = e.target.cy / 2;
+  const std::vector<Image> images = e.run.render_cameras(state, {e.target, e.target, half}, "size");
+  ASSERT_EQ(images.size(), 3u);
+  std::unique_ptr<Backend> backend = make_backend(one_thread());
+  const Model model(load_model(e.f.model, *backend), *backend);
+  const std::vector<Image> reference = model.render(model.encode(inputs), {e.target, e.target, half});
+  for (size_t i = 0; i < images.size(); ++i) EXPECT_LT(largest_difference(images[i], reference[i]), 1e-5f) << i;
+  EXPECT_THROW(e.run.encode_views({}, "images"), Error);
 }
 
 }  // namespace
