@@ -104,14 +104,8 @@ Image Run::render(const SceneState& state, const Camera& camera, int height, int
   if (height < 1 || width < 1 || height % patch || width % patch)
     throw Error("render", "size " + std::to_string(height) + "x" + std::to_string(width) +
                               " is not divisible by the patch size " + std::to_string(patch));
-  const Camera sized = camera_at_size(camera, height, width);
-  if (!rendered_sizes_.count({height, width})) {
-    MemoryNeed need;
-    need.render_sizes = {{height, width}};
-    check_memory(need);
-    rendered_sizes_.insert({height, width});
-  }
-  return model().render(state, {sized}).at(0);
+  check_render_size(height, width, "--size");
+  return model().render(state, {camera_at_size(camera, height, width)}).at(0);
 }
 
 SceneState Run::encode_views(const std::vector<PosedImage>& views, const std::string& flag,
@@ -127,15 +121,17 @@ SceneState Run::encode_views(const std::vector<PosedImage>& views, const std::st
 
 std::vector<Image> Run::render_cameras(const SceneState& state, const std::vector<Camera>& cameras,
                                        const std::string& flag) {
-  for (const Camera& camera : cameras)
-    if (!rendered_sizes_.count({camera.height, camera.width})) {
-      MemoryNeed need;
-      need.render_sizes = {{camera.height, camera.width}};
-      need.render_flag = flag;
-      check_memory(need);
-      rendered_sizes_.insert({camera.height, camera.width});
-    }
+  for (const Camera& camera : cameras) check_render_size(camera.height, camera.width, flag);
   return model().render(state, cameras);
+}
+
+void Run::check_render_size(int height, int width, const std::string& flag) {
+  if (rendered_sizes_.count({height, width})) return;
+  MemoryNeed need;
+  need.render_sizes = {{height, width}};
+  need.render_flag = flag;
+  check_memory(need);
+  rendered_sizes_.insert({height, width});
 }
 
 }  // namespace lact

@@ -105,6 +105,8 @@ class Run {
   void fill_inputs(DataOptions& data, const std::string& where, const std::string& message) const;
   // The memory check, the one place: all `need` allocates against what the backend and the host may take.
   void check_memory(const MemoryNeed& need) const;
+  // render(), render_cameras(): one view at height x width, checked the first time that size is rendered.
+  void check_render_size(int height, int width, const std::string& flag);
   // This rank's `share` of the selection's input views (their memory checked with the work's).
   std::vector<PosedImage> read_inputs(const SceneSelection& selection, std::pair<size_t, size_t> share,
                                       const Distribution& across) const;

@@ -58,14 +58,14 @@ def write_safetensors(path, header, data):
         f.write(struct.pack("<Q", len(head)) + head + data)
 
 
-def parse_cli_args(description):
+def parse_cli_args(description, fixture_required=True):
     """The options each tests/cli_<class>_test.py is registered with (tests/CMakeLists.txt): --lact, --fixture,
     --tools, --data. Returns (args, the arguments left for unittest); --lact made absolute."""
     import argparse
     import os
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--lact", required=True)
-    parser.add_argument("--fixture", required=True)
+    parser.add_argument("--fixture", required=fixture_required)
     parser.add_argument("--tools")
     parser.add_argument("--data")
     args, rest = parser.parse_known_args()

@@ -15,7 +15,6 @@ are printed (docs/import.md keeps them).
 
 Usage: python3 tests/import_accuracy_test.py --lact build/app/lact --data ../shared/data
 """
-import argparse
 import json
 import os
 import shutil
@@ -27,6 +26,8 @@ import time
 import unittest
 
 import numpy as np
+
+from cli_common import parse_cli_args
 
 ARGS = None
 COLMAP = shutil.which("colmap")
@@ -189,11 +190,7 @@ class ImportAccuracy(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--lact", required=True)
-    parser.add_argument("--data", required=True)
-    parser.add_argument("--fixture")
-    parser.add_argument("--tools")
-    ARGS, rest = parser.parse_known_args()
-    ARGS.lact = os.path.abspath(ARGS.lact)
+    ARGS, rest = parse_cli_args(__doc__, fixture_required=False)
+    if not ARGS.data:
+        sys.exit("import_accuracy_test: --data (the shared data folder) is required")
     unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)

@@ -44,6 +44,14 @@ struct Encoded {
   }
 };
 
+// The camera at half its size, its intrinsics scaled by hand (the reference for the Run's own scaling).
+Camera halved(const Camera& c) {
+  Camera half = c;
+  half.width = c.width / 2, half.height = c.height / 2;
+  half.fx = c.fx / 2, half.fy = c.fy / 2, half.cx = c.cx / 2, half.cy = c.cy / 2;
+  return half;
+}
+
 float largest_difference(const Image& a, const Image& b) {
   EXPECT_EQ(a.width, b.width);
   EXPECT_EQ(a.height, b.height);
@@ -61,9 +69,7 @@ TEST(PipelineRun, RenderOneCameraAtItsSizeAndAnother) {
   std::unique_ptr<Backend> backend = make_backend(one_thread());
   const Model model(load_model(f.model, *backend), *backend);
   const SceneState reference = model.encode(selected_views(selection, selection.inputs, true));
-  Camera half = target;
-  half.width = target.width / 2, half.height = target.height / 2;
-  half.fx = target.fx / 2, half.fy = target.fy / 2, half.cx = target.cx / 2, half.cy = target.cy / 2;
+  const Camera half = halved(target);
 
   const Image full = run.render(state, target, target.height, target.width);
   EXPECT_EQ(full.height, target.height);
@@ -93,9 +99,7 @@ TEST(PipelineRun, EncodeViewsAndRenderCamerasAsTheModelDoes) {
   Encoded e;
   const std::vector<PosedImage> inputs = selected_views(e.selection, e.selection.inputs, true);
   const SceneState state = e.run.encode_views(inputs, "images");
-  Camera half = e.target;
-  half.width = e.target.width / 2, half.height = e.target.height / 2;
-  half.fx = e.target.fx / 2, half.fy = e.target.fy / 2, half.cx = e.target.cx / 2, half.cy = e.target.cy / 2;
+  const Camera half = halved(e.target);
   const std::vector<Image> images = e.run.render_cameras(state, {e.target, e.target, half}, "size");
   ASSERT_EQ(images.size(), 3u);
   std::unique_ptr<Backend> backend = make_backend(one_thread());

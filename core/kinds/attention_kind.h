@@ -20,4 +20,14 @@ TensorList attention_tensors(const ModelConfig& c, const AttentionParams& p);
 std::vector<GemmShape> attention_gemm_shapes(const ModelConfig& c, const AttentionParams& p, int64_t tokens,
                                              int64_t span);
 
+// What both attention kinds answer alike: heads of head_dim, an inner width of dim, the same tensors.
+class AttentionKind : public ModuleKind {
+ public:
+  int heads(const ModuleConfig& m, int dim) const override { return m.params_as<AttentionParams>().heads(dim); }
+  int hidden(const ModuleConfig&, int dim) const override { return dim; }
+  TensorList tensors(const ModelConfig& c, const ModuleConfig& m) const override {
+    return attention_tensors(c, m.params_as<AttentionParams>());
+  }
+};
+
 }  // namespace lact

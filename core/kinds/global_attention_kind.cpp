@@ -7,7 +7,7 @@ namespace lact {
 
 namespace {
 
-class GlobalAttentionKind final : public ModuleKind {
+class GlobalAttentionKind final : public AttentionKind {
  public:
   const char* class_name() const override { return "GlobalAttention"; }
   std::shared_ptr<const ModuleParams> parse(const nlohmann::json& params, const std::string&, int dim,
@@ -21,11 +21,6 @@ class GlobalAttentionKind final : public ModuleKind {
     const auto& p = m.params_as<AttentionParams>();
     return "global attention (full-attention baseline, KV cache), " + std::to_string(p.heads(c.dim)) + " heads of " +
            std::to_string(p.head_dim);
-  }
-  int heads(const ModuleConfig& m, int dim) const override { return m.params_as<AttentionParams>().heads(dim); }
-  int hidden(const ModuleConfig&, int dim) const override { return dim; }
-  TensorList tensors(const ModelConfig& c, const ModuleConfig& m) const override {
-    return attention_tensors(c, m.params_as<AttentionParams>());
   }
   // The state is the KV cache of the input tokens, gathered from every rank.
   RankExchange rank_exchange() const override { return RankExchange::Gather; }

@@ -10,7 +10,7 @@ namespace lact {
 
 namespace {
 
-class WindowAttentionKind final : public ModuleKind {
+class WindowAttentionKind final : public AttentionKind {
  public:
   const char* class_name() const override { return "SelfAttention"; }
   std::shared_ptr<const ModuleParams> parse(const nlohmann::json& params, const std::string& length_dim, int dim,
@@ -29,11 +29,6 @@ class WindowAttentionKind final : public ModuleKind {
     const auto& p = m.params_as<AttentionParams>();
     return "window attention, " + std::to_string(p.heads(c.dim)) + " heads x " + std::to_string(p.head_dim) +
            ", qk norm " + (p.use_qk_norm ? "on" : "off");
-  }
-  int heads(const ModuleConfig& m, int dim) const override { return m.params_as<AttentionParams>().heads(dim); }
-  int hidden(const ModuleConfig&, int dim) const override { return dim; }
-  TensorList tensors(const ModelConfig& c, const ModuleConfig& m) const override {
-    return attention_tensors(c, m.params_as<AttentionParams>());
   }
   double encode_flops(const ModelConfig& c, const ModuleConfig&, double n, double per_view) const override {
     return 2.0 * n * c.dim * 4 * c.dim + 4.0 * n * per_view * c.dim;
