@@ -22,12 +22,13 @@ else
     cp build-gpu/$t "$bundle/bin/"
   done
   cp -r ../shared/fixtures/lact_tiny "$bundle/fixture" 2>/dev/null
+  cp -r ../shared/fixtures/lact_tiny_v2 "$bundle/fixture_v2" 2>/dev/null
   cp -r build-gpu/tests/reference_cases "$bundle/reference_cases" 2>/dev/null
 fi
 # CUDA 13's cuBLAS: the toolkit's, else the one PyTorch's wheels carry.
 cublas_dir="$(dirname "$(find /usr/local/cuda*/ /opt -name 'libcublas.so.13' 2>/dev/null | head -1)" 2>/dev/null)"
 export LD_LIBRARY_PATH="$bundle/lib:${cublas_dir:-/usr/local/cuda/lib64}:${LD_LIBRARY_PATH:-}"
-export LACT_FIXTURE_DIR="$bundle/fixture" LACT_REFERENCE_CASES="$bundle/reference_cases"
+export LACT_FIXTURE_DIR="$bundle/fixture" LACT_FIXTURE_V2_DIR="$bundle/fixture_v2" LACT_REFERENCE_CASES="$bundle/reference_cases"
 bin="$bundle/bin"
 { echo "commit $(cat $bundle/commit 2>/dev/null)"; nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv; } \
   >"$out/device.txt" 2>&1
@@ -43,7 +44,7 @@ def timed(f, reps=10):
     for _ in range(reps):
         s.record(); f(); e.record(); torch.cuda.synchronize(); ts.append(s.elapsed_time(e) / 1e3)
     ts.sort(); return ts[len(ts) // 2]
-x = torch.rand(1 << 30, device="cuda", dtype=torch.uint8); y = torch.empty_like(x)
+x = torch.randint(0, 256, (1 << 30,), device="cuda", dtype=torch.uint8); y = torch.empty_like(x)
 t = timed(lambda: y.copy_(x)); print(f"copy_TBps {2 * x.numel() / t / 1e12:.2f}")
 a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16); b = torch.randn_like(a)
 t = timed(lambda: a @ b); print(f"torch_bf16_TFLOPs {2 * 8192**3 / t / 1e12:.1f}")

@@ -25,11 +25,14 @@ for t in app/lact tests/test_ops tests/test_newton_schulz tests/test_parity test
   cp "$build/$t" "$stage/bin/"
   strip "$stage/bin/$(basename "$t")"
 done
-# Libraries outside glibc, libstdc++ and CUDA's own, which the device image may lack.
-ldd "$stage/bin/lact" | awk '/=> \//{print $3}' | grep -E 'openblas|gfortran|quadmath|gomp' | while read -r lib; do
-  cp -L "$lib" "$stage/lib/"
-done
+# Every library outside glibc, libstdc++ and libgcc (OpenBLAS, oneDNN, libspng, libjpeg, ...): the device image
+# has CUDA but none of our Debian packages.
+for b in "$stage"/bin/*; do ldd "$b"; done | awk '/=> \//{print $1, $3}' | sort -u |
+  grep -v -E '^(libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|ld-linux[^ ]*)\.so' | while read -r _ lib; do
+    cp -L "$lib" "$stage/lib/"
+  done
 cp -r "$fixture" "$stage/fixture"
+cp -r "${LACT_FIXTURE_V2_DIR:-$root/../shared/fixtures/lact_tiny_v2}" "$stage/fixture_v2"  # the variant (V2) fixture
 cp -r "$build/tests/reference_cases" "$stage/reference_cases"
 git rev-parse --short HEAD > "$stage/commit"
 # Compressed: OpenBLAS alone is 36 MB, and a device call carries 64 MiB in all.
