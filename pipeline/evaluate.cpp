@@ -11,6 +11,7 @@
 
 #include "core/camera_geometry.h"
 #include "core/error.h"
+#include "core/error_scale_bar.h"
 #include "core/file_io.h"
 #include "core/metrics.h"
 #include "datasets/camera_path_io.h"
@@ -65,7 +66,7 @@ void write_view_images(const Image& image, const Image& truth, const std::string
   write_png(out.folder.file(stem + ".png", out.inputs), image);
   if (out.options.save_images) {
     write_png(out.folder.file(stem + "_gt.png", out.inputs), truth);
-    write_png(out.folder.file(stem + "_diff.png", out.inputs), error_heat_map(image, truth));
+    write_png(out.folder.file(stem + "_diff.png", out.inputs), with_error_scale_bar(error_heat_map(image, truth)));
   }
   if (out.options.save_npy) write_npy(out.folder.file(stem + ".npy", out.inputs), image);
 }

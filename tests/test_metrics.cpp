@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/camera_geometry.h"
+#include "core/error_scale_bar.h"
 #include "core/metrics.h"
 
 #ifndef LACT_TEST_DATA_DIR
@@ -127,4 +128,39 @@ TEST(CameraPaths, NearestCameraByViewingDirectionThenPosition) {
 }
 
 }  // namespace
+}  // namespace lact
+
+namespace lact {
+
+// The bar under a *_diff.png: the heat map above it unchanged, and each bar column coloured as error_heat_map
+// colours a pixel whose mean absolute error is that column's share of the saturation (1 / gain).
+TEST(Metrics, ErrorScaleBarShowsTheHeatMapsScale) {
+  const int width = 64, height = 8;
+  const float gain = 4.0f;
+  Image truth{width, height, std::vector<float>(width * height * 3, 0.0f)}, render = truth;
+  for (size_t i = 0; i < render.rgb.size(); ++i) render.rgb[i] = static_cast<float>(i % 7) / 9.0f;
+  const Image heat = error_heat_map(render, truth, gain);
+  const Image shown = with_error_scale_bar(heat, gain);
+  ASSERT_EQ(shown.width, width);
+  ASSERT_EQ(shown.height, height + kErrorScaleBarRows);
+  EXPECT_TRUE(std::equal(heat.rgb.begin(), heat.rgb.end(), shown.rgb.begin()));
+  const int bar_row = height + 4;  // inside the gradient
+  for (int x : {0, 13, 31, 50, 63}) {
+    const float error = static_cast<float>(x) / (width - 1) / gain;
+    const Image one = error_heat_map(Image{1, 1, {error, error, error}}, Image{1, 1, {0, 0, 0}}, gain);
+    for (int c = 0; c < 3; ++c)
+      EXPECT_NEAR(shown.rgb[(static_cast<size_t>(bar_row) * width + x) * 3 + c], one.rgb[c], 1e-5f) << x << " " << c;
+  }
+  // Labels: dark pixels on the white rows under the bar, at both ends.
+  auto dark_in = [&](int x0, int x1) {
+    int n = 0;
+    for (int y = height + 11; y < shown.height; ++y)
+      for (int x = x0; x < x1; ++x) n += shown.rgb[(static_cast<size_t>(y) * width + x) * 3] < 0.5f;
+    return n;
+  };
+  EXPECT_GT(dark_in(0, 4), 0);               // "0"
+  EXPECT_GT(dark_in(width - 16, width), 0);  // "0.25"
+  EXPECT_EQ(dark_in(8, 20), 0);              // nothing between "0" and the middle label
+}
+
 }  // namespace lact
