@@ -66,6 +66,9 @@ Run::SceneWork Run::plan_scene_work(const SceneSelection& selection, bool encode
     for (int view : nearest_inputs_to_read(selection, work.targets, work.inputs.first, loaded))
       need.reads.push_back({view});
     check_memory(need);
+    WorkSize time = encode_work(selection, work.inputs);  // no views to encode from a state
+    time.renders.push_back({selection.height, selection.width, static_cast<int64_t>(work.targets.size())});
+    check_time(time, "scene '" + selection.scene.name + "': ");
   });
   return work;
 }

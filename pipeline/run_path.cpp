@@ -17,6 +17,18 @@ std::vector<Camera> path_frames(const std::string& path, int patch, MemoryNeed& 
   need.render_flag = path + ": a frame of";
   return frames;
 }
+// Encoding the share (from inputs) and rendering the frames, for the time estimate.
+WorkSize path_work(const SceneSelection& selection, std::pair<size_t, size_t> share, const std::vector<Camera>& frames,
+                   const SceneState& state) {
+  WorkSize work = encode_work(selection, share);
+  if (!work.state_views) work.state_views = state.input_views, work.height = state.height, work.width = state.width;
+  for (const Camera& c : frames) {
+    if (work.renders.empty() || work.renders.back().height != c.height || work.renders.back().width != c.width)
+      work.renders.push_back({c.height, c.width, 0});
+    ++work.renders.back().views;
+  }
+  return work;
+}
 }  // namespace
 
 Run::Opened Run::open_state(SceneRequest& r, bool with_scene) {
@@ -69,6 +81,7 @@ void Run::render_path(SceneRequest r, const std::string& path) {
     if (r.state.empty()) share = input_share(selection, distribution()), need = encode_need(selection, share);
     frames = path_frames(path, model().config().patch_size, need);
     check_memory(need);
+    check_time(path_work(selection, share, frames, state), "");
   });
   if (r.state.empty())
     state = model().encode(read_inputs(selection, share, distribution()), {}, distribution().collective);
