@@ -2,6 +2,7 @@
 // metadata) or a model whose --inputs it encodes.
 #include "core/error.h"
 #include "core/scene_state_io.h"
+#include "pipeline/path_frame.h"
 #include "pipeline/run.h"
 #include "pipeline/run_work.h"
 
@@ -73,6 +74,12 @@ void Run::render_path(SceneRequest r, const std::string& path) {
   }
   read.model_path = r.model, read.model = &model(), read.camera_path = path;
   agree_on_inputs(distribution(), read);
+  on_every_rank([&] {  // the path's cameras in the world the scene renders in
+    const bool from_state = !r.state.empty();
+    const PathFrame frame = from_state ? state_frame(read_scene_state_metadata(r.state), r.state)
+                                       : selection_frame(selection, r.data.normalize_poses);
+    check_path_frame(path, frame, r.state, leads());
+  });
   // The path's memory, checked once: the encode and its reads (from inputs), one frame at each size.
   std::vector<Camera> frames;
   std::pair<size_t, size_t> share;
