@@ -5,6 +5,7 @@
 
 #include "app/commands.h"
 #include "app/flags.h"
+#include "app/unused_flags.h"
 #include "core/camera_geometry.h"
 #include "core/error.h"
 #include "core/scene_state_io.h"
@@ -135,7 +136,20 @@ void add_path_command(CLI::App& app) {
                       "size unless given), as `render --state` needs them");
   add_data_options(*command, o->data);
   command->remove_option(command->get_option("--background"));  // no images are read
-  command->callback([o]() { run_path(*o); });
+  command->callback([o, command]() {
+    if (o->kind == "turntable") {  // around the origin: no scene's cameras (only a state's frame and size)
+      std::vector<std::string> flags = data_detail_flags();
+      flags.insert(flags.begin(), "--data");
+      flags.erase(std::find(flags.begin(), flags.end(), "--size"));
+      flags.push_back("--keys");
+      flags.push_back("--radius");
+      refuse_unused_flags(*command, flags, "not used by a turntable path (it reads no scene)");
+    } else {
+      refuse_unused_flags(*command, {"--hfov", "--min-radius", "--max-radius"}, "is for turntable paths");
+      if (o->kind == "interpolate") refuse_unused_flags(*command, {"--radius", "--elevation"}, "is for orbit paths");
+    }
+    run_path(*o);
+  });
 }
 
 void add_eval_compare_command(CLI::App& app) {
