@@ -24,7 +24,10 @@ void Run::check_time(const WorkSize& work, const std::string& what) {
   const double gflops = model_gflops_;
   const double seconds = flops / (gflops * 1e9);
   char basis[160];
-  std::snprintf(basis, sizeof basis, "%.0f GFLOP at about %.0f GFLOP/s measured here", flops / 1e9, gflops);
+  std::snprintf(
+      basis, sizeof basis,
+      gflops < 10 ? "%.0f GFLOP at about %.2g GFLOP/s measured here" : "%.0f GFLOP at about %.0f GFLOP/s measured here",
+      flops / 1e9, gflops);
   if (limit > 0 && seconds > limit)
     throw Error("--max-seconds", what + work_text(work) + " is estimated at " + duration_text(seconds) + " (" + basis +
                                      "), over " + duration_text(limit) +

@@ -23,11 +23,13 @@ double work_flops(const ModelConfig& config, const WorkSize& work) {
 std::string work_text(const WorkSize& work) {
   std::string text;
   if (work.encode_views > 0)
-    text = "encoding " + std::to_string(work.encode_views) + " views at " + std::to_string(work.height) + "x" +
-           std::to_string(work.width);
+    text = "encoding " + std::to_string(work.encode_views) + (work.encode_views > 1 ? " views at " : " view at ") +
+           std::to_string(work.height) + "x" + std::to_string(work.width);
   int64_t rendered = 0;
   for (const WorkSize::Renders& r : work.renders) rendered += r.views;
-  if (rendered > 0) text += (text.empty() ? "rendering " : " and rendering ") + std::to_string(rendered) + " views";
+  if (rendered > 0)
+    text += (text.empty() ? "rendering " : " and rendering ") + std::to_string(rendered) +
+            (rendered > 1 ? " views" : " view");
   if (rendered > 0 && work.renders.size() == 1)
     text += " at " + std::to_string(work.renders[0].height) + "x" + std::to_string(work.renders[0].width);
   return text;
@@ -62,7 +64,7 @@ std::string duration_text(double seconds) {
   else if (seconds < 90 * 60)
     std::snprintf(text, sizeof text, "%.1f min", seconds / 60);
   else
-    std::snprintf(text, sizeof text, "%.1f h", seconds / 3600);
+    std::snprintf(text, sizeof text, seconds < 100 * 3600 ? "%.1f h" : "%.0f h", seconds / 3600);
   return text;
 }
 
