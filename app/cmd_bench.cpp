@@ -5,6 +5,7 @@
 #include "app/commands.h"
 #include "app/flags.h"
 #include "bench/bench_run.h"
+#include "core/error.h"
 
 namespace lact::app {
 
@@ -49,7 +50,8 @@ void add_bench_command(CLI::App& app) {
                       "authors' ttt_loss_type keys work too); prints each one's speed-ups and state against the "
                       "baseline beside the FLOP count's prediction; --csv writes that table");
   command->add_option("--views", o->views, "Input view counts, e.g. 2,4,8,16,32,48")->capture_default_str();
-  command->add_option("--size", o->sizes, "Square view sizes, e.g. 128,256,512")->capture_default_str();
+  command->add_option("--size", o->sizes, "View sizes HxW, as every size flag (N: NxN), e.g. 128,256x448")
+      ->capture_default_str();
   command->add_option("--targets", o->targets, "Rendered views per measurement")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
@@ -62,11 +64,8 @@ void add_bench_command(CLI::App& app) {
   command->add_option("--max-seconds", o->max_seconds, "Skip sizes whose encode is predicted to take longer")
       ->capture_default_str()
       ->check(finite_range(0, 1e9));
-  command
-      ->add_option("--max-memory-gb", o->max_memory_gb,
-                   "Skip sizes estimated to need more (default 0: 90% of the backend's available memory, 70% of RAM "
-                   "where that is unknown)")
-      ->check(finite_range(0, kMaxMemoryLimitGb));
+  // One memory flag for every command (--memory-limit, below); the old name is refused with a pointer to it.
+  command->add_option("--max-memory-gb", o->old_memory_flag, "")->group("");
   command->add_option("--json", o->json, "Write every row as JSON");
   command->add_option("--csv", o->csv, "Write one row per size (both models, their ratios) as CSV");
   command->add_option("--plot", o->plot, "Write a log-log PNG of encode time and render FPS against input tokens");
@@ -84,6 +83,10 @@ void add_bench_command(CLI::App& app) {
   add_common_options(*command, o->common);
   add_distributed_bench_options(*command, *o);
   command->callback([o, command]() {
+    if (!o->old_memory_flag.empty())
+      throw Error("--max-memory-gb",
+                  "is --memory-limit now (GB, as for render and encode): sizes estimated over it "
+                  "are skipped");
     // Across ranks, the first exchange: every rank runs this bench (pipeline/run_agreement.h).
     if (o->common.distributed != "none") start_agreed_ranks(o->common, command_line_digest(*command));
     bench::run_bench(*o);

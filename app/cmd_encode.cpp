@@ -17,12 +17,14 @@ struct EncodeOptions {
   CommonOptions common;
   DataOptions data;
   std::string model, output, state_dtype = "fp32";
-  bool force = false;
+  bool force = false, quiet = false;
 };
 // Across ranks every rank reads the model and its share of the views (the Run's work); the lead writes the state.
 void run_encode(EncodeOptions& o, const RunDigest& command_line) {
   StoredDtype dtype{};
-  Run run(o.common, {}, command_line, [&](RunOutput& out) {
+  OutputOptions out;
+  out.quiet = o.quiet;
+  Run run(o.common, out, command_line, [&](RunOutput& out) {
     out.inputs.add(o.model);
     out.inputs.add(o.data.data);
     check_named_output(o.output, "--output", o.force, out.inputs);  // before any work
@@ -52,12 +54,14 @@ void add_encode_command(CLI::App& app) {
   add_data_options(*command, o->data);
   command->add_option("-o,--output", o->output, "Scene state file to write (.safetensors)")->required();
   command->add_flag("--force", o->force, "Replace an existing output file (never one of the inputs)");
+  command->add_flag("--quiet", o->quiet, "No progress bar (encoded layers, on a terminal)");
   command
       ->add_option("--state-dtype", o->state_dtype,
                    "Store the fast weights as fp32, or bf16 (half the file; renders within bf16 rounding of fp32's)")
       ->capture_default_str();
   add_common_options(*command, o->common);
   add_distributed_options(*command, o->common);
+  add_time_limit_option(*command, o->common);
   command->callback([o, command]() { run_encode(*o, command_line_digest(*command)); });
 }
 

@@ -3,6 +3,7 @@
 
 #include "app/commands.h"
 #include "app/flags.h"
+#include "app/unused_flags.h"
 #include "core/error.h"
 #include "core/module_kind.h"
 #include "core/safetensors.h"
@@ -70,6 +71,7 @@ void info_model(const std::string& path) {
 }
 
 void info_file(const std::string& path) {
+  refuse_pytorch_checkpoint(path);
   const SafetensorsFile file(path);
   const std::string format = metadata_or(file.metadata(), "format", "");
   if (format.rfind("lact scene state", 0) == 0)
@@ -190,7 +192,12 @@ void add_info_command(CLI::App& app) {
   add_data_options(*command, o->data);
   command->add_option("--targets", o->targets, "Target views to show (as for render)");
   command->add_flag("--devices", o->devices, "List the compute devices (cpu, cuda) and whether each runs here");
-  command->callback([o]() {
+  command->callback([o, command]() {
+    if (o->data.data.empty()) {
+      std::vector<std::string> flags = data_detail_flags();
+      flags.push_back("--targets");
+      refuse_unused_flags(*command, flags, "describes a dataset's views: it needs --data");
+    }
     if (o->devices) info_devices();
     if (!o->file.empty()) info_file(o->file);
     if (!o->data.data.empty()) info_data(o->data, o->targets);

@@ -1,16 +1,20 @@
 // lact path: write camera path files (turntable, orbit, interpolation between a scene's cameras).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
 #include "app/commands.h"
 #include "app/flags.h"
+#include "app/unused_flags.h"
 #include "core/camera_geometry.h"
 #include "core/error.h"
+#include "core/scene_state_io.h"
 #include "datasets/camera_path_io.h"
 #include "datasets/view_selection.h"
 #include "pipeline/backend_options.h"
 #include "pipeline/evaluate.h"
 #include "pipeline/output_files.h"
+#include "pipeline/path_frame.h"
 #include "pipeline/report.h"
 #include "pipeline/scene_selection.h"
 
@@ -20,7 +24,7 @@ namespace {
 
 struct PathOptions {
   DataOptions data;
-  std::string kind, output = "path.json", keys;
+  std::string kind, output = "path.json", keys, state;
   int frames = 120;
   double hfov = 50, radius = 0, elevation = 30, min_radius = 1.7, max_radius = 3.0;
   bool force = false;
@@ -35,37 +39,76 @@ void check_path_flags(const PathOptions& o) {
   if (!(o.radius >= 0 && o.radius < 1e6)) throw Error("--radius", "must be in [0, 1e6) (0: the cameras' distance)");
 }
 
+// A state's working size, "HxW" from its metadata.
+std::string state_size(const std::string& state) {
+  const auto metadata = read_scene_state_metadata(state);
+  return metadata_or(metadata, "height", "") + "x" + metadata_or(metadata, "width", "");
+}
+
+// Without --size or --inputs: about 256x256 pixels at the aspect of the first key view, sides multiples of 8.
+std::pair<int, int> default_path_size(const Camera& first) {
+  constexpr double kPixels = 256.0 * 256.0;
+  const double aspect = static_cast<double>(first.width) / first.height;
+  auto side = [](double v) { return std::max(8, static_cast<int>(std::lround(v / 8)) * 8); };
+  return {side(std::sqrt(kPixels / aspect)), side(std::sqrt(kPixels * aspect))};
+}
+
+// The scene whose cameras orbit / interpolate follow, at the working size, in the frame the path records: a
+// state's (its data, scene, size and pose normalisation), or --data's with --normalize-poses.
+SceneSelection path_scene(const PathOptions& o, PathFrame& frame) {
+  if (o.state.empty()) {
+    SceneSelection s = select_scene_views(o.data, 1);
+    frame = selection_frame(s, o.data.normalize_poses);
+    return s;
+  }
+  const auto metadata = read_scene_state_metadata(o.state);
+  frame = state_frame(metadata, o.state);
+  return plan_from_state_metadata(metadata, o.data, o.state, 1);
+}
+
+std::vector<Camera> scene_path(const PathOptions& o, InputFiles& inputs, PathFrame& frame) {
+  const SceneSelection s = path_scene(o, frame);
+  add_scene_inputs(s, inputs);
+  check_named_output(o.output, "--output", o.force, inputs);
+  const std::vector<int> keys =
+      select_views(o.keys.empty() ? "all" : o.keys, s.scene, false, {}, o.data.seed, "--keys");
+  SceneSelection sized = s;
+  if (!sized.height) std::tie(sized.height, sized.width) = default_path_size(s.scene.views.at(keys.at(0)).camera);
+  std::vector<Camera> cameras;
+  for (const PosedImage& v : selected_views(sized, keys, false)) cameras.push_back(v.camera);
+  if (o.kind == "interpolate") return interpolate_path_frames(cameras, o.frames);
+  return orbit_around(cameras, o.frames, o.radius, o.elevation);
+}
+
 void run_path(const PathOptions& o) {
   check_path_flags(o);
+  if (o.kind != "turntable" && o.kind != "orbit" && o.kind != "interpolate")
+    throw Error("lact path", "unknown path kind '" + o.kind + "' (turntable, orbit, interpolate)");
+  if (!o.state.empty() && o.data.normalize_poses != "none")
+    throw Error("--normalize-poses", "not with --state: the path takes the state's own normalisation");
   InputFiles inputs;
   inputs.add(o.data.data);
+  inputs.add(o.state);
   check_named_output(o.output, "--output", o.force, inputs);
+  PathFrame frame;  // raw unless a state or --normalize-poses says otherwise
+  frame.recorded = true;
   std::vector<Camera> path;
-  const auto [height, width] = parse_size(o.data.size.empty() ? "256x256" : o.data.size);
   if (o.kind == "turntable") {
+    // Around the origin of the state's frame when given (its size too), else raw at --size or 256x256.
+    if (!o.state.empty()) frame = state_frame(read_scene_state_metadata(o.state), o.state);
+    const std::string size = !o.data.size.empty() || o.state.empty() ? o.data.size : state_size(o.state);
+    const auto [height, width] = parse_size(size.empty() ? "256x256" : size);
     path = turntable_path(o.frames, width, height, o.hfov, o.min_radius, o.max_radius, o.elevation);
   } else {
-    // orbit / interpolate follow a scene's cameras (at the working size, after pose normalisation).
-    const SceneSelection s = select_scene_views(o.data, 1);
-    add_scene_inputs(s, inputs);
-    check_named_output(o.output, "--output", o.force, inputs);
-    const std::vector<int> keys =
-        select_views(o.keys.empty() ? "all" : o.keys, s.scene, false, {}, o.data.seed, "--keys");
-    SceneSelection sized = s;
-    if (!sized.height) sized.height = height, sized.width = width;
-    std::vector<Camera> cameras;
-    for (const PosedImage& v : selected_views(sized, keys, false)) cameras.push_back(v.camera);
-    if (o.kind == "interpolate") {
-      path = interpolate_path_frames(cameras, o.frames);
-    } else if (o.kind == "orbit") {
-      path = orbit_around(cameras, o.frames, o.radius, o.elevation);
-    } else {
-      throw Error("lact path", "unknown path kind '" + o.kind + "' (turntable, orbit, interpolate)");
-    }
+    path = scene_path(o, inputs, frame);
   }
-  write_camera_path(o.output, path);
-  std::printf("%s: %zu frames (%s) at %dx%d\n", o.output.c_str(), path.size(), o.kind.c_str(), path[0].height,
-              path[0].width);
+  frame.made_by = o.kind;
+  write_camera_path(o.output, path, &frame);
+  const std::string world = frame.raw()       ? "raw coordinates"
+                            : o.state.empty() ? "normalised (--normalize-poses " + frame.normalize_poses + ")"
+                                              : "normalised as " + o.state + " was";
+  std::printf("%s: %zu frames (%s) at %dx%d, %s\n", o.output.c_str(), path.size(), o.kind.c_str(), path[0].height,
+              path[0].width, world.c_str());
 }
 
 }  // namespace
@@ -88,8 +131,25 @@ void add_path_command(CLI::App& app) {
   command->add_option("--max-radius", o->max_radius, "Turntable radius range")->capture_default_str();
   command->add_option("--radius", o->radius, "Orbit radius (default: the cameras' mean distance)");
   command->add_option("--keys", o->keys, "Cameras to orbit around / interpolate through (view selection; default all)");
+  command->add_option("--state", o->state,
+                      "Make the cameras in this scene state's frame (its --normalize-poses; its data, scene and "
+                      "size unless given), as `render --state` needs them");
   add_data_options(*command, o->data);
-  command->callback([o]() { run_path(*o); });
+  command->remove_option(command->get_option("--background"));  // no images are read
+  command->callback([o, command]() {
+    if (o->kind == "turntable") {  // around the origin: no scene's cameras (only a state's frame and size)
+      std::vector<std::string> flags = data_detail_flags();
+      flags.insert(flags.begin(), "--data");
+      flags.erase(std::find(flags.begin(), flags.end(), "--size"));
+      flags.push_back("--keys");
+      flags.push_back("--radius");
+      refuse_unused_flags(*command, flags, "not used by a turntable path (it reads no scene)");
+    } else {
+      refuse_unused_flags(*command, {"--hfov", "--min-radius", "--max-radius"}, "is for turntable paths");
+      if (o->kind == "interpolate") refuse_unused_flags(*command, {"--radius", "--elevation"}, "is for orbit paths");
+    }
+    run_path(*o);
+  });
 }
 
 void add_eval_compare_command(CLI::App& app) {

@@ -59,6 +59,7 @@ void add_render_command(CLI::App& app) {
                     "Replace an existing --video file, or a report.json/report.csv in --out that lact did not write");
   add_common_options(*command, o->common);
   add_distributed_options(*command, o->common);
+  add_time_limit_option(*command, o->common);
   command->callback([o, command]() { run_render(*o, command_line_digest(*command)); });
 }
 

@@ -29,7 +29,8 @@ void add_view_command(CLI::App& app) {
                    "Threads of the render thread (0: one for views under ~1 GFLOP, else --threads)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  command->add_option("--window", o->window, "Window size WxH")->capture_default_str();
+  command->add_option("--window", o->window, "Window size HxW in screen units (like --size; N: NxN)")
+      ->capture_default_str();
   command->add_option("--scale", o->scale, "Render resolution scale in (0, 1]")->capture_default_str();
   command->add_flag("--adaptive", o->adaptive, "Render at --moving-scale while the camera moves");
   command->add_option("--moving-scale", o->moving_scale, "Resolution scale while moving (with --adaptive)")

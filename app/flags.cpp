@@ -58,6 +58,14 @@ void add_distributed_options(CLI::App& command, CommonOptions& options) {
       ->check(finite_range(0.0, kMaxMemoryLimitGb));
 }
 
+void add_time_limit_option(CLI::App& command, CommonOptions& options) {
+  command
+      .add_option("--max-seconds", options.max_seconds,
+                  "Refuse a scene (or path) whose encode and render are estimated to take longer: FLOPs over the "
+                  "rate measured here (default 0: no limit; runs estimated over a minute say so)")
+      ->check(finite_range(0, 1e9));
+}
+
 CLI::Validator finite_range(double min, double max) {
   // CLI::Range lets NaN through (every comparison with it is false) and reads "inf": a value must be finite too.
   char text[64];

@@ -14,6 +14,8 @@ void add_data_options(CLI::App& command, DataOptions& options);
 void add_common_options(CLI::App& command, CommonOptions& options);
 // --distributed and --memory-limit (encode, render, bench).
 void add_distributed_options(CLI::App& command, CommonOptions& options);
+// --max-seconds (encode, render): refuse work estimated to take longer.
+void add_time_limit_option(CLI::App& command, CommonOptions& options);
 // A number from min to max that is finite (CLI::Range accepts NaN).
 CLI::Validator finite_range(double min, double max);
 

@@ -22,7 +22,7 @@ namespace {
 
 struct DistributedRow {
   std::string model;
-  int views = 0, size = 0;
+  int views = 0, height = 0, width = 0;
   int64_t tokens = 0;
   double alone_s = 0, ranks_s = 0;  // one rank encoding every view; every rank its share (the slowest rank)
   double mib_per_layer = 0;         // payload this rank exchanged per layer (all-reduce or all-gather)
@@ -50,11 +50,12 @@ double slowest(const Distribution& d, double seconds) {
   return worst;
 }
 
-DistributedRow measure(const std::string& name, const Model& model, int views, int size, const BenchOptions& o,
-                       const Distribution& d) {
-  DistributedRow row{name, views, size};
-  const std::vector<PosedImage> inputs = bench_views(views, size, size, true, 0);
-  row.tokens = static_cast<int64_t>(views) * (size / model.config().patch_size) * (size / model.config().patch_size);
+DistributedRow measure(const std::string& name, const Model& model, int views, std::pair<int, int> size,
+                       const BenchOptions& o, const Distribution& d) {
+  const auto [height, width] = size;
+  DistributedRow row{name, views, height, width};
+  const std::vector<PosedImage> inputs = bench_views(views, height, width, true, 0);
+  row.tokens = static_cast<int64_t>(views) * (height / model.config().patch_size) * (width / model.config().patch_size);
   const auto [begin, end] = share_of(d, inputs.size());
   const std::vector<PosedImage> mine(inputs.begin() + begin, inputs.begin() + end);
   Backend& be = model.backend();
@@ -89,7 +90,7 @@ void print_rows(const std::vector<DistributedRow>& rows, const Distribution& d) 
       d.size());
   for (const DistributedRow& r : rows)
     std::printf("| %s | %d | %d | %dx%d | %lld | %lld | %.3f | %.3f | %.2fx | %.3f | %.2g |\n", r.model.c_str(),
-                d.size(), r.views, r.size, r.size, static_cast<long long>(r.tokens),
+                d.size(), r.views, r.height, r.width, static_cast<long long>(r.tokens),
                 static_cast<long long>(r.tokens / d.size()), r.alone_s, r.ranks_s, r.alone_s / r.ranks_s,
                 r.mib_per_layer, r.state_difference);
   std::printf(
@@ -102,20 +103,21 @@ void print_rows(const std::vector<DistributedRow>& rows, const Distribution& d) 
 void run_across_ranks(const BenchOptions& o) {
   RunBackend run = start_run_backend(o.common);
   const Distribution& d = run.distribution;
-  const std::vector<int> views = parse_list(o.views, "--views", 100000), sizes = parse_list(o.sizes, "--size", 8192);
+  const std::vector<int> views = parse_list(o.views, "--views", 100000);
+  const std::vector<std::pair<int, int>> sizes = parse_size_list(o.sizes, "--size", 8192);
   const ModelConfig lact = lact_config(o);
   std::vector<DistributedRow> rows;
   for (const auto& [name, config] : bench_models(o, lact)) {
     const Model model(random_model_weights(config, *run.backend, 1), *run.backend);  // the same seed on every rank
-    for (int size : sizes)
+    for (const std::pair<int, int>& size : sizes)
       for (int v : views) {
         on_every_rank(d, [&] {
           if (v < d.size())
             throw Error("--views", std::to_string(v) + " views for " + std::to_string(d.size()) + " ranks");
-          check_memory(model, v, size, size, "--size");  // rank 0 encodes every view alone
+          check_memory(model, v, size.first, size.second, "--size");  // rank 0 encodes every view alone
         });
         rows.push_back(measure(name, model, v, size, o, d));
-        if (d.leads()) std::fprintf(stderr, "  %s %d views %dx%d done\n", name.c_str(), v, size, size);
+        if (d.leads()) std::fprintf(stderr, "  %s %d views %dx%d done\n", name.c_str(), v, size.first, size.second);
       }
   }
   if (!d.leads()) return;

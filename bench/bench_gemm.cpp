@@ -49,9 +49,10 @@ double time_shape(Backend& be, const GemmShape& s, int repeat) {
 
 void run_gemm_library_bench(const BenchOptions& o) {
   if (o.common.backend != "cpu") throw Error("--gemm-libraries", "compares the CPU backend's libraries (--device cpu)");
-  const std::vector<int> views = parse_list(o.views, "--views", 100000), sizes = parse_list(o.sizes, "--size", 8192);
+  const std::vector<int> views = parse_list(o.views, "--views", 100000);
+  const auto [height, width] = parse_size_list(o.sizes, "--size", 8192).at(0);
   const ModelConfig config = lact_config(o);
-  const int64_t per_view = int64_t(sizes[0] / config.patch_size) * (sizes[0] / config.patch_size);
+  const int64_t per_view = int64_t(height / config.patch_size) * (width / config.patch_size);
   const int64_t tokens = per_view * views[0];
 
   struct Library {
@@ -72,7 +73,7 @@ void run_gemm_library_bench(const BenchOptions& o) {
   std::printf(
       "lact bench --gemm-libraries: config %s, %d views %dx%d (%lld tokens), %d thread(s), best of %d; "
       "GFLOP/s\n\n| product | m x n x k | batch |",
-      o.config.c_str(), views[0], sizes[0], sizes[0], static_cast<long long>(tokens), o.common.threads, o.repeat);
+      o.config.c_str(), views[0], height, width, static_cast<long long>(tokens), o.common.threads, o.repeat);
   for (const Library& l : libraries) std::printf(" %s |", l.name.c_str());
   std::printf(" oneDNN fp32 / OpenBLAS |\n|---|---|---|");
   for (size_t i = 0; i <= libraries.size(); ++i) std::printf("---|");

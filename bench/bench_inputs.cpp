@@ -35,6 +35,28 @@ std::vector<int> parse_list(const std::string& text, const char* flag, int max) 
   return values;
 }
 
+std::vector<std::pair<int, int>> parse_size_list(const std::string& text, const char* flag, int max) {
+  std::vector<std::pair<int, int>> sizes;
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, ',')) {
+    const size_t x = item.find_first_of("xX");
+    const std::string height = item.substr(0, x), width = x == std::string::npos ? height : item.substr(x + 1);
+    std::vector<int> sides;
+    try {
+      sides = parse_list(height + "," + width, flag, max);
+    } catch (const Error&) {
+      sides.clear();
+    }
+    if (sides.size() != 2 || height.empty() || width.empty())
+      throw Error(flag, "'" + text.substr(0, 40) + "' is not a list of sizes like 128,256x512 (HxW, each side 1.." +
+                            std::to_string(max) + "; N: NxN)");
+    sizes.push_back({sides[0], sides[1]});
+  }
+  if (sizes.empty()) throw Error(flag, "empty list");
+  return sizes;
+}
+
 // The paper's config, optionally scaled: --layers N --dim D (attention heads of 64 when D allows).
 ModelConfig lact_config(const BenchOptions& o) {
   return scaled_config(builtin_model_config(o.config), o.layers, o.dim);

@@ -15,6 +15,9 @@ namespace lact::bench {
 double now_seconds();
 // "2,4,8": every item a whole number in 1..max, else Error naming `flag`.
 std::vector<int> parse_list(const std::string& text, const char* flag, int max);
+// "128,256x512": sizes HxW as every size flag writes them (a single N: NxN), each side in 1..max; Error naming
+// `flag` otherwise. {height, width} each.
+std::vector<std::pair<int, int>> parse_size_list(const std::string& text, const char* flag, int max);
 // The built-in config, scaled by --layers / --dim (core/config_scaling.h).
 ModelConfig lact_config(const BenchOptions& o);
 // The models to time: --models (lact, full), or every --variants entry.

@@ -12,7 +12,8 @@ struct BenchOptions {
   std::string config = "lact_l24_d768_ttt2x", model, views = "2", sizes = "128", models = "lact,full", variants;
   std::string json, csv, plot, python = "/usr/bin/python3";
   int layers = 0, dim = 0, targets = 2, repeat = 5, warmup = 1;
-  double max_seconds = 600, max_memory_gb = 0;
+  double max_seconds = 600;
+  std::string old_memory_flag;  // --max-memory-gb, refused (--memory-limit is common.memory_limit_gb)
   bool reference = false, profile = false, force = false, no_fp32_baseline = false, gemm_libraries = false;
   // --distributed / --scaling (bench/bench_distributed.cpp)
   bool scaling = false;

@@ -66,7 +66,9 @@ Row run_one(const std::string& name, const Model& model, int views, int height, 
   const double need =
       static_cast<double>(estimate_encode_memory(model.config(), model.options(), views, height, width).total());
   if (need > memory_limit) {
-    row.skipped = "needs about " + std::to_string(static_cast<int>(need / (1 << 30))) + " GiB > memory limit";
+    char text[96];
+    std::snprintf(text, sizeof text, "needs about %.3g GiB > memory limit", need / (1 << 30));
+    row.skipped = text;
     return row;
   }
   const auto inputs = bench_views(views, height, width, true, 0);
@@ -106,8 +108,8 @@ std::vector<Row> run_precision_pass(const BenchOptions& o, const std::string& pr
   CommonOptions common = o.common;
   common.precision = precision;
   auto backend = make_backend(common);
-  const std::vector<int> views = parse_list(o.views, "--views", 100000),
-                         sizes = parse_list(o.sizes, "--size", kMaxImageSide);
+  const std::vector<int> views = parse_list(o.views, "--views", 100000);
+  const std::vector<std::pair<int, int>> sizes = parse_size_list(o.sizes, "--size", kMaxImageSide);
   // --model: opened once, timed (the open s column).
   double open_s = -1;
   std::optional<ModelWeights> file_weights;
@@ -128,8 +130,9 @@ std::vector<Row> run_precision_pass(const BenchOptions& o, const std::string& pr
   struct sysinfo info;
   const double physical = sysinfo(&info) == 0 ? static_cast<double>(info.totalram) * info.mem_unit : 16e9;
   const double available = static_cast<double>(backend->available_memory());
-  const double memory_limit =
-      o.max_memory_gb > 0 ? o.max_memory_gb * (1 << 30) : (available > 0 ? 0.9 * available : 0.7 * physical);
+  const double memory_limit = o.common.memory_limit_gb > 0
+                                  ? static_cast<double>(memory_limit_bytes(o.common.memory_limit_gb))
+                                  : (available > 0 ? 0.9 * available : 0.7 * physical);
   const int64_t gemm_n = backend->name() == "cuda" ? 8192 : 1024;
   const double gemm = gemm_gflops(*backend, gemm_n);
   std::printf("lact bench: %s (%s), %d thread(s), %s gemm %lld^3 %.1f GFLOP/s; config %s, %d layers, dim %d\n",
@@ -139,16 +142,16 @@ std::vector<Row> run_precision_pass(const BenchOptions& o, const std::string& pr
   std::fflush(stdout);
   std::vector<Row> rows;
   std::vector<double> measured(built.size(), 0.0);  // sustained GFLOP/s so far, to predict larger sizes
-  for (int size : sizes)
+  for (const auto& [height, width] : sizes)
     for (int v : views)
       for (size_t m = 0; m < built.size(); ++m) {
-        Row row = run_one(built[m].first, *built[m].second, v, size, size, o, measured[m], memory_limit);
+        Row row = run_one(built[m].first, *built[m].second, v, height, width, o, measured[m], memory_limit);
         row.precision = precision_name(backend->precision());
         row.gemm_gflops = gemm;
         row.device = backend->device_description();
         if (built[m].first == "lact") row.open_s = open_s;
         if (row.skipped.empty()) measured[m] = std::max(measured[m], row.encode_gflops);
-        std::fprintf(stderr, "  %s %s %d views %dx%d: %s\n", row.model.c_str(), row.precision.c_str(), v, size, size,
+        std::fprintf(stderr, "  %s %s %d views %dx%d: %s\n", row.model.c_str(), row.precision.c_str(), v, height, width,
                      row.skipped.empty() ? (std::to_string(row.encode_s) + " s encode").c_str() : row.skipped.c_str());
         rows.push_back(row);
       }

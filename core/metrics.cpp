@@ -66,7 +66,7 @@ double psnr(const Image& a, const Image& b) { return psnr_from_mse(mean_squared_
 double ssim(const Image& a, const Image& b) {
   require_same_size(a, b);
   const int w = a.width, h = a.height;
-  constexpr int kPad = 5;
+  constexpr int kPad = kSsimSmallestSide / 2;
   if (w <= 2 * kPad || h <= 2 * kPad) throw Error("ssim: images must be larger than 10x10");
   constexpr double kC1 = 0.01 * 0.01, kC2 = 0.03 * 0.03;
   constexpr double kCovarianceNorm = 121.0 / 120.0;

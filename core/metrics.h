@@ -15,6 +15,8 @@ double psnr_from_mse(double mse);
 // ('reflect') borders, sample covariance (N/(N-1), N = 121), K1 0.01, K2 0.03, the mean over the image
 // cropped by 5 pixels on every side, per channel, then averaged over channels.
 double ssim(const Image& a, const Image& b);
+// SSIM's 11x11 window needs images larger than 10x10: the smallest side it measures.
+constexpr int kSsimSmallestSide = 11;
 
 // Per-pixel error heat map: |a - b| averaged over channels, scaled by `gain`, coloured black-red-yellow-white.
 Image error_heat_map(const Image& a, const Image& b, float gain = 4.0f);

@@ -124,6 +124,7 @@ SceneState Model::encode(const std::vector<PosedImage>& inputs, const Observer& 
     if (config().block[j].kind->stateful()) last_stateful = j;
 
   Tensor y = be.empty({tokens, dim}), out = be.empty({tokens, dim});
+  report_progress("encode layers", 0, config().layers);
   for (int layer = 0; layer < config().layers; ++layer) {
     const bool last_layer = layer + 1 == config().layers;
     for (size_t j = 0; j < config().block.size(); ++j) {
@@ -138,6 +139,7 @@ SceneState Model::encode(const std::vector<PosedImage>& inputs, const Observer& 
       if (output_needed) be.add(x, out);
     }
     if (observer) observer("encode_block" + std::to_string(layer) + "_out", x);
+    report_progress("encode layers", layer + 1, config().layers);
   }
   check_mapped_files_unchanged();  // the weights read in place: nothing from a file changed under us leaves
   check_state_finite(be, config(), state);
@@ -184,6 +186,7 @@ std::vector<Image> Model::render(const SceneState& state, const std::vector<Came
   const int patch = config().patch_size;
   std::vector<Image> images;
   images.reserve(cameras.size());
+  report_progress("render views", 0, cameras.size());
   size_t begin = 0;
   while (begin < cameras.size()) {
     // A batch: consecutive cameras of one size, up to the token tile.
@@ -206,8 +209,15 @@ std::vector<Image> Model::render(const SceneState& state, const std::vector<Came
     std::vector<Image> batch = unpatchify(rgb, static_cast<int>(count), height, width, patch);
     for (Image& img : batch) images.push_back(std::move(img));
     begin = end;
+    report_progress("render views", end, cameras.size());
   }
   return images;
+}
+
+void Model::report_progress(const char* stage, size_t done, size_t total) const {
+  if (!progress_) return;
+  if (done) backend_.synchronize();  // queued work (a GPU's) is not work done
+  progress_(stage, static_cast<int>(done), static_cast<int>(total));
 }
 
 Model::~Model() = default;

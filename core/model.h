@@ -35,6 +35,10 @@ class Model {
   // Called with named intermediate tensors (the fixture's names): "encode_tokens_after_input_layernorm",
   // "encode_block{i}_out". Observing makes encode compute the last layer's outputs too.
   using Observer = std::function<void(const std::string& name, const Tensor& value)>;
+  // Told how far encode and render are: ("encode layers", layers done, layers) from 0 on, and ("render views",
+  // views done, views) after each batch; the backend is synchronised first, so the count is work finished. For
+  // a progress bar (the caller does any I/O); none by default.
+  using WorkProgress = std::function<void(const char* stage, int done, int total)>;
 
   Model(ModelWeights weights, Backend& backend, ModelOptions options = {});
   ~Model();
@@ -51,6 +55,7 @@ class Model {
                     Collective* collective = nullptr) const;
   // Renders every camera (any size divisible by the patch; views are batched up to the token tile).
   std::vector<Image> render(const SceneState& state, const std::vector<Camera>& cameras) const;
+  void set_progress(WorkProgress progress) { progress_ = std::move(progress); }
 
  private:
   Tensor embed(const std::vector<PosedImage>& views, int height, int width) const;
@@ -65,6 +70,8 @@ class Model {
   ModelWeights weights_;
   Backend& backend_;
   ModelOptions options_;
+  WorkProgress progress_;
+  void report_progress(const char* stage, size_t done, size_t total) const;
   std::unique_ptr<RenderGraphCache> graphs_;  // core/render_graphs.h
 };
 

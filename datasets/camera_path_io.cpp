@@ -1,5 +1,7 @@
 #include "datasets/camera_path_io.h"
 
+#include <cmath>
+
 #include "core/error.h"
 #include "core/file_io.h"
 #include "datasets/json_util.h"
@@ -12,9 +14,27 @@ nlohmann::json camera_to_json(const Camera& c) {
   return {{"c2w", rows}, {"fx", c.fx}, {"fy", c.fy}, {"cx", c.cx}, {"cy", c.cy}, {"w", c.width}, {"h", c.height}};
 }
 
-void write_camera_path(const std::string& path, const std::vector<Camera>& frames) {
+bool PathFrame::same_world(const PathFrame& other) const {
+  if (raw() || other.raw()) return raw() == other.raw();
+  for (size_t i = 0; i < pose.world.size(); ++i)
+    if (std::abs(pose.world[i] - other.pose.world[i]) > 1e-6 * (1 + std::abs(pose.world[i]))) return false;
+  return std::abs(pose.scale - other.pose.scale) <= 1e-6 * pose.scale;
+}
+
+namespace {
+nlohmann::json frame_to_json(const PathFrame& frame) {
+  nlohmann::json json{{"normalize_poses", frame.raw() ? "none" : frame.normalize_poses}};
+  if (frame.raw()) return json;
+  json["pose_world"] = std::vector<double>(frame.pose.world.begin(), frame.pose.world.end());
+  json["pose_scale"] = frame.pose.scale;
+  return json;
+}
+}  // namespace
+
+void write_camera_path(const std::string& path, const std::vector<Camera>& frames, const PathFrame* frame) {
   nlohmann::json out{{"format", "lact camera path v1"}, {"frames", nlohmann::json::array()}};
   for (const Camera& c : frames) out["frames"].push_back(camera_to_json(c));
+  if (frame) out["made_by"] = frame->made_by, out["frame"] = frame_to_json(*frame);
   for (size_t i = 0; i < frames.size(); ++i) frames[i].validate(path + " frame " + std::to_string(i));
   write_file_atomically(path, out.dump(1) + "\n");
 }
@@ -39,6 +59,38 @@ std::vector<Camera> read_camera_path(const std::string& path) {
   }
   if (frames.empty()) throw Error(path, "the path has no frames");
   return frames;
+}
+
+}  // namespace lact
+
+namespace lact {
+
+PathFrame read_camera_path_frame(const std::string& path) {
+  const nlohmann::json json = read_json_file(path);
+  PathFrame frame;
+  if (!json.is_object() || !json.contains("frame")) return frame;
+  const std::string where = path + " field 'frame'";
+  const nlohmann::json& f = json.at("frame");
+  if (!f.is_object() || !f.contains("normalize_poses") || !f.at("normalize_poses").is_string())
+    throw Error(where, "must be an object with normalize_poses (none, inputs or all)");
+  frame.recorded = true;
+  frame.normalize_poses = f.at("normalize_poses").get<std::string>();
+  if (frame.normalize_poses != "none" && frame.normalize_poses != "inputs" && frame.normalize_poses != "all")
+    throw Error(where, "normalize_poses must be none, inputs or all");
+  if (json.contains("made_by") && json.at("made_by").is_string()) frame.made_by = json.at("made_by").get<std::string>();
+  if (frame.raw()) return frame;
+  const nlohmann::json world = f.value("pose_world", nlohmann::json());
+  const nlohmann::json scale = f.value("pose_scale", nlohmann::json());
+  if (!world.is_array() || world.size() != 16 || !scale.is_number())
+    throw Error(where, "a normalised frame needs pose_world (16 numbers) and pose_scale");
+  for (size_t i = 0; i < 16; ++i) {
+    if (!world[i].is_number() || !std::isfinite(world[i].get<double>()))
+      throw Error(where, "pose_world holds something other than a finite number");
+    frame.pose.world[i] = world[i].get<double>();
+  }
+  frame.pose.scale = scale.get<double>();
+  if (!(frame.pose.scale > 0) || !std::isfinite(frame.pose.scale)) throw Error(where, "pose_scale must be positive");
+  return frame;
 }
 
 }  // namespace lact

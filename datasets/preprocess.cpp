@@ -57,12 +57,20 @@ CoverCrop cover_crop(const Camera& camera, int height, int width) {
   return c;
 }
 
+std::string nearest_sizes_text(int height, int width, int patch) {
+  auto size = [](int h, int w) { return std::to_string(h) + "x" + std::to_string(w); };
+  const int below_h = height / patch * patch, below_w = width / patch * patch;
+  const std::string above = size(below_h + patch, below_w + patch);
+  return below_h > 0 && below_w > 0 ? size(below_h, below_w) + " or " + above : above;
+}
+
 std::pair<int, int> working_size(const Scene& scene, const std::vector<int>& indices, const ViewLoadOptions& options,
                                  int patch) {
   if (options.height > 0 && options.width > 0) {
     if (options.height % patch || options.width % patch)
       throw Error("--size", "size " + std::to_string(options.height) + "x" + std::to_string(options.width) +
-                                " is not divisible by the patch size " + std::to_string(patch));
+                                " is not divisible by the patch size " + std::to_string(patch) + ": try " +
+                                nearest_sizes_text(options.height, options.width, patch));
     return {options.height, options.width};
   }
   const Camera& first = scene.views[indices.at(0)].camera;
@@ -77,7 +85,7 @@ std::pair<int, int> working_size(const Scene& scene, const std::vector<int>& ind
   if (first.height % patch || first.width % patch)
     throw Error(scene.source, "views are " + std::to_string(first.height) + "x" + std::to_string(first.width) +
                                   " (HxW), not divisible by the patch size " + std::to_string(patch) +
-                                  "; choose --size HxW");
+                                  "; choose --size HxW, e.g. " + nearest_sizes_text(first.height, first.width, patch));
   return {first.height, first.width};
 }
 

@@ -24,6 +24,8 @@ struct CoverCrop {
 };
 CoverCrop cover_crop(const Camera& camera, int height, int width);
 
+// The sizes divisible by `patch` nearest height x width, for a message: "96x96 or 104x104".
+std::string nearest_sizes_text(int height, int width, int patch);
 // The working size for `indices` of `scene`: options' size, or the views' common stated size (an Error
 // naming the scene file when they differ or are not divisible by `patch`).
 std::pair<int, int> working_size(const Scene& scene, const std::vector<int>& indices, const ViewLoadOptions& options,

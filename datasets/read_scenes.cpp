@@ -1,9 +1,11 @@
 // Layout detection: which reader a path goes to.
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "core/error.h"
 #include "core/file_io.h"
+#include "datasets/image_format.h"
 #include "datasets/json_util.h"
 #include "datasets/layouts.h"
 
@@ -76,6 +78,22 @@ std::vector<fs::path> read_index(const fs::path& path, const nlohmann::json* jso
 
 }  // namespace
 
+namespace {
+// An image given where scene data (cameras) is expected: named as such, not as a JSON parse error.
+void refuse_image_as_data(const std::string& path) {
+  std::error_code error;
+  if (!fs::is_regular_file(path, error)) return;  // a FIFO would block; the JSON reader names the rest
+  std::ifstream file(path, std::ios::binary);
+  uint8_t head[16] = {};
+  file.read(reinterpret_cast<char*>(head), sizeof head);
+  const SniffedFormat sniffed = sniff_image_format(head, static_cast<size_t>(file.gcount()));
+  if (!sniffed.name.empty())
+    throw Error(path, "is an image (" + sniffed.name +
+                          "), not scene data: give its cameras (opencv_cameras.json, transforms.json, a COLMAP "
+                          "model, or a folder holding one), or make them from photos with lact import");
+}
+}  // namespace
+
 SceneList read_scene_list(const std::string& path_string, const ReadOptions& options) {
   const fs::path path(path_string);
   std::error_code ec;
@@ -115,6 +133,7 @@ SceneList read_scene_list(const std::string& path_string, const ReadOptions& opt
     return list;
   };
   if (path.extension() == ".txt") return read_all(read_index(path, nullptr));
+  refuse_image_as_data(path_string);
   const nlohmann::json json = read_json_file(path);
   if (json.is_array() && !json.empty() && json[0].is_string()) return read_all(read_index(path, &json));
   return {{scene_from_json(path, json, options)}, {}};

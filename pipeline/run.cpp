@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "pipeline/run_work.h"
+#include "pipeline/stage_progress.h"
 
 namespace lact {
 
@@ -15,6 +16,7 @@ Run::Run(const CommonOptions& common, const OutputOptions& out, const RunDigest&
     if (before_work) before_work(out_);
   });
   backend_ = start_run_backend(common);
+  stage_bars_ = true;
 }
 
 Run::Run(const CommonOptions& common, const OutputOptions& out) : common_(common), out_(out) {
@@ -40,6 +42,7 @@ void Run::open_model(const std::string& path) {
   out_.inputs.add(path);
   model_ = load_model_for(path, backend());
   model_path_ = path;
+  if (stage_bars_) model_->set_progress(stage_progress_bars(out_.options.quiet || !leads()));
 }
 
 const Model& Run::model() const {
@@ -95,6 +98,7 @@ SceneState Run::encode(const SceneSelection& selection) {
   on_every_rank([&] {
     share = input_share(selection, distribution());
     check_memory(encode_need(selection, share));
+    check_time(encode_work(selection, share), "");
   });
   return model().encode(read_inputs(selection, share, distribution()), {}, distribution().collective);
 }

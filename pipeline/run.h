@@ -20,6 +20,7 @@
 #include "pipeline/memory_check.h"
 #include "pipeline/run_agreement.h"
 #include "pipeline/scene_selection.h"
+#include "pipeline/time_estimate.h"
 
 namespace lact {
 
@@ -105,6 +106,9 @@ class Run {
   void fill_inputs(DataOptions& data, const std::string& where, const std::string& message) const;
   // The memory check, the one place: all `need` allocates against what the backend and the host may take.
   void check_memory(const MemoryNeed& need) const;
+  // The time check beside it (pipeline/run_time.cpp): `work` estimated; over a minute, one line on stderr (the
+  // lead); over --max-seconds, an Error naming the flag. `what` prefixes the work's description (a scene's name).
+  void check_time(const WorkSize& work, const std::string& what);
   // render(), render_cameras(): one view at height x width, checked the first time that size is rendered.
   void check_render_size(int height, int width, const std::string& flag);
   // This rank's `share` of the selection's input views (their memory checked with the work's).
@@ -136,6 +140,8 @@ class Run {
   std::unique_ptr<Model> model_;  // after backend_: destroyed before it
   std::string model_path_;
   std::set<std::pair<int, int>> rendered_sizes_;  // render(): sizes whose memory was checked
+  bool stage_bars_ = false;                       // a command's run: bars for encode layers and rendered views
+  double model_gflops_ = 0;                       // measured the first time an estimate needs it
 };
 
 }  // namespace lact

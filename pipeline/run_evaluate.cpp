@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "core/error.h"
+#include "core/metrics.h"
 #include "core/scene_state_io.h"
 #include "datasets/view_selection.h"
 #include "pipeline/progress.h"
@@ -23,6 +24,16 @@ std::vector<ViewReport> gather_views(const Distribution& d, const SceneReport& s
   std::vector<ViewReport> all;
   for (const SceneReport& s : merge_reports(d, report).scenes) all.insert(all.end(), s.views.begin(), s.views.end());
   return all;
+}
+
+// Before any work: the targets are scored with SSIM, whose window needs more than 10x10 pixels.
+void check_scored_size(int height, int width, int patch) {
+  if (height >= kSsimSmallestSide && width >= kSsimSmallestSide) return;
+  const int smallest = (kSsimSmallestSide + patch - 1) / patch * patch;
+  throw Error("--size", std::to_string(height) + "x" + std::to_string(width) + " is too small to score: SSIM's " +
+                            "11x11 window needs at least " + std::to_string(kSsimSmallestSide) + " pixels a side (" +
+                            std::to_string(smallest) + "x" + std::to_string(smallest) + " with patch " +
+                            std::to_string(patch) + ")");
 }
 
 }  // namespace
@@ -66,6 +77,11 @@ Run::SceneWork Run::plan_scene_work(const SceneSelection& selection, bool encode
     for (int view : nearest_inputs_to_read(selection, work.targets, work.inputs.first, loaded))
       need.reads.push_back({view});
     check_memory(need);
+    check_scored_size(selection.height, selection.width,
+                      model().config().patch_size);       // after memory: a huge size is named for that
+    WorkSize time = encode_work(selection, work.inputs);  // no views to encode from a state
+    time.renders.push_back({selection.height, selection.width, static_cast<int64_t>(work.targets.size())});
+    check_time(time, "scene '" + selection.scene.name + "': ");
   });
   return work;
 }

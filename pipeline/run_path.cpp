@@ -2,6 +2,7 @@
 // metadata) or a model whose --inputs it encodes.
 #include "core/error.h"
 #include "core/scene_state_io.h"
+#include "pipeline/path_frame.h"
 #include "pipeline/run.h"
 #include "pipeline/run_work.h"
 
@@ -16,6 +17,18 @@ std::vector<Camera> path_frames(const std::string& path, int patch, MemoryNeed& 
     if (sizes.insert({c.height, c.width}).second) need.render_sizes.push_back({c.height, c.width});
   need.render_flag = path + ": a frame of";
   return frames;
+}
+// Encoding the share (from inputs) and rendering the frames, for the time estimate.
+WorkSize path_work(const SceneSelection& selection, std::pair<size_t, size_t> share, const std::vector<Camera>& frames,
+                   const SceneState& state) {
+  WorkSize work = encode_work(selection, share);
+  if (!work.state_views) work.state_views = state.input_views, work.height = state.height, work.width = state.width;
+  for (const Camera& c : frames) {
+    if (work.renders.empty() || work.renders.back().height != c.height || work.renders.back().width != c.width)
+      work.renders.push_back({c.height, c.width, 0});
+    ++work.renders.back().views;
+  }
+  return work;
 }
 }  // namespace
 
@@ -61,6 +74,12 @@ void Run::render_path(SceneRequest r, const std::string& path) {
   }
   read.model_path = r.model, read.model = &model(), read.camera_path = path;
   agree_on_inputs(distribution(), read);
+  on_every_rank([&] {  // the path's cameras in the world the scene renders in
+    const bool from_state = !r.state.empty();
+    const PathFrame frame = from_state ? state_frame(read_scene_state_metadata(r.state), r.state)
+                                       : selection_frame(selection, r.data.normalize_poses);
+    check_path_frame(path, frame, r.state, leads());
+  });
   // The path's memory, checked once: the encode and its reads (from inputs), one frame at each size.
   std::vector<Camera> frames;
   std::pair<size_t, size_t> share;
@@ -69,6 +88,7 @@ void Run::render_path(SceneRequest r, const std::string& path) {
     if (r.state.empty()) share = input_share(selection, distribution()), need = encode_need(selection, share);
     frames = path_frames(path, model().config().patch_size, need);
     check_memory(need);
+    check_time(path_work(selection, share, frames, state), "");
   });
   if (r.state.empty())
     state = model().encode(read_inputs(selection, share, distribution()), {}, distribution().collective);

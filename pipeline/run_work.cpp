@@ -28,6 +28,14 @@ MemoryNeed encode_need(const SceneSelection& selection, std::pair<size_t, size_t
   return need;
 }
 
+WorkSize encode_work(const SceneSelection& selection, std::pair<size_t, size_t> share) {
+  WorkSize work;
+  work.encode_views = static_cast<int64_t>(share.second - share.first);
+  work.state_views = static_cast<int64_t>(selection.inputs.size());
+  work.height = selection.height, work.width = selection.width;
+  return work;
+}
+
 Camera camera_at_size(const Camera& camera, int height, int width) {
   if (camera.width == width && camera.height == height) return camera;
   if (camera.width < 1 || camera.height < 1) throw Error("render", "the camera has no size to scale from");

@@ -8,6 +8,7 @@
 #include "pipeline/distribution.h"
 #include "pipeline/memory_check.h"
 #include "pipeline/scene_selection.h"
+#include "pipeline/time_estimate.h"
 
 namespace lact {
 
@@ -17,6 +18,8 @@ std::pair<size_t, size_t> input_share(const SceneSelection& selection, const Dis
 std::vector<int> input_share_views(const SceneSelection& selection, std::pair<size_t, size_t> share);
 // Encoding the share at the working size (--size), every rank's views in the state, and reading the share.
 MemoryNeed encode_need(const SceneSelection& selection, std::pair<size_t, size_t> share);
+// The work of that encode (for its time estimate); renders added by the caller.
+WorkSize encode_work(const SceneSelection& selection, std::pair<size_t, size_t> share);
 // `camera` with its intrinsics scaled to height x width (the same camera when it has that size).
 Camera camera_at_size(const Camera& camera, int height, int width);
 

@@ -1,11 +1,13 @@
 #include "pipeline/scene_selection.h"
 
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "core/error.h"
 #include "core/memory_estimate.h"
+#include "core/scene_state_io.h"
 #include "core/utf8_text.h"
 #include "datasets/preprocess.h"
 #include "datasets/view_selection.h"
@@ -176,9 +178,45 @@ SceneSelection plan_from_state_metadata(const std::map<std::string, std::string>
   return selection;
 }
 
+void refuse_pytorch_checkpoint(const std::string& path) {
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error)) return;  // a FIFO would block; the reader names the rest
+  std::ifstream file(path, std::ios::binary);
+  char head[8] = {};
+  file.read(head, sizeof head);
+  const std::string start(head, static_cast<size_t>(file.gcount()));
+  if (start.rfind("PK\x03\x04", 0) == 0 || start.rfind("\x80\x02", 0) == 0 || start.rfind("\x80\x04", 0) == 0)
+    throw Error(path,
+                "is a PyTorch checkpoint, not a lact model: convert it with /usr/bin/python3 -m "
+                "tools.convert_checkpoint " +
+                    path + " -o MODEL.safetensors (README: official checkpoints)");
+}
+
+namespace {
+// What a file given as the model is instead, when it is not one: a scene state; empty otherwise.
+std::string not_a_model(const std::string& path) {
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error)) return "";  // a FIFO would block
+  try {
+    const auto metadata = read_scene_state_metadata(path);
+    if (metadata_or(metadata, "format", "").rfind("lact scene state", 0) == 0)
+      return "is a scene state (from lact encode), not a model: give it as --state";
+  } catch (const Error&) {
+  }
+  return "";
+}
+}  // namespace
+
 std::unique_ptr<Model> load_model_for(const std::string& path, Backend& backend) {
   if (path.empty()) throw Error("--model", "no model given");
-  return std::make_unique<Model>(load_model(path, backend), backend);
+  try {
+    return std::make_unique<Model>(load_model(path, backend), backend);
+  } catch (const Error&) {
+    refuse_pytorch_checkpoint(path);
+    const std::string instead = not_a_model(path);
+    if (!instead.empty()) throw Error(path, instead);
+    throw;
+  }
 }
 
 }  // namespace lact

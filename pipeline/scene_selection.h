@@ -61,7 +61,10 @@ std::string metadata_or(const std::map<std::string, std::string>& metadata, cons
 SceneSelection plan_from_state_metadata(const std::map<std::string, std::string>& metadata, DataOptions data,
                                         const std::string& state_path, int patch);
 
+// The model at `path`; a file that is not one but a scene state or a PyTorch checkpoint is named as such.
 std::unique_ptr<Model> load_model_for(const std::string& path, Backend& backend);
+// Error naming `path` and the conversion command when it is a PyTorch checkpoint (a zip archive or a pickle).
+void refuse_pytorch_checkpoint(const std::string& path);
 // Fills --size and --inputs from what the model was trained with (its metadata) when they are not given.
 void apply_model_defaults(DataOptions& options, const Model& model, bool inputs_too);
 

@@ -16,7 +16,7 @@ struct ViewerOptions {
   int render_threads = 0;        // 0: 1 for views under ~1 GFLOP (threads cost more than they save there,
                                  // beside a UI on the same cores), else common.threads
 
-  std::string window = "1280x800";  // WxH in screen units
+  std::string window = "800x1280";  // HxW in screen units, like every size flag
   double scale = 1.0;               // render resolution scale
   bool adaptive = false;            // lower resolution while the camera moves
   double moving_scale = 0.5;

@@ -41,12 +41,14 @@ double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// HxW like every size flag (a single N: NxN); returned as {width, height}, as the window takes it.
 std::pair<int, int> parse_window_size(const std::string& text) {
   int w = 0, h = 0;
   char x = 0, extra = 0;
-  if (std::sscanf(text.c_str(), "%d%c%d%c", &w, &x, &h, &extra) != 3 || (x != 'x' && x != 'X') || w < 400 || h < 300 ||
-      w > 16384 || h > 16384)
-    throw Error("--window", "'" + text + "' is not a window size like 1280x800 (width x height, at least 400x300)");
+  const int read = std::sscanf(text.c_str(), "%d%c%d%c", &h, &x, &w, &extra);
+  if (read == 1) w = h;
+  if ((read != 1 && (read != 3 || (x != 'x' && x != 'X'))) || w < 400 || h < 300 || w > 16384 || h > 16384)
+    throw Error("--window", "'" + text + "' is not a window size like 800x1280 (height x width, at least 300x400)");
   return {w, h};
 }
 

@@ -27,7 +27,7 @@ cd "$work"
 view() {  # NAME, then extra `lact view` options
   local name="$1"; shift
   xvfb-run -a -s "-screen 0 1280x800x24" "$lact" view --model "$model" --data "$data" \
-    --inputs 16,20,24,28,34,38,42,46 --targets 2,10,18,26,32,40,50,58 --threads 1 --window 1280x800 \
+    --inputs 16,20,24,28,34,38,42,46 --targets 2,10,18,26,32,40,50,58 --threads 1 --window 800x1280 \
     --camera 18 "$@" --screenshot "$name.png" --exit --print-stats > "$name.stats"
   grep -E '^viewer\.(view|psnr|ssim|fps) ' "$name.stats" | sed "s/^/$name: /"
   cp "$name.png" "$root/docs/$name.png"
