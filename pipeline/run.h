@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <utility>
@@ -86,6 +87,13 @@ class Run {
   // checked once for each size, naming `flag`. Not for two threads at once.
   std::vector<Image> render_cameras(const SceneState& state, const std::vector<Camera>& cameras,
                                     const std::string& flag);
+  // The Python module's arrays: views whose pixels the caller holds (read in place: core/pixel_view.h), and
+  // cameras rendered into `out` (Model::render_into), as encode_views and render_cameras. Two threads may
+  // render_cameras_into at once where the backend allows it (the CPU's).
+  SceneState encode_views(const std::vector<Camera>& cameras, const PixelView& pixels, const std::string& flag,
+                          const Model::Observer& observer = {});
+  void render_cameras_into(const SceneState& state, const std::vector<Camera>& cameras, const std::string& flag,
+                           float* out);
 
   // The targets of one scene (a saved state's, or --scene / the only one of --data) or of every scene of
   // --data, rendered and measured against their ground truth, images under --out: the report of the whole
@@ -135,7 +143,10 @@ class Run {
   RunBackend backend_;
   std::unique_ptr<Model> model_;  // after backend_: destroyed before it
   std::string model_path_;
+  // encode_views(): the memory of `views` views at height x width, once, naming `flag`.
+  void check_views_memory(int64_t views, int height, int width, const std::string& flag) const;
   std::set<std::pair<int, int>> rendered_sizes_;  // render(): sizes whose memory was checked
+  std::mutex rendered_sizes_lock_;                // renders from two threads at once (render_cameras_into)
 };
 
 }  // namespace lact
