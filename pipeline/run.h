@@ -113,6 +113,8 @@ class Run {
   void fill_inputs(DataOptions& data, const std::string& where, const std::string& message) const;
   // The memory check, the one place: all `need` allocates against what the backend and the host may take.
   void check_memory(const MemoryNeed& need) const;
+  // encode_views(): the memory of `views` views at height x width, once, naming `flag`.
+  void check_views_memory(int64_t views, int height, int width, const std::string& flag) const;
   // render(), render_cameras(): one view at height x width, checked the first time that size is rendered.
   void check_render_size(int height, int width, const std::string& flag);
   // This rank's `share` of the selection's input views (their memory checked with the work's).
@@ -143,8 +145,6 @@ class Run {
   RunBackend backend_;
   std::unique_ptr<Model> model_;  // after backend_: destroyed before it
   std::string model_path_;
-  // encode_views(): the memory of `views` views at height x width, once, naming `flag`.
-  void check_views_memory(int64_t views, int height, int width, const std::string& flag) const;
   std::set<std::pair<int, int>> rendered_sizes_;  // render(): sizes whose memory was checked
   std::mutex rendered_sizes_lock_;                // renders from two threads at once (render_cameras_into)
 };
