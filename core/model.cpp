@@ -48,6 +48,37 @@ void check_state_finite(Backend& be, const ModelConfig& config, const SceneState
     }
 }
 
+// Separately held input images (Model::encode of PosedImages): each one holds its size's values, and all share
+// view 0's size.
+void check_input_images(const std::vector<PosedImage>& inputs) {
+  const int height = inputs[0].image.height, width = inputs[0].image.width;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    inputs[i].camera.validate("input view " + std::to_string(i));
+    if (inputs[i].image.rgb.empty()) throw Error("input view " + std::to_string(i) + " has no image");
+    if (inputs[i].image.rgb.size() != static_cast<size_t>(inputs[i].image.height) * inputs[i].image.width * 3)
+      throw Error("input view " + std::to_string(i) + " has " + std::to_string(inputs[i].image.rgb.size()) +
+                  " values for a " + std::to_string(inputs[i].image.height) + "x" +
+                  std::to_string(inputs[i].image.width) + " RGB image");
+    if (inputs[i].image.height != height || inputs[i].image.width != width)
+      throw Error("input view " + std::to_string(i) + " is " + std::to_string(inputs[i].image.height) + "x" +
+                  std::to_string(inputs[i].image.width) + " but view 0 is " + std::to_string(height) + "x" +
+                  std::to_string(width) + ": all input views must share one size");
+  }
+}
+
+// Input views as Model::encode takes them: one image per camera, cameras valid, a size the patch divides.
+void check_input_views(const std::vector<Camera>& cameras, const PixelView& pixels, int patch) {
+  if (cameras.empty()) throw Error("encode needs at least one input view");
+  pixels.check("input views");
+  if (pixels.count != static_cast<int64_t>(cameras.size()))
+    throw Error("input views",
+                std::to_string(cameras.size()) + " cameras but " + std::to_string(pixels.count) + " images");
+  for (size_t i = 0; i < cameras.size(); ++i) cameras[i].validate("input view " + std::to_string(i));
+  if (pixels.height % patch || pixels.width % patch)
+    throw Error("input size " + std::to_string(pixels.height) + "x" + std::to_string(pixels.width) +
+                " is not divisible by the patch size " + std::to_string(patch));
+}
+
 }  // namespace
 
 Model::Model(ModelWeights weights, Backend& backend, ModelOptions options)
@@ -63,21 +94,21 @@ RayPose ray_pose(const Camera& c) {
   return p;
 }
 
-Tensor Model::embed(const std::vector<PosedImage>& views, int height, int width) const {
-  // Input views (encode checked their images). Rays and patchify run on the backend (a kernel on the GPU):
-  // only the poses and pixels travel.
-  const int patch = config().patch_size;
-  const int64_t count = static_cast<int64_t>(views.size());
+Tensor Model::embed(const std::vector<Camera>& cameras, const PixelView& pixels) const {
+  // Input views (encode checked them). Rays and patchify run on the backend (a kernel on the GPU): only the
+  // poses and pixels travel.
+  const int patch = config().patch_size, height = static_cast<int>(pixels.height);
+  const int width = static_cast<int>(pixels.width);
+  const int64_t count = pixels.count;
   std::vector<RayPose> poses;
-  std::vector<float> pixels;
-  pixels.reserve(static_cast<size_t>(count) * height * width * 3);
-  for (const PosedImage& view : views) {
-    poses.push_back(ray_pose(view.camera));
-    pixels.insert(pixels.end(), view.image.rgb.begin(), view.image.rgb.end());
-  }
+  for (const Camera& camera : cameras) poses.push_back(ray_pose(camera));
+  std::vector<float> packed;
+  // The caller's memory, alive for this call: used in place by a backend that computes in host memory (the
+  // CPU's adopt_host), copied once into device memory by the others. Only read (ray_tokens' input).
+  const std::shared_ptr<float> borrowed(const_cast<float*>(packed_pixels(pixels, packed)), [](float*) {});
+  const Tensor images = backend_.adopt_host({count, height, width, 3}, borrowed);
   const int64_t tokens = count * (height / patch) * (width / patch);
   Tensor patches = backend_.empty({tokens, config().input_channels()});
-  const Tensor images = backend_.from_host({count, height, width, 3}, pixels.data());
   backend_.ray_tokens(poses, &images, height, width, patch, patches);
   Tensor x = backend_.empty({tokens, config().dim});
   linear(backend_, patches, weights_.input_linear, x);
@@ -88,29 +119,31 @@ Tensor Model::embed(const std::vector<PosedImage>& views, int height, int width)
 SceneState Model::encode(const std::vector<PosedImage>& inputs, const Observer& observer,
                          Collective* collective) const {
   if (inputs.empty()) throw Error("encode needs at least one input view");
-  const int height = inputs[0].image.height, width = inputs[0].image.width, patch = config().patch_size;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    inputs[i].camera.validate("input view " + std::to_string(i));
-    if (inputs[i].image.rgb.empty()) throw Error("input view " + std::to_string(i) + " has no image");
-    if (inputs[i].image.rgb.size() != static_cast<size_t>(inputs[i].image.height) * inputs[i].image.width * 3)
-      throw Error("input view " + std::to_string(i) + " has " + std::to_string(inputs[i].image.rgb.size()) +
-                  " values for a " + std::to_string(inputs[i].image.height) + "x" +
-                  std::to_string(inputs[i].image.width) + " RGB image");
-    if (inputs[i].image.height != height || inputs[i].image.width != width)
-      throw Error("input view " + std::to_string(i) + " is " + std::to_string(inputs[i].image.height) + "x" +
-                  std::to_string(inputs[i].image.width) + " but view 0 is " + std::to_string(height) + "x" +
-                  std::to_string(width) + ": all input views must share one size");
+  const int height = inputs[0].image.height, width = inputs[0].image.width;
+  check_input_images(inputs);
+  // The separately held images packed once, as the kernels read them.
+  std::vector<Camera> cameras;
+  std::vector<float> pixels;
+  pixels.reserve(inputs.size() * height * width * 3);
+  for (const PosedImage& view : inputs) {
+    cameras.push_back(view.camera);
+    pixels.insert(pixels.end(), view.image.rgb.begin(), view.image.rgb.end());
   }
-  if (height <= 0 || width <= 0 || height % patch || width % patch)
-    throw Error("input size " + std::to_string(height) + "x" + std::to_string(width) +
-                " is not divisible by the patch size " + std::to_string(patch));
+  count_input_pixel_copy(static_cast<int64_t>(pixels.size() * sizeof(float)));
+  return encode(cameras, PixelView::packed(pixels.data(), static_cast<int64_t>(inputs.size()), height, width), observer,
+                collective);
+}
 
+SceneState Model::encode(const std::vector<Camera>& cameras, const PixelView& pixels, const Observer& observer,
+                         Collective* collective) const {
+  check_input_views(cameras, pixels, config().patch_size);
+  const int height = static_cast<int>(pixels.height), width = static_cast<int>(pixels.width);
   Backend& be = backend_;
-  const int64_t views = static_cast<int64_t>(inputs.size());
+  const int64_t views = static_cast<int64_t>(cameras.size());
   const int64_t all_views = sum_over_ranks(collective, views);
   check_encode_fits(estimate_encode_memory(config(), options_, views, height, width, all_views), be.usable_memory(),
                     be.device_description());
-  Tensor x = embed(inputs, height, width);
+  Tensor x = embed(cameras, pixels);
   const int64_t tokens = x.dim(0), dim = x.dim(1);
   if (observer) observer("encode_tokens_after_input_layernorm", x);
 
@@ -182,10 +215,28 @@ void Model::check_state(const SceneState& state) const {
 }
 
 std::vector<Image> Model::render(const SceneState& state, const std::vector<Camera>& cameras) const {
+  std::vector<Image> images(cameras.size());
+  render_batches(state, cameras, [&](size_t i) {
+    Image& image = images[i];
+    image.height = cameras[i].height, image.width = cameras[i].width;
+    image.rgb.resize(static_cast<size_t>(image.height) * image.width * 3);
+    return image.rgb.data();
+  });
+  return images;
+}
+
+void Model::render_into(const SceneState& state, const std::vector<Camera>& cameras, float* out) const {
+  render_batches(state, cameras, [&](size_t i) {
+    float* image = out;  // called in camera order: the next image starts where this one ends
+    out += static_cast<size_t>(cameras[i].height) * cameras[i].width * 3;
+    return image;
+  });
+}
+
+void Model::render_batches(const SceneState& state, const std::vector<Camera>& cameras,
+                           const std::function<float*(size_t)>& image_out) const {
   check_state(state);
   const int patch = config().patch_size;
-  std::vector<Image> images;
-  images.reserve(cameras.size());
   report_progress("render views", 0, cameras.size());
   size_t begin = 0;
   while (begin < cameras.size()) {
@@ -203,15 +254,13 @@ std::vector<Image> Model::render(const SceneState& state, const std::vector<Came
       poses.push_back(ray_pose(cameras[end]));
       ++end;
     }
-    const int64_t count = static_cast<int64_t>(poses.size());
-    std::vector<float> rgb = render_batch(state, poses, height, width);
+    const std::vector<float> rgb = render_batch(state, poses, height, width);
     check_mapped_files_unchanged();  // weights and state read in place: no image from a file changed under us
-    std::vector<Image> batch = unpatchify(rgb, static_cast<int>(count), height, width, patch);
-    for (Image& img : batch) images.push_back(std::move(img));
+    for (size_t i = begin; i < end; ++i)
+      unpatchify_view(rgb, static_cast<int>(i - begin), height, width, patch, image_out(i));
     begin = end;
     report_progress("render views", end, cameras.size());
   }
-  return images;
 }
 
 void Model::report_progress(const char* stage, size_t done, size_t total) const {

@@ -10,6 +10,7 @@
 #include "core/block_module.h"
 #include "core/camera.h"
 #include "core/model_options.h"
+#include "core/pixel_view.h"
 #include "core/weights.h"
 #include "kernels/backend.h"
 
@@ -53,12 +54,22 @@ class Model {
   // rank returns the same state: the one a single process would encode from all of them.
   SceneState encode(const std::vector<PosedImage>& inputs, const Observer& observer = {},
                     Collective* collective = nullptr) const;
+  // The same for views whose pixels the caller holds, one image per camera: read in place when packed (on the
+  // CPU no copy at all; another backend copies them once into its memory), else packed once on the host.
+  SceneState encode(const std::vector<Camera>& cameras, const PixelView& pixels, const Observer& observer = {},
+                    Collective* collective = nullptr) const;
   // Renders every camera (any size divisible by the patch; views are batched up to the token tile).
   std::vector<Image> render(const SceneState& state, const std::vector<Camera>& cameras) const;
   void set_progress(WorkProgress progress) { progress_ = std::move(progress); }
+  // The same written into `out`: the images one after another in camera order, each its camera's height x width
+  // x 3 floats. Reads the model and the state only: two threads may render at once where the backend allows it.
+  void render_into(const SceneState& state, const std::vector<Camera>& cameras, float* out) const;
 
  private:
-  Tensor embed(const std::vector<PosedImage>& views, int height, int width) const;
+  Tensor embed(const std::vector<Camera>& cameras, const PixelView& pixels) const;
+  // render(), render_into(): image i written at image_out(i), called once per camera in order.
+  void render_batches(const SceneState& state, const std::vector<Camera>& cameras,
+                      const std::function<float*(size_t)>& image_out) const;
   void check_state(const SceneState& state) const;
   // One batch of target views of one size: the rgb patches [views * (H/p)(W/p), p*p*3] on the host.
   std::vector<float> render_batch(const SceneState& state, const std::vector<RayPose>& poses, int height,

@@ -69,25 +69,28 @@ std::vector<float> build_tokens(const std::vector<PosedImage>& views, int height
 }
 
 std::vector<Image> unpatchify(const std::vector<float>& patches, int views, int height, int width, int patch) {
-  const int cols = width / patch;
-  const size_t tokens_per_view = static_cast<size_t>(height / patch) * cols;
-  const size_t token_size = static_cast<size_t>(patch) * patch * 3;
   std::vector<Image> images(views);
   for (int view = 0; view < views; ++view) {
     Image& img = images[view];
     img.width = width;
     img.height = height;
     img.rgb.resize(static_cast<size_t>(width) * height * 3);
-    for (int y = 0; y < height; ++y)
-      for (int x = 0; x < width; ++x) {
-        const size_t token = view * tokens_per_view + static_cast<size_t>(y / patch) * cols + x / patch;
-        const float* src =
-            patches.data() + token * token_size + static_cast<size_t>((y % patch) * patch + x % patch) * 3;
-        float* dst = img.rgb.data() + (static_cast<size_t>(y) * width + x) * 3;
-        dst[0] = src[0], dst[1] = src[1], dst[2] = src[2];
-      }
+    unpatchify_view(patches, view, height, width, patch, img.rgb.data());
   }
   return images;
+}
+
+void unpatchify_view(const std::vector<float>& patches, int view, int height, int width, int patch, float* out) {
+  const int cols = width / patch;
+  const size_t tokens_per_view = static_cast<size_t>(height / patch) * cols;
+  const size_t token_size = static_cast<size_t>(patch) * patch * 3;
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; ++x) {
+      const size_t token = view * tokens_per_view + static_cast<size_t>(y / patch) * cols + x / patch;
+      const float* src = patches.data() + token * token_size + static_cast<size_t>((y % patch) * patch + x % patch) * 3;
+      float* dst = out + (static_cast<size_t>(y) * width + x) * 3;
+      dst[0] = src[0], dst[1] = src[1], dst[2] = src[2];
+    }
 }
 
 }  // namespace lact

@@ -20,5 +20,7 @@ std::vector<float> build_tokens(const std::vector<PosedImage>& views, int height
 
 // The inverse of the patchify for the decoder output [views * tokens, p*p*3] (values as given).
 std::vector<Image> unpatchify(const std::vector<float>& patches, int views, int height, int width, int patch);
+// View `view` of the patches alone, written to `out` (height x width x 3 floats).
+void unpatchify_view(const std::vector<float>& patches, int view, int height, int width, int patch, float* out);
 
 }  // namespace lact

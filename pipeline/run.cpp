@@ -114,13 +114,24 @@ Image Run::render(const SceneState& state, const Camera& camera, int height, int
 
 SceneState Run::encode_views(const std::vector<PosedImage>& views, const std::string& flag,
                              const Model::Observer& observer) {
-  if (distributed()) throw Error(flag, "views held in memory are encoded by one process (no --distributed)");
   if (views.empty()) throw Error(flag, "no input views");
-  MemoryNeed need;
-  need.height = views[0].image.height, need.width = views[0].image.width, need.flag = flag;
-  need.encode_views = static_cast<int64_t>(views.size());
-  check_memory(need);
+  check_views_memory(static_cast<int64_t>(views.size()), views[0].image.height, views[0].image.width, flag);
   return model().encode(views, observer);
+}
+
+SceneState Run::encode_views(const std::vector<Camera>& cameras, const PixelView& pixels, const std::string& flag,
+                             const Model::Observer& observer) {
+  if (cameras.empty() || pixels.count < 1) throw Error(flag, "no input views");
+  check_views_memory(pixels.count, static_cast<int>(pixels.height), static_cast<int>(pixels.width), flag);
+  return model().encode(cameras, pixels, observer);
+}
+
+void Run::check_views_memory(int64_t views, int height, int width, const std::string& flag) const {
+  if (distributed()) throw Error(flag, "views held in memory are encoded by one process (no --distributed)");
+  MemoryNeed need;
+  need.height = height, need.width = width, need.flag = flag;
+  need.encode_views = views;
+  check_memory(need);
 }
 
 std::vector<Image> Run::render_cameras(const SceneState& state, const std::vector<Camera>& cameras,
@@ -129,7 +140,14 @@ std::vector<Image> Run::render_cameras(const SceneState& state, const std::vecto
   return model().render(state, cameras);
 }
 
+void Run::render_cameras_into(const SceneState& state, const std::vector<Camera>& cameras, const std::string& flag,
+                              float* out) {
+  for (const Camera& camera : cameras) check_render_size(camera.height, camera.width, flag);
+  model().render_into(state, cameras, out);
+}
+
 void Run::check_render_size(int height, int width, const std::string& flag) {
+  const std::lock_guard<std::mutex> hold(rendered_sizes_lock_);
   if (rendered_sizes_.count({height, width})) return;
   MemoryNeed need;
   need.render_sizes = {{height, width}};

@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <utility>
@@ -87,6 +88,13 @@ class Run {
   // checked once for each size, naming `flag`. Not for two threads at once.
   std::vector<Image> render_cameras(const SceneState& state, const std::vector<Camera>& cameras,
                                     const std::string& flag);
+  // The Python module's arrays: views whose pixels the caller holds (read in place: core/pixel_view.h), and
+  // cameras rendered into `out` (Model::render_into), as encode_views and render_cameras. Two threads may
+  // render_cameras_into at once where the backend allows it (the CPU's).
+  SceneState encode_views(const std::vector<Camera>& cameras, const PixelView& pixels, const std::string& flag,
+                          const Model::Observer& observer = {});
+  void render_cameras_into(const SceneState& state, const std::vector<Camera>& cameras, const std::string& flag,
+                           float* out);
 
   // The targets of one scene (a saved state's, or --scene / the only one of --data) or of every scene of
   // --data, rendered and measured against their ground truth, images under --out: the report of the whole
@@ -109,6 +117,8 @@ class Run {
   // The time check beside it (pipeline/run_time.cpp): `work` estimated; over a minute, one line on stderr (the
   // lead); over --max-seconds, an Error naming the flag. `what` prefixes the work's description (a scene's name).
   void check_time(const WorkSize& work, const std::string& what);
+  // encode_views(): the memory of `views` views at height x width, once, naming `flag`.
+  void check_views_memory(int64_t views, int height, int width, const std::string& flag) const;
   // render(), render_cameras(): one view at height x width, checked the first time that size is rendered.
   void check_render_size(int height, int width, const std::string& flag);
   // This rank's `share` of the selection's input views (their memory checked with the work's).
@@ -142,6 +152,7 @@ class Run {
   std::set<std::pair<int, int>> rendered_sizes_;  // render(): sizes whose memory was checked
   bool stage_bars_ = false;                       // a command's run: bars for encode layers and rendered views
   double model_gflops_ = 0;                       // measured the first time an estimate needs it
+  std::mutex rendered_sizes_lock_;                // renders from two threads at once (render_cameras_into)
 };
 
 }  // namespace lact

@@ -1,6 +1,7 @@
 #include "python/arrays.h"
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 
 #include "core/error.h"
@@ -38,6 +39,36 @@ py::array_t<T, py::array::c_style | py::array::forcecast> converted(const py::ha
 FloatArray float_array(const py::handle& value, const std::string& name) { return converted<float>(value, name); }
 
 DoubleArray double_array(const py::handle& value, const std::string& name) { return converted<double>(value, name); }
+
+FloatArray pixel_array(const py::handle& value, const std::string& name) {
+  FloatArray array = float_array(value, name);
+  if (reinterpret_cast<uintptr_t>(array.data()) % alignof(float) == 0) return array;
+  // A float32 buffer at an odd address (numpy allows one over a bytes object): copied once, aligned.
+  return py::module_::import("numpy").attr("array")(array, py::arg("dtype") = "float32", py::arg("order") = "C");
+}
+
+PixelView pixel_view(const FloatArray& array) {
+  PixelView view;
+  view.data = array.data();
+  view.count = array.shape(0), view.height = array.shape(1), view.width = array.shape(2);
+  for (int i = 0; i < 4; ++i) view.strides[i] = array.strides(i) / static_cast<py::ssize_t>(sizeof(float));
+  return view;
+}
+
+FloatArray output_array(const py::object& out, const std::vector<py::ssize_t>& shape) {
+  if (out.is_none()) return FloatArray(shape);
+  if (!py::isinstance<py::array_t<float>>(out))
+    throw py::type_error("out: expected a float32 numpy array, got " +
+                         (py::isinstance<py::array>(out) ? "dtype " + py::str(out.attr("dtype")).cast<std::string>()
+                                                         : py::str(py::type::of(out)).cast<std::string>()));
+  auto array = py::reinterpret_borrow<py::array>(out);
+  std::string expected = "(";
+  for (size_t i = 0; i < shape.size(); ++i) expected += (i ? ", " : "") + std::to_string(shape[i]);
+  check_shape(array, "out", shape, expected + ")");
+  if (!(array.flags() & py::array::c_style) || !array.writeable())
+    throw py::value_error("out: expected a C-contiguous writeable array (render writes its images in place)");
+  return py::reinterpret_borrow<FloatArray>(out);
+}
 
 void check_shape(const py::array& array, const std::string& name, const std::vector<py::ssize_t>& shape,
                  const std::string& expected) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/camera.h"
+#include "core/pixel_view.h"
 
 namespace lact::python {
 
@@ -22,6 +23,15 @@ using DoubleArray = py::array_t<double, py::array::c_style | py::array::forcecas
 FloatArray float_array(const py::handle& value, const std::string& name);
 // The same in float64, for camera poses: the engine holds poses in double (float32 poses are used exactly too).
 DoubleArray double_array(const py::handle& value, const std::string& name);
+
+// Input images as the engine reads them in place: float_array(value, name), whose buffer is the caller's own
+// when it is a C-contiguous float32 array (no copy anywhere: core/pixel_view.h), else converted once.
+FloatArray pixel_array(const py::handle& value, const std::string& name);
+// pixel_array's (N, H, W, 3) result described in place.
+PixelView pixel_view(const FloatArray& array);
+// Where render writes: a new (N, H, W, 3) or (H, W, 3) float32 array when `out` is None, else `out` itself,
+// which must be a C-contiguous writeable float32 array of that shape (TypeError / ValueError naming "out").
+FloatArray output_array(const py::object& out, const std::vector<py::ssize_t>& shape);
 
 // ValueError unless `array` has `shape` (-1: any extent); `expected` is how the message states it, "(N, H, W, 3)".
 void check_shape(const py::array& array, const std::string& name, const std::vector<py::ssize_t>& shape,

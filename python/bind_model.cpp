@@ -26,35 +26,42 @@ struct State {
 
 std::shared_ptr<State> encode(const std::shared_ptr<Engine>& engine, const py::object& images_in,
                               const py::object& intrinsics_in, const py::object& c2w_in) {
-  const FloatArray images = float_array(images_in, "images");
+  const FloatArray images = pixel_array(images_in, "images");  // held while the engine reads it
   const FloatArray intrinsics = float_array(intrinsics_in, "intrinsics");
   const DoubleArray c2w = double_array(c2w_in, "c2w");
   check_shape(images, "images", {-1, -1, -1, 3}, "(N, H, W, 3)");
   const py::ssize_t n = images.shape(0);
   check_shape(intrinsics, "intrinsics", {n, 4}, "(N, 4) with N = " + std::to_string(n) + " (fx, fy, cx, cy)");
   check_shape(c2w, "c2w", {n, 4, 4}, "(N, 4, 4) with N = " + std::to_string(n));
-  const int height = static_cast<int>(images.shape(1)), width = static_cast<int>(images.shape(2));
-  std::vector<PosedImage> views(n);
-  const std::vector<Camera> cameras = cameras_from(intrinsics, c2w, height, width);
-  for (py::ssize_t i = 0; i < n; ++i) {
-    views[i].camera = cameras[i];
-    views[i].image.height = height, views[i].image.width = width;
-    views[i].image.rgb.assign(images.data(i), images.data(i) + static_cast<size_t>(height) * width * 3);
-  }
+  const PixelView pixels = pixel_view(images);
+  const std::vector<Camera> cameras =
+      cameras_from(intrinsics, c2w, static_cast<int>(images.shape(1)), static_cast<int>(images.shape(2)));
   auto state = std::make_shared<State>();
   state->engine = engine;
   try {
     py::gil_scoped_release released;
-    state->state = encode_views(*engine, views, check_signals);
+    state->state = encode_views(*engine, cameras, pixels, check_signals);
   } catch (const Interrupted&) {
     throw py::error_already_set();  // the KeyboardInterrupt (or whatever the handler raised)
   }
   return state;
 }
 
-// One camera as (4,) and (4, 4) gives (H, W, 3); N cameras as (N, 4) and (N, 4, 4) give (N, H, W, 3).
+// (H, W) of render's images: the state's, or `size` checked against the patch.
+std::pair<int, int> render_size(const Engine& engine, const State& state, const py::object& size) {
+  if (size.is_none()) return {state.state.height, state.state.width};
+  const auto hw = size.cast<std::pair<int, int>>();
+  const int height = hw.first, width = hw.second, patch = engine.model().config().patch_size;
+  if (height <= 0 || width <= 0 || height > kMaxImageSide || width > kMaxImageSide || height % patch || width % patch)
+    throw py::value_error("size: expected (H, W), each a positive multiple of the patch size " + std::to_string(patch) +
+                          ", got (" + std::to_string(height) + ", " + std::to_string(width) + ")");
+  return hw;
+}
+
+// One camera as (4,) and (4, 4) gives (H, W, 3); N cameras as (N, 4) and (N, 4, 4) give (N, H, W, 3), written
+// into `out` when given (the same array returned), else into one new array.
 py::array render(const std::shared_ptr<Engine>& engine, const State& state, const py::object& intrinsics_in,
-                 const py::object& c2w_in, const py::object& size) {
+                 const py::object& c2w_in, const py::object& size, const py::object& out_in) {
   FloatArray intrinsics = float_array(intrinsics_in, "intrinsics");
   DoubleArray c2w = double_array(c2w_in, "c2w");
   if (state.engine != engine) throw py::value_error("state: encoded by another lact.Model");
@@ -67,24 +74,17 @@ py::array render(const std::shared_ptr<Engine>& engine, const State& state, cons
   }
   check_shape(intrinsics, "intrinsics", {-1, 4}, "(N, 4) or (4,) (fx, fy, cx, cy)");
   check_shape(c2w, "c2w", {intrinsics.shape(0), 4, 4}, "(N, 4, 4) with N = " + std::to_string(intrinsics.shape(0)));
-  int height = state.state.height, width = state.state.width;
-  if (!size.is_none()) {
-    const auto hw = size.cast<std::pair<int, int>>();
-    height = hw.first, width = hw.second;
-    const int patch = engine->model().config().patch_size;
-    if (height <= 0 || width <= 0 || height > kMaxImageSide || width > kMaxImageSide || height % patch || width % patch)
-      throw py::value_error("size: expected (H, W), each a positive multiple of the patch size " +
-                            std::to_string(patch) + ", got (" + std::to_string(height) + ", " + std::to_string(width) +
-                            ")");
-  }
+  const auto [height, width] = render_size(*engine, state, size);
   const std::vector<Camera> cameras = cameras_from(intrinsics, c2w, height, width);
-  std::vector<Image> images;
+  std::vector<py::ssize_t> shape{intrinsics.shape(0), height, width, 3};
+  if (single) shape.erase(shape.begin());
+  FloatArray out = output_array(out_in, shape);
+  float* pixels = out.mutable_data();
   {
     py::gil_scoped_release released;
-    images = render_cameras(*engine, state.state, cameras);
+    render_cameras(*engine, state.state, cameras, pixels);
   }
-  if (single) return image_array(images[0]);
-  return stack_images(images);
+  return std::move(out);
 }
 
 py::object config_dict(const Engine& engine) {
@@ -101,14 +101,14 @@ std::shared_ptr<State> load_state(const std::string& path, const std::shared_ptr
   auto state = std::make_shared<State>();
   state->engine = engine;
   py::gil_scoped_release released;
-  std::lock_guard<std::mutex> hold(engine->lock);
+  const std::unique_lock<std::shared_mutex> hold(engine->lock);
   state->state = load_scene_state(path, engine->model().weights(), engine->backend()).state;
   return state;
 }
 
 void save_state(const State& state, const std::string& path) {
   py::gil_scoped_release released;
-  std::lock_guard<std::mutex> hold(state.engine->lock);
+  const std::unique_lock<std::shared_mutex> hold(state.engine->lock);
   // The model's path lets `lact render --state` find it, as for a state the CLI wrote.
   save_scene_state(path, state.state, state.engine->model().weights(), state.engine->backend(),
                    {{"model", state.engine->path}, {"written_by", "lact python module"}});
@@ -117,6 +117,8 @@ void save_state(const State& state, const std::string& path) {
 }  // namespace
 
 void bind_model(py::module_& m) {
+  m.def("_input_pixel_bytes_copied", &input_pixel_bytes_copied,
+        "Bytes of input pixels the engine has copied on the host so far (tests/python: the zero-copy test).");
   // Both classes first, so that each one's signatures name the other as lact.Model / lact.State.
   py::class_<Engine, std::shared_ptr<Engine>> model(m, "Model", docs::kModel);
   py::class_<State, std::shared_ptr<State>> state(m, "State", docs::kState);
@@ -129,11 +131,15 @@ void bind_model(py::module_& m) {
       .def_property_readonly("patch_size", [](const Engine& e) { return e.model().config().patch_size; })
       .def_readonly("path", &Engine::path)
       .def_readonly("device", &Engine::device)
-      .def_readonly("_last_engine_seconds", &Engine::last_engine_s,
-                    "Seconds the last encode or render spent inside the engine (python/bench_overhead.py).")
+      .def_property_readonly(
+          "_last_engine_seconds", [](const Engine& e) { return e.last_engine_s.load(); },
+          "Seconds the last encode or render spent inside the engine (python/bench_overhead.py).")
+      .def_property_readonly(
+          "_most_renders_at_once", [](const Engine& e) { return e.most_renders_running.load(); },
+          "The most render calls that ran in the engine at the same time so far (tests/python).")
       .def("encode", &encode, py::arg("images"), py::arg("intrinsics"), py::arg("c2w"), docs::kEncode)
       .def("render", &render, py::arg("state"), py::arg("intrinsics"), py::arg("c2w"), py::arg("size") = py::none(),
-           docs::kRender)
+           py::arg("out") = py::none(), docs::kRender)
       .def("__repr__", [](const Engine& e) { return "lact.Model('" + e.path + "', device='" + e.device + "')"; });
 
   state

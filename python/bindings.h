@@ -31,22 +31,25 @@ inline constexpr const char* kModel = R"(Model(path, device="cpu", precision="fp
 
 A LaCT model read from a .safetensors file (`lact` reads the same files). device: "cpu" or "cuda";
 precision: "fp32", or "tf32" / "bf16" for matrix products; threads: CPU threads (0: every usable CPU).
-Two Python threads may call encode/render on one model at once: the GIL is released while the engine runs and
-calls on one model take turns (one backend, one scratch memory).)";
+Python threads may call render on one model at once: the GIL is released while the engine runs, and on the CPU their
+renders run together (each with its own scratch memory; the model and the state are only read), giving the images one
+thread gives. encode, State.save and State.load take turns with every other call; on CUDA renders take turns too.)";
 
 inline constexpr const char* kEncode = R"(encode(images, intrinsics, c2w) -> State
 
 Encodes input views into a scene state. images (N, H, W, 3) in [0, 1], H and W multiples of the patch size;
-intrinsics (N, 4) pixels; c2w (N, 4, 4). A C-contiguous float32 images array is read in place (copied once into
-the engine's input, as the CLI's decoded images are); other orders and float64 are converted once first.
+intrinsics (N, 4) pixels; c2w (N, 4, 4). A C-contiguous float32 images array is read in place, never copied on
+the CPU (copied once to the GPU with device="cuda"); it must not change while encode runs. Other orders, float64,
+lists and torch CPU tensors are converted once to C-contiguous float32 first.
 The GIL is released while encoding; Ctrl-C stops it between layers (KeyboardInterrupt).)";
 
-inline constexpr const char* kRender = R"(render(state, intrinsics, c2w, size=None) -> images
+inline constexpr const char* kRender = R"(render(state, intrinsics, c2w, size=None, out=None) -> images
 
 Renders cameras from a state: intrinsics (N, 4) and c2w (N, 4, 4) give (N, H, W, 3); one camera as (4,) and
 (4, 4) gives (H, W, 3). size (H, W): the state's size by default (the intrinsics are pixels at that size). All
-cameras are rendered in one engine call (the CLI's batching: the same numbers). The GIL is released while
-rendering.)";
+cameras are rendered in one engine call (the CLI's batching: the same numbers), written straight into one new
+float32 array, or into `out` (a C-contiguous writeable float32 array of that shape), which is returned. The GIL is
+released while rendering; several threads may render from one model at once.)";
 
 inline constexpr const char* kState =
     R"(A scene state: what encode leaves (each layer's fast weights, attention caches).

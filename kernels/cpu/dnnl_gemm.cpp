@@ -1,10 +1,12 @@
 #include "kernels/cpu/dnnl_gemm.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <stdexcept>
+#include <unordered_map>
 #include <vector>
 
 #ifdef LACT_HAVE_DNNL
@@ -123,15 +125,45 @@ dnnl::memory::dims packed_strides(bool transpose, int64_t rows, int64_t cols) {
 
 }  // namespace
 
+// A matmul primitive with the scratchpad size it asks for (user scratchpad mode: each call brings its own, so
+// that one primitive may run on several threads at once; the library's shared scratchpad would forbid it).
+struct Primitive {
+  dnnl::matmul matmul;
+  dnnl::memory::desc scratchpad;
+};
+
 struct DnnlGemm::State {
   bool bf16 = false;
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
-  dnnl::stream stream{engine};
   // A matmul primitive per key (creating one costs far more than running it).
-  std::map<PrimitiveKey, dnnl::matmul> primitives;
-  std::vector<uint16_t> a, b;  // bf16: the packed operands
-  std::mutex mutex;            // one product at a time per instance (the packed operands are shared)
+  std::map<PrimitiveKey, Primitive> primitives;
+  std::mutex mutex;  // guards `primitives` only: products run at once from several threads (renders)
 };
+
+namespace {
+
+// The calling thread's buffers for one product at a time: bf16 operands packed, the primitive's scratchpad.
+struct CallBuffers {
+  std::vector<uint16_t> a, b;
+  std::vector<uint8_t> scratchpad;
+};
+thread_local CallBuffers call_buffers;
+
+Primitive make_primitive(const dnnl::engine& engine, const dnnl::memory::desc& a, const dnnl::memory::desc& b,
+                         const dnnl::memory::desc& c, float alpha, float beta) {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
+  if (beta != 0.0f) {
+    dnnl::post_ops ops;
+    ops.append_sum(beta);
+    attr.set_post_ops(ops);
+  }
+  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), attr, engine);
+  return {dnnl::matmul(pd), pd.scratchpad_desc()};
+}
+
+}  // namespace
 
 DnnlGemm::DnnlGemm(bool bf16_operands) : state_(std::make_unique<State>()) { state_->bf16 = bf16_operands; }
 DnnlGemm::~DnnlGemm() = default;
@@ -140,17 +172,17 @@ void DnnlGemm::gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, in
                     MatrixOperand b, float beta, float* c, int64_t ldc, int64_t stride_c, int64_t batch,
                     const uint16_t* packed_a, const uint16_t* packed_b) {
   using dt = dnnl::memory::data_type;
-  std::lock_guard<std::mutex> lock(state_->mutex);
   if (batch == 1) stride_c = m * ldc;  // unused; keeps the descriptor's strides plain
   dnnl::memory::desc a_desc, b_desc;
   const void* a_data = a.data;
   const void* b_data = b.data;
+  CallBuffers& buffers = call_buffers;
   if (state_->bf16) {  // packed in their stored layout, compacted
-    if (!packed_a) pack_bf16(a, transpose_a, m, k, batch, state_->a);
-    if (!packed_b) pack_bf16(b, transpose_b, k, n, batch, state_->b);
+    if (!packed_a) pack_bf16(a, transpose_a, m, k, batch, buffers.a);
+    if (!packed_b) pack_bf16(b, transpose_b, k, n, batch, buffers.b);
     a_desc = dnnl::memory::desc({batch, m, k}, dt::bf16, packed_strides(transpose_a, m, k));
     b_desc = dnnl::memory::desc({batch, k, n}, dt::bf16, packed_strides(transpose_b, k, n));
-    a_data = packed_a ? packed_a : state_->a.data(), b_data = packed_b ? packed_b : state_->b.data();
+    a_data = packed_a ? packed_a : buffers.a.data(), b_data = packed_b ? packed_b : buffers.b.data();
   } else {  // in place, transposes as strides
     a_desc = dnnl::memory::desc({batch, m, k}, dt::f32, operand_strides(a, transpose_a, m, batch));
     b_desc = dnnl::memory::desc({batch, k, n}, dt::f32, operand_strides(b, transpose_b, k, batch));
@@ -171,23 +203,26 @@ void DnnlGemm::gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, in
                          packed ? 0 : b.ld,
                          packed || batch == 1 ? 0 : a.stride,
                          packed || batch == 1 ? 0 : b.stride};
-  auto found = state_->primitives.find(key);
-  if (found == state_->primitives.end()) {
-    dnnl::primitive_attr attr;
-    if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
-    if (beta != 0.0f) {
-      dnnl::post_ops ops;
-      ops.append_sum(beta);
-      attr.set_post_ops(ops);
-    }
-    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_desc, b_desc, c_desc), attr, state_->engine);
-    found = state_->primitives.emplace(key, dnnl::matmul(pd)).first;
+  Primitive primitive;
+  {
+    const std::lock_guard<std::mutex> lock(state_->mutex);
+    auto found = state_->primitives.find(key);
+    if (found == state_->primitives.end())
+      found =
+          state_->primitives.emplace(key, make_primitive(state_->engine, a_desc, b_desc, c_desc, alpha, beta)).first;
+    primitive = found->second;  // handles: the primitive itself is shared, immutable
   }
   // oneDNN's memory objects take non-const handles; matmul only reads SRC and WEIGHTS.
-  dnnl::memory am(a_desc, state_->engine, const_cast<void*>(a_data)),
-      bm(b_desc, state_->engine, const_cast<void*>(b_data)), cm(c_desc, state_->engine, c);
-  found->second.execute(state_->stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
-  state_->stream.wait();
+  std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, {a_desc, state_->engine, const_cast<void*>(a_data)}},
+                                             {DNNL_ARG_WEIGHTS, {b_desc, state_->engine, const_cast<void*>(b_data)}},
+                                             {DNNL_ARG_DST, {c_desc, state_->engine, c}}};
+  if (const size_t bytes = primitive.scratchpad.get_size()) {
+    buffers.scratchpad.resize(std::max(buffers.scratchpad.size(), bytes));
+    args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(primitive.scratchpad, state_->engine, buffers.scratchpad.data()));
+  }
+  dnnl::stream stream(state_->engine);  // this call's own
+  primitive.matmul.execute(stream, args);
+  stream.wait();
 }
 
 #endif

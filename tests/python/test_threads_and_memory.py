@@ -1,4 +1,5 @@
-"""Two Python threads rendering from one model at once get what one thread gets; repeated calls do not leak."""
+"""Python threads rendering from one model at once get what one thread gets, and on the CPU their renders run in the
+engine at the same time; repeated calls do not leak."""
 import threading
 
 import numpy as np
@@ -27,6 +28,37 @@ def test_two_threads_render_what_one_renders(model, scene):
     assert not errors, errors
     for images in results[0] + results[1]:
         np.testing.assert_array_equal(images, reference)
+
+
+def test_renders_from_four_threads_run_at_once_and_equal_serial_ones(lact, scene):
+    import os
+    from conftest import FIXTURE
+    model = lact.Model(os.path.join(FIXTURE, "model.safetensors"), threads=1)  # one CPU thread per render
+    state = encode_inputs(model, scene)
+    t = np.resize(scene.targets, 8)
+    work = [(scene.intrinsics[t] * (1 + 0.05 * k), scene.c2w[t]) for k in range(4)]  # four different camera sets
+    serial = [model.render(state, k, c) for k, c in work]
+    assert model._most_renders_at_once == 1
+    start = threading.Barrier(len(work))
+    results, errors = [None] * len(work), []
+
+    def render(slot):
+        try:
+            start.wait()
+            for _ in range(10):
+                results[slot] = model.render(state, *work[slot])
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=render, args=(k,)) for k in range(len(work))]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors, errors
+    for got, expected in zip(results, serial):
+        np.testing.assert_array_equal(got, expected)
+    assert model._most_renders_at_once >= 2  # they ran in the engine together, not one after another
 
 
 def rss_kib():
