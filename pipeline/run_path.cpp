@@ -61,6 +61,7 @@ void Run::render_path(SceneRequest r, const std::string& path) {
   }
   read.model_path = r.model, read.model = &model(), read.camera_path = path;
   agree_on_inputs(distribution(), read);
+  if (r.state.empty()) on_every_rank([&] { check_guard_rails(selection, leads()); });
   // The path's memory, checked once: the encode and its reads (from inputs), one frame at each size.
   std::vector<Camera> frames;
   std::pair<size_t, size_t> share;
@@ -69,7 +70,14 @@ void Run::render_path(SceneRequest r, const std::string& path) {
     if (r.state.empty()) share = input_share(selection, distribution()), need = encode_need(selection, share);
     frames = path_frames(path, model().config().patch_size, need);
     check_memory(need);
+    if (warnings_ == WarningMode::Off) return;
+    std::vector<std::string> sizes;  // a frame size far from the model's training size
+    for (const auto& [height, width] : need.render_sizes)
+      if (const std::string text = size_warning(model().weights(), height, width); !text.empty())
+        sizes.push_back(path + ": a frame's " + text);
+    say_warnings(sizes, leads());
   });
+  if (r.state.empty()) announce(selection, std::to_string(frames.size()) + " path frames", out_.folder.root(), r);
   if (r.state.empty())
     state = model().encode(read_inputs(selection, share, distribution()), {}, distribution().collective);
   if (leads()) render_frames(model(), state, path, frames, r.video, r.fps, out_);
