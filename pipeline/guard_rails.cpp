@@ -58,15 +58,15 @@ CameraLayout camera_layout(const std::vector<Camera>& cameras) {
   return layout;
 }
 
-std::string size_warning(const ModelWeights& model, int height, int width) {
+std::string size_warning(const ModelWeights& model, int height, int width, const std::string& remedy) {
   if (model.trained_height <= 0 || model.trained_width <= 0 || height <= 0 || width <= 0) return "";
   const double ratio =
       static_cast<double>(height) * width / (static_cast<double>(model.trained_height) * model.trained_width);
   if (ratio <= kPixelRatioLimit && ratio >= 1 / kPixelRatioLimit) return "";
   return format(
       "working size %dx%d has %.3gx the pixels of the model's training size %dx%d (more than %gx either way): "
-      "expect the patch grid to show; without --size the working size keeps the training pixel count",
-      height, width, ratio, model.trained_height, model.trained_width, kPixelRatioLimit);
+      "expect the patch grid to show; %s",
+      height, width, ratio, model.trained_height, model.trained_width, kPixelRatioLimit, remedy.c_str());
 }
 
 std::string camera_kind_warning(const std::string& kind, const std::vector<Camera>& cameras) {
@@ -121,7 +121,8 @@ std::string baseline_warning(const SceneReport& scene) {
 }
 
 std::vector<std::string> selection_warnings(const ModelWeights& model, const SceneSelection& selection) {
-  std::vector<std::string> found{size_warning(model, selection.height, selection.width)};
+  std::vector<std::string> found{size_warning(model, selection.height, selection.width,
+                                              "without --size the working size keeps the training pixel count")};
   if (!selection.inputs.empty() && !model.trained_kind.empty()) {
     std::vector<Camera> cameras;
     for (const PosedImage& v : selected_views(selection, selection.inputs, false)) cameras.push_back(v.camera);

@@ -39,7 +39,8 @@ CameraLayout camera_layout(const std::vector<Camera>& cameras);
 
 // Each check: the warning's text, or empty when there is nothing to say (or the model does not say what it was
 // trained with).
-std::string size_warning(const ModelWeights& model, int height, int width);
+// `remedy` says how to size it otherwise (the flag that sets it).
+std::string size_warning(const ModelWeights& model, int height, int width, const std::string& remedy);
 std::string camera_kind_warning(const std::string& kind, const std::vector<Camera>& cameras);
 std::string camera_distance_warning(const std::string& kind, const std::vector<Camera>& cameras, bool normalized);
 std::string baseline_warning(const SceneReport& scene);

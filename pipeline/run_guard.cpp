@@ -64,7 +64,7 @@ void Run::announce_scenes(size_t scenes, const SceneRequest& r) const {
                            : d.trained_height > 0
                                ? "the model's " + std::to_string(d.trained_height) + "x" +
                                      std::to_string(d.trained_width) + " pixel count at each scene's aspect"
-                               : "each scene's own size";
+                               : "its views' own size";
   std::printf("%zu scenes: each at %s, inputs %s%s of each, results -> %s/<scene>\n", scenes,
               terminal_text(size).c_str(), terminal_text(d.inputs).c_str(), d.model_inputs ? " (the model's)" : "",
               terminal_text(out_.folder.root()).c_str());

@@ -73,7 +73,9 @@ void Run::render_path(SceneRequest r, const std::string& path) {
     if (warnings_ == WarningMode::Off) return;
     std::vector<std::string> sizes;  // a frame size far from the model's training size
     for (const auto& [height, width] : need.render_sizes)
-      if (const std::string text = size_warning(model().weights(), height, width); !text.empty())
+      if (const std::string text = size_warning(model().weights(), height, width,
+                                                "make the path near the training pixel count (lact path --size)");
+          !text.empty())
         sizes.push_back(path + ": a frame's " + text);
     say_warnings(sizes, leads());
   });

@@ -139,6 +139,16 @@ class GuardTest(unittest.TestCase):
         (result, out) = self.render("size_error", *flags, "--size", "128x128", "--warnings", "error")
         one_error_line(self, result, ["128x128", "--warnings error"])
         self.assertFalse(os.path.exists(os.path.join(out, "report.json")), "refused before the work")
+        # A camera path's frames: their own size, the same rule (the remedy is the path's --size).
+        path = self.out("turntable_128.json")
+        ran_ok(run("path", "turntable", "--frames", 2, "--size", "128x128", "-o", path))
+        (result, out) = self.render("path_128", "--model", self.shipped, "--data", self.example, "--inputs", INPUTS,
+                                    "--path", path)
+        ran_ok(result)
+        said = warnings_in(result[2])
+        self.assertEqual(len(said), 1, result[2])
+        self.assertIn("a frame's working size 128x128 has 4x the pixels", said[0])
+        self.assertIn("lact path --size", said[0])
 
     def test_scene_cameras_for_an_object_model(self):
         self.need_desk()
