@@ -308,6 +308,18 @@ class GuardTest(unittest.TestCase):
         rc, so, se = run("info", self.scene_model)
         self.assertEqual(rc, 0, se)
         self.assertIn("trained on: scenes, 64x64, 8 input views", so)
+        # The converter knows an official checkpoint's kind by its name (the fixture's weights under a scene name,
+        # with the fixture's own config).
+        named = os.path.join(self.tmp, "scene_res256x256.pt")
+        shutil.copy(os.path.join(ARGS.fixture, "model.pt"), named)
+        converted = self.out("converted.safetensors")
+        p = subprocess.run([sys.executable, "-m", "tools.convert_checkpoint", named, "--config",
+                            os.path.join(ARGS.fixture, "config.json"), "-o", converted], cwd=ROOT, capture_output=True,
+                           text=True, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual(read_safetensors(converted)[0]["__metadata__"]["kind"], "scene")
+        rc, so, se = run("info", converted)
+        self.assertIn("trained on: scenes, 256x256, 32 input views", so)
         bad = subprocess.run([sys.executable, "-m", "tools.set_model_metadata", self.shipped, "kind=room", "-o",
                               self.out("never.safetensors")], cwd=ROOT, capture_output=True, text=True)
         self.assertEqual(bad.returncode, 2)
