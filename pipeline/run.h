@@ -33,8 +33,8 @@ struct SceneRequest {
   std::string video;    // render_path: also this MP4 (a named output: --force replaces it)
   int fps = 30;
   std::string command = "render";  // names the error when neither --inputs nor --state is given
-  bool allow_input_targets =
-      false;  // a target that is also an input is meant (else refused: its score is no novel view)
+  // --allow-input-targets: a target that is also an input is meant (else refused: its score is no novel view).
+  bool allow_input_targets = false;
 };
 
 class Run {
