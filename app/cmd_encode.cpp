@@ -16,15 +16,16 @@ namespace {
 struct EncodeOptions {
   CommonOptions common;
   DataOptions data;
-  std::string model, output, state_dtype = "fp32";
+  std::string model, output, state_dtype = "fp32", warnings = "on";
   bool force = false, quiet = false;
 };
 // Across ranks every rank reads the model and its share of the views (the Run's work); the lead writes the state.
 void run_encode(EncodeOptions& o, const RunDigest& command_line) {
   StoredDtype dtype{};
-  OutputOptions out;
-  out.quiet = o.quiet;
-  Run run(o.common, out, command_line, [&](RunOutput& out) {
+  OutputOptions printed;  // encode writes only its state: of the output options, only what it prints
+  printed.quiet = o.quiet;
+  printed.warnings = o.warnings;
+  Run run(o.common, printed, command_line, [&](RunOutput& out) {
     out.inputs.add(o.model);
     out.inputs.add(o.data.data);
     check_named_output(o.output, "--output", o.force, out.inputs);  // before any work
@@ -39,10 +40,11 @@ void run_encode(EncodeOptions& o, const RunDigest& command_line) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   run.save_state(o.output, state, origin_metadata(o.data, selection, o.model), dtype);
   if (!run.leads()) return;
-  std::printf("encoded %zu views of %s (%dx%d) in %.3f s%s -> %s\n", selection.inputs.size(),
-              terminal_text(selection.scene.name).c_str(), state.height, state.width, seconds,
+  std::printf("encoded %zu views of %s (%dx%d: %s) in %.3f s%s -> %s; inputs %s\n", selection.inputs.size(),
+              terminal_text(selection.scene.name).c_str(), state.height, state.width,
+              terminal_text(selection.size_rule).c_str(), seconds,
               run.distributed() ? (" on " + std::to_string(run.ranks()) + " ranks").c_str() : "",
-              terminal_text(o.output).c_str());
+              terminal_text(o.output).c_str(), views_text(selection.inputs).c_str());
 }
 
 }  // namespace
@@ -59,6 +61,7 @@ void add_encode_command(CLI::App& app) {
       ->add_option("--state-dtype", o->state_dtype,
                    "Store the fast weights as fp32, or bf16 (half the file; renders within bf16 rounding of fp32's)")
       ->capture_default_str();
+  add_warnings_option(*command, o->warnings);
   add_common_options(*command, o->common);
   add_distributed_options(*command, o->common);
   add_time_limit_option(*command, o->common);

@@ -68,6 +68,11 @@ void info_model(const std::string& path) {
   print_config(model->config());
   const auto [count, tensors] = count_floats(file);
   std::printf("parameters: %lld (%.1f M) in %zu tensors\n", count, count / 1e6, tensors);
+  const ModelWeights& w = model->weights();
+  if (w.trained_height > 0 || w.trained_input_views > 0 || !w.trained_kind.empty())
+    std::printf("trained on: %s, %dx%d, %d input views (0: not recorded)\n",
+                w.trained_kind.empty() ? "kind not recorded" : (w.trained_kind + "s").c_str(), w.trained_height,
+                w.trained_width, w.trained_input_views);
 }
 
 void info_file(const std::string& path) {
@@ -119,7 +124,7 @@ void info_data(const DataOptions& o, const std::string& targets_spec) {
   // The preprocessing this run's flags choose, for the chosen (or first) scene.
   const SceneSelection selection = plan_scene(
       select_scene(list.scenes, o.scene.empty() && list.scenes.size() > 1 ? list.scenes[0].name : o.scene, o.data), o,
-      1);  // any size: info only describes
+      1, targets_spec);  // any size: info only describes
   const Scene& scene = selection.scene;
   std::vector<int> targets;
   if (!targets_spec.empty()) targets = select_views(targets_spec, scene, true, selection.inputs, o.seed, "--targets");

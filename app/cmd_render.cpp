@@ -47,6 +47,8 @@ void add_render_command(CLI::App& app) {
   add_data_options(*command, r.data);
   command->add_option("--state", r.state, "Scene state from `lact encode` (replaces --inputs)");
   command->add_option("--targets", r.targets, "Target views: 3,4 | 8-15 | uniform:N | random:N | fold8 | rest | all");
+  command->add_flag("--allow-input-targets", r.allow_input_targets,
+                    "Score targets that are also inputs (refused otherwise: a seen view is no novel view)");
   command->add_option("--path", o->path, "Camera path JSON (from `lact path`) to render instead of targets");
   command->add_option("--video", r.video, "With --path: also write this MP4 (needs ffmpeg)");
   command->add_option("--fps", r.fps, "Video frame rate")->capture_default_str()->check(CLI::Range(1, 1000));
@@ -57,6 +59,7 @@ void add_render_command(CLI::App& app) {
   command->add_flag("--quiet", o->out.quiet, "No progress bar");
   command->add_flag("--force", o->out.force,
                     "Replace an existing --video file, or a report.json/report.csv in --out that lact did not write");
+  add_warnings_option(*command, o->out.warnings);
   add_common_options(*command, o->common);
   add_distributed_options(*command, o->common);
   add_time_limit_option(*command, o->common);

@@ -11,8 +11,13 @@ void add_data_options(CLI::App& command, DataOptions& o) {
                      "NeRF-synthetic transforms_*.json, an index .txt, or a folder holding one; a COLMAP model "
                      "(a folder with sparse/0 and images/, or the model folder with --images)");
   command.add_option("--scene", o.scene, "Scene name when --data holds several");
-  command.add_option("--inputs", o.inputs, "Input views: 0,1,2 | 0-7 | uniform:N | random:N | fold8[:N] | all");
-  command.add_option("--size", o.size, "Working size HxW (default: the input views' size; divisible by 8)");
+  command.add_option(
+      "--inputs", o.inputs,
+      "Input views: 0,1,2 | 0-7 | uniform:N | random:N | fold8[:N] | all | rest (the views that are not --targets)");
+  command.add_option("--size", o.size,
+                     "Working size HxW, divisible by 8 (default: the model's training pixel count at the views' "
+                     "aspect, each side a multiple of 8: 48x88 for 270x480 views and a 64x64 model; the views' own "
+                     "size for a model that records no training size)");
   command.add_option("--background", o.background, "Background for RGBA images: white | black | grey | R,G,B")
       ->capture_default_str();
   command
@@ -64,6 +69,15 @@ void add_time_limit_option(CLI::App& command, CommonOptions& options) {
                   "Refuse a scene (or path) whose encode and render are estimated to take longer: FLOPs over the "
                   "rate measured here (default 0: no limit; runs estimated over a minute say so)")
       ->check(finite_range(0, 1e9));
+}
+
+void add_warnings_option(CLI::App& command, std::string& warnings) {
+  command
+      .add_option("--warnings", warnings,
+                  "Out-of-regime warnings (working size, camera layout and distances against the model's training, "
+                  "a score below copying the nearest input): off | on (printed, in report.json) | error (refused)")
+      ->check(CLI::IsMember({"off", "on", "error"}))
+      ->capture_default_str();
 }
 
 CLI::Validator finite_range(double min, double max) {

@@ -16,6 +16,8 @@ void add_common_options(CLI::App& command, CommonOptions& options);
 void add_distributed_options(CLI::App& command, CommonOptions& options);
 // --max-seconds (encode, render): refuse work estimated to take longer.
 void add_time_limit_option(CLI::App& command, CommonOptions& options);
+// --warnings off|on|error: the guard rails of encode and render (pipeline/guard_rails.h).
+void add_warnings_option(CLI::App& command, std::string& warnings);
 // A number from min to max that is finite (CLI::Range accepts NaN).
 CLI::Validator finite_range(double min, double max);
 

@@ -75,7 +75,7 @@ ModelWeights build_model_weights(const ModelConfig& config, Backend& be,
 
 namespace {
 
-// What the model was trained with (metadata image_size "HxW", input_views), checked like any other input.
+// What the model was trained with (metadata image_size "HxW", input_views, kind), checked like any other input.
 void read_training_metadata(const SafetensorsFile& file, ModelWeights& weights) {
   const std::string& path = file.path();
   auto size = file.metadata().find("image_size");
@@ -89,6 +89,12 @@ void read_training_metadata(const SafetensorsFile& file, ModelWeights& weights) 
     if (text.size() > 4 || text.find_first_not_of("0123456789") != std::string::npos || std::stoi(text) < 1)
       throw Error(path, "metadata input_views '" + text.substr(0, 40) + "' is not a count in 1..9999");
     weights.trained_input_views = std::stoi(text);
+  }
+  auto kind = file.metadata().find("kind");
+  if (kind != file.metadata().end() && !kind->second.empty()) {
+    if (kind->second != "object" && kind->second != "scene")
+      throw Error(path, "metadata kind '" + kind->second.substr(0, 40) + "' is neither object nor scene");
+    weights.trained_kind = kind->second;
   }
 }
 
@@ -121,6 +127,7 @@ ModelWeights load_model(const std::string& path, Backend& be) {
   weights.trained_height = trained.trained_height;
   weights.trained_width = trained.trained_width;
   weights.trained_input_views = trained.trained_input_views;
+  weights.trained_kind = trained.trained_kind;
   return weights;
 }
 

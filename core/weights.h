@@ -44,6 +44,9 @@ struct ModelWeights {
   std::string identity;  // that file's content identity (core/file_identity.h); empty when not from a file
   // What the model was trained with (safetensors metadata "image_size" = "HxW", "input_views"), 0 = unknown.
   int trained_height = 0, trained_width = 0, trained_input_views = 0;
+  // What it was trained on (metadata "kind"): "object" (one object at the origin, cameras around it) or "scene"
+  // (poses normalised into [-1, 1]); empty = unknown.
+  std::string trained_kind;
 };
 
 // Reads a safetensors model: the config from __metadata__.config, every tensor under its official name,

@@ -16,7 +16,8 @@ struct OutputOptions {
   bool save_images = false;  // <view>_gt.png and <view>_diff.png besides <view>.png
   bool save_npy = false;
   bool quiet = false;
-  bool force = false;  // replace an existing file named by -o / --video
+  bool force = false;           // replace an existing file named by -o / --video
+  std::string warnings = "on";  // --warnings off | on | error (pipeline/guard_rails.h)
 };
 
 // Everything a run writes goes through here: the options, the --out folder and the files it must not touch.

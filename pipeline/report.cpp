@@ -50,6 +50,8 @@ nlohmann::json scene_report_to_json(const SceneReport& s) {
   nlohmann::json views = nlohmann::json::array();
   for (const ViewReport& v : s.views)
     views.push_back({v.index, v.psnr, v.ssim, v.psnr_nearest_input, v.psnr_white, v.mse, v.nearest_input});
+  std::vector<std::string> warnings;  // they name the scene
+  for (const std::string& w : s.warnings) warnings.push_back(utf8_escaped(w));
   // Names may hold bytes that are not UTF-8 (a folder's name): escaped, so the JSON can be written.
   return {{"name", utf8_escaped(s.name)},
           {"folder", utf8_escaped(s.folder)},
@@ -57,7 +59,8 @@ nlohmann::json scene_report_to_json(const SceneReport& s) {
           {"targets", s.targets},
           {"encode_s", s.encode_s},
           {"render_ms_per_view", s.render_ms_per_view},
-          {"views", views}};
+          {"views", views},
+          {"warnings", warnings}};
 }
 
 SceneReport scene_report_from_json(const nlohmann::json& j) {
@@ -71,6 +74,7 @@ SceneReport scene_report_from_json(const nlohmann::json& j) {
   for (const nlohmann::json& v : j.at("views"))
     s.views.push_back({v.at(0).get<int>(), v.at(1).get<double>(), v.at(2).get<double>(), v.at(3).get<double>(),
                        v.at(4).get<double>(), v.at(5).get<double>(), v.at(6).get<int>()});
+  s.warnings = j.at("warnings").get<std::vector<std::string>>();
   return s;
 }
 
@@ -109,6 +113,9 @@ nlohmann::json Report::to_json() const {
   j["psnr_white"] = mean_over(scenes, [](const SceneReport& s) { return s.psnr_white(); });
   j["encode_s_total"] = encode_total;
   j["render_ms_per_view"] = mean_over(scenes, [](const SceneReport& s) { return s.render_ms_per_view; });
+  j["warnings"] = nlohmann::json::array();
+  for (const SceneReport& s : scenes)
+    for (const std::string& warning : s.warnings) j["warnings"].push_back(warning);
   j["failed"] = nlohmann::json::array();
   for (const auto& [name, error] : failed) j["failed"].push_back({{"scene", name}, {"error", error}});
   return j;

@@ -20,6 +20,7 @@ struct SceneReport {
   std::vector<int> inputs, targets;
   double encode_s = 0, render_ms_per_view = 0;
   std::vector<ViewReport> views;
+  std::vector<std::string> warnings;  // the guard rails' (pipeline/guard_rails.h), each naming the scene
   // Means over the views; psnr_pooled = PSNR of the MSE pooled over every target pixel of the scene.
   double psnr() const;
   double ssim() const;
@@ -30,6 +31,7 @@ struct SceneReport {
 
 struct Report {
   nlohmann::json header;  // model, config, data, size, views {inputs, targets}
+  // report.json's "warnings": every scene's, in order.
   std::vector<SceneReport> scenes;
   std::vector<std::pair<std::string, std::string>> failed;  // scene, error
   nlohmann::json to_json() const;

@@ -8,7 +8,7 @@ namespace lact {
 
 Run::Run(const CommonOptions& common, const OutputOptions& out, const RunDigest& command_line,
          const std::function<void(RunOutput&)>& before_work)
-    : common_(common), out_(out) {
+    : common_(common), out_(out), warnings_(parse_warning_mode(out.warnings)) {
   // The first exchange of the job agrees on the command line; the backend comes after the checks, so that a
   // bad flag or output ends the run before any device is opened.
   const Distribution ranks = start_agreed_ranks(common, command_line);
@@ -19,7 +19,8 @@ Run::Run(const CommonOptions& common, const OutputOptions& out, const RunDigest&
   stage_bars_ = true;
 }
 
-Run::Run(const CommonOptions& common, const OutputOptions& out) : common_(common), out_(out) {
+Run::Run(const CommonOptions& common, const OutputOptions& out)
+    : common_(common), out_(out), warnings_(parse_warning_mode(out.warnings)) {
   backend_ = start_run_backend(common);
 }
 
@@ -79,6 +80,7 @@ SceneSelection Run::select(const DataOptions& data) {
   RunInputs read;
   read.model_path = model_path_, read.model = &model(), read.selection = &selection;
   agree_on_inputs(distribution(), read);
+  on_every_rank([&] { check_guard_rails(selection, leads()); });
   return selection;
 }
 

@@ -18,6 +18,7 @@
 #include "core/scene_state_io.h"
 #include "pipeline/distribution.h"
 #include "pipeline/evaluate.h"
+#include "pipeline/guard_rails.h"
 #include "pipeline/memory_check.h"
 #include "pipeline/run_agreement.h"
 #include "pipeline/scene_selection.h"
@@ -34,6 +35,8 @@ struct SceneRequest {
   std::string video;    // render_path: also this MP4 (a named output: --force replaces it)
   int fps = 30;
   std::string command = "render";  // names the error when neither --inputs nor --state is given
+  // --allow-input-targets: a target that is also an input is meant (else refused: its score is no novel view).
+  bool allow_input_targets = false;
 };
 
 class Run {
@@ -67,7 +70,7 @@ class Run {
   // there are still no input views.
   void require_inputs(DataOptions& data, const std::string& where, const std::string& message);
   // One scene of `data` (--scene, or its only one): its views at the working size, its files recorded as
-  // inputs. The ranks agree on it (and on the model).
+  // inputs. The ranks agree on it (and on the model). The guard rails' warnings on it are printed.
   SceneSelection select(const DataOptions& data);
   // Encodes the selection's input views (agreed by select()): memory checked once, each rank reading and
   // encoding its share; every rank returns the whole state.
@@ -101,8 +104,9 @@ class Run {
   // run on every rank (its failed scenes listed). Across ranks the scenes are shared out, or one scene's
   // inputs are encoded by every rank together and its targets shared out.
   Report evaluate(SceneRequest request);
-  // Writes report.json and report.csv (the lead) and prints the table when any scene succeeded; then any
-  // failure is one error line (the failure itself when it is the only one).
+  // Writes report.json and report.csv (the lead) and prints the table and where it wrote when any scene
+  // succeeded; then any failure is one error line (the failure itself when it is the only one), and under
+  // --warnings error so is a warning.
   void write_report(const Report& report);
   // The camera path file `path` rendered from the request's state (or its inputs, encoded across the ranks)
   // to frames under --out and, with request.video, an MP4; the lead renders the frames.
@@ -141,8 +145,21 @@ class Run {
   SceneReport run_scene_work(SceneWork work, const SceneSelection& selection, const SceneState* state,
                              const Distribution& across);
   Report evaluate_scenes(const SceneRequest& request);
+  Report evaluate_state(SceneRequest& request);
   Report evaluate_one_scene(const SceneRequest& request, const Scene& scene);
   nlohmann::json report_header(const SceneRequest& request, int height, int width) const;
+  // The guard rails (pipeline/guard_rails.h) on a selection before its work: its warnings, printed when `print`;
+  // under --warnings error the first one is an Error.
+  std::vector<std::string> check_guard_rails(const SceneSelection& selection, bool print) const;
+  void say_warnings(const std::vector<std::string>& warnings, bool print) const;
+  // After the render: each scene scoring below copying the nearest input gets a warning (printed by the lead).
+  void check_baselines(Report& report) const;
+  // The lead's line before a scene's work: its working size and why, its input views and why, the `work` (its
+  // targets, a path's frames) and the `folder` it writes to.
+  void announce(const SceneSelection& selection, const std::string& work, const std::string& folder,
+                const SceneRequest& request) const;
+  // Several scenes: one line for all (how each is sized, its inputs, where they write).
+  void announce_scenes(size_t scenes, const SceneRequest& request) const;
 
   CommonOptions common_;
   RunOutput out_;
@@ -153,6 +170,7 @@ class Run {
   bool stage_bars_ = false;                       // a command's run: bars for encode layers and rendered views
   double model_gflops_ = 0;                       // measured the first time an estimate needs it
   std::mutex rendered_sizes_lock_;                // renders from two threads at once (render_cameras_into)
+  WarningMode warnings_ = WarningMode::On;        // --warnings
 };
 
 }  // namespace lact

@@ -1,10 +1,13 @@
 // Run::evaluate: a saved state's scene, one scene of --data or every scene of it, rendered and measured; how
 // the scenes and the targets are shared across ranks and the ranks' reports merged.
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 
 #include "core/error.h"
 #include "core/metrics.h"
 #include "core/scene_state_io.h"
+#include "core/terminal_text.h"
 #include "datasets/view_selection.h"
 #include "pipeline/progress.h"
 #include "pipeline/run.h"
@@ -36,6 +39,20 @@ void check_scored_size(int height, int width, int patch) {
                             std::to_string(patch) + ")");
 }
 
+// A target that is also an input scores a view the model saw (the nearest-input column is its own photo): no
+// novel view. Refused unless --allow-input-targets says it is meant.
+void refuse_input_targets(const std::vector<int>& targets, const std::vector<int>& inputs, const SceneRequest& r) {
+  const std::string whose = !r.state.empty()      ? " of the state"
+                            : r.data.model_inputs ? " (the model's default " + r.data.inputs + "; give --inputs)"
+                                                  : "";
+  for (int t : targets)
+    if (std::find(inputs.begin(), inputs.end(), t) != inputs.end())
+      throw Error("--targets", "view " + std::to_string(t) + " is also an input" + whose +
+                                   ": its score would not be of a novel view (--allow-input-targets if that is meant)");
+}
+
+std::string targets_text(const SceneReport& report) { return std::to_string(report.targets.size()) + " targets"; }
+
 }  // namespace
 
 nlohmann::json Run::report_header(const SceneRequest& r, int height, int width) const {
@@ -56,6 +73,8 @@ Run::SceneWork Run::plan_scene_work(const SceneSelection& selection, bool encode
   report.inputs = selection.inputs;
   lact::on_every_rank(across, [&] {
     report.targets = select_views(r.targets, selection.scene, true, selection.inputs, r.data.seed, "--targets");
+    if (!r.allow_input_targets) refuse_input_targets(report.targets, selection.inputs, r);
+    report.warnings = check_guard_rails(selection, across.leads());
   });
   add_scene_inputs(selection, out_.inputs);
   // Each rank renders and measures its share of the targets (the state is the same on every rank).
@@ -110,10 +129,18 @@ SceneReport Run::run_scene_work(SceneWork work, const SceneSelection& selection,
 }
 
 Report Run::evaluate(SceneRequest r) {
+  Report report;
   if (r.state.empty()) {
     open_model_for_inputs(r);
-    return evaluate_scenes(r);
+    report = evaluate_scenes(r);
+  } else {
+    report = evaluate_state(r);
   }
+  check_baselines(report);
+  return report;
+}
+
+Report Run::evaluate_state(SceneRequest& r) {
   Opened opened = open_state(r, true);
   RunInputs read;
   read.model_path = r.model, read.model = &model(), read.state_path = r.state;
@@ -122,6 +149,7 @@ Report Run::evaluate(SceneRequest r) {
   Report report;
   report.header = report_header(r, opened.selection.height, opened.selection.width);
   SceneWork work = plan_scene_work(opened.selection, false, r, distribution());
+  announce(opened.selection, targets_text(work.report), out_.folder.root() + "/" + work.report.folder, r);
   report.scenes.push_back(run_scene_work(std::move(work), opened.selection, &opened.state, distribution()));
   return report;
 }
@@ -131,13 +159,14 @@ Report Run::evaluate_one_scene(const SceneRequest& r, const Scene& scene) {
   Report report;
   SceneSelection selection;
   on_every_rank([&] {
-    selection = plan_scene(scene, r.data, model().config().patch_size);
+    selection = plan_scene(scene, r.data, model().config().patch_size, r.targets);
     report.header = report_header(r, selection.height, selection.width);
   });
   RunInputs read;
   read.selection = &selection, read.targets_spec = r.targets, read.seed = r.data.seed;
   agree_on_inputs(distribution(), read);
   SceneWork work = plan_scene_work(selection, true, r, distribution());
+  announce(selection, targets_text(work.report), out_.folder.root() + "/" + work.report.folder, r);
   report.scenes.push_back(run_scene_work(std::move(work), selection, nullptr, distribution()));
   return report;
 }
@@ -165,12 +194,15 @@ Report Run::evaluate_scenes(const SceneRequest& r) {
   });
   if (distribution().active() && scenes.size() == 1 && list.failed.empty()) return evaluate_one_scene(r, *scenes[0]);
   const auto [begin, end] = share_of(distribution(), scenes.size());
+  if (scenes.size() > 1) announce_scenes(scenes.size(), r);
   Progress progress("scenes", static_cast<int>(end - begin), out_.options.quiet || !leads());
   const Distribution alone;
   for (size_t i = begin; i < end; ++i) {
     try {
-      const SceneSelection selection = plan_scene(*scenes[i], r.data, model().config().patch_size);
+      const SceneSelection selection = plan_scene(*scenes[i], r.data, model().config().patch_size, r.targets);
       SceneWork work = plan_scene_work(selection, true, r, alone);
+      if (scenes.size() == 1)
+        announce(selection, targets_text(work.report), out_.folder.root() + "/" + work.report.folder, r);
       if (report.header.is_null()) report.header = report_header(r, selection.height, selection.width);
       report.scenes.push_back(run_scene_work(std::move(work), selection, nullptr, alone));
     } catch (const Error& e) {
@@ -189,7 +221,12 @@ void Run::write_report(const Report& report) {
     if (!report.scenes.empty() && leads()) {
       report.write(out_.folder.file("report.json", out_.inputs), out_.folder.file("report.csv", out_.inputs));
       report.print_table();
+      std::printf("results -> %s (report.json, report.csv, a folder of images per scene)\n",
+                  terminal_text(out_.folder.root()).c_str());
     }
+    if (warnings_ == WarningMode::Error)  // only the baseline's are left: the others refused before the work
+      for (const SceneReport& scene : report.scenes)
+        if (!scene.warnings.empty()) throw Error(scene.warnings[0] + " (refused: --warnings error)");
     if (!report.failed.empty())
       throw Error(std::to_string(report.failed.size()) + " of " +
                   std::to_string(report.failed.size() + report.scenes.size()) +

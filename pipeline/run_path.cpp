@@ -80,6 +80,7 @@ void Run::render_path(SceneRequest r, const std::string& path) {
                                        : selection_frame(selection, r.data.normalize_poses);
     check_path_frame(path, frame, r.state, leads());
   });
+  if (r.state.empty()) on_every_rank([&] { check_guard_rails(selection, leads()); });
   // The path's memory, checked once: the encode and its reads (from inputs), one frame at each size.
   std::vector<Camera> frames;
   std::pair<size_t, size_t> share;
@@ -89,7 +90,16 @@ void Run::render_path(SceneRequest r, const std::string& path) {
     frames = path_frames(path, model().config().patch_size, need);
     check_memory(need);
     check_time(path_work(selection, share, frames, state), "");
+    if (warnings_ == WarningMode::Off) return;
+    std::vector<std::string> sizes;  // a frame size far from the model's training size
+    for (const auto& [height, width] : need.render_sizes)
+      if (const std::string text = size_warning(model().weights(), height, width,
+                                                "make the path near the training pixel count (lact path --size)");
+          !text.empty())
+        sizes.push_back(path + ": a frame's " + text);
+    say_warnings(sizes, leads());
   });
+  if (r.state.empty()) announce(selection, std::to_string(frames.size()) + " path frames", out_.folder.root(), r);
   if (r.state.empty())
     state = model().encode(read_inputs(selection, share, distribution()), {}, distribution().collective);
   if (leads()) render_frames(model(), state, path, frames, r.video, r.fps, out_);

@@ -1,5 +1,6 @@
 #include "pipeline/scene_selection.h"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -23,15 +24,52 @@ ReadOptions read_options(const DataOptions& o) {
   return read;
 }
 
-SceneSelection plan_scene(const Scene& scene, const DataOptions& o, int patch) {
-  SceneSelection s;
-  s.scene = scene;
-  if (!o.inputs.empty()) s.inputs = select_views(o.inputs, s.scene, false, {}, o.seed, "--inputs");
-  s.background = parse_background(o.background);
+std::pair<int, int> default_size(int64_t pixels, int view_height, int view_width, int patch) {
+  const double aspect = static_cast<double>(view_width) / view_height;
+  const auto side = [patch](double exact) {
+    return std::max(patch, static_cast<int>(std::lround(exact / patch)) * patch);
+  };
+  return {side(std::sqrt(pixels / aspect)), side(std::sqrt(pixels * aspect))};
+}
+
+namespace {
+
+// --inputs, where "rest" is every view that is not a target (so it needs --targets, and not "rest" too).
+std::vector<int> select_inputs(const Scene& scene, const DataOptions& o, const std::string& targets) {
+  if (o.inputs != "rest") return select_views(o.inputs, scene, false, {}, o.seed, "--inputs");
+  if (targets.empty()) throw Error("--inputs", "'rest' is every view that is not a target: give --targets too");
+  if (targets == "rest")
+    throw Error("--inputs", "'rest' on both --inputs and --targets: each is the other's rest; give one of them views");
+  const std::vector<int> target_views = select_views(targets, scene, true, {}, o.seed, "--targets");
+  return select_views("rest", scene, false, target_views, o.seed, "--inputs");
+}
+
+// The working size (see plan_scene) and, into s.size_rule, how it was chosen.
+std::pair<int, int> choose_size(SceneSelection& s, const DataOptions& o, int patch) {
   ViewLoadOptions load;
   std::tie(load.height, load.width) = parse_size(o.size);
-  if (load.height || !s.inputs.empty())
-    std::tie(s.height, s.width) = working_size(s.scene, s.inputs.empty() ? std::vector<int>{0} : s.inputs, load, patch);
+  s.size_rule = "--size";
+  const Camera* first = s.scene.views.empty() ? nullptr : &s.scene.views[s.inputs.empty() ? 0 : s.inputs[0]].camera;
+  if (!load.height && o.trained_height > 0 && first && first->height > 0 && first->width > 0) {
+    const int64_t pixels = static_cast<int64_t>(o.trained_height) * o.trained_width;
+    std::tie(load.height, load.width) = default_size(pixels, first->height, first->width, patch);
+    s.size_rule = "the model's " + std::to_string(o.trained_height) + "x" + std::to_string(o.trained_width) +
+                  " pixel count at the views' " + std::to_string(first->height) + "x" + std::to_string(first->width) +
+                  " aspect";
+  }
+  if (!load.height && s.inputs.empty()) return {0, 0};  // no size asked for and nothing to size (info)
+  if (!load.height) s.size_rule = "the views' own size";
+  return working_size(s.scene, s.inputs.empty() ? std::vector<int>{0} : s.inputs, load, patch);
+}
+
+}  // namespace
+
+SceneSelection plan_scene(const Scene& scene, const DataOptions& o, int patch, const std::string& targets) {
+  SceneSelection s;
+  s.scene = scene;
+  if (!o.inputs.empty()) s.inputs = select_inputs(s.scene, o, targets);
+  s.background = parse_background(o.background);
+  std::tie(s.height, s.width) = choose_size(s, o, patch);
   s.normalization = parse_pose_normalization(o.normalize_poses);
   if (s.normalization != PoseNormalization::None) {
     std::vector<Camera> reference;
@@ -46,15 +84,15 @@ SceneSelection plan_scene(const Scene& scene, const DataOptions& o, int patch) {
   return s;
 }
 
-SceneSelection select_scene_views(const DataOptions& o, int patch) {
+SceneSelection select_scene_views(const DataOptions& o, int patch, const std::string& targets) {
   if (o.data.empty()) throw Error("--data", "no data given");
   const SceneList list = read_scene_list(o.data, read_options(o));
   // A scene named with --scene is used when it reads, whatever is wrong with the index's other scenes.
   if (!o.scene.empty())
     for (const Scene& s : list.scenes)
-      if (s.name == o.scene) return plan_scene(s, o, patch);
+      if (s.name == o.scene) return plan_scene(s, o, patch, targets);
   if (!list.failed.empty()) throw Error(list.failed[0].second);
-  return plan_scene(select_scene(list.scenes, o.scene, o.data), o, patch);
+  return plan_scene(select_scene(list.scenes, o.scene, o.data), o, patch, targets);
 }
 
 void check_memory(const Model& model, int64_t views, int height, int width, const std::string& flag,
@@ -125,10 +163,11 @@ PoseTransform pose_from_metadata(const std::map<std::string, std::string>& m, co
 
 void apply_model_defaults(DataOptions& o, const Model& model, bool inputs_too) {
   const ModelWeights& w = model.weights();
-  if (o.size.empty() && w.trained_height > 0)
-    o.size = std::to_string(w.trained_height) + "x" + std::to_string(w.trained_width);
-  if (inputs_too && o.inputs.empty() && w.trained_input_views > 0)
+  o.trained_height = w.trained_height, o.trained_width = w.trained_width;
+  if (inputs_too && o.inputs.empty() && w.trained_input_views > 0) {
     o.inputs = "uniform:" + std::to_string(w.trained_input_views);
+    o.model_inputs = true;
+  }
 }
 
 std::string metadata_or(const std::map<std::string, std::string>& m, const char* key, const std::string& fallback) {
@@ -154,7 +193,8 @@ SceneSelection plan_from_state_metadata(const std::map<std::string, std::string>
   data.downscale = std::stoi(downscale);
   data.normalize_poses = "none";  // the state's own transform applies (below)
   data.inputs.clear();
-  if (data.size.empty()) {
+  const bool state_size = data.size.empty();
+  if (state_size) {
     const std::string size = metadata_or(metadata, "height", "") + "x" + metadata_or(metadata, "width", "");
     int h = 0, w = 0;
     if (!parse_image_size(size, h, w) || h % patch || w % patch)
@@ -164,6 +204,7 @@ SceneSelection plan_from_state_metadata(const std::map<std::string, std::string>
     data.size = size;
   }
   SceneSelection selection = select_scene_views(data, patch);
+  if (state_size) selection.size_rule = "the state's size";
   selection.pose = pose_from_metadata(metadata, state_path);
   // The inputs it was encoded from (the nearest-input baseline, snapping in the viewer).
   try {
@@ -206,6 +247,14 @@ std::string not_a_model(const std::string& path) {
   return "";
 }
 }  // namespace
+
+std::string views_text(const std::vector<int>& views) {
+  constexpr size_t kShown = 12;
+  std::string text;
+  for (size_t i = 0; i < std::min(views.size(), kShown); ++i) text += (i ? "," : "") + std::to_string(views[i]);
+  if (views.size() > kShown) text += " and " + std::to_string(views.size() - kShown) + " more";
+  return text;
+}
 
 std::unique_ptr<Model> load_model_for(const std::string& path, Backend& backend) {
   if (path.empty()) throw Error("--model", "no model given");

@@ -18,6 +18,10 @@ struct DataOptions {
   std::string images;  // COLMAP: the image folder (--images)
   uint64_t seed = 0;
   int downscale = 1;
+  // The model's training size (its metadata; apply_model_defaults): without --size, the working size is its pixel
+  // count at the views' aspect. 0 = unknown: the views' own size.
+  int trained_height = 0, trained_width = 0;
+  bool model_inputs = false;  // --inputs was filled from the model's metadata (the run says which views)
 };
 
 struct SceneSelection {
@@ -27,13 +31,18 @@ struct SceneSelection {
   std::array<float, 3> background{};
   PoseTransform pose;  // applied to every camera of this run
   PoseNormalization normalization = PoseNormalization::None;
+  std::string size_rule;  // how the working size was chosen, for the line a run prints ("--size", ...)
 };
 
-// Picks the inputs of `scene`, fixes the working size (--size, or the inputs' size) and the pose transform.
-// `patch` checks the size.
-SceneSelection plan_scene(const Scene& scene, const DataOptions& options, int patch);
+// Picks the inputs of `scene`, fixes the working size and the pose transform. The size: --size; else the model's
+// training pixel count at the views' aspect (default_size); else the views' own size. `patch` checks it.
+// `targets` (--targets) is what --inputs rest leaves out: every view that is not a target.
+SceneSelection plan_scene(const Scene& scene, const DataOptions& options, int patch, const std::string& targets = "");
 // Reads --data, selects --scene (or the only one) and plans it.
-SceneSelection select_scene_views(const DataOptions& options, int patch);
+SceneSelection select_scene_views(const DataOptions& options, int patch, const std::string& targets = "");
+// The default working size: `pixels` at the aspect of a view_height x view_width view, each side the nearest
+// multiple of `patch` (at least one patch): 4096 pixels at 270x480 and patch 8 give 48x88.
+std::pair<int, int> default_size(int64_t pixels, int view_height, int view_width, int patch);
 ReadOptions read_options(const DataOptions& options);
 
 // Error naming `flag` and the size when encoding (or rendering) `views` views at height x width would need more
@@ -61,11 +70,15 @@ std::string metadata_or(const std::map<std::string, std::string>& metadata, cons
 SceneSelection plan_from_state_metadata(const std::map<std::string, std::string>& metadata, DataOptions data,
                                         const std::string& state_path, int patch);
 
+// Views as text for a printed line: "0,1,2", or the first 12 and how many more.
+std::string views_text(const std::vector<int>& views);
+
 // The model at `path`; a file that is not one but a scene state or a PyTorch checkpoint is named as such.
 std::unique_ptr<Model> load_model_for(const std::string& path, Backend& backend);
 // Error naming `path` and the conversion command when it is a PyTorch checkpoint (a zip archive or a pickle).
 void refuse_pytorch_checkpoint(const std::string& path);
-// Fills --size and --inputs from what the model was trained with (its metadata) when they are not given.
+// What the model was trained with (its metadata), for the defaults: the training size (the default --size's pixel
+// count) and, with `inputs_too`, --inputs uniform:N when not given.
 void apply_model_defaults(DataOptions& options, const Model& model, bool inputs_too);
 
 }  // namespace lact

@@ -42,7 +42,7 @@ SceneArrays read_scene(const std::string& path, const std::string& inputs, const
   std::vector<PosedImage> views;
   {
     py::gil_scoped_release released;
-    SceneSelection s = select_scene_views(options, 1);
+    SceneSelection s = select_scene_views(options, 1, targets);
     if (!s.height) s.height = s.scene.views.at(0).camera.height, s.width = s.scene.views.at(0).camera.width;
     out.inputs = s.inputs;
     out.targets = select_views(targets, s.scene, true, s.inputs, options.seed, "targets");

@@ -64,7 +64,7 @@ SceneSource open_scene_source(const ViewerOptions& o) {
     DataOptions data = o.data;  // the model's trained size and input count when not given
     apply_model_defaults(data, *s.model, true);
     if (data.inputs.empty()) throw Error("view", "give --inputs (to encode) or --state (a saved scene state)");
-    s.selection = select_scene_views(data, s.model->config().patch_size);
+    s.selection = select_scene_views(data, s.model->config().patch_size, o.targets);
   }
   s.height = s.selection.height;
   s.width = s.selection.width;

@@ -3,8 +3,8 @@
 
 usage: python3 -m tools.train.export OUT/ckpt_last.pt -o model.safetensors
 
-Metadata: config (JSON), image_size ('HxW' trained at), input_views (training input views),
-format ('lact model'), training (JSON: steps, samples, data, time, hardware, last validation).
+Metadata: config (JSON), image_size ('HxW' trained at), input_views (training input views), kind ('object':
+this trainer's data is objects at the origin; the CLI's guard rails read it), format ('lact model'), training (JSON: steps, samples, data, time, hardware, last validation).
 The file is read back with LaCTModel.from_safetensors (strict) and checked against the
 checkpoint's weights before the command succeeds.
 """
@@ -97,6 +97,7 @@ def main(argv=None):
         "config": json.dumps(config),
         "image_size": "%dx%d" % (size, size),
         "input_views": str(args.get("n_input", "")),
+        "kind": "object",  # tools/render_objects: one object at the origin, cameras around it
         "format": FORMAT,
         "training": json.dumps(summary(ckpt, a.checkpoint, a.data_name, a.val_name, a.init_name), sort_keys=True),
     }

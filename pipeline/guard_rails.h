@@ -1,0 +1,52 @@
+// Guard rails (issue 36): a run outside what its model was trained for is said, not refused. Each check gives one
+// warning line or none: the working size's pixel count far from the training size's, cameras of the other kind
+// (scene-like for an object model, object-like for a scene model), camera distances far from the training ones,
+// and after the render a model scoring below copying the nearest input. The Run prints them before the work and
+// records them in report.json; --warnings error makes them refusals. The thresholds are in docs/evaluation.md.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/camera.h"
+#include "core/weights.h"
+#include "pipeline/report.h"
+#include "pipeline/scene_selection.h"
+
+namespace lact {
+
+// --warnings: off (no checks), on (printed and recorded), error (the first one ends the run with its line).
+enum class WarningMode { Off, On, Error };
+WarningMode parse_warning_mode(const std::string& text);
+
+// The thresholds.
+constexpr double kPixelRatioLimit = 2.0;    // working pixels more than 2x (or under 1/2) the training size's
+constexpr double kObjectOffAxis = 10.0;     // object-like: the median camera looks within 10 deg of a common point
+constexpr double kObjectViewSpread = 30.0;  // ... and their viewing directions span at least 30 deg
+constexpr double kSceneOffAxis = 45.0;      // scene-like: the median camera looks more than 45 deg away from it
+constexpr double kObjectDistance = 2.7;     // object models: cameras this far from the object at the origin
+constexpr double kSceneExtent = 1.0;        // scene models: camera centres in [-1, 1] (normalised poses)
+constexpr double kDistanceFactor = 2.0;     // distances more than 2x from those (either way) are far outside
+
+// How cameras are laid out: around one point (an object) or not (a scene).
+struct CameraLayout {
+  double median_off_axis = 0;  // degrees between a camera's axis and the way to the point nearest all axes
+  double view_spread = 0;      // the largest angle between two cameras' viewing directions, degrees
+  bool object_like() const { return median_off_axis <= kObjectOffAxis && view_spread >= kObjectViewSpread; }
+  bool scene_like() const { return median_off_axis > kSceneOffAxis; }
+};
+CameraLayout camera_layout(const std::vector<Camera>& cameras);
+
+// Each check: the warning's text, or empty when there is nothing to say (or the model does not say what it was
+// trained with).
+// `remedy` says how to size it otherwise (the flag that sets it).
+std::string size_warning(const ModelWeights& model, int height, int width, const std::string& remedy);
+std::string camera_kind_warning(const std::string& kind, const std::vector<Camera>& cameras);
+std::string camera_distance_warning(const std::string& kind, const std::vector<Camera>& cameras, bool normalized);
+std::string baseline_warning(const SceneReport& scene);
+
+// The checks before the work on a selection: its working size, and its input cameras as the model sees them
+// (pose transform applied). Each text names the scene.
+std::vector<std::string> selection_warnings(const ModelWeights& model, const SceneSelection& selection);
+
+}  // namespace lact
