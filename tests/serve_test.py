@@ -139,12 +139,16 @@ class ServeTest(unittest.TestCase):
         for query in ("?format=gif", "?quality=0", "?quality=101", "?quality=abc"):
             self.assertEqual(self.server.render(self.view_camera(2), query)[0], 400, query)
 
-    def test_stream_measures_a_test_view_as_lact_render_does(self):
-        out = os.path.join(self.tmp, "report")
-        ok(run("render", "--state", self.state, "--targets", "2", "--out", out))
+    def report_view(self, index):
+        """View `index` of `lact render --state --targets index`'s report."""
+        out = os.path.join(self.tmp, "report%d" % index)
+        if not os.path.exists(os.path.join(out, "report.json")):
+            ok(run("render", "--state", self.state, "--targets", index, "--out", out))
         with open(os.path.join(out, "report.json")) as f:
-            report = json.load(f)
-        view = [v for v in report["scenes"][0]["views"] if v["index"] == 2][0]
+            return [v for v in json.load(f)["scenes"][0]["views"] if v["index"] == index][0]
+
+    def test_stream_measures_a_test_view_as_lact_render_does(self):
+        view = self.report_view(2)
         ws = WebSocket(self.server.stream_url())
         try:
             self.assertEqual(next_message(ws, "scene")["views"][2]["role"], "test")
@@ -194,6 +198,33 @@ class ServeTest(unittest.TestCase):
             self.assertIn(needed, page)
         for remote in ("http://", "https://", "//cdn", "<link", "src="):
             self.assertNotIn(remote, page)
+
+    def test_page_script_orbits_records_and_measures(self):
+        """The page's own script (under Node with a stub DOM, tests/serve_page_harness.js) against this server."""
+        node = shutil.which("node") or shutil.which("nodejs")
+        if not node or subprocess.run([node, "--experimental-websocket", "-e", "if (typeof WebSocket !== 'function')"
+                                       " process.exit(1)"], capture_output=True).returncode:
+            self.skipTest("no Node.js with WebSocket (node --experimental-websocket, Node 20.10 or later)")
+        harness = os.path.join(os.path.dirname(os.path.abspath(__file__)), "serve_page_harness.js")
+        p = subprocess.run([node, "--experimental-websocket", harness, self.server.url, "2"], capture_output=True,
+                           text=True, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr[-3000:])
+        shown = json.loads(p.stdout.strip().splitlines()[-1])
+        self.assertEqual(shown["first_role"], "16 (input)")  # the start view: the first input
+        self.assertEqual((shown["moving_format"], shown["rest_role"]), ("jpeg", "free"))
+        self.assertEqual(shown["test_role"], "2 (test)")
+        view = self.report_view(2)
+        self.assertEqual(shown["psnr"], "%.2f" % view["psnr"])
+        self.assertEqual(shown["ssim"], "%.4f" % view["ssim"])
+        self.assertEqual(shown["baseline"], "%.2f (view %d)" % (view["psnr_nearest_input"], view["nearest_input"]))
+        self.assertTrue(shown["truth_shown"] and shown["frame_download"])
+        # The recorded path is a lact camera path that lact render --path replays.
+        frames = shown["path"]["frames"]
+        self.assertGreater(len(frames), 2)
+        path = write_json(os.path.join(self.tmp, "recorded.json"), shown["path"])
+        out = os.path.join(self.tmp, "recorded")
+        ok(run("render", "--state", self.state, "--path", path, "--out", out))
+        self.assertEqual(len([f for f in os.listdir(out) if f.endswith(".png")]), len(frames))
 
     # Bad clients.
 
