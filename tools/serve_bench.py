@@ -86,18 +86,20 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lact", default=os.path.join(ROOT, "build", "app", "lact"))
     parser.add_argument("--frames", type=int, default=200)
-    parser.add_argument("--clients", default="1,4,8")
+    parser.add_argument("--clients", default="1,4,8", help="client counts ('' for none)")
+    parser.add_argument("--big-frames", type=int, default=10, help="frames of the 512x512 encoding measurement")
+    parser.add_argument("--no-desktop", action="store_true", help="skip lact view's rate")
     args = parser.parse_args()
     model, data, inputs = shipped(ROOT)
     folder = tempfile.mkdtemp(prefix="lact_serve_bench_")
     try:
-        rate, note = desktop_rate(args.lact, model, data, inputs, args.frames)
+        rate, note = (None, "skipped") if args.no_desktop else desktop_rate(args.lact, model, data, inputs, args.frames)
         print("lact view render-only at 64x64: %s views/s (%s)" % ("%.1f" % rate if rate else "-", note))
         server = Server(args.lact, "--model", model, "--data", data, "--inputs", inputs, "--max-rate", 100000)
         server.ready()
         cameras = turntable(args.lact, args.frames, 64, folder)
         print("clients  frames/s per client (mean)  total frames/s  p50 ms  p99 ms  render ms  vs view")
-        for count in [int(c) for c in args.clients.split(",")]:
+        for count in [int(c) for c in args.clients.split(",") if c]:
             results = run_clients(server, cameras, count)
             fps = [len(r["latencies"]) / r["seconds"] for r in results]
             latencies = [x * 1000 for r in results for x in r["latencies"]]
@@ -105,7 +107,7 @@ def main():
             print("%7d  %27.1f  %14.1f  %6.2f  %6.2f  %9.2f  %s" % (
                 count, statistics.mean(fps), sum(fps), percentile(latencies, 0.5), percentile(latencies, 0.99), render,
                 "%.0f%%" % (100 * sum(fps) / rate) if rate else "-"))
-        big = run_clients(server, turntable(args.lact, 20, 512, folder), 1)[0]
+        big = run_clients(server, turntable(args.lact, args.big_frames, 512, folder), 1)[0]
         render, encode = statistics.median(big["render_ms"]), statistics.median(big["encode_ms"])
         print("512x512: render %.1f ms, JPEG encoding %.2f ms (%.1f%% of the frame)" % (
             render, encode, 100 * encode / (render + encode)))
