@@ -47,6 +47,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     if (error) return close();
     Request request = parser_->release();
     keep_alive_ = request.keep_alive();
+    host_ = std::string(request[http::field::host]);
     if (refusing_)
       return reply(http::status::service_unavailable,
                    "too many connections: lact serve is serving its limit (--max-clients)", false);
@@ -73,7 +74,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     response->set("X-Frame-Options", "DENY");
     response->set("Content-Security-Policy",
                   "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src blob: data:; "
-                  "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
+                  "connect-src 'self'" +
+                      stream_source() + "; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
     response->body() = std::move(body);
     response->keep_alive(keep_alive && keep_alive_);
     response->prepare_payload();
@@ -81,6 +83,16 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
       if (error || !response->keep_alive()) return self->close();
       self->read();
     });
+  }
+
+  // The stream's ws:// address for the page's connect-src (browsers before CSP 3 do not count it as 'self'),
+  // from the Host header when it is a plain host[:port].
+  std::string stream_source() const {
+    if (host_.empty() || host_.size() > 255 ||
+        host_.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:[]") !=
+            std::string::npos)
+      return "";
+    return " ws://" + host_ + " wss://" + host_;
   }
 
   void close() {
@@ -93,6 +105,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   RateLimit rate_;
+  std::string host_;  // the request's Host header
   bool keep_alive_ = false, refusing_ = false;
 };
 
