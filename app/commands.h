@@ -12,6 +12,7 @@ void add_bench_command(CLI::App& app);
 void add_path_command(CLI::App& app);
 void add_eval_compare_command(CLI::App& app);
 void add_view_command(CLI::App& app);
+void add_serve_command(CLI::App& app);
 void add_import_command(CLI::App& app);
 
 }  // namespace lact::app

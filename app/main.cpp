@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
   lact::app::add_path_command(app);
   lact::app::add_eval_compare_command(app);
   lact::app::add_view_command(app);
+  lact::app::add_serve_command(app);
   lact::app::add_import_command(app);
   try {
     app.parse(argc, argv);

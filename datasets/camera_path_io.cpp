@@ -31,6 +31,19 @@ nlohmann::json frame_to_json(const PathFrame& frame) {
 }
 }  // namespace
 
+Camera camera_from_json(const nlohmann::json& f, const std::string& where) {
+  if (!f.is_object()) throw Error(where, "not a camera (expected {c2w, fx, fy, cx, cy, w, h})");
+  Camera c;
+  c.c2w = json_matrix4(f, "c2w", where);
+  check_rigid_pose(c.c2w, where, "field 'c2w'");
+  set_intrinsics(c, json_number(f, "fx", where), json_number(f, "fy", where), json_number(f, "cx", where),
+                 json_number(f, "cy", where), where);
+  c.width = json_int(f, "w", where, 1, kMaxImageSide);
+  c.height = json_int(f, "h", where, 1, kMaxImageSide);
+  c.validate(where);
+  return c;
+}
+
 void write_camera_path(const std::string& path, const std::vector<Camera>& frames, const PathFrame* frame) {
   nlohmann::json out{{"format", "lact camera path v1"}, {"frames", nlohmann::json::array()}};
   for (const Camera& c : frames) out["frames"].push_back(camera_to_json(c));
@@ -46,16 +59,7 @@ std::vector<Camera> read_camera_path(const std::string& path) {
   std::vector<Camera> frames;
   for (size_t i = 0; i < json.at("frames").size(); ++i) {
     const std::string where = path + " frame " + std::to_string(i);
-    const nlohmann::json& f = json.at("frames")[i];
-    Camera c;
-    c.c2w = json_matrix4(f, "c2w", where);
-    check_rigid_pose(c.c2w, where, "field 'c2w'");
-    set_intrinsics(c, json_number(f, "fx", where), json_number(f, "fy", where), json_number(f, "cx", where),
-                   json_number(f, "cy", where), where);
-    c.width = json_int(f, "w", where, 1, kMaxImageSide);
-    c.height = json_int(f, "h", where, 1, kMaxImageSide);
-    c.validate(where);
-    frames.push_back(c);
+    frames.push_back(camera_from_json(json.at("frames")[i], where));
   }
   if (frames.empty()) throw Error(path, "the path has no frames");
   return frames;

@@ -28,6 +28,9 @@ struct PathFrame {
 };
 
 nlohmann::json camera_to_json(const Camera& camera);
+// One frame of a path ({c2w, fx, fy, cx, cy, w, h}) checked as read_camera_path checks it (`lact serve` reads
+// them from its clients); Error(where, ...) naming the field.
+Camera camera_from_json(const nlohmann::json& frame, const std::string& where);
 // With `frame`, the file records it (and made_by); without, no frame (the viewer's recordings).
 void write_camera_path(const std::string& path, const std::vector<Camera>& frames, const PathFrame* frame = nullptr);
 // Errors name the file and the frame.

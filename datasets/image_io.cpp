@@ -79,10 +79,15 @@ void write_png(const std::string& path, const Image& image) {
   std::vector<unsigned char> bytes(image.rgb.size());
   for (size_t i = 0; i < bytes.size(); ++i)
     bytes[i] = static_cast<unsigned char>(std::lround(std::clamp(image.rgb[i], 0.0f, 1.0f) * 255.0f));
-  std::string png;
-  if (!stbi_write_png_to_func(append_to_string, &png, image.width, image.height, 3, bytes.data(), image.width * 3))
-    throw Error(path, "cannot encode PNG");
+  std::string png = encode_png(image.width, image.height, bytes.data());
+  if (png.empty()) throw Error(path, "cannot encode PNG");
   write_file_atomically(path, png);
+}
+
+std::string encode_png(int width, int height, const uint8_t* rgb) {
+  std::string png;
+  if (!stbi_write_png_to_func(append_to_string, &png, width, height, 3, rgb, width * 3)) return {};
+  return png;
 }
 
 void write_npy(const std::string& path, const Image& image) {

@@ -27,6 +27,8 @@ Rgba8Image read_image(const std::string& path);
 bool read_image_size(const std::string& path, int& width, int& height);
 
 void write_png(const std::string& path, const Image& image);
+// The PNG file write_png writes, in memory, of 8-bit RGB rows (width * height * 3 bytes, top row first).
+std::string encode_png(int width, int height, const uint8_t* rgb);
 // float32 [H, W, 3] in standard NumPy .npy (format 1.0).
 void write_npy(const std::string& path, const Image& image);
 

@@ -1,4 +1,4 @@
-// The viewer's window-free parts: camera controller math, frame statistics, the camera path recorder.
+// The session's parts the viewers share (session/): camera controller math, frame statistics, the camera path recorder.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,11 +8,11 @@
 #include "core/camera_geometry.h"
 #include "core/error.h"
 #include "datasets/camera_path_io.h"
-#include "viewer/camera_controller.h"
-#include "viewer/frame_stats.h"
-#include "viewer/path_recorder.h"
+#include "session/camera_controller.h"
+#include "session/frame_stats.h"
+#include "session/path_recorder.h"
 
-namespace lact::viewer {
+namespace lact::session {
 namespace {
 
 constexpr double kPi = 3.14159265358979323846;
@@ -286,4 +286,4 @@ TEST(PathRecorder, InterpolatesSavesLoadsAndPlays) {
 }
 
 }  // namespace
-}  // namespace lact::viewer
+}  // namespace lact::session

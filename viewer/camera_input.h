@@ -8,7 +8,7 @@
 
 #include <vector>
 
-#include "viewer/camera_controller.h"
+#include "viewer/session_parts.h"
 #include "viewer/window.h"
 
 namespace lact::viewer {

@@ -3,19 +3,13 @@
 
 #include <string>
 
-#include "pipeline/backend_options.h"
-#include "pipeline/scene_selection.h"
+#include "session/scene_options.h"
 
 namespace lact::viewer {
 
-struct ViewerOptions {
-  CommonOptions common;
-  DataOptions data;
-  std::string model, state;
-  std::string targets = "rest";  // the test views ([ ] snaps through inputs and these)
-  int render_threads = 0;        // 0: 1 for views under ~1 GFLOP (threads cost more than they save there,
-                                 // beside a UI on the same cores), else common.threads
-
+// The scene, the test views ([ ] snaps through inputs and these), --camera and --render-threads are the
+// session's (session/scene_options.h).
+struct ViewerOptions : session::SceneOptions {
   std::string window = "800x1280";  // HxW in screen units, like every size flag
   double scale = 1.0;               // render resolution scale
   bool adaptive = false;            // lower resolution while the camera moves
@@ -24,8 +18,7 @@ struct ViewerOptions {
   bool show_truth = false, show_error = false;
   bool show_frustums = false;  // the scene's cameras drawn as pyramids
 
-  // Scripted mode (tests, benchmarks, screenshots).
-  int camera = -1;             // start snapped on this scene view
+  // Scripted mode (tests, benchmarks, screenshots); starts snapped on SceneOptions::camera.
   int frames = 0;              // UI frames to run once the first novel view is shown
   int orbit_frames = 0;        // a scripted orbit over this many UI frames (one new camera each), measured
   double orbit_degrees = 360;  // how far it turns about the scene's up axis

@@ -4,10 +4,7 @@
 
 #include <string>
 
-#include "viewer/camera_controller.h"
-#include "viewer/frame_stats.h"
-#include "viewer/render_thread.h"
-#include "viewer/scene_source.h"
+#include "viewer/session_parts.h"
 
 namespace lact::viewer {
 

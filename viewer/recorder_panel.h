@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "viewer/path_recorder.h"
+#include "viewer/session_parts.h"
 
 namespace lact::viewer {
 

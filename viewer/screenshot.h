@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "viewer/pixels.h"
+#include "viewer/session_parts.h"
 #include "viewer/view_area.h"
 
 namespace lact::viewer {

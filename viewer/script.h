@@ -4,9 +4,8 @@
 // then an optional screenshot, then the end (the viewer exits with --exit).
 #pragma once
 
-#include "viewer/camera_controller.h"
-#include "viewer/frame_stats.h"
 #include "viewer/options.h"
+#include "viewer/session_parts.h"
 
 namespace lact::viewer {
 

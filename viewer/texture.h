@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-#include "viewer/pixels.h"
+#include "viewer/session_parts.h"
 
 namespace lact::viewer {
 

@@ -14,17 +14,14 @@
 #include "datasets/camera_path_io.h"
 #include "pipeline/evaluate.h"
 #include "viewer/camera_input.h"
-#include "viewer/encode_job.h"
 #include "viewer/error_popup.h"
 #include "viewer/frustums.h"
 #include "viewer/options.h"
 #include "viewer/panels.h"
-#include "viewer/path_recorder.h"
 #include "viewer/recorder_panel.h"
-#include "viewer/render_thread.h"
-#include "viewer/scene_source.h"
 #include "viewer/screenshot.h"
 #include "viewer/script.h"
+#include "viewer/session_parts.h"
 #include "viewer/texture.h"
 #include "viewer/view_area.h"
 #include "viewer/window.h"
@@ -135,15 +132,6 @@ void print_stats(FrameStats& stats, double now, const SceneSource& source, const
     std::printf("orbit.smallest_render %dx%d\n", t.smallest_height, t.smallest_width);
   }
   std::fflush(stdout);
-}
-
-// Threads for the render thread: small views render fastest on one (see ViewerOptions::render_threads).
-int render_threads(const ViewerOptions& o, const SceneSource& source) {
-  if (o.render_threads > 0) return o.render_threads;
-  const int patch = source.model->config().patch_size;
-  const double tokens = static_cast<double>(source.height / patch) * (source.width / patch);
-  const double flops = 2.0 * static_cast<double>(source.model->weights().parameter_count) * tokens;
-  return flops < 1e9 ? 1 : o.common.threads;
 }
 
 std::string tile_label(const char* what, const Texture& texture, int height, int width) {
@@ -288,7 +276,7 @@ bool Viewer::take_results() {
     } else {
       renderer = std::make_unique<RenderThread>(
           *source.run, encode.state(), [this](int view) { return source.ground_truth(view); }, source.width,
-          source.height, threads, &Window::wake);
+          source.height, threads, [](int) { Window::wake(); });
     }
   }
   if (!renderer) return true;

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "viewer/pixels.h"
+#include "viewer/session_parts.h"
 
 struct GLFWwindow;
 

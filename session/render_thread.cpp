@@ -1,17 +1,18 @@
-#include "viewer/render_thread.h"
+#include "session/render_thread.h"
 
 #include <chrono>
 #include <new>
 
 #include "core/metrics.h"
 
-namespace lact::viewer {
+namespace lact::session {
 
 RenderThread::RenderThread(Run& run, std::shared_ptr<const SceneState> state, GroundTruth truth, int working_width,
-                           int working_height, int threads, std::function<void()> wake)
+                           int working_height, int threads, Wake wake, NearestInput nearest)
     : run_(run),
       state_(std::move(state)),
       truth_(std::move(truth)),
+      nearest_(std::move(nearest)),
       working_width_(working_width),
       working_height_(working_height),
       wake_(std::move(wake)) {
@@ -23,28 +24,37 @@ RenderThread::~RenderThread() {
     std::lock_guard<std::mutex> lock(mutex_);
     stop_ = true;
     jobs_.clear();
-    pending_.reset();
+    pending_.clear();
   }
   wakeup_.notify_all();
   if (thread_.joinable()) thread_.join();
 }
 
-uint64_t RenderThread::submit(const RenderRequest& request) {
+uint64_t RenderThread::submit(const RenderRequest& request, int channel) {
   uint64_t serial;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     serial = ++serial_;
-    pending_ = std::make_pair(serial, request);
+    pending_[channel] = Pending{serial, request};
   }
   wakeup_.notify_all();
   return serial;
 }
 
-std::optional<RenderedView> RenderThread::take() {
+std::optional<RenderedView> RenderThread::take(int channel) {
   std::lock_guard<std::mutex> lock(mutex_);
-  std::optional<RenderedView> out = std::move(done_);
-  done_.reset();
+  auto found = done_.find(channel);
+  if (found == done_.end()) return std::nullopt;
+  std::optional<RenderedView> out = std::move(found->second);
+  done_.erase(found);
   return out;
+}
+
+void RenderThread::forget(int channel) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  pending_.erase(channel);
+  done_.erase(channel);
+  if (rendering_ == channel) rendering_ = kForgotten;
 }
 
 void RenderThread::submit_job(std::function<void()> job) {
@@ -57,12 +67,34 @@ void RenderThread::submit_job(std::function<void()> job) {
 
 bool RenderThread::idle() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return !busy_ && !job_busy_ && !pending_ && jobs_.empty();
+  return !busy_ && !job_busy_ && pending_.empty() && jobs_.empty();
 }
 
 bool RenderThread::job_running() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return job_busy_ || !jobs_.empty();
+}
+
+void RenderThread::measure(const Image& image, int view, RenderedView& out) {
+  try {
+    auto it = truth_cache_.find(view);
+    if (it == truth_cache_.end()) it = truth_cache_.emplace(view, truth_(view)).first;
+    const Image& truth = it->second;
+    out.psnr = psnr_from_mse(mean_squared_error(image, truth));
+    out.ssim = ssim(image, truth);
+    out.truth = to_rgb8(truth);
+    out.error_map = to_rgb8(error_heat_map(image, truth));
+    out.measured = true;
+    const int nearest = nearest_ ? nearest_(view) : -1;
+    if (nearest >= 0) {
+      auto input = truth_cache_.find(nearest);
+      if (input == truth_cache_.end()) input = truth_cache_.emplace(nearest, truth_(nearest)).first;
+      out.nearest_input = nearest;
+      out.psnr_nearest_input = psnr(input->second, truth);
+    }
+  } catch (const std::exception& e) {
+    out.truth_error = e.what();
+  }
 }
 
 RenderedView RenderThread::render(uint64_t serial, const RenderRequest& request) {
@@ -75,20 +107,7 @@ RenderedView RenderThread::render(uint64_t serial, const RenderRequest& request)
     out.render_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     out.image = to_rgb8(image);
     const bool at_working_size = request.camera.width == working_width_ && request.camera.height == working_height_;
-    if (request.view >= 0 && at_working_size && truth_) {
-      try {
-        auto it = truth_cache_.find(request.view);
-        if (it == truth_cache_.end()) it = truth_cache_.emplace(request.view, truth_(request.view)).first;
-        const Image& truth = it->second;
-        out.psnr = psnr_from_mse(mean_squared_error(image, truth));
-        out.ssim = ssim(image, truth);
-        out.truth = to_rgb8(truth);
-        out.error_map = to_rgb8(error_heat_map(image, truth));
-        out.measured = true;
-      } catch (const std::exception& e) {
-        out.truth_error = e.what();
-      }
-    }
+    if (request.view >= 0 && at_working_size && truth_) measure(image, request.view, out);
   } catch (const std::bad_alloc&) {
     out.error = "out of memory while rendering (try a lower resolution scale)";
   } catch (const std::exception& e) {
@@ -101,19 +120,26 @@ void RenderThread::loop(int threads) {
   if (threads > 0) run_.backend().set_threads(threads);  // OpenMP's count is per thread
   for (;;) {
     std::function<void()> job;
-    std::pair<uint64_t, RenderRequest> request;
+    Pending request{};
+    int channel = -1;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      wakeup_.wait(lock, [this] { return stop_ || pending_ || !jobs_.empty(); });
+      wakeup_.wait(lock, [this] { return stop_ || !pending_.empty() || !jobs_.empty(); });
       if (stop_) return;
       if (!jobs_.empty()) {
         job = std::move(jobs_.front());
         jobs_.pop_front();
         job_busy_ = true;
       } else {
-        request = std::move(*pending_);
-        pending_.reset();
+        // The channel whose newest request is oldest: clients take turns.
+        auto next = pending_.begin();
+        for (auto it = pending_.begin(); it != pending_.end(); ++it)
+          if (it->second.serial < next->second.serial) next = it;
+        channel = next->first;
+        request = std::move(next->second);
+        pending_.erase(next);
         busy_ = true;
+        rendering_ = channel;
       }
     }
     if (job) {
@@ -121,13 +147,14 @@ void RenderThread::loop(int threads) {
       std::lock_guard<std::mutex> lock(mutex_);
       job_busy_ = false;
     } else {
-      RenderedView view = render(request.first, request.second);
+      RenderedView view = render(request.serial, request.request);
       std::lock_guard<std::mutex> lock(mutex_);
-      done_ = std::move(view);
+      if (rendering_ == channel) done_[channel] = std::move(view);  // else forgotten while rendering
       busy_ = false;
+      rendering_ = -1;
     }
-    if (wake_) wake_();
+    if (wake_) wake_(channel);
   }
 }
 
-}  // namespace lact::viewer
+}  // namespace lact::session

@@ -1,9 +1,9 @@
-#include "viewer/camera_controller.h"
+#include "session/camera_controller.h"
 
 #include <algorithm>
 #include <cmath>
 
-namespace lact::viewer {
+namespace lact::session {
 
 namespace {
 
@@ -190,4 +190,4 @@ bool same_camera(const Camera& a, const Camera& b) {
          a.c2w == b.c2w;
 }
 
-}  // namespace lact::viewer
+}  // namespace lact::session

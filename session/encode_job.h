@@ -12,9 +12,9 @@
 #include <thread>
 
 #include "core/model.h"
-#include "viewer/scene_source.h"
+#include "session/scene_source.h"
 
-namespace lact::viewer {
+namespace lact::session {
 
 class EncodeJob {
  public:
@@ -55,4 +55,4 @@ class EncodeJob {
   std::thread thread_;
 };
 
-}  // namespace lact::viewer
+}  // namespace lact::session

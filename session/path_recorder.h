@@ -9,7 +9,7 @@
 
 #include "core/camera.h"
 
-namespace lact::viewer {
+namespace lact::session {
 
 class PathRecorder {
  public:
@@ -44,4 +44,4 @@ class PathRecorder {
   int frame_ = 0;
 };
 
-}  // namespace lact::viewer
+}  // namespace lact::session

@@ -1,11 +1,11 @@
-#include "viewer/encode_job.h"
+#include "session/encode_job.h"
 
 #include <chrono>
 #include <new>
 
 #include "core/scene_state_io.h"
 
-namespace lact::viewer {
+namespace lact::session {
 
 namespace {
 struct Cancelled {};
@@ -79,7 +79,8 @@ void EncodeJob::run() {
       set_progress("encoding " + std::to_string(n) + " views: layer 1 of " + std::to_string(layers), 0.2);
       int done = 0;
       const auto start = std::chrono::steady_clock::now();
-      SceneState encoded = model.encode(inputs, [&](const std::string& name, const Tensor&) {
+      // Through the Run: the memory of the encode checked once, naming --inputs, before anything is allocated.
+      SceneState encoded = source.run->encode_views(inputs, "--inputs", [&](const std::string& name, const Tensor&) {
         if (cancel_) throw Cancelled{};
         if (name.rfind("encode_block", 0) != 0) return;
         ++done;
@@ -108,4 +109,4 @@ void EncodeJob::run() {
   if (wake_) wake_();
 }
 
-}  // namespace lact::viewer
+}  // namespace lact::session

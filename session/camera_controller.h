@@ -8,7 +8,7 @@
 #include "core/camera.h"
 #include "core/camera_geometry.h"
 
-namespace lact::viewer {
+namespace lact::session {
 
 // What the scene's cameras say about its world: which way is up (the mean of their "up" axes, -y of an
 // OpenCV camera-to-world, so z-up object renders orbit about z; a world axis when within about 18 degrees of
@@ -75,4 +75,4 @@ Camera scaled_camera(const Camera& camera, double scale, int multiple);
 // Equality of everything a render depends on (size, intrinsics, pose).
 bool same_camera(const Camera& a, const Camera& b);
 
-}  // namespace lact::viewer
+}  // namespace lact::session

@@ -1,4 +1,4 @@
-#include "viewer/path_recorder.h"
+#include "session/path_recorder.h"
 
 #include <cmath>
 
@@ -6,7 +6,7 @@
 #include "core/error.h"
 #include "datasets/camera_path_io.h"
 
-namespace lact::viewer {
+namespace lact::session {
 
 void PathRecorder::remove_last() {
   if (!keys_.empty()) keys_.pop_back();
@@ -61,4 +61,4 @@ std::optional<Camera> PathRecorder::frame_at(double now) {
   return playback_[index];
 }
 
-}  // namespace lact::viewer
+}  // namespace lact::session

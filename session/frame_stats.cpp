@@ -1,8 +1,8 @@
-#include "viewer/frame_stats.h"
+#include "session/frame_stats.h"
 
 #include <algorithm>
 
-namespace lact::viewer {
+namespace lact::session {
 
 void MovingAverage::expire(double now) {
   while (!samples_.empty() && samples_.front().first <= now - window_) {
@@ -73,4 +73,4 @@ const IntervalTotals& FrameStats::end_interval(double now) {
   return interval_;
 }
 
-}  // namespace lact::viewer
+}  // namespace lact::session

@@ -1,11 +1,11 @@
-#include "viewer/pixels.h"
+#include "session/pixels.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include "datasets/image_io.h"
 
-namespace lact::viewer {
+namespace lact::session {
 
 Rgb8 to_rgb8(const Image& image) {
   Rgb8 out;
@@ -33,4 +33,4 @@ void flip_rows(Rgb8& image) {
                      image.pixels.begin() + (image.height - 1 - y) * row);
 }
 
-}  // namespace lact::viewer
+}  // namespace lact::session

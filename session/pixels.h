@@ -7,7 +7,7 @@
 
 #include "core/camera.h"
 
-namespace lact::viewer {
+namespace lact::session {
 
 struct Rgb8 {
   int width = 0, height = 0;
@@ -22,4 +22,4 @@ void write_png(const std::string& path, const Rgb8& image);
 // Rows flipped (OpenGL reads bottom-up).
 void flip_rows(Rgb8& image);
 
-}  // namespace lact::viewer
+}  // namespace lact::session

@@ -6,7 +6,7 @@
 #include <deque>
 #include <utility>
 
-namespace lact::viewer {
+namespace lact::session {
 
 // The mean of the values added during the last `window` seconds.
 class MovingAverage {
@@ -80,4 +80,4 @@ class FrameStats {
   IntervalTotals interval_;
 };
 
-}  // namespace lact::viewer
+}  // namespace lact::session

@@ -1,18 +1,19 @@
-#include "viewer/scene_source.h"
+#include "session/scene_source.h"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "core/camera_geometry.h"
 #include "core/error.h"
 #include "core/scene_state_io.h"
 #include "datasets/view_selection.h"
 
-namespace lact::viewer {
+namespace lact::session {
 
 namespace {
 
 // As `lact render --state`: the model, data, scene and preprocessing the state recorded.
-void plan_from_state(const ViewerOptions& o, SceneSource& s) {
+void plan_from_state(const SceneOptions& o, SceneSource& s) {
   const auto metadata = read_scene_state_metadata(o.state);
   s.model_path = o.model.empty() ? metadata_or(metadata, "model", "") : o.model;
   if (s.model_path.empty()) throw Error(o.state, "records no model: pass --model");
@@ -47,13 +48,20 @@ int SceneSource::start_view(int requested) const {
   return selection.inputs.empty() ? 0 : selection.inputs.front();
 }
 
+int SceneSource::nearest_input(int view) const {
+  if (is_input(view) || selection.inputs.empty()) return -1;
+  std::vector<Camera> inputs;
+  for (int i : selection.inputs) inputs.push_back(cameras.at(i));
+  return selection.inputs[nearest_camera(inputs, cameras.at(view))];
+}
+
 Image SceneSource::ground_truth(int view) const { return selected_views(selection, {view}, true).at(0).image; }
 
 std::vector<PosedImage> SceneSource::input_view(int index) const {
   return selected_views(selection, {selection.inputs.at(index)}, true);
 }
 
-SceneSource open_scene_source(const ViewerOptions& o) {
+SceneSource open_scene_source(const SceneOptions& o) {
   SceneSource s;
   s.run = std::make_unique<Run>(o.common);
   if (!o.state.empty()) {
@@ -63,7 +71,7 @@ SceneSource open_scene_source(const ViewerOptions& o) {
     s.model = &s.run->load_model(o.model);
     DataOptions data = o.data;  // the model's trained size and input count when not given
     apply_model_defaults(data, *s.model, true);
-    if (data.inputs.empty()) throw Error("view", "give --inputs (to encode) or --state (a saved scene state)");
+    if (data.inputs.empty()) throw Error(o.command, "give --inputs (to encode) or --state (a saved scene state)");
     s.selection = select_scene_views(data, s.model->config().patch_size, o.targets);
   }
   s.height = s.selection.height;
@@ -86,4 +94,12 @@ SceneSource open_scene_source(const ViewerOptions& o) {
   return s;
 }
 
-}  // namespace lact::viewer
+int render_threads(const SceneOptions& o, const SceneSource& source) {
+  if (o.render_threads > 0) return o.render_threads;
+  const int patch = source.model->config().patch_size;
+  const double tokens = static_cast<double>(source.height / patch) * (source.width / patch);
+  const double flops = 2.0 * static_cast<double>(source.model->weights().parameter_count) * tokens;
+  return flops < 1e9 ? 1 : o.common.threads;
+}
+
+}  // namespace lact::session

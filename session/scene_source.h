@@ -1,6 +1,6 @@
-// What the viewer shows, fixed before the window opens: the model, the scene and its views at the working
-// size, which views were inputs and which are test views. Everything here is checked up front, so a bad flag,
-// file or model ends with the usual one-line error before any window appears.
+// What a session shows, fixed before its front end opens (a window, a server): the model, the scene and its views
+// at the working size, which views were inputs and which are test views. Everything here is checked up front, so
+// a bad flag, file or model ends with the usual one-line error before any window appears or port is bound.
 #pragma once
 
 #include <map>
@@ -11,9 +11,9 @@
 #include "core/model.h"
 #include "pipeline/run.h"
 #include "pipeline/scene_selection.h"
-#include "viewer/options.h"
+#include "session/scene_options.h"
 
-namespace lact::viewer {
+namespace lact::session {
 
 struct SceneSource {
   std::unique_ptr<Run> run;      // the backend and the model (one process); renders the novel views
@@ -34,6 +34,10 @@ struct SceneSource {
   // The start camera: --camera, else the first input, else view 0.
   int start_view(int requested) const;
 
+  // The input view nearest scene view `view` (its photo is the "copy the closest photo" baseline); -1 when
+  // `view` is itself an input or there are none.
+  int nearest_input(int view) const;
+
   // The ground truth of scene view `view` at the working size (decodes the image). Thread-safe.
   Image ground_truth(int view) const;
   // The input views with their images (for encoding).
@@ -41,6 +45,9 @@ struct SceneSource {
 };
 
 // Throws Error for anything wrong (flags, data, model, --camera out of range).
-SceneSource open_scene_source(const ViewerOptions& options);
+SceneSource open_scene_source(const SceneOptions& options);
 
-}  // namespace lact::viewer
+// The render thread's OpenMP threads: `options.render_threads`, else 1 for views under ~1 GFLOP, else --threads.
+int render_threads(const SceneOptions& options, const SceneSource& source);
+
+}  // namespace lact::session

@@ -1,0 +1,58 @@
+// lact serve: the viewer in a web browser (serve/, docs/serve.md), for GPU machines without a display. Encodes a
+// scene (or opens an encoded state) once and serves the page, the frame stream and the HTTP API. When it is not
+// built (no Boost.Beast or libjpeg at configure time) the command still exists and says what is missing.
+#include "app/commands.h"
+#include "app/flags.h"
+#include "core/error.h"
+
+#ifdef LACT_WITH_SERVE
+#include "serve/server.h"
+#endif
+
+namespace lact::app {
+
+#ifdef LACT_WITH_SERVE
+
+void add_serve_command(CLI::App& app) {
+  auto o = std::make_shared<serve::ServeOptions>();
+  CLI::App* command = app.add_subcommand(
+      "serve",
+      "The viewer in a web browser: encode the input views (or open a saved --state) once, then serve a page that "
+      "streams novel views as you orbit, pan, zoom and fly (ssh -L 8080:localhost:8080 host, then open the URL)");
+  command->add_option("--model", o->model, "Model weights (.safetensors with the config in its metadata)");
+  add_data_options(*command, o->data);
+  command->add_option("--state", o->state, "Scene state from `lact encode` (replaces --inputs)");
+  command->add_option("--targets", o->targets, "Test views (measured against their ground truth): 3,4 | rest | ...")
+      ->capture_default_str();
+  command->add_option("--camera", o->camera, "Start on this scene view")->check(CLI::NonNegativeNumber);
+  command
+      ->add_option("--render-threads", o->render_threads,
+                   "Threads of the render thread (0: one for views under ~1 GFLOP, else --threads)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  command->add_option("--port", o->port, "TCP port (0: any free one)")->capture_default_str();
+  command->add_option("--bind", o->bind, "Address to listen on (0.0.0.0: every interface; the token then matters)")
+      ->capture_default_str();
+  command->add_option("--token", o->token, "The token the URL carries (default: a random one, printed)");
+  command->add_flag("--no-token", o->no_token, "No token (only with a loopback --bind)");
+  command->add_option("--max-clients", o->max_clients, "Browser streams at once; the next one is refused")
+      ->capture_default_str();
+  command->add_option("--max-side", o->max_side, "Largest frame side a client may ask for (pixels)")
+      ->capture_default_str();
+  command->add_option("--max-rate", o->max_rate, "Messages or requests per second per connection")
+      ->capture_default_str();
+  add_common_options(*command, o->common);
+  command->callback([o]() { serve::run_server(*o); });
+}
+
+#else
+
+void add_serve_command(CLI::App& app) {
+  CLI::App* command = app.add_subcommand("serve", "The viewer in a web browser (not built: " LACT_SERVE_MISSING ")");
+  command->allow_extras();
+  command->callback([]() { throw Error("lact serve is not built (" LACT_SERVE_MISSING ")"); });
+}
+
+#endif
+
+}  // namespace lact::app

@@ -1,0 +1,113 @@
+#include "serve/hub.h"
+
+#include <cstdio>
+
+namespace lact::serve {
+
+Hub::Hub(const ServeOptions& options, session::SceneSource& source, std::string token, Post post,
+         std::function<void(const std::string&)> failed)
+    : options_(options),
+      source_(source),
+      token_(std::move(token)),
+      post_(std::move(post)),
+      failed_(std::move(failed)),
+      frame_(session::scene_frame(source.cameras)) {
+  limits_.patch = source.model->config().patch_size;
+  limits_.max_side = options.max_side;
+  description_ = scene_description(source, frame_, limits_);
+  encode_ = std::make_unique<session::EncodeJob>(source_, options.common.threads, [this] {
+    // From the encode's thread: one pending notice at a time is enough (it reads the newest progress).
+    if (!encode_posted_.exchange(true)) post_([this] { encode_changed(); });
+  });
+}
+
+Hub::~Hub() { stop(); }
+
+void Hub::stop() {
+  renderer_.reset();
+  encode_.reset();
+}
+
+void Hub::start() { encode_->start(); }
+
+nlohmann::json Hub::status() const {
+  const session::EncodeJob::Progress progress = encode_->progress();
+  nlohmann::json out{{"type", "status"},
+                     {"stage", progress.stage},
+                     {"fraction", progress.fraction},
+                     {"elapsed_s", progress.elapsed_s}};
+  if (ready()) {
+    out["status"] = "ready";
+    out["encode_s"] = encode_->encode_seconds();
+  } else {
+    out["status"] = encode_->finished() ? "failed" : "encoding";
+    if (encode_->finished()) out["error"] = encode_->error();
+  }
+  return out;
+}
+
+nlohmann::json Hub::scene() const {
+  nlohmann::json out = description_;
+  out["status"] = status();
+  return out;
+}
+
+void Hub::encode_changed() {
+  encode_posted_ = false;
+  const nlohmann::json now = status();
+  const std::string line = now.at("stage").get<std::string>();
+  if (line != last_printed_) {
+    std::fprintf(stderr, "lact serve: %s (%.0f%%)\n", line.c_str(), 100 * now.at("fraction").get<double>());
+    last_printed_ = line;
+  }
+  if (encode_->finished() && !renderer_) {
+    if (!encode_->error().empty()) {
+      for (auto& [id, channel] : channels_)
+        if (channel.on_status) channel.on_status(now);
+      failed_(encode_->error());
+      return;
+    }
+    renderer_ = std::make_unique<session::RenderThread>(
+        *source_.run, encode_->state(), [this](int view) { return source_.ground_truth(view); }, source_.width,
+        source_.height, session::render_threads(options_, source_),
+        [this](int channel) { post_([this, channel] { deliver(channel); }); },
+        [this](int view) { return source_.nearest_input(view); });
+    for (const auto& [channel, request] : held_) renderer_->submit(request, channel);
+    held_.clear();
+  }
+  const nlohmann::json message = status();
+  for (auto& [id, channel] : channels_)
+    if (channel.on_status) channel.on_status(message);
+}
+
+int Hub::open_channel(OnView on_view, OnStatus on_status) {
+  const int channel = next_channel_++;
+  channels_[channel] = Channel{std::move(on_view), std::move(on_status)};
+  return channel;
+}
+
+void Hub::close_channel(int channel) {
+  channels_.erase(channel);
+  held_.erase(channel);
+  if (renderer_) renderer_->forget(channel);
+}
+
+void Hub::submit(int channel, const session::RenderRequest& request) {
+  if (!channels_.count(channel)) return;
+  if (renderer_)
+    renderer_->submit(request, channel);
+  else
+    held_[channel] = request;
+}
+
+void Hub::deliver(int channel) {
+  if (!renderer_ || channel < 0) return;
+  std::optional<session::RenderedView> view = renderer_->take(channel);
+  auto found = channels_.find(channel);
+  if (!view || found == channels_.end()) return;
+  // A copy of the callback: it may close its own channel.
+  OnView on_view = found->second.on_view;
+  on_view(std::move(*view));
+}
+
+}  // namespace lact::serve

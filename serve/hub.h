@@ -1,0 +1,82 @@
+// The part of `lact serve` every connection shares, on the server's one network thread: the scene (its
+// description, the encode job and its progress), the render thread and the clients' channels on it (each
+// client's newest camera wins; results are handed back on the network thread), and the count of streams. No
+// network code: the server gives it `post`, which runs a function on the network thread.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "serve/messages.h"
+#include "serve/serve_options.h"
+#include "session/encode_job.h"
+#include "session/render_thread.h"
+#include "session/scene_source.h"
+
+namespace lact::serve {
+
+class Hub {
+ public:
+  using Post = std::function<void(std::function<void()>)>;
+  using OnView = std::function<void(session::RenderedView)>;
+  using OnStatus = std::function<void(const nlohmann::json&)>;
+  // `failed` runs on the network thread when the encode fails (the server then stops).
+  Hub(const ServeOptions& options, session::SceneSource& source, std::string token, Post post,
+      std::function<void(const std::string&)> failed);
+  ~Hub();  // stop()
+  Hub(const Hub&) = delete;
+  Hub& operator=(const Hub&) = delete;
+
+  void start();  // the encode (or the state's load), once the server listens
+  // Ends the render thread (a render in progress finishes) and the encode; only close_channel may follow.
+  void stop();
+
+  const ServeOptions& options() const { return options_; }
+  const std::string& token() const { return token_; }  // empty: none required (--no-token)
+  const RenderLimits& limits() const { return limits_; }
+  const session::SceneSource& source() const { return source_; }
+  bool ready() const { return renderer_ != nullptr; }
+  // The scene description with the encode's progress ("status": encoding | ready | failed).
+  nlohmann::json scene() const;
+  nlohmann::json status() const;
+
+  // A client's channel: `on_view` gets each result of its requests, `on_status` the encode's progress (may be
+  // empty). Network thread only.
+  int open_channel(OnView on_view, OnStatus on_status = {});
+  void close_channel(int channel);  // its pending render dropped, a render in progress ignored
+  // The channel's newest request (before the scene is ready: held, and sent when it is).
+  void submit(int channel, const session::RenderRequest& request);
+
+  // Streams (WebSocket clients) open: the server refuses one past --max-clients.
+  int streams = 0;
+
+ private:
+  void encode_changed();  // network thread
+  void deliver(int channel);
+
+  const ServeOptions& options_;
+  session::SceneSource& source_;
+  std::string token_;
+  Post post_;
+  std::function<void(const std::string&)> failed_;
+  RenderLimits limits_;
+  session::SceneFrame frame_;
+  nlohmann::json description_;
+  std::unique_ptr<session::EncodeJob> encode_;
+  std::unique_ptr<session::RenderThread> renderer_;
+  std::atomic<bool> encode_posted_{false};
+  std::string last_printed_;
+  struct Channel {
+    OnView on_view;
+    OnStatus on_status;
+  };
+  std::map<int, Channel> channels_;
+  std::map<int, session::RenderRequest> held_;  // requests before the scene was ready
+  int next_channel_ = 0;
+};
+
+}  // namespace lact::serve

@@ -1,0 +1,22 @@
+// What `lact serve` is asked to do: the scene (as `lact view`'s flags, session/scene_options.h), where to listen,
+// and the bounds on what a client may ask (docs/serve.md: the security model).
+#pragma once
+
+#include <string>
+
+#include "session/scene_options.h"
+
+namespace lact::serve {
+
+struct ServeOptions : session::SceneOptions {
+  ServeOptions() { command = "serve"; }
+  int port = 8080;
+  std::string bind = "127.0.0.1";  // loopback by default: ssh -L brings the page to a laptop
+  std::string token;               // empty: generated (unless no_token)
+  bool no_token = false;           // only with a loopback bind
+  int max_clients = 8;             // open WebSocket streams; the next is refused with a clear message
+  int max_side = 1024;             // largest rendered side a client may ask (pixels)
+  double max_rate = 120;           // messages and API requests per second per connection (a burst of 2 s)
+};
+
+}  // namespace lact::serve

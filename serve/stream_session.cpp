@@ -1,0 +1,184 @@
+// One browser's WebSocket stream: cameras in (JSON text), frames out (one binary message each: a 4-byte
+// little-endian header length, the JSON header, then the images it lists). The client's newest camera wins on
+// the render thread, and on the way out a frame not yet being written is replaced by a newer one.
+#include <deque>
+#include <optional>
+
+#include "core/error.h"
+#include "serve/frame_encoding.h"
+#include "serve/network.h"
+#include "session/frame_stats.h"
+
+namespace lact::serve {
+
+namespace {
+
+constexpr int kMovingJpegQuality = 85;
+constexpr size_t kMaxQueuedMessages = 64;  // a client that reads nothing is closed past this
+
+class StreamSession : public std::enable_shared_from_this<StreamSession> {
+ public:
+  StreamSession(ServerContext& context, beast::tcp_stream stream)
+      : context_(context), ws_(std::move(stream)), rate_(context.hub.options().max_rate) {
+    ++context_.hub.streams;
+    ++context_.connections;
+  }
+  ~StreamSession() {
+    --context_.hub.streams;
+    --context_.connections;
+    context_.hub.close_channel(channel_);
+  }
+
+  void run(Request request) {
+    beast::get_lowest_layer(ws_).expires_never();  // the stream's own timeouts from here on
+    ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
+    ws_.read_message_max(context_.hub.limits().max_message);
+    ws_.set_option(websocket::stream_base::decorator(
+        [](websocket::response_type& response) { response.set(http::field::server, "lact serve"); }));
+    ws_.async_accept(request, beast::bind_front_handler(&StreamSession::accepted, shared_from_this()));
+  }
+
+ private:
+  struct Outgoing {
+    std::string data;
+    bool binary = false;
+    bool frame = false;
+  };
+
+  void accepted(beast::error_code error) {
+    if (error) return;
+    std::weak_ptr<StreamSession> self = weak_from_this();
+    channel_ = context_.hub.open_channel(
+        [self](session::RenderedView view) {
+          if (auto s = self.lock()) s->rendered(std::move(view));
+        },
+        [self](const nlohmann::json& status) {
+          if (auto s = self.lock()) s->send_text(status.dump());
+        });
+    nlohmann::json scene = context_.hub.scene();
+    scene["type"] = "scene";
+    send_text(scene.dump());
+    read();
+  }
+
+  void read() { ws_.async_read(buffer_, beast::bind_front_handler(&StreamSession::received, shared_from_this())); }
+
+  void received(beast::error_code error, size_t) {
+    if (error) return close();  // closed, a timeout, a message over the limit: the stream ends
+    const bool text = ws_.got_text();
+    std::string message = beast::buffers_to_string(buffer_.data());
+    buffer_.consume(buffer_.size());
+    if (!rate_.allow(context_.now())) {
+      send_error("too many messages (at most " + std::to_string(static_cast<int>(context_.hub.options().max_rate)) +
+                 " per second): this one was dropped");
+    } else if (!text) {
+      send_error("message: binary messages are not accepted (send JSON text)");
+    } else {
+      handle(message);
+    }
+    read();
+  }
+
+  void handle(const std::string& message) {
+    CameraMessage m;
+    try {
+      m = parse_camera_message(message, context_.hub.source(), context_.hub.limits());
+    } catch (const std::exception& e) {
+      return send_error(e.what());
+    }
+    // Resting on the frame just shown: send it again losslessly rather than render it again.
+    if (!m.moving && last_ && session::same_camera(last_->request.camera, m.request.camera) &&
+        last_->request.view == m.request.view && !tag_moving(m.request.tag) && tag_moving(last_->request.tag)) {
+      session::RenderedView again = *last_;
+      again.request.tag = m.request.tag;
+      return rendered(std::move(again));
+    }
+    context_.hub.submit(channel_, m.request);
+  }
+
+  void rendered(session::RenderedView view) {
+    if (!view.error.empty()) return send_error("render: " + view.error);
+    const double now = context_.now();
+    fps_.tick(now);
+    const int64_t tag = view.request.tag;
+    try {
+      const bool moving = tag_moving(tag);
+      const auto start = std::chrono::steady_clock::now();
+      std::vector<std::pair<std::string, std::string>> images;  // name, bytes
+      images.emplace_back("render", moving ? encode_jpeg(view.image, kMovingJpegQuality) : encode_png(view.image));
+      if (view.measured && tag_truth(tag)) images.emplace_back("truth", encode_png(view.truth));
+      if (view.measured && tag_error(tag)) images.emplace_back("error", encode_png(view.error_map));
+      nlohmann::json header = frame_header(view, moving ? "jpeg" : "png", fps_.per_second(now));
+      header["encode_ms"] = 1000 * std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      for (const auto& [name, bytes] : images) header["images"].push_back({{"name", name}, {"bytes", bytes.size()}});
+      const std::string text = header.dump();
+      Outgoing out{std::string(4, '\0'), true, true};
+      for (int i = 0; i < 4; ++i) out.data[i] = static_cast<char>((text.size() >> (8 * i)) & 0xff);
+      out.data += text;
+      for (const auto& image : images) out.data += image.second;
+      last_ = std::move(view);
+      send(std::move(out));
+    } catch (const std::exception& e) {
+      send_error(std::string("encoding the frame: ") + e.what());
+    }
+  }
+
+  void send_error(const std::string& message) {
+    send_text(nlohmann::json{{"type", "error"}, {"message", message}}.dump());
+  }
+  void send_text(std::string text) { send(Outgoing{std::move(text), false, false}); }
+
+  void send(Outgoing message) {
+    if (closed_) return;
+    // The newest frame wins on the way out too: replace a frame still waiting (not the one being written).
+    if (message.frame)
+      for (size_t i = writing_ ? 1 : 0; i < queue_.size(); ++i)
+        if (queue_[i].frame) {
+          queue_[i] = std::move(message);
+          return;
+        }
+    if (queue_.size() >= kMaxQueuedMessages) return close();
+    queue_.push_back(std::move(message));
+    if (!writing_) write();
+  }
+
+  void write() {
+    writing_ = true;
+    ws_.binary(queue_.front().binary);
+    ws_.async_write(asio::buffer(queue_.front().data),
+                    beast::bind_front_handler(&StreamSession::written, shared_from_this()));
+  }
+
+  void written(beast::error_code error, size_t) {
+    writing_ = false;
+    if (error) return close();
+    queue_.pop_front();
+    if (!queue_.empty() && !closed_) write();
+  }
+
+  void close() {
+    if (closed_) return;
+    closed_ = true;
+    context_.hub.close_channel(channel_);  // a render in progress for it is dropped when it ends
+    beast::error_code ignored;
+    beast::get_lowest_layer(ws_).socket().shutdown(tcp::socket::shutdown_both, ignored);
+  }
+
+  ServerContext& context_;
+  websocket::stream<beast::tcp_stream> ws_;
+  beast::flat_buffer buffer_;
+  int channel_ = -1;
+  RateLimit rate_;
+  session::RateMeter fps_;
+  std::optional<session::RenderedView> last_;
+  std::deque<Outgoing> queue_;
+  bool writing_ = false, closed_ = false;
+};
+
+}  // namespace
+
+void start_stream(ServerContext& context, beast::tcp_stream stream, Request request) {
+  std::make_shared<StreamSession>(context, std::move(stream))->run(std::move(request));
+}
+
+}  // namespace lact::serve

@@ -1,0 +1,164 @@
+"""What lact serve's tests and benchmark share: a server started as a real process (its URL read from its first
+lines), HTTP requests on the standard library, and 8-bit PNGs decoded without PIL or numpy."""
+import http.client
+import json
+import os
+import re
+import signal
+import struct
+import subprocess
+import threading
+import time
+import urllib.parse
+import zlib
+
+URL = re.compile(r"open (http://\S+)")
+
+
+class Server:
+    """`lact serve ARGS` with --port 0; url, host, port and token from what it prints; ready() waits for the encode."""
+
+    def __init__(self, lact, *args, env=None):
+        self.proc = subprocess.Popen([lact, "serve", "--port", "0"] + [str(a) for a in args], stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True, env=env)
+        self.stderr_lines = []
+        self.stdout_lines = []
+        self._drain = threading.Thread(target=self._read_stderr, daemon=True)
+        self._drain.start()
+        deadline = time.time() + 120
+        self.url = None
+        while time.time() < deadline and self.url is None:
+            line = self.proc.stdout.readline()
+            if not line:
+                break
+            self.stdout_lines.append(line)
+            m = URL.search(line)
+            if m:
+                self.url = m.group(1)
+        if self.url is None:
+            self.proc.wait(timeout=30)
+            raise RuntimeError("lact serve printed no URL: %s %s" % (self.stdout_lines, self.stderr_lines))
+        self._stdout_reader = threading.Thread(target=self._read_stdout, daemon=True)
+        self._stdout_reader.start()
+        parts = urllib.parse.urlsplit(self.url)
+        self.host, self.port = parts.hostname, parts.port
+        self.token = urllib.parse.parse_qs(parts.query).get("token", [""])[0]
+
+    def _read_stderr(self):
+        for line in self.proc.stderr:
+            self.stderr_lines.append(line)
+
+    def _read_stdout(self):
+        for line in self.proc.stdout:
+            self.stdout_lines.append(line)
+
+    def request(self, method, path, body=None, token=True, headers=None, timeout=60):
+        """(status, content type, body bytes); the token added to the query unless token is False."""
+        if token and self.token:
+            path += ("&" if "?" in path else "?") + "token=" + self.token
+        connection = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+        try:
+            connection.request(method, path, body=body, headers=headers or {})
+            response = connection.getresponse()
+            return response.status, response.getheader("Content-Type"), response.read()
+        finally:
+            connection.close()
+
+    def scene(self):
+        status, _, body = self.request("GET", "/api/scene")
+        assert status == 200, (status, body)
+        return json.loads(body)
+
+    def ready(self, timeout=300):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            scene = self.scene()
+            if scene["status"]["status"] == "ready":
+                return scene
+            assert scene["status"]["status"] == "encoding", scene["status"]
+            time.sleep(0.2)
+        raise RuntimeError("the scene was not ready in %d s" % timeout)
+
+    def render(self, camera, query=""):
+        return self.request("POST", "/api/render" + query, body=json.dumps(camera).encode(),
+                            headers={"Content-Type": "application/json"})
+
+    def stream_url(self, token=None):
+        token = self.token if token is None else token
+        return "ws://%s:%d/stream?token=%s" % (self.host, self.port, urllib.parse.quote(token))
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def stop(self, sig=signal.SIGTERM, timeout=30):
+        """Sends `sig`; returns (exit code, stdout, stderr) once it ends."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        rc = self.proc.wait(timeout=timeout)
+        self._drain.join(timeout=5)
+        self._stdout_reader.join(timeout=5)
+        self.proc.stdout.close()
+        self.proc.stderr.close()
+        return rc, "".join(self.stdout_lines), "".join(self.stderr_lines)
+
+
+def decode_png(data):
+    """8-bit RGB or RGBA PNG (non-interlaced) -> (width, height, channels, bytes of the rows without filters)."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    pos, idat, width = 8, b"", None
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        chunk = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            width, height, depth, colour, _, _, interlace = struct.unpack(">IIBBBBB", chunk)
+            assert depth == 8 and colour in (2, 6) and interlace == 0, (depth, colour, interlace)
+            channels = 3 if colour == 2 else 4
+        elif kind == b"IDAT":
+            idat += chunk
+        pos += 12 + length
+    raw = zlib.decompress(idat)
+    stride = width * channels
+    out, previous = bytearray(), bytearray(stride)
+    for y in range(height):
+        kind, row = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = row[i - channels] if i >= channels else 0
+            b = previous[i]
+            c = previous[i - channels] if i >= channels else 0
+            if kind == 1:
+                row[i] = (row[i] + a) & 255
+            elif kind == 2:
+                row[i] = (row[i] + b) & 255
+            elif kind == 3:
+                row[i] = (row[i] + (a + b) // 2) & 255
+            elif kind == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                row[i] = (row[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        out += row
+        previous = row
+    return width, height, channels, bytes(out)
+
+
+def rgb(data):
+    """(width, height, RGB bytes) of a PNG."""
+    width, height, channels, pixels = decode_png(data)
+    if channels == 4:
+        pixels = bytes(b for i, b in enumerate(pixels) if i % 4 != 3)
+    return width, height, pixels
+
+
+def camera_path(frames):
+    return {"format": "lact camera path v1", "frames": frames}
+
+
+def write_json(path, value):
+    with open(path, "w") as f:
+        json.dump(value, f)
+    return path
+
+
+def shipped(root):
+    """The shipped model and example scene, and the example's 8 inputs (README)."""
+    return (os.path.join(root, "models", "lact_tiny_obj64.safetensors"), os.path.join(root, "examples", "gso_toy_64"),
+            "16,20,24,28,34,38,42,46")

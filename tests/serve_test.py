@@ -1,0 +1,414 @@
+#!/usr/bin/env python3
+"""End-to-end tests of `lact serve` (the viewer in a browser) as a real process on loopback, with the shipped
+model and example scene: the API against `lact render` (pixel for pixel, and the PSNR of a test view), the token,
+the Origin check, and bad clients (malformed, oversized and NaN messages, huge sizes, 50 connections at once,
+abrupt disconnects, floods): the server answers with errors, keeps serving the others and never crashes; SIGINT
+and SIGTERM end it cleanly.
+
+  python3 tests/serve_test.py --lact build/app/lact --root .
+"""
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from serve_common import Server, camera_path, rgb, shipped, write_json  # noqa: E402
+from ws_client import Closed, HandshakeRefused, WebSocket, frame_parts  # noqa: E402
+
+ARGS = None
+CRASH_MARKERS = ("Traceback", "terminate called", "what():", "Segmentation", "AddressSanitizer", "runtime error")
+TESTS = "2,10"
+
+
+def run(*argv, timeout=600):
+    p = subprocess.run([ARGS.lact] + [str(a) for a in argv], capture_output=True, text=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def ok(result):
+    rc, so, se = result
+    assert rc == 0, "lact failed (rc %d): %s%s" % (rc, so, se)
+    return so
+
+
+def next_message(ws, kind=None, timeout=60):
+    """The next message of `kind` ("frame" for a binary frame, or a text message's type), skipping status."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        message = ws.recv()
+        if isinstance(message, bytes):
+            if kind in (None, "frame"):
+                return frame_parts(message)
+            continue
+        value = json.loads(message)
+        if value["type"] == "status" and kind != "status":
+            continue
+        if kind is None or value["type"] == kind:
+            return value
+    raise AssertionError("no %s message in %d s" % (kind, timeout))
+
+
+class ServeTest(unittest.TestCase):
+    """One server (loopback, a chosen token) on a state encoded once; lact render on the same state."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="lact_serve_test_")
+        cls.model, cls.data, cls.inputs = shipped(ARGS.root)
+        cls.state = os.path.join(cls.tmp, "state.safetensors")
+        ok(run("encode", "--model", cls.model, "--data", cls.data, "--inputs", cls.inputs, "-o", cls.state))
+        cls.server = Server(ARGS.lact, "--state", cls.state, "--targets", TESTS, "--token", "test-token-1234",
+                            "--max-clients", 8)
+        cls.scene = cls.server.ready()
+
+    @classmethod
+    def tearDownClass(cls):
+        rc, so, se = cls.server.stop(signal.SIGTERM)
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+        for bad in CRASH_MARKERS:
+            assert bad not in se, se[-3000:]
+        assert rc == 0, (rc, so, se[-3000:])
+        assert "stopped (SIGTERM)" in so, so
+
+    def tearDown(self):
+        self.assertTrue(self.server.alive(), "".join(self.server.stderr_lines)[-3000:])
+
+    def view_camera(self, index):
+        return self.scene["views"][index]["camera"]
+
+    def free_camera(self):
+        path = os.path.join(self.tmp, "turntable.json")
+        ok(run("path", "turntable", "--frames", 7, "--size", "64x64", "-o", path, "--force"))
+        with open(path) as f:
+            return json.load(f)["frames"][3]
+
+    def render_path_png(self, camera, name):
+        """`lact render --path` of the one frame: its PNG's bytes."""
+        path = write_json(os.path.join(self.tmp, name + ".json"), camera_path([camera]))
+        out = os.path.join(self.tmp, name)
+        ok(run("render", "--state", self.state, "--path", path, "--out", out))
+        with open(os.path.join(out, "frame_0000.png"), "rb") as f:
+            return f.read()
+
+    # The API.
+
+    def test_scene_lists_the_views_with_roles_and_cameras(self):
+        s = self.scene
+        self.assertEqual(len(s["views"]), 64)
+        self.assertEqual((s["width"], s["height"]), (64, 64))
+        roles = {v["index"]: v["role"] for v in s["views"]}
+        for i in map(int, self.inputs.split(",")):
+            self.assertEqual(roles[i], "input")
+        self.assertEqual([i for i, r in roles.items() if r == "test"], [2, 10])
+        self.assertEqual(s["model"]["file"], "lact_tiny_obj64.safetensors")
+        self.assertEqual(s["status"]["status"], "ready")
+        for v in s["views"]:
+            self.assertEqual(set(v["camera"]), {"c2w", "fx", "fy", "cx", "cy", "w", "h"})
+        # No file-system path of this machine in what a client reads.
+        text = json.dumps(s)
+        for path in (self.tmp, ARGS.root, os.path.abspath(ARGS.root), "/"):
+            if path != "/":
+                self.assertNotIn(path, text)
+
+    def test_render_equals_lact_render_path_for_input_test_and_free_cameras(self):
+        for name, camera in (("input", self.view_camera(16)), ("test", self.view_camera(2)),
+                             ("free", self.free_camera())):
+            status, kind, body = self.server.render(camera)
+            self.assertEqual((status, kind), (200, "image/png"), body[:300])
+            served, expected = rgb(body), rgb(self.render_path_png(camera, name))
+            self.assertEqual(served[:2], (64, 64))
+            self.assertEqual(served, expected, "%s camera: the served PNG differs from lact render --path" % name)
+            # The three cameras render three different images (the comparison is not of constants).
+            setattr(self, "pixels_" + name, served[2])
+        self.assertNotEqual(self.pixels_input, self.pixels_test)
+        self.assertNotEqual(self.pixels_test, self.pixels_free)
+
+    def test_render_as_jpeg(self):
+        status, kind, body = self.server.render(self.view_camera(2), "?format=jpeg&quality=90")
+        self.assertEqual((status, kind), (200, "image/jpeg"))
+        self.assertEqual(body[:2], b"\xff\xd8")
+        for query in ("?format=gif", "?quality=0", "?quality=101", "?quality=abc"):
+            self.assertEqual(self.server.render(self.view_camera(2), query)[0], 400, query)
+
+    def report_view(self, index):
+        """View `index` of `lact render --state --targets index`'s report."""
+        out = os.path.join(self.tmp, "report%d" % index)
+        if not os.path.exists(os.path.join(out, "report.json")):
+            ok(run("render", "--state", self.state, "--targets", index, "--out", out))
+        with open(os.path.join(out, "report.json")) as f:
+            return [v for v in json.load(f)["scenes"][0]["views"] if v["index"] == index][0]
+
+    def test_stream_measures_a_test_view_as_lact_render_does(self):
+        view = self.report_view(2)
+        ws = WebSocket(self.server.stream_url())
+        try:
+            self.assertEqual(next_message(ws, "scene")["views"][2]["role"], "test")
+            ws.send_json({"type": "camera", "camera": self.view_camera(2), "view": 2, "truth": True, "error": True})
+            header, images = next_message(ws, "frame")
+            self.assertEqual(header["format"], "png")
+            self.assertEqual(header["view"], 2)
+            self.assertAlmostEqual(header["psnr"], view["psnr"], places=4)
+            self.assertAlmostEqual(header["ssim"], view["ssim"], places=4)
+            self.assertEqual(header["nearest_input"], view["nearest_input"])
+            self.assertAlmostEqual(header["psnr_nearest_input"], view["psnr_nearest_input"], places=4)
+            self.assertEqual(set(images), {"render", "truth", "error"})
+            self.assertEqual(rgb(images["render"]), rgb(self.render_path_png(self.view_camera(2), "stream2")))
+            # Moving: JPEG, and a camera that is not exactly the view is not measured.
+            moved = json.loads(json.dumps(self.view_camera(2)))
+            moved["c2w"][0][3] += 0.01
+            ws.send_json({"type": "camera", "camera": moved, "view": 2, "moving": True})
+            header, images = next_message(ws, "frame")
+            self.assertEqual((header["format"], header["view"]), ("jpeg", -1))
+            self.assertNotIn("psnr", header)
+            self.assertEqual(images["render"][:2], b"\xff\xd8")
+        finally:
+            ws.close()
+
+    def test_origin_of_another_site_is_refused(self):
+        with self.assertRaises(HandshakeRefused) as refused:
+            WebSocket(self.server.stream_url(), origin="http://evil.example")
+        self.assertEqual(refused.exception.status, 403)
+        ws = WebSocket(self.server.stream_url(), origin="http://127.0.0.1:%d" % self.server.port)
+        next_message(ws, "scene")
+        ws.close()
+
+    def test_wrong_token_is_refused(self):
+        for path in ("/", "/api/scene"):
+            self.assertEqual(self.server.request("GET", path, token=False)[0], 401)
+            self.assertEqual(self.server.request("GET", path + "?token=wrong-token", token=False)[0], 401)
+        status, _, body = self.server.request("GET", "/", token=False)
+        self.assertIn(b"token", body)
+        self.assertEqual(self.server.request("GET", "/", headers={"Authorization": "token test-token-1234"},
+                                             token=False)[0], 200)
+
+    def test_page_is_self_contained(self):
+        status, kind, body = self.server.request("GET", "/")
+        self.assertEqual((status, kind), (200, "text/html; charset=utf-8"))
+        page = body.decode()
+        for needed in ("<canvas", "/stream", "lact camera path v1", 'id="psnr"'):
+            self.assertIn(needed, page)
+        for remote in ("http://", "https://", "//cdn", "<link", "src="):
+            self.assertNotIn(remote, page)
+
+    def test_page_script_orbits_records_and_measures(self):
+        """The page's own script (under Node with a stub DOM, tests/serve_page_harness.js) against this server."""
+        node = shutil.which("node") or shutil.which("nodejs")
+        if not node or subprocess.run([node, "--experimental-websocket", "-e", "if (typeof WebSocket !== 'function')"
+                                       " process.exit(1)"], capture_output=True).returncode:
+            self.skipTest("no Node.js with WebSocket (node --experimental-websocket, Node 20.10 or later)")
+        harness = os.path.join(os.path.dirname(os.path.abspath(__file__)), "serve_page_harness.js")
+        p = subprocess.run([node, "--experimental-websocket", harness, self.server.url, "2"], capture_output=True,
+                           text=True, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr[-3000:])
+        shown = json.loads(p.stdout.strip().splitlines()[-1])
+        self.assertEqual(shown["first_role"], "16 (input)")  # the start view: the first input
+        self.assertEqual((shown["moving_format"], shown["rest_role"]), ("jpeg", "free"))
+        self.assertEqual(shown["test_role"], "2 (test)")
+        view = self.report_view(2)
+        self.assertEqual(shown["psnr"], "%.2f" % view["psnr"])
+        self.assertEqual(shown["ssim"], "%.4f" % view["ssim"])
+        self.assertEqual(shown["baseline"], "%.2f (view %d)" % (view["psnr_nearest_input"], view["nearest_input"]))
+        self.assertTrue(shown["truth_shown"] and shown["frame_download"])
+        # The recorded path is a lact camera path that lact render --path replays.
+        frames = shown["path"]["frames"]
+        self.assertGreater(len(frames), 2)
+        path = write_json(os.path.join(self.tmp, "recorded.json"), shown["path"])
+        out = os.path.join(self.tmp, "recorded")
+        ok(run("render", "--state", self.state, "--path", path, "--out", out))
+        self.assertEqual(len([f for f in os.listdir(out) if f.endswith(".png")]), len(frames))
+
+    # Bad clients.
+
+    def test_bad_messages_get_errors_and_the_stream_keeps_serving(self):
+        ws = WebSocket(self.server.stream_url())
+        next_message(ws, "scene")
+        good = self.view_camera(16)
+        bad = [
+            "{not json",
+            json.dumps([1, 2, 3]),
+            json.dumps({"type": "open", "path": "/etc/passwd"}),
+            json.dumps({"type": "camera"}),
+            json.dumps({"type": "camera", "camera": dict(good, fx="NaN")}),
+            json.dumps({"type": "camera", "camera": dict(good, w=65536, h=65536)}),
+            json.dumps({"type": "camera", "camera": dict(good, w=4096, h=4096)}),
+            json.dumps({"type": "camera", "camera": dict(good, w=60)}),
+            json.dumps({"type": "camera", "camera": dict(good, c2w=[[1, 0, 0, 0]] * 4)}),
+            json.dumps({"type": "camera", "camera": good}).replace('"fx": %s' % json.dumps(good["fx"]), '"fx": 1e999'),
+            json.dumps({"type": "camera", "camera": good, "moving": "yes"}),
+        ]
+        for message in bad:
+            ws.send(message)
+            reply = next_message(ws, "error")
+            self.assertTrue(reply["message"], message)
+        ws.send(b"\x00\x01binary")
+        self.assertIn("binary", next_message(ws, "error")["message"])
+        ws.send_json({"type": "camera", "camera": good})
+        header, _ = next_message(ws, "frame")
+        self.assertEqual(header["width"], 64)
+        # Over the message limit: that stream ends; the server serves the next one.
+        with self.assertRaises((Closed, OSError)):
+            ws.send("x" * 100000)
+            for _ in range(10):
+                ws.recv()
+        ws.sock.close()
+        self.assertEqual(self.server.request("GET", "/api/scene")[0], 200)
+
+    def test_oversized_and_malformed_requests(self):
+        status, _, body = self.server.request("POST", "/api/render", body=b"{" * 200000)
+        self.assertEqual(status, 413, body)
+        status, _, body = self.server.render({"c2w": "x"})
+        self.assertEqual(status, 400)
+        self.assertIn(b"c2w", body)
+        self.assertEqual(self.server.request("POST", "/api/render", body=b"\xff\xfe")[0], 400)
+        self.assertEqual(self.server.request("GET", "/api/render")[0], 405)
+        self.assertEqual(self.server.request("GET", "/../../etc/passwd")[0], 404)
+        # Raw garbage instead of HTTP, and a header over the limit: the connection ends, the server stays.
+        for raw in (b"\x16\x03\x01garbage\r\n\r\n", b"GET / HTTP/1.1\r\nX: " + b"a" * 20000 + b"\r\n\r\n"):
+            with socket.create_connection((self.server.host, self.server.port), timeout=10) as s:
+                s.sendall(raw)
+                s.recv(4096)
+        self.assertEqual(self.server.request("GET", "/api/scene")[0], 200)
+
+    def test_fifty_connections_at_once(self):
+        results, sockets = [], []
+        lock = threading.Lock()
+
+        def connect():
+            try:
+                ws = WebSocket(self.server.stream_url(), timeout=60)
+                with lock:
+                    sockets.append(ws)
+                    results.append(101)
+            except HandshakeRefused as e:
+                with lock:
+                    results.append((e.status, e.body))
+            except OSError as e:
+                with lock:
+                    results.append(("error", str(e)))
+
+        threads = [threading.Thread(target=connect) for _ in range(50)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        try:
+            self.assertEqual(len(results), 50)
+            self.assertEqual(results.count(101), 8, results)  # --max-clients 8
+            for r in results:
+                if r != 101:
+                    self.assertEqual(r[0], 503, r)
+                    self.assertIn("--max-clients", r[1])
+            # The eight admitted streams are each served.
+            for ws in sockets:
+                next_message(ws, "scene")
+                ws.send_json({"type": "camera", "camera": self.view_camera(16), "moving": True})
+            for ws in sockets:
+                self.assertEqual(next_message(ws, "frame")[0]["format"], "jpeg")
+        finally:
+            for ws in sockets:
+                ws.close()
+        time.sleep(0.5)
+        ws = WebSocket(self.server.stream_url())  # the slots are free again
+        next_message(ws, "scene")
+        ws.close()
+
+    def test_abrupt_disconnects_cost_nothing(self):
+        for i in range(20):
+            ws = WebSocket(self.server.stream_url())
+            ws.send_json({"type": "camera", "camera": self.view_camera(i % 8 * 2 + 17), "moving": i % 2 == 0})
+            ws.sock.close()  # no close frame, mid-frame
+        for i in range(5):
+            with socket.create_connection((self.server.host, self.server.port), timeout=10) as s:
+                body = json.dumps(self.view_camera(2)).encode()
+                s.sendall(b"POST /api/render?token=%s HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" %
+                          (self.server.token.encode(), len(body)) + body)
+        ws = WebSocket(self.server.stream_url())
+        next_message(ws, "scene")
+        ws.send_json({"type": "camera", "camera": self.view_camera(16)})
+        self.assertEqual(next_message(ws, "frame")[0]["format"], "png")
+        ws.close()
+
+    def test_a_flood_is_rate_limited(self):
+        ws = WebSocket(self.server.stream_url())
+        next_message(ws, "scene")
+        for _ in range(400):
+            ws.send("{}")
+        messages = [next_message(ws, "error")["message"] for _ in range(400)]
+        self.assertTrue(any("too many messages" in m for m in messages), messages[-3:])
+        ws.close()
+
+
+class TokenTest(unittest.TestCase):
+    """A server bound beyond loopback: every request without the token is refused."""
+
+    def test_without_the_token_every_request_is_refused_on_a_non_loopback_bind(self):
+        model, data, inputs = shipped(ARGS.root)
+        server = Server(ARGS.lact, "--model", model, "--data", data, "--inputs", inputs, "--bind", "0.0.0.0")
+        try:
+            self.assertEqual(len(server.token), 32)
+            scene = server.ready()
+            camera = json.dumps(scene["views"][2]["camera"]).encode()
+            for method, path, body in (("GET", "/", None), ("GET", "/api/scene", None),
+                                       ("POST", "/api/render", camera), ("GET", "/nothing", None)):
+                for query in ("", "?token=", "?token=" + server.token[:-1] + "0"):
+                    status, _, reply = server.request(method, path + query, body=body, token=False)
+                    self.assertEqual(status, 401, (method, path, query, reply))
+            with self.assertRaises(HandshakeRefused) as refused:
+                WebSocket(server.stream_url(token=""))
+            self.assertEqual(refused.exception.status, 401)
+            self.assertEqual(server.render(scene["views"][2]["camera"])[0], 200)
+        finally:
+            rc, so, se = server.stop(signal.SIGINT)
+        self.assertEqual(rc, 0, se)
+        self.assertIn("stopped (SIGINT)", so)
+
+    def test_no_token_only_on_loopback(self):
+        model, data, inputs = shipped(ARGS.root)
+        rc, so, se = run("serve", "--model", model, "--data", data, "--inputs", inputs, "--bind", "0.0.0.0",
+                         "--no-token", timeout=60)
+        self.assertEqual(rc, 1, se)
+        self.assertEqual(len(se.strip().splitlines()), 1, se)
+        self.assertIn("--no-token", se)
+        for flags, name in ((["--port", "70000"], "--port"), (["--max-clients", "0"], "--max-clients"),
+                            (["--bind", "not-an-address"], "--bind"), (["--token", "short"], "--token")):
+            rc, so, se = run("serve", "--model", model, "--data", data, "--inputs", inputs, *flags, timeout=60)
+            self.assertEqual(rc, 1, se)
+            self.assertIn(name, se)
+            for bad in CRASH_MARKERS:
+                self.assertNotIn(bad, se)
+
+    def test_port_in_use_is_one_line(self):
+        model, data, inputs = shipped(ARGS.root)
+        with socket.socket() as taken:
+            taken.bind(("127.0.0.1", 0))
+            taken.listen(1)
+            port = taken.getsockname()[1]
+            rc, so, se = run("serve", "--model", model, "--data", data, "--inputs", inputs, "--port", port,
+                             timeout=60)
+        self.assertEqual(rc, 1, se)
+        self.assertIn("--port", se)
+        self.assertEqual(len(se.strip().splitlines()), 1, se)
+
+
+def main():
+    global ARGS
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lact", required=True)
+    parser.add_argument("--root", required=True, help="the checkout (models/, examples/)")
+    ARGS, rest = parser.parse_known_args()
+    ARGS.lact = os.path.abspath(ARGS.lact)
+    ARGS.root = os.path.abspath(ARGS.root)
+    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,181 @@
+// lact serve's parts without a socket (serve/): the access rules (token, query, Origin, loopback, rate), the
+// checks of a client's camera message, and the frame encodings against datasets' decoder.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/camera_geometry.h"
+#include "core/error.h"
+#include "datasets/camera_path_io.h"
+#include "datasets/image_io.h"
+#include "serve/access.h"
+#include "serve/frame_encoding.h"
+#include "serve/messages.h"
+
+namespace lact::serve {
+namespace {
+
+TEST(Access, TokensAreRandomHexAndComparedWhole) {
+  const std::string a = generate_token(), b = generate_token();
+  EXPECT_EQ(a.size(), 32u);
+  EXPECT_EQ(a.find_first_not_of("0123456789abcdef"), std::string::npos);
+  EXPECT_NE(a, b);
+  EXPECT_TRUE(same_token(a, a));
+  EXPECT_FALSE(same_token(a.substr(0, 31), a));
+  EXPECT_FALSE(same_token(a + "0", a));
+  EXPECT_FALSE(same_token("", a));
+  EXPECT_FALSE(same_token("", ""));  // an empty expected token is never matched (none is checked then)
+}
+
+TEST(Access, TargetsSplitIntoPathAndDecodedQuery) {
+  const Target t = parse_target("/api/render?format=jpeg&quality=80&token=a%2Fb+c&bad=%zz&&=x");
+  EXPECT_EQ(t.path, "/api/render");
+  EXPECT_EQ(t.query.at("format"), "jpeg");
+  EXPECT_EQ(t.query.at("quality"), "80");
+  EXPECT_EQ(t.query.at("token"), "a/b c");
+  EXPECT_EQ(t.query.count("bad"), 0u);  // a malformed escape is dropped, not guessed
+  EXPECT_EQ(t.query.size(), 3u);
+  EXPECT_EQ(parse_target("/").path, "/");
+  EXPECT_TRUE(parse_target("/x?").query.empty());
+  EXPECT_EQ(parse_target("/x?token=%4").query.count("token"), 0u);
+}
+
+TEST(Access, TheTokenComesFromTheQueryOrTheAuthorizationHeader) {
+  EXPECT_EQ(request_token(parse_target("/?token=abc"), "token zzz"), "abc");
+  EXPECT_EQ(request_token(parse_target("/"), "token zzz"), "zzz");
+  EXPECT_EQ(request_token(parse_target("/"), "Bearer yyy"), "yyy");
+  EXPECT_EQ(request_token(parse_target("/"), "Basic xxx"), "");
+}
+
+TEST(Access, OriginMustNameTheHostAsked) {
+  EXPECT_TRUE(origin_allowed("", "127.0.0.1:8080"));  // not a browser: the token guards it
+  EXPECT_TRUE(origin_allowed("http://127.0.0.1:8080", "127.0.0.1:8080"));
+  EXPECT_TRUE(origin_allowed("http://LOCALHOST:8080", "localhost:8080"));
+  EXPECT_FALSE(origin_allowed("http://evil.example", "127.0.0.1:8080"));
+  EXPECT_FALSE(origin_allowed("http://127.0.0.1:8081", "127.0.0.1:8080"));
+  EXPECT_FALSE(origin_allowed("null", "127.0.0.1:8080"));
+  EXPECT_FALSE(origin_allowed("http://127.0.0.1:8080", ""));
+}
+
+TEST(Access, LoopbackAddresses) {
+  for (const char* a : {"127.0.0.1", "127.1.2.3", "::1", "localhost"}) EXPECT_TRUE(is_loopback(a)) << a;
+  for (const char* a : {"0.0.0.0", "::", "10.0.0.1", "192.168.1.2", "1.127.0.0"}) EXPECT_FALSE(is_loopback(a)) << a;
+}
+
+TEST(Access, RateLimitAllowsABurstThenTheRate) {
+  RateLimit limit(10, 2);  // 10 per second, a burst of 20
+  int allowed = 0;
+  for (int i = 0; i < 100; ++i) allowed += limit.allow(0.0);
+  EXPECT_EQ(allowed, 20);
+  allowed = 0;
+  for (int i = 0; i < 100; ++i) allowed += limit.allow(1.0);  // one second later: 10 more
+  EXPECT_EQ(allowed, 10);
+}
+
+// A scene source with cameras and no model: what the message checks read.
+session::SceneSource cameras_only() {
+  session::SceneSource s;
+  s.cameras = turntable_path(4, 64, 48);
+  s.width = 64, s.height = 48;
+  s.selection.inputs = {0, 2};
+  s.targets = {1, 3};
+  return s;
+}
+
+std::string camera_message(const nlohmann::json& camera, const nlohmann::json& extra = nlohmann::json::object()) {
+  nlohmann::json m{{"type", "camera"}, {"camera", camera}};
+  m.update(extra);
+  return m.dump();
+}
+
+TEST(Messages, ASceneViewIsMeasuredOnlyWhenTheCameraIsExactlyIt) {
+  const session::SceneSource s = cameras_only();
+  const RenderLimits limits;
+  const CameraMessage m = parse_camera_message(camera_message(camera_to_json(s.cameras[1]), {{"view", 1}}), s, limits);
+  EXPECT_EQ(m.request.view, 1);
+  EXPECT_TRUE(session::same_camera(m.request.camera, s.cameras[1]));
+  // The same view index with another camera: a hint not trusted.
+  EXPECT_EQ(parse_camera_message(camera_message(camera_to_json(s.cameras[2]), {{"view", 1}}), s, limits).request.view,
+            -1);
+  EXPECT_EQ(parse_camera_message(camera_message(camera_to_json(s.cameras[1]), {{"view", 99}}), s, limits).request.view,
+            -1);
+  const CameraMessage moving = parse_camera_message(
+      camera_message(camera_to_json(s.cameras[0]), {{"moving", true}, {"truth", true}}), s, limits);
+  EXPECT_TRUE(tag_moving(moving.request.tag));
+  EXPECT_TRUE(tag_truth(moving.request.tag));
+  EXPECT_FALSE(tag_error(moving.request.tag));
+}
+
+// Each bad message is one Error naming what is wrong.
+void expect_refused(const std::string& text, const std::string& says, const RenderLimits& limits = {}) {
+  const session::SceneSource s = cameras_only();
+  try {
+    parse_camera_message(text, s, limits);
+    ADD_FAILURE() << "accepted: " << text.substr(0, 200);
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+  }
+}
+
+TEST(Messages, BadMessagesAreRefusedWithTheReason) {
+  const nlohmann::json good = camera_to_json(turntable_path(1, 64, 48)[0]);
+  expect_refused("{", "not JSON");
+  expect_refused("[1,2]", "\"type\"");
+  expect_refused(R"({"type":"open","path":"/etc/passwd"})", "unknown type");
+  expect_refused(R"({"type":"camera"})", "no \"camera\"");
+  expect_refused(camera_message(good, {{"moving", "yes"}}), "moving");
+  expect_refused(camera_message(good, {{"view", 1.5}}), "view");
+  expect_refused(std::string(70000, ' '), "longer than");
+  nlohmann::json c = good;
+  c["fx"] = "NaN";
+  expect_refused(camera_message(c), "fx");
+  c = good;
+  c.erase("cy");
+  expect_refused(camera_message(c), "cy");
+  c = good;
+  c["c2w"][0][0] = 2.0;  // not a rotation
+  expect_refused(camera_message(c), "c2w");
+  // A number beyond double's range: the JSON parser itself refuses it (never an infinity in a camera).
+  std::string text = camera_message(good);
+  const size_t fx = text.find("\"fx\":");
+  text.replace(fx, text.find(',', fx) - fx, "\"fx\":1e999");
+  expect_refused(text, "not JSON");
+  c = good;
+  c["w"] = 65536, c["h"] = 65536;
+  expect_refused(camera_message(c), "w");
+  c = good;
+  c["w"] = 2048, c["h"] = 2048;
+  expect_refused(camera_message(c), "at most 1024");
+  c = good;
+  c["w"] = 60;  // not a multiple of the patch
+  expect_refused(camera_message(c), "multiple of 8");
+}
+
+session::Rgb8 gradient(int width, int height) {
+  session::Rgb8 image;
+  image.width = width, image.height = height;
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; ++x)
+      for (int c = 0; c < 3; ++c) image.pixels.push_back(static_cast<uint8_t>((x * 4 + y * 2 + c * 60) % 256));
+  return image;
+}
+
+TEST(FrameEncoding, PngIsLosslessAndJpegClose) {
+  const session::Rgb8 image = gradient(40, 24);
+  const std::string png = encode_png(image);
+  const Rgba8Image back = decode_image("png", reinterpret_cast<const uint8_t*>(png.data()), png.size());
+  ASSERT_EQ(back.width, 40);
+  ASSERT_EQ(back.height, 24);
+  for (size_t i = 0; i < image.pixels.size(); ++i) ASSERT_EQ(back.pixels[i / 3 * 4 + i % 3], image.pixels[i]) << i;
+  const std::string jpeg = encode_jpeg(image, 95);
+  EXPECT_EQ(static_cast<unsigned char>(jpeg[0]), 0xFF);
+  const Rgba8Image lossy = decode_image("jpeg", reinterpret_cast<const uint8_t*>(jpeg.data()), jpeg.size());
+  ASSERT_EQ(lossy.width, 40);
+  double error = 0;
+  for (size_t i = 0; i < image.pixels.size(); ++i) error += std::abs(lossy.pixels[i / 3 * 4 + i % 3] - image.pixels[i]);
+  EXPECT_LT(error / image.pixels.size(), 6.0);  // mean absolute error in 8-bit steps
+  EXPECT_THROW(encode_jpeg(session::Rgb8{}, 90), Error);
+}
+
+}  // namespace
+}  // namespace lact::serve
