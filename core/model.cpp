@@ -5,6 +5,7 @@
 #include <optional>
 #include <type_traits>
 
+#include "core/encode_stream.h"
 #include "core/error.h"
 #include "core/layers.h"
 #include "core/mapped_file.h"
@@ -63,15 +64,15 @@ RayPose ray_pose(const Camera& c) {
   return p;
 }
 
-Tensor Model::embed(const std::vector<PosedImage>& views, int height, int width) const {
+Tensor Model::embed(const PosedImage* views, int64_t count, int height, int width) const {
   // Input views (encode checked their images). Rays and patchify run on the backend (a kernel on the GPU):
   // only the poses and pixels travel.
   const int patch = config().patch_size;
-  const int64_t count = static_cast<int64_t>(views.size());
   std::vector<RayPose> poses;
   std::vector<float> pixels;
   pixels.reserve(static_cast<size_t>(count) * height * width * 3);
-  for (const PosedImage& view : views) {
+  for (int64_t i = 0; i < count; ++i) {
+    const PosedImage& view = views[i];
     poses.push_back(ray_pose(view.camera));
     pixels.insert(pixels.end(), view.image.rgb.begin(), view.image.rgb.end());
   }
@@ -85,10 +86,12 @@ Tensor Model::embed(const std::vector<PosedImage>& views, int height, int width)
   return x;
 }
 
-SceneState Model::encode(const std::vector<PosedImage>& inputs, const Observer& observer,
-                         Collective* collective) const {
+namespace {
+
+// Every input view valid and of one size divisible by the patch: {height, width}.
+std::pair<int, int> checked_input_size(const std::vector<PosedImage>& inputs, int patch) {
   if (inputs.empty()) throw Error("encode needs at least one input view");
-  const int height = inputs[0].image.height, width = inputs[0].image.width, patch = config().patch_size;
+  const int height = inputs[0].image.height, width = inputs[0].image.width;
   for (size_t i = 0; i < inputs.size(); ++i) {
     inputs[i].camera.validate("input view " + std::to_string(i));
     if (inputs[i].image.rgb.empty()) throw Error("input view " + std::to_string(i) + " has no image");
@@ -104,14 +107,58 @@ SceneState Model::encode(const std::vector<PosedImage>& inputs, const Observer& 
   if (height <= 0 || width <= 0 || height % patch || width % patch)
     throw Error("input size " + std::to_string(height) + "x" + std::to_string(width) +
                 " is not divisible by the patch size " + std::to_string(patch));
+  return {height, width};
+}
 
+}  // namespace
+
+int64_t Model::encode_chunk(int64_t views, int64_t all_views, int height, int width, int64_t chunk_views) const {
+  const int64_t patch = config().patch_size;
+  const int64_t all_tokens = all_views * (height / patch) * (width / patch);
+  if (chunk_views <= 0 || chunk_views >= views || !encode_streams(config(), options_, all_tokens)) return views;
+  // Whole tiles of the update where a chunk holds one (the same sums as all at once: core/ttt_module.cpp).
+  const int64_t tile = update_tile_views(options_, (height / patch) * (width / patch));
+  return chunk_views >= tile ? chunk_views / tile * tile : chunk_views;
+}
+
+Tensor Model::embed_in_chunks(const std::vector<PosedImage>& views, int height, int width, int64_t chunk) const {
+  const int64_t count = static_cast<int64_t>(views.size());
+  if (chunk >= count) return embed(views.data(), count, height, width);
+  const int64_t per_view = static_cast<int64_t>(height / config().patch_size) * (width / config().patch_size);
+  Tensor x = backend_.empty({count * per_view, config().dim});
+  for (int64_t begin = 0; begin < count; begin += chunk) {
+    const int64_t end = std::min(count, begin + chunk);
+    Tensor rows = x.slice(begin * per_view, end * per_view);
+    backend_.copy(rows, embed(views.data() + begin, end - begin, height, width));
+  }
+  return x;
+}
+
+ModuleState Model::encode_module(const ModuleContext& context, Tensor& x, Tensor& y, Tensor& out, int64_t chunk,
+                                 bool output_needed) const {
+  const BlockModule& module = block_module(*context.config.kind);
+  if (chunk < context.views) {
+    const int64_t per_view = x.dim(0) / context.views;
+    const ResidualChunks chunks(context, x, context.weights.norm, kLayerNormEps, per_view, chunk, y, out);
+    return module.encode_streamed(context, chunks, output_needed);
+  }
+  backend_.layer_norm(x, context.weights.norm, kLayerNormEps, y);
+  ModuleState state = module.encode(context, y, out, output_needed);
+  if (output_needed) backend_.add(x, out);
+  return state;
+}
+
+SceneState Model::encode(const std::vector<PosedImage>& inputs, const Observer& observer, Collective* collective,
+                         int64_t chunk_views) const {
+  const auto [height, width] = checked_input_size(inputs, config().patch_size);
   Backend& be = backend_;
   const int64_t views = static_cast<int64_t>(inputs.size());
   const int64_t all_views = sum_over_ranks(collective, views);
-  check_encode_fits(estimate_encode_memory(config(), options_, views, height, width, all_views), be.usable_memory(),
-                    be.device_description());
-  Tensor x = embed(inputs, height, width);
-  const int64_t tokens = x.dim(0), dim = x.dim(1);
+  const int64_t chunk = encode_chunk(views, all_views, height, width, chunk_views);
+  check_encode_fits(estimate_encode_memory(config(), options_, views, height, width, all_views, chunk),
+                    be.usable_memory(), be.device_description());
+  Tensor x = embed_in_chunks(inputs, height, width, chunk);
+  const int64_t dim = x.dim(1), chunk_tokens = x.dim(0) / views * chunk;
   if (observer) observer("encode_tokens_after_input_layernorm", x);
 
   SceneState state;
@@ -123,19 +170,16 @@ SceneState Model::encode(const std::vector<PosedImage>& inputs, const Observer& 
   for (size_t j = 0; j < config().block.size(); ++j)
     if (config().block[j].kind->stateful()) last_stateful = j;
 
-  Tensor y = be.empty({tokens, dim}), out = be.empty({tokens, dim});
+  Tensor y = be.empty({chunk_tokens, dim}), out = be.empty({chunk_tokens, dim});
   for (int layer = 0; layer < config().layers; ++layer) {
     const bool last_layer = layer + 1 == config().layers;
     for (size_t j = 0; j < config().block.size(); ++j) {
       const ModuleConfig& mc = config().block[j];
-      const BlockModule& module = block_module(*mc.kind);
       const bool output_needed = observer || !last_layer || j < last_stateful;
       if (!output_needed && !mc.kind->stateful()) continue;
       const ModuleContext context{be, mc, weights_.blocks[layer][j], options_, views, collective};
-      be.layer_norm(x, context.weights.norm, kLayerNormEps, y);
-      ModuleState module_state = module.encode(context, y, out, output_needed);
+      ModuleState module_state = encode_module(context, x, y, out, chunk, output_needed);
       if (mc.kind->stateful()) state.modules.push_back(std::move(module_state));
-      if (output_needed) be.add(x, out);
     }
     if (observer) observer("encode_block" + std::to_string(layer) + "_out", x);
   }

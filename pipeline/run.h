@@ -103,8 +103,10 @@ class Run {
   const Distribution& distribution() const { return backend_.distribution; }
   void open_model(const std::string& path);
   void fill_inputs(DataOptions& data, const std::string& where, const std::string& message) const;
-  // The memory check, the one place: all `need` allocates against what the backend and the host may take.
-  void check_memory(const MemoryNeed& need) const;
+  // The memory check, the one place: all `need` allocates against what the backend and the host may take. An
+  // encode's chunk of views (all of them unless it must be streamed to fit) is kept for the encode that follows,
+  // and printed when it is streamed.
+  void check_memory(const MemoryNeed& need);
   // render(), render_cameras(): one view at height x width, checked the first time that size is rendered.
   void check_render_size(int height, int width, const std::string& flag);
   // This rank's `share` of the selection's input views (their memory checked with the work's).
@@ -136,6 +138,7 @@ class Run {
   std::unique_ptr<Model> model_;  // after backend_: destroyed before it
   std::string model_path_;
   std::set<std::pair<int, int>> rendered_sizes_;  // render(): sizes whose memory was checked
+  int64_t encode_chunk_views_ = 0;                // the last encode check's chunk (Model::encode's chunk_views)
 };
 
 }  // namespace lact

@@ -71,7 +71,8 @@ void Run::render_path(SceneRequest r, const std::string& path) {
     check_memory(need);
   });
   if (r.state.empty())
-    state = model().encode(read_inputs(selection, share, distribution()), {}, distribution().collective);
+    state = model().encode(read_inputs(selection, share, distribution()), {}, distribution().collective,
+                           encode_chunk_views_);
   if (leads()) render_frames(model(), state, path, frames, r.video, r.fps, out_);
 }
 
