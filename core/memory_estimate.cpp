@@ -52,7 +52,9 @@ EncodeMemory estimate_encode_memory(const ModelConfig& config, const ModelOption
 
   double scratch = 0;
   for (const ModuleConfig& mc : config.block)
-    scratch = std::max(scratch, mc.kind->encode_scratch_floats(config, mc, options, part, per_view, chunk));
+    scratch = std::max(
+        scratch, part < tokens ? mc.kind->streamed_encode_scratch_floats(config, mc, options, part, per_view, chunk)
+                               : mc.kind->encode_scratch_floats(config, mc, options, part, per_view, chunk));
   m.temporaries = saturate(scratch * kFloat);
   double state = 0;  // in double: a KV cache of a saturated token count must not overflow
   const double state_tokens = state_views < 0 ? tokens : static_cast<double>(state_views) * per_view;
@@ -64,6 +66,29 @@ EncodeMemory estimate_encode_memory(const ModelConfig& config, const ModelOption
     }
   m.state = saturate(state * config.layers * kFloat);
   return m;
+}
+
+int64_t bf16_operand_bytes(const ModelConfig& config, const ModelOptions& options, int64_t views, int height, int width,
+                           int64_t chunk_views) {
+  const int64_t patch = std::max(1, config.patch_size);
+  const double per_view =
+      static_cast<double>(std::max(0, height) / patch) * static_cast<double>(std::max(0, width) / patch);
+  views = std::max<int64_t>(0, views);
+  const double part = per_view * static_cast<double>(chunk_views <= 0 ? views : std::min(views, chunk_views));
+  const double tile = std::min(part, static_cast<double>(std::max<int64_t>(1, options.token_tile)));
+  // A: the tokens of a layer's projections, or a token tile of a module's inner width; B: a weight, or a
+  // tile of the TTT update's inner width.
+  double inner = config.dim, weight = 0;
+  for (const ModuleConfig& mc : config.block) {
+    inner = std::max<double>(inner, mc.kind->hidden(mc, config.dim));
+    for (const auto& entry : mc.kind->tensors(config, mc)) {
+      double floats = 1;
+      for (int64_t side : entry.second) floats *= static_cast<double>(side);
+      weight = std::max(weight, floats);
+    }
+  }
+  const double a = std::max(part * config.dim, tile * inner), b = std::max(weight, tile * inner);
+  return saturate(2.0 * (a + b));
 }
 
 void check_encode_fits(const EncodeMemory& need, int64_t available, const std::string& device) {

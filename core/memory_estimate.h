@@ -39,6 +39,11 @@ struct EncodeMemory {
 EncodeMemory estimate_encode_memory(const ModelConfig& config, const ModelOptions& options, int64_t views, int height,
                                     int width, int64_t state_views = -1, int64_t chunk_views = 0);
 
+// The CPU backend's bf16 products pack both operands of a product into bf16 buffers that keep the size of the
+// largest product (kernels/cpu/dnnl_gemm.cpp): bytes for an encode taking `chunk_views` views (0: all) at once.
+int64_t bf16_operand_bytes(const ModelConfig& config, const ModelOptions& options, int64_t views, int height, int width,
+                           int64_t chunk_views = 0);
+
 // Throws lact::Error when the estimate exceeds `available` bytes (available < 0: unknown, no check).
 // `device` names what has them, e.g. "CPU, 2 threads (MemAvailable)".
 void check_encode_fits(const EncodeMemory& need, int64_t available, const std::string& device);
