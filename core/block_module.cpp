@@ -33,6 +33,22 @@ int64_t ModuleState::floats() const {
   return total;
 }
 
+ModuleState BlockModule::encode_streamed(const ModuleContext&, const ViewChunks& chunks, bool output_needed) const {
+  if (kind().stateful() && chunks.count() > 1)  // a stateless kind's state is empty on every chunk alike
+    throw Error(std::string("internal: ") + kind().class_name() + " cannot encode in chunks of views");
+  ModuleState state;
+  chunks.each(
+      [&](const ModuleContext& chunk, const Tensor& y, Tensor& out) { state = encode(chunk, y, out, output_needed); },
+      output_needed);
+  return state;
+}
+
+bool encode_streams(const ModelConfig& config, const ModelOptions& options, int64_t tokens) {
+  for (const ModuleConfig& mc : config.block)
+    if (!block_module(*mc.kind).streams(mc, options, tokens)) return false;
+  return true;
+}
+
 const BlockModule& block_module(const ModuleKind& kind) {
   for (const BlockModule* m : all_modules())
     if (&m->kind() == &kind) return *m;

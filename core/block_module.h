@@ -42,6 +42,18 @@ struct ModuleContext {
   Collective* collective = nullptr;
 };
 
+// The input tokens of a streamed encode (core/encode_stream.h): the residual stream x of every view, handed to
+// a module in chunks of whole views as y = LayerNorm(x rows) (made again on every pass over them).
+class ViewChunks {
+ public:
+  // f(the chunk's context, its y [chunk tokens, dim], its out) for every chunk in order.
+  using Pass = std::function<void(const ModuleContext& chunk, const Tensor& y, Tensor& out)>;
+  virtual ~ViewChunks() = default;
+  // Runs f over every chunk; with `adds_output` each chunk's out is then added to its rows of x.
+  virtual void each(const Pass& f, bool adds_output) const = 0;
+  virtual int64_t count() const = 0;  // chunks
+};
+
 class BlockModule {
  public:
   virtual ~BlockModule() = default;
@@ -53,12 +65,21 @@ class BlockModule {
   // Encode over the input tokens y [tokens, dim]: returns the module's state and writes its output into `out`
   // (a stateful module may skip that when `output_needed` is false: nothing after it reads it).
   virtual ModuleState encode(const ModuleContext& ctx, const Tensor& y, Tensor& out, bool output_needed) const = 0;
+  // Whether encode_streamed can take the tokens in chunks of views (its encode mixes tokens within a view only,
+  // or through a sum over tokens), with these options and `tokens` input tokens in all.
+  virtual bool streams(const ModuleConfig&, const ModelOptions&, int64_t /*tokens*/) const { return true; }
+  // Encode over the input tokens in chunks (only where streams()): the same state and output as encode() over
+  // all of them. This one: encode() on each chunk, for the kinds whose tokens only meet within a view.
+  virtual ModuleState encode_streamed(const ModuleContext& ctx, const ViewChunks& chunks, bool output_needed) const;
   // Render over target tokens y, reading `state` (nullptr for stateless kinds).
   virtual void render(const ModuleContext& ctx, const ModuleState* state, const Tensor& y, Tensor& out) const = 0;
 };
 
 // The forward pass of a kind (an internal error when none is registered for it).
 const BlockModule& block_module(const ModuleKind& kind);
+
+// Whether an encode of `tokens` input tokens (every rank's) can take its views in chunks: every module streams.
+bool encode_streams(const ModelConfig& config, const ModelOptions& options, int64_t tokens);
 
 // Runs f(begin, end) over chunks of whole views holding at most `max_tokens` tokens (at least one view).
 template <typename F>

@@ -101,6 +101,8 @@ class GlobalAttentionModule final : public BlockModule {
                                                   ctx.weights.as<AttentionWeights>(), y, out, ctx.collective);
     return {{{"k_cache", cache.k}, {"v_cache", cache.v}}};
   }
+  // Every token attends to every token: no chunks of views (its KV cache grows with them anyway).
+  bool streams(const ModuleConfig&, const ModelOptions&, int64_t) const override { return false; }
   void render(const ModuleContext& ctx, const ModuleState* state, const Tensor& y, Tensor& out) const override {
     global_attention_render(ctx.be, ctx.config.params_as<AttentionParams>(), ctx.weights.as<AttentionWeights>(),
                             {state->at("k_cache"), state->at("v_cache")}, y, ctx.views, out);

@@ -73,6 +73,9 @@ struct TttProjections {
 };
 TttProjections ttt_project(Backend& be, const TttParams& config, const TttWeights& weights, const Tensor& y,
                            bool with_keys);
+// k, v and the learning rates only (q left empty): what the update reads, for an encode that projects the
+// queries in a second pass (core/ttt_module.cpp's streamed encode).
+TttProjections ttt_project_keys(Backend& be, const TttParams& config, const TttWeights& weights, const Tensor& y);
 
 // The update directions summed over tokens [begin, end) and added to dW: the part of the update that
 // splits over token tiles, views or processes. dW starts at zero.

@@ -16,6 +16,7 @@
 #include "core/file_io.h"
 #include "core/signal_cleanup.h"
 #include "core/terminal_text.h"
+#include "kernels/host_memory.h"
 
 namespace lact {
 
@@ -130,6 +131,16 @@ void MappedFile::check_unchanged() const {
 void check_mapped_files_unchanged() {
   const std::lock_guard<std::mutex> lock(registry_mutex);
   for (const MappedFile* file : live_mappings()) file->check_unchanged();
+}
+
+MappedMemory mapped_files_memory() {
+  const std::lock_guard<std::mutex> lock(registry_mutex);
+  MappedMemory m;
+  for (const MappedFile* file : live_mappings()) {
+    m.size += static_cast<int64_t>(file->size());
+    if (file->data()) m.resident += resident_bytes_in(file->data(), file->size());
+  }
+  return m;
 }
 
 MappedFile::~MappedFile() {

@@ -52,4 +52,11 @@ class MappedFile {
 // MappedFile::check_unchanged() for every mapping alive in the process (the first changed one throws).
 void check_mapped_files_unchanged();
 
+// The bytes of every mapping alive in the process, and how many of them are resident now (in this process's
+// RSS): a memory estimate counts the mapped weights whole (an encode reads them all) and the rest of RSS apart.
+struct MappedMemory {
+  int64_t size = 0, resident = 0;
+};
+MappedMemory mapped_files_memory();
+
 }  // namespace lact

@@ -26,26 +26,35 @@ std::string size_text(int64_t height, int64_t width) { return std::to_string(hei
 }  // namespace
 
 EncodeMemory estimate_encode_memory(const ModelConfig& config, const ModelOptions& options, int64_t views, int height,
-                                    int width, int64_t state_views) {
+                                    int width, int64_t state_views, int64_t chunk_views) {
   // Counted in double so that no flag (--size 8x2147483640, 2e9 views) can overflow it; saturated at the end.
   const int64_t patch = std::max(1, config.patch_size);
   const double dim = config.dim;
   const double per_view =
       static_cast<double>(std::max(0, height) / patch) * static_cast<double>(std::max(0, width) / patch);
-  const double tokens = static_cast<double>(std::max<int64_t>(0, views)) * per_view;
+  views = std::max<int64_t>(0, views);
+  const double tokens = static_cast<double>(views) * per_view;
+  chunk_views = chunk_views <= 0 ? views : std::min(views, chunk_views);
+  const double part = static_cast<double>(chunk_views) * per_view;  // the tokens the layers take at once
   const double tile = static_cast<double>(std::max<int64_t>(1, options.token_tile));
   // Token-wise modules run on chunks of whole views of at most `tile` tokens (at least one view).
-  const double chunk = std::min(tokens, std::max(1.0, std::floor(tile / std::max(1.0, per_view))) * per_view);
+  const double chunk = std::min(part, std::max(1.0, std::floor(tile / std::max(1.0, per_view))) * per_view);
 
   EncodeMemory m;
   m.tokens = saturate(tokens);
-  // Embedding: the input pixels, their ray tokens and the embedded tokens, alive together.
-  m.embedding = saturate(tokens * (3.0 * patch * patch + config.input_channels() + dim) * kFloat);
-  m.activations = saturate(3 * tokens * dim * kFloat);
+  m.chunk_views = chunk_views;
+  // Embedding: the input pixels, their ray tokens and the embedded tokens of a chunk alive together (and, when
+  // streamed, the residual stream they are copied into).
+  const double stream = part < tokens ? tokens * dim : 0.0;
+  m.embedding = saturate((part * (3.0 * patch * patch + config.input_channels() + dim) + stream) * kFloat);
+  // The residual stream x, and y and out of a chunk.
+  m.activations = saturate((tokens + 2 * part) * dim * kFloat);
 
   double scratch = 0;
   for (const ModuleConfig& mc : config.block)
-    scratch = std::max(scratch, mc.kind->encode_scratch_floats(config, mc, options, tokens, per_view, chunk));
+    scratch = std::max(
+        scratch, part < tokens ? mc.kind->streamed_encode_scratch_floats(config, mc, options, part, per_view, chunk)
+                               : mc.kind->encode_scratch_floats(config, mc, options, part, per_view, chunk));
   m.temporaries = saturate(scratch * kFloat);
   double state = 0;  // in double: a KV cache of a saturated token count must not overflow
   const double state_tokens = state_views < 0 ? tokens : static_cast<double>(state_views) * per_view;
@@ -59,12 +68,37 @@ EncodeMemory estimate_encode_memory(const ModelConfig& config, const ModelOption
   return m;
 }
 
+int64_t bf16_operand_bytes(const ModelConfig& config, const ModelOptions& options, int64_t views, int height, int width,
+                           int64_t chunk_views) {
+  const int64_t patch = std::max(1, config.patch_size);
+  const double per_view =
+      static_cast<double>(std::max(0, height) / patch) * static_cast<double>(std::max(0, width) / patch);
+  views = std::max<int64_t>(0, views);
+  const double part = per_view * static_cast<double>(chunk_views <= 0 ? views : std::min(views, chunk_views));
+  const double tile = std::min(part, static_cast<double>(std::max<int64_t>(1, options.token_tile)));
+  // A: the tokens of a layer's projections, or a token tile of a module's inner width; B: a weight, or a
+  // tile of the TTT update's inner width.
+  double inner = config.dim, weight = 0;
+  for (const ModuleConfig& mc : config.block) {
+    inner = std::max<double>(inner, mc.kind->hidden(mc, config.dim));
+    for (const auto& entry : mc.kind->tensors(config, mc)) {
+      double floats = 1;
+      for (int64_t side : entry.second) floats *= static_cast<double>(side);
+      weight = std::max(weight, floats);
+    }
+  }
+  const double a = std::max(part * config.dim, tile * inner), b = std::max(weight, tile * inner);
+  return saturate(2.0 * (a + b));
+}
+
 void check_encode_fits(const EncodeMemory& need, int64_t available, const std::string& device) {
   if (available < 0 || need.total() <= available) return;
   throw Error("encoding " + std::to_string(need.tokens) + " tokens needs about " + gib(need.total()) +
-              " (activations " + gib(need.activations) + ", scratch " + gib(need.temporaries) + ", state " +
+              (need.process > 0 ? " in all (the process and model " + gib(need.process) + ", " : " (") +
+              "activations " + gib(need.activations) + ", scratch " + gib(need.temporaries) + ", state " +
               gib(need.state) + (need.views > 0 ? ", views " + gib(need.views) : "") + ") but " + device + " has " +
-              gib(available) + " available: use fewer or smaller input views");
+              gib(available) + (need.process > 0 ? " for the process" : " available") +
+              ": use fewer or smaller input views");
 }
 
 int64_t kept_view_bytes(int64_t views, int height, int width) {

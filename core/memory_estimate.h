@@ -18,22 +18,31 @@ namespace lact {
 
 struct EncodeMemory {
   int64_t tokens = 0;
+  int64_t chunk_views = 0;  // views the layers take at once (all of them unless the encode is streamed)
   int64_t embedding = 0;    // bytes: pixels, ray tokens and tokens while embedding (before the layers' buffers)
   int64_t activations = 0;  // bytes: the token buffers x, y, out
   int64_t temporaries = 0;  // bytes: the largest module's scratch
   int64_t state = 0;        // bytes: fast weights / KV caches of every layer
   int64_t views = 0;        // bytes: the decoded input views beside it (kept_view_bytes), on the CPU backend
+  int64_t process = 0;      // bytes: the rest of the process (libraries, the model's pages), when counted
   int64_t total() const {   // each part is at most 9e18 (saturated), so the sum is done in double
     const double layers = double(activations) + double(temporaries) + double(state);
-    const double all = double(views) + std::max(double(embedding), layers);
+    const double all = double(process) + double(views) + std::max(double(embedding), layers);
     return all > 9.0e18 ? int64_t(9.0e18) : int64_t(all);
   }
 };
 
 // `state_views`: the views whose tokens the state holds when that is not `views` (-1): across ranks each
-// rank encodes its share of the views but keeps every rank's KV cache.
+// rank encodes its share of the views but keeps every rank's KV cache. `chunk_views` (0 or `views`: all at
+// once): the views of a streamed encode's chunks (Model::encode; only where the config streams): the residual
+// stream holds every token, the rest a chunk's.
 EncodeMemory estimate_encode_memory(const ModelConfig& config, const ModelOptions& options, int64_t views, int height,
-                                    int width, int64_t state_views = -1);
+                                    int width, int64_t state_views = -1, int64_t chunk_views = 0);
+
+// The CPU backend's bf16 products pack both operands of a product into bf16 buffers that keep the size of the
+// largest product (kernels/cpu/dnnl_gemm.cpp): bytes for an encode taking `chunk_views` views (0: all) at once.
+int64_t bf16_operand_bytes(const ModelConfig& config, const ModelOptions& options, int64_t views, int height, int width,
+                           int64_t chunk_views = 0);
 
 // Throws lact::Error when the estimate exceeds `available` bytes (available < 0: unknown, no check).
 // `device` names what has them, e.g. "CPU, 2 threads (MemAvailable)".

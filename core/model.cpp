@@ -5,6 +5,7 @@
 #include <optional>
 #include <type_traits>
 
+#include "core/encode_stream.h"
 #include "core/error.h"
 #include "core/layers.h"
 #include "core/mapped_file.h"
@@ -116,35 +117,91 @@ Tensor Model::embed(const std::vector<Camera>& cameras, const PixelView& pixels)
   return x;
 }
 
-SceneState Model::encode(const std::vector<PosedImage>& inputs, const Observer& observer,
-                         Collective* collective) const {
+int64_t Model::encode_chunk(int64_t views, int64_t all_views, int height, int width, int64_t chunk_views) const {
+  const int64_t patch = config().patch_size;
+  const int64_t all_tokens = all_views * (height / patch) * (width / patch);
+  if (chunk_views <= 0 || chunk_views >= views || !encode_streams(config(), options_, all_tokens)) return views;
+  // Whole tiles of the update where a chunk holds one (the same sums as all at once: core/ttt_module.cpp).
+  const int64_t tile = update_tile_views(options_, (height / patch) * (width / patch));
+  return chunk_views >= tile ? chunk_views / tile * tile : chunk_views;
+}
+
+Tensor Model::embed_in_chunks(const std::vector<Camera>& cameras, int64_t chunk, const ChunkPixels& pixels) const {
+  const int64_t count = static_cast<int64_t>(cameras.size());
+  std::vector<float> storage;
+  if (chunk >= count) return embed(cameras, pixels(0, count, storage));
+  Tensor x;
+  for (int64_t begin = 0; begin < count; begin += chunk) {
+    const int64_t end = std::min(count, begin + chunk);
+    const std::vector<Camera> part(cameras.begin() + begin, cameras.begin() + end);
+    const Tensor rows_of_part = embed(part, pixels(begin, end, storage));
+    const int64_t per_view = rows_of_part.dim(0) / (end - begin);
+    if (begin == 0) x = backend_.empty({count * per_view, config().dim});
+    Tensor rows = x.slice(begin * per_view, end * per_view);
+    backend_.copy(rows, rows_of_part);
+  }
+  return x;
+}
+
+ModuleState Model::encode_module(const ModuleContext& context, Tensor& x, Tensor& y, Tensor& out, int64_t chunk,
+                                 bool output_needed) const {
+  const BlockModule& module = block_module(*context.config.kind);
+  if (chunk < context.views) {
+    const int64_t per_view = x.dim(0) / context.views;
+    const ResidualChunks chunks(context, x, context.weights.norm, kLayerNormEps, per_view, chunk, y, out);
+    return module.encode_streamed(context, chunks, output_needed);
+  }
+  backend_.layer_norm(x, context.weights.norm, kLayerNormEps, y);
+  ModuleState state = module.encode(context, y, out, output_needed);
+  if (output_needed) backend_.add(x, out);
+  return state;
+}
+
+SceneState Model::encode(const std::vector<PosedImage>& inputs, const Observer& observer, Collective* collective,
+                         int64_t chunk_views) const {
   if (inputs.empty()) throw Error("encode needs at least one input view");
   const int height = inputs[0].image.height, width = inputs[0].image.width;
   check_input_images(inputs);
-  // The separately held images packed once, as the kernels read them.
   std::vector<Camera> cameras;
-  std::vector<float> pixels;
-  pixels.reserve(inputs.size() * height * width * 3);
-  for (const PosedImage& view : inputs) {
-    cameras.push_back(view.camera);
-    pixels.insert(pixels.end(), view.image.rgb.begin(), view.image.rgb.end());
-  }
-  count_input_pixel_copy(static_cast<int64_t>(pixels.size() * sizeof(float)));
-  return encode(cameras, PixelView::packed(pixels.data(), static_cast<int64_t>(inputs.size()), height, width), observer,
-                collective);
+  for (const PosedImage& view : inputs) cameras.push_back(view.camera);
+  // The separately held images packed a chunk at a time, as the kernels read them (only a chunk's pixels at once).
+  const ChunkPixels pixels = [&](int64_t begin, int64_t end, std::vector<float>& storage) {
+    storage.clear();
+    for (int64_t i = begin; i < end; ++i)
+      storage.insert(storage.end(), inputs[i].image.rgb.begin(), inputs[i].image.rgb.end());
+    count_input_pixel_copy(static_cast<int64_t>(storage.size() * sizeof(float)));
+    return PixelView::packed(storage.data(), end - begin, height, width);
+  };
+  // The count, size and cameras checked as for caller-held pixels (the descriptor is only checked, not read).
+  const auto count = static_cast<int64_t>(inputs.size());
+  check_input_views(cameras, PixelView::packed(inputs[0].image.rgb.data(), count, height, width), config().patch_size);
+  return encode_tokens(cameras, height, width, pixels, observer, collective, chunk_views);
 }
 
 SceneState Model::encode(const std::vector<Camera>& cameras, const PixelView& pixels, const Observer& observer,
-                         Collective* collective) const {
+                         Collective* collective, int64_t chunk_views) const {
   check_input_views(cameras, pixels, config().patch_size);
-  const int height = static_cast<int>(pixels.height), width = static_cast<int>(pixels.width);
+  // A chunk of the caller's views is the same memory seen from its first view on: no copy.
+  const ChunkPixels part = [&](int64_t begin, int64_t end, std::vector<float>&) {
+    PixelView chunk = pixels;
+    chunk.data += begin * pixels.strides[0];
+    chunk.count = end - begin;
+    return chunk;
+  };
+  return encode_tokens(cameras, static_cast<int>(pixels.height), static_cast<int>(pixels.width), part, observer,
+                       collective, chunk_views);
+}
+
+SceneState Model::encode_tokens(const std::vector<Camera>& cameras, int height, int width, const ChunkPixels& pixels,
+                                const Observer& observer, Collective* collective, int64_t chunk_views) const {
   Backend& be = backend_;
   const int64_t views = static_cast<int64_t>(cameras.size());
   const int64_t all_views = sum_over_ranks(collective, views);
-  check_encode_fits(estimate_encode_memory(config(), options_, views, height, width, all_views), be.usable_memory(),
-                    be.device_description());
-  Tensor x = embed(cameras, pixels);
-  const int64_t tokens = x.dim(0), dim = x.dim(1);
+  const int64_t chunk = encode_chunk(views, all_views, height, width, chunk_views);
+  check_encode_fits(estimate_encode_memory(config(), options_, views, height, width, all_views, chunk),
+                    be.usable_memory(), be.device_description());
+  Tensor x = embed_in_chunks(cameras, chunk, pixels);
+  const int64_t dim = x.dim(1), chunk_tokens = x.dim(0) / views * chunk;
   if (observer) observer("encode_tokens_after_input_layernorm", x);
 
   SceneState state;
@@ -156,20 +213,17 @@ SceneState Model::encode(const std::vector<Camera>& cameras, const PixelView& pi
   for (size_t j = 0; j < config().block.size(); ++j)
     if (config().block[j].kind->stateful()) last_stateful = j;
 
-  Tensor y = be.empty({tokens, dim}), out = be.empty({tokens, dim});
+  Tensor y = be.empty({chunk_tokens, dim}), out = be.empty({chunk_tokens, dim});
   report_progress("encode layers", 0, config().layers);
   for (int layer = 0; layer < config().layers; ++layer) {
     const bool last_layer = layer + 1 == config().layers;
     for (size_t j = 0; j < config().block.size(); ++j) {
       const ModuleConfig& mc = config().block[j];
-      const BlockModule& module = block_module(*mc.kind);
       const bool output_needed = observer || !last_layer || j < last_stateful;
       if (!output_needed && !mc.kind->stateful()) continue;
       const ModuleContext context{be, mc, weights_.blocks[layer][j], options_, views, collective};
-      be.layer_norm(x, context.weights.norm, kLayerNormEps, y);
-      ModuleState module_state = module.encode(context, y, out, output_needed);
+      ModuleState module_state = encode_module(context, x, y, out, chunk, output_needed);
       if (mc.kind->stateful()) state.modules.push_back(std::move(module_state));
-      if (output_needed) be.add(x, out);
     }
     if (observer) observer("encode_block" + std::to_string(layer) + "_out", x);
     report_progress("encode layers", layer + 1, config().layers);

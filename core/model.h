@@ -52,12 +52,19 @@ class Model {
 
   // With a collective, `inputs` are this rank's share of the input views (consecutive, in rank order) and every
   // rank returns the same state: the one a single process would encode from all of them.
+  // With `chunk_views` (more than 0, fewer than the inputs) the views are taken in chunks of that many within
+  // each layer where every module can (encode_streams, core/block_module.h): the same state within float
+  // rounding, with only the residual stream growing with the views (core/memory_estimate.h); otherwise all at once.
   SceneState encode(const std::vector<PosedImage>& inputs, const Observer& observer = {},
-                    Collective* collective = nullptr) const;
+                    Collective* collective = nullptr, int64_t chunk_views = 0) const;
   // The same for views whose pixels the caller holds, one image per camera: read in place when packed (on the
   // CPU no copy at all; another backend copies them once into its memory), else packed once on the host.
   SceneState encode(const std::vector<Camera>& cameras, const PixelView& pixels, const Observer& observer = {},
-                    Collective* collective = nullptr) const;
+                    Collective* collective = nullptr, int64_t chunk_views = 0) const;
+  // The chunk encode() takes for `chunk_views` of `views` input views (`all_views` across ranks) at height x width:
+  // `views` when it encodes them all at once; else whole tiles of the TTT update (update_tile_views) where it
+  // holds one, so that the state is the one all the views at once leave.
+  int64_t encode_chunk(int64_t views, int64_t all_views, int height, int width, int64_t chunk_views) const;
   // Renders every camera (any size divisible by the patch; views are batched up to the token tile).
   std::vector<Image> render(const SceneState& state, const std::vector<Camera>& cameras) const;
   void set_progress(WorkProgress progress) { progress_ = std::move(progress); }
@@ -66,7 +73,18 @@ class Model {
   void render_into(const SceneState& state, const std::vector<Camera>& cameras, float* out) const;
 
  private:
+  // The pixels of input views [begin, end): caller-held memory seen from view `begin`, or packed into `storage`.
+  using ChunkPixels = std::function<PixelView(int64_t begin, int64_t end, std::vector<float>& storage)>;
   Tensor embed(const std::vector<Camera>& cameras, const PixelView& pixels) const;
+  // embed() of `chunk` views at a time into the rows of one tensor (only a chunk's pixels and patches at once).
+  Tensor embed_in_chunks(const std::vector<Camera>& cameras, int64_t chunk, const ChunkPixels& pixels) const;
+  // Both encode()s: the views embedded, then every layer over them, all at once or in chunks of views.
+  SceneState encode_tokens(const std::vector<Camera>& cameras, int height, int width, const ChunkPixels& pixels,
+                           const Observer& observer, Collective* collective, int64_t chunk_views) const;
+  // One module of one layer over x, all at once or (chunk < views) in chunks of views.
+  // y and out: buffers of min(chunk, views) views' tokens.
+  ModuleState encode_module(const ModuleContext& context, Tensor& x, Tensor& y, Tensor& out, int64_t chunk,
+                            bool output_needed) const;
   // render(), render_into(): image i written at image_out(i), called once per camera in order.
   void render_batches(const SceneState& state, const std::vector<Camera>& cameras,
                       const std::function<float*(size_t)>& image_out) const;

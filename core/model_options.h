@@ -19,4 +19,11 @@ struct ModelOptions {
   bool graphs = true;          // record the render path and replay it (CUDA graphs) where the backend can
 };
 
+// The views of one tile of the TTT update's sum over tokens: whole views, at most a token tile (at least one
+// view). An encode streamed in chunks of whole tiles sums the same tiles as one of all the views.
+inline int64_t update_tile_views(const ModelOptions& options, int64_t tokens_per_view) {
+  const int64_t views = options.token_tile / (tokens_per_view > 0 ? tokens_per_view : 1);
+  return views > 1 ? views : 1;
+}
+
 }  // namespace lact

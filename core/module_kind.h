@@ -64,6 +64,12 @@ class ModuleKind {
   // is the tokens of one chunk of whole views that token-wise work runs on.
   virtual double encode_scratch_floats(const ModelConfig& c, const ModuleConfig& m, const ModelOptions& o,
                                        double tokens, double per_view, double chunk) const = 0;
+  // The same for an encode streamed in chunks of `tokens` tokens (Model::encode's chunk_views; only where the
+  // kind streams): a kind whose streamed encode keeps other buffers says so.
+  virtual double streamed_encode_scratch_floats(const ModelConfig& c, const ModuleConfig& m, const ModelOptions& o,
+                                                double tokens, double per_view, double chunk) const {
+    return encode_scratch_floats(c, m, o, tokens, per_view, chunk);
+  }
   // The matrix products of one encode at `tokens` input tokens (`per_view` per view), for `lact bench`.
   virtual std::vector<GemmShape> gemm_shapes(const ModelConfig& c, const ModuleConfig& m, int64_t tokens,
                                              int64_t per_view) const = 0;

@@ -31,6 +31,21 @@ void finish_apply(Backend& be, const TttWeights& w, Tensor& o, Tensor& out) {
 
 FastWeights initial_fast_weights(const TttWeights& w) { return {w.w0, w.w1, w.w2}; }
 
+namespace {
+
+// The per-token learning rates of y into p.lr, where the variant reads them.
+void project_learning_rates(Backend& be, const TttParams& config, const TttWeights& w, const Tensor& y,
+                            TttProjections& p) {
+  if (config.variant.only_w1 && !config.variant.lr1) return;  // the learned rates are never read
+  const int64_t heads = y.dim(1) / config.head_dim;
+  p.lr = be.empty({y.dim(0), 3 * heads});
+  linear(be, y, w.lr_weight, p.lr);
+  be.add_bias(p.lr, w.lr_bias);
+  be.softplus(p.lr, static_cast<float>(inverse_softplus(config.base_lr)));
+}
+
+}  // namespace
+
 TttProjections ttt_project(Backend& be, const TttParams& config, const TttWeights& w, const Tensor& y, bool with_keys) {
   const int64_t tokens = y.dim(0), dim = y.dim(1), head_dim = config.head_dim, heads = dim / head_dim;
   TttProjections p;
@@ -50,11 +65,23 @@ TttProjections ttt_project(Backend& be, const TttParams& config, const TttWeight
   be.split_heads(rows, dim, heads, head_dim, p.k);
   be.split_heads(rows, 2 * dim, heads, head_dim, p.v);
   be.l2_normalize(p.k, head_dim, kQkL2Eps);
-  if (config.variant.only_w1 && !config.variant.lr1) return p;  // the learned rates are never read
-  p.lr = be.empty({tokens, 3 * heads});
-  linear(be, y, w.lr_weight, p.lr);
-  be.add_bias(p.lr, w.lr_bias);
-  be.softplus(p.lr, static_cast<float>(inverse_softplus(config.base_lr)));
+  project_learning_rates(be, config, w, y, p);
+  return p;
+}
+
+TttProjections ttt_project_keys(Backend& be, const TttParams& config, const TttWeights& w, const Tensor& y) {
+  const int64_t tokens = y.dim(0), dim = y.dim(1), head_dim = config.head_dim, heads = dim / head_dim;
+  TttProjections p;
+  Tensor kv = be.empty({tokens, 2 * dim});  // rows dim..3 dim of to_qkv: k and v
+  linear(be, y, w.qkv.slice(dim, 3 * dim), kv);
+  be.silu(kv);
+  const Tensor rows = kv.reshape({1, tokens, 2 * dim});
+  p.k = be.empty({heads, tokens, head_dim});
+  p.v = be.empty(p.k.shape());
+  be.split_heads(rows, 0, heads, head_dim, p.k);
+  be.split_heads(rows, dim, heads, head_dim, p.v);
+  be.l2_normalize(p.k, head_dim, kQkL2Eps);
+  project_learning_rates(be, config, w, y, p);
   return p;
 }
 

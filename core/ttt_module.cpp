@@ -1,6 +1,8 @@
 // The large-chunk TTT layer's forward pass as a block module (its description: core/kinds/ttt_kind.cpp): its
 // weights with the weight-norm targets, encode (the update, then the apply) and render, for the baseline and
 // for the linear-attention variants.
+#include <algorithm>
+
 #include "core/block_module.h"
 #include "core/layers.h"
 
@@ -34,6 +36,66 @@ std::shared_ptr<const KindWeights> load_ttt(Backend& be, const TttParams& m,
   return w;
 }
 
+// The dense route's update, chunked or not: the directions summed over tiles of whole views (at most a token
+// tile, at least one view), so that an encode in chunks of whole tiles sums exactly the tiles an encode of all
+// the views sums (Newton-Schulz would carry a different summation order's rounding, about 500x, into the state).
+class DenseUpdate {
+ public:
+  explicit DenseUpdate(const ModuleContext& ctx)
+      : ctx_(ctx), m_(ctx.config.params_as<TttParams>()), w_(ctx.weights.as<TttWeights>()) {
+    dw_.w1 = ctx.be.zeros(w_.w1.shape());
+    if (!m_.variant.only_w1) dw_.w0 = ctx.be.zeros(w_.w0.shape()), dw_.w2 = ctx.be.zeros(w_.w2.shape());
+  }
+  // Adds the directions of p's tokens: `views` whole views.
+  void add(const TttProjections& p, int64_t views) {
+    const int64_t tokens = p.k.dim(1), per_view = tokens / std::max<int64_t>(1, views);
+    const int64_t tile = update_tile_views(ctx_.options, per_view) * per_view;
+    for (int64_t begin = 0; begin < tokens; begin += tile) {
+      const int64_t end = std::min(tokens, begin + tile);
+      if (m_.variant.only_w1)
+        ttt_accumulate_w1(ctx_.be, m_, w_, p, begin, end, dw_.w1);
+      else
+        ttt_accumulate_directions(ctx_.be, initial_fast_weights(w_), p, begin, end, dw_);
+    }
+  }
+  // Summed across ranks, then Newton-Schulz and the weight norm once.
+  FastWeights finish() {
+    Backend& be = ctx_.be;
+    if (m_.variant.only_w1) {
+      if (ctx_.collective) ctx_.collective->all_reduce_sum(be, dw_.w1);
+      return {w_.w0, ttt_finish_w1(be, m_, w_, dw_.w1), w_.w2};
+    }
+    if (ctx_.collective)
+      for (Tensor* delta : {&dw_.w0, &dw_.w1, &dw_.w2}) ctx_.collective->all_reduce_sum(be, *delta);
+    return ttt_finish_update(be, m_, w_, initial_fast_weights(w_), dw_);
+  }
+
+ private:
+  const ModuleContext& ctx_;
+  const TttParams& m_;
+  const TttWeights& w_;
+  FastWeights dw_;
+};
+
+// Whether the update takes the dense route (the low-rank one and the gradient-step form keep every token's
+// factors, and do not stream).
+bool dense_route(const TttParams& m, const ModelOptions& o, int64_t tokens) {
+  const int steps = m.muon_update_steps;
+  if (!m.variant.only_w1)
+    return !ttt_low_rank_route(o.newton_schulz, tokens, o.token_tile, m.head_dim, m.hidden(), steps);
+  if (o.ttt_update_form != TttUpdateForm::LinearAttention) return false;
+  return !(m.variant.muon && steps > 0 &&
+           ttt_low_rank_route(o.newton_schulz, tokens, o.token_tile, m.hidden(), m.head_dim, steps));
+}
+
+FastWeights state_weights(const TttParams& m, const FastWeights& fast, ModuleState& state) {
+  if (m.variant.only_w1)
+    state.tensors = {{"w1", fast.w1}};
+  else
+    state.tensors = {{"w0", fast.w0}, {"w1", fast.w1}, {"w2", fast.w2}};
+  return fast;
+}
+
 class FastWeightTttModule final : public BlockModule {
  public:
   const ModuleKind& kind() const override { return fast_weight_ttt_kind(); }
@@ -47,14 +109,39 @@ class FastWeightTttModule final : public BlockModule {
     const TttProjections p = ttt_project(ctx.be, m, w, y, true);
     ModuleState state;
     FastWeights fast;
-    if (m.variant.only_w1) {
-      fast = {w.w0, ttt_update_w1(ctx.be, m, w, p, ctx.options, ctx.collective), w.w2};
-      state.tensors = {{"w1", fast.w1}};
+    if (dense_route(m, ctx.options, sum_over_ranks(ctx.collective, p.k.dim(1)))) {
+      DenseUpdate update(ctx);
+      update.add(p, ctx.views);
+      fast = state_weights(m, update.finish(), state);
+    } else if (m.variant.only_w1) {
+      fast = state_weights(m, {w.w0, ttt_update_w1(ctx.be, m, w, p, ctx.options, ctx.collective), w.w2}, state);
     } else {
-      fast = ttt_update(ctx.be, m, w, p, ctx.options.newton_schulz, ctx.options.token_tile, ctx.collective);
-      state.tensors = {{"w0", fast.w0}, {"w1", fast.w1}, {"w2", fast.w2}};
+      fast = state_weights(
+          m, ttt_update(ctx.be, m, w, p, ctx.options.newton_schulz, ctx.options.token_tile, ctx.collective), state);
     }
     if (output_needed) ttt_apply(ctx.be, m, w, fast, p.q, ctx.options.token_tile, out);
+    return state;
+  }
+  bool streams(const ModuleConfig& mc, const ModelOptions& o, int64_t tokens) const override {
+    return dense_route(mc.params_as<TttParams>(), o, tokens);
+  }
+  // Two passes over the chunks: the keys into the update, then the queries through the updated weights.
+  ModuleState encode_streamed(const ModuleContext& ctx, const ViewChunks& chunks, bool output_needed) const override {
+    const auto& m = ctx.config.params_as<TttParams>();
+    const auto& w = ctx.weights.as<TttWeights>();
+    DenseUpdate update(ctx);
+    chunks.each([&](const ModuleContext& chunk, const Tensor& y,
+                    Tensor&) { update.add(ttt_project_keys(chunk.be, m, w, y), chunk.views); },
+                false);
+    ModuleState state;
+    const FastWeights fast = state_weights(m, update.finish(), state);
+    if (!output_needed) return state;
+    chunks.each(
+        [&](const ModuleContext& chunk, const Tensor& y, Tensor& out) {
+          const TttProjections p = ttt_project(chunk.be, m, w, y, false);
+          ttt_apply(chunk.be, m, w, fast, p.q, chunk.options.token_tile, out);
+        },
+        true);
     return state;
   }
   void render(const ModuleContext& ctx, const ModuleState* state, const Tensor& y, Tensor& out) const override {

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <sstream>
 #include <vector>
 
@@ -214,8 +215,33 @@ void set_host_memory_cap(int64_t bytes) { host_cap.store(bytes > 0 ? bytes : -1)
 
 HostMemoryLimit usable_host_memory() {
   HostMemoryLimit least = host_memory_limit();
-  consider(least, host_cap.load(), "--memory-limit");
+  // The cap is on the whole process: what it leaves above what is resident now.
+  const int64_t cap = host_cap.load();
+  if (cap > 0) consider(least, std::max<int64_t>(0, cap - std::max<int64_t>(0, resident_bytes())), "--memory-limit");
   return least;
+}
+
+int64_t resident_bytes() {
+  const std::string proc = root_from("LACT_PROC_ROOT", "/proc");
+  return field_value(read_small_file(proc + "/self/status"), "VmRSS", 1024);
+}
+
+int64_t resident_bytes_in(const void* begin, size_t length) {
+  // smaps can be longer than read_small_file reads: streamed line by line. A mapping is "start-end perms ...",
+  // then its fields; its Rss counts when the mapping overlaps the range (its end is rounded up to a page).
+  std::ifstream smaps(root_from("LACT_PROC_ROOT", "/proc") + "/self/smaps");
+  const uintptr_t low = reinterpret_cast<uintptr_t>(begin), high = low + length;
+  bool inside = false;
+  int64_t total = 0;
+  for (std::string line; std::getline(smaps, line);) {
+    unsigned long long start = 0, end = 0;
+    if (std::sscanf(line.c_str(), "%llx-%llx ", &start, &end) == 2 && line.find('-') < line.find(' ')) {
+      inside = start < high && end > low;
+    } else if (inside && line.compare(0, 4, "Rss:") == 0) {
+      total += std::strtoll(line.c_str() + 4, nullptr, 10) * 1024;
+    }
+  }
+  return total;
 }
 
 std::string memory_size_text(int64_t bytes) {

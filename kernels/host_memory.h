@@ -10,6 +10,7 @@
 // (a FIFO there cannot block), at most 64 KiB each.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -25,6 +26,11 @@ HostMemoryLimit host_memory_limit();
 // The run's cap in bytes (--memory-limit; <= 0: none), and host_memory_limit() at most that.
 void set_host_memory_cap(int64_t bytes);
 HostMemoryLimit usable_host_memory();
+
+// This process's resident memory now (VmRSS; -1 where unreadable), and the resident bytes of its mappings that
+// lie within [begin, begin + length) (from /proc/self/smaps; 0 where unreadable).
+int64_t resident_bytes();
+int64_t resident_bytes_in(const void* begin, size_t length);
 
 // "1.50 GiB", or MiB below 0.1 GiB.
 std::string memory_size_text(int64_t bytes);

@@ -1,8 +1,10 @@
 #include "pipeline/memory_check.h"
 
 #include <algorithm>
+#include <functional>
 
 #include "core/error.h"
+#include "core/mapped_file.h"
 #include "core/memory_estimate.h"
 #include "kernels/host_memory.h"
 
@@ -14,23 +16,85 @@ std::string size_flag(const std::string& flag, int height, int width) {
 }
 }  // namespace
 
-void check_encode_memory(const Model& model, int64_t views, int height, int width, const std::string& flag,
-                         int64_t state_views) {
+namespace {
+// What an encode's own buffers do not show: oneDNN's primitives and JIT code, the OpenMP threads' stacks,
+// allocator rounding. Measured (docs/scale.md) as 7 to 17 MiB above the rest of the estimate on fp32 runs of
+// 1K to 16K tokens; allowed for as this much plus a share of the encode's buffers.
+constexpr int64_t kRuntimeBytes = int64_t(16) << 20;
+constexpr double kRuntimeShare = 0.05;
+}  // namespace
+
+int64_t process_memory_besides_encode(const Model& model) {
+  const MappedMemory mapped = mapped_files_memory();
+  const int64_t resident = std::max<int64_t>(0, resident_bytes());
+  int64_t bytes = std::max<int64_t>(0, resident - mapped.resident) + mapped.size;
+  if (model.backend().precision() == Precision::Bf16)  // Bf16Constants: every weight a product reads, packed once
+    bytes += 2 * static_cast<int64_t>(model.weights().parameter_count);
+  return bytes;
+}
+
+namespace {
+
+// The largest chunk of views (all of them first) whose estimate fits `limit` (< 0: none known); where none
+// does, the smallest the model takes, for the refusal to name.
+EncodePlan largest_chunk_that_fits(const Model& model, int64_t views, int height, int width, int64_t state_views,
+                                   int64_t limit, const std::function<EncodeMemory(int64_t)>& need_for) {
+  EncodePlan plan;
+  plan.views = views, plan.limit = limit, plan.chunk_views = views;
+  plan.need = need_for(views);
+  const int64_t all_views = state_views < 0 ? views : state_views;
+  if (limit < 0 || plan.need.total() <= limit || model.encode_chunk(views, all_views, height, width, 1) == views)
+    return plan;
+  int64_t low = 1, high = views - 1;  // the estimate grows with the chunk: the largest that fits, else 1
+  while (low < high) {
+    const int64_t middle = low + (high - low + 1) / 2;
+    if (need_for(middle).total() <= limit)
+      low = middle;
+    else
+      high = middle - 1;
+  }
+  plan.chunk_views = model.encode_chunk(views, all_views, height, width, low);  // whole update tiles: no more
+  plan.need = need_for(plan.chunk_views);
+  return plan;
+}
+
+}  // namespace
+
+EncodePlan check_encode_memory(const Model& model, int64_t views, int height, int width, const std::string& flag,
+                               int64_t state_views) {
   const Backend& backend = model.backend();
   const int64_t count = std::max<int64_t>(1, views);
   const HostMemoryLimit host = usable_host_memory();
+  auto encode_need = [&](int64_t chunk) {
+    return estimate_encode_memory(model.config(), model.options(), count, height, width, state_views, chunk);
+  };
   try {
-    EncodeMemory need = estimate_encode_memory(model.config(), model.options(), count, height, width, state_views);
     if (backend.name() == "cpu") {
-      // The decoded views stay alive through the encode, and Model::embed stages one more copy of their pixels.
-      need.views = kept_view_bytes(count, height, width);
-      need.embedding += need.views;
-      check_encode_fits(need, host.bytes, backend.device_description() + " (" + host.source + ")");
-      return;
+      const int64_t process = process_memory_besides_encode(model);
+      // What the process may reach: the limits leave host.bytes above what it holds now.
+      const int64_t limit = host.bytes < 0 ? -1 : host.bytes + std::max<int64_t>(0, resident_bytes());
+      EncodePlan plan = largest_chunk_that_fits(model, count, height, width, state_views, limit, [&](int64_t chunk) {
+        EncodeMemory need = encode_need(chunk);
+        // The decoded views stay alive through the encode, and Model::embed stages one more copy of a chunk's.
+        need.views = kept_view_bytes(count, height, width);
+        need.embedding += kept_view_bytes(need.chunk_views, height, width);
+        if (backend.precision() == Precision::Bf16)
+          need.temporaries +=
+              bf16_operand_bytes(model.config(), model.options(), count, height, width, need.chunk_views);
+        need.process = process + kRuntimeBytes + static_cast<int64_t>(kRuntimeShare * double(need.total()));
+        return need;
+      });
+      plan.limit_source = host.source;
+      check_encode_fits(plan.need, limit, backend.device_description() + " (" + host.source + ")");
+      return plan;
     }
-    check_encode_fits(need, backend.usable_memory(), backend.device_description());
+    EncodePlan plan =
+        largest_chunk_that_fits(model, count, height, width, state_views, backend.usable_memory(), encode_need);
+    plan.limit_source = backend.device_description();
+    check_encode_fits(plan.need, plan.limit, backend.device_description());
     const ViewReadMemory kept{kept_view_bytes(count, height, width), 0, -1};
     check_view_read_fits(kept, {}, height, width, host.bytes, "host, " + host.source);
+    return plan;
   } catch (const Error& e) {
     throw Error(size_flag(flag, height, width), e.what());
   }
@@ -55,13 +119,15 @@ void check_view_reading(const Scene& scene, const std::vector<int>& indices, int
   }
 }
 
-void check_memory_need(const Model& model, const MemoryNeed& need) {
+EncodePlan check_memory_need(const Model& model, const MemoryNeed& need) {
+  EncodePlan plan;
   if (need.encode_views > 0)
-    check_encode_memory(model, need.encode_views, need.height, need.width, need.flag, need.state_views);
+    plan = check_encode_memory(model, need.encode_views, need.height, need.width, need.flag, need.state_views);
   for (const auto& [height, width] : need.render_sizes)
     check_encode_memory(model, 1, height, width, need.render_flag, -1);
   if (need.scene)
     for (const std::vector<int>& group : need.reads) check_view_reading(*need.scene, group, need.height, need.width);
+  return plan;
 }
 
 }  // namespace lact

@@ -8,15 +8,31 @@
 #include <string>
 #include <vector>
 
+#include "core/memory_estimate.h"
 #include "core/model.h"
 #include "datasets/scene.h"
 
 namespace lact {
 
-// On the CPU backend the views the encode keeps count with its own buffers against the host's limit; on a GPU
-// the encode is held against the device's memory and the kept views against the host's.
-void check_encode_memory(const Model& model, int64_t views, int height, int width, const std::string& flag,
-                         int64_t state_views);
+// An encode that fits: the views its layers take at once (all of them unless it is streamed, Model::encode),
+// and its estimate (on the CPU the whole process's peak) against the limit that applies.
+struct EncodePlan {
+  int64_t views = 0, chunk_views = 0;
+  EncodeMemory need;
+  int64_t limit = -1;  // bytes (-1: none known)
+  std::string limit_source;
+};
+// On the CPU backend the whole process counts against the host's limit (--memory-limit caps its peak RSS): what
+// it holds now (the model's mapped pages counted whole, and the weights' bf16 copies), the views the encode
+// keeps and the encode's own buffers; on a GPU the encode is held against the device's memory and the kept
+// views against the host's. Where all the views do not fit at once and the model streams, the largest chunk
+// of views that fits.
+EncodePlan check_encode_memory(const Model& model, int64_t views, int height, int width, const std::string& flag,
+                               int64_t state_views);
+
+// The CPU's whole-process part of an encode's estimate: this process's resident memory now less its mapped
+// files' resident pages, the mapped files whole and, with bf16 products, the weights' bf16 copies.
+int64_t process_memory_besides_encode(const Model& model);
 
 // Reading `indices` of `scene` at height x width, from the views' stated image sizes.
 void check_view_reading(const Scene& scene, const std::vector<int>& indices, int height, int width);
@@ -35,6 +51,7 @@ struct MemoryNeed {
 };
 // Error naming the flag and the size, the estimate and the limit that is short, for the first part that does
 // not fit: the encode, then the rendered sizes, then the reads.
-void check_memory_need(const Model& model, const MemoryNeed& need);
+// Returns the encode's plan (chunk_views 0 when nothing is encoded).
+EncodePlan check_memory_need(const Model& model, const MemoryNeed& need);
 
 }  // namespace lact

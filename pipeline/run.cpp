@@ -1,5 +1,9 @@
 #include "pipeline/run.h"
 
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
 #include "core/error.h"
 #include "pipeline/run_work.h"
 #include "pipeline/stage_progress.h"
@@ -84,7 +88,24 @@ SceneSelection Run::select(const DataOptions& data) {
   return selection;
 }
 
-void Run::check_memory(const MemoryNeed& need) const { check_memory_need(model(), need); }
+void Run::check_memory(const MemoryNeed& need) {
+  const EncodePlan plan = check_memory_need(model(), need);
+  if (need.encode_views <= 0) return;
+  encode_chunk_views_ = plan.chunk_views;
+  const bool streamed = plan.chunk_views < plan.views;
+  if (out_.options.quiet || !leads() || (!streamed && !std::getenv("LACT_MEMORY_ESTIMATE"))) return;
+  auto mib = [](int64_t bytes) { return std::to_string((bytes + (1 << 19)) >> 20) + " MiB"; };
+  std::fprintf(stderr, "lact: note: encoding %lld views %s%lld at a time: peak estimate %s of %s (%s)\n",
+               static_cast<long long>(plan.views), streamed ? "in chunks, " : "",
+               static_cast<long long>(plan.chunk_views), mib(plan.need.total()).c_str(),
+               plan.limit < 0 ? "no known limit" : mib(plan.limit).c_str(), plan.limit_source.c_str());
+  if (std::getenv("LACT_MEMORY_ESTIMATE"))
+    std::fprintf(stderr,
+                 "lact: note: estimate parts: process %s, views %s, embedding %s, activations %s, scratch %s, "
+                 "state %s\n",
+                 mib(plan.need.process).c_str(), mib(plan.need.views).c_str(), mib(plan.need.embedding).c_str(),
+                 mib(plan.need.activations).c_str(), mib(plan.need.temporaries).c_str(), mib(plan.need.state).c_str());
+}
 
 std::vector<PosedImage> Run::read_inputs(const SceneSelection& selection, std::pair<size_t, size_t> share,
                                          const Distribution& across) const {
@@ -102,7 +123,8 @@ SceneState Run::encode(const SceneSelection& selection) {
     check_memory(encode_need(selection, share));
     check_time(encode_work(selection, share), "");
   });
-  return model().encode(read_inputs(selection, share, distribution()), {}, distribution().collective);
+  return model().encode(read_inputs(selection, share, distribution()), {}, distribution().collective,
+                        encode_chunk_views_);
 }
 
 Image Run::render(const SceneState& state, const Camera& camera, int height, int width) {
@@ -118,17 +140,17 @@ SceneState Run::encode_views(const std::vector<PosedImage>& views, const std::st
                              const Model::Observer& observer) {
   if (views.empty()) throw Error(flag, "no input views");
   check_views_memory(static_cast<int64_t>(views.size()), views[0].image.height, views[0].image.width, flag);
-  return model().encode(views, observer);
+  return model().encode(views, observer, nullptr, encode_chunk_views_);
 }
 
 SceneState Run::encode_views(const std::vector<Camera>& cameras, const PixelView& pixels, const std::string& flag,
                              const Model::Observer& observer) {
   if (cameras.empty() || pixels.count < 1) throw Error(flag, "no input views");
   check_views_memory(pixels.count, static_cast<int>(pixels.height), static_cast<int>(pixels.width), flag);
-  return model().encode(cameras, pixels, observer);
+  return model().encode(cameras, pixels, observer, nullptr, encode_chunk_views_);
 }
 
-void Run::check_views_memory(int64_t views, int height, int width, const std::string& flag) const {
+void Run::check_views_memory(int64_t views, int height, int width, const std::string& flag) {
   if (distributed()) throw Error(flag, "views held in memory are encoded by one process (no --distributed)");
   MemoryNeed need;
   need.height = height, need.width = width, need.flag = flag;

@@ -116,13 +116,15 @@ class Run {
   const Distribution& distribution() const { return backend_.distribution; }
   void open_model(const std::string& path);
   void fill_inputs(DataOptions& data, const std::string& where, const std::string& message) const;
-  // The memory check, the one place: all `need` allocates against what the backend and the host may take.
-  void check_memory(const MemoryNeed& need) const;
+  // The memory check, the one place: all `need` allocates against what the backend and the host may take. An
+  // encode's chunk of views (all of them unless it must be streamed to fit) is kept for the encode that follows,
+  // and printed when it is streamed.
+  void check_memory(const MemoryNeed& need);
   // The time check beside it (pipeline/run_time.cpp): `work` estimated; over a minute, one line on stderr (the
   // lead); over --max-seconds, an Error naming the flag. `what` prefixes the work's description (a scene's name).
   void check_time(const WorkSize& work, const std::string& what);
   // encode_views(): the memory of `views` views at height x width, once, naming `flag`.
-  void check_views_memory(int64_t views, int height, int width, const std::string& flag) const;
+  void check_views_memory(int64_t views, int height, int width, const std::string& flag);
   // render(), render_cameras(): one view at height x width, checked the first time that size is rendered.
   void check_render_size(int height, int width, const std::string& flag);
   // This rank's `share` of the selection's input views (their memory checked with the work's).
@@ -171,6 +173,7 @@ class Run {
   double model_gflops_ = 0;                       // measured the first time an estimate needs it
   std::mutex rendered_sizes_lock_;                // renders from two threads at once (render_cameras_into)
   WarningMode warnings_ = WarningMode::On;        // --warnings
+  int64_t encode_chunk_views_ = 0;                // the last encode check's chunk (Model::encode's chunk_views)
 };
 
 }  // namespace lact

@@ -113,7 +113,7 @@ SceneReport Run::run_scene_work(SceneWork work, const SceneSelection& selection,
   if (!given) {
     inputs = read_inputs(selection, work.inputs, across);
     const auto start = std::chrono::steady_clock::now();
-    encoded = model().encode(inputs, {}, across.collective);
+    encoded = model().encode(inputs, {}, across.collective, encode_chunk_views_);
     report.encode_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
   const SceneState& state = given ? *given : encoded;

@@ -101,7 +101,8 @@ void Run::render_path(SceneRequest r, const std::string& path) {
   });
   if (r.state.empty()) announce(selection, std::to_string(frames.size()) + " path frames", out_.folder.root(), r);
   if (r.state.empty())
-    state = model().encode(read_inputs(selection, share, distribution()), {}, distribution().collective);
+    state = model().encode(read_inputs(selection, share, distribution()), {}, distribution().collective,
+                           encode_chunk_views_);
   if (leads()) render_frames(model(), state, path, frames, r.video, r.fps, out_);
 }
 

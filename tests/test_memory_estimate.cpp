@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -19,6 +20,7 @@
 #include "core/random_weights.h"
 #include "kernels/cpu/thread_limit.h"
 #include "kernels/host_memory.h"
+#include "pipeline/memory_check.h"
 #include "tests/small_models.h"
 #include "tests/test_util.h"
 
@@ -66,6 +68,61 @@ TEST(MemoryEstimate, CoversTheMeasuredPeakWithoutOverstating) {
                 (long long)c.token_tile, (long long)measured, (long long)estimate.total(),
                 double(estimate.total()) / double(measured));
   }
+}
+
+// Run in a child process only (the next test starts it): loads the fixture model from its file as a run does,
+// plans the encode of LACT_CHILD_SHAPE ("views height width") with the whole process's estimate, encodes it
+// and writes the estimate to LACT_CHILD_OUT.
+TEST(ProcessPeakChild, EncodeAsARunDoes) {
+  const char* shape = std::getenv("LACT_CHILD_SHAPE");
+  const char* out = std::getenv("LACT_CHILD_OUT");
+  if (!shape || !out) GTEST_SKIP() << "started by ProcessPeak.EstimateHoldsInAChildProcess";
+  int views = 0, height = 0, width = 0;
+  ASSERT_EQ(std::sscanf(shape, "%d %d %d", &views, &height, &width), 3);
+  auto be = make_cpu_backend(2);
+  const Model model(load_model(test::env_path("LACT_FIXTURE_DIR") + "/model.safetensors", *be), *be);
+  const EncodePlan plan = check_encode_memory(model, views, height, width, "--size", -1);
+  const auto inputs = random_views(views, height, width);
+  const SceneState state = model.encode(inputs, {}, nullptr, plan.chunk_views);
+  EXPECT_FALSE(state.modules.empty());
+  std::ofstream(out) << plan.need.total() << "\n";
+}
+
+// The whole process's estimate against the peak RSS the kernel measured (wait4's getrusage) of a fresh process
+// that loads the model and encodes: from 1.0x to 1.25x of it, on two shapes.
+TEST(ProcessPeak, EstimateHoldsInAChildProcess) {
+  if (std::getenv("LACT_SANITIZED")) GTEST_SKIP() << "AddressSanitizer's shadow memory is in the RSS";
+  const std::string out = ::testing::TempDir() + "/lact_process_peak_" + std::to_string(::getpid());
+  for (const char* shape : {"16 256 256", "48 256 256"}) {
+    SCOPED_TRACE(shape);
+    std::vector<std::string> env;
+    for (char** e = environ; *e; ++e) env.push_back(*e);
+    env.push_back(std::string("LACT_CHILD_SHAPE=") + shape);
+    env.push_back("LACT_CHILD_OUT=" + out);
+    std::vector<char*> envp;
+    for (std::string& e : env) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    char self[] = "/proc/self/exe", filter[] = "--gtest_filter=ProcessPeakChild.*";
+    char* argv[] = {self, filter, nullptr};
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      ::execve(self, argv, envp.data());
+      ::_exit(127);
+    }
+    int status = 0;
+    struct rusage usage {};
+    ASSERT_EQ(::wait4(pid, &status, 0, &usage), pid);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
+    long long estimate = 0;
+    std::ifstream(out) >> estimate;
+    const double peak = double(usage.ru_maxrss) * 1024, ratio = double(estimate) / peak;
+    std::printf("%s: estimate %.1f MiB, peak RSS %.1f MiB (%.3fx)\n", shape, estimate / 1048576.0, peak / 1048576.0,
+                ratio);
+    EXPECT_GE(ratio, 1.0);
+    EXPECT_LE(ratio, 1.25);
+  }
+  std::remove(out.c_str());
 }
 
 TEST(MemoryEstimate, RefusesWithOneLineNamingBothNumbers) {

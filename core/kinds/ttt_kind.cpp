@@ -55,7 +55,8 @@ std::shared_ptr<TttParams> parse_ttt_params(const nlohmann::json& params, const 
   return m;
 }
 
-double ttt_encode_scratch_floats(const ModelConfig& c, const TttParams& m, const ModelOptions& o, double tokens);
+double ttt_encode_scratch_floats(const ModelConfig& c, const TttParams& m, const ModelOptions& o, double tokens,
+                                 bool streamed);
 
 class FastWeightTttKind final : public ModuleKind {
  public:
@@ -126,7 +127,11 @@ class FastWeightTttKind final : public ModuleKind {
   }
   double encode_scratch_floats(const ModelConfig& c, const ModuleConfig& m, const ModelOptions& o, double tokens,
                                double, double) const override {
-    return ttt_encode_scratch_floats(c, m.params_as<TttParams>(), o, tokens);
+    return ttt_encode_scratch_floats(c, m.params_as<TttParams>(), o, tokens, false);
+  }
+  double streamed_encode_scratch_floats(const ModelConfig& c, const ModuleConfig& m, const ModelOptions& o,
+                                        double tokens, double, double) const override {
+    return ttt_encode_scratch_floats(c, m.params_as<TttParams>(), o, tokens, true);
   }
   std::vector<GemmShape> gemm_shapes(const ModelConfig& c, const ModuleConfig& mc, int64_t tokens,
                                      int64_t) const override {
@@ -137,7 +142,8 @@ class FastWeightTttKind final : public ModuleKind {
   }
 };
 
-double ttt_encode_scratch_floats(const ModelConfig& c, const TttParams& m, const ModelOptions& o, double tokens) {
+double ttt_encode_scratch_floats(const ModelConfig& c, const TttParams& m, const ModelOptions& o, double tokens,
+                                 bool streamed) {
   const TttVariant& v = m.variant;
   const double dim = c.dim, heads = m.heads(c.dim), hd = m.head_dim, hidden = m.hidden();
   const double tile = static_cast<double>(std::max<int64_t>(1, o.token_tile)), n = std::min(tokens, tile);
@@ -147,9 +153,11 @@ double ttt_encode_scratch_floats(const ModelConfig& c, const TttParams& m, const
   const double w1 = heads * hidden * hd;             // one W1 (or one of the three fast weights)
   const int steps = m.muon_update_steps;
   const int64_t n_tokens = static_cast<int64_t>(tokens), rows = m.head_dim, cols = m.hidden();
+  // A streamed encode takes the dense route (the route is chosen on all the tokens, not a chunk's).
   const bool low_rank =
-      v.only_w1 ? v.muon && steps > 0 && ttt_low_rank_route(o.newton_schulz, n_tokens, o.token_tile, cols, rows, steps)
-                : ttt_low_rank_route(o.newton_schulz, n_tokens, o.token_tile, rows, cols, steps);
+      !streamed &&
+      (v.only_w1 ? v.muon && steps > 0 && ttt_low_rank_route(o.newton_schulz, n_tokens, o.token_tile, cols, rows, steps)
+                 : ttt_low_rank_route(o.newton_schulz, n_tokens, o.token_tile, rows, cols, steps));
   double update = 0;
   if (!v.only_w1) {
     if (low_rank)  // directions of all tokens, then per weight: 2 grams + C + t, z, z2, next (token x token), C Q
@@ -165,8 +173,13 @@ double ttt_encode_scratch_floats(const ModelConfig& c, const TttParams& m, const
     else
       update = w1 + std::max(features, (v.muon ? 2 * heads * std::min(hd, side) * std::min(hd, side) + w1 : 0) + w1);
   }
+  const double tiles = v.straight_qk ? 0 : 2 * heads * n * hidden;  // the apply's gate and up tiles
+  if (streamed)  // one chunk's tokens (core/ttt_module.cpp): the summed directions through the keys'
+    // pass (its kv product and k, v; then the update), then the queries' pass (q, o, merged and the tiles)
+    return std::max(
+        {4 * tokens * dim + lr + (v.only_w1 ? 1 : 3) * w1, 2 * tokens * dim + lr + update, 3 * tokens * dim + tiles});
   // Apply: o, the gate and up tiles (not for straight_qk), then merged (the projections still alive).
-  const double apply = tokens * dim + (v.straight_qk ? 0 : 2 * heads * n * hidden) + tokens * dim;
+  const double apply = tokens * dim + tiles + tokens * dim;
   return projections + std::max({project_peak, update, apply});
 }
 

@@ -1,6 +1,7 @@
 #include "kernels/cpu/cpu_backend.h"
 
 #include <cblas.h>
+#include <malloc.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -23,9 +24,19 @@ constexpr int64_t kParallelMinimum = 1 << 14;  // below this many elements, thre
 
 inline float silu_of(float x) { return x / (1.0f + std::exp(-x)); }
 
+// Blocks of 1 MiB and more (every sizeable tensor) from their own mappings, returned to the system when freed.
+// glibc's default raises this threshold as large blocks are freed (up to 32 MiB), after which freed tensors
+// stay in its heap: the process's peak RSS was then up to 1.35x the most memory alive at once, so the memory
+// estimate could not hold (docs/scale.md). A fixed threshold keeps RSS at what is alive. Once per process.
+void map_large_blocks() {
+  static const bool once = [] { return mallopt(M_MMAP_THRESHOLD, 1 << 20) == 1; }();
+  (void)once;
+}
+
 }  // namespace
 
 CpuBackend::CpuBackend(int threads, Precision precision, CpuGemmLibrary fp32_library) : precision_(precision) {
+  map_large_blocks();
   set_threads(threads);
   if (fp32_library == CpuGemmLibrary::OneDnn || (fp32_library == CpuGemmLibrary::Auto && dnnl_available()))
     dnnl_fp32_ = std::make_unique<DnnlGemm>(false);
