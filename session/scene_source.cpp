@@ -45,6 +45,8 @@ std::vector<int> SceneSource::snap_views() const {
 
 int SceneSource::start_view(int requested) const {
   if (requested >= 0) return requested;
+  // A test view first: its PSNR is of a novel view (an input view's would be a reconstruction's).
+  if (!targets.empty()) return targets.front();
   return selection.inputs.empty() ? 0 : selection.inputs.front();
 }
 

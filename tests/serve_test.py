@@ -210,7 +210,7 @@ class ServeTest(unittest.TestCase):
                            text=True, timeout=300)
         self.assertEqual(p.returncode, 0, p.stderr[-3000:])
         shown = json.loads(p.stdout.strip().splitlines()[-1])
-        self.assertEqual(shown["first_role"], "16 (input)")  # the start view: the first input
+        self.assertEqual(shown["first_role"], "%d (test)" % int(TESTS.split(",")[0]))  # the start view: the first test view
         self.assertEqual((shown["moving_format"], shown["rest_role"]), ("jpeg", "free"))
         self.assertEqual(shown["test_role"], "2 (test)")
         view = self.report_view(2)

@@ -180,6 +180,12 @@ class ViewerTest(unittest.TestCase):
         self.assertEqual(np.ptp(block.reshape(-1, 3), axis=0).max(), 0)
         return info
 
+    def test_starts_on_the_first_test_view(self):
+        # Without --camera the viewer opens on a test view, whose PSNR is of a novel view, not on an input.
+        stats = self.view(*self.fixture_flags, "--targets", "4,3", "--frames", 5, "--exit", "--print-stats")
+        self.assertEqual(stats["viewer.view"], 4)
+        self.assertEqual(stats["viewer.view_role"], "test")
+
     def test_test_view_matches_render(self):
         shot = os.path.join(self.tmp, "shot3", "out.png")
         stats = self.view(*self.fixture_flags, "--targets", "3,4", "--camera", 3, "--frames", 30, "--screenshot", shot,
@@ -189,6 +195,9 @@ class ViewerTest(unittest.TestCase):
         self.assertEqual(stats["viewer.view_role"], "test")
         self.assertAlmostEqual(stats["viewer.psnr"], expected["psnr"], delta=1e-3)
         self.assertAlmostEqual(stats["viewer.ssim"], expected["ssim"], delta=1e-3)
+        # The Quality panel's baseline: the nearest input photo's PSNR, as lact render's report has it.
+        self.assertEqual(stats["viewer.nearest_input"], expected["nearest_input"])
+        self.assertAlmostEqual(stats["viewer.psnr_nearest_input"], expected["psnr_nearest_input"], delta=1e-3)
         for key in ("viewer.fps", "viewer.frame_ms", "viewer.render_ms", "viewer.novel_views_per_s", "viewer.encode_s"):
             self.assertIn(key, stats)
         self.assertEqual(stats["viewer.render_size"], "32x48")

@@ -89,6 +89,28 @@ void camera_section(CameraController& camera, DisplaySettings& display, const Sc
   ImGui::TextDisabled("at (%.3f, %.3f, %.3f)  d %.3f", m[3], m[7], m[11], camera.distance());
 }
 
+// The error map's colour scale (core/metrics.h's error_heat_map: black, red, yellow, white at a mean absolute
+// error of 0.25), as *_diff.png shows it under the map.
+void error_scale_bar() {
+  const ImVec2 at = ImGui::GetCursorScreenPos();
+  const float width = ImGui::GetContentRegionAvail().x, height = 10;
+  const ImU32 stops[4] = {IM_COL32(0, 0, 0, 255), IM_COL32(255, 0, 0, 255), IM_COL32(255, 255, 0, 255),
+                          IM_COL32(255, 255, 255, 255)};
+  ImDrawList* draw = ImGui::GetWindowDrawList();
+  for (int i = 0; i < 3; ++i) {
+    const float x0 = at.x + width * i / 3, x1 = at.x + width * (i + 1) / 3;
+    draw->AddRectFilledMultiColor(ImVec2(x0, at.y), ImVec2(x1, at.y + height), stops[i], stops[i + 1], stops[i + 1],
+                                  stops[i]);
+  }
+  ImGui::Dummy(ImVec2(width, height));
+  ImGui::TextDisabled("0");
+  ImGui::SameLine(width / 2 - 12);
+  ImGui::TextDisabled("0.125");
+  ImGui::SameLine(width - 20);
+  ImGui::TextDisabled("0.25");
+  ImGui::TextDisabled("mean |error| over R, G, B");
+}
+
 void quality_section(const RenderedView* shown, const SceneSource& source, DisplaySettings& display) {
   if (!ImGui::CollapsingHeader("Quality", kOpen)) return;
   if (shown && shown->measured) {
@@ -96,6 +118,8 @@ void quality_section(const RenderedView* shown, const SceneSource& source, Displ
     ImGui::Text("view %d (%s) vs its ground truth", view, source.role(view));
     ImGui::Text("PSNR  %.3f dB", shown->psnr);
     ImGui::Text("SSIM  %.4f", shown->ssim);
+    if (shown->nearest_input >= 0)
+      ImGui::Text("nearest input %d: %.3f dB", shown->nearest_input, shown->psnr_nearest_input);
   } else if (shown && shown->request.view >= 0) {
     ImGui::TextDisabled("measured at resolution scale 1 only");
   } else {
@@ -104,6 +128,7 @@ void quality_section(const RenderedView* shown, const SceneSource& source, Displ
   ImGui::Checkbox("ground truth (G)", &display.show_truth);
   ImGui::SameLine();
   ImGui::Checkbox("error map (X)", &display.show_error);
+  if (display.show_error) error_scale_bar();
 }
 
 void display_section(DisplaySettings& display, PanelActions& actions) {
@@ -130,7 +155,7 @@ void screenshot_section(std::string& path, const std::string& last_saved, PanelA
 }
 
 void help_section() {
-  if (!ImGui::CollapsingHeader("Controls")) return;
+  if (!ImGui::CollapsingHeader("Controls", kOpen)) return;  // open on first start: the keys are not obvious
   ImGui::TextUnformatted(
       "left drag      orbit (fly: look)\n"
       "middle/shift   pan\n"

@@ -113,6 +113,10 @@ void print_stats(FrameStats& stats, double now, const SceneSource& source, const
       std::printf("viewer.view_role %s\n", source.role(shown->request.view));
       std::printf("viewer.psnr %.6f\n", shown->psnr);
       std::printf("viewer.ssim %.6f\n", shown->ssim);
+      if (shown->nearest_input >= 0) {  // the Quality panel's baseline
+        std::printf("viewer.nearest_input %d\n", shown->nearest_input);
+        std::printf("viewer.psnr_nearest_input %.6f\n", shown->psnr_nearest_input);
+      }
     }
   }
   std::printf("viewer.fps %.2f\n", stats.fps(now));
@@ -276,7 +280,7 @@ bool Viewer::take_results() {
     } else {
       renderer = std::make_unique<RenderThread>(
           *source.run, encode.state(), [this](int view) { return source.ground_truth(view); }, source.width,
-          source.height, threads, [](int) { Window::wake(); });
+          source.height, threads, [](int) { Window::wake(); }, [this](int view) { return source.nearest_input(view); });
     }
   }
   if (!renderer) return true;
