@@ -19,6 +19,7 @@ packages=(
   colmap                                   # lact import (poses from photos or a video)
   libopenmpi-dev openmpi-bin               # --distributed mpi (mpirun; NCCL comes with CUDA)
   libboost-dev                             # lact serve: Boost.Beast (HTTP + WebSocket, header-only)
+  chromium                                 # lact serve's browser test (headless, driven over the DevTools protocol)
   libglfw3-dev libimgui-dev python3-glad   # lact view (the viewer); glad generates the GL loader at build time
   xvfb xauth libgl1-mesa-dri libgl-dev     # the viewer's tests (a virtual X display, Mesa's software GL)
   pybind11-dev python3-dev python3-pytest  # the Python module (import lact) and its tests
