@@ -97,7 +97,7 @@ void check_encode_fits(const EncodeMemory& need, int64_t available, const std::s
               (need.process > 0 ? " in all (the process and model " + gib(need.process) + ", " : " (") +
               "activations " + gib(need.activations) + ", scratch " + gib(need.temporaries) + ", state " +
               gib(need.state) + (need.views > 0 ? ", views " + gib(need.views) : "") + ") but " + device + " has " +
-              gib(available) + (need.process > 0 ? " for the process" : " available") +
+              gib(available) + (need.process > 0 ? " available for the process" : " available") +
               ": use fewer or smaller input views");
 }
 
