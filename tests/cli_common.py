@@ -4,7 +4,11 @@ read and written by hand (8-byte little-endian header length, the JSON header, t
 A result is (returncode, stdout, stderr), as each file's run() returns it.
 """
 import json
+import os
+import pty
+import select
 import struct
+import subprocess
 
 # Text that must never be in lact's stderr: an exception escaping, a crash, a sanitizer report.
 CRASH_MARKERS = ("Traceback", "terminate called", "what():", "Segmentation", "AddressSanitizer", "runtime error")
@@ -71,3 +75,27 @@ def parse_cli_args(description, fixture_required=True):
     args, rest = parser.parse_known_args()
     args.lact = os.path.abspath(args.lact)
     return args, rest
+
+
+def run_on_a_pty(command, timeout=120):
+    """(exit code, every byte shown) of `command` with stdin, stdout and stderr on a pseudo-terminal; an
+    AssertionError when it shows nothing for `timeout` seconds."""
+    master, slave = pty.openpty()
+    p = subprocess.Popen([a if isinstance(a, (str, bytes)) else str(a) for a in command], stdin=slave, stdout=slave,
+                         stderr=slave)
+    os.close(slave)
+    shown = b""
+    while True:
+        ready, _, _ = select.select([master], [], [], timeout)
+        if not ready:
+            p.kill()
+            raise AssertionError("no output for %d s: %r" % (timeout, shown[-500:]))
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(master)
+    return p.wait(timeout=60), shown

@@ -6,9 +6,7 @@ minute says so in one line before it starts; --max-seconds refuses a run estimat
 Usage: python3 tests/cli_progress_test.py --lact build/app/lact --fixture ../shared/fixtures/lact_tiny
 """
 import os
-import pty
 import re
-import select
 import subprocess
 import sys
 import tempfile
@@ -16,6 +14,7 @@ import time
 import unittest
 
 from cli_common import one_error_line, parse_cli_args, ran_ok
+from cli_common import run_on_a_pty as run_lact_on_a_pty
 
 ARGS = None
 
@@ -27,24 +26,8 @@ def run(*argv, timeout=300):
 
 def run_on_a_pty(argv, timeout=120):
     """(exit code, everything shown) of lact with stdout and stderr on a pseudo-terminal."""
-    master, slave = pty.openpty()
-    p = subprocess.Popen([ARGS.lact] + [str(a) for a in argv], stdin=slave, stdout=slave, stderr=slave)
-    os.close(slave)
-    shown = b""
-    while True:
-        ready, _, _ = select.select([master], [], [], timeout)
-        if not ready:
-            p.kill()
-            raise AssertionError("no output for %d s: %r" % (timeout, shown[-500:]))
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:  # EIO: the child closed the terminal
-            break
-        if not chunk:
-            break
-        shown += chunk
-    os.close(master)
-    return p.wait(timeout=60), shown.decode("utf-8", "replace")
+    rc, shown = run_lact_on_a_pty([ARGS.lact, *argv], timeout)
+    return rc, shown.decode("utf-8", "replace")
 
 
 def bar_counts(shown, what):

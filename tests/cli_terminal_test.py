@@ -17,8 +17,6 @@ import array
 import json
 import math
 import os
-import pty
-import select
 import shutil
 import struct
 import subprocess
@@ -26,7 +24,7 @@ import sys
 import tempfile
 import unittest
 
-from cli_common import read_safetensors, write_safetensors
+from cli_common import read_safetensors, run_on_a_pty, write_safetensors
 
 
 ARGS = None
@@ -151,26 +149,9 @@ class Terminal(unittest.TestCase):
         index = self.path("index.json")
         with open(index, "w") as f:
             json.dump([name + "/opencv_cameras.json" for name in names], f)
-        master, slave = pty.openpty()
-        p = subprocess.Popen([ARGS.lact, "render", "--model", self.model, "--data", index, "--inputs", "0,1,2",
-                              "--targets", "3,4", "--out", self.path("render_pty")], stdin=slave, stdout=slave,
-                             stderr=slave)
-        os.close(slave)
-        shown = b""
-        while True:
-            ready, _, _ = select.select([master], [], [], 60)
-            if not ready:
-                p.kill()
-                self.fail("no output for 60 s")
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:  # EIO: the child closed the terminal
-                break
-            if not chunk:
-                break
-            shown += chunk
-        os.close(master)
-        self.assertEqual(p.wait(timeout=60), 0, shown)
+        rc, shown = run_on_a_pty([ARGS.lact, "render", "--model", self.model, "--data", index, "--inputs", "0,1,2",
+                                  "--targets", "3,4", "--out", self.path("render_pty")], timeout=60)
+        self.assertEqual(rc, 0, shown)
         self.assertIn(b"2/2 scenes", shown)  # the bar was drawn
         self.assertIn(b"\\x1b[?1049h\\x1b]52;", shown)  # the name, cut to its column
         self.assertIn(b"p\\u009b2J\\x1b[31mq\\u202e", shown)
