@@ -19,17 +19,7 @@ void add_serve_command(CLI::App& app) {
       "serve",
       "The viewer in a web browser: encode the input views (or open a saved --state) once, then serve a page that "
       "streams novel views as you orbit, pan, zoom and fly (ssh -L 8080:localhost:8080 host, then open the URL)");
-  command->add_option("--model", o->model, "Model weights (.safetensors with the config in its metadata)");
-  add_data_options(*command, o->data);
-  command->add_option("--state", o->state, "Scene state from `lact encode` (replaces --inputs)");
-  command->add_option("--targets", o->targets, "Test views (measured against their ground truth): 3,4 | rest | ...")
-      ->capture_default_str();
-  command->add_option("--camera", o->camera, "Start on this scene view")->check(CLI::NonNegativeNumber);
-  command
-      ->add_option("--render-threads", o->render_threads,
-                   "Threads of the render thread (0: one for views under ~1 GFLOP, else --threads)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
+  add_scene_source_options(*command, *o);
   command->add_option("--port", o->port, "TCP port (0: any free one)")->capture_default_str();
   command->add_option("--bind", o->bind, "Address to listen on (0.0.0.0: every interface; the token then matters)")
       ->capture_default_str();

@@ -19,16 +19,7 @@ void add_view_command(CLI::App& app) {
       "view",
       "Real-time viewer: encode the input views (or open a saved --state), then orbit, pan, zoom and fly through the "
       "scene with novel views rendered as the camera moves; PSNR/SSIM on test views, screenshots, camera paths");
-  command->add_option("--model", o->model, "Model weights (.safetensors with the config in its metadata)");
-  add_data_options(*command, o->data);
-  command->add_option("--state", o->state, "Scene state from `lact encode` (replaces --inputs)");
-  command->add_option("--targets", o->targets, "Test views ([ ] snaps through inputs and these): 3,4 | rest | ...")
-      ->capture_default_str();
-  command
-      ->add_option("--render-threads", o->render_threads,
-                   "Threads of the render thread (0: one for views under ~1 GFLOP, else --threads)")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
+  add_scene_source_options(*command, *o);
   command->add_option("--window", o->window, "Window size HxW in screen units (like --size; N: NxN)")
       ->capture_default_str();
   command->add_option("--scale", o->scale, "Render resolution scale in (0, 1]")->capture_default_str();
@@ -39,8 +30,6 @@ void add_view_command(CLI::App& app) {
   command->add_flag("--show-gt", o->show_truth, "Show the ground truth beside the view (on a test view)");
   command->add_flag("--show-error", o->show_error, "Show the error map beside the view (on a test view)");
   command->add_flag("--frustums", o->show_frustums, "Draw the input and test cameras as pyramids over the view");
-  command->add_option("--camera", o->camera, "Start on this scene view (a test view index: PSNR/SSIM shown)")
-      ->check(CLI::NonNegativeNumber);
   command->add_option("--frames", o->frames, "Scripted: run this many frames once the first view is shown")
       ->check(CLI::NonNegativeNumber);
   command

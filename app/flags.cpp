@@ -95,4 +95,21 @@ CLI::Validator finite_range(double min, double max) {
       "FINITE in [" + range + "]");
 }
 
+void add_scene_source_options(CLI::App& command, session::SceneOptions& options) {
+  command.add_option("--model", options.model, "Model weights (.safetensors with the config in its metadata)");
+  add_data_options(command, options.data);
+  command.add_option("--state", options.state, "Scene state from `lact encode` (replaces --inputs)");
+  command
+      .add_option("--targets", options.targets,
+                  "Test views (measured against their ground truth; [ ] snaps through inputs and these): 3,4 | rest")
+      ->capture_default_str();
+  command.add_option("--camera", options.camera, "Start on this scene view (default: the first test view)")
+      ->check(CLI::NonNegativeNumber);
+  command
+      .add_option("--render-threads", options.render_threads,
+                  "Threads of the render thread (0: one for views under ~1 GFLOP, else --threads)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+}
+
 }  // namespace lact::app

@@ -7,10 +7,14 @@
 
 #include "pipeline/backend_options.h"
 #include "pipeline/scene_selection.h"
+#include "session/scene_options.h"
 
 namespace lact::app {
 
 void add_data_options(CLI::App& command, DataOptions& options);
+// What `lact view` and `lact serve` open alike: --model, the data flags, --state, --targets, --camera and
+// --render-threads (session/scene_options.h).
+void add_scene_source_options(CLI::App& command, session::SceneOptions& options);
 void add_common_options(CLI::App& command, CommonOptions& options);
 // --distributed and --memory-limit (encode, render, bench).
 void add_distributed_options(CLI::App& command, CommonOptions& options);
