@@ -21,6 +21,7 @@
 #include "core/memory_estimate.h"
 #include "core/model.h"
 #include "core/random_weights.h"
+#include "kernels/cpu/dnnl_gemm.h"
 #include "pipeline/output_files.h"
 #include "pipeline/subprocess.h"
 
@@ -159,13 +160,28 @@ std::vector<Row> run_precision_pass(const BenchOptions& o, const std::string& pr
   return rows;
 }
 
+// A precision other than fp32 is timed beside fp32 in the same run (the ratio users choose by), fp32 first.
+// --reference times fp32 and bf16 both (the official code's fp32 against lact at each), bf16 where it runs.
+std::vector<std::string> bench_precisions(const BenchOptions& o) {
+  std::vector<std::string> precisions = {o.common.precision};
+  if (o.common.precision != "fp32" && !o.no_fp32_baseline) precisions.insert(precisions.begin(), "fp32");
+  if (o.reference && o.common.precision == "fp32") {
+    std::string why;
+    if (o.common.backend == "cuda" || cpu_bf16_available(&why))
+      precisions.push_back("bf16");
+    else
+      std::printf("lact bench --reference: bf16 not timed: %s\n", why.c_str());
+  }
+  return precisions;
+}
+
 void print_columns() {
   std::printf(
       "\nColumns: tokens = input views x (size/8)^2; open s = reading --model (- for random weights); "
       "encode s = median of --repeat after --warmup, its minimum, spread = (max - min) / median; render FPS = "
       "target views rendered per second (median); state MiB = fast weights (LaCT, fixed) or KV cache (full attention, "
-      "grows with tokens); GFLOP/s from counted FLOPs (the gemm rate above is the ceiling); ratios measured in this "
-      "run.\n");
+      "grows with tokens); GFLOP/s from counted FLOPs; encode / GEMM and render / GEMM = those rates as a fraction of "
+      "the gemm rate above at the row's precision (the ceiling); ratios measured in this run.\n");
 }
 
 }  // namespace
@@ -179,9 +195,7 @@ void run_bench(const BenchOptions& o) {
   inputs.add(o.model);
   for (const auto& [path, flag] : {std::pair{o.json, "--json"}, {o.csv, "--csv"}, {o.plot, "--plot"}})
     if (!path.empty()) check_named_output(path, flag, o.force, inputs);
-  // A precision other than fp32 is timed beside fp32 in the same run (the ratio users choose by), fp32 first.
-  std::vector<std::string> precisions = {o.common.precision};
-  if (o.common.precision != "fp32" && !o.no_fp32_baseline) precisions.insert(precisions.begin(), "fp32");
+  const std::vector<std::string> precisions = bench_precisions(o);
   std::vector<Row> rows;
   ModelConfig lact;
   for (const std::string& precision : precisions) {
@@ -200,7 +214,7 @@ void run_bench(const BenchOptions& o) {
       write_file_atomically(o.csv, variant_csv(rows));
   }
   if (!o.plot.empty()) write_plot(o.plot, rows);
-  if (o.reference) run_reference(o, rows);
+  if (o.reference) run_reference(o, lact, rows);
 }
 
 }  // namespace lact::bench

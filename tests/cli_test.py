@@ -174,6 +174,11 @@ class CliTest(unittest.TestCase):
             self.assertAlmostEqual(r["encode_s"], sorted(samples)[1], places=9)
             self.assertAlmostEqual(r["encode_min_s"], min(samples), places=9)
             self.assertGreater(r["gemm_gflops"], 0)
+            # The table's "encode / GEMM" and "render / GEMM" columns: the counted rates over the gemm rate.
+            line = [t for t in so.splitlines() if t.startswith("| lact | %s |" % r["precision"])][0]
+            cells = [c.strip() for c in line.split("|")[1:-1]]
+            self.assertAlmostEqual(float(cells[14].rstrip("%")), 100 * r["encode_gflops"] / r["gemm_gflops"], delta=0.51)
+            self.assertAlmostEqual(float(cells[15].rstrip("%")), 100 * r["render_gflops"] / r["gemm_gflops"], delta=0.51)
         if bf16:
             self.assertIn("at bf16: encode", so)
         rc, so, se = run("bench", "--gemm-libraries", "--layers", "2", "--dim", "64", "--views", "2", "--size", "32",
@@ -183,6 +188,28 @@ class CliTest(unittest.TestCase):
         for column in ("OpenBLAS fp32", "fp32 |", "bf16 |", "oneDNN fp32 / OpenBLAS"):
             self.assertIn(column, header)
         self.assertEqual(len([line for line in so.splitlines() if line.startswith("| MLP")]), 2)
+
+    def test_3d_bench_reference(self):
+        """lact bench --reference: the PyTorch reference of the same (scaled) model, lact fp32 and (where the CPU
+        has bf16) bf16 in one table; each speed-up is the reference's time over lact's, recomputed here."""
+        _, devices, _ = run("info", "--devices")
+        bf16 = "refused" not in devices.split("bf16 products:")[-1].splitlines()[0]
+        rc, so, se = run("bench", "--models", "lact", "--layers", "2", "--dim", "128", "--views", "2", "--size", "64",
+                         "--repeat", "2", "--threads", "1", "--reference")
+        self.assertEqual(rc, 0, so + se)
+        self.assertIn('"dim":128,"layers":2', so)  # the reference was given lact's scaled config
+        rows = {}
+        for line in so.splitlines():
+            if line.startswith("| PyTorch reference") or line.startswith("| lact, "):
+                cells = [c.strip() for c in line.split("|")[1:-1]]
+                rows[cells[0]] = [float(c.rstrip("x")) for c in cells[1:]]
+        self.assertEqual(sorted(rows), sorted(["PyTorch reference, fp32", "lact, fp32"] + (["lact, bf16"] if bf16 else [])))
+        ref = rows["PyTorch reference, fp32"]
+        for name, (encode, render, encode_up, render_up) in rows.items():
+            for mine, theirs, up in ((encode, ref[0], encode_up), (render, ref[1], render_up)):
+                # Times are printed to 3 decimals, speed-ups to 2: the quotient of the printed times agrees to that.
+                rounding = 0.0005 / max(mine, 1e-4) + 0.0005 / max(theirs, 1e-4)
+                self.assertAlmostEqual(up, theirs / max(mine, 1e-4), delta=0.006 + up * rounding, msg=name)
 
     def test_4_threads(self):
         a = self.render_npy(self.model, "--threads", "1")

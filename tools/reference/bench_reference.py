@@ -4,12 +4,14 @@
 Default model: the official lact_l24_d768_ttt2x config. Prints one JSON line
 {"encode_s": ..., "render_s_per_view": ..., ...}.
 
-usage: /usr/bin/python3 -m tools.reference.bench_reference [--config CFG.yaml] [--views-in 2]
+usage: /usr/bin/python3 -m tools.reference.bench_reference [--config CFG.yaml | --config-json TEXT] [--views-in 2]
            [--views-out 1] [--size 128] [--threads 2] [--ns-dtype bf16] [--device cpu]
+           [--repeats 1] [--warmup 0]
 """
 import argparse
 import json
 import os
+import statistics
 import sys
 import time
 
@@ -62,17 +64,25 @@ def sync(device):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--config", default=None, help="official YAML/JSON config (default l24 d768 ttt2x)")
+    ap.add_argument("--config-json", default=None, help="the config itself as JSON text (lact bench --reference)")
     ap.add_argument("--views-in", type=int, default=2)
     ap.add_argument("--views-out", type=int, default=1)
     ap.add_argument("--size", type=int, default=128, help="square image size (multiple of 8)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--ns-dtype", default=None, choices=[None, "bf16"], help="bf16 mimics the official code")
     ap.add_argument("--device", default="cpu")
-    ap.add_argument("--repeats", type=int, default=1, help="timed repetitions (best is reported)")
+    ap.add_argument("--repeats", type=int, default=1, help="timed repetitions (the median is reported)")
+    ap.add_argument("--warmup", type=int, default=0, help="untimed runs first (as lact bench's --warmup)")
     a = ap.parse_args()
 
     torch.set_num_threads(a.threads)
-    config = load_config(a.config) if a.config else L24_D768_TTT2X
+    if a.config_json:
+        config = json.loads(a.config_json)
+        missing = [k for k in ("patch_size", "dim", "layers", "block_config") if k not in config]
+        if missing:
+            sys.exit("--config-json: the config lacks %s" % ", ".join(missing))
+    else:
+        config = load_config(a.config) if a.config else L24_D768_TTT2X
     torch.manual_seed(0)
     model = LaCTModel(config, ns_dtype=a.ns_dtype).to(a.device).eval()
     for p in model.parameters():
@@ -83,7 +93,7 @@ def main():
 
     enc_times, ren_times = [], []
     with torch.no_grad():
-        for _ in range(a.repeats):
+        for r in range(-a.warmup, a.repeats):
             sync(a.device)
             t0 = time.perf_counter()
             states = model.encode(imgs[:, :vi], intr[:, :vi], c2w[:, :vi])
@@ -92,11 +102,13 @@ def main():
             out = model.render(states, intr[:, vi:], c2w[:, vi:], a.size, a.size, views_per_chunk=1)
             sync(a.device)
             t2 = time.perf_counter()
-            enc_times.append(t1 - t0)
-            ren_times.append((t2 - t1) / a.views_out)
+            if r >= 0:
+                enc_times.append(t1 - t0)
+                ren_times.append((t2 - t1) / a.views_out)
     n_params = sum(p.numel() for p in model.parameters())
     print(json.dumps({
-        "encode_s": round(min(enc_times), 4), "render_s_per_view": round(min(ren_times), 4),
+        "encode_s": round(statistics.median(enc_times), 4), "encode_min_s": round(min(enc_times), 4),
+        "render_s_per_view": round(statistics.median(ren_times), 4), "repeats": a.repeats, "warmup": a.warmup,
         "views_in": vi, "views_out": a.views_out, "size": a.size, "threads": a.threads,
         "ns_dtype": a.ns_dtype or "fp32", "params": n_params, "device": a.device,
         "torch": torch.__version__, "out_mean": round(float(out.mean()), 4),
