@@ -2,6 +2,7 @@
 # Installs the Debian packages lact needs (idempotent), builds it (Release) and runs the main job.
 #   scripts/setup.sh              install, build, render the example
 #   scripts/setup.sh --build-only install and build
+# LACT_CMAKE_ARGS (optional) adds CMake options to the build's configure (scripts/test.sh: the data generator).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -38,7 +39,8 @@ if ((${#missing[@]})); then
     { $sudo apt-get update && $sudo apt-get install -y --no-install-recommends "${missing[@]}"; }
 fi
 
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
+# shellcheck disable=SC2086  # LACT_CMAKE_ARGS is a list of words
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release ${LACT_CMAKE_ARGS:-}
 cmake --build build -j "$(nproc)"
 
 [ "${1:-}" = "--build-only" ] && exit 0

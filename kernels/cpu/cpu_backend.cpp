@@ -78,17 +78,21 @@ Tensor CpuBackend::adopt_host(const Shape& shape, std::shared_ptr<float> storage
 Tensor CpuBackend::do_empty(const Shape& shape) {
   const size_t count = static_cast<size_t>(shape_numel(shape));
   const size_t bytes = ((count * sizeof(float) + 63) / 64) * 64;
-  void* memory = bytes ? std::aligned_alloc(64, bytes) : nullptr;
+  void* memory = bytes ? pool_->take(bytes) : nullptr;
+  if (bytes && !memory) memory = std::aligned_alloc(64, bytes);
   if (bytes && !memory)
     throw std::runtime_error("out of memory: cannot allocate " + std::to_string(bytes >> 20) + " MiB for a tensor " +
                              shape_string(shape));
   const int64_t now = allocated_->fetch_add(static_cast<int64_t>(bytes)) + static_cast<int64_t>(bytes);
   for (int64_t peak = peak_->load(); now > peak && !peak_->compare_exchange_weak(peak, now);) {
   }
-  std::shared_ptr<std::atomic<int64_t>> allocated = allocated_;
-  std::shared_ptr<float> storage(static_cast<float*>(memory), [allocated, bytes](float* p) {
-    std::free(p);
-    allocated->fetch_sub(static_cast<int64_t>(bytes));
+  for (int64_t high = high_water_->load(); now > high && !high_water_->compare_exchange_weak(high, now);) {
+  }
+  std::shared_ptr<std::atomic<int64_t>> allocated = allocated_, high_water = high_water_;
+  std::shared_ptr<BlockPool> pool = pool_;
+  std::shared_ptr<float> storage(static_cast<float*>(memory), [allocated, high_water, pool, bytes](float* p) {
+    const int64_t alive = allocated->fetch_sub(static_cast<int64_t>(bytes)) - static_cast<int64_t>(bytes);
+    pool->give(p, bytes, alive, high_water->load());
   });
   return Tensor(storage, storage.get(), shape, this);
 }

@@ -6,6 +6,7 @@
 
 #include "kernels/backend.h"
 #include "kernels/cpu/bf16_constants.h"
+#include "kernels/cpu/block_pool.h"
 #include "kernels/cpu/dnnl_gemm.h"
 
 namespace lact {
@@ -67,6 +68,9 @@ class CpuBackend : public Backend {
   // Shared with the tensors' deleters, which may run after the backend is gone.
   std::shared_ptr<std::atomic<int64_t>> allocated_ = std::make_shared<std::atomic<int64_t>>(0);
   std::shared_ptr<std::atomic<int64_t>> peak_ = std::make_shared<std::atomic<int64_t>>(0);
+  // The most ever allocated at once (never reset): freed blocks are held for reuse up to it (block_pool.h).
+  std::shared_ptr<std::atomic<int64_t>> high_water_ = std::make_shared<std::atomic<int64_t>>(0);
+  std::shared_ptr<BlockPool> pool_ = std::make_shared<BlockPool>();
   Precision precision_ = Precision::Fp32;
   std::unique_ptr<DnnlGemm> dnnl_fp32_;            // fp32 products through oneDNN (null: OpenBLAS)
   std::unique_ptr<DnnlGemm> dnnl_bf16_;            // with Precision::Bf16

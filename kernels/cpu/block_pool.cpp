@@ -1,0 +1,50 @@
+#include "kernels/cpu/block_pool.h"
+
+#include <cstdlib>
+#include <iterator>
+
+namespace lact {
+
+void* BlockPool::take(size_t bytes) {
+  if (bytes < kSmallest) return nullptr;
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto it = held_.rbegin(); it != held_.rend(); ++it)  // the newest first: the most recently used size
+    if (it->bytes == bytes) {
+      void* block = it->block;
+      held_.erase(std::next(it).base());
+      held_bytes_ -= static_cast<int64_t>(bytes);
+      return block;
+    }
+  if (!held_.empty()) {
+    std::free(held_.front().block);
+    held_bytes_ -= static_cast<int64_t>(held_.front().bytes);
+    held_.erase(held_.begin());
+  }
+  return nullptr;
+}
+
+void BlockPool::give(void* block, size_t bytes, int64_t alive, int64_t high_water) {
+  if (bytes >= kSmallest) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (alive + held_bytes_ + static_cast<int64_t>(bytes) <= high_water) {
+      held_.push_back({bytes, block});
+      held_bytes_ += static_cast<int64_t>(bytes);
+      return;
+    }
+  }
+  std::free(block);
+}
+
+void BlockPool::release_all() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (const Held& h : held_) std::free(h.block);
+  held_.clear();
+  held_bytes_ = 0;
+}
+
+int64_t BlockPool::held_bytes() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return held_bytes_;
+}
+
+}  // namespace lact

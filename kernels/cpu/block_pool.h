@@ -1,0 +1,47 @@
+// Freed tensor blocks held for the next allocation of the same size. glibc maps every block of 1 MiB or more
+// afresh and unmaps it when freed (kernels/cpu/cpu_backend.cpp fixes that threshold so the process's peak RSS
+// is what is alive), so without this every intermediate of an encode's layer loop took a page fault and a
+// zeroed page per 4 KiB touched.
+// The pool holds a block only while the bytes alive plus the bytes held stay within the most ever alive at once
+// (the high-water mark): the process then never has more than it already had, and its peak RSS, which the
+// memory estimate bounds, is unchanged. A request the pool cannot serve frees its oldest held block, so blocks
+// of sizes no longer asked for (an encode's, once rendering) drain away.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+namespace lact {
+
+class BlockPool {
+ public:
+  static constexpr size_t kSmallest = size_t{1} << 20;  // below this glibc's heap reuses blocks itself
+
+  BlockPool() = default;
+  BlockPool(const BlockPool&) = delete;
+  BlockPool& operator=(const BlockPool&) = delete;
+  ~BlockPool() { release_all(); }
+
+  // A held block of exactly `bytes` (64-byte aligned), or nullptr when none is held (then the oldest held block
+  // is freed).
+  void* take(size_t bytes);
+  // A block of `bytes` no longer used: held when `alive + held + bytes <= high_water` (alive: the bytes still
+  // in use, without this block), else freed.
+  void give(void* block, size_t bytes, int64_t alive, int64_t high_water);
+  // Frees every held block.
+  void release_all();
+  int64_t held_bytes() const;
+
+ private:
+  mutable std::mutex mutex_;
+  struct Held {
+    size_t bytes;
+    void* block;
+  };
+  std::vector<Held> held_;  // oldest first; a few dozen at most (one layer's intermediates)
+  int64_t held_bytes_ = 0;
+};
+
+}  // namespace lact
