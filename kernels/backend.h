@@ -66,6 +66,9 @@ class Backend {
   virtual int64_t allocated_memory() const { return -1; }
   virtual int64_t peak_memory() const { return -1; }
   virtual void reset_peak_memory() {}
+  // Returns to the system the freed blocks a backend holds for reuse (the CPU's, kernels/cpu/block_pool.h): the
+  // memory check calls it before reading what the process holds, so held blocks are not counted twice.
+  virtual void release_held_memory() const {}
   // Per-op device timing (events around every op; slows the work a little): start, run, stop. Returns false
   // where the backend does not measure (the CPU backend: profile it with perf instead).
   virtual bool start_profiling() { return false; }

@@ -25,6 +25,7 @@ constexpr double kRuntimeShare = 0.05;
 }  // namespace
 
 int64_t process_memory_besides_encode(const Model& model) {
+  model.backend().release_held_memory();  // freed blocks held for reuse are not the process's to keep
   const MappedMemory mapped = mapped_files_memory();
   const int64_t resident = std::max<int64_t>(0, resident_bytes());
   int64_t bytes = std::max<int64_t>(0, resident - mapped.resident) + mapped.size;

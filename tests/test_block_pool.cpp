@@ -15,17 +15,23 @@ void* block(size_t bytes) { return std::aligned_alloc(64, bytes); }
 
 TEST(BlockPool, HoldsOnlyUnderTheHighWaterMark) {
   BlockPool pool;
-  // 3 MiB were alive at most; 1 MiB still is: a 2 MiB block may be held (1 + 0 + 2 <= 3), a second not (1 + 2 + 2).
-  pool.give(block(2 * kMiB), 2 * kMiB, 1 * kMiB, 3 * kMiB);
+  // 3 MiB were alive at most; 1 MiB still is: a 2 MiB block may be held (1 + 0 + 2 <= 3); a second takes the
+  // first one's place (1 + 2 + 2 > 3: the oldest is freed).
+  void* first = block(2 * kMiB);
+  void* second = block(2 * kMiB);
+  pool.give(first, 2 * kMiB, 1 * kMiB, 3 * kMiB);
   EXPECT_EQ(pool.held_bytes(), static_cast<int64_t>(2 * kMiB));
-  pool.give(block(2 * kMiB), 2 * kMiB, 1 * kMiB, 3 * kMiB);
+  pool.give(second, 2 * kMiB, 1 * kMiB, 3 * kMiB);
   EXPECT_EQ(pool.held_bytes(), static_cast<int64_t>(2 * kMiB));
+  EXPECT_EQ(pool.take(2 * kMiB), second);
+  EXPECT_EQ(pool.held_bytes(), 0);
+  std::free(second);
   // Below the size glibc maps on its own: never held.
   pool.give(block(kMiB / 2), kMiB / 2, 0, 100 * kMiB);
-  EXPECT_EQ(pool.held_bytes(), static_cast<int64_t>(2 * kMiB));
+  EXPECT_EQ(pool.held_bytes(), 0);
 }
 
-TEST(BlockPool, ReusesTheExactSizeAndDrainsSizesNoLongerAsked) {
+TEST(BlockPool, ReusesTheExactSizeOnly) {
   BlockPool pool;
   void* a = block(2 * kMiB);
   void* b = block(4 * kMiB);
@@ -33,9 +39,11 @@ TEST(BlockPool, ReusesTheExactSizeAndDrainsSizesNoLongerAsked) {
   pool.give(b, 4 * kMiB, 0, 100 * kMiB);
   EXPECT_EQ(pool.take(4 * kMiB), b);
   EXPECT_EQ(pool.held_bytes(), static_cast<int64_t>(2 * kMiB));
-  // A size not held: nothing returned, and the oldest held block (a) freed.
   EXPECT_EQ(pool.take(3 * kMiB), nullptr);
+  EXPECT_EQ(pool.held_bytes(), static_cast<int64_t>(2 * kMiB));
+  pool.release_all();
   EXPECT_EQ(pool.held_bytes(), 0);
+  EXPECT_EQ(pool.take(2 * kMiB), nullptr);
   std::free(b);
 }
 

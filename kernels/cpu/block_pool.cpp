@@ -15,17 +15,19 @@ void* BlockPool::take(size_t bytes) {
       held_bytes_ -= static_cast<int64_t>(bytes);
       return block;
     }
-  if (!held_.empty()) {
-    std::free(held_.front().block);
-    held_bytes_ -= static_cast<int64_t>(held_.front().bytes);
-    held_.erase(held_.begin());
-  }
   return nullptr;
 }
 
 void BlockPool::give(void* block, size_t bytes, int64_t alive, int64_t high_water) {
   if (bytes >= kSmallest) {
     std::lock_guard<std::mutex> lock(mutex_);
+    // The newest freed block is the likeliest asked for next (the same intermediate, the next layer): the oldest
+    // held ones make room for it.
+    while (!held_.empty() && alive + held_bytes_ + static_cast<int64_t>(bytes) > high_water) {
+      std::free(held_.front().block);
+      held_bytes_ -= static_cast<int64_t>(held_.front().bytes);
+      held_.erase(held_.begin());
+    }
     if (alive + held_bytes_ + static_cast<int64_t>(bytes) <= high_water) {
       held_.push_back({bytes, block});
       held_bytes_ += static_cast<int64_t>(bytes);

@@ -4,8 +4,8 @@
 // zeroed page per 4 KiB touched.
 // The pool holds a block only while the bytes alive plus the bytes held stay within the most ever alive at once
 // (the high-water mark): the process then never has more than it already had, and its peak RSS, which the
-// memory estimate bounds, is unchanged. A request the pool cannot serve frees its oldest held block, so blocks
-// of sizes no longer asked for (an encode's, once rendering) drain away.
+// memory estimate bounds, is unchanged. The memory check releases every held block before it reads what the
+// process holds (Backend::release_held_memory), so a held block is never counted beside the next encode's.
 #pragma once
 
 #include <cstddef>
@@ -24,11 +24,10 @@ class BlockPool {
   BlockPool& operator=(const BlockPool&) = delete;
   ~BlockPool() { release_all(); }
 
-  // A held block of exactly `bytes` (64-byte aligned), or nullptr when none is held (then the oldest held block
-  // is freed).
+  // A held block of exactly `bytes` (64-byte aligned), or nullptr when none is held.
   void* take(size_t bytes);
-  // A block of `bytes` no longer used: held when `alive + held + bytes <= high_water` (alive: the bytes still
-  // in use, without this block), else freed.
+  // A block of `bytes` no longer used: held, the oldest held blocks freed as needed to keep
+  // `alive + held <= high_water` (alive: the bytes still in use, without this block); freed when below kSmallest.
   void give(void* block, size_t bytes, int64_t alive, int64_t high_water);
   // Frees every held block.
   void release_all();

@@ -25,6 +25,7 @@ class CpuBackend : public Backend {
   int64_t allocated_memory() const override { return allocated_->load(); }
   int64_t peak_memory() const override { return peak_->load(); }
   void reset_peak_memory() override { peak_->store(allocated_->load()); }
+  void release_held_memory() const override { pool_->release_all(); }
 
   Tensor adopt_host(const Shape& shape, std::shared_ptr<float> storage) override;
   void mark_constant(const Tensor& t) override;
