@@ -23,7 +23,7 @@ TEST(BlockPool, HoldsOnlyUnderTheHighWaterMark) {
   EXPECT_EQ(pool.held_bytes(), static_cast<int64_t>(2 * kMiB));
   pool.give(second, 2 * kMiB, 1 * kMiB, 3 * kMiB);
   EXPECT_EQ(pool.held_bytes(), static_cast<int64_t>(2 * kMiB));
-  EXPECT_EQ(pool.take(2 * kMiB), second);
+  EXPECT_EQ(pool.take(2 * kMiB, 3 * kMiB, 3 * kMiB), second);
   EXPECT_EQ(pool.held_bytes(), 0);
   std::free(second);
   // Below the size glibc maps on its own: never held.
@@ -37,14 +37,36 @@ TEST(BlockPool, ReusesTheExactSizeOnly) {
   void* b = block(4 * kMiB);
   pool.give(a, 2 * kMiB, 0, 100 * kMiB);
   pool.give(b, 4 * kMiB, 0, 100 * kMiB);
-  EXPECT_EQ(pool.take(4 * kMiB), b);
+  EXPECT_EQ(pool.take(4 * kMiB, 4 * kMiB, 100 * kMiB), b);
   EXPECT_EQ(pool.held_bytes(), static_cast<int64_t>(2 * kMiB));
-  EXPECT_EQ(pool.take(3 * kMiB), nullptr);
+  EXPECT_EQ(pool.take(3 * kMiB, 7 * kMiB, 100 * kMiB), nullptr);
   EXPECT_EQ(pool.held_bytes(), static_cast<int64_t>(2 * kMiB));
   pool.release_all();
   EXPECT_EQ(pool.held_bytes(), 0);
-  EXPECT_EQ(pool.take(2 * kMiB), nullptr);
+  EXPECT_EQ(pool.take(2 * kMiB, 2 * kMiB, 100 * kMiB), nullptr);
   std::free(b);
+}
+
+TEST(BlockPool, AFreshBlockEvictsWhatWouldTakeTheProcessPastItsHighWaterMark) {
+  BlockPool pool;
+  void* a = block(2 * kMiB);
+  void* b = block(2 * kMiB);
+  pool.give(a, 2 * kMiB, 0, 4 * kMiB);  // 4 MiB were alive at most; now nothing: both held
+  pool.give(b, 2 * kMiB, 0, 4 * kMiB);
+  EXPECT_EQ(pool.held_bytes(), static_cast<int64_t>(4 * kMiB));
+  // A fresh 3 MiB block (3 MiB alive): 3 + 4 > 4, so both held blocks go (3 + 2 > 4 still after the first).
+  EXPECT_EQ(pool.take(3 * kMiB, 3 * kMiB, 4 * kMiB), nullptr);
+  EXPECT_EQ(pool.held_bytes(), 0);
+  void* c = block(1 * kMiB);
+  void* d = block(1 * kMiB);
+  pool.give(c, 1 * kMiB, 0, 4 * kMiB);
+  pool.give(d, 1 * kMiB, 0, 4 * kMiB);
+  // A fresh 2 MiB block (2 MiB alive, high water 4): 2 + 2 <= 4, both stay.
+  EXPECT_EQ(pool.take(2 * kMiB, 2 * kMiB, 4 * kMiB), nullptr);
+  EXPECT_EQ(pool.held_bytes(), static_cast<int64_t>(2 * kMiB));
+  // A fresh 5 MiB block beside 2 MiB alive raises the high-water mark to 7: nothing may be held beside them.
+  EXPECT_EQ(pool.take(5 * kMiB, 7 * kMiB, 4 * kMiB), nullptr);
+  EXPECT_EQ(pool.held_bytes(), 0);
 }
 
 TEST(BlockPool, TheCpuBackendReusesAFreedTensorsBlock) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kernels/cpu/cpu_backend.h"
+#include "kernels/cpu/vector_math.h"
 
 namespace lact {
 
@@ -22,36 +23,6 @@ namespace {
 
 constexpr int64_t kScoreBytes = 1 << 20;
 constexpr int64_t kMaxQueryTile = 512, kMinQueryTile = 16;
-
-// exp(x) for x <= 0 (a score less its row's maximum), to float precision: x = n ln2 + r with |r| <= ln2 / 2,
-// exp(r) by its Taylor series to r^7 (relative error below 6e-9 there), times 2^n built in the exponent bits.
-// Below -87 the result would be subnormal: it is taken as exp(-87) = 1.6e-38, nothing beside a row sum >= 1.
-inline float exp_nonpositive(float x) {
-  x = std::max(x, -87.0f);
-  // n = round(x / ln2): x / ln2 <= 0, so -trunc(0.5 - x / ln2) (a conversion every SIMD width has; floor is not)
-  const float n = -static_cast<float>(static_cast<int32_t>(0.5f - x * 1.44269504f));
-  const float r = (x - n * 0.693359375f) + n * 2.12194440e-4f;  // ln2 in two parts: n * hi is exact
-  float p = 1.0f / 5040;
-  p = p * r + 1.0f / 720;
-  p = p * r + 1.0f / 120;
-  p = p * r + 1.0f / 24;
-  p = p * r + 1.0f / 6;
-  p = p * r + 0.5f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;
-  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, 4);
-  return p * scale;
-}
-
-// Built for AVX-512, AVX2 and the baseline, the one the CPU has chosen at load (the default build targets x86-64
-// without -march=native).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define LACT_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define LACT_VECTOR_CLONES
-#endif
 
 // s <- softmax(s) over n scores.
 LACT_VECTOR_CLONES void softmax_row(float* s, int64_t n) {
@@ -61,7 +32,7 @@ LACT_VECTOR_CLONES void softmax_row(float* s, int64_t n) {
   double sum = 0.0;
 #pragma omp simd reduction(+ : sum)
   for (int64_t j = 0; j < n; ++j) {
-    s[j] = exp_nonpositive(s[j] - peak);
+    s[j] = vector_math::exp(s[j] - peak);
     sum += s[j];
   }
   const float inv = static_cast<float>(1.0 / sum);

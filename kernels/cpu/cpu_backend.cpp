@@ -14,6 +14,7 @@
 #include <string>
 
 #include "kernels/cpu/thread_limit.h"
+#include "kernels/cpu/vector_math.h"
 #include "kernels/host_memory.h"
 
 namespace lact {
@@ -22,7 +23,40 @@ namespace {
 
 constexpr int64_t kParallelMinimum = 1 << 14;  // below this many elements, threads cost more than they save
 
-inline float silu_of(float x) { return x / (1.0f + std::exp(-x)); }
+namespace vm = vector_math;
+
+// The elementwise ops' inner loops over spans of values, each built for the CPU's widest vectors
+// (kernels/cpu/vector_math.h), and `in_spans` running them over n values on the OpenMP threads.
+LACT_VECTOR_CLONES void silu_span(float* p, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) p[i] = vm::silu(p[i]);
+}
+LACT_VECTOR_CLONES void gelu_span(float* p, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) p[i] = vm::gelu(p[i]);
+}
+LACT_VECTOR_CLONES void sigmoid_span(float* p, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) p[i] = vm::sigmoid(p[i]);
+}
+LACT_VECTOR_CLONES void swiglu_span(const float* pg, const float* pu, float* po, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) po[i] = vm::silu(pg[i]) * pu[i];
+}
+LACT_VECTOR_CLONES void swiglu_backward_span(float* pg, float* pu, float* pd, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = pg[i], u = pu[i], d = pd[i];
+    const float sig = vm::sigmoid(g);
+    const float act = g * sig;
+    pg[i] = d * u * sig * (1.0f + g * (1.0f - sig));  // d/dgate of silu(gate) * up, times dhidden
+    pu[i] = act * u;                                  // hidden
+    pd[i] = d * act;                                  // d/dup
+  }
+}
+
+template <class SpanOp>
+void in_spans(int64_t n, const SpanOp& op) {
+  constexpr int64_t kSpan = 4096;
+  const int64_t spans = (n + kSpan - 1) / kSpan;
+#pragma omp parallel for schedule(static) if (n > kParallelMinimum)
+  for (int64_t s = 0; s < spans; ++s) op(s * kSpan, std::min(kSpan, n - s * kSpan));
+}
 
 // Blocks of 1 MiB and more (every sizeable tensor) from their own mappings, returned to the system when freed.
 // glibc's default raises this threshold as large blocks are freed (up to 32 MiB), after which freed tensors
@@ -78,12 +112,14 @@ Tensor CpuBackend::adopt_host(const Shape& shape, std::shared_ptr<float> storage
 Tensor CpuBackend::do_empty(const Shape& shape) {
   const size_t count = static_cast<size_t>(shape_numel(shape));
   const size_t bytes = ((count * sizeof(float) + 63) / 64) * 64;
-  void* memory = bytes ? pool_->take(bytes) : nullptr;
+  const int64_t now = allocated_->fetch_add(static_cast<int64_t>(bytes)) + static_cast<int64_t>(bytes);
+  void* memory = bytes ? pool_->take(bytes, now, high_water_->load()) : nullptr;
   if (bytes && !memory) memory = std::aligned_alloc(64, bytes);
-  if (bytes && !memory)
+  if (bytes && !memory) {
+    allocated_->fetch_sub(static_cast<int64_t>(bytes));
     throw std::runtime_error("out of memory: cannot allocate " + std::to_string(bytes >> 20) + " MiB for a tensor " +
                              shape_string(shape));
-  const int64_t now = allocated_->fetch_add(static_cast<int64_t>(bytes)) + static_cast<int64_t>(bytes);
+  }
   for (int64_t peak = peak_->load(); now > peak && !peak_->compare_exchange_weak(peak, now);) {
   }
   for (int64_t high = high_water_->load(); now > high && !high_water_->compare_exchange_weak(high, now);) {
@@ -178,23 +214,17 @@ void CpuBackend::do_add_scaled_identity(Tensor& y, float a) {
 
 void CpuBackend::do_silu(Tensor& x) {
   float* p = x.data();
-  const int64_t n = x.numel();
-#pragma omp parallel for schedule(static) if (n > kParallelMinimum)
-  for (int64_t i = 0; i < n; ++i) p[i] = silu_of(p[i]);
+  in_spans(x.numel(), [p](int64_t start, int64_t count) { silu_span(p + start, count); });
 }
 
 void CpuBackend::do_gelu(Tensor& x) {
   float* p = x.data();
-  const int64_t n = x.numel();
-#pragma omp parallel for schedule(static) if (n > kParallelMinimum)
-  for (int64_t i = 0; i < n; ++i) p[i] = 0.5f * p[i] * (1.0f + std::erf(p[i] * 0.70710678118654752f));
+  in_spans(x.numel(), [p](int64_t start, int64_t count) { gelu_span(p + start, count); });
 }
 
 void CpuBackend::do_sigmoid(Tensor& x) {
   float* p = x.data();
-  const int64_t n = x.numel();
-#pragma omp parallel for schedule(static) if (n > kParallelMinimum)
-  for (int64_t i = 0; i < n; ++i) p[i] = 1.0f / (1.0f + std::exp(-p[i]));
+  in_spans(x.numel(), [p](int64_t start, int64_t count) { sigmoid_span(p + start, count); });
 }
 
 void CpuBackend::do_softplus(Tensor& x, float shift) {
@@ -328,25 +358,15 @@ void CpuBackend::do_swiglu(const Tensor& gate, const Tensor& up, Tensor& out) {
   const float* pg = gate.data();
   const float* pu = up.data();
   float* po = out.data();
-  const int64_t n = gate.numel();
-#pragma omp parallel for schedule(static) if (n > kParallelMinimum)
-  for (int64_t i = 0; i < n; ++i) po[i] = silu_of(pg[i]) * pu[i];
+  in_spans(gate.numel(), [=](int64_t start, int64_t count) { swiglu_span(pg + start, pu + start, po + start, count); });
 }
 
 void CpuBackend::do_swiglu_backward(Tensor& gate, Tensor& up, Tensor& dhidden) {
   float* pg = gate.data();
   float* pu = up.data();
   float* pd = dhidden.data();
-  const int64_t n = gate.numel();
-#pragma omp parallel for schedule(static) if (n > kParallelMinimum)
-  for (int64_t i = 0; i < n; ++i) {
-    const float g = pg[i], u = pu[i], d = pd[i];
-    const float sig = 1.0f / (1.0f + std::exp(-g));
-    const float act = g * sig;
-    pg[i] = d * u * sig * (1.0f + g * (1.0f - sig));  // d/dgate of silu(gate) * up, times dhidden
-    pu[i] = act * u;                                  // hidden
-    pd[i] = d * act;                                  // d/dup
-  }
+  in_spans(gate.numel(),
+           [=](int64_t start, int64_t count) { swiglu_backward_span(pg + start, pu + start, pd + start, count); });
 }
 
 std::vector<double> CpuBackend::do_batched_dot(const Tensor& a, const Tensor& b) {
