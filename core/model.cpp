@@ -175,7 +175,11 @@ SceneState Model::encode(const std::vector<PosedImage>& inputs, const Observer& 
   // The count, size and cameras checked as for caller-held pixels (the descriptor is only checked, not read).
   const auto count = static_cast<int64_t>(inputs.size());
   check_input_views(cameras, PixelView::packed(inputs[0].image.rgb.data(), count, height, width), config().patch_size);
-  return encode_tokens(cameras, height, width, pixels, observer, collective, chunk_views);
+  SceneState state = encode_tokens(cameras, height, width, pixels, observer, collective, chunk_views);
+  // The intermediates the backend held for reuse between layers go back now: what follows an encode (writing the
+  // state) is not the encode's to hold memory for, and the process's peak stays what the estimate counts.
+  backend_.release_held_memory();
+  return state;
 }
 
 SceneState Model::encode(const std::vector<Camera>& cameras, const PixelView& pixels, const Observer& observer,
@@ -188,8 +192,10 @@ SceneState Model::encode(const std::vector<Camera>& cameras, const PixelView& pi
     chunk.count = end - begin;
     return chunk;
   };
-  return encode_tokens(cameras, static_cast<int>(pixels.height), static_cast<int>(pixels.width), part, observer,
-                       collective, chunk_views);
+  SceneState state = encode_tokens(cameras, static_cast<int>(pixels.height), static_cast<int>(pixels.width), part,
+                                   observer, collective, chunk_views);
+  backend_.release_held_memory();  // as above
+  return state;
 }
 
 SceneState Model::encode_tokens(const std::vector<Camera>& cameras, int height, int width, const ChunkPixels& pixels,
