@@ -102,8 +102,9 @@ TEST(CameraPaths, FramesInAllRunFromTheFirstKeyToTheLast) {
     const auto path = interpolate_path_frames(keys, frames);
     ASSERT_EQ(path.size(), static_cast<size_t>(frames));  // `lact path interpolate --frames 10` wrote 11
     for (int i = 0; i < 16; ++i) EXPECT_NEAR(path.front().c2w[i], keys[0].c2w[i], 1e-12);
-    if (frames > 1)
+    if (frames > 1) {
       for (int i = 0; i < 16; ++i) EXPECT_NEAR(path.back().c2w[i], keys[2].c2w[i], 1e-9);
+    }
   }
   // 5 frames through 3 keys: key positions 0, 0.5, 1, 1.5, 2, so the middle frame is the middle key and the
   // second one halfway between the first two (the midpoint of their positions, (1, 1, 0)).
