@@ -236,6 +236,31 @@ TEST_P(BackendOps, AttentionOverLongViews) {
   }
 }
 
+// A NaN in the input comes out as NaN (the run's non-finite checks then name it), never as a finite value or a
+// crash: in a score row of the attention, and through the activations.
+TEST_P(BackendOps, NanPropagatesThroughAttentionAndActivations) {
+  const int64_t queries = 3, keys = 40, dim = 8;
+  auto q = random_values(queries * dim, 80);
+  const auto k = random_values(keys * dim, 81), v = random_values(keys * dim, 82);
+  q[1 * dim + 2] = NAN;  // query 1
+  Tensor tq = upload({1, queries, dim}, q), tk = upload({1, keys, dim}, k), tv = upload({1, keys, dim}, v),
+         out = be->empty({1, queries, dim});
+  be->attention(tq, tk, tv, 0.5f, out);
+  const std::vector<float> o = be->to_host(out);
+  for (int64_t d = 0; d < dim; ++d) {
+    EXPECT_TRUE(std::isnan(o[1 * dim + d]));
+    EXPECT_TRUE(std::isfinite(o[0 * dim + d]) && std::isfinite(o[2 * dim + d]));
+  }
+  for (const auto& op : std::vector<std::function<void(Tensor&)>>{
+           [&](Tensor& t) { be->gelu(t); }, [&](Tensor& t) { be->silu(t); }, [&](Tensor& t) { be->sigmoid(t); }}) {
+    Tensor t = upload({1, 1, 3}, {0.5f, NAN, -0.5f});
+    op(t);
+    const std::vector<float> r = be->to_host(t);
+    EXPECT_TRUE(std::isnan(r[1]));
+    EXPECT_TRUE(std::isfinite(r[0]) && std::isfinite(r[2]));
+  }
+}
+
 TEST_P(BackendOps, SwigluForwardAndBackward) {
   const auto g = random_values(500, 17, 3.0f), u = random_values(500, 18), d = random_values(500, 19);
   Tensor tg = upload({1, 20, 25}, g), tu = upload({1, 20, 25}, u), td = upload({1, 20, 25}, d);

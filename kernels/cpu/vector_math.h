@@ -19,10 +19,13 @@
 namespace lact::vector_math {
 
 // exp(x) for x in [-87, 88] (clamped there: below, the result is 1.6e-38 instead of a subnormal or 0; above,
-// 1.65e38 instead of infinity). x = n ln2 + r with |r| <= ln2 / 2; exp(r) by its Taylor series to r^7 (relative
-// error below 6e-9 there), times 2^n built in the exponent bits.
-inline float exp(float x) {
-  x = std::min(std::max(x, -87.0f), 88.0f);
+// 1.65e38 instead of infinity; NaN stays NaN, so a broken input still reaches the non-finite checks). x = n ln2 + r
+// with |r| <= ln2 / 2; exp(r) by its Taylor series to r^7 (relative error below 6e-9 there), times 2^n built in the
+// exponent bits.
+inline float exp(float value) {
+  // Clamped by comparisons that send NaN to -87, so that no NaN is ever converted to an integer (undefined); the
+  // NaN itself is returned at the end.
+  const float x = value > -87.0f ? (value < 88.0f ? value : 88.0f) : -87.0f;
   // n = round(x / ln2) as trunc(x / ln2 +- 0.5) (a conversion every SIMD width has; floor is not)
   const float half = x < 0.0f ? -0.5f : 0.5f;
   const float n = static_cast<float>(static_cast<int32_t>(x * 1.44269504f + half));
@@ -38,7 +41,7 @@ inline float exp(float x) {
   const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
   float scale;
   std::memcpy(&scale, &bits, 4);
-  return p * scale;
+  return value == value ? p * scale : value;
 }
 
 // erf(x) (Abramowitz and Stegun 7.1.26: 1 - t (a1 + t (a2 + ...)) exp(-x^2) with t = 1 / (1 + p |x|), odd in x):
