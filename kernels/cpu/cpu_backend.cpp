@@ -25,6 +25,12 @@ constexpr int64_t kParallelMinimum = 1 << 14;  // below this many elements, thre
 
 namespace vm = vector_math;
 
+// counter = max(counter, value), atomically.
+void raise_to(std::atomic<int64_t>& counter, int64_t value) {
+  for (int64_t seen = counter.load(); value > seen && !counter.compare_exchange_weak(seen, value);) {
+  }
+}
+
 // The elementwise ops' inner loops over spans of values, each built for the CPU's widest vectors
 // (kernels/cpu/vector_math.h), and `in_spans` running them over n values on the OpenMP threads.
 LACT_VECTOR_CLONES void silu_span(float* p, int64_t n) {
@@ -120,10 +126,8 @@ Tensor CpuBackend::do_empty(const Shape& shape) {
     throw std::runtime_error("out of memory: cannot allocate " + std::to_string(bytes >> 20) + " MiB for a tensor " +
                              shape_string(shape));
   }
-  for (int64_t peak = peak_->load(); now > peak && !peak_->compare_exchange_weak(peak, now);) {
-  }
-  for (int64_t high = high_water_->load(); now > high && !high_water_->compare_exchange_weak(high, now);) {
-  }
+  raise_to(*peak_, now);
+  raise_to(*high_water_, now);
   std::shared_ptr<std::atomic<int64_t>> allocated = allocated_, high_water = high_water_;
   std::shared_ptr<BlockPool> pool = pool_;
   std::shared_ptr<float> storage(static_cast<float*>(memory), [allocated, high_water, pool, bytes](float* p) {
