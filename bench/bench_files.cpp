@@ -14,7 +14,8 @@ namespace {
 
 nlohmann::json profile_json(const std::vector<OpProfile>& profile) {
   nlohmann::json out = nlohmann::json::array();
-  for (const OpProfile& p : profile) out.push_back({{"op", p.op}, {"calls", p.calls}, {"ms", p.milliseconds}});
+  for (const OpProfile& p : profile)
+    out.push_back({{"op", p.op}, {"calls", p.calls}, {"ms", p.milliseconds}, {"gflop", p.gflop}});
   return out;
 }
 

@@ -46,10 +46,13 @@ void print_profile(const char* what, const Row& r, const std::vector<OpProfile>&
   for (const OpProfile& p : profile) total += p.milliseconds;
   std::printf("\n%s %s, %d views %dx%d: device time by op (%.1f ms in all)\n", r.model.c_str(), what, r.views, r.height,
               r.width, total);
-  std::printf("| op | calls | ms | share |\n|---|---|---|---|\n");
-  for (const OpProfile& p : profile)
-    std::printf("| %s | %lld | %.2f | %.1f%% |\n", p.op.c_str(), static_cast<long long>(p.calls), p.milliseconds,
-                total > 0 ? 100.0 * p.milliseconds / total : 0.0);
+  std::printf("| op | calls | ms | share | GFLOP/s |\n|---|---|---|---|---|\n");
+  for (const OpProfile& p : profile) {
+    char rate[32] = "";
+    if (p.gflop > 0 && p.milliseconds > 0) std::snprintf(rate, sizeof rate, "%.1f", p.gflop / (p.milliseconds / 1e3));
+    std::printf("| %s | %lld | %.2f | %.1f%% | %s |\n", p.op.c_str(), static_cast<long long>(p.calls), p.milliseconds,
+                total > 0 ? 100.0 * p.milliseconds / total : 0.0, rate);
+  }
 }
 
 }  // namespace
@@ -62,7 +65,7 @@ void print_profiles(const std::vector<Row>& rows, const std::string& backend) {
     print_profile("encode", r, r.encode_profile);
     print_profile("render", r, r.render_profile);
   }
-  if (!any) std::printf("\n--profile: the %s backend does not time ops (the cuda backend does)\n", backend.c_str());
+  if (!any) std::printf("\n--profile: the %s backend does not time ops\n", backend.c_str());
 }
 
 void print_precision_ratios(const std::vector<Row>& rows) {

@@ -36,6 +36,7 @@ struct OpProfile {
   std::string op;
   int64_t calls = 0;
   double milliseconds = 0;
+  double gflop = 0;  // the FLOPs of matrix products (0: not counted), for a rate per product shape
 };
 
 // A recorded sequence of ops (a CUDA graph): replayed on the same buffers, whose contents may change.
@@ -69,8 +70,8 @@ class Backend {
   // Returns to the system the freed blocks a backend holds for reuse (the CPU's, kernels/cpu/block_pool.h): the
   // memory check calls it before reading what the process holds, so held blocks are not counted twice.
   virtual void release_held_memory() const {}
-  // Per-op device timing (events around every op; slows the work a little): start, run, stop. Returns false
-  // where the backend does not measure (the CPU backend: profile it with perf instead).
+  // Per-op device timing (events around every op on CUDA, a clock around every op on the CPU; slows the work a
+  // little): start, run, stop. Returns false where the backend does not measure.
   virtual bool start_profiling() { return false; }
   // The ops since start_profiling(), most time first.
   virtual std::vector<OpProfile> stop_profiling() { return {}; }

@@ -1,17 +1,39 @@
 // kernels/cpu/block_pool.h: freed tensor blocks reused by size, never holding more than the most ever alive.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdlib>
 
 #include "kernels/cpu/block_pool.h"
 #include "kernels/cpu/cpu_backend.h"
+#include "kernels/cpu/large_blocks.h"
 
 namespace lact {
 namespace {
 
 constexpr size_t kMiB = size_t{1} << 20;
 
-void* block(size_t bytes) { return std::aligned_alloc(64, bytes); }
+void* block(size_t bytes) { return allocate_block(bytes); }
+
+// Blocks of every size are 64-byte aligned and wholly usable; without ASan those of 2 MiB and more start on a
+// 2 MiB boundary, where transparent huge pages can back them.
+TEST(LargeBlocks, AlignedAndWholeAtEverySize) {
+  for (size_t bytes : {size_t{64}, kMiB + 64, 2 * kMiB, 5 * kMiB + 4160}) {
+    auto* p = static_cast<unsigned char*>(allocate_block(bytes));
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u) << bytes;
+#if !defined(__SANITIZE_ADDRESS__)
+    if (bytes >= 2 * kMiB) {
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % (2 * kMiB), 0u) << bytes;
+    }
+#endif
+    for (size_t i = 0; i < bytes; ++i) p[i] = static_cast<unsigned char>(i * 7);
+    size_t wrong = 0;
+    for (size_t i = 0; i < bytes; ++i) wrong += p[i] != static_cast<unsigned char>(i * 7);
+    EXPECT_EQ(wrong, 0u) << bytes;
+    free_block(p, bytes);
+  }
+}
 
 TEST(BlockPool, HoldsOnlyUnderTheHighWaterMark) {
   BlockPool pool;
@@ -25,7 +47,7 @@ TEST(BlockPool, HoldsOnlyUnderTheHighWaterMark) {
   EXPECT_EQ(pool.held_bytes(), static_cast<int64_t>(2 * kMiB));
   EXPECT_EQ(pool.take(2 * kMiB, 3 * kMiB, 3 * kMiB), second);
   EXPECT_EQ(pool.held_bytes(), 0);
-  std::free(second);
+  free_block(second, kMiB * 2);
   // Below the size glibc maps on its own: never held.
   pool.give(block(kMiB / 2), kMiB / 2, 0, 100 * kMiB);
   EXPECT_EQ(pool.held_bytes(), 0);
@@ -44,7 +66,7 @@ TEST(BlockPool, ReusesTheExactSizeOnly) {
   pool.release_all();
   EXPECT_EQ(pool.held_bytes(), 0);
   EXPECT_EQ(pool.take(2 * kMiB, 2 * kMiB, 100 * kMiB), nullptr);
-  std::free(b);
+  free_block(b, 4 * kMiB);
 }
 
 TEST(BlockPool, AFreshBlockEvictsWhatWouldTakeTheProcessPastItsHighWaterMark) {

@@ -3,6 +3,7 @@
 // for elementwise ops (float32 rounding of O(1) values).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -435,11 +436,41 @@ TEST_P(BackendOps, OperandChecksAreSharedAndNameTheOp) {
   be->add(a, b);  // same size, same backend: fine
 }
 
+// lact bench --profile on the CPU: every op timed once, products keyed by shape with their FLOPs (2mnk per
+// matrix, by hand), the times within the wall time around them, nothing recorded once stopped.
+TEST(Backends, CpuProfileTimesEveryOpAndCountsProductFlops) {
+  const auto be = make_cpu_backend(1);
+  Tensor a = be->zeros({3, 5, 7}), b = be->zeros({3, 7, 4}), c = be->zeros({3, 5, 4});
+  ASSERT_TRUE(be->start_profiling());
+  const auto start = std::chrono::steady_clock::now();
+  be->gemm(false, false, 5, 4, 7, 1.0f, {a.data(), 7, 35}, {b.data(), 4, 28}, 0.0f, c.data(), 4, 20, 3);
+  be->gemm(false, false, 5, 4, 7, 1.0f, {a.data(), 7, 35}, {b.data(), 4, 28}, 0.0f, c.data(), 4, 20, 3);
+  be->silu(c);
+  const double wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const std::vector<OpProfile> profile = be->stop_profiling();
+  be->silu(c);  // after stop: not recorded
+  ASSERT_EQ(profile.size(), 2u);
+  double total_ms = 0;
+  for (const OpProfile& p : profile) {
+    total_ms += p.milliseconds;
+    if (p.op == "gemm 5x4x7 x3") {
+      EXPECT_EQ(p.calls, 2);
+      EXPECT_DOUBLE_EQ(p.gflop, 2 * (2.0 * 5 * 4 * 7 * 3) / 1e9);
+    } else {
+      EXPECT_EQ(p.op, "silu");
+      EXPECT_EQ(p.calls, 1);
+      EXPECT_EQ(p.gflop, 0);
+    }
+  }
+  EXPECT_LE(total_ms, wall_ms);
+  EXPECT_GE(profile[0].milliseconds, profile[1].milliseconds);
+  EXPECT_TRUE(be->stop_profiling().empty());
+}
+
 TEST(Backends, NamesPrecisionsAndAClearErrorWithoutADevice) {
   EXPECT_EQ(parse_precision("bf16"), Precision::Bf16);
   EXPECT_THROW(parse_precision("fp8"), std::invalid_argument);
   EXPECT_TRUE(backend_available("cpu"));
-  EXPECT_FALSE(make_cpu_backend(1)->start_profiling());  // says so rather than returning empty timings
   std::string why;
   EXPECT_FALSE(backend_available("metal", &why));
   EXPECT_NE(why.find("metal"), std::string::npos);

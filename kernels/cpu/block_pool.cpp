@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <iterator>
 
+#include "kernels/cpu/large_blocks.h"
+
 namespace lact {
 
 void* BlockPool::take(size_t bytes, int64_t alive, int64_t high_water) {
@@ -24,7 +26,7 @@ void* BlockPool::take(size_t bytes, int64_t alive, int64_t high_water) {
 
 void BlockPool::evict_above(int64_t most_held) {
   while (!held_.empty() && held_bytes_ > most_held) {
-    std::free(held_.front().block);
+    free_block(held_.front().block, held_.front().bytes);
     held_bytes_ -= static_cast<int64_t>(held_.front().bytes);
     held_.erase(held_.begin());
   }
@@ -42,12 +44,12 @@ void BlockPool::give(void* block, size_t bytes, int64_t alive, int64_t high_wate
       return;
     }
   }
-  std::free(block);
+  free_block(block, bytes);
 }
 
 void BlockPool::release_all() {
   std::lock_guard<std::mutex> lock(mutex_);
-  for (const Held& h : held_) std::free(h.block);
+  for (const Held& h : held_) free_block(h.block, h.bytes);
   held_.clear();
   held_bytes_ = 0;
 }

@@ -42,6 +42,7 @@ LACT_VECTOR_CLONES void softmax_row(float* s, int64_t n) {
 }  // namespace
 
 void CpuBackend::do_attention(const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out) {
+  const OpTimer timer(*profiler_, "attention");
   const int64_t batch = q.dim(0), queries = q.dim(1), dim = q.dim(2), keys = k.dim(1), value_dim = v.dim(2);
   const int64_t tile =
       std::min(queries, std::clamp(kScoreBytes / (4 * std::max<int64_t>(keys, 1)), kMinQueryTile, kMaxQueryTile));

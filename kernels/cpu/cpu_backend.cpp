@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/cpu/large_blocks.h"
 #include "kernels/cpu/thread_limit.h"
 #include "kernels/cpu/vector_math.h"
 #include "kernels/host_memory.h"
@@ -116,11 +117,12 @@ Tensor CpuBackend::adopt_host(const Shape& shape, std::shared_ptr<float> storage
 }
 
 Tensor CpuBackend::do_empty(const Shape& shape) {
+  const OpTimer timer(*profiler_, "empty");
   const size_t count = static_cast<size_t>(shape_numel(shape));
   const size_t bytes = ((count * sizeof(float) + 63) / 64) * 64;
   const int64_t now = allocated_->fetch_add(static_cast<int64_t>(bytes)) + static_cast<int64_t>(bytes);
   void* memory = bytes ? pool_->take(bytes, now, high_water_->load()) : nullptr;
-  if (bytes && !memory) memory = std::aligned_alloc(64, bytes);
+  if (bytes && !memory) memory = allocate_block(bytes);
   if (bytes && !memory) {
     allocated_->fetch_sub(static_cast<int64_t>(bytes));
     throw std::runtime_error("out of memory: cannot allocate " + std::to_string(bytes >> 20) + " MiB for a tensor " +
@@ -138,18 +140,22 @@ Tensor CpuBackend::do_empty(const Shape& shape) {
 }
 
 void CpuBackend::do_upload(Tensor& dst, const float* host) {
+  const OpTimer timer(*profiler_, "upload");
   std::memcpy(dst.data(), host, sizeof(float) * dst.numel());
 }
 
 void CpuBackend::do_download(const Tensor& src, float* host) {
+  const OpTimer timer(*profiler_, "download");
   std::memcpy(host, src.data(), sizeof(float) * src.numel());
 }
 
 void CpuBackend::do_copy(Tensor& dst, const Tensor& src) {
+  const OpTimer timer(*profiler_, "copy");
   if (dst.data() != src.data()) std::memcpy(dst.data(), src.data(), sizeof(float) * src.numel());
 }
 
 void CpuBackend::do_fill(Tensor& t, float value) {
+  const OpTimer timer(*profiler_, "fill");
   float* p = t.data();
   const int64_t n = t.numel();
 #pragma omp parallel for schedule(static) if (n > kParallelMinimum)
@@ -158,6 +164,7 @@ void CpuBackend::do_fill(Tensor& t, float value) {
 
 void CpuBackend::do_copy_blocks(float* dst, int64_t dst_stride, const float* src, int64_t src_stride, int64_t block,
                                 int64_t count) {
+  const OpTimer timer(*profiler_, "copy_blocks");
 #pragma omp parallel for schedule(static) if (block * count > kParallelMinimum)
   for (int64_t i = 0; i < count; ++i) std::memcpy(dst + i * dst_stride, src + i * src_stride, sizeof(float) * block);
 }
@@ -177,6 +184,7 @@ void CpuBackend::fp32_gemm(bool transpose_a, bool transpose_b, int64_t m, int64_
 void CpuBackend::do_gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
                          MatrixOperand a, MatrixOperand b, float beta, float* c, int64_t ldc, int64_t stride_c,
                          int64_t batch) {
+  const OpTimer timer(*profiler_, m, n, k, batch);
   if (m == 0 || n == 0) return;
   if (k == 0) {  // BLAS leaves C untouched then; define it as beta * C (and 0 for beta = 0).
     for (int64_t i = 0; i < batch; ++i)
@@ -195,6 +203,7 @@ void CpuBackend::do_gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t 
 }
 
 void CpuBackend::do_add(Tensor& y, const Tensor& x) {
+  const OpTimer timer(*profiler_, "add");
   float* py = y.data();
   const float* px = x.data();
   const int64_t n = y.numel();
@@ -203,6 +212,7 @@ void CpuBackend::do_add(Tensor& y, const Tensor& x) {
 }
 
 void CpuBackend::do_axpby(Tensor& y, float a, const Tensor& x, float b) {
+  const OpTimer timer(*profiler_, "axpby");
   float* py = y.data();
   const float* px = x.data();
   const int64_t n = y.numel();
@@ -211,27 +221,32 @@ void CpuBackend::do_axpby(Tensor& y, float a, const Tensor& x, float b) {
 }
 
 void CpuBackend::do_add_scaled_identity(Tensor& y, float a) {
+  const OpTimer timer(*profiler_, "add_scaled_identity");
   const int64_t batch = y.dim(0), n = y.dim(1);
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t i = 0; i < n; ++i) y.data()[(b * n + i) * n + i] += a;
 }
 
 void CpuBackend::do_silu(Tensor& x) {
+  const OpTimer timer(*profiler_, "silu");
   float* p = x.data();
   in_spans(x.numel(), [p](int64_t start, int64_t count) { silu_span(p + start, count); });
 }
 
 void CpuBackend::do_gelu(Tensor& x) {
+  const OpTimer timer(*profiler_, "gelu");
   float* p = x.data();
   in_spans(x.numel(), [p](int64_t start, int64_t count) { gelu_span(p + start, count); });
 }
 
 void CpuBackend::do_sigmoid(Tensor& x) {
+  const OpTimer timer(*profiler_, "sigmoid");
   float* p = x.data();
   in_spans(x.numel(), [p](int64_t start, int64_t count) { sigmoid_span(p + start, count); });
 }
 
 void CpuBackend::do_softplus(Tensor& x, float shift) {
+  const OpTimer timer(*profiler_, "softplus");
   float* p = x.data();
   const int64_t n = x.numel();
   // PyTorch's softplus switches to the identity above 20 (beta 1, threshold 20); so do we.
@@ -243,6 +258,7 @@ void CpuBackend::do_softplus(Tensor& x, float shift) {
 }
 
 void CpuBackend::do_add_bias(Tensor& x, const Tensor& bias) {
+  const OpTimer timer(*profiler_, "add_bias");
   const int64_t cols = bias.numel(), rows = x.numel() / cols;
   float* p = x.data();
   const float* pb = bias.data();
@@ -251,6 +267,7 @@ void CpuBackend::do_add_bias(Tensor& x, const Tensor& bias) {
 }
 
 void CpuBackend::do_layer_norm(const Tensor& x, const Tensor& weight, float eps, Tensor& y) {
+  const OpTimer timer(*profiler_, "layer_norm");
   const int64_t cols = weight.numel(), rows = x.numel() / cols;
   const float* px = x.data();
   const float* pw = weight.data();
@@ -272,6 +289,7 @@ void CpuBackend::do_layer_norm(const Tensor& x, const Tensor& weight, float eps,
 }
 
 void CpuBackend::do_rms_norm(const Tensor& x, const Tensor& weight, int64_t group, float eps, Tensor& y) {
+  const OpTimer timer(*profiler_, "rms_norm");
   const int64_t groups = x.numel() / group;
   const float* px = x.data();
   const float* pw = weight.data();
@@ -288,6 +306,7 @@ void CpuBackend::do_rms_norm(const Tensor& x, const Tensor& weight, int64_t grou
 }
 
 void CpuBackend::do_l2_normalize(Tensor& x, int64_t group, float eps) {
+  const OpTimer timer(*profiler_, "l2_normalize");
   const int64_t groups = x.numel() / group;
   float* px = x.data();
 #pragma omp parallel for schedule(static) if (x.numel() > kParallelMinimum)
@@ -301,6 +320,7 @@ void CpuBackend::do_l2_normalize(Tensor& x, int64_t group, float eps) {
 }
 
 void CpuBackend::do_scale_rows(Tensor& x, const float* scale, int64_t scale_batch_stride, int64_t scale_row_stride) {
+  const OpTimer timer(*profiler_, "scale_rows");
   const int64_t batch = x.dim(0), rows = x.dim(1), cols = x.dim(2);
   float* px = x.data();
 #pragma omp parallel for collapse(2) schedule(static) if (x.numel() > kParallelMinimum)
@@ -314,6 +334,7 @@ void CpuBackend::do_scale_rows(Tensor& x, const float* scale, int64_t scale_batc
 
 void CpuBackend::do_split_heads(const Tensor& src, int64_t column_offset, int64_t heads, int64_t head_dim,
                                 Tensor& dst) {
+  const OpTimer timer(*profiler_, "split_heads");
   const int64_t views = src.dim(0), tokens = src.dim(1), width = src.dim(2);
   const float* ps = src.data();
   float* pd = dst.data();
@@ -326,6 +347,7 @@ void CpuBackend::do_split_heads(const Tensor& src, int64_t column_offset, int64_
 }
 
 void CpuBackend::do_merge_heads(const Tensor& src, Tensor& dst) {
+  const OpTimer timer(*profiler_, "merge_heads");
   const int64_t views = src.dim(0), heads = src.dim(1), tokens = src.dim(2), head_dim = src.dim(3);
   const float* ps = src.data();
   float* pd = dst.data();
@@ -339,6 +361,7 @@ void CpuBackend::do_merge_heads(const Tensor& src, Tensor& dst) {
 
 void CpuBackend::do_ray_tokens(const std::vector<RayPose>& poses, const Tensor* images, int height, int width,
                                int patch, Tensor& tokens) {
+  const OpTimer timer(*profiler_, "ray_tokens");
   const int64_t views = static_cast<int64_t>(poses.size());
   float* out = tokens.data();
   const float* rgb = images ? images->data() : nullptr;
@@ -359,6 +382,7 @@ void CpuBackend::do_ray_tokens(const Tensor& poses, int height, int width, int p
 }
 
 void CpuBackend::do_swiglu(const Tensor& gate, const Tensor& up, Tensor& out) {
+  const OpTimer timer(*profiler_, "swiglu");
   const float* pg = gate.data();
   const float* pu = up.data();
   float* po = out.data();
@@ -366,6 +390,7 @@ void CpuBackend::do_swiglu(const Tensor& gate, const Tensor& up, Tensor& out) {
 }
 
 void CpuBackend::do_swiglu_backward(Tensor& gate, Tensor& up, Tensor& dhidden) {
+  const OpTimer timer(*profiler_, "swiglu_backward");
   float* pg = gate.data();
   float* pu = up.data();
   float* pd = dhidden.data();
@@ -374,6 +399,7 @@ void CpuBackend::do_swiglu_backward(Tensor& gate, Tensor& up, Tensor& dhidden) {
 }
 
 std::vector<double> CpuBackend::do_batched_dot(const Tensor& a, const Tensor& b) {
+  const OpTimer timer(*profiler_, "batched_dot");
   const int64_t batch = a.dim(0), per = a.numel() / batch;
   std::vector<double> result(static_cast<size_t>(batch));
   for (int64_t i = 0; i < batch; ++i) {
@@ -388,6 +414,7 @@ std::vector<double> CpuBackend::do_batched_dot(const Tensor& a, const Tensor& b)
 }
 
 void CpuBackend::do_column_norms(const Tensor& w, Tensor& norms) {
+  const OpTimer timer(*profiler_, "column_norms");
   const int64_t batch = w.dim(0), rows = w.dim(1), cols = w.dim(2);
   std::vector<double> sums(static_cast<size_t>(batch * cols), 0.0);
   for (int64_t b = 0; b < batch; ++b)
@@ -400,6 +427,7 @@ void CpuBackend::do_column_norms(const Tensor& w, Tensor& norms) {
 }
 
 void CpuBackend::do_restore_column_norms(Tensor& w, const Tensor& target, float eps) {
+  const OpTimer timer(*profiler_, "restore_column_norms");
   const int64_t batch = w.dim(0), rows = w.dim(1), cols = w.dim(2);
   Tensor current = empty({batch, cols});
   column_norms(w, current);
@@ -414,6 +442,7 @@ void CpuBackend::do_restore_column_norms(Tensor& w, const Tensor& target, float 
 }
 
 void CpuBackend::do_scale_batched(Tensor& x, const std::vector<float>& scale) {
+  const OpTimer timer(*profiler_, "scale_batched");
   if (x.numel() == 0) return;
   const int64_t batch = x.dim(0), per = x.numel() / batch;
   for (int64_t b = 0; b < batch; ++b) {

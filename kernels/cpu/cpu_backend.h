@@ -8,6 +8,7 @@
 #include "kernels/cpu/bf16_constants.h"
 #include "kernels/cpu/block_pool.h"
 #include "kernels/cpu/dnnl_gemm.h"
+#include "kernels/cpu/op_profiler.h"
 
 namespace lact {
 
@@ -26,6 +27,11 @@ class CpuBackend : public Backend {
   int64_t peak_memory() const override { return peak_->load(); }
   void reset_peak_memory() override { peak_->store(allocated_->load()); }
   void release_held_memory() const override { pool_->release_all(); }
+  bool start_profiling() override {
+    profiler_->start();
+    return true;
+  }
+  std::vector<OpProfile> stop_profiling() override { return profiler_->stop(); }
 
   Tensor adopt_host(const Shape& shape, std::shared_ptr<float> storage) override;
   void mark_constant(const Tensor& t) override;
@@ -76,6 +82,7 @@ class CpuBackend : public Backend {
   std::unique_ptr<DnnlGemm> dnnl_fp32_;            // fp32 products through oneDNN (null: OpenBLAS)
   std::unique_ptr<DnnlGemm> dnnl_bf16_;            // with Precision::Bf16
   std::unique_ptr<Bf16Constants> bf16_constants_;  // with Precision::Bf16: the weights, converted once
+  std::unique_ptr<OpProfiler> profiler_ = std::make_unique<OpProfiler>();  // lact bench --profile
 
   // One fp32 product on whichever library this backend uses for fp32 (attention's scores at every precision).
   void fp32_gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, MatrixOperand a,

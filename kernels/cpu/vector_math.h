@@ -9,7 +9,9 @@
 
 // Built for AVX-512, AVX2 and the baseline, the one the CPU has chosen at load (the default build targets x86-64
 // without -march=native). A function that takes spans of values carries it; the inline math below is compiled
-// into each clone.
+// into each clone. The files that include this one are compiled with -fno-trapping-math (kernels/CMakeLists.txt):
+// with trapping math GCC keeps the comparisons below (the clamps, the signs) as branches, and a loop with a
+// branch is not vectorized: GELU over 512 x 3072 values then took 4.9 ms on 2 threads instead of 0.57.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define LACT_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
@@ -22,6 +24,19 @@ namespace lact::vector_math {
 // 1.65e38 instead of infinity; NaN stays NaN, so a broken input still reaches the non-finite checks). x = n ln2 + r
 // with |r| <= ln2 / 2; exp(r) by its Taylor series to r^7 (relative error below 6e-9 there), times 2^n built in the
 // exponent bits.
+// `value` where it is NaN, else `result`, selected with integer masks: a float select (value == value ? ...) is
+// compiled as a branch in the AVX2 and AVX-512 clones, and a branch stops the loop from being vectorized.
+inline float keep_nan(float value, float result) {
+  int32_t value_bits, result_bits;
+  std::memcpy(&value_bits, &value, 4);
+  std::memcpy(&result_bits, &result, 4);
+  const int32_t nan_mask = -static_cast<int32_t>((value_bits & 0x7fffffff) > 0x7f800000);
+  const int32_t bits = (result_bits & ~nan_mask) | (value_bits & nan_mask);
+  float out;
+  std::memcpy(&out, &bits, 4);
+  return out;
+}
+
 inline float exp(float value) {
   // Clamped by comparisons that send NaN to -87, so that no NaN is ever converted to an integer (undefined); the
   // NaN itself is returned at the end.
@@ -41,7 +56,7 @@ inline float exp(float value) {
   const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
   float scale;
   std::memcpy(&scale, &bits, 4);
-  return value == value ? p * scale : value;
+  return keep_nan(value, p * scale);
 }
 
 // erf(x) (Abramowitz and Stegun 7.1.26: 1 - t (a1 + t (a2 + ...)) exp(-x^2) with t = 1 / (1 + p |x|), odd in x):
