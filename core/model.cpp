@@ -208,6 +208,11 @@ SceneState Model::encode_tokens(const std::vector<Camera>& cameras, int height, 
                     be.usable_memory(), be.device_description());
   Tensor x = embed_in_chunks(cameras, chunk, pixels);
   const int64_t dim = x.dim(1), chunk_tokens = x.dim(0) / views * chunk;
+  // The state is allocated a layer at a time and kept: told to the backend after the first layer (its peak plus
+  // the state still to come), so that each layer's growth does not push the blocks every layer reuses out of the
+  // backend's pool (the first encode of a process mapped 600 blocks more than the next ones).
+  const int64_t layer_state_bytes = static_cast<int64_t>(sizeof(float)) * config().state_floats_per_layer(x.dim(0));
+  be.expect_growth(0);
   if (observer) observer("encode_tokens_after_input_layernorm", x);
 
   SceneState state;
@@ -232,6 +237,7 @@ SceneState Model::encode_tokens(const std::vector<Camera>& cameras, int height, 
       if (mc.kind->stateful()) state.modules.push_back(std::move(module_state));
     }
     if (observer) observer("encode_block" + std::to_string(layer) + "_out", x);
+    if (layer == 0) be.expect_growth(layer_state_bytes * (config().layers - 1));
     report_progress("encode layers", layer + 1, config().layers);
   }
   check_mapped_files_unchanged();  // the weights read in place: nothing from a file changed under us leaves

@@ -70,6 +70,11 @@ class Backend {
   // Returns to the system the freed blocks a backend holds for reuse (the CPU's, kernels/cpu/block_pool.h): the
   // memory check calls it before reading what the process holds, so held blocks are not counted twice.
   virtual void release_held_memory() const {}
+  // The caller repeats a step (an encode's layer) that keeps `bytes` more each time (the layer's state): the most
+  // alive at once since the previous call, plus `bytes` still to come, is what the caller will hold at its peak.
+  // A backend that holds freed blocks for reuse may count that peak now, so that the growth does not evict the
+  // blocks every step reuses (kernels/cpu/block_pool.h). Call it with 0 before the first step.
+  virtual void expect_growth(int64_t /*bytes*/) {}
   // Per-op device timing (events around every op on CUDA, a clock around every op on the CPU; slows the work a
   // little): start, run, stop. Returns false where the backend does not measure.
   virtual bool start_profiling() { return false; }

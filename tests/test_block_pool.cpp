@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <vector>
 
 #include "kernels/cpu/block_pool.h"
 #include "kernels/cpu/cpu_backend.h"
@@ -103,6 +104,37 @@ TEST(BlockPool, TheCpuBackendReusesAFreedTensorsBlock) {
   Tensor d = be.empty({512, 768});
   EXPECT_TRUE(c.data() == first || d.data() == first);
   EXPECT_EQ(be.allocated_memory(), 2 * 512 * 768 * 4);
+}
+
+// An encode's pattern: each step (layer) first keeps a piece of state, then uses and frees a working set of other
+// sizes. Without notice, each step's new state would push the oldest held block out (alive + held must stay
+// within the most ever alive) and that block would be mapped afresh in every step; told the growth after the
+// first step (Backend::expect_growth), every later step reuses the same blocks: no fresh block but its state.
+TEST(BlockPool, ToldTheGrowthEachStepReusesItsWorkingSet) {
+  for (const bool told : {false, true}) {
+    CpuBackend be(1);
+    const int steps = 6;
+    std::vector<Tensor> state;
+    be.expect_growth(0);
+    int64_t fresh_after_first = 0;
+    for (int step = 0; step < steps; ++step) {
+      state.push_back(be.empty({256, 1024}));  // 1 MiB kept
+      {
+        Tensor a = be.empty({512, 768});   // 1.5 MiB
+        Tensor b = be.empty({1024, 768});  // 3 MiB
+      }
+      if (step == 0) {
+        if (told) be.expect_growth((int64_t{1} << 20) * (steps - 1));
+        fresh_after_first = be.fresh_large_blocks();
+      }
+    }
+    const int64_t fresh_later = be.fresh_large_blocks() - fresh_after_first;
+    if (told) {
+      EXPECT_EQ(fresh_later, steps - 1);  // the state's blocks only
+    } else {
+      EXPECT_EQ(fresh_later, 2 * (steps - 1));  // and one of the working set's per step
+    }
+  }
 }
 
 }  // namespace

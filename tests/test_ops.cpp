@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <stdexcept>
 #include <tuple>
@@ -540,6 +541,36 @@ TEST(CpuGemmLibraries, EveryLayoutAgainstADoubleLoop) {
     auto be = make_cpu_backend(1, g.precision, g.library);
     check_every_layout(*be, g.precision == Precision::Bf16);
   }
+}
+
+// pack_bf16's rounding by hand: nearest, ties to even; the largest float rounds to infinity; NaN stays NaN (quiet);
+// signs kept. Across a row long enough for the vectorized loop and its tail, transposed storage packed as stored.
+TEST(CpuBf16Pack, RoundsToNearestEvenAndKeepsNaN) {
+  if (!dnnl_available()) GTEST_SKIP() << dnnl_version_text();
+  const std::vector<std::pair<uint32_t, uint16_t>> cases = {
+      {0x3F800000u, 0x3F80},  // 1
+      {0x3F808000u, 0x3F80},  // 1 + 2^-8: a tie, to the even 0x3F80
+      {0x3F818000u, 0x3F82},  // 1 + 3 * 2^-8: a tie, to the even 0x3F82
+      {0x3F808001u, 0x3F81},  // just above the tie
+      {0x7F7FFFFFu, 0x7F80},  // the largest float: infinity
+      {0x7F800000u, 0x7F80},  // infinity
+      {0x7F800001u, 0x7FC0},  // a signalling NaN: quiet NaN
+      {0xFFC00123u, 0xFFC0},  // a negative quiet NaN
+      {0x80000000u, 0x8000},  // -0
+      {0xBF80C000u, 0xBF81},  // -(1 + 3 * 2^-9): above the tie, away from zero
+  };
+  const int64_t width = 37;  // past a vector or two, with a tail
+  std::vector<float> values(2 * width);
+  for (int64_t i = 0; i < 2 * width; ++i) {
+    const uint32_t bits = cases[static_cast<size_t>(i) % cases.size()].first;
+    std::memcpy(&values[static_cast<size_t>(i)], &bits, 4);
+  }
+  Bf16Buffer packed;
+  // op(X) = 37 x 2, stored 2 x 37 (transposed): packed in the stored layout.
+  pack_bf16({values.data(), width, 0}, true, width, 2, 1, packed);
+  ASSERT_EQ(packed.size(), values.size());
+  for (size_t i = 0; i < values.size(); ++i)
+    EXPECT_EQ(packed.data()[i], cases[i % cases.size()].second) << "value " << i;
 }
 
 // bf16 products with a marked constant (Backend::mark_constant, converted to bf16 once): the same bits as the

@@ -48,7 +48,7 @@ const uint16_t* Bf16Constants::find_or_pack(const MatrixOperand& x, bool transpo
   const Layout layout{transpose, rows, cols, x.ld, batch == 1 ? 0 : x.stride, batch};
   auto found = entry.packed.find(layout);
   if (found == entry.packed.end()) {
-    found = entry.packed.emplace(layout, std::vector<uint16_t>()).first;
+    found = entry.packed.emplace(layout, Bf16Buffer()).first;
     pack_bf16(x, transpose, rows, cols, batch, found->second);
     *allocated_ += static_cast<int64_t>(2 * found->second.size());
   }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/backend.h"
+#include "kernels/cpu/bf16_buffer.h"
 
 namespace lact {
 
@@ -30,7 +31,7 @@ class Bf16Constants {
   struct Entry {
     std::weak_ptr<float> storage;
     int64_t numel = 0;
-    std::map<Layout, std::vector<uint16_t>> packed;
+    std::map<Layout, Bf16Buffer> packed;
   };
   void erase_expired();  // with mutex_ held
   void release(const Entry& entry);

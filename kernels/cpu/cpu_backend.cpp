@@ -87,6 +87,13 @@ CpuBackend::CpuBackend(int threads, Precision precision, CpuGemmLibrary fp32_lib
   }
 }
 
+// The high-water mark raised now to the peak the caller will reach (the last step's peak plus the growth still
+// to come): the pool may hold that much meanwhile, and the process's peak stays the most alive at once.
+void CpuBackend::expect_growth(int64_t bytes) {
+  raise_to(*high_water_, step_peak_->load() + std::max<int64_t>(0, bytes));
+  step_peak_->store(allocated_->load());
+}
+
 void CpuBackend::mark_constant(const Tensor& t) {
   if (bf16_constants_) bf16_constants_->mark(t);
 }
@@ -122,7 +129,10 @@ Tensor CpuBackend::do_empty(const Shape& shape) {
   const size_t bytes = ((count * sizeof(float) + 63) / 64) * 64;
   const int64_t now = allocated_->fetch_add(static_cast<int64_t>(bytes)) + static_cast<int64_t>(bytes);
   void* memory = bytes ? pool_->take(bytes, now, high_water_->load()) : nullptr;
-  if (bytes && !memory) memory = allocate_block(bytes);
+  if (bytes && !memory) {
+    memory = allocate_block(bytes);
+    if (bytes >= BlockPool::kSmallest) ++*fresh_large_blocks_;
+  }
   if (bytes && !memory) {
     allocated_->fetch_sub(static_cast<int64_t>(bytes));
     throw std::runtime_error("out of memory: cannot allocate " + std::to_string(bytes >> 20) + " MiB for a tensor " +
@@ -130,6 +140,7 @@ Tensor CpuBackend::do_empty(const Shape& shape) {
   }
   raise_to(*peak_, now);
   raise_to(*high_water_, now);
+  raise_to(*step_peak_, now);
   std::shared_ptr<std::atomic<int64_t>> allocated = allocated_, high_water = high_water_;
   std::shared_ptr<BlockPool> pool = pool_;
   std::shared_ptr<float> storage(static_cast<float*>(memory), [allocated, high_water, pool, bytes](float* p) {

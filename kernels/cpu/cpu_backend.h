@@ -27,6 +27,9 @@ class CpuBackend : public Backend {
   int64_t peak_memory() const override { return peak_->load(); }
   void reset_peak_memory() override { peak_->store(allocated_->load()); }
   void release_held_memory() const override { pool_->release_all(); }
+  void expect_growth(int64_t bytes) override;
+  // Blocks of BlockPool::kSmallest bytes and more allocated afresh, not reused from the pool, since construction.
+  int64_t fresh_large_blocks() const { return fresh_large_blocks_->load(); }
   bool start_profiling() override {
     profiler_->start();
     return true;
@@ -77,6 +80,8 @@ class CpuBackend : public Backend {
   std::shared_ptr<std::atomic<int64_t>> peak_ = std::make_shared<std::atomic<int64_t>>(0);
   // The most ever allocated at once (never reset): freed blocks are held for reuse up to it (block_pool.h).
   std::shared_ptr<std::atomic<int64_t>> high_water_ = std::make_shared<std::atomic<int64_t>>(0);
+  std::shared_ptr<std::atomic<int64_t>> step_peak_ = std::make_shared<std::atomic<int64_t>>(0);  // expect_growth
+  std::shared_ptr<std::atomic<int64_t>> fresh_large_blocks_ = std::make_shared<std::atomic<int64_t>>(0);
   std::shared_ptr<BlockPool> pool_ = std::make_shared<BlockPool>();
   Precision precision_ = Precision::Fp32;
   std::unique_ptr<DnnlGemm> dnnl_fp32_;            // fp32 products through oneDNN (null: OpenBLAS)

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/backend.h"
+#include "kernels/cpu/bf16_buffer.h"
 
 namespace lact {
 
@@ -28,7 +29,7 @@ std::string openblas_core_name();
 // X's stored matrices of every batch entry (op(X) rows x cols: stored rows x cols, or cols x rows when
 // transposed), compacted and rounded to bf16 (nearest even): one linear pass, no transpose.
 void pack_bf16(const MatrixOperand& x, bool transpose, int64_t rows, int64_t cols, int64_t batch,
-               std::vector<uint16_t>& out);
+               Bf16Buffer& out);
 
 class DnnlGemm {
  public:

@@ -1,9 +1,12 @@
 #include "kernels/cpu/large_blocks.h"
 
+#include "kernels/cpu/bf16_buffer.h"
+
 #include <sys/mman.h>
 
 #include <cstdint>
 #include <cstdlib>
+#include <new>
 
 namespace lact {
 
@@ -24,7 +27,9 @@ constexpr bool kMapBlocks = true;
 constexpr bool kMapBlocks = true;
 #endif
 
-bool mapped(size_t bytes) { return kMapBlocks && bytes >= kHugePage; }
+constexpr size_t kSmallestMapped = size_t{1} << 20;
+
+bool mapped(size_t bytes) { return kMapBlocks && bytes >= kSmallestMapped; }
 size_t page_rounded(size_t bytes) { return (bytes + kPage - 1) / kPage * kPage; }
 
 }  // namespace
@@ -32,16 +37,20 @@ size_t page_rounded(size_t bytes) { return (bytes + kPage - 1) / kPage * kPage; 
 void* allocate_block(size_t bytes) {
   if (!mapped(bytes)) return std::aligned_alloc(64, bytes);
   const size_t length = page_rounded(bytes);
+  const bool huge = bytes >= kHugePage;
   // Over-map by one huge page, then unmap the ends so the block starts on a 2 MiB boundary.
-  void* raw = mmap(nullptr, length + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  const size_t slack = huge ? kHugePage : 0;
+  void* raw = mmap(nullptr, length + slack, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED) return nullptr;
   const uintptr_t begin = reinterpret_cast<uintptr_t>(raw);
-  const uintptr_t aligned = (begin + kHugePage - 1) / kHugePage * kHugePage;
+  const uintptr_t aligned = huge ? (begin + kHugePage - 1) / kHugePage * kHugePage : begin;
   if (aligned > begin) munmap(raw, aligned - begin);
-  const uintptr_t end = begin + length + kHugePage;
+  const uintptr_t end = begin + length + slack;
   if (end > aligned + length) munmap(reinterpret_cast<void*>(aligned + length), end - aligned - length);
   void* block = reinterpret_cast<void*>(aligned);
-  madvise(block, length, MADV_HUGEPAGE);  // advice only: where THP is off the block keeps 4 KiB pages
+  // Both are advice: where THP is off the block keeps 4 KiB pages; before Linux 5.14 pages fault in on first touch.
+  if (huge) madvise(block, length, MADV_HUGEPAGE);
+  madvise(block, length, MADV_POPULATE_WRITE);
   return block;
 }
 
@@ -49,6 +58,18 @@ void free_block(void* block, size_t bytes) {
   if (!block) return;
   if (!mapped(bytes)) return std::free(block);
   munmap(block, page_rounded(bytes));
+}
+
+void Bf16Buffer::resize(size_t count) {
+  if (count > capacity_) {
+    const size_t bytes = (count * sizeof(uint16_t) + 63) / 64 * 64;
+    void* block = allocate_block(bytes);
+    if (!block) throw std::bad_alloc();
+    free_block(data_, capacity_bytes());
+    data_ = static_cast<uint16_t*>(block);
+    capacity_ = count;
+  }
+  size_ = count;
 }
 
 }  // namespace lact
