@@ -28,8 +28,7 @@ std::string openblas_core_name();
 
 // X's stored matrices of every batch entry (op(X) rows x cols: stored rows x cols, or cols x rows when
 // transposed), compacted and rounded to bf16 (nearest even): one linear pass, no transpose.
-void pack_bf16(const MatrixOperand& x, bool transpose, int64_t rows, int64_t cols, int64_t batch,
-               Bf16Buffer& out);
+void pack_bf16(const MatrixOperand& x, bool transpose, int64_t rows, int64_t cols, int64_t batch, Bf16Buffer& out);
 
 class DnnlGemm {
  public:

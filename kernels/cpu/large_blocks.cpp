@@ -1,12 +1,12 @@
 #include "kernels/cpu/large_blocks.h"
 
-#include "kernels/cpu/bf16_buffer.h"
-
 #include <sys/mman.h>
 
 #include <cstdint>
 #include <cstdlib>
 #include <new>
+
+#include "kernels/cpu/bf16_buffer.h"
 
 namespace lact {
 
