@@ -75,8 +75,7 @@ LACT_VECTOR_CLONES void convert_row(const float* src, uint16_t* dst, int64_t wid
 
 }  // namespace
 
-void pack_bf16(const MatrixOperand& x, bool transpose, int64_t rows, int64_t cols, int64_t batch,
-               Bf16Buffer& out) {
+void pack_bf16(const MatrixOperand& x, bool transpose, int64_t rows, int64_t cols, int64_t batch, Bf16Buffer& out) {
   const int64_t stored_rows = transpose ? cols : rows, width = transpose ? rows : cols;
   out.resize(static_cast<size_t>(batch * rows * cols));
 #pragma omp parallel for collapse(2) schedule(static) if (batch * rows * cols > 65536)
