@@ -61,6 +61,9 @@ void add_distributed_options(CLI::App& command, CommonOptions& options) {
           "--memory-limit", options.memory_limit_gb,
           "The most memory (GB) a scene may take in this process, checked before encoding (default: what is free)")
       ->check(finite_range(0.0, kMaxMemoryLimitGb));
+  command.add_option("--scratch", options.scratch_dir,
+                     "Where an encode whose views do not fit in memory even in chunks keeps its residual stream (a "
+                     "file with no name, gone when the process ends; default $TMPDIR, else /tmp)");
 }
 
 void add_time_limit_option(CLI::App& command, CommonOptions& options) {

@@ -26,7 +26,7 @@ std::string size_text(int64_t height, int64_t width) { return std::to_string(hei
 }  // namespace
 
 EncodeMemory estimate_encode_memory(const ModelConfig& config, const ModelOptions& options, int64_t views, int height,
-                                    int width, int64_t state_views, int64_t chunk_views) {
+                                    int width, int64_t state_views, int64_t chunk_views, bool spill_residual) {
   // Counted in double so that no flag (--size 8x2147483640, 2e9 views) can overflow it; saturated at the end.
   const int64_t patch = std::max(1, config.patch_size);
   const double dim = config.dim;
@@ -45,10 +45,12 @@ EncodeMemory estimate_encode_memory(const ModelConfig& config, const ModelOption
   m.chunk_views = chunk_views;
   // Embedding: the input pixels, their ray tokens and the embedded tokens of a chunk alive together (and, when
   // streamed, the residual stream they are copied into).
-  const double stream = part < tokens ? tokens * dim : 0.0;
+  const bool spilled = spill_residual && part < tokens;
+  const double stream = part < tokens ? (spilled ? part : tokens) * dim : 0.0;
   m.embedding = saturate((part * (3.0 * patch * patch + config.input_channels() + dim) + stream) * kFloat);
-  // The residual stream x, and y and out of a chunk.
-  m.activations = saturate((tokens + 2 * part) * dim * kFloat);
+  // The residual stream x (spilled: a chunk of it and its host copy), and y and out of a chunk.
+  m.activations = saturate(((spilled ? 2 * part : tokens) + 2 * part) * dim * kFloat);
+  m.spilled = spilled ? saturate(tokens * dim * kFloat) : 0;
 
   double scratch = 0;
   for (const ModuleConfig& mc : config.block)

@@ -25,6 +25,7 @@ struct EncodeMemory {
   int64_t state = 0;        // bytes: fast weights / KV caches of every layer
   int64_t views = 0;        // bytes: the decoded input views beside it (kept_view_bytes), on the CPU backend
   int64_t process = 0;      // bytes: the rest of the process (libraries, the model's pages), when counted
+  int64_t spilled = 0;      // bytes of the residual stream kept in a scratch file instead (not counted in total)
   int64_t total() const {   // each part is at most 9e18 (saturated), so the sum is done in double
     const double layers = double(activations) + double(temporaries) + double(state);
     const double all = double(process) + double(views) + std::max(double(embedding), layers);
@@ -35,9 +36,11 @@ struct EncodeMemory {
 // `state_views`: the views whose tokens the state holds when that is not `views` (-1): across ranks each
 // rank encodes its share of the views but keeps every rank's KV cache. `chunk_views` (0 or `views`: all at
 // once): the views of a streamed encode's chunks (Model::encode; only where the config streams): the residual
-// stream holds every token, the rest a chunk's.
+// stream holds every token, the rest a chunk's. `spill_residual` (a streamed encode only): the residual stream
+// kept in a scratch file (core/residual_store.h), memory holding a chunk of it and the chunk's host copy.
 EncodeMemory estimate_encode_memory(const ModelConfig& config, const ModelOptions& options, int64_t views, int height,
-                                    int width, int64_t state_views = -1, int64_t chunk_views = 0);
+                                    int width, int64_t state_views = -1, int64_t chunk_views = 0,
+                                    bool spill_residual = false);
 
 // The CPU backend's bf16 products pack both operands of a product into bf16 buffers that keep the size of the
 // largest product (kernels/cpu/dnnl_gemm.cpp): bytes for an encode taking `chunk_views` views (0: all) at once.

@@ -126,31 +126,34 @@ int64_t Model::encode_chunk(int64_t views, int64_t all_views, int height, int wi
   return chunk_views >= tile ? chunk_views / tile * tile : chunk_views;
 }
 
-Tensor Model::embed_in_chunks(const std::vector<Camera>& cameras, int64_t chunk, const ChunkPixels& pixels) const {
+ResidualStream Model::embed_in_chunks(const std::vector<Camera>& cameras, int64_t chunk, const ChunkPixels& pixels,
+                                      ResidualStore* spill) const {
   const int64_t count = static_cast<int64_t>(cameras.size());
   std::vector<float> storage;
-  if (chunk >= count) return embed(cameras, pixels(0, count, storage));
-  Tensor x;
+  if (chunk >= count) return ResidualStream(embed(cameras, pixels(0, count, storage)));
+  std::unique_ptr<ResidualStream> x;
   for (int64_t begin = 0; begin < count; begin += chunk) {
     const int64_t end = std::min(count, begin + chunk);
     const std::vector<Camera> part(cameras.begin() + begin, cameras.begin() + end);
     const Tensor rows_of_part = embed(part, pixels(begin, end, storage));
-    const int64_t per_view = rows_of_part.dim(0) / (end - begin);
-    if (begin == 0) x = backend_.empty({count * per_view, config().dim});
-    Tensor rows = x.slice(begin * per_view, end * per_view);
-    backend_.copy(rows, rows_of_part);
+    const int64_t per_view = rows_of_part.dim(0) / (end - begin), dim = rows_of_part.dim(1);
+    if (begin == 0)
+      x = spill ? std::make_unique<ResidualStream>(backend_, count * per_view, dim, chunk * per_view, *spill)
+                : std::make_unique<ResidualStream>(backend_.empty({count * per_view, dim}));
+    x->write(begin * per_view, rows_of_part);
   }
-  return x;
+  return std::move(*x);
 }
 
-ModuleState Model::encode_module(const ModuleContext& context, Tensor& x, Tensor& y, Tensor& out, int64_t chunk,
-                                 bool output_needed) const {
+ModuleState Model::encode_module(const ModuleContext& context, ResidualStream& stream, Tensor& y, Tensor& out,
+                                 int64_t chunk, bool output_needed) const {
   const BlockModule& module = block_module(*context.config.kind);
   if (chunk < context.views) {
-    const int64_t per_view = x.dim(0) / context.views;
-    const ResidualChunks chunks(context, x, context.weights.norm, kLayerNormEps, per_view, chunk, y, out);
+    const int64_t per_view = stream.rows() / context.views;
+    const ResidualChunks chunks(context, stream, context.weights.norm, kLayerNormEps, per_view, chunk, y, out);
     return module.encode_streamed(context, chunks, output_needed);
   }
+  Tensor& x = stream.whole();
   backend_.layer_norm(x, context.weights.norm, kLayerNormEps, y);
   ModuleState state = module.encode(context, y, out, output_needed);
   if (output_needed) backend_.add(x, out);
@@ -158,7 +161,7 @@ ModuleState Model::encode_module(const ModuleContext& context, Tensor& x, Tensor
 }
 
 SceneState Model::encode(const std::vector<PosedImage>& inputs, const Observer& observer, Collective* collective,
-                         int64_t chunk_views) const {
+                         int64_t chunk_views, ResidualStore* spill) const {
   if (inputs.empty()) throw Error("encode needs at least one input view");
   const int height = inputs[0].image.height, width = inputs[0].image.width;
   check_input_images(inputs);
@@ -175,7 +178,7 @@ SceneState Model::encode(const std::vector<PosedImage>& inputs, const Observer& 
   // The count, size and cameras checked as for caller-held pixels (the descriptor is only checked, not read).
   const auto count = static_cast<int64_t>(inputs.size());
   check_input_views(cameras, PixelView::packed(inputs[0].image.rgb.data(), count, height, width), config().patch_size);
-  SceneState state = encode_tokens(cameras, height, width, pixels, observer, collective, chunk_views);
+  SceneState state = encode_tokens(cameras, height, width, pixels, observer, collective, chunk_views, spill);
   // The intermediates the backend held for reuse between layers go back now: what follows an encode (writing the
   // state) is not the encode's to hold memory for, and the process's peak stays what the estimate counts.
   backend_.release_held_memory();
@@ -183,7 +186,7 @@ SceneState Model::encode(const std::vector<PosedImage>& inputs, const Observer& 
 }
 
 SceneState Model::encode(const std::vector<Camera>& cameras, const PixelView& pixels, const Observer& observer,
-                         Collective* collective, int64_t chunk_views) const {
+                         Collective* collective, int64_t chunk_views, ResidualStore* spill) const {
   check_input_views(cameras, pixels, config().patch_size);
   // A chunk of the caller's views is the same memory seen from its first view on: no copy.
   const ChunkPixels part = [&](int64_t begin, int64_t end, std::vector<float>&) {
@@ -193,27 +196,30 @@ SceneState Model::encode(const std::vector<Camera>& cameras, const PixelView& pi
     return chunk;
   };
   SceneState state = encode_tokens(cameras, static_cast<int>(pixels.height), static_cast<int>(pixels.width), part,
-                                   observer, collective, chunk_views);
+                                   observer, collective, chunk_views, spill);
   backend_.release_held_memory();  // as above
   return state;
 }
 
 SceneState Model::encode_tokens(const std::vector<Camera>& cameras, int height, int width, const ChunkPixels& pixels,
-                                const Observer& observer, Collective* collective, int64_t chunk_views) const {
+                                const Observer& observer, Collective* collective, int64_t chunk_views,
+                                ResidualStore* spill) const {
   Backend& be = backend_;
   const int64_t views = static_cast<int64_t>(cameras.size());
   const int64_t all_views = sum_over_ranks(collective, views);
   const int64_t chunk = encode_chunk(views, all_views, height, width, chunk_views);
-  check_encode_fits(estimate_encode_memory(config(), options_, views, height, width, all_views, chunk),
+  if (spill && chunk >= views) spill = nullptr;  // all at once: nothing streamed to keep elsewhere
+  if (spill && observer) throw Error("observing an encode needs its residual stream in memory, not spilled");
+  check_encode_fits(estimate_encode_memory(config(), options_, views, height, width, all_views, chunk, spill),
                     be.usable_memory(), be.device_description());
-  Tensor x = embed_in_chunks(cameras, chunk, pixels);
-  const int64_t dim = x.dim(1), chunk_tokens = x.dim(0) / views * chunk;
+  ResidualStream x = embed_in_chunks(cameras, chunk, pixels, spill);
+  const int64_t dim = x.cols(), chunk_tokens = x.rows() / views * chunk;
   // The state is allocated a layer at a time and kept: told to the backend after the first layer (its peak plus
   // the state still to come), so that each layer's growth does not push the blocks every layer reuses out of the
   // backend's pool (the first encode of a process mapped 600 blocks more than the next ones).
-  const int64_t layer_state_bytes = static_cast<int64_t>(sizeof(float)) * config().state_floats_per_layer(x.dim(0));
+  const int64_t layer_state_bytes = static_cast<int64_t>(sizeof(float)) * config().state_floats_per_layer(x.rows());
   be.expect_growth(0);
-  if (observer) observer("encode_tokens_after_input_layernorm", x);
+  if (observer) observer("encode_tokens_after_input_layernorm", x.whole());
 
   SceneState state;
   state.height = height;
@@ -236,7 +242,7 @@ SceneState Model::encode_tokens(const std::vector<Camera>& cameras, int height, 
       ModuleState module_state = encode_module(context, x, y, out, chunk, output_needed);
       if (mc.kind->stateful()) state.modules.push_back(std::move(module_state));
     }
-    if (observer) observer("encode_block" + std::to_string(layer) + "_out", x);
+    if (observer) observer("encode_block" + std::to_string(layer) + "_out", x.whole());
     if (layer == 0) be.expect_growth(layer_state_bytes * (config().layers - 1));
     report_progress("encode layers", layer + 1, config().layers);
   }

@@ -9,6 +9,7 @@
 
 #include "core/block_module.h"
 #include "core/camera.h"
+#include "core/encode_stream.h"
 #include "core/model_options.h"
 #include "core/pixel_view.h"
 #include "core/weights.h"
@@ -55,12 +56,14 @@ class Model {
   // With `chunk_views` (more than 0, fewer than the inputs) the views are taken in chunks of that many within
   // each layer where every module can (encode_streams, core/block_module.h): the same state within float
   // rounding, with only the residual stream growing with the views (core/memory_estimate.h); otherwise all at once.
+  // With `spill` as well, the residual stream of a streamed encode is kept there instead of in memory (only a
+  // chunk's rows at once): the same state, bit for bit, as the streamed encode in memory. Not with an observer.
   SceneState encode(const std::vector<PosedImage>& inputs, const Observer& observer = {},
-                    Collective* collective = nullptr, int64_t chunk_views = 0) const;
+                    Collective* collective = nullptr, int64_t chunk_views = 0, ResidualStore* spill = nullptr) const;
   // The same for views whose pixels the caller holds, one image per camera: read in place when packed (on the
   // CPU no copy at all; another backend copies them once into its memory), else packed once on the host.
   SceneState encode(const std::vector<Camera>& cameras, const PixelView& pixels, const Observer& observer = {},
-                    Collective* collective = nullptr, int64_t chunk_views = 0) const;
+                    Collective* collective = nullptr, int64_t chunk_views = 0, ResidualStore* spill = nullptr) const;
   // The chunk encode() takes for `chunk_views` of `views` input views (`all_views` across ranks) at height x width:
   // `views` when it encodes them all at once; else whole tiles of the TTT update (update_tile_views) where it
   // holds one, so that the state is the one all the views at once leave.
@@ -77,13 +80,16 @@ class Model {
   using ChunkPixels = std::function<PixelView(int64_t begin, int64_t end, std::vector<float>& storage)>;
   Tensor embed(const std::vector<Camera>& cameras, const PixelView& pixels) const;
   // embed() of `chunk` views at a time into the rows of one tensor (only a chunk's pixels and patches at once).
-  Tensor embed_in_chunks(const std::vector<Camera>& cameras, int64_t chunk, const ChunkPixels& pixels) const;
+  // With `spill`, the rows go there (a chunk's buffer in memory).
+  ResidualStream embed_in_chunks(const std::vector<Camera>& cameras, int64_t chunk, const ChunkPixels& pixels,
+                                 ResidualStore* spill) const;
   // Both encode()s: the views embedded, then every layer over them, all at once or in chunks of views.
   SceneState encode_tokens(const std::vector<Camera>& cameras, int height, int width, const ChunkPixels& pixels,
-                           const Observer& observer, Collective* collective, int64_t chunk_views) const;
+                           const Observer& observer, Collective* collective, int64_t chunk_views,
+                           ResidualStore* spill) const;
   // One module of one layer over x, all at once or (chunk < views) in chunks of views.
   // y and out: buffers of min(chunk, views) views' tokens.
-  ModuleState encode_module(const ModuleContext& context, Tensor& x, Tensor& y, Tensor& out, int64_t chunk,
+  ModuleState encode_module(const ModuleContext& context, ResidualStream& x, Tensor& y, Tensor& out, int64_t chunk,
                             bool output_needed) const;
   // render(), render_into(): image i written at image_out(i), called once per camera in order.
   void render_batches(const SceneState& state, const std::vector<Camera>& cameras,

@@ -7,6 +7,7 @@
 #include "core/mapped_file.h"
 #include "core/memory_estimate.h"
 #include "kernels/host_memory.h"
+#include "pipeline/scratch_file.h"
 
 namespace lact {
 
@@ -59,23 +60,38 @@ EncodePlan largest_chunk_that_fits(const Model& model, int64_t views, int height
   return plan;
 }
 
+// The largest chunk that fits in memory; where none does and a scratch directory is given, the largest that fits
+// with the residual stream spilled there. need_for(chunk, spilled).
+EncodePlan plan_encode(const Model& model, int64_t views, int height, int width, int64_t state_views, int64_t limit,
+                       const std::string& scratch_dir, const std::function<EncodeMemory(int64_t, bool)>& need_for) {
+  EncodePlan plan = largest_chunk_that_fits(model, views, height, width, state_views, limit,
+                                            [&](int64_t chunk) { return need_for(chunk, false); });
+  if (limit < 0 || plan.need.total() <= limit || scratch_dir.empty() || plan.chunk_views >= views) return plan;
+  EncodePlan spilled = largest_chunk_that_fits(model, views, height, width, state_views, limit,
+                                               [&](int64_t chunk) { return need_for(chunk, true); });
+  if (spilled.chunk_views >= views || spilled.need.total() > limit) return plan;
+  spilled.spill_bytes = spilled.need.spilled;
+  check_scratch_space(scratch_dir, spilled.spill_bytes);
+  return spilled;
+}
+
 }  // namespace
 
 EncodePlan check_encode_memory(const Model& model, int64_t views, int height, int width, const std::string& flag,
-                               int64_t state_views) {
+                               int64_t state_views, const std::string& scratch_dir) {
   const Backend& backend = model.backend();
   const int64_t count = std::max<int64_t>(1, views);
   const HostMemoryLimit host = usable_host_memory();
-  auto encode_need = [&](int64_t chunk) {
-    return estimate_encode_memory(model.config(), model.options(), count, height, width, state_views, chunk);
+  auto encode_need = [&](int64_t chunk, bool spilled) {
+    return estimate_encode_memory(model.config(), model.options(), count, height, width, state_views, chunk, spilled);
   };
   try {
     if (backend.name() == "cpu") {
       const int64_t process = process_memory_besides_encode(model);
       // What the process may reach: the limits leave host.bytes above what it holds now.
       const int64_t limit = host.bytes < 0 ? -1 : host.bytes + std::max<int64_t>(0, resident_bytes());
-      EncodePlan plan = largest_chunk_that_fits(model, count, height, width, state_views, limit, [&](int64_t chunk) {
-        EncodeMemory need = encode_need(chunk);
+      auto need_for = [&](int64_t chunk, bool spilled) {
+        EncodeMemory need = encode_need(chunk, spilled);
         // The decoded views stay alive through the encode, and Model::embed stages one more copy of a chunk's.
         need.views = kept_view_bytes(count, height, width);
         need.embedding += kept_view_bytes(need.chunk_views, height, width);
@@ -84,13 +100,14 @@ EncodePlan check_encode_memory(const Model& model, int64_t views, int height, in
               bf16_operand_bytes(model.config(), model.options(), count, height, width, need.chunk_views);
         need.process = process + kRuntimeBytes + static_cast<int64_t>(kRuntimeShare * double(need.total()));
         return need;
-      });
+      };
+      EncodePlan plan = plan_encode(model, count, height, width, state_views, limit, scratch_dir, need_for);
       plan.limit_source = host.source;
       check_encode_fits(plan.need, limit, backend.device_description() + " (" + host.source + ")");
       return plan;
     }
     EncodePlan plan =
-        largest_chunk_that_fits(model, count, height, width, state_views, backend.usable_memory(), encode_need);
+        plan_encode(model, count, height, width, state_views, backend.usable_memory(), scratch_dir, encode_need);
     plan.limit_source = backend.device_description();
     check_encode_fits(plan.need, plan.limit, backend.device_description());
     const ViewReadMemory kept{kept_view_bytes(count, height, width), 0, -1};
@@ -123,7 +140,8 @@ void check_view_reading(const Scene& scene, const std::vector<int>& indices, int
 EncodePlan check_memory_need(const Model& model, const MemoryNeed& need) {
   EncodePlan plan;
   if (need.encode_views > 0)
-    plan = check_encode_memory(model, need.encode_views, need.height, need.width, need.flag, need.state_views);
+    plan = check_encode_memory(model, need.encode_views, need.height, need.width, need.flag, need.state_views,
+                               need.scratch_dir);
   for (const auto& [height, width] : need.render_sizes)
     check_encode_memory(model, 1, height, width, need.render_flag, -1);
   if (need.scene)

@@ -18,6 +18,7 @@ namespace lact {
 // and its estimate (on the CPU the whole process's peak) against the limit that applies.
 struct EncodePlan {
   int64_t views = 0, chunk_views = 0;
+  int64_t spill_bytes = 0;  // > 0: the residual stream kept in a scratch file of this size (pipeline/scratch_file.h)
   EncodeMemory need;
   int64_t limit = -1;  // bytes (-1: none known)
   std::string limit_source;
@@ -26,9 +27,10 @@ struct EncodePlan {
 // it holds now (the model's mapped pages counted whole, and the weights' bf16 copies), the views the encode
 // keeps and the encode's own buffers; on a GPU the encode is held against the device's memory and the kept
 // views against the host's. Where all the views do not fit at once and the model streams, the largest chunk
-// of views that fits.
+// of views that fits; where none does, the residual stream spilled to a scratch file (`scratch_dir`, --scratch; empty:
+// never) with the largest chunk that then fits, the directory's free space checked.
 EncodePlan check_encode_memory(const Model& model, int64_t views, int height, int width, const std::string& flag,
-                               int64_t state_views);
+                               int64_t state_views, const std::string& scratch_dir = "");
 
 // The CPU's whole-process part of an encode's estimate: this process's resident memory now less its mapped
 // files' resident pages, the mapped files whole and, with bf16 products, the weights' bf16 copies.
@@ -46,6 +48,7 @@ struct MemoryNeed {
   int64_t encode_views = 0, state_views = -1;  // 0: nothing encoded
   std::vector<std::pair<int, int>> render_sizes;
   std::string render_flag = "--size";  // names the rendered sizes ("PATH: a frame of")
+  std::string scratch_dir;             // where an encode that does not fit in memory may spill (empty: never)
   const Scene* scene = nullptr;        // the scene `reads` index
   std::vector<std::vector<int>> reads;
 };

@@ -5,7 +5,9 @@
 #include <string>
 
 #include "core/error.h"
+#include "kernels/host_memory.h"
 #include "pipeline/run_work.h"
+#include "pipeline/scratch_file.h"
 #include "pipeline/stage_progress.h"
 
 namespace lact {
@@ -88,16 +90,31 @@ SceneSelection Run::select(const DataOptions& data) {
   return selection;
 }
 
-void Run::check_memory(const MemoryNeed& need) {
+std::string Run::scratch_dir() const {
+  return common_.scratch_dir.empty() ? default_scratch_dir() : common_.scratch_dir;
+}
+
+std::unique_ptr<ScratchFile> Run::encode_scratch() const {
+  return encode_spill_bytes_ > 0 ? std::make_unique<ScratchFile>(scratch_dir(), encode_spill_bytes_) : nullptr;
+}
+
+void Run::check_memory(const MemoryNeed& asked) {
+  MemoryNeed need = asked;
+  need.scratch_dir = scratch_dir();
   const EncodePlan plan = check_memory_need(model(), need);
   if (need.encode_views <= 0) return;
   encode_chunk_views_ = plan.chunk_views;
+  encode_spill_bytes_ = plan.spill_bytes;
   const bool streamed = plan.chunk_views < plan.views;
   if (out_.options.quiet || !leads() || (!streamed && !std::getenv("LACT_MEMORY_ESTIMATE"))) return;
   auto mib = [](int64_t bytes) { return std::to_string((bytes + (1 << 19)) >> 20) + " MiB"; };
-  std::fprintf(stderr, "lact: note: encoding %lld views %s%lld at a time: peak estimate %s of %s (%s)\n",
+  const std::string spill = plan.spill_bytes > 0 ? ", the residual stream (" + mib(plan.spill_bytes) +
+                                                       ") in a scratch file in " + need.scratch_dir + " (" +
+                                                       memory_size_text(free_disk_bytes(need.scratch_dir)) + " free)"
+                                                 : "";
+  std::fprintf(stderr, "lact: note: encoding %lld views %s%lld at a time%s: peak estimate %s of %s (%s)\n",
                static_cast<long long>(plan.views), streamed ? "in chunks, " : "",
-               static_cast<long long>(plan.chunk_views), mib(plan.need.total()).c_str(),
+               static_cast<long long>(plan.chunk_views), spill.c_str(), mib(plan.need.total()).c_str(),
                plan.limit < 0 ? "no known limit" : mib(plan.limit).c_str(), plan.limit_source.c_str());
   if (std::getenv("LACT_MEMORY_ESTIMATE"))
     std::fprintf(stderr,
@@ -123,8 +140,9 @@ SceneState Run::encode(const SceneSelection& selection) {
     check_memory(encode_need(selection, share));
     check_time(encode_work(selection, share), "");
   });
+  const std::unique_ptr<ScratchFile> scratch = encode_scratch();
   return model().encode(read_inputs(selection, share, distribution()), {}, distribution().collective,
-                        encode_chunk_views_);
+                        encode_chunk_views_, scratch.get());
 }
 
 Image Run::render(const SceneState& state, const Camera& camera, int height, int width) {
@@ -140,14 +158,16 @@ SceneState Run::encode_views(const std::vector<PosedImage>& views, const std::st
                              const Model::Observer& observer) {
   if (views.empty()) throw Error(flag, "no input views");
   check_views_memory(static_cast<int64_t>(views.size()), views[0].image.height, views[0].image.width, flag);
-  return model().encode(views, observer, nullptr, encode_chunk_views_);
+  const std::unique_ptr<ScratchFile> scratch = encode_scratch();
+  return model().encode(views, observer, nullptr, encode_chunk_views_, scratch.get());
 }
 
 SceneState Run::encode_views(const std::vector<Camera>& cameras, const PixelView& pixels, const std::string& flag,
                              const Model::Observer& observer) {
   if (cameras.empty() || pixels.count < 1) throw Error(flag, "no input views");
   check_views_memory(pixels.count, static_cast<int>(pixels.height), static_cast<int>(pixels.width), flag);
-  return model().encode(cameras, pixels, observer, nullptr, encode_chunk_views_);
+  const std::unique_ptr<ScratchFile> scratch = encode_scratch();
+  return model().encode(cameras, pixels, observer, nullptr, encode_chunk_views_, scratch.get());
 }
 
 void Run::check_views_memory(int64_t views, int height, int width, const std::string& flag) {

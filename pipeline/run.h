@@ -26,6 +26,8 @@
 
 namespace lact {
 
+class ScratchFile;
+
 // The scene a run encodes or opens, and what it renders of it.
 struct SceneRequest {
   std::string model;    // --model (with a state: the one its metadata names when empty)
@@ -120,6 +122,10 @@ class Run {
   // encode's chunk of views (all of them unless it must be streamed to fit) is kept for the encode that follows,
   // and printed when it is streamed.
   void check_memory(const MemoryNeed& need);
+  // --scratch, or its default: where an encode that does not fit in memory keeps its residual stream.
+  std::string scratch_dir() const;
+  // The scratch file the last encode check planned (null: none), for the encode that follows; gone with it.
+  std::unique_ptr<ScratchFile> encode_scratch() const;
   // The time check beside it (pipeline/run_time.cpp): `work` estimated; over a minute, one line on stderr (the
   // lead); over --max-seconds, an Error naming the flag. `what` prefixes the work's description (a scene's name).
   void check_time(const WorkSize& work, const std::string& what);
@@ -174,6 +180,7 @@ class Run {
   std::mutex rendered_sizes_lock_;                // renders from two threads at once (render_cameras_into)
   WarningMode warnings_ = WarningMode::On;        // --warnings
   int64_t encode_chunk_views_ = 0;                // the last encode check's chunk (Model::encode's chunk_views)
+  int64_t encode_spill_bytes_ = 0;                // and its residual stream's scratch file (0: in memory)
 };
 
 }  // namespace lact

@@ -12,6 +12,7 @@
 #include "pipeline/progress.h"
 #include "pipeline/run.h"
 #include "pipeline/run_work.h"
+#include "pipeline/scratch_file.h"
 
 namespace lact {
 
@@ -113,7 +114,8 @@ SceneReport Run::run_scene_work(SceneWork work, const SceneSelection& selection,
   if (!given) {
     inputs = read_inputs(selection, work.inputs, across);
     const auto start = std::chrono::steady_clock::now();
-    encoded = model().encode(inputs, {}, across.collective, encode_chunk_views_);
+    const std::unique_ptr<ScratchFile> scratch = encode_scratch();
+    encoded = model().encode(inputs, {}, across.collective, encode_chunk_views_, scratch.get());
     report.encode_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
   const SceneState& state = given ? *given : encoded;

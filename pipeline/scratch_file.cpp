@@ -1,0 +1,115 @@
+#include "pipeline/scratch_file.h"
+
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "kernels/host_memory.h"
+
+namespace lact {
+
+namespace {
+
+Error scratch_error(const std::string& dir, const std::string& what) { return Error("--scratch " + dir, what); }
+
+// A file with no name in `dir`: O_TMPFILE, else a unique name unlinked at once (file systems without O_TMPFILE).
+int open_unnamed(const std::string& dir) {
+  int fd = open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (fd >= 0) return fd;
+  if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL) throw scratch_error(dir, std::strerror(errno));
+  std::string pattern = dir + "/lact-scratch-XXXXXX";
+  std::vector<char> name(pattern.begin(), pattern.end());
+  name.push_back('\0');
+  fd = mkostemp(name.data(), O_CLOEXEC);
+  if (fd < 0) throw scratch_error(dir, std::strerror(errno));
+  unlink(name.data());
+  return fd;
+}
+
+}  // namespace
+
+ScratchFile::ScratchFile(const std::string& dir, int64_t bytes) : dir_(dir), bytes_(bytes) {
+  fd_ = open_unnamed(dir);
+  const int reserved = posix_fallocate(fd_, 0, static_cast<off_t>(bytes));
+  if (reserved != 0) {
+    close(fd_);
+    throw scratch_error(dir, "cannot reserve " + memory_size_text(bytes) + " for the encode's residual stream (" +
+                                 std::strerror(reserved) + "; " + memory_size_text(free_disk_bytes(dir)) + " free)");
+  }
+}
+
+ScratchFile::~ScratchFile() {
+  if (fd_ >= 0) close(fd_);  // the file had no name: its blocks are freed now
+}
+
+void ScratchFile::check_range(int64_t first, int64_t count, int64_t cols) const {
+  const int64_t end = (first + count) * cols * static_cast<int64_t>(sizeof(float));
+  if (first < 0 || count < 0 || cols < 0 || end > bytes_)
+    throw std::logic_error("scratch file: rows past the reserved size");
+}
+
+void ScratchFile::write_rows(int64_t first, int64_t count, int64_t cols, const float* values) {
+  check_range(first, count, cols);
+  const auto* data = reinterpret_cast<const char*>(values);
+  int64_t offset = first * cols * static_cast<int64_t>(sizeof(float)), left = count * cols * 4;
+  while (left > 0) {
+    const ssize_t n = pwrite(fd_, data, static_cast<size_t>(left), static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw scratch_error(dir_, std::string("writing the residual stream: ") + std::strerror(errno));
+    data += n, offset += n, left -= n;
+  }
+}
+
+void ScratchFile::read_rows(int64_t first, int64_t count, int64_t cols, float* values) {
+  check_range(first, count, cols);
+  auto* data = reinterpret_cast<char*>(values);
+  int64_t offset = first * cols * static_cast<int64_t>(sizeof(float)), left = count * cols * 4;
+  while (left > 0) {
+    const ssize_t n = pread(fd_, data, static_cast<size_t>(left), static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0)
+      throw scratch_error(dir_, std::string("reading the residual stream back: ") +
+                                    (n == 0 ? "the file is shorter than written" : std::strerror(errno)));
+    data += n, offset += n, left -= n;
+  }
+}
+
+void check_scratch_space(const std::string& dir, int64_t bytes) {
+  const std::string what = "the encode does not fit in memory and keeps its residual stream (" +
+                           memory_size_text(bytes) + ") in a scratch file here";
+  if (in_memory_file_system(dir))
+    throw scratch_error(dir, what +
+                                 ", but this directory is held in memory (tmpfs), which saves nothing: name a "
+                                 "directory on disk");
+  const int64_t free = free_disk_bytes(dir);
+  if (free < 0) throw scratch_error(dir, what + ", but it cannot be read (" + std::strerror(errno) + ")");
+  if (free < bytes) throw scratch_error(dir, what + ", but only " + memory_size_text(free) + " is free there");
+}
+
+std::string default_scratch_dir() {
+  const char* tmp = std::getenv("TMPDIR");
+  return tmp && *tmp ? tmp : "/tmp";
+}
+
+int64_t free_disk_bytes(const std::string& dir) {
+  struct statvfs fs {};
+  if (statvfs(dir.c_str(), &fs) != 0) return -1;
+  return static_cast<int64_t>(fs.f_bavail) * static_cast<int64_t>(fs.f_frsize);
+}
+
+bool in_memory_file_system(const std::string& dir) {
+  struct statfs fs {};
+  if (statfs(dir.c_str(), &fs) != 0) return false;
+  return fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC;
+}
+
+}  // namespace lact
