@@ -77,6 +77,7 @@ Row run_one(const std::string& name, const Model& model, int views, int height, 
   for (const PosedImage& v : bench_views(o.targets, height, width, false, 1)) cameras.push_back(v.camera);
   SceneState state;
   for (int r = -o.warmup; r < o.repeat; ++r) {
+    state = SceneState();  // the last scene's state gone first, as when a scene is encoded again, not kept beside it
     double t = now_seconds();
     state = model.encode(inputs);
     model.backend().synchronize();
