@@ -57,6 +57,44 @@ LACT_VECTOR_CLONES void swiglu_backward_span(float* pg, float* pu, float* pd, in
   }
 }
 
+// Sum of a[j] * b[j] in double over eight interleaved partial sums (each lane its own sequence, so the compiler
+// vectorizes it without reordering any one sum), added together at the end.
+LACT_VECTOR_CLONES double dot_span(const float* a, const float* b, int64_t n) {
+  constexpr int kLanes = 8;
+  double lane[kLanes] = {};
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+    for (int l = 0; l < kLanes; ++l) lane[l] += static_cast<double>(a[j + l]) * b[j + l];
+  double sum = 0.0;
+  for (; j < n; ++j) sum += static_cast<double>(a[j]) * b[j];
+  for (int l = 0; l < kLanes; ++l) sum += lane[l];
+  return sum;
+}
+
+// Sum of a[j], and of (a[j] - mean)^2, in double lanes as above.
+LACT_VECTOR_CLONES double sum_span(const float* a, int64_t n) {
+  constexpr int kLanes = 8;
+  double lane[kLanes] = {};
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+    for (int l = 0; l < kLanes; ++l) lane[l] += a[j + l];
+  double sum = 0.0;
+  for (; j < n; ++j) sum += a[j];
+  for (int l = 0; l < kLanes; ++l) sum += lane[l];
+  return sum;
+}
+LACT_VECTOR_CLONES double centered_squares_span(const float* a, int64_t n, double mean) {
+  constexpr int kLanes = 8;
+  double lane[kLanes] = {};
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+    for (int l = 0; l < kLanes; ++l) lane[l] += (a[j + l] - mean) * (a[j + l] - mean);
+  double sum = 0.0;
+  for (; j < n; ++j) sum += (a[j] - mean) * (a[j] - mean);
+  for (int l = 0; l < kLanes; ++l) sum += lane[l];
+  return sum;
+}
+
 template <class SpanOp>
 void in_spans(int64_t n, const SpanOp& op) {
   constexpr int64_t kSpan = 4096;
@@ -287,12 +325,8 @@ void CpuBackend::do_layer_norm(const Tensor& x, const Tensor& weight, float eps,
   for (int64_t r = 0; r < rows; ++r) {
     const float* xr = px + r * cols;
     float* yr = py + r * cols;
-    double mean = 0.0;
-    for (int64_t c = 0; c < cols; ++c) mean += xr[c];
-    mean /= static_cast<double>(cols);
-    double var = 0.0;
-    for (int64_t c = 0; c < cols; ++c) var += (xr[c] - mean) * (xr[c] - mean);
-    var /= static_cast<double>(cols);
+    const double mean = sum_span(xr, cols) / static_cast<double>(cols);
+    const double var = centered_squares_span(xr, cols, mean) / static_cast<double>(cols);
     const float inv = static_cast<float>(1.0 / std::sqrt(var + eps));
     const float m = static_cast<float>(mean);
     for (int64_t c = 0; c < cols; ++c) yr[c] = (xr[c] - m) * inv * pw[c];
@@ -309,8 +343,7 @@ void CpuBackend::do_rms_norm(const Tensor& x, const Tensor& weight, int64_t grou
   for (int64_t g = 0; g < groups; ++g) {
     const float* xg = px + g * group;
     float* yg = py + g * group;
-    double sum = 0.0;
-    for (int64_t i = 0; i < group; ++i) sum += static_cast<double>(xg[i]) * xg[i];
+    const double sum = dot_span(xg, xg, group);
     const float inv = static_cast<float>(1.0 / std::sqrt(sum / static_cast<double>(group) + eps));
     for (int64_t i = 0; i < group; ++i) yg[i] = xg[i] * inv * pw[i];
   }
@@ -323,9 +356,7 @@ void CpuBackend::do_l2_normalize(Tensor& x, int64_t group, float eps) {
 #pragma omp parallel for schedule(static) if (x.numel() > kParallelMinimum)
   for (int64_t g = 0; g < groups; ++g) {
     float* xg = px + g * group;
-    double sum = 0.0;
-    for (int64_t i = 0; i < group; ++i) sum += static_cast<double>(xg[i]) * xg[i];
-    const float inv = static_cast<float>(1.0 / (std::sqrt(sum) + eps));
+    const float inv = static_cast<float>(1.0 / (std::sqrt(dot_span(xg, xg, group)) + eps));
     for (int64_t i = 0; i < group; ++i) xg[i] *= inv;
   }
 }
@@ -408,24 +439,6 @@ void CpuBackend::do_swiglu_backward(Tensor& gate, Tensor& up, Tensor& dhidden) {
   in_spans(gate.numel(),
            [=](int64_t start, int64_t count) { swiglu_backward_span(pg + start, pu + start, pd + start, count); });
 }
-
-namespace {
-
-// Sum of a[j] * b[j] in double over eight interleaved partial sums (each lane its own sequence, so the compiler
-// vectorizes it without reordering any one sum), added together at the end.
-LACT_VECTOR_CLONES double dot_span(const float* a, const float* b, int64_t n) {
-  constexpr int kLanes = 8;
-  double lane[kLanes] = {};
-  int64_t j = 0;
-  for (; j + kLanes <= n; j += kLanes)
-    for (int l = 0; l < kLanes; ++l) lane[l] += static_cast<double>(a[j + l]) * b[j + l];
-  double sum = 0.0;
-  for (; j < n; ++j) sum += static_cast<double>(a[j]) * b[j];
-  for (int l = 0; l < kLanes; ++l) sum += lane[l];
-  return sum;
-}
-
-}  // namespace
 
 std::vector<double> CpuBackend::do_batched_dot(const Tensor& a, const Tensor& b) {
   const OpTimer timer(*profiler_, "batched_dot");
