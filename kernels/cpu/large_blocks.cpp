@@ -4,9 +4,6 @@
 
 #include <cstdint>
 #include <cstdlib>
-#include <new>
-
-#include "kernels/cpu/bf16_buffer.h"
 
 namespace lact {
 
@@ -58,18 +55,6 @@ void free_block(void* block, size_t bytes) {
   if (!block) return;
   if (!mapped(bytes)) return std::free(block);
   munmap(block, page_rounded(bytes));
-}
-
-void Bf16Buffer::resize(size_t count) {
-  if (count > capacity_) {
-    const size_t bytes = (count * sizeof(uint16_t) + 63) / 64 * 64;
-    void* block = allocate_block(bytes);
-    if (!block) throw std::bad_alloc();
-    free_block(data_, capacity_bytes());
-    data_ = static_cast<uint16_t*>(block);
-    capacity_ = count;
-  }
-  size_ = count;
 }
 
 }  // namespace lact
