@@ -59,27 +59,26 @@ void ScratchFile::check_range(int64_t first, int64_t count, int64_t cols) const 
 
 void ScratchFile::write_rows(int64_t first, int64_t count, int64_t cols, const float* values) {
   check_range(first, count, cols);
-  const auto* data = reinterpret_cast<const char*>(values);
-  int64_t offset = first * cols * static_cast<int64_t>(sizeof(float)), left = count * cols * 4;
-  while (left > 0) {
-    const ssize_t n = pwrite(fd_, data, static_cast<size_t>(left), static_cast<off_t>(offset));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw scratch_error(dir_, std::string("writing the residual stream: ") + std::strerror(errno));
-    data += n, offset += n, left -= n;
-  }
+  transfer(first * cols, count * cols, const_cast<float*>(values), true);
 }
 
 void ScratchFile::read_rows(int64_t first, int64_t count, int64_t cols, float* values) {
   check_range(first, count, cols);
+  transfer(first * cols, count * cols, values, false);
+}
+
+// pwrite / pread of `floats` floats at float `offset`, resumed after short transfers and EINTR.
+void ScratchFile::transfer(int64_t offset, int64_t floats, float* values, bool write) {
   auto* data = reinterpret_cast<char*>(values);
-  int64_t offset = first * cols * static_cast<int64_t>(sizeof(float)), left = count * cols * 4;
+  int64_t at = offset * 4, left = floats * 4;
   while (left > 0) {
-    const ssize_t n = pread(fd_, data, static_cast<size_t>(left), static_cast<off_t>(offset));
+    const ssize_t n = write ? pwrite(fd_, data, static_cast<size_t>(left), static_cast<off_t>(at))
+                            : pread(fd_, data, static_cast<size_t>(left), static_cast<off_t>(at));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0)
-      throw scratch_error(dir_, std::string("reading the residual stream back: ") +
-                                    (n == 0 ? "the file is shorter than written" : std::strerror(errno)));
-    data += n, offset += n, left -= n;
+      throw scratch_error(dir_, std::string(write ? "writing the residual stream: " : "reading it back: ") +
+                                    (n == 0 ? "the file ended early" : std::strerror(errno)));
+    data += n, at += n, left -= n;
   }
 }
 

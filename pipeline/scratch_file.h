@@ -23,6 +23,7 @@ class ScratchFile final : public ResidualStore {
 
  private:
   void check_range(int64_t first, int64_t count, int64_t cols) const;
+  void transfer(int64_t offset, int64_t floats, float* values, bool write);  // write: only read from values
   std::string dir_;
   int64_t bytes_ = 0;
   int fd_ = -1;
