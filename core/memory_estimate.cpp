@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/module_kind.h"
+#include "kernels/cpu/dnnl_gemm.h"
 #include "kernels/host_memory.h"
 
 namespace lact {
@@ -70,8 +71,8 @@ EncodeMemory estimate_encode_memory(const ModelConfig& config, const ModelOption
   return m;
 }
 
-int64_t bf16_operand_bytes(const ModelConfig& config, const ModelOptions& options, int64_t views, int height, int width,
-                           int64_t chunk_views) {
+int64_t cpu_operand_bytes(const ModelConfig& config, const ModelOptions& options, bool bf16, int64_t views, int height,
+                          int width, int64_t chunk_views) {
   const int64_t patch = std::max(1, config.patch_size);
   const double per_view =
       static_cast<double>(std::max(0, height) / patch) * static_cast<double>(std::max(0, width) / patch);
@@ -88,6 +89,15 @@ int64_t bf16_operand_bytes(const ModelConfig& config, const ModelOptions& option
       for (int64_t side : entry.second) floats *= static_cast<double>(side);
       weight = std::max(weight, floats);
     }
+  }
+  if (!bf16) {  // a token tile of K (dim wide) or of a hidden activation, copied transposed for a d x hidden C
+    double copied = 0;
+    for (const ModuleConfig& mc : config.block) {
+      const int64_t hidden = mc.kind->hidden(mc, config.dim);
+      if (fp32_copies_transposed_a(config.dim, hidden))
+        copied = std::max<double>(copied, tile * std::max<int64_t>(config.dim, hidden));
+    }
+    return saturate(4.0 * copied);
   }
   const double a = std::max(part * config.dim, tile * inner), b = std::max(weight, tile * inner);
   return saturate(2.0 * (a + b));

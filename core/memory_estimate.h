@@ -42,10 +42,11 @@ EncodeMemory estimate_encode_memory(const ModelConfig& config, const ModelOption
                                     int width, int64_t state_views = -1, int64_t chunk_views = 0,
                                     bool spill_residual = false);
 
-// The CPU backend's bf16 products pack both operands of a product into bf16 buffers that keep the size of the
-// largest product (kernels/cpu/dnnl_gemm.cpp): bytes for an encode taking `chunk_views` views (0: all) at once.
-int64_t bf16_operand_bytes(const ModelConfig& config, const ModelOptions& options, int64_t views, int height, int width,
-                           int64_t chunk_views = 0);
+// The CPU backend's product buffers, which keep the size of the largest product (kernels/cpu/dnnl_gemm.cpp): bf16
+// products pack both operands into bf16; fp32 products copy a large transposed A (a token tile of a module's inner
+// width) to its transpose. Bytes for an encode taking `chunk_views` views (0: all) at once.
+int64_t cpu_operand_bytes(const ModelConfig& config, const ModelOptions& options, bool bf16, int64_t views, int height,
+                          int width, int64_t chunk_views = 0);
 
 // Throws lact::Error when the estimate exceeds `available` bytes (available < 0: unknown, no check).
 // `device` names what has them, e.g. "CPU, 2 threads (MemAvailable)".

@@ -95,9 +95,8 @@ EncodePlan check_encode_memory(const Model& model, int64_t views, int height, in
         // The decoded views stay alive through the encode, and Model::embed stages one more copy of a chunk's.
         need.views = kept_view_bytes(count, height, width);
         need.embedding += kept_view_bytes(need.chunk_views, height, width);
-        if (backend.precision() == Precision::Bf16)
-          need.temporaries +=
-              bf16_operand_bytes(model.config(), model.options(), count, height, width, need.chunk_views);
+        need.temporaries += cpu_operand_bytes(model.config(), model.options(), backend.precision() == Precision::Bf16,
+                                              count, height, width, need.chunk_views);
         need.process = process + kRuntimeBytes + static_cast<int64_t>(kRuntimeShare * double(need.total()));
         return need;
       };

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "kernels/backend.h"
-#include "kernels/cpu/bf16_buffer.h"
+#include "kernels/cpu/raw_buffer.h"
 
 namespace lact {
 

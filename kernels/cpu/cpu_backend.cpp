@@ -57,29 +57,14 @@ LACT_VECTOR_CLONES void swiglu_backward_span(float* pg, float* pu, float* pd, in
   }
 }
 
-// The sum over j < n of term(j) in double over eight interleaved partial sums (each lane its own sequence, so
-// the compiler vectorizes it without reordering any one sum), added together at the end. Inlined into each
-// clone below.
-template <class Term>
-inline double lane_sum(int64_t n, const Term& term) {
-  constexpr int kLanes = 8;
-  double lane[kLanes] = {};
-  int64_t j = 0;
-  for (; j + kLanes <= n; j += kLanes)
-    for (int l = 0; l < kLanes; ++l) lane[l] += term(j + l);
-  double sum = 0.0;
-  for (; j < n; ++j) sum += term(j);
-  for (int l = 0; l < kLanes; ++l) sum += lane[l];
-  return sum;
-}
 LACT_VECTOR_CLONES double dot_span(const float* a, const float* b, int64_t n) {
-  return lane_sum(n, [a, b](int64_t j) { return static_cast<double>(a[j]) * b[j]; });
+  return vector_math::lane_sum(n, [a, b](int64_t j) { return static_cast<double>(a[j]) * b[j]; });
 }
 LACT_VECTOR_CLONES double sum_span(const float* a, int64_t n) {
-  return lane_sum(n, [a](int64_t j) { return static_cast<double>(a[j]); });
+  return vector_math::lane_sum(n, [a](int64_t j) { return static_cast<double>(a[j]); });
 }
 LACT_VECTOR_CLONES double centered_squares_span(const float* a, int64_t n, double mean) {
-  return lane_sum(n, [a, mean](int64_t j) { return (a[j] - mean) * (a[j] - mean); });
+  return vector_math::lane_sum(n, [a, mean](int64_t j) { return (a[j] - mean) * (a[j] - mean); });
 }
 
 template <class SpanOp>

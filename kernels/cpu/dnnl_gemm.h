@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "kernels/backend.h"
-#include "kernels/cpu/bf16_buffer.h"
+#include "kernels/cpu/raw_buffer.h"
 
 namespace lact {
 
@@ -29,6 +29,10 @@ std::string openblas_core_name();
 // X's stored matrices of every batch entry (op(X) rows x cols: stored rows x cols, or cols x rows when
 // transposed), compacted and rounded to bf16 (nearest even): one linear pass, no transpose.
 void pack_bf16(const MatrixOperand& x, bool transpose, int64_t rows, int64_t cols, int64_t batch, Bf16Buffer& out);
+
+// Whether an fp32 product whose C is m x n copies a transposed A to its transpose first (oneDNN 2.6 ran those
+// shapes at 40-65% of its rate with A transposed in place); the memory estimate counts the copy.
+inline bool fp32_copies_transposed_a(int64_t m, int64_t n) { return m >= 768 && n >= 768 && m * n >= (1 << 20); }
 
 class DnnlGemm {
  public:

@@ -79,4 +79,20 @@ inline float sigmoid(float x) { return 1.0f / (1.0f + exp(-x)); }
 inline float silu(float x) { return x * sigmoid(x); }
 inline float gelu(float x) { return 0.5f * x * (1.0f + erf(x * 0.70710678118654752f)); }
 
+// The sum over j < n of term(j) in double over eight interleaved partial sums (each lane its own sequence, so
+// the compiler vectorizes it without reordering any one sum), added together at the end. Inlined into each
+// clone that calls it.
+template <class Term>
+inline double lane_sum(int64_t n, const Term& term) {
+  constexpr int kLanes = 8;
+  double lane[kLanes] = {};
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+    for (int l = 0; l < kLanes; ++l) lane[l] += term(j + l);
+  double sum = 0.0;
+  for (; j < n; ++j) sum += term(j);
+  for (int l = 0; l < kLanes; ++l) sum += lane[l];
+  return sum;
+}
+
 }  // namespace lact::vector_math
