@@ -28,6 +28,7 @@ nlohmann::json rows_json(const std::vector<Row>& rows) {
     if (r.skipped.empty()) {
       j.update({{"encode_s", r.encode_s},
                 {"render_fps", r.render_fps},
+                {"first_frame_s", r.first_frame.median()},
                 {"state_mib", r.state_mib},
                 {"encode_gflops", r.encode_gflops},
                 {"render_gflops", r.render_gflops},

@@ -7,12 +7,13 @@ namespace lact::bench {
 void print_table(const std::vector<Row>& rows) {
   std::printf(
       "\n| model | precision | views | size | tokens | open s | encode s | encode min s | encode spread | "
-      "render FPS | render spread | state MiB | encode GFLOP/s | render GFLOP/s | encode / GEMM | render / GEMM | "
+      "render FPS | render spread | first frame s | state MiB | encode GFLOP/s | render GFLOP/s | encode / GEMM | "
+      "render / GEMM | "
       "full/LaCT encode | LaCT/full FPS "
-      "|\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+      "|\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const Row& r : rows) {
     if (!r.skipped.empty()) {
-      std::printf("| %s | %s | %d | %dx%d | %lld | skipped: %s | | | | | | | | | | | | |\n", r.model.c_str(),
+      std::printf("| %s | %s | %d | %dx%d | %lld | skipped: %s | | | | | | | | | | | | | |\n", r.model.c_str(),
                   r.precision.c_str(), r.views, r.height, r.width, static_cast<long long>(r.tokens), r.skipped.c_str());
       continue;
     }
@@ -29,13 +30,14 @@ void print_table(const std::vector<Row>& rows) {
     // The fraction of the backend's own n^3 product rate at this precision (the ceiling the issue measures by).
     const double gemm = r.gemm_gflops > 0 ? r.gemm_gflops : 1e300;
     std::printf(
-        "| %s | %s | %d | %dx%d | %lld | %s | %.3f | %.3f | %.0f%% | %.2f | %.0f%% | %.1f | %.1f | %.1f | %.0f%% | "
+        "| %s | %s | %d | %dx%d | %lld | %s | %.3f | %.3f | %.0f%% | %.2f | %.0f%% | %.3f | %.1f | %.1f | %.1f | "
+        "%.0f%% | "
         "%.0f%% "
         "|%s\n",
         r.model.c_str(), r.precision.c_str(), r.views, r.height, r.width, static_cast<long long>(r.tokens),
         open.c_str(), r.encode_s, r.encode.min(), 100 * r.encode.spread(), r.render_fps, 100 * r.render.spread(),
-        r.state_mib, r.encode_gflops, r.render_gflops, 100 * r.encode_gflops / gemm, 100 * r.render_gflops / gemm,
-        ratios.c_str());
+        r.first_frame.median(), r.state_mib, r.encode_gflops, r.render_gflops, 100 * r.encode_gflops / gemm,
+        100 * r.render_gflops / gemm, ratios.c_str());
   }
 }
 

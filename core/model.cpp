@@ -374,7 +374,8 @@ void Model::decode(const SceneState& state, const Tensor& poses, int height, int
   const int64_t dim = x.dim(1);
   Tensor y = be.empty({tokens, dim}), out = be.empty({tokens, dim});
   size_t state_index = 0;
-  for (int layer = 0; layer < config().layers; ++layer)
+  be.expect_growth(0);  // every layer allocates as the first did: its blocks are kept for the next (backend.h)
+  for (int layer = 0; layer < config().layers; ++layer) {
     for (size_t j = 0; j < config().block.size(); ++j) {
       const ModuleConfig& mc = config().block[j];
       const ModuleContext context{be, mc, weights_.blocks[layer][j], options_, count};
@@ -382,6 +383,8 @@ void Model::decode(const SceneState& state, const Tensor& poses, int height, int
       block_module(*mc.kind).render(context, mc.kind->stateful() ? &state.modules[state_index++] : nullptr, y, out);
       be.add(x, out);
     }
+    if (layer == 0) be.hold_step_blocks();
+  }
   be.layer_norm(x, weights_.decoder_norm, kLayerNormEps, y);
   linear(be, y, weights_.decoder_linear, rgb);
   be.sigmoid(rgb);

@@ -75,6 +75,11 @@ class Backend {
   // A backend that holds freed blocks for reuse may count that peak now, so that the growth does not evict the
   // blocks every step reuses (kernels/cpu/block_pool.h). Call it with 0 before the first step.
   virtual void expect_growth(int64_t /*bytes*/) {}
+  // The step since the last expect_growth or hold_step_blocks call (a render's first layer) repeats with the same
+  // allocations: a backend that holds freed blocks may keep every block the step allocated, not only as many as
+  // were alive at once, so that the next steps map none afresh (a render of 2 views mapped 72 blocks of 1.5-6 MiB
+  // a frame, a quarter of its time). The peak then counts them all: one step's allocations, once.
+  virtual void hold_step_blocks() {}
   // Per-op device timing (events around every op on CUDA, a clock around every op on the CPU; slows the work a
   // little): start, run, stop. Returns false where the backend does not measure.
   virtual bool start_profiling() { return false; }

@@ -137,5 +137,36 @@ TEST(BlockPool, ToldTheGrowthEachStepReusesItsWorkingSet) {
   }
 }
 
+// A render's layer: blocks of several sizes, never all alive at once, in the same order each step. Held only up
+// to the most alive at once, a block of one size was evicted to make room for the next size and mapped again the
+// next step; told that the step repeats, the pool holds one of each from the next step on, and the steps after
+// map none. The peak is
+// then what was alive at the start plus one step's allocations, no more.
+TEST(BlockPool, ARepeatedStepKeepsEveryBlockItAllocated) {
+  for (const bool told : {false, true}) {
+    SCOPED_TRACE(told ? "told" : "not told");
+    CpuBackend be(1);
+    const Tensor kept = be.empty({1024, 1024});  // 4 MiB alive throughout
+    be.expect_growth(0);
+    int64_t fresh_by_second_step = 0;
+    for (int step = 0; step < 5; ++step) {
+      { Tensor wide = be.empty({1024, 1536}); }  // 6 MiB, freed
+      {
+        Tensor a = be.empty({512, 768}), b = be.empty({512, 768});  // 1.5 MiB each, freed
+      }
+      { Tensor c = be.empty({512, 1536}); }  // 3 MiB, freed
+      if (step == 0 && told) be.hold_step_blocks();
+      if (step == 1) fresh_by_second_step = be.fresh_large_blocks();  // the step after the call fills the pool
+    }
+    const int64_t fresh_later = be.fresh_large_blocks() - fresh_by_second_step;
+    if (told) {
+      EXPECT_EQ(fresh_later, 0);
+      EXPECT_LE(be.peak_memory(), (int64_t{4} + 6 + 3 + 3) << 20);
+    } else {
+      EXPECT_GE(fresh_later, 3);  // at least one block mapped again every step
+    }
+  }
+}
+
 }  // namespace
 }  // namespace lact

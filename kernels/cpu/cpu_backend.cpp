@@ -102,6 +102,14 @@ CpuBackend::CpuBackend(int threads, Precision precision, CpuGemmLibrary fp32_lib
 void CpuBackend::expect_growth(int64_t bytes) {
   raise_to(*high_water_, step_peak_->load() + std::max<int64_t>(0, bytes));
   step_peak_->store(allocated_->load());
+  step_start_.store(allocated_->load());
+  step_allocated_.store(0);
+}
+
+// Room for every block the step allocated on top of what was alive at its start: the pool may then hold them all.
+void CpuBackend::hold_step_blocks() {
+  raise_to(*high_water_, step_start_.load() + step_allocated_.load());
+  expect_growth(0);
 }
 
 void CpuBackend::mark_constant(const Tensor& t) {
@@ -143,6 +151,7 @@ Tensor CpuBackend::do_empty(const Shape& shape) {
     memory = allocate_block(bytes);
     if (bytes >= BlockPool::kSmallest) ++*fresh_large_blocks_;
   }
+  if (bytes >= BlockPool::kSmallest) step_allocated_.fetch_add(static_cast<int64_t>(bytes));
   if (bytes && !memory) {
     allocated_->fetch_sub(static_cast<int64_t>(bytes));
     throw std::runtime_error("out of memory: cannot allocate " + std::to_string(bytes >> 20) + " MiB for a tensor " +

@@ -28,6 +28,7 @@ class CpuBackend : public Backend {
   void reset_peak_memory() override { peak_->store(allocated_->load()); }
   void release_held_memory() const override { pool_->release_all(); }
   void expect_growth(int64_t bytes) override;
+  void hold_step_blocks() override;
   // Blocks of BlockPool::kSmallest bytes and more allocated afresh, not reused from the pool, since construction.
   int64_t fresh_large_blocks() const { return fresh_large_blocks_->load(); }
   bool start_profiling() override {
@@ -80,7 +81,10 @@ class CpuBackend : public Backend {
   std::shared_ptr<std::atomic<int64_t>> peak_ = std::make_shared<std::atomic<int64_t>>(0);
   // The most ever allocated at once (never reset): freed blocks are held for reuse up to it (block_pool.h).
   std::shared_ptr<std::atomic<int64_t>> high_water_ = std::make_shared<std::atomic<int64_t>>(0);
-  std::shared_ptr<std::atomic<int64_t>> step_peak_ = std::make_shared<std::atomic<int64_t>>(0);  // expect_growth
+  // The step since expect_growth / hold_step_blocks: the most alive in it, what was alive at its start, and the
+  // bytes of the pool's sizes it allocated.
+  std::shared_ptr<std::atomic<int64_t>> step_peak_ = std::make_shared<std::atomic<int64_t>>(0);
+  std::atomic<int64_t> step_start_{0}, step_allocated_{0};
   std::shared_ptr<std::atomic<int64_t>> fresh_large_blocks_ = std::make_shared<std::atomic<int64_t>>(0);
   std::shared_ptr<BlockPool> pool_ = std::make_shared<BlockPool>();
   Precision precision_ = Precision::Fp32;
