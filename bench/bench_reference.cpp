@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "kernels/cpu/thread_limit.h"
 #include "pipeline/subprocess.h"
 
 #ifndef LACT_SOURCE_DIR
@@ -27,7 +28,7 @@ void run_reference(const BenchOptions& o, const ModelConfig& lact, const std::ve
       "--views-in",    std::to_string(first->views),
       "--views-out",   std::to_string(o.targets),
       "--size",        std::to_string(first->height),
-      "--threads",     std::to_string(o.common.threads),
+      "--threads",     std::to_string(o.common.threads > 0 ? o.common.threads : usable_cpus()),  // 0: as lact's
       "--repeats",     std::to_string(std::min(o.repeat, 3)),
       "--warmup",      std::to_string(std::min(o.warmup, 1))};
   std::string shown;

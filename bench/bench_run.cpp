@@ -30,7 +30,8 @@ namespace lact::bench {
 namespace {
 
 // The backend's own matrix-product rate at its precision (the ceiling the model's GFLOP/s are read
-// against): n^3 on random data (not constants: some units run faster on zeros), best of 3 after a warm-up.
+// against): n^3 on random data (not constants: some units run faster on zeros), best of 10 after a warm-up (best of
+// 3 read 360-474 GFLOP/s fp32 across runs on this shared machine, and a low ceiling flattered the fractions).
 double gemm_gflops(Backend& be, int64_t n) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
@@ -40,7 +41,7 @@ double gemm_gflops(Backend& be, int64_t n) {
   for (float& v : host) v = u(rng);
   Tensor b = be.from_host({n, n}, host.data()), c = be.empty({n, n});
   double best = 1e30;
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < 11; ++i) {
     const double t = now_seconds();
     matmul(be, a, false, b, true, c);
     be.synchronize();
