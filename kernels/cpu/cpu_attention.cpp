@@ -24,28 +24,32 @@ namespace {
 constexpr int64_t kScoreBytes = 1 << 20;
 constexpr int64_t kMaxQueryTile = 512, kMinQueryTile = 16;
 
-// s <- softmax(s) over n scores.
-LACT_VECTOR_CLONES void softmax_row(float* s, int64_t n) {
-  // The peak in one 16-float vector (GCC's vector extension, split into halves or quarters by the narrower clones):
-  // a max reduction over one float, or over an array of lanes, was compiled as scalar maxss, a third of the
-  // softmax's time.
+// The largest of n scores, kept in one 16-float vector (GCC's vector extension, split into halves or quarters by
+// the narrower clones): a max reduction over one float, or over an array of lanes, was compiled as scalar maxss, a
+// third of the softmax's time. Inlined into softmax_row's clones.
+inline float row_peak(const float* s, int64_t n) {
   typedef float Lanes __attribute__((vector_size(64)));
   constexpr int64_t kLanes = 16;
   float peak = s[0];
-  int64_t j = 0;
+  int64_t i = 0;
   if (n >= kLanes) {
     Lanes lanes;
     std::memcpy(&lanes, s, sizeof lanes);
-    for (j = kLanes; j + kLanes <= n; j += kLanes) {
+    for (i = kLanes; i + kLanes <= n; i += kLanes) {
       Lanes next;
-      std::memcpy(&next, s + j, sizeof next);
+      std::memcpy(&next, s + i, sizeof next);
       lanes = next > lanes ? next : lanes;
     }
     for (int64_t l = 0; l < kLanes; ++l) peak = std::max(peak, lanes[l]);
   }
-  for (; j < n; ++j) peak = std::max(peak, s[j]);
-    // The exps, then their sum in double lanes: one loop with a double reduction beside the float exps was not
-    // vectorized at all (a fifth of the attention's time).
+  for (; i < n; ++i) peak = std::max(peak, s[i]);
+  return peak;
+}
+
+// s <- softmax(s) over n scores: the exps in one loop, their sum in double lanes in another (one loop with a double
+// reduction beside the float exps was not vectorized at all, a fifth of the attention's time).
+LACT_VECTOR_CLONES void softmax_row(float* s, int64_t n) {
+  const float peak = row_peak(s, n);
 #pragma omp simd
   for (int64_t j = 0; j < n; ++j) s[j] = vector_math::exp(s[j] - peak);
   const double sum = vector_math::lane_sum(n, [s](int64_t j) { return static_cast<double>(s[j]); });

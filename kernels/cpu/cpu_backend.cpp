@@ -151,12 +151,12 @@ Tensor CpuBackend::do_empty(const Shape& shape) {
     memory = allocate_block(bytes);
     if (bytes >= BlockPool::kSmallest) ++*fresh_large_blocks_;
   }
-  if (bytes >= BlockPool::kSmallest) step_allocated_.fetch_add(static_cast<int64_t>(bytes));
   if (bytes && !memory) {
     allocated_->fetch_sub(static_cast<int64_t>(bytes));
     throw std::runtime_error("out of memory: cannot allocate " + std::to_string(bytes >> 20) + " MiB for a tensor " +
                              shape_string(shape));
   }
+  if (bytes >= BlockPool::kSmallest) step_allocated_.fetch_add(static_cast<int64_t>(bytes));
   raise_to(*peak_, now);
   raise_to(*high_water_, now);
   raise_to(*step_peak_, now);
