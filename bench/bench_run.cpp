@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <random>
@@ -77,22 +78,19 @@ Row run_one(const std::string& name, const Model& model, int views, int height, 
   std::vector<Camera> cameras;
   for (const PosedImage& v : bench_views(o.targets, height, width, false, 1)) cameras.push_back(v.camera);
   SceneState state;
+  auto seconds = [&](const std::function<void()>& work) {
+    const double t = now_seconds();
+    work();
+    model.backend().synchronize();
+    return now_seconds() - t;
+  };
   for (int r = -o.warmup; r < o.repeat; ++r) {
     state = SceneState();  // the last scene's state gone first, as when a scene is encoded again, not kept beside it
-    double t = now_seconds();
-    state = model.encode(inputs);
-    model.backend().synchronize();
-    const double e = now_seconds() - t;
+    const double e = seconds([&] { state = model.encode(inputs); });
     // A scene's first frame also does what a backend does once per state (the CPU's bf16 copy of it); the FPS is
     // the frames after, as a viewer orbiting the scene sees them.
-    t = now_seconds();
-    model.render(state, cameras);
-    model.backend().synchronize();
-    const double first = now_seconds() - t;
-    t = now_seconds();
-    model.render(state, cameras);
-    model.backend().synchronize();
-    const double rs = (now_seconds() - t) / o.targets;
+    const double first = seconds([&] { model.render(state, cameras); });
+    const double rs = seconds([&] { model.render(state, cameras); }) / o.targets;
     if (r >= 0)
       row.encode.values.push_back(e), row.render.values.push_back(rs), row.first_frame.values.push_back(first);
   }

@@ -98,6 +98,18 @@ std::unique_ptr<ScratchFile> Run::encode_scratch() const {
   return encode_spill_bytes_ > 0 ? std::make_unique<ScratchFile>(scratch_dir(), encode_spill_bytes_) : nullptr;
 }
 
+SceneState Run::encode_as_planned(const std::vector<PosedImage>& views, const Model::Observer& observer,
+                                  Collective* collective) {
+  const std::unique_ptr<ScratchFile> scratch = encode_scratch();
+  return model().encode(views, observer, collective, encode_chunk_views_, scratch.get());
+}
+
+SceneState Run::encode_as_planned(const std::vector<Camera>& cameras, const PixelView& pixels,
+                                  const Model::Observer& observer) {
+  const std::unique_ptr<ScratchFile> scratch = encode_scratch();
+  return model().encode(cameras, pixels, observer, nullptr, encode_chunk_views_, scratch.get());
+}
+
 void Run::check_memory(const MemoryNeed& asked) {
   MemoryNeed need = asked;
   need.scratch_dir = scratch_dir();
@@ -140,9 +152,7 @@ SceneState Run::encode(const SceneSelection& selection) {
     check_memory(encode_need(selection, share));
     check_time(encode_work(selection, share), "");
   });
-  const std::unique_ptr<ScratchFile> scratch = encode_scratch();
-  return model().encode(read_inputs(selection, share, distribution()), {}, distribution().collective,
-                        encode_chunk_views_, scratch.get());
+  return encode_as_planned(read_inputs(selection, share, distribution()), {}, distribution().collective);
 }
 
 Image Run::render(const SceneState& state, const Camera& camera, int height, int width) {
@@ -158,16 +168,14 @@ SceneState Run::encode_views(const std::vector<PosedImage>& views, const std::st
                              const Model::Observer& observer) {
   if (views.empty()) throw Error(flag, "no input views");
   check_views_memory(static_cast<int64_t>(views.size()), views[0].image.height, views[0].image.width, flag);
-  const std::unique_ptr<ScratchFile> scratch = encode_scratch();
-  return model().encode(views, observer, nullptr, encode_chunk_views_, scratch.get());
+  return encode_as_planned(views, observer, nullptr);
 }
 
 SceneState Run::encode_views(const std::vector<Camera>& cameras, const PixelView& pixels, const std::string& flag,
                              const Model::Observer& observer) {
   if (cameras.empty() || pixels.count < 1) throw Error(flag, "no input views");
   check_views_memory(pixels.count, static_cast<int>(pixels.height), static_cast<int>(pixels.width), flag);
-  const std::unique_ptr<ScratchFile> scratch = encode_scratch();
-  return model().encode(cameras, pixels, observer, nullptr, encode_chunk_views_, scratch.get());
+  return encode_as_planned(cameras, pixels, observer);
 }
 
 void Run::check_views_memory(int64_t views, int height, int width, const std::string& flag) {

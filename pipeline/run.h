@@ -124,8 +124,13 @@ class Run {
   void check_memory(const MemoryNeed& need);
   // --scratch, or its default: where an encode that does not fit in memory keeps its residual stream.
   std::string scratch_dir() const;
-  // The scratch file the last encode check planned (null: none), for the encode that follows; gone with it.
-  std::unique_ptr<ScratchFile> encode_scratch() const;
+  // Model::encode as the last encode check planned it: its chunk of views and, where it chose one, a scratch file
+  // for the residual stream (gone when the encode returns).
+  SceneState encode_as_planned(const std::vector<PosedImage>& views, const Model::Observer& observer,
+                               Collective* collective);
+  SceneState encode_as_planned(const std::vector<Camera>& cameras, const PixelView& pixels,
+                               const Model::Observer& observer);
+  std::unique_ptr<ScratchFile> encode_scratch() const;  // encode_as_planned's file (null: none planned)
   // The time check beside it (pipeline/run_time.cpp): `work` estimated; over a minute, one line on stderr (the
   // lead); over --max-seconds, an Error naming the flag. `what` prefixes the work's description (a scene's name).
   void check_time(const WorkSize& work, const std::string& what);

@@ -12,7 +12,6 @@
 #include "pipeline/progress.h"
 #include "pipeline/run.h"
 #include "pipeline/run_work.h"
-#include "pipeline/scratch_file.h"
 
 namespace lact {
 
@@ -114,8 +113,7 @@ SceneReport Run::run_scene_work(SceneWork work, const SceneSelection& selection,
   if (!given) {
     inputs = read_inputs(selection, work.inputs, across);
     const auto start = std::chrono::steady_clock::now();
-    const std::unique_ptr<ScratchFile> scratch = encode_scratch();
-    encoded = model().encode(inputs, {}, across.collective, encode_chunk_views_, scratch.get());
+    encoded = encode_as_planned(inputs, {}, across.collective);
     report.encode_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
   const SceneState& state = given ? *given : encoded;

@@ -5,7 +5,6 @@
 #include "pipeline/path_frame.h"
 #include "pipeline/run.h"
 #include "pipeline/run_work.h"
-#include "pipeline/scratch_file.h"
 
 namespace lact {
 
@@ -101,11 +100,8 @@ void Run::render_path(SceneRequest r, const std::string& path) {
     say_warnings(sizes, leads());
   });
   if (r.state.empty()) announce(selection, std::to_string(frames.size()) + " path frames", out_.folder.root(), r);
-  if (r.state.empty()) {
-    const std::unique_ptr<ScratchFile> scratch = encode_scratch();
-    state = model().encode(read_inputs(selection, share, distribution()), {}, distribution().collective,
-                           encode_chunk_views_, scratch.get());
-  }
+  if (r.state.empty())
+    state = encode_as_planned(read_inputs(selection, share, distribution()), {}, distribution().collective);
   if (leads()) render_frames(model(), state, path, frames, r.video, r.fps, out_);
 }
 
