@@ -40,8 +40,11 @@ nlohmann::json Hub::status() const {
     out["status"] = "ready";
     out["encode_s"] = encode_->encode_seconds();
   } else {
-    out["status"] = encode_->finished() ? "failed" : "encoding";
-    if (encode_->finished()) out["error"] = encode_->error();
+    // Finished without an error but the renderer not yet made (encode_changed runs after the job ends): still
+    // "encoding" for a moment, never "failed" with no error (a client polling then saw a failure, one CI run).
+    const bool failed = encode_->finished() && !encode_->error().empty();
+    out["status"] = failed ? "failed" : "encoding";
+    if (failed) out["error"] = encode_->error();
   }
   return out;
 }
