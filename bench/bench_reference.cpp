@@ -48,11 +48,12 @@ void run_reference(const BenchOptions& o, const ModelConfig& lact, const std::ve
   const double ref_encode = ref.at("encode_s").get<double>(), ref_render = ref.at("render_s_per_view").get<double>();
   // One table: the official model's fp32 and every lact precision at that size, each against the official fp32.
   std::printf("\n| run | encode s | render s/view | encode speed-up | render speed-up |\n|---|---|---|---|---|\n");
-  std::printf("| PyTorch reference, fp32 | %.3f | %.3f | 1.00x | 1.00x |\n", ref_encode, ref_render);
+  // Four significant digits: a small model's times are milliseconds, which three decimals would round to 0.001.
+  std::printf("| PyTorch reference, fp32 | %.4g | %.4g | 1.00x | 1.00x |\n", ref_encode, ref_render);
   const Row* fp32 = nullptr;
   for (const Row& r : rows) {
     if (r.model != "lact" || !r.skipped.empty() || r.views != first->views || r.height != first->height) continue;
-    std::printf("| lact, %s | %.3f | %.3f | %.2fx | %.2fx |\n", r.precision.c_str(), r.encode_s, 1.0 / r.render_fps,
+    std::printf("| lact, %s | %.4g | %.4g | %.2fx | %.2fx |\n", r.precision.c_str(), r.encode_s, 1.0 / r.render_fps,
                 ref_encode / r.encode_s, ref_render * r.render_fps);
     if (r.precision == "fp32") fp32 = &r;
   }
