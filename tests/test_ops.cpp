@@ -562,18 +562,29 @@ TEST(CpuBf16Pack, RoundsToNearestEvenAndKeepsNaN) {
       {0x80000000u, 0x8000},  // -0
       {0xBF80C000u, 0xBF81},  // -(1 + 3 * 2^-9): above the tie, away from zero
   };
+  // Subnormals round like any value (the CPU's bf16 conversion instruction flushes them; a block holding one is
+  // converted without it).
+  const std::vector<std::pair<uint32_t, uint16_t>> subnormals = {
+      {0x00018000u, 0x0002},  // 1.5 * 2^-133 (a subnormal bf16 ulp and a half): a tie, to the even 0x0002
+      {0x807F8001u, 0x8080},  // the largest subnormals round up to the smallest normal bf16
+      {0x00007FFFu, 0x0000},  // below half the smallest bf16 subnormal: zero
+  };
   const int64_t width = 37;  // past a vector or two, with a tail
-  std::vector<float> values(2 * width);
-  for (int64_t i = 0; i < 2 * width; ++i) {
-    const uint32_t bits = cases[static_cast<size_t>(i) % cases.size()].first;
-    std::memcpy(&values[static_cast<size_t>(i)], &bits, 4);
+  for (bool with_subnormals : {false, true}) {
+    std::vector<std::pair<uint32_t, uint16_t>> all = cases;
+    if (with_subnormals) all.insert(all.end(), subnormals.begin(), subnormals.end());
+    std::vector<float> values(2 * width);
+    for (int64_t i = 0; i < 2 * width; ++i) {
+      const uint32_t bits = all[static_cast<size_t>(i) % all.size()].first;
+      std::memcpy(&values[static_cast<size_t>(i)], &bits, 4);
+    }
+    Bf16Buffer packed;
+    // op(X) = 37 x 2, stored 2 x 37 (transposed): packed in the stored layout.
+    pack_bf16({values.data(), width, 0}, true, width, 2, 1, packed);
+    ASSERT_EQ(packed.size(), values.size());
+    for (size_t i = 0; i < values.size(); ++i)
+      EXPECT_EQ(packed.data()[i], all[i % all.size()].second) << "value " << i << " subnormals " << with_subnormals;
   }
-  Bf16Buffer packed;
-  // op(X) = 37 x 2, stored 2 x 37 (transposed): packed in the stored layout.
-  pack_bf16({values.data(), width, 0}, true, width, 2, 1, packed);
-  ASSERT_EQ(packed.size(), values.size());
-  for (size_t i = 0; i < values.size(); ++i)
-    EXPECT_EQ(packed.data()[i], cases[i % cases.size()].second) << "value " << i;
 }
 
 // bf16 products with a marked constant (Backend::mark_constant, converted to bf16 once): the same bits as the

@@ -15,6 +15,9 @@
 #include <omp.h>
 
 #include <oneapi/dnnl/dnnl.hpp>
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#include <immintrin.h>
+#endif
 #endif
 
 // OpenBLAS's own entry point (not in cblas.h on every build).
@@ -75,6 +78,44 @@ LACT_VECTOR_CLONES void convert_row(const float* src, uint16_t* dst, int64_t wid
   for (int64_t c = 0; c < width; ++c) dst[c] = to_bf16(src[c]);
 }
 
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define LACT_NATIVE_BF16_CONVERSION 1
+// The CPU's own conversion (AVX512-BF16's vcvtne2ps2bf16, 32 values an instruction: nearest even, NaN made quiet,
+// the bits to_bf16 gives), about 3x faster than the integer arithmetic's AVX-512 clone: packing the operands was
+// about a tenth of a bf16 product of 512^3. The instruction flushes subnormal inputs to zero, where to_bf16 rounds
+// them, so a block of 32 holding one takes the integer path (the products treat bf16 subnormals as zero anyway;
+// this keeps the packed bits one function of the input).
+__attribute__((target("avx512f,avx512bw,avx512bf16"))) void convert_row_native(const float* src, uint16_t* dst,
+                                                                               int64_t width) {
+  const __m512i exponent = _mm512_set1_epi32(0x7f800000), mantissa = _mm512_set1_epi32(0x007fffff);
+  int64_t c = 0;
+  for (; c + 32 <= width; c += 32) {
+    const __m512i lo = _mm512_loadu_si512(src + c), hi = _mm512_loadu_si512(src + c + 16);
+    const __mmask16 subnormal_lo = _mm512_mask_test_epi32_mask(~_mm512_test_epi32_mask(lo, exponent), lo, mantissa);
+    const __mmask16 subnormal_hi = _mm512_mask_test_epi32_mask(~_mm512_test_epi32_mask(hi, exponent), hi, mantissa);
+    if (subnormal_lo | subnormal_hi) {
+      for (int64_t i = c; i < c + 32; ++i) dst[i] = to_bf16(src[i]);
+      continue;
+    }
+    const __m512bh packed = _mm512_cvtne2ps_pbh(_mm512_castsi512_ps(hi), _mm512_castsi512_ps(lo));
+    _mm512_storeu_si512(dst + c, reinterpret_cast<__m512i>(packed));
+  }
+  for (; c < width; ++c) dst[c] = to_bf16(src[c]);
+}
+
+bool cpu_converts_bf16() {
+  static const bool has = __builtin_cpu_supports("avx512bf16");
+  return has;
+}
+#endif
+
+void convert_any_row(const float* src, uint16_t* dst, int64_t width) {
+#ifdef LACT_NATIVE_BF16_CONVERSION
+  if (cpu_converts_bf16()) return convert_row_native(src, dst, width);
+#endif
+  convert_row(src, dst, width);
+}
+
 // out (batch x rows x cols, compact) <- the transpose of each stored cols x rows matrix of x, in 32 x 32 tiles.
 void transpose_into(const MatrixOperand& x, int64_t rows, int64_t cols, int64_t batch, FloatBuffer& out) {
   constexpr int64_t kTile = 32;
@@ -104,7 +145,7 @@ void pack_bf16(const MatrixOperand& x, bool transpose, int64_t rows, int64_t col
     for (int64_t r = 0; r < stored_rows; ++r) {
       const float* src = x.data + b * x.stride + r * x.ld;
       uint16_t* dst = out.data() + (b * stored_rows + r) * width;
-      convert_row(src, dst, width);
+      convert_any_row(src, dst, width);
     }
 }
 
