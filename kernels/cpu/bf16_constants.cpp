@@ -10,6 +10,7 @@ Bf16Constants::~Bf16Constants() {
 
 void Bf16Constants::release(const Entry& entry) {
   for (const auto& [layout, values] : entry.packed) *allocated_ -= static_cast<int64_t>(2 * values.size());
+  for (const auto& [layout, bytes] : entry.made) *allocated_ -= static_cast<int64_t>(bytes.size());
 }
 
 void Bf16Constants::erase_expired() {
@@ -28,12 +29,11 @@ void Bf16Constants::mark(const Tensor& t) {
   erase_expired();
   Entry& entry = entries_[t.data()];
   release(entry);  // a slice of the same memory marked again: start over
-  entry = Entry{t.storage(), t.numel(), {}};
+  entry = Entry{t.storage(), t.numel(), {}, {}};
 }
 
-const uint16_t* Bf16Constants::find_or_pack(const MatrixOperand& x, bool transpose, int64_t rows, int64_t cols,
-                                            int64_t batch) {
-  std::lock_guard<std::mutex> lock(mutex_);
+Bf16Constants::Entry* Bf16Constants::entry_holding(const MatrixOperand& x, bool transpose, int64_t rows, int64_t cols,
+                                                   int64_t batch) {
   auto it = entries_.find(x.data);
   if (it == entries_.end()) return nullptr;
   Entry& entry = it->second;
@@ -45,12 +45,44 @@ const uint16_t* Bf16Constants::find_or_pack(const MatrixOperand& x, bool transpo
   // The last element the product reads must lie within the marked tensor.
   const int64_t last = (batch - 1) * x.stride + (transpose ? (cols - 1) * x.ld + rows : (rows - 1) * x.ld + cols);
   if (rows <= 0 || cols <= 0 || batch <= 0 || last > entry.numel) return nullptr;
+  return &entry;
+}
+
+bool Bf16Constants::holds(const MatrixOperand& x, bool transpose, int64_t rows, int64_t cols, int64_t batch) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return entry_holding(x, transpose, rows, cols, batch) != nullptr;
+}
+
+const uint16_t* Bf16Constants::find_or_pack(const MatrixOperand& x, bool transpose, int64_t rows, int64_t cols,
+                                            int64_t batch) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Entry* entry = entry_holding(x, transpose, rows, cols, batch);
+  if (!entry) return nullptr;
   const Layout layout{transpose, rows, cols, x.ld, batch == 1 ? 0 : x.stride, batch};
-  auto found = entry.packed.find(layout);
-  if (found == entry.packed.end()) {
-    found = entry.packed.emplace(layout, Bf16Buffer()).first;
+  auto found = entry->packed.find(layout);
+  if (found == entry->packed.end()) {
+    found = entry->packed.emplace(layout, Bf16Buffer()).first;
     pack_bf16(x, transpose, rows, cols, batch, found->second);
     *allocated_ += static_cast<int64_t>(2 * found->second.size());
+  }
+  return found->second.data();
+}
+
+const void* Bf16Constants::find_or_make(const MatrixOperand& x, bool transpose, int64_t rows, int64_t cols,
+                                        int64_t batch, size_t bytes, const MakeLayout& make) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Entry* entry = entry_holding(x, transpose, rows, cols, batch);
+  if (!entry) return nullptr;
+  const Layout layout{transpose, rows, cols, x.ld, batch == 1 ? 0 : x.stride, batch};
+  auto found = entry->made.find(layout);
+  if (found == entry->made.end()) {
+    Bf16Buffer packed;  // only while making it
+    pack_bf16(x, transpose, rows, cols, batch, packed);
+    RawBuffer<uint8_t> out;
+    out.resize(bytes);
+    make(packed.data(), out.data());
+    found = entry->made.emplace(layout, std::move(out)).first;
+    *allocated_ += static_cast<int64_t>(bytes);
   }
   return found->second.data();
 }

@@ -227,8 +227,7 @@ void CpuBackend::do_gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t 
   }
   if (dnnl_bf16_)
     return dnnl_bf16_->gemm(transpose_a, transpose_b, m, n, k, alpha, a, b, beta, c, ldc, stride_c, batch,
-                            bf16_constants_->find_or_pack(a, transpose_a, m, k, batch),
-                            bf16_constants_->find_or_pack(b, transpose_b, k, n, batch));
+                            bf16_constants_->find_or_pack(a, transpose_a, m, k, batch), bf16_constants_.get());
   fp32_gemm(transpose_a, transpose_b, m, n, k, alpha, a, b, beta, c, ldc, stride_c, batch);
 }
 

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "kernels/cpu/bf16_constants.h"
 #include "kernels/cpu/vector_math.h"
 
 #ifdef LACT_HAVE_DNNL
@@ -46,7 +47,7 @@ void pack_bf16(const MatrixOperand&, bool, int64_t, int64_t, int64_t, Bf16Buffer
   throw std::invalid_argument("oneDNN products need a build with oneDNN (libdnnl-dev)");
 }
 void DnnlGemm::gemm(bool, bool, int64_t, int64_t, int64_t, float, MatrixOperand, MatrixOperand, float, float*, int64_t,
-                    int64_t, int64_t, const uint16_t*, const uint16_t*) {
+                    int64_t, int64_t, const uint16_t*, Bf16Constants*) {
   throw std::invalid_argument("oneDNN products need a build with oneDNN (libdnnl-dev)");
 }
 
@@ -191,6 +192,14 @@ dnnl::memory::dims packed_strides(bool transpose, int64_t rows, int64_t cols) {
   return transpose ? dnnl::memory::dims{rows * cols, 1, rows} : dnnl::memory::dims{rows * cols, cols, 1};
 }
 
+// A batch of matrices (rows x cols, strides {batch, row, column}); one matrix as 2-D: for a 3-D B, oneDNN 2.6's
+// bf16 matmul asks for no layout of its own (it keeps B plain), for a 2-D one its blocked layout.
+dnnl::memory::desc matrices(int64_t batch, int64_t rows, int64_t cols, dnnl::memory::data_type type,
+                            const dnnl::memory::dims& strides) {
+  if (batch == 1) return dnnl::memory::desc({rows, cols}, type, dnnl::memory::dims{strides[1], strides[2]});
+  return dnnl::memory::desc({batch, rows, cols}, type, strides);
+}
+
 }  // namespace
 
 // A matmul primitive with the scratchpad size it asks for (user scratchpad mode: each call brings its own, so
@@ -200,12 +209,32 @@ struct Primitive {
   dnnl::memory::desc scratchpad;
 };
 
+// The operands of one product as oneDNN takes them.
+struct Operands {
+  dnnl::memory::desc a, b;
+  const void* a_data = nullptr;
+  const void* b_data = nullptr;
+  bool b_blocked = false;  // B is a constant in oneDNN's own layout
+};
+
 struct DnnlGemm::State {
+  Operands operands(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, MatrixOperand a,
+                    MatrixOperand b, int64_t batch, const dnnl::memory::desc& c_desc, const uint16_t* packed_a,
+                    Bf16Constants* constants);
+  bool use_constant_b(const MatrixOperand& b, bool transpose_b, int64_t k, int64_t n, int64_t batch,
+                      const dnnl::memory::desc& c_desc, Bf16Constants* constants, Operands& x);
+  dnnl::memory::desc constant_b_layout(const dnnl::memory::desc& a, const dnnl::memory::desc& plain_b,
+                                       const dnnl::memory::desc& c, bool transpose_b);
+
   bool bf16 = false;
   dnnl::engine engine{dnnl::engine::kind::cpu, 0};
   // A matmul primitive per key (creating one costs far more than running it).
   std::map<PrimitiveKey, Primitive> primitives;
-  std::mutex mutex;  // guards `primitives` only: products run at once from several threads (renders)
+  // bf16: the layout oneDNN asks for a constant B of each shape (batch, k, n, transposed), chosen by the first
+  // product of that shape; a zero desc where it asks for none. One per shape, so that a weight is reordered once
+  // whatever the other operand's row count.
+  std::map<std::array<int64_t, 4>, dnnl::memory::desc> constant_b_layouts;
+  std::mutex mutex;  // guards the maps only: products run at once from several threads (renders)
 };
 
 namespace {
@@ -219,8 +248,7 @@ struct CallBuffers {
 };
 thread_local CallBuffers call_buffers;
 
-Primitive make_primitive(const dnnl::engine& engine, const dnnl::memory::desc& a, const dnnl::memory::desc& b,
-                         const dnnl::memory::desc& c, float alpha, float beta) {
+dnnl::primitive_attr product_attributes(float alpha, float beta) {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
@@ -229,7 +257,12 @@ Primitive make_primitive(const dnnl::engine& engine, const dnnl::memory::desc& a
     ops.append_sum(beta);
     attr.set_post_ops(ops);
   }
-  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), attr, engine);
+  return attr;
+}
+
+Primitive make_primitive(const dnnl::engine& engine, const dnnl::memory::desc& a, const dnnl::memory::desc& b,
+                         const dnnl::memory::desc& c, float alpha, float beta) {
+  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), product_attributes(alpha, beta), engine);
   return {dnnl::matmul(pd), pd.scratchpad_desc()};
 }
 
@@ -238,35 +271,84 @@ Primitive make_primitive(const dnnl::engine& engine, const dnnl::memory::desc& a
 DnnlGemm::DnnlGemm(bool bf16_operands) : state_(std::make_unique<State>()) { state_->bf16 = bf16_operands; }
 DnnlGemm::~DnnlGemm() = default;
 
+// The layout oneDNN's matmul asks for B of this product (a, c: the other operands' descs), or a zero desc where
+// it asks for B as packed. Measured on the model's weights (512 x {768..3072} x {768..3072}, 2 threads): 8-15%
+// faster than handing it B packed plain, which it then copies into that layout at every product.
+dnnl::memory::desc DnnlGemm::State::constant_b_layout(const dnnl::memory::desc& a, const dnnl::memory::desc& plain_b,
+                                                      const dnnl::memory::desc& c, bool transpose_b) {
+  const dnnl::memory::dims dims = plain_b.dims();
+  const int64_t batch = dims.size() == 3 ? dims[0] : 1;
+  const std::array<int64_t, 4> shape{batch, dims[dims.size() - 2], dims[dims.size() - 1], transpose_b};
+  const std::lock_guard<std::mutex> lock(mutex);
+  auto found = constant_b_layouts.find(shape);
+  if (found == constant_b_layouts.end()) {
+    const dnnl::memory::desc any(dims, dnnl::memory::data_type::bf16, dnnl::memory::format_tag::any);
+    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, any, c), product_attributes(1.0f, 0.0f), engine);
+    const dnnl::memory::desc chosen = pd.weights_desc();
+    found = constant_b_layouts.emplace(shape, chosen == plain_b ? dnnl::memory::desc() : chosen).first;
+  }
+  return found->second;
+}
+
+// B as a constant in oneDNN's layout (reordered once, kept with the constant), where it is one and oneDNN asks.
+bool DnnlGemm::State::use_constant_b(const MatrixOperand& b, bool transpose_b, int64_t k, int64_t n, int64_t batch,
+                                     const dnnl::memory::desc& c_desc, Bf16Constants* constants, Operands& x) {
+  if (!constants || !constants->holds(b, transpose_b, k, n, batch)) return false;
+  const dnnl::memory::desc blocked = constant_b_layout(x.a, x.b, c_desc, transpose_b);
+  if (blocked.is_zero()) return false;
+  const dnnl::memory::desc plain = x.b;
+  const void* data =
+      constants->find_or_make(b, transpose_b, k, n, batch, blocked.get_size(), [&](const uint16_t* packed, void* out) {
+        dnnl::memory from(plain, engine, const_cast<uint16_t*>(packed)), to(blocked, engine, out);
+        dnnl::stream stream(engine);
+        dnnl::reorder(from, to).execute(stream, from, to);
+        stream.wait();
+      });
+  if (!data) return false;
+  x.b = blocked, x.b_data = data, x.b_blocked = true;
+  return true;
+}
+
+// The operands' descs and data: bf16 packed (or B a constant in oneDNN's layout); fp32 in place, transposes as
+// strides, except a large transposed A. oneDNN 2.6's fp32 matmul ran the TTT update's K^T dgate (768 x 1536 x 512)
+// and hidden^T V at 40-65% of its rate, and at 90-100% with A transposed first. Smaller, the copy cost more than
+// it saved (512 x 512 x 512: 82%).
+Operands DnnlGemm::State::operands(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, MatrixOperand a,
+                                   MatrixOperand b, int64_t batch, const dnnl::memory::desc& c_desc,
+                                   const uint16_t* packed_a, Bf16Constants* constants) {
+  using dt = dnnl::memory::data_type;
+  CallBuffers& buffers = call_buffers;
+  Operands x;
+  if (bf16) {  // packed in their stored layout, compacted
+    if (!packed_a) pack_bf16(a, transpose_a, m, k, batch, buffers.a);
+    x.a = matrices(batch, m, k, dt::bf16, packed_strides(transpose_a, m, k));
+    x.a_data = packed_a ? packed_a : buffers.a.data();
+    x.b = matrices(batch, k, n, dt::bf16, packed_strides(transpose_b, k, n));
+    if (use_constant_b(b, transpose_b, k, n, batch, c_desc, constants, x)) return x;
+    const uint16_t* packed_b = constants ? constants->find_or_pack(b, transpose_b, k, n, batch) : nullptr;
+    if (!packed_b) pack_bf16(b, transpose_b, k, n, batch, buffers.b);
+    x.b_data = packed_b ? packed_b : buffers.b.data();
+    return x;
+  }
+  if (transpose_a && fp32_copies_transposed_a(m, n)) {
+    transpose_into(a, m, k, batch, buffers.a_transposed);
+    a = {buffers.a_transposed.data(), k, m * k};
+    transpose_a = false;
+  }
+  x.a = matrices(batch, m, k, dt::f32, operand_strides(a, transpose_a, m, batch));
+  x.b = matrices(batch, k, n, dt::f32, operand_strides(b, transpose_b, k, batch));
+  x.a_data = a.data, x.b_data = b.data;
+  return x;
+}
+
 void DnnlGemm::gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, MatrixOperand a,
                     MatrixOperand b, float beta, float* c, int64_t ldc, int64_t stride_c, int64_t batch,
-                    const uint16_t* packed_a, const uint16_t* packed_b) {
-  using dt = dnnl::memory::data_type;
+                    const uint16_t* packed_a, Bf16Constants* constants) {
   if (batch == 1) stride_c = m * ldc;  // unused; keeps the descriptor's strides plain
-  dnnl::memory::desc a_desc, b_desc;
-  const void* a_data = a.data;
-  const void* b_data = b.data;
-  CallBuffers& buffers = call_buffers;
-  if (state_->bf16) {  // packed in their stored layout, compacted
-    if (!packed_a) pack_bf16(a, transpose_a, m, k, batch, buffers.a);
-    if (!packed_b) pack_bf16(b, transpose_b, k, n, batch, buffers.b);
-    a_desc = dnnl::memory::desc({batch, m, k}, dt::bf16, packed_strides(transpose_a, m, k));
-    b_desc = dnnl::memory::desc({batch, k, n}, dt::bf16, packed_strides(transpose_b, k, n));
-    a_data = packed_a ? packed_a : buffers.a.data(), b_data = packed_b ? packed_b : buffers.b.data();
-  } else {  // in place, transposes as strides, except a large transposed A: oneDNN 2.6's fp32 matmul ran the TTT
-            // update's K^T dgate (768 x 1536 x 512) and hidden^T V at 40-65% of its rate, and at 90-100% with A
-            // transposed first. Smaller, the copy cost more than it saved (512 x 512 x 512: 82%).
-    if (transpose_a && fp32_copies_transposed_a(m, n)) {
-      transpose_into(a, m, k, batch, buffers.a_transposed);
-      a = {buffers.a_transposed.data(), k, m * k};
-      a_data = a.data;
-      transpose_a = false;
-    }
-    a_desc = dnnl::memory::desc({batch, m, k}, dt::f32, operand_strides(a, transpose_a, m, batch));
-    b_desc = dnnl::memory::desc({batch, k, n}, dt::f32, operand_strides(b, transpose_b, k, batch));
-  }
-  const dnnl::memory::desc c_desc({batch, m, n}, dt::f32, dnnl::memory::dims{stride_c, ldc, 1});
+  const dnnl::memory::desc c_desc = matrices(batch, m, n, dnnl::memory::data_type::f32, {stride_c, ldc, 1});
+  const Operands x = state_->operands(transpose_a, transpose_b, m, n, k, a, b, batch, c_desc, packed_a, constants);
   const bool packed = state_->bf16;
+  const bool a_copied = !packed && transpose_a && fp32_copies_transposed_a(m, n);
   const PrimitiveKey key{batch,
                          m,
                          n,
@@ -275,25 +357,29 @@ void DnnlGemm::gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, in
                          stride_c,
                          float_bits(alpha),
                          float_bits(beta),
-                         transpose_a,
-                         transpose_b,
-                         packed ? 0 : a.ld,
+                         transpose_a && !a_copied,
+                         transpose_b + 2 * x.b_blocked,
+                         packed     ? 0
+                         : a_copied ? k
+                                    : a.ld,
                          packed ? 0 : b.ld,
-                         packed || batch == 1 ? 0 : a.stride,
+                         packed || batch == 1 ? 0
+                         : a_copied           ? m * k
+                                              : a.stride,
                          packed || batch == 1 ? 0 : b.stride};
   Primitive primitive;
   {
     const std::lock_guard<std::mutex> lock(state_->mutex);
     auto found = state_->primitives.find(key);
     if (found == state_->primitives.end())
-      found =
-          state_->primitives.emplace(key, make_primitive(state_->engine, a_desc, b_desc, c_desc, alpha, beta)).first;
+      found = state_->primitives.emplace(key, make_primitive(state_->engine, x.a, x.b, c_desc, alpha, beta)).first;
     primitive = found->second;  // handles: the primitive itself is shared, immutable
   }
   // oneDNN's memory objects take non-const handles; matmul only reads SRC and WEIGHTS.
-  std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, {a_desc, state_->engine, const_cast<void*>(a_data)}},
-                                             {DNNL_ARG_WEIGHTS, {b_desc, state_->engine, const_cast<void*>(b_data)}},
+  std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, {x.a, state_->engine, const_cast<void*>(x.a_data)}},
+                                             {DNNL_ARG_WEIGHTS, {x.b, state_->engine, const_cast<void*>(x.b_data)}},
                                              {DNNL_ARG_DST, {c_desc, state_->engine, c}}};
+  CallBuffers& buffers = call_buffers;
   if (const size_t bytes = primitive.scratchpad.get_size()) {
     buffers.scratchpad.resize(std::max(buffers.scratchpad.size(), bytes));
     args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(primitive.scratchpad, state_->engine, buffers.scratchpad.data()));

@@ -16,6 +16,8 @@
 
 namespace lact {
 
+class Bf16Constants;
+
 // Whether this build and this CPU can run bf16 products fast; `why` says why not.
 bool cpu_bf16_available(std::string* why = nullptr);
 // "avx512_core_bf16", "avx512_core_amx", ... (oneDNN's name for the best ISA it uses here), or why none.
@@ -39,11 +41,12 @@ class DnnlGemm {
   // bf16_operands: round A and B to bf16 (fp32 accumulation and output); otherwise fp32 throughout.
   explicit DnnlGemm(bool bf16_operands);
   ~DnnlGemm();
-  // The Backend::gemm contract (row-major, op(A_b) m x k, batch strides; k > 0). bf16: `packed_a` / `packed_b`,
-  // when given, hold op(A) / op(B) already packed by pack_bf16 (a constant operand converted once).
+  // The Backend::gemm contract (row-major, op(A_b) m x k, batch strides; k > 0). bf16: `packed_a`, when given,
+  // holds op(A) already packed by pack_bf16 (a constant operand converted once); B, where `constants` holds it, is
+  // taken from there in the layout oneDNN asks for (reordered once), else packed there or here.
   void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, MatrixOperand a,
             MatrixOperand b, float beta, float* c, int64_t ldc, int64_t stride_c, int64_t batch,
-            const uint16_t* packed_a = nullptr, const uint16_t* packed_b = nullptr);
+            const uint16_t* packed_a = nullptr, Bf16Constants* constants = nullptr);
 
  private:
   struct State;
