@@ -618,6 +618,34 @@ TEST(CpuBf16Constants, ConvertedOnceNeverStale) {
   EXPECT_EQ(product(false), fresh);
 }
 
+// A marked B is reordered once into the layout oneDNN asks for (chosen by the first product of its shape) and used
+// by products of other row counts: each gives the bits of the same product with B unmarked (packed plain), for B
+// transposed or not, one matrix or a batch of two.
+TEST(CpuBf16Constants, ReorderedOnceForEveryRowCount) {
+  std::string why;
+  if (!cpu_bf16_available(&why)) GTEST_SKIP() << why;
+  auto be = make_cpu_backend(2, Precision::Bf16);
+  const int64_t k = 70, n = 130;
+  for (const int64_t batch : {1, 2})
+    for (const bool transpose_b : {false, true}) {
+      const std::vector<float> b_values = random_values(size_t(batch * k * n), 7);
+      const Tensor marked = be->from_host({batch * k * n}, b_values.data());
+      const Tensor unmarked = be->from_host({batch * k * n}, b_values.data());
+      be->mark_constant(marked);
+      for (const int64_t m : {64, 5, 300, 64}) {
+        SCOPED_TRACE(::testing::Message() << "batch " << batch << " transposed " << transpose_b << " m " << m);
+        const std::vector<float> a_values = random_values(size_t(batch * m * k), 8 + m);
+        const Tensor a = be->from_host({batch * m * k}, a_values.data());
+        Tensor with = be->empty({batch * m * n}), without = be->empty({batch * m * n});
+        const MatrixOperand a_op{a.data(), k, m * k};
+        for (const auto& [b, c] : {std::pair{&marked, &with}, std::pair{&unmarked, &without}})
+          be->gemm(false, transpose_b, m, n, k, 1.0f, a_op, {b->data(), transpose_b ? k : n, k * n}, 0.0f, c->data(), n,
+                   m * n, batch);
+        EXPECT_EQ(be->to_host(with), be->to_host(without));
+      }
+    }
+}
+
 #ifdef LACT_HAVE_CUDA
 // cuBLAS is opened on first use, not linked: the library of the toolkit lact was built with opens and has every
 // entry point the CUDA backend calls (no GPU needed), and its status strings are cuBLAS's own.
