@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/module_kind.h"
 #include "kernels/cpu/dnnl_gemm.h"
+#include "kernels/cpu/thread_limit.h"
 
 namespace lact::bench {
 
@@ -73,7 +74,8 @@ void run_gemm_library_bench(const BenchOptions& o) {
   std::printf(
       "lact bench --gemm-libraries: config %s, %d views %dx%d (%lld tokens), %d thread(s), best of %d; "
       "GFLOP/s\n\n| product | m x n x k | batch |",
-      o.config.c_str(), views[0], height, width, static_cast<long long>(tokens), o.common.threads, o.repeat);
+      o.config.c_str(), views[0], height, width, static_cast<long long>(tokens),
+      o.common.threads > 0 ? o.common.threads : usable_cpus(), o.repeat);
   for (const Library& l : libraries) std::printf(" %s |", l.name.c_str());
   std::printf(" oneDNN fp32 / OpenBLAS |\n|---|---|---|");
   for (size_t i = 0; i <= libraries.size(); ++i) std::printf("---|");

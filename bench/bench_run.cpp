@@ -23,6 +23,7 @@
 #include "core/model.h"
 #include "core/random_weights.h"
 #include "kernels/cpu/dnnl_gemm.h"
+#include "kernels/cpu/thread_limit.h"
 #include "pipeline/output_files.h"
 #include "pipeline/subprocess.h"
 
@@ -144,7 +145,8 @@ std::vector<Row> run_precision_pass(const BenchOptions& o, const std::string& pr
   const int64_t gemm_n = backend->name() == "cuda" ? 8192 : 1024;
   const double gemm = gemm_gflops(*backend, gemm_n);
   std::printf("lact bench: %s (%s), %d thread(s), %s gemm %lld^3 %.1f GFLOP/s; config %s, %d layers, dim %d\n",
-              backend->name().c_str(), backend->device_description().c_str(), o.common.threads, precision.c_str(),
+              backend->name().c_str(), backend->device_description().c_str(),
+              o.common.threads > 0 ? o.common.threads : usable_cpus(), precision.c_str(),
               static_cast<long long>(gemm_n), gemm, o.model.empty() ? o.config.c_str() : o.model.c_str(), lact.layers,
               lact.dim);
   std::fflush(stdout);

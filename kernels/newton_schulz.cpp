@@ -53,22 +53,37 @@ void newton_schulz5_low_rank_add(Backend& be, const Tensor& p, const Tensor& q, 
   matmul(be, p, false, p, true, gram_p);
   matmul(be, q, false, q, true, gram_q);
 
-  // ||P^T Q||_F^2 = trace(P^T Q Q^T P) = sum(Gp .* Gq) (both symmetric).
-  Tensor c = be.zeros({batch, tokens, tokens});
-  be.add_scaled_identity(c, 1.0f);
-  be.scale_batched(c, inverse_norms(be.batched_dot(gram_p, gram_q)));
-
+  // ||P^T Q||_F^2 = trace(P^T Q Q^T P) = sum(Gp .* Gq) (both symmetric); C starts as s I with s its inverse.
+  const std::vector<float> s = inverse_norms(be.batched_dot(gram_p, gram_q));
   Tensor t = be.empty({batch, tokens, tokens}), z = be.empty(t.shape()), z2 = be.empty(t.shape());
-  Tensor next = be.empty(t.shape());
+  Tensor c = be.empty(t.shape()), next = be.empty(t.shape());
+  if (steps <= 0) {
+    be.fill(c, 0.0f);
+    be.add_scaled_identity(c, 1.0f);
+    be.scale_batched(c, s);
+  }
   for (int step = 0; step < steps; ++step) {
-    matmul(be, gram_p, false, c, false, t);           // Gp C
-    matmul(be, c, true, t, false, z2);                // R = C^T Gp C
-    matmul(be, gram_q, false, z2, false, z);          // Z = Gq R
+    if (step == 0) {  // C = s I: R = s^2 Gp, Z = s^2 Gq Gp, and C q(Z) = s q(Z), two products where a step takes five
+      std::vector<float> s2(s.size());
+      for (size_t i = 0; i < s.size(); ++i) s2[i] = s[i] * s[i];
+      be.copy(t, gram_p);
+      be.scale_batched(t, s2);                 // R, scaled before the product as C's scale was
+      matmul(be, gram_q, false, t, false, z);  // Z = Gq R
+    } else {
+      matmul(be, gram_p, false, c, false, t);   // Gp C
+      matmul(be, c, true, t, false, z2);        // R = C^T Gp C
+      matmul(be, gram_q, false, z2, false, z);  // Z = Gq R
+    }
     matmul(be, z, false, z, false, z2);               // Z^2
     be.axpby(z2, kNewtonSchulzB, z, kNewtonSchulzC);  // b Z + c Z^2
     be.add_scaled_identity(z2, kNewtonSchulzA);       // + a I
-    matmul(be, c, false, z2, false, next);            // C <- C (aI + bZ + cZ^2)
-    std::swap(c, next);
+    if (step == 0) {
+      be.scale_batched(z2, s);  // C <- s (aI + bZ + cZ^2)
+      std::swap(c, z2);
+    } else {
+      matmul(be, c, false, z2, false, next);  // C <- C (aI + bZ + cZ^2)
+      std::swap(c, next);
+    }
   }
   Tensor cq = be.empty(q.shape());
   matmul(be, c, false, q, false, cq);

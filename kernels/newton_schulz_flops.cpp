@@ -14,7 +14,9 @@ double newton_schulz_low_rank_flops(int64_t tokens, int64_t rows, int64_t cols, 
   const double n = static_cast<double>(tokens);
   const double grams = 2.0 * n * n * (rows + cols);
   const double finish = 2.0 * n * n * cols + 2.0 * n * rows * cols;
-  return grams + steps * 10.0 * n * n * n + finish;
+  // Five N^3 products a step, two in the first (C = s I there: kernels/newton_schulz.cpp).
+  const double iterations = steps > 0 ? (4.0 + 10.0 * (steps - 1)) * n * n * n : 0.0;
+  return grams + iterations + finish;
 }
 
 }  // namespace lact
