@@ -53,38 +53,43 @@ bool Bf16Constants::holds(const MatrixOperand& x, bool transpose, int64_t rows, 
   return entry_holding(x, transpose, rows, cols, batch) != nullptr;
 }
 
+template <class Buffer, class Fill>
+Buffer* Bf16Constants::find_or_fill(std::map<Layout, Buffer> Entry::*copies, const MatrixOperand& x, bool transpose,
+                                    int64_t rows, int64_t cols, int64_t batch, const Fill& fill) {
+  Entry* entry = entry_holding(x, transpose, rows, cols, batch);
+  if (!entry) return nullptr;
+  std::map<Layout, Buffer>& kept = entry->*copies;
+  const Layout layout{transpose, rows, cols, x.ld, batch == 1 ? 0 : x.stride, batch};
+  auto found = kept.find(layout);
+  if (found == kept.end()) {
+    found = kept.emplace(layout, Buffer()).first;
+    *allocated_ += fill(found->second);
+  }
+  return &found->second;
+}
+
 const uint16_t* Bf16Constants::find_or_pack(const MatrixOperand& x, bool transpose, int64_t rows, int64_t cols,
                                             int64_t batch) {
   std::lock_guard<std::mutex> lock(mutex_);
-  Entry* entry = entry_holding(x, transpose, rows, cols, batch);
-  if (!entry) return nullptr;
-  const Layout layout{transpose, rows, cols, x.ld, batch == 1 ? 0 : x.stride, batch};
-  auto found = entry->packed.find(layout);
-  if (found == entry->packed.end()) {
-    found = entry->packed.emplace(layout, Bf16Buffer()).first;
-    pack_bf16(x, transpose, rows, cols, batch, found->second);
-    *allocated_ += static_cast<int64_t>(2 * found->second.size());
-  }
-  return found->second.data();
+  const Bf16Buffer* packed = find_or_fill(&Entry::packed, x, transpose, rows, cols, batch, [&](Bf16Buffer& out) {
+    pack_bf16(x, transpose, rows, cols, batch, out);
+    return static_cast<int64_t>(2 * out.size());
+  });
+  return packed ? packed->data() : nullptr;
 }
 
 const void* Bf16Constants::find_or_make(const MatrixOperand& x, bool transpose, int64_t rows, int64_t cols,
                                         int64_t batch, size_t bytes, const MakeLayout& make) {
   std::lock_guard<std::mutex> lock(mutex_);
-  Entry* entry = entry_holding(x, transpose, rows, cols, batch);
-  if (!entry) return nullptr;
-  const Layout layout{transpose, rows, cols, x.ld, batch == 1 ? 0 : x.stride, batch};
-  auto found = entry->made.find(layout);
-  if (found == entry->made.end()) {
-    Bf16Buffer packed;  // only while making it
-    pack_bf16(x, transpose, rows, cols, batch, packed);
-    RawBuffer<uint8_t> out;
-    out.resize(bytes);
-    make(packed.data(), out.data());
-    found = entry->made.emplace(layout, std::move(out)).first;
-    *allocated_ += static_cast<int64_t>(bytes);
-  }
-  return found->second.data();
+  const RawBuffer<uint8_t>* made =
+      find_or_fill(&Entry::made, x, transpose, rows, cols, batch, [&](RawBuffer<uint8_t>& out) {
+        Bf16Buffer packed;  // only while making it
+        pack_bf16(x, transpose, rows, cols, batch, packed);
+        out.resize(bytes);
+        make(packed.data(), out.data());
+        return static_cast<int64_t>(bytes);
+      });
+  return made ? made->data() : nullptr;
 }
 
 }  // namespace lact

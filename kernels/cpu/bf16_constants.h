@@ -46,6 +46,11 @@ class Bf16Constants {
   void release(const Entry& entry);
   // X's entry where it holds X (with mutex_ held; an expired one erased), else null.
   Entry* entry_holding(const MatrixOperand& x, bool transpose, int64_t rows, int64_t cols, int64_t batch);
+  // X's copy among an entry's `copies` for its layout, made the first time by `fill` (which returns the bytes it
+  // holds); null where entry_holding finds no entry. With mutex_ held.
+  template <class Buffer, class Fill>
+  Buffer* find_or_fill(std::map<Layout, Buffer> Entry::*copies, const MatrixOperand& x, bool transpose, int64_t rows,
+                       int64_t cols, int64_t batch, const Fill& fill);
 
   std::shared_ptr<std::atomic<int64_t>> allocated_;
   std::map<const float*, Entry> entries_;

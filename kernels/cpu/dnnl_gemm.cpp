@@ -215,6 +215,9 @@ struct Operands {
   const void* a_data = nullptr;
   const void* b_data = nullptr;
   bool b_blocked = false;  // B is a constant in oneDNN's own layout
+  // fp32: A as handed to oneDNN (after the copy of a large transposed A), for the primitive's key.
+  bool transpose_a = false;
+  int64_t a_ld = 0, a_stride = 0;
 };
 
 struct DnnlGemm::State {
@@ -319,6 +322,7 @@ Operands DnnlGemm::State::operands(bool transpose_a, bool transpose_b, int64_t m
   using dt = dnnl::memory::data_type;
   CallBuffers& buffers = call_buffers;
   Operands x;
+  x.transpose_a = transpose_a;
   if (bf16) {  // packed in their stored layout, compacted
     if (!packed_a) pack_bf16(a, transpose_a, m, k, batch, buffers.a);
     x.a = matrices(batch, m, k, dt::bf16, packed_strides(transpose_a, m, k));
@@ -338,6 +342,7 @@ Operands DnnlGemm::State::operands(bool transpose_a, bool transpose_b, int64_t m
   x.a = matrices(batch, m, k, dt::f32, operand_strides(a, transpose_a, m, batch));
   x.b = matrices(batch, k, n, dt::f32, operand_strides(b, transpose_b, k, batch));
   x.a_data = a.data, x.b_data = b.data;
+  x.transpose_a = transpose_a, x.a_ld = a.ld, x.a_stride = a.stride;
   return x;
 }
 
@@ -348,7 +353,6 @@ void DnnlGemm::gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, in
   const dnnl::memory::desc c_desc = matrices(batch, m, n, dnnl::memory::data_type::f32, {stride_c, ldc, 1});
   const Operands x = state_->operands(transpose_a, transpose_b, m, n, k, a, b, batch, c_desc, packed_a, constants);
   const bool packed = state_->bf16;
-  const bool a_copied = !packed && transpose_a && fp32_copies_transposed_a(m, n);
   const PrimitiveKey key{batch,
                          m,
                          n,
@@ -357,15 +361,11 @@ void DnnlGemm::gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, in
                          stride_c,
                          float_bits(alpha),
                          float_bits(beta),
-                         transpose_a && !a_copied,
+                         x.transpose_a,
                          transpose_b + 2 * x.b_blocked,
-                         packed     ? 0
-                         : a_copied ? k
-                                    : a.ld,
+                         packed ? 0 : x.a_ld,
                          packed ? 0 : b.ld,
-                         packed || batch == 1 ? 0
-                         : a_copied           ? m * k
-                                              : a.stride,
+                         packed || batch == 1 ? 0 : x.a_stride,
                          packed || batch == 1 ? 0 : b.stride};
   Primitive primitive;
   {
