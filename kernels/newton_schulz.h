@@ -20,7 +20,12 @@ void newton_schulz5(Backend& be, Tensor& g, int steps);
 // rows x cols matrix until the end. Every iterate has the form P^T C Q with C an N x N matrix:
 //   A X = P^T C Z Q  and  A^2 X = P^T C Z^2 Q,  with  Z = (Q Q^T) C^T (P P^T) C,
 // so the iteration runs on N x N matrices, exactly (up to rounding) the same map. Worth it when the
-// token count N is below the matrix sides.
+// token count N is below the matrix sides. C is blind to the tokens' dependent combinations (the null space
+// of P P^T or Q Q^T, which the sides' few tokens and float32 Gram matrices make common): there C grows by a
+// = 3.4445 a step and nothing pulls it back, so past kNewtonSchulzGramSteps (C up to 3.4^5 ~ 480 times its
+// start: within float32's tolerance) the route instead factors P^T = U_p L_p^T, Q^T = U_q L_q^T in double
+// (U orthonormal, rank-revealing pivoted Cholesky of the Gram matrices) and iterates on the r_p x r_q matrix
+// M = L_p^T L_q with NS(P^T Q) = U_p NS(M) U_q^T: the dense iteration itself, on the tokens' span only.
 void newton_schulz5_low_rank_add(Backend& be, const Tensor& p, const Tensor& q, int steps, Tensor& out);
 
 }  // namespace lact

@@ -6,6 +6,10 @@
 
 namespace lact {
 
+// Up to this many steps the low-rank route iterates on token Gram matrices; beyond, on orthonormal bases of the
+// tokens (kernels/newton_schulz.h says why).
+constexpr int kNewtonSchulzGramSteps = 5;
+
 // FLOP estimates of the two routes for one rows x cols matrix built from N tokens (the product
 // P^T Q included), used to pick the cheaper one.
 double newton_schulz_dense_flops(int64_t tokens, int64_t rows, int64_t cols, int steps);
