@@ -1,68 +1,71 @@
 // One HTTP connection to `lact serve`: the token, the page, the scene, the render API, and the upgrade to a stream
-// (docs/serve.md). Requests are bounded (8 KiB of header, --max-side frames, 64 KiB of body, a request rate, an
-// idle timeout) and each is answered: a refusal is a status with one line saying why.
+// (docs/serve.md). The header is read first and judged (serve/request_rules.h) before any body byte: a body the
+// API never takes (chunked, on a GET, too large) is never read. A connection without the token has 10 s for its
+// header and is the first closed when connections run short; only requests with the token spend the shared
+// request budget. Each request is answered: a refusal is a status with one line saying why.
 #include "serve/http_session.h"
 
 #include "core/error.h"
 #include "serve/frame_encoding.h"
+#include "serve/http_head.h"
 #include "serve/page.h"
 
 namespace lact::serve {
 
 namespace {
 
-constexpr auto kIdleTimeout = std::chrono::seconds(30);
+constexpr auto kIdleTimeout = std::chrono::seconds(30);      // between requests, once the token was shown
+constexpr auto kUnprovenTimeout = std::chrono::seconds(10);  // a whole header, before (a slowloris ends here)
+constexpr auto kBodyTimeout = std::chrono::seconds(10);      // a body of at most 64 KiB
 constexpr unsigned kHeaderLimit = 8192;
 
-class HttpSession : public std::enable_shared_from_this<HttpSession> {
+class HttpSession : public std::enable_shared_from_this<HttpSession>, public Unproven {
  public:
   HttpSession(ServerContext& context, tcp::socket socket)
       : context_(context), stream_(std::move(socket)), rate_(context.hub.options().max_rate) {
     ++context_.connections;
+    listed_ = context_.unproven.insert(context_.unproven.end(), this);
   }
-  ~HttpSession() { --context_.connections; }
+  ~HttpSession() {
+    unlist();
+    uncount();
+  }
 
-  void run() { read(); }
-  // Answers the first request with 503 and closes (too many connections).
-  void refuse() {
-    refusing_ = true;
-    read();
+  void run() { read_header(); }
+
+  void drop() override {
+    unlist();
+    uncount();
+    stream_.close();
   }
 
  private:
-  void read() {
+  void read_header() {
     parser_.emplace();
     parser_->header_limit(kHeaderLimit);
     parser_->body_limit(context_.hub.limits().max_message);
-    stream_.expires_after(kIdleTimeout);
-    http::async_read(stream_, buffer_, *parser_, beast::bind_front_handler(&HttpSession::received, shared_from_this()));
+    stream_.expires_after(proven_ ? kIdleTimeout : kUnprovenTimeout);
+    http::async_read_header(stream_, buffer_, *parser_,
+                            beast::bind_front_handler(&HttpSession::header_read, shared_from_this()));
   }
 
-  void received(beast::error_code error, size_t) {
-    if (error == http::error::body_limit || error == http::error::header_limit)
-      return reply(http::status::payload_too_large,
-                   "request too large (at most " + std::to_string(context_.hub.limits().max_message) +
-                       " bytes of body, " + std::to_string(kHeaderLimit) + " of header)",
-                   false);
-    if (error) return close();
-    Request request = parser_->release();
-    keep_alive_ = request.keep_alive();
-    host_ = std::string(request[http::field::host]);
-    if (refusing_)
-      return reply(http::status::service_unavailable,
-                   "too many connections: lact serve is serving its limit (--max-clients)", false);
-    handle(std::move(request));
-  }
+  void header_read(beast::error_code error, size_t);
+  void body_read(beast::error_code error, size_t);
+  void act();
+  void upgrade();
+  void render();
+  void start_render(const Camera& camera);
+  void rendered(session::RenderedView view);
 
-  void handle(Request request);
-  bool authorized(const Request& request, const Target& target);
-  void upgrade(Request request);
-  void render(const Request& request, const Target& target);
-  void rendered(session::RenderedView view, bool jpeg, int quality);
+  void refuse_too_large() {
+    reply(http::status::payload_too_large,
+          "request too large (at most " + std::to_string(context_.hub.limits().max_message) + " bytes of body, " +
+              std::to_string(kHeaderLimit) + " of header)",
+          false);
+  }
 
   void reply(http::status status, const std::string& message, bool keep_alive = true) {
-    nlohmann::json body{{"error", message}};
-    respond(status, "application/json", body.dump() + "\n", keep_alive);
+    respond(status, "application/json", error_json(message), keep_alive);
   }
 
   void respond(http::status status, const std::string& type, std::string body, bool keep_alive = true) {
@@ -79,9 +82,10 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     response->body() = std::move(body);
     response->keep_alive(keep_alive && keep_alive_);
     response->prepare_payload();
+    stream_.expires_after(kIdleTimeout);  // a client that reads nothing is closed
     http::async_write(stream_, *response, [self = shared_from_this(), response](beast::error_code error, size_t) {
       if (error || !response->keep_alive()) return self->close();
-      self->read();
+      self->read_header();
     });
   }
 
@@ -100,107 +104,165 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
   }
 
+  // Off the list of connections without the token (it showed it, or it ends).
+  void unlist() {
+    if (proven_) return;
+    proven_ = true;
+    context_.unproven.erase(listed_);
+  }
+  void uncount() {
+    if (counted_) --context_.connections;
+    counted_ = false;
+  }
+
   ServerContext& context_;
   beast::tcp_stream stream_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
+  Decision decision_;  // of the request being served
   RateLimit rate_;
   std::string host_;  // the request's Host header
-  bool keep_alive_ = false, refusing_ = false;
+  std::list<Unproven*>::iterator listed_;
+  bool keep_alive_ = false, proven_ = false, counted_ = true;
 };
 
-bool HttpSession::authorized(const Request& request, const Target& target) {
-  const std::string& token = context_.hub.token();
-  if (token.empty()) return true;
-  return same_token(request_token(target, std::string(request[http::field::authorization])), token);
-}
-
-void HttpSession::handle(Request request) {
-  const Target target = parse_target(std::string(request.target()));
-  if (!rate_.allow(context_.now()) || !context_.api_rate.allow(context_.now()))
-    return reply(http::status::too_many_requests, "too many requests: slow down");
-  if (!authorized(request, target))
-    return reply(http::status::unauthorized,
-                 "missing or wrong token: open the URL lact serve printed (it ends in ?token=...)", false);
-  if (websocket::is_upgrade(request)) {
-    if (target.path != "/stream") return reply(http::status::not_found, "the stream is at /stream", false);
-    return upgrade(std::move(request));
+void HttpSession::header_read(beast::error_code error, size_t) {
+  if (error == http::error::body_limit || error == http::error::header_limit) return refuse_too_large();
+  if (error) return close();
+  keep_alive_ = parser_->get().keep_alive();
+  const RequestHead head = request_head(*parser_);
+  host_ = head.host;
+  decision_ = screen_request(head, ServerRules{context_.hub.token(), context_.hub.limits().max_message});
+  if (decision_.authorized) {
+    unlist();
+    // Only a request with the token spends the shared budget: clients without it cannot use it up.
+    if (!rate_.allow(context_.now()) || !context_.api_rate.allow(context_.now()))
+      return reply(http::status::too_many_requests, "too many requests: slow down",
+                   decision_.action != Action::render);  // a render's body is not read then
   }
-  const bool get = request.method() == http::verb::get, post = request.method() == http::verb::post;
-  if (target.path == "/" && get) return respond(http::status::ok, "text/html; charset=utf-8", std::string(page_html()));
-  if (target.path == "/api/scene" && get)
-    return respond(http::status::ok, "application/json", context_.hub.scene().dump() + "\n");
-  if (target.path == "/api/render" && post) return render(request, target);
-  if (target.path == "/" || target.path == "/api/scene" || target.path == "/api/render")
-    return reply(http::status::method_not_allowed, "method not allowed here");
-  reply(http::status::not_found, "not found (the page is /, the API /api/scene and /api/render)");
+  if (decision_.action == Action::refuse)
+    return reply(static_cast<http::status>(decision_.status), decision_.message, decision_.keep_alive);
+  if (decision_.action != Action::render) return act();
+  stream_.expires_after(kBodyTimeout);
+  http::async_read(stream_, buffer_, *parser_, beast::bind_front_handler(&HttpSession::body_read, shared_from_this()));
 }
 
-void HttpSession::upgrade(Request request) {
-  const std::string origin(request[http::field::origin]), host(request[http::field::host]);
-  if (!origin_allowed(origin, host))
-    return reply(http::status::forbidden,
-                 "the stream is only for the page this server sent (Origin " + origin + " is not " + host + ")", false);
+void HttpSession::body_read(beast::error_code error, size_t) {
+  if (error == http::error::body_limit) return refuse_too_large();
+  if (error) return close();
+  act();
+}
+
+void HttpSession::act() {
+  switch (decision_.action) {
+    case Action::page:
+      return respond(http::status::ok, "text/html; charset=utf-8", std::string(page_html()));
+    case Action::scene:
+      return respond(http::status::ok, "application/json", json_text(context_.hub.scene()) + "\n");
+    case Action::render:
+      return render();
+    case Action::stream:
+      return upgrade();
+    case Action::refuse:
+      break;
+  }
+  reply(static_cast<http::status>(decision_.status), decision_.message, decision_.keep_alive);
+}
+
+void HttpSession::upgrade() {
   const int max = context_.hub.options().max_clients;
   if (context_.hub.streams >= max)
     return reply(http::status::service_unavailable,
                  "lact serve already streams to " + std::to_string(max) +
                      " clients (--max-clients): close one, or restart it with a larger --max-clients",
                  false);
-  start_stream(context_, std::move(stream_), std::move(request));
+  start_stream(context_, std::move(stream_), parser_->release());
 }
 
-void HttpSession::render(const Request& request, const Target& target) {
-  bool jpeg = false;
-  int quality = 90;
-  if (target.query.count("format")) {
-    const std::string& format = target.query.at("format");
-    if (format != "png" && format != "jpeg") return reply(http::status::bad_request, "format: png or jpeg");
-    jpeg = format == "jpeg";
-  }
-  if (target.query.count("quality")) {
-    const std::string& q = target.query.at("quality");
-    if (q.empty() || q.size() > 3 || q.find_first_not_of("0123456789") != std::string::npos || std::stoi(q) < 1 ||
-        std::stoi(q) > 100)
-      return reply(http::status::bad_request, "quality: an integer from 1 to 100");
-    quality = std::stoi(q);
-  }
+void HttpSession::render() {
   if (!context_.hub.ready()) return reply(http::status::service_unavailable, "the scene is still being encoded");
-  session::RenderRequest r;
+  Camera camera;
   try {
-    const nlohmann::json body = nlohmann::json::parse(request.body(), nullptr, false);
-    if (body.is_discarded()) throw Error("body", "not JSON (expected one camera-path frame)");
-    r.camera = client_camera(body, context_.hub.limits(), "body");
+    camera = render_body_camera(parser_->get().body(), context_.hub.limits());
   } catch (const std::exception& e) {
     return reply(http::status::bad_request, e.what());
   }
-  // Its own channel: the render thread hands the view back on the network thread.
-  auto channel = std::make_shared<int>(-1);
-  *channel = context_.hub.open_channel([self = shared_from_this(), channel, jpeg, quality](session::RenderedView v) {
-    self->context_.hub.close_channel(*channel);
-    self->rendered(std::move(v), jpeg, quality);
-  });
-  context_.hub.submit(*channel, r);
+  context_.queue_render([self = shared_from_this(), camera] { self->start_render(camera); });
 }
 
-void HttpSession::rendered(session::RenderedView view, bool jpeg, int quality) {
+// Its own channel: the render thread hands the view back on the network thread.
+void HttpSession::start_render(const Camera& camera) {
+  session::RenderRequest request;
+  request.camera = camera;
+  auto channel = std::make_shared<int>(-1);
+  *channel = context_.hub.open_channel([self = shared_from_this(), channel](session::RenderedView v) {
+    self->context_.hub.close_channel(*channel);
+    self->context_.render_done();
+    self->rendered(std::move(v));
+  });
+  context_.hub.submit(*channel, request);
+}
+
+void HttpSession::rendered(session::RenderedView view) {
   if (!view.error.empty()) return reply(http::status::unprocessable_entity, "render: " + view.error);
   try {
-    if (jpeg) return respond(http::status::ok, "image/jpeg", encode_jpeg(view.image, quality));
+    if (decision_.jpeg) return respond(http::status::ok, "image/jpeg", encode_jpeg(view.image, decision_.quality));
     respond(http::status::ok, "image/png", encode_png(view.image));
   } catch (const std::exception& e) {
     reply(http::status::internal_server_error, e.what());
   }
 }
 
+// Past the cap with every connection holding the token: a fixed 503, written without waiting (a few hundred
+// bytes fit any socket's buffer), and closed, so a refused connection holds no descriptor.
+void refuse_at_once(tcp::socket socket) {
+  const std::string body = error_json("too many connections: lact serve is serving its limit (--max-clients)");
+  const std::string response =
+      "HTTP/1.1 503 Service Unavailable\r\nServer: lact serve\r\nContent-Type: "
+      "application/json\r\nContent-Length: " +
+      std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+  beast::error_code ignored;
+  socket.non_blocking(true, ignored);
+  socket.send(asio::buffer(response), 0, ignored);
+  socket.shutdown(tcp::socket::shutdown_both, ignored);
+  socket.close(ignored);
+}
+
 }  // namespace
 
 void serve_connection(ServerContext& context, tcp::socket socket) {
-  auto session = std::make_shared<HttpSession>(context, std::move(socket));
-  if (context.connections > context.max_connections)
-    session->refuse();
-  else
-    session->run();
+  if (context.connections >= context.max_connections && !context.drop_oldest_unproven())
+    return refuse_at_once(std::move(socket));
+  std::make_shared<HttpSession>(context, std::move(socket))->run();
+}
+
+bool ServerContext::drop_oldest_unproven() {
+  if (unproven.empty()) return false;
+  unproven.front()->drop();  // it leaves the list
+  return true;
+}
+
+void ServerContext::queue_render(std::function<void()> start_render) {
+  renders_waiting.push_back(std::move(start_render));
+  if (!api_rendering) start_next_render();
+}
+
+void ServerContext::render_done() {
+  api_rendering = false;
+  start_next_render();
+}
+
+void ServerContext::start_next_render() {
+  api_rendering = !renders_waiting.empty();
+  if (!api_rendering) return;
+  std::function<void()> next = std::move(renders_waiting.front());
+  renders_waiting.pop_front();
+  next();
+}
+
+void ServerContext::drop_waiting_renders() {
+  std::deque<std::function<void()>> waiting;
+  waiting.swap(renders_waiting);  // their sessions end here, with the hub still there
 }
 
 }  // namespace lact::serve

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "core/terminal_text.h"
+
 namespace lact::serve {
 
 Hub::Hub(const ServeOptions& options, session::SceneSource& source, std::string token, Post post,
@@ -60,7 +62,8 @@ void Hub::encode_changed() {
   const nlohmann::json now = status();
   const std::string line = now.at("stage").get<std::string>();
   if (line != last_printed_) {
-    std::fprintf(stderr, "lact serve: %s (%.0f%%)\n", line.c_str(), 100 * now.at("fraction").get<double>());
+    std::fprintf(stderr, "lact serve: %s (%.0f%%)\n", terminal_text(line).c_str(),
+                 100 * now.at("fraction").get<double>());
     last_printed_ = line;
   }
   if (encode_->finished() && !renderer_) {

@@ -7,6 +7,9 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/websocket.hpp>
 #include <chrono>
+#include <deque>
+#include <functional>
+#include <list>
 
 #include "serve/access.h"
 #include "serve/hub.h"
@@ -20,14 +23,37 @@ namespace websocket = beast::websocket;
 using tcp = asio::ip::tcp;
 using Request = http::request<http::string_body>;
 
+// A connection that has not shown the token yet: the first one closed when connections or descriptors run
+// short, so that clients without the token can never keep the one with it out.
+class Unproven {
+ public:
+  virtual void drop() = 0;  // closes it now; its pending handlers then end it
+
+ protected:
+  ~Unproven() = default;
+};
+
 struct ServerContext {
   Hub& hub;
   asio::io_context& io;
   int connections = 0;  // open TCP connections (HTTP and streams)
   int max_connections = 0;
-  RateLimit api_rate;  // every HTTP request together
+  RateLimit api_rate;             // every HTTP request that showed the token, together
+  std::list<Unproven*> unproven;  // oldest first
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
   double now() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); }
+
+  // Closes the oldest connection without the token; false when there is none.
+  bool drop_oldest_unproven();
+
+  // POST /api/render renders take turns here, one at the render thread at a time: a stream's next frame then
+  // waits behind at most one of them, however many connections ask at once.
+  void queue_render(std::function<void()> start_render);
+  void render_done();           // the API render at the render thread ended: the next one starts
+  void drop_waiting_renders();  // at shutdown, before the hub goes
+  void start_next_render();
+  std::deque<std::function<void()>> renders_waiting;
+  bool api_rendering = false;
 };
 
 // Takes over an upgraded connection (the request was checked: token, Origin, the count of streams).

@@ -1,23 +1,63 @@
 #include "serve/server.h"
 
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 
 #include "core/error.h"
+#include "core/terminal_text.h"
 #include "serve/access.h"
 #include "serve/http_session.h"
+#include "serve/keep_serving.h"
 
 namespace lact::serve {
 
 namespace {
 
-// Accepts connections until the acceptor is closed.
-void accept(ServerContext& context, tcp::acceptor& acceptor) {
-  acceptor.async_accept([&context, &acceptor](beast::error_code error, tcp::socket socket) {
+// Descriptors kept free beside the connections: the encode's and the renders' files, Asio's own.
+constexpr long kReservedDescriptors = 32;
+constexpr auto kAcceptPause = std::chrono::milliseconds(100);
+
+// Out of descriptors (EMFILE, ENFILE) or of kernel memory: accepting again at once would fail again, forever.
+bool out_of_resources(const beast::error_code& error) {
+  return error == asio::error::no_descriptors || error.value() == ENFILE || error == asio::error::no_buffer_space ||
+         error == asio::error::no_memory;
+}
+
+// Accepts connections until the acceptor is closed. Out of descriptors it frees one (the oldest connection
+// without the token) and waits a moment before accepting again, rather than spinning on the error.
+void accept(ServerContext& context, tcp::acceptor& acceptor, asio::steady_timer& pause) {
+  acceptor.async_accept([&context, &acceptor, &pause](beast::error_code error, tcp::socket socket) {
     if (error == asio::error::operation_aborted || !acceptor.is_open()) return;
+    if (out_of_resources(error)) {
+      context.drop_oldest_unproven();
+      pause.expires_after(kAcceptPause);
+      pause.async_wait([&context, &acceptor, &pause](beast::error_code e) {
+        if (!e) accept(context, acceptor, pause);
+      });
+      return;
+    }
     if (!error) serve_connection(context, std::move(socket));
-    accept(context, acceptor);
+    accept(context, acceptor, pause);
   });
+}
+
+// Every connection holds a descriptor: the cap (4 x --max-clients + 16) stays below what `ulimit -n` leaves
+// beside the descriptors open now and a reserve.
+int connection_cap(int max_clients) {
+  const long wanted = 4L * max_clients + 16;
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return static_cast<int>(wanted);
+  long open = 0;
+  std::error_code error;
+  for (std::filesystem::directory_iterator it("/proc/self/fd", error), end; !error && it != end; it.increment(error))
+    ++open;
+  const long left = static_cast<long>(limit.rlim_cur) - open - kReservedDescriptors;
+  return static_cast<int>(std::max(2L, std::min(wanted, left)));
 }
 
 void listen(tcp::acceptor& acceptor, const ServeOptions& o) {
@@ -38,6 +78,24 @@ std::string url(const ServeOptions& o, int port, const std::string& token) {
   std::string host = any ? "127.0.0.1" : o.bind;
   if (host.find(':') != std::string::npos) host = "[" + host + "]";
   return "http://" + host + ":" + std::to_string(port) + "/" + (token.empty() ? "" : "?token=" + token);
+}
+
+// The page asks for frames at the scene's working size: a --max-side below it would refuse every one.
+void check_max_side(const ServeOptions& o, const session::SceneSource& source) {
+  const int side = std::max(source.width, source.height);
+  if (o.max_side < side)
+    throw Error("--max-side", std::to_string(o.max_side) + " is below the scene's working size " +
+                                  std::to_string(source.width) + "x" + std::to_string(source.height) +
+                                  ": the page asks for frames of that size (give at least " + std::to_string(side) +
+                                  ")");
+}
+
+void run_network(asio::io_context& io) {
+  keep_serving([&io] { io.run(); },
+               [](const std::string& error) {
+                 std::fprintf(stderr, "lact serve: a connection failed and was closed (%s)\n",
+                              terminal_text(error).c_str());
+               });
 }
 
 }  // namespace
@@ -61,6 +119,7 @@ void check_serve_options(const ServeOptions& o) {
 void run_server(const ServeOptions& o) {
   check_serve_options(o);
   session::SceneSource source = session::open_scene_source(o);
+  check_max_side(o, source);
   const std::string token = o.no_token ? "" : o.token.empty() ? generate_token() : o.token;
 
   // Destroyed in this order: the io_context's handlers (sessions close their channels), the threads (their
@@ -74,12 +133,13 @@ void run_server(const ServeOptions& o) {
         failure = error;
         io->stop();
       });
-  ServerContext context{*hub, *io, 0, 4 * o.max_clients + 16, RateLimit(o.max_rate * o.max_clients)};
+  ServerContext context{*hub, *io, 0, connection_cap(o.max_clients), RateLimit(o.max_rate * o.max_clients)};
   auto acceptor = std::make_unique<tcp::acceptor>(*io);
+  auto pause = std::make_unique<asio::steady_timer>(*io);
   listen(*acceptor, o);
   const int port = acceptor->local_endpoint().port();
-  std::printf("lact serve: %s on %s:%d\n  open %s\n", source.selection.scene.name.c_str(), o.bind.c_str(), port,
-              url(o, port, token).c_str());
+  std::printf("lact serve: %s on %s:%d\n  open %s\n", terminal_text(source.selection.scene.name).c_str(),
+              o.bind.c_str(), port, url(o, port, token).c_str());
   if (!is_loopback(o.bind)) std::printf("  (listening beyond this machine: keep the token secret)\n");
   std::fflush(stdout);
 
@@ -90,13 +150,15 @@ void run_server(const ServeOptions& o) {
     stopped_by = signal;
     io->stop();
   });
-  accept(context, *acceptor);
+  accept(context, *acceptor, *pause);
   hub->start();
-  io->run();
+  run_network(*io);
 
   signals.reset();
+  pause.reset();
   acceptor.reset();
   hub->stop();
+  context.drop_waiting_renders();
   io.reset();
   hub.reset();
   if (!failure.empty()) throw Error("serve", "the scene could not be encoded: " + failure);

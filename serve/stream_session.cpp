@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "serve/frame_encoding.h"
 #include "serve/network.h"
+#include "serve/request_rules.h"
 #include "session/frame_stats.h"
 
 namespace lact::serve {
@@ -53,11 +54,11 @@ class StreamSession : public std::enable_shared_from_this<StreamSession> {
           if (auto s = self.lock()) s->rendered(std::move(view));
         },
         [self](const nlohmann::json& status) {
-          if (auto s = self.lock()) s->send_text(status.dump());
+          if (auto s = self.lock()) s->send_text(json_text(status));
         });
     nlohmann::json scene = context_.hub.scene();
     scene["type"] = "scene";
-    send_text(scene.dump());
+    send_text(json_text(scene));
     read();
   }
 
@@ -80,20 +81,21 @@ class StreamSession : public std::enable_shared_from_this<StreamSession> {
   }
 
   void handle(const std::string& message) {
-    CameraMessage m;
+    session::RenderRequest request;
     try {
-      m = parse_camera_message(message, context_.hub.source(), context_.hub.limits());
+      const CameraMessage m = parse_camera_message(message, context_.hub.source().cameras, context_.hub.limits());
+      request.camera = m.camera, request.view = m.view, request.tag = camera_tag(m);
     } catch (const std::exception& e) {
       return send_error(e.what());
     }
     // Resting on the frame just shown: send it again losslessly rather than render it again.
-    if (!m.moving && last_ && session::same_camera(last_->request.camera, m.request.camera) &&
-        last_->request.view == m.request.view && !tag_moving(m.request.tag) && tag_moving(last_->request.tag)) {
+    if (!tag_moving(request.tag) && last_ && session::same_camera(last_->request.camera, request.camera) &&
+        last_->request.view == request.view && tag_moving(last_->request.tag)) {
       session::RenderedView again = *last_;
-      again.request.tag = m.request.tag;
+      again.request.tag = request.tag;
       return rendered(std::move(again));
     }
-    context_.hub.submit(channel_, m.request);
+    context_.hub.submit(channel_, request);
   }
 
   void rendered(session::RenderedView view) {
@@ -111,7 +113,7 @@ class StreamSession : public std::enable_shared_from_this<StreamSession> {
       nlohmann::json header = frame_header(view, moving ? "jpeg" : "png", fps_.per_second(now));
       header["encode_ms"] = 1000 * std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       for (const auto& [name, bytes] : images) header["images"].push_back({{"name", name}, {"bytes", bytes.size()}});
-      const std::string text = header.dump();
+      const std::string text = json_text(header);
       Outgoing out{std::string(4, '\0'), true, true};
       for (int i = 0; i < 4; ++i) out.data[i] = static_cast<char>((text.size() >> (8 * i)) & 0xff);
       out.data += text;
@@ -124,7 +126,7 @@ class StreamSession : public std::enable_shared_from_this<StreamSession> {
   }
 
   void send_error(const std::string& message) {
-    send_text(nlohmann::json{{"type", "error"}, {"message", message}}.dump());
+    send_text(json_text(nlohmann::json{{"type", "error"}, {"message", message}}));
   }
   void send_text(std::string text) { send(Outgoing{std::move(text), false, false}); }
 

@@ -5,6 +5,7 @@ import json
 import os
 import re
 import signal
+import socket
 import struct
 import subprocess
 import threading
@@ -20,7 +21,8 @@ class Server:
 
     def __init__(self, lact, *args, env=None):
         self.proc = subprocess.Popen([lact, "serve", "--port", "0"] + [str(a) for a in args], stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True, env=env)
+                                     stderr=subprocess.PIPE, text=True, env=env,
+                                     errors="backslashreplace")  # bytes that are not UTF-8 shown, not fatal
         self.stderr_lines = []
         self.stdout_lines = []
         self._drain = threading.Thread(target=self._read_stderr, daemon=True)
@@ -100,6 +102,31 @@ class Server:
         self.proc.stdout.close()
         self.proc.stderr.close()
         return rc, "".join(self.stdout_lines), "".join(self.stderr_lines)
+
+
+def raw_exchange(host, port, data, timeout=30):
+    """Sends `data` as is on a new connection and reads until the server closes it or a whole response is in:
+    (status or None, the bytes read). A server that closes while `data` is still being sent is not an error."""
+    received = b""
+    with socket.create_connection((host, port), timeout=timeout) as s:
+        try:
+            s.sendall(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        try:
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                received += chunk
+                head, _, body = received.partition(b"\r\n\r\n")
+                length = re.search(rb"(?i)content-length: *(\d+)", head)
+                if length and len(body) >= int(length.group(1)):
+                    break
+        except ConnectionResetError:
+            pass
+    status = re.match(rb"HTTP/1\.[01] (\d{3})", received)
+    return (int(status.group(1)) if status else None), received
 
 
 def decode_png(data):

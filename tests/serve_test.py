@@ -10,6 +10,7 @@ and SIGTERM end it cleanly.
 import argparse
 import json
 import os
+import resource
 import shutil
 import signal
 import socket
@@ -21,7 +22,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from serve_common import Server, camera_path, rgb, shipped, write_json  # noqa: E402
+from serve_common import Server, camera_path, raw_exchange, rgb, shipped, write_json  # noqa: E402
 from ws_client import Closed, HandshakeRefused, WebSocket, frame_parts  # noqa: E402
 
 ARGS = None
@@ -38,6 +39,24 @@ def ok(result):
     rc, so, se = result
     assert rc == 0, "lact failed (rc %d): %s%s" % (rc, so, se)
     return so
+
+
+MODULE_TMP = tempfile.mkdtemp(prefix="lact_serve_test_")
+STATE = []
+
+
+def encoded_state():
+    """The shipped scene encoded once (lact encode), for every server of this file."""
+    if not STATE:
+        model, data, inputs = shipped(ARGS.root)
+        path = os.path.join(MODULE_TMP, "state.safetensors")
+        ok(run("encode", "--model", model, "--data", data, "--inputs", inputs, "-o", path))
+        STATE.append(path)
+    return STATE[0]
+
+
+def tearDownModule():
+    shutil.rmtree(MODULE_TMP, ignore_errors=True)
 
 
 def next_message(ws, kind=None, timeout=60):
@@ -64,8 +83,7 @@ class ServeTest(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="lact_serve_test_")
         cls.model, cls.data, cls.inputs = shipped(ARGS.root)
-        cls.state = os.path.join(cls.tmp, "state.safetensors")
-        ok(run("encode", "--model", cls.model, "--data", cls.data, "--inputs", cls.inputs, "-o", cls.state))
+        cls.state = encoded_state()
         cls.server = Server(ARGS.lact, "--state", cls.state, "--targets", TESTS, "--token", "test-token-1234",
                             "--max-clients", 8)
         cls.scene = cls.server.ready()
@@ -115,7 +133,7 @@ class ServeTest(unittest.TestCase):
             self.assertEqual(set(v["camera"]), {"c2w", "fx", "fy", "cx", "cy", "w", "h"})
         # No file-system path of this machine in what a client reads.
         text = json.dumps(s)
-        for path in (self.tmp, ARGS.root, os.path.abspath(ARGS.root), "/"):
+        for path in (self.tmp, MODULE_TMP, ARGS.root, os.path.abspath(ARGS.root), "/"):
             if path != "/":
                 self.assertNotIn(path, text)
 
@@ -304,9 +322,12 @@ class ServeTest(unittest.TestCase):
             self.assertEqual(len(results), 50)
             self.assertEqual(results.count(101), 8, results)  # --max-clients 8
             for r in results:
-                if r != 101:
+                # Refused with a 503 naming the flag, or, past the connection cap (48) before its handshake
+                # was read, closed to make room (the oldest connection that has not shown the token goes).
+                if r != 101 and r[0] != "error":
                     self.assertEqual(r[0], 503, r)
                     self.assertIn("--max-clients", r[1])
+            self.assertGreaterEqual(len([r for r in results if r != 101 and r[0] == 503]), 40, results)
             # The eight admitted streams are each served.
             for ws in sockets:
                 next_message(ws, "scene")
@@ -345,6 +366,247 @@ class ServeTest(unittest.TestCase):
         messages = [next_message(ws, "error")["message"] for _ in range(400)]
         self.assertTrue(any("too many messages" in m for m in messages), messages[-3:])
         ws.close()
+
+    # Hostile clients (issue 48): one connection never stops the server or keeps the token holder out.
+
+    def test_a_chunked_body_is_refused_on_its_header(self):
+        """A chunked trailer with a field over 64 KiB made Beast throw out of the read handler: the server died."""
+        token = b"?token=" + self.server.token.encode()
+        head = b"POST /api/render%s HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n"
+        for query, expected in ((b"", 401), (token, 411)):
+            status, reply = raw_exchange(self.server.host, self.server.port,
+                                         head % query + b"X: " + b"a" * 70000 + b"\r\n\r\n")
+            # None: the server closed with the trailer unread, and the reset overtook its answer.
+            self.assertIn(status, (expected, None), reply[:300])
+            self.assertTrue(self.server.alive(), "".join(self.server.stderr_lines)[-3000:])
+            self.assertEqual(self.server.request("GET", "/api/scene")[0], 200)
+        # An endless trailer: answered from the header at once, not read for the 30 s idle time.
+        with socket.create_connection((self.server.host, self.server.port), timeout=10) as s:
+            s.sendall(head % token + b"X: " + b"a" * 1000)
+            self.assertEqual(s.recv(12), b"HTTP/1.1 411")
+
+    def test_headers_that_are_not_utf8(self):
+        """The Origin check's 403 quoted the header, and nlohmann's strict dump() threw: the server died."""
+        upgrade = (b"GET /stream?token=%s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nUpgrade: websocket\r\n"
+                   b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                   b"Sec-WebSocket-Version: 13\r\nOrigin: http://\xff\r\n\r\n") % (self.server.token.encode(),
+                                                                                self.server.port)
+        status, reply = raw_exchange(self.server.host, self.server.port, upgrade)
+        self.assertEqual(status, 403, reply[:300])
+        self.assertIn("http://\\xff", json.loads(reply.partition(b"\r\n\r\n")[2])["error"])
+        status, reply = raw_exchange(self.server.host, self.server.port, b"GET /api/scene?token=%s HTTP/1.1\r\n"
+                                     b"Host: \xff\r\n\r\n" % self.server.token.encode())
+        self.assertEqual(status, 200, reply[:300])
+        self.assertEqual(self.server.request("GET", "/api/scene")[0], 200)
+
+    def test_parallel_api_renders_do_not_starve_a_stream(self):
+        """API renders take turns at the render thread one at a time: a stream's frame waits behind one of them,
+        not behind every render that 10 connections asked for at once (before: behind all of them)."""
+        big = dict(self.view_camera(20), w=128, h=128, fx=2 * self.view_camera(20)["fx"],
+                   fy=2 * self.view_camera(20)["fy"], cx=64, cy=64)
+        ws = WebSocket(self.server.stream_url())
+        next_message(ws, "scene")
+        answered, lock, first = [], threading.Lock(), threading.Event()
+
+        def render_one():
+            status = self.server.render(big)[0]
+            with lock:
+                answered.append(status)
+            first.set()
+
+        threads = [threading.Thread(target=render_one) for _ in range(10)]
+        try:
+            for t in threads:
+                t.start()
+            self.assertTrue(first.wait(300))  # the render thread is busy with them; the others wait
+            ws.send_json({"type": "camera", "camera": self.view_camera(16), "moving": True})
+            self.assertEqual(next_message(ws, "frame", timeout=300)[0]["format"], "jpeg")
+            with lock:
+                before_the_frame = len(answered)
+        finally:
+            for t in threads:
+                t.join()
+            ws.close()
+        self.assertEqual(answered, [200] * 10)
+        self.assertLessEqual(before_the_frame, 4, "the stream's frame waited for %d API renders" % before_the_frame)
+
+
+class Flood:
+    """Clients without the token, for as long as it runs: `idle` connections that send nothing, `slow` ones that
+    send a header a line at a time (a slowloris), each opened again when the server closes it, and a loop of
+    requests without the token."""
+
+    def __init__(self, host, port, idle, slow):
+        self.address, self.idle, self.slow = (host, port), idle, slow
+        self.stop_event, self.opened = threading.Event(), threading.Event()
+        self.requests = 0
+        self.threads = [threading.Thread(target=self._hold, daemon=True),
+                        threading.Thread(target=self._ask, daemon=True)]
+
+    def __enter__(self):
+        for t in self.threads:
+            t.start()
+        assert self.opened.wait(60), "the flood could not open its connections"
+        return self
+
+    def __exit__(self, *exc):
+        self.stop_event.set()
+        for t in self.threads:
+            t.join(timeout=60)
+
+    def _connect(self, slow):
+        try:
+            s = socket.create_connection(self.address, timeout=5)
+            s.setblocking(False)
+            if slow:
+                s.send(b"GET / HTTP/1.1\r\n")
+            return s
+        except OSError:
+            return None
+
+    def _hold(self):
+        sockets = [self._connect(i < self.slow) for i in range(self.idle + self.slow)]
+        self.opened.set()
+        while not self.stop_event.wait(0.1):
+            for i, s in enumerate(sockets):
+                try:
+                    if s is None or s.recv(4096) == b"":
+                        raise OSError("closed")
+                except BlockingIOError:
+                    pass
+                except OSError:
+                    if s is not None:
+                        s.close()
+                    sockets[i] = s = self._connect(i < self.slow)
+                if s is not None and i < self.slow:
+                    try:
+                        s.send(b"X-Slow: 1\r\n")
+                    except OSError:
+                        pass
+        for s in sockets:
+            if s is not None:
+                s.close()
+
+    def _ask(self):
+        while not self.stop_event.is_set():
+            try:
+                raw_exchange(self.address[0], self.address[1], b"GET /api/scene HTTP/1.1\r\nHost: x\r\n\r\n",
+                             timeout=5)
+                self.requests += 1
+            except OSError:
+                pass
+
+
+def cpu_seconds(pid):
+    """User + system CPU time of a process so far (/proc/PID/stat)."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class HostileClientsTest(unittest.TestCase):
+    """Issue 48: clients without the token cannot stop the server or keep the one with it out; servers of their
+    own (on the state encoded once), each stopped cleanly at the end."""
+
+    def serve(self, *flags):
+        server = Server(ARGS.lact, "--state", encoded_state(), "--targets", TESTS, *flags)
+        self.addCleanup(self.stopped_cleanly, server)
+        return server
+
+    def stopped_cleanly(self, server):
+        rc, so, se = server.stop(signal.SIGTERM)
+        for bad in CRASH_MARKERS:
+            self.assertNotIn(bad, se, se[-3000:])
+        self.assertEqual(rc, 0, se[-3000:])
+
+    def assert_served(self, server, scene):
+        """The token holder: the scene, a render and a streamed frame."""
+        for _ in range(3):
+            status, _, body = server.request("GET", "/api/scene", timeout=30)
+            self.assertEqual(status, 200, body[:300])
+        status, kind, body = server.render(scene["views"][2]["camera"])
+        self.assertEqual((status, kind), (200, "image/png"), body[:300])
+        ws = WebSocket(server.stream_url(), timeout=30)
+        try:
+            next_message(ws, "scene")
+            ws.send_json({"type": "camera", "camera": scene["views"][16]["camera"], "moving": True})
+            self.assertEqual(next_message(ws, "frame")[0]["format"], "jpeg")
+        finally:
+            ws.close()
+
+    def test_a_flood_without_the_token_leaves_the_token_holder_served(self):
+        """40 idle and 60 slowloris connections (opened again when closed) and a loop of requests without the
+        token, against a cap of 24 connections and 10 requests a second: before, the token holder got 503 (the
+        cap full) or 429 (the shared budget spent by requests without the token)."""
+        server = self.serve("--max-clients", 2, "--max-rate", 5)
+        scene = server.ready()
+        with Flood(server.host, server.port, idle=40, slow=60) as flood:
+            time.sleep(0.5)  # the cap is full and the requests run
+            self.assert_served(server, scene)
+            self.assertGreater(flood.requests, 0)
+
+    def test_out_of_descriptors_the_server_backs_off_and_serves(self):
+        """With `ulimit -n` spent by idle connections, accepting failed with EMFILE at once, forever (a spinning
+        loop), and the token holder waited in the backlog for the idle ones' 30 s timeout."""
+        server = self.serve()
+        scene = server.ready()
+        pid = server.proc.pid
+        _, hard = resource.prlimit(pid, resource.RLIMIT_NOFILE)
+        resource.prlimit(pid, resource.RLIMIT_NOFILE, (len(os.listdir("/proc/%d/fd" % pid)) + 8, hard))
+        idle = [socket.create_connection((server.host, server.port), timeout=10) for _ in range(24)]
+        try:
+            time.sleep(0.5)
+            before = cpu_seconds(pid)
+            # Behind the idle ones in the backlog: accepted once they are closed to free descriptors, 10 a second.
+            status, _, body = server.request("GET", "/api/scene", timeout=20)
+            self.assertEqual(status, 200, body[:300])
+            self.assertLess(cpu_seconds(pid) - before, 1.0, "the accept loop spins on EMFILE")
+        finally:
+            for s in idle:
+                s.close()
+        self.assertTrue(server.alive())
+        self.assert_served(server, scene)
+
+    def test_without_a_token_only_a_loopback_host_is_answered(self):
+        """DNS rebinding: a web page whose name resolves to 127.0.0.1 sends its own name as Host."""
+        server = self.serve("--no-token")
+        scene = server.ready()  # Host 127.0.0.1:PORT
+        camera = json.dumps(scene["views"][2]["camera"]).encode()
+        rebound = "rebound.example:%d" % server.port
+        for method, path, body in (("GET", "/", None), ("GET", "/api/scene", None), ("POST", "/api/render", camera)):
+            status, _, reply = server.request(method, path, body=body, headers={"Host": rebound})
+            self.assertEqual(status, 403, (method, path, reply[:300]))
+            self.assertIn(b"loopback", reply)
+        status, reply = raw_exchange(server.host, server.port, (
+            "GET /stream HTTP/1.1\r\nHost: %s\r\nOrigin: http://%s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n" % (rebound, rebound)).encode())
+        self.assertEqual(status, 403, reply[:300])
+        self.assertEqual(server.request("GET", "/api/scene", headers={"Host": "localhost:%d" % server.port})[0], 200)
+        self.assert_served(server, scene)
+
+    def test_a_scene_name_reaches_the_terminal_and_json_escaped(self):
+        """A folder named with an escape sequence and a byte that is not UTF-8: printed raw to the terminal
+        before, and GET /api/scene stopped the server (nlohmann's dump() threw)."""
+        model, data, inputs = shipped(ARGS.root)
+        folder = os.path.join(MODULE_TMP.encode(), b"toy\x1b]0;owned\x07\xff")
+        os.symlink(os.path.abspath(data).encode(), folder)
+        server = Server(ARGS.lact, "--model", model, "--data", os.fsdecode(folder), "--inputs", inputs)
+        try:
+            self.assertEqual(server.ready()["scene"], "toy\x1b]0;owned\x07\\xff")
+        finally:
+            rc, so, se = server.stop(signal.SIGTERM)
+        self.assertEqual(rc, 0, se[-3000:])
+        self.assertIn("toy\\x1b]0;owned\\x07\\xff", so)
+        for control in ("\x1b", "\x07"):
+            self.assertNotIn(control, so + se)
+
+    def test_max_side_below_the_working_size_is_refused(self):
+        """--max-side 4 started a server whose page could get no frame (64x64 asked, at most 4 allowed)."""
+        rc, so, se = run("serve", "--state", encoded_state(), "--max-side", 4, "--port", 0, timeout=60)
+        self.assertEqual(rc, 1, so + se)
+        self.assertEqual(len(se.strip().splitlines()), 1, se)
+        self.assertIn("--max-side", se)
+        self.assertIn("64x64", se)
 
 
 class TokenTest(unittest.TestCase):

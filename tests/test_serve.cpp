@@ -1,8 +1,11 @@
 // lact serve's parts without a socket (serve/): the access rules (token, query, Origin, loopback, rate), the
-// checks of a client's camera message, and the frame encodings against datasets' decoder.
+// request rules (what a header alone decides), the checks of a client's camera message, the loop that outlives a
+// failing connection, and the frame encodings against datasets' decoder.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <stdexcept>
+#include <vector>
 
 #include "core/camera_geometry.h"
 #include "core/error.h"
@@ -10,7 +13,9 @@
 #include "datasets/image_io.h"
 #include "serve/access.h"
 #include "serve/frame_encoding.h"
+#include "serve/keep_serving.h"
 #include "serve/messages.h"
+#include "serve/request_rules.h"
 
 namespace lact::serve {
 namespace {
@@ -91,26 +96,27 @@ std::string camera_message(const nlohmann::json& camera, const nlohmann::json& e
 TEST(Messages, ASceneViewIsMeasuredOnlyWhenTheCameraIsExactlyIt) {
   const session::SceneSource s = cameras_only();
   const RenderLimits limits;
-  const CameraMessage m = parse_camera_message(camera_message(camera_to_json(s.cameras[1]), {{"view", 1}}), s, limits);
-  EXPECT_EQ(m.request.view, 1);
-  EXPECT_TRUE(session::same_camera(m.request.camera, s.cameras[1]));
+  const CameraMessage m =
+      parse_camera_message(camera_message(camera_to_json(s.cameras[1]), {{"view", 1}}), s.cameras, limits);
+  EXPECT_EQ(m.view, 1);
+  EXPECT_TRUE(session::same_camera(m.camera, s.cameras[1]));
   // The same view index with another camera: a hint not trusted.
-  EXPECT_EQ(parse_camera_message(camera_message(camera_to_json(s.cameras[2]), {{"view", 1}}), s, limits).request.view,
+  EXPECT_EQ(parse_camera_message(camera_message(camera_to_json(s.cameras[2]), {{"view", 1}}), s.cameras, limits).view,
             -1);
-  EXPECT_EQ(parse_camera_message(camera_message(camera_to_json(s.cameras[1]), {{"view", 99}}), s, limits).request.view,
+  EXPECT_EQ(parse_camera_message(camera_message(camera_to_json(s.cameras[1]), {{"view", 99}}), s.cameras, limits).view,
             -1);
   const CameraMessage moving = parse_camera_message(
-      camera_message(camera_to_json(s.cameras[0]), {{"moving", true}, {"truth", true}}), s, limits);
-  EXPECT_TRUE(tag_moving(moving.request.tag));
-  EXPECT_TRUE(tag_truth(moving.request.tag));
-  EXPECT_FALSE(tag_error(moving.request.tag));
+      camera_message(camera_to_json(s.cameras[0]), {{"moving", true}, {"truth", true}}), s.cameras, limits);
+  EXPECT_TRUE(tag_moving(camera_tag(moving)));
+  EXPECT_TRUE(tag_truth(camera_tag(moving)));
+  EXPECT_FALSE(tag_error(camera_tag(moving)));
 }
 
 // Each bad message is one Error naming what is wrong.
 void expect_refused(const std::string& text, const std::string& says, const RenderLimits& limits = {}) {
   const session::SceneSource s = cameras_only();
   try {
-    parse_camera_message(text, s, limits);
+    parse_camera_message(text, s.cameras, limits);
     ADD_FAILURE() << "accepted: " << text.substr(0, 200);
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
@@ -149,6 +155,96 @@ TEST(Messages, BadMessagesAreRefusedWithTheReason) {
   c = good;
   c["w"] = 60;  // not a multiple of the patch
   expect_refused(camera_message(c), "multiple of 8");
+}
+
+// A request header as Beast hands it over.
+RequestHead head(const std::string& method, const std::string& target, const std::string& host = "127.0.0.1:8080") {
+  RequestHead h;
+  h.method = method, h.target = target, h.host = host;
+  return h;
+}
+
+const ServerRules kWithToken{"good-token-123", 65536};
+
+TEST(RequestRules, NoTokenNoBudgetAndNoBodyRead) {
+  // Without the token: refused and not authorized (it spends no shared budget), the connection closed.
+  const Decision none = screen_request(head("GET", "/api/scene"), kWithToken);
+  EXPECT_EQ(none.status, 401);
+  EXPECT_FALSE(none.authorized);
+  EXPECT_FALSE(none.keep_alive);
+  const Decision good = screen_request(head("GET", "/api/scene?token=good-token-123"), kWithToken);
+  EXPECT_EQ(good.action, Action::scene);
+  EXPECT_TRUE(good.authorized && good.keep_alive);
+  // A chunked body (its trailer could hold a 70,000-byte field) is refused on its header, before a byte of it.
+  RequestHead chunked = head("POST", "/api/render?token=good-token-123");
+  chunked.transfer_encoding = true;
+  EXPECT_EQ(screen_request(chunked, kWithToken).status, 411);
+  EXPECT_FALSE(screen_request(chunked, kWithToken).keep_alive);
+  RequestHead large = head("POST", "/api/render?token=good-token-123");
+  large.content_length = 65537;
+  EXPECT_EQ(screen_request(large, kWithToken).status, 413);
+  RequestHead get_with_body = head("GET", "/?token=good-token-123");
+  get_with_body.content_length = 10;
+  EXPECT_EQ(screen_request(get_with_body, kWithToken).status, 400);
+  // Even without the token, a chunked request is answered from its header (401) and never read on.
+  chunked.target = "/api/render";
+  EXPECT_EQ(screen_request(chunked, kWithToken).status, 401);
+}
+
+TEST(RequestRules, RoutesAndRenderQuery) {
+  const Decision jpeg =
+      screen_request(head("POST", "/api/render?format=jpeg&quality=70&token=good-token-123"), kWithToken);
+  EXPECT_EQ(jpeg.action, Action::render);
+  EXPECT_TRUE(jpeg.jpeg);
+  EXPECT_EQ(jpeg.quality, 70);
+  EXPECT_EQ(screen_request(head("POST", "/api/render?quality=0&token=good-token-123"), kWithToken).status, 400);
+  EXPECT_EQ(screen_request(head("GET", "/api/render?token=good-token-123"), kWithToken).status, 405);
+  EXPECT_EQ(screen_request(head("GET", "/../etc/passwd?token=good-token-123"), kWithToken).status, 404);
+  EXPECT_EQ(screen_request(head("GET", "/?token=good-token-123"), kWithToken).action, Action::page);
+}
+
+TEST(RequestRules, WithoutATokenOnlyALoopbackHostIsAnswered) {
+  const ServerRules no_token{"", 65536};
+  for (const char* host : {"127.0.0.1:8080", "127.0.0.1", "localhost:80", "LOCALHOST", "[::1]:8080", "127.1.2.3"})
+    EXPECT_EQ(screen_request(head("GET", "/api/scene", host), no_token).action, Action::scene) << host;
+  // DNS rebinding: a page at evil.example (resolving to 127.0.0.1) sends Host evil.example.
+  for (const char* host : {"evil.example:8080", "", "127.0.0.1.evil.example", "127.0.0.256", "localhost:80x",
+                           "[::2]:80", "[::1", "127.0.0.1:8080:1", "0x7f.0.0.1"}) {
+    const Decision d = screen_request(head("GET", "/api/scene", host), no_token);
+    EXPECT_EQ(d.status, 403) << host;
+    EXPECT_FALSE(d.authorized) << host;
+  }
+  // With a token the Host is not what guards it.
+  EXPECT_EQ(screen_request(head("GET", "/?token=good-token-123", "evil.example"), kWithToken).action, Action::page);
+}
+
+TEST(RequestRules, HeadersThatAreNotUtf8AreQuotedEscaped) {
+  // The Origin check's 403 quotes both headers: a \xff in one made nlohmann's dump() throw out of the handler.
+  RequestHead upgrade = head("GET", "/stream?token=good-token-123", "127.0.0.1:8080\x1b[2J");
+  upgrade.upgrade = true;
+  upgrade.origin = "http://\xff";
+  const Decision d = screen_request(upgrade, kWithToken);
+  EXPECT_EQ(d.status, 403);
+  const std::string text = error_json(d.message);
+  const nlohmann::json back = nlohmann::json::parse(text);
+  EXPECT_NE(back.at("error").get<std::string>().find("http://\\xff"), std::string::npos) << text;
+  EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;
+  EXPECT_EQ(quoted_header(std::string(500, 'a')).size(), 200u);
+  // Any string, whatever its bytes, goes out as JSON.
+  EXPECT_NO_THROW(nlohmann::json::parse(json_text(nlohmann::json{{"scene", "caf\xc3"}, {"x", {"\xff\xfe"}}})));
+}
+
+TEST(KeepServing, AConnectionsExceptionIsReportedAndTheLoopGoesOn) {
+  int runs = 0;
+  std::vector<std::string> reports;
+  keep_serving(
+      [&runs] {
+        if (++runs < 3) throw std::length_error("field value too large");
+      },
+      [&reports](const std::string& what) { reports.push_back(what); });
+  EXPECT_EQ(runs, 3);
+  ASSERT_EQ(reports.size(), 2u);
+  EXPECT_EQ(reports[0], "field value too large");
 }
 
 session::Rgb8 gradient(int width, int height) {

@@ -1,0 +1,29 @@
+// A request header read by Beast's parser, as the rules see it (serve/request_rules.h). Header-only, so the HTTP
+// session and the HTTP fuzzer (tests/fuzz/fuzz_http.cpp) read a header the same way.
+#pragma once
+
+#include <boost/beast/http.hpp>
+#include <boost/beast/websocket/rfc6455.hpp>
+#include <string>
+
+#include "serve/request_rules.h"
+
+namespace lact::serve {
+
+template <class Body>
+RequestHead request_head(const boost::beast::http::request_parser<Body>& parser) {
+  namespace http = boost::beast::http;
+  const auto& request = parser.get();
+  RequestHead head;
+  head.method = std::string(request.method_string());
+  head.target = std::string(request.target());
+  head.host = std::string(request[http::field::host]);
+  head.origin = std::string(request[http::field::origin]);
+  head.authorization = std::string(request[http::field::authorization]);
+  head.upgrade = boost::beast::websocket::is_upgrade(request);
+  head.transfer_encoding = request.count(http::field::transfer_encoding) > 0 || parser.chunked();
+  head.content_length = parser.content_length().value_or(0);
+  return head;
+}
+
+}  // namespace lact::serve

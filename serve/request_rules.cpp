@@ -1,0 +1,133 @@
+#include "serve/request_rules.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "core/terminal_text.h"
+#include "core/utf8_text.h"
+#include "serve/access.h"
+
+namespace lact::serve {
+
+namespace {
+
+bool all_digits(std::string_view text) {
+  return !text.empty() && text.size() <= 5 &&
+         std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); });
+}
+
+// A dotted IPv4 address in 127.0.0.0/8, each part a decimal 0..255.
+bool loopback_ipv4(std::string_view name) {
+  int parts = 0;
+  size_t begin = 0;
+  while (begin <= name.size()) {
+    size_t end = name.find('.', begin);
+    if (end == std::string_view::npos) end = name.size();
+    const std::string_view part = name.substr(begin, end - begin);
+    if (part.empty() || part.size() > 3 || !all_digits(part) || std::stoi(std::string(part)) > 255) return false;
+    if (parts == 0 && part != "127") return false;
+    ++parts;
+    begin = end + 1;
+  }
+  return parts == 4;
+}
+
+// The route's answer once the request may be served: the page, the scene, a render (its query read) or 404/405.
+Decision route(const std::string& method, const Target& target, Decision d) {
+  const bool get = method == "GET", post = method == "POST";
+  const std::string& path = target.path;
+  auto refuse = [&d](int status, const std::string& message) {
+    d.action = Action::refuse, d.status = status, d.message = message;
+    return d;
+  };
+  if (path == "/" && get) return d.action = Action::page, d;
+  if (path == "/api/scene" && get) return d.action = Action::scene, d;
+  if (path == "/api/render" && post) {
+    if (target.query.count("format")) {
+      const std::string& format = target.query.at("format");
+      if (format != "png" && format != "jpeg") return refuse(400, "format: png or jpeg");
+      d.jpeg = format == "jpeg";
+    }
+    if (target.query.count("quality")) {
+      const std::string& q = target.query.at("quality");
+      if (q.empty() || q.size() > 3 || !all_digits(q) || std::stoi(q) < 1 || std::stoi(q) > 100)
+        return refuse(400, "quality: an integer from 1 to 100");
+      d.quality = std::stoi(q);
+    }
+    return d.action = Action::render, d;
+  }
+  if (path == "/" || path == "/api/scene" || path == "/api/render") return refuse(405, "method not allowed here");
+  return refuse(404, "not found (the page is /, the API /api/scene and /api/render)");
+}
+
+}  // namespace
+
+bool loopback_host(std::string_view host) {
+  std::string_view name = host, port;
+  if (!host.empty() && host.front() == '[') {
+    const size_t close = host.find(']');
+    if (close == std::string_view::npos) return false;
+    name = host.substr(1, close - 1);
+    const std::string_view rest = host.substr(close + 1);
+    if (!rest.empty() && (rest.front() != ':' || !all_digits(rest.substr(1)))) return false;
+    return name == "::1";
+  }
+  const size_t colon = host.find(':');
+  if (colon != std::string_view::npos) {
+    name = host.substr(0, colon), port = host.substr(colon + 1);
+    if (!all_digits(port)) return false;
+  }
+  std::string lower(name);
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  return lower == "localhost" || loopback_ipv4(lower);
+}
+
+Decision screen_request(const RequestHead& head, const ServerRules& rules) {
+  const Target target = parse_target(head.target);
+  const bool has_body = head.content_length > 0 || head.transfer_encoding;
+  Decision d;
+  auto refuse = [&d, has_body](int status, const std::string& message) {
+    d.action = Action::refuse, d.status = status, d.message = message;
+    d.keep_alive = d.authorized && !has_body;
+    return d;
+  };
+  if (rules.token.empty() && !loopback_host(head.host))
+    return refuse(403, "Host " + quoted_header(head.host) +
+                           " is not a loopback name: without a token lact serve answers only requests sent to "
+                           "127.0.0.1, localhost or [::1] (a web page whose name resolves here must not read it)");
+  d.authorized = rules.token.empty() || same_token(request_token(target, head.authorization), rules.token);
+  if (!d.authorized)
+    return refuse(401, "missing or wrong token: open the URL lact serve printed (it ends in ?token=...)");
+  if (head.transfer_encoding)
+    return refuse(411, "a request body must come with Content-Length (Transfer-Encoding is not read)");
+  if (has_body && !(head.method == "POST" && target.path == "/api/render"))
+    return refuse(400, "this request takes no body (only POST /api/render has one)");
+  if (head.content_length > rules.max_body)
+    return refuse(413, "request too large (at most " + std::to_string(rules.max_body) + " bytes of body)");
+  if (head.upgrade) {  // a refused upgrade closes (as the handshake never completes)
+    if (target.path != "/stream") return refuse(404, "the stream is at /stream");
+    if (!origin_allowed(head.origin, head.host))
+      return refuse(403, "the stream is only for the page this server sent (Origin " + quoted_header(head.origin) +
+                             " is not " + quoted_header(head.host) + ")");
+    d.action = Action::stream;
+    return d;
+  }
+  d.keep_alive = true;
+  d = route(head.method, target, d);
+  if (d.action == Action::refuse && has_body) d.keep_alive = false;  // its body is never read
+  return d;
+}
+
+std::string quoted_header(std::string_view value) { return terminal_text(value.substr(0, 200)); }
+
+std::string json_text(const nlohmann::json& value) {
+  try {
+    return value.dump();
+  } catch (const nlohmann::json::type_error&) {  // 316: a string that is not UTF-8
+    return with_utf8_strings(value).dump();
+  }
+}
+
+std::string error_json(const std::string& message) { return json_text(nlohmann::json{{"error", message}}) + "\n"; }
+
+}  // namespace lact::serve

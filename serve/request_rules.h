@@ -1,0 +1,62 @@
+// What `lact serve` does with one HTTP request, decided from its header alone, before any byte of a body is
+// read: the Host check (without a token), the token, the body's framing and size, and the route. No socket and
+// no hub: the HTTP session acts on the decision (serve/http_session.cpp); tests/test_serve.cpp and the HTTP
+// fuzzer (tests/fuzz/fuzz_http.cpp) call it directly.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+namespace lact::serve {
+
+// The parts of a request header the rules read (empty strings for absent headers).
+struct RequestHead {
+  std::string method;  // as sent: "GET", "POST", ...
+  std::string target;  // "/api/render?format=jpeg"
+  std::string host, origin, authorization;
+  bool upgrade = false;            // a WebSocket upgrade
+  bool transfer_encoding = false;  // a Transfer-Encoding header (chunked): such a body is never read
+  uint64_t content_length = 0;     // 0 when absent
+};
+
+struct ServerRules {
+  std::string token;        // empty: --no-token (then Host must name loopback)
+  size_t max_body = 65536;  // bytes of a request body
+};
+
+enum class Action { refuse, page, scene, render, stream };
+
+struct Decision {
+  Action action = Action::refuse;
+  int status = 0;           // refuse: the HTTP status
+  std::string message;      // refuse: one line saying why
+  bool authorized = false;  // the token was shown (or none is needed): only then may it spend a shared budget
+  bool keep_alive = false;  // the connection may carry another request after the answer (no body left unread)
+  bool jpeg = false;        // render: the answer's format
+  int quality = 90;         // render: its JPEG quality
+};
+
+// The decision for one request header. Refusals, in order: 403 a Host that is not a loopback name (without a
+// token: a web page whose name resolves to 127.0.0.1 must not read the scene), 401 no or a wrong token, 411 a
+// Transfer-Encoding, 400 a body where the route takes none, 413 a body over max_body, 404 / 403 (Origin) for a
+// stream, 404 / 405 for the routes, 400 for a bad format or quality.
+Decision screen_request(const RequestHead& head, const ServerRules& rules);
+
+// True when a Host header names this machine's loopback: 127.x.y.z, localhost or [::1], with an optional port.
+bool loopback_host(std::string_view host);
+
+// A header's value quoted in a message: cut to 200 bytes, every byte a terminal or JSON could not take written
+// as \xNN (core/terminal_text.h).
+std::string quoted_header(std::string_view value);
+
+// `value` as JSON text; a string in it that is not UTF-8 (a path, a header quoted) is written escaped
+// (core/utf8_text.h) where nlohmann's strict dump() would throw.
+std::string json_text(const nlohmann::json& value);
+
+// The body of a refusal: {"error": message}.
+std::string error_json(const std::string& message);
+
+}  // namespace lact::serve
