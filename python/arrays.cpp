@@ -1,7 +1,9 @@
 #include "python/arrays.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 
 #include "core/error.h"
@@ -9,6 +11,12 @@
 namespace lact::python {
 
 namespace {
+
+std::string number_text(float value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
 
 std::string shape_text(const py::array& array) {
   std::string text = "(";
@@ -24,9 +32,9 @@ py::array_t<T, py::array::c_style | py::array::forcecast> converted(const py::ha
   if (array.dtype().kind() != 'f')
     throw py::type_error(name + ": expected a float32 array (float64 and float16 are converted once), got dtype " +
                          py::str(array.dtype()).cast<std::string>());
-  // ensure() returns the same array when it already has T's dtype and C order: no copy.
-  auto values = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(array);
-  if (!values) throw py::error_already_set();
+  // The same array when it already has T's dtype and C order: no copy. numpy's own exception (a MemoryError
+  // for a conversion too large) comes out as itself (array_t::ensure() would clear it and return null).
+  py::array_t<T, py::array::c_style | py::array::forcecast> values(array);
   const T* data = values.data();
   for (py::ssize_t i = 0; i < values.size(); ++i)
     if (!std::isfinite(data[i]))
@@ -45,6 +53,18 @@ FloatArray pixel_array(const py::handle& value, const std::string& name) {
   if (reinterpret_cast<uintptr_t>(array.data()) % alignof(float) == 0) return array;
   // A float32 buffer at an odd address (numpy allows one over a bytes object): copied once, aligned.
   return py::module_::import("numpy").attr("array")(array, py::arg("dtype") = "float32", py::arg("order") = "C");
+}
+
+void check_pixel_range(const FloatArray& images, const std::string& name) {
+  const float* values = images.data();
+  float low = 0, high = 0;
+  for (py::ssize_t i = 0; i < images.size(); ++i) low = std::min(low, values[i]), high = std::max(high, values[i]);
+  if (high > 1 + kPixelSlack)
+    throw py::value_error(name + ": values up to " + number_text(high) +
+                          ", but lact takes float images in [0, 1]: divide 8-bit images by 255");
+  if (low < -kPixelSlack)
+    throw py::value_error(name + ": values down to " + number_text(low) +
+                          ", but lact takes float images in [0, 1]: map images in [-1, 1] with (x + 1) / 2");
 }
 
 PixelView pixel_view(const FloatArray& array) {

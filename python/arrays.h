@@ -27,6 +27,11 @@ DoubleArray double_array(const py::handle& value, const std::string& name);
 // Input images as the engine reads them in place: float_array(value, name), whose buffer is the caller's own
 // when it is a C-contiguous float32 array (no copy anywhere: core/pixel_view.h), else converted once.
 FloatArray pixel_array(const py::handle& value, const std::string& name);
+// Images are floats in [0, 1] (what read_scene reads and render gives). Values well outside, beyond the overshoot
+// of a resampling filter (kPixelSlack), are an 8-bit image not yet divided by 255 or one in [-1, 1]: a ValueError
+// naming `name` that says how to convert, rather than a state or a score silently computed from them.
+inline constexpr float kPixelSlack = 0.1f;
+void check_pixel_range(const FloatArray& images, const std::string& name);
 // pixel_array's (N, H, W, 3) result described in place.
 PixelView pixel_view(const FloatArray& array);
 // Where render writes: a new (N, H, W, 3) or (H, W, 3) float32 array when `out` is None, else `out` itself,

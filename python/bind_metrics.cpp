@@ -4,6 +4,7 @@
 #include "core/camera_geometry.h"
 #include "core/error.h"
 #include "core/metrics.h"
+#include "python/arguments.h"
 #include "python/arrays.h"
 #include "python/bindings.h"
 
@@ -13,7 +14,10 @@ namespace {
 
 // Both images as Images of one size, or a ValueError naming the argument.
 std::pair<Image, Image> image_pair(const py::object& a_in, const py::object& b_in) {
-  const Image a = image_from(float_array(a_in, "a"), "a"), b = image_from(float_array(b_in, "b"), "b");
+  const FloatArray a_array = float_array(a_in, "a"), b_array = float_array(b_in, "b");
+  check_pixel_range(a_array, "a");
+  check_pixel_range(b_array, "b");
+  const Image a = image_from(a_array, "a"), b = image_from(b_array, "b");
   if (a.height != b.height || a.width != b.width)
     throw py::value_error("b: expected the shape of a (" + std::to_string(a.height) + ", " + std::to_string(a.width) +
                           ", 3), got (" + std::to_string(b.height) + ", " + std::to_string(b.width) + ", 3)");
@@ -32,11 +36,11 @@ std::vector<Camera> key_cameras(const py::object& intrinsics_in, const py::objec
   return cameras_from(intrinsics, c2w, height, width);
 }
 
-py::tuple camera_path(const std::string& kind, int frames, std::pair<int, int> size, const py::object& intrinsics,
+py::tuple camera_path(const std::string& kind, int frames, const py::object& size, const py::object& intrinsics,
                       const py::object& c2w, double hfov, double min_radius, double max_radius, double elevation,
                       double radius) {
   if (frames < 1 || frames > 100000) throw py::value_error("frames: expected 1..100000, got " + std::to_string(frames));
-  const auto [height, width] = size;
+  const auto [height, width] = size_argument(size, "size", "(H, W), two integers");
   if (height < 1 || width < 1 || height > kMaxImageSide || width > kMaxImageSide)
     throw py::value_error("size: expected (H, W), each 1.." + std::to_string(kMaxImageSide));
   if (!(hfov > 0 && hfov < 180)) throw py::value_error("hfov: expected (0, 180) degrees");
@@ -76,9 +80,9 @@ void bind_metrics(py::module_& m) {
       },
       py::arg("a"), py::arg("b"), docs::kSsim);
   m.def("camera_path", &camera_path, py::arg("kind"), py::arg("frames") = 120,
-        py::arg("size") = std::pair<int, int>{256, 256}, py::arg("intrinsics") = py::none(),
-        py::arg("c2w") = py::none(), py::arg("hfov") = 50.0, py::arg("min_radius") = 1.7, py::arg("max_radius") = 3.0,
-        py::arg("elevation") = 30.0, py::arg("radius") = 0.0, docs::kCameraPath);
+        py::arg("size") = py::make_tuple(256, 256), py::arg("intrinsics") = py::none(), py::arg("c2w") = py::none(),
+        py::arg("hfov") = 50.0, py::arg("min_radius") = 1.7, py::arg("max_radius") = 3.0, py::arg("elevation") = 30.0,
+        py::arg("radius") = 0.0, docs::kCameraPath);
 }
 
 }  // namespace lact::python

@@ -2,6 +2,7 @@
 #include <pybind11/stl.h>
 
 #include "core/scene_state_io.h"
+#include "python/arguments.h"
 #include "python/arrays.h"
 #include "python/bindings.h"
 #include "python/engine_calls.h"
@@ -30,6 +31,7 @@ std::shared_ptr<State> encode(const std::shared_ptr<Engine>& engine, const py::o
   const FloatArray intrinsics = float_array(intrinsics_in, "intrinsics");
   const DoubleArray c2w = double_array(c2w_in, "c2w");
   check_shape(images, "images", {-1, -1, -1, 3}, "(N, H, W, 3)");
+  check_pixel_range(images, "images");
   const py::ssize_t n = images.shape(0);
   check_shape(intrinsics, "intrinsics", {n, 4}, "(N, 4) with N = " + std::to_string(n) + " (fx, fy, cx, cy)");
   check_shape(c2w, "c2w", {n, 4, 4}, "(N, 4, 4) with N = " + std::to_string(n));
@@ -50,7 +52,7 @@ std::shared_ptr<State> encode(const std::shared_ptr<Engine>& engine, const py::o
 // (H, W) of render's images: the state's, or `size` checked against the patch.
 std::pair<int, int> render_size(const Engine& engine, const State& state, const py::object& size) {
   if (size.is_none()) return {state.state.height, state.state.width};
-  const auto hw = size.cast<std::pair<int, int>>();
+  const auto hw = size_argument(size, "size", "(H, W), two integers");
   const int height = hw.first, width = hw.second, patch = engine.model().config().patch_size;
   if (height <= 0 || width <= 0 || height > kMaxImageSide || width > kMaxImageSide || height % patch || width % patch)
     throw py::value_error("size: expected (H, W), each a positive multiple of the patch size " + std::to_string(patch) +
@@ -60,8 +62,10 @@ std::pair<int, int> render_size(const Engine& engine, const State& state, const 
 
 // One camera as (4,) and (4, 4) gives (H, W, 3); N cameras as (N, 4) and (N, 4, 4) give (N, H, W, 3), written
 // into `out` when given (the same array returned), else into one new array.
-py::array render(const std::shared_ptr<Engine>& engine, const State& state, const py::object& intrinsics_in,
-                 const py::object& c2w_in, const py::object& size, const py::object& out_in) {
+py::array render(const std::shared_ptr<Engine>& engine, const std::shared_ptr<State>& state_in,
+                 const py::object& intrinsics_in, const py::object& c2w_in, const py::object& size,
+                 const py::object& out_in) {
+  const State& state = *required(state_in, "state", "a lact.State (from Model.encode or lact.State.load)");
   FloatArray intrinsics = float_array(intrinsics_in, "intrinsics");
   DoubleArray c2w = double_array(c2w_in, "c2w");
   if (state.engine != engine) throw py::value_error("state: encoded by another lact.Model");
@@ -97,18 +101,25 @@ py::object training_size(const Engine& engine) {
   return py::make_tuple(w.trained_height, w.trained_width);
 }
 
-std::shared_ptr<State> load_state(const std::string& path, const std::shared_ptr<Engine>& engine) {
+std::shared_ptr<State> load_state(const py::object& path_in, const std::shared_ptr<Engine>& engine) {
+  const std::string path = path_argument(path_in, "path");
+  required(engine, "model", "the lact.Model the state was encoded with");
   auto state = std::make_shared<State>();
   state->engine = engine;
   py::gil_scoped_release released;
-  const std::unique_lock<std::shared_mutex> hold(engine->lock);
+  const EngineCall call(*engine, true);
   state->state = load_scene_state(path, engine->model().weights(), engine->backend()).state;
+  engine->run->output().inputs.add(path);  // State.save never writes over it
   return state;
 }
 
-void save_state(const State& state, const std::string& path) {
+void save_state(const State& state, const py::object& path_in) {
+  const std::string path = path_argument(path_in, "path");
   py::gil_scoped_release released;
-  const std::unique_lock<std::shared_mutex> hold(state.engine->lock);
+  const EngineCall call(*state.engine, true);
+  // As the CLI's -o: never one of the files this model's calls read (the model, a loaded state), through a link
+  // or another spelling either; another existing file is replaced, as Python's open(path, "w") would.
+  state.engine->run->check_output(path, "path", true);
   // The model's path lets `lact render --state` find it, as for a state the CLI wrote.
   save_scene_state(path, state.state, state.engine->model().weights(), state.engine->backend(),
                    {{"model", state.engine->path}, {"written_by", "lact python module"}});
@@ -120,11 +131,20 @@ void bind_model(py::module_& m) {
   m.def("_input_pixel_bytes_copied", &input_pixel_bytes_copied,
         "Bytes of input pixels the engine has copied on the host so far (tests/python: the zero-copy test).");
   // Both classes first, so that each one's signatures name the other as lact.Model / lact.State.
-  py::class_<Engine, std::shared_ptr<Engine>> model(m, "Model", docs::kModel);
-  py::class_<State, std::shared_ptr<State>> state(m, "State", docs::kState);
+  // Final: Model's __new__ makes the whole object, which a subclass's would not be.
+  py::class_<Engine, std::shared_ptr<Engine>> model(m, "Model", docs::kModel, py::is_final());
+  py::class_<State, std::shared_ptr<State>> state(m, "State", docs::kState, py::is_final());
+  // The model is opened in __new__ (its __init__ does nothing), so that no lact.Model exists without one:
+  // with pybind11's usual __init__, Model.__new__(Model) or unpickling left an object with no C++ value.
+  model.attr("__new__") = py::staticmethod(py::cpp_function(
+      [](const py::object&, const py::object& path, const std::string& device, const std::string& precision,
+         int threads) { return open_engine(path_argument(path, "path"), device, precision, threads); },
+      py::name("__new__"), py::arg("cls"), py::arg("path"), py::arg("device") = "cpu", py::arg("precision") = "fp32",
+      py::arg("threads") = 0));
   model
-      .def(py::init(&open_engine), py::arg("path"), py::arg("device") = "cpu", py::arg("precision") = "fp32",
-           py::arg("threads") = 0)
+      .def(
+          "__init__", [](const py::object&, const py::object&, const std::string&, const std::string&, int) {},
+          py::arg("path"), py::arg("device") = "cpu", py::arg("precision") = "fp32", py::arg("threads") = 0)
       .def_property_readonly("config", &config_dict, "The model's config (the JSON its file carries), a dict.")
       .def_property_readonly("training_size", &training_size,
                              "(H, W) the model was trained at (its file's metadata), or None when unknown.")
@@ -135,12 +155,16 @@ void bind_model(py::module_& m) {
           "_last_engine_seconds", [](const Engine& e) { return e.last_engine_s.load(); },
           "Seconds the last encode or render spent inside the engine (python/bench_overhead.py).")
       .def_property_readonly(
+          "_calls_inside", [](const Engine& e) { return e.calls_inside.load() & 0xffffffffu; },
+          "The engine calls begun on this model and not ended (tests/python).")
+      .def_property_readonly(
           "_most_renders_at_once", [](const Engine& e) { return e.most_renders_running.load(); },
           "The most render calls that ran in the engine at the same time so far (tests/python).")
       .def("encode", &encode, py::arg("images"), py::arg("intrinsics"), py::arg("c2w"), docs::kEncode)
       .def("render", &render, py::arg("state"), py::arg("intrinsics"), py::arg("c2w"), py::arg("size") = py::none(),
            py::arg("out") = py::none(), docs::kRender)
       .def("__repr__", [](const Engine& e) { return "lact.Model('" + e.path + "', device='" + e.device + "')"; });
+  refuse_pickle(model, "open it again in the other process (lact.Model(path, ...))");
 
   state
       .def("save", &save_state, py::arg("path"), "Write the state as safetensors (the format `lact encode -o` writes).")
@@ -157,6 +181,8 @@ void bind_model(py::module_& m) {
         return "lact.State(" + std::to_string(s.state.input_views) + " views at " + std::to_string(s.state.height) +
                "x" + std::to_string(s.state.width) + ")";
       });
+  refuse_new(state, "it comes from Model.encode or lact.State.load");
+  refuse_pickle(state, "State.save(path) writes it, lact.State.load(path, model) reads it back");
 }
 
 }  // namespace lact::python

@@ -5,6 +5,7 @@
 
 #include "datasets/view_selection.h"
 #include "pipeline/scene_selection.h"
+#include "python/arguments.h"
 #include "python/arrays.h"
 #include "python/bindings.h"
 
@@ -22,8 +23,8 @@ struct SceneArrays {
 
 std::string size_text(const py::object& size) {
   if (size.is_none()) return "";
-  if (py::isinstance<py::str>(size)) return size.cast<std::string>();
-  const auto hw = size.cast<std::pair<int, int>>();
+  if (py::isinstance<py::str>(size)) return size.cast<std::string>();  // "HxW", checked as --size is
+  const auto hw = size_argument(size, "size", "(H, W), two integers, or \"HxW\"");
   return std::to_string(hw.first) + "x" + std::to_string(hw.second);
 }
 
@@ -32,11 +33,14 @@ std::string view_name(const SceneView& view, size_t index) {
   return std::filesystem::path(view.image_path).stem().string();
 }
 
-SceneArrays read_scene(const std::string& path, const std::string& inputs, const std::string& targets,
+SceneArrays read_scene(const py::object& path, const std::string& inputs, const std::string& targets,
                        const py::object& size, const std::string& normalize_poses, const py::object& scene) {
   DataOptions options;
-  options.data = path, options.inputs = inputs, options.size = size_text(size);
+  options.data = path_argument(path, "path"), options.inputs = inputs, options.size = size_text(size);
   options.normalize_poses = normalize_poses;
+  if (!scene.is_none() && !py::isinstance<py::str>(scene))
+    throw py::type_error("scene: expected a scene's name (str) or None, got " +
+                         py::str(py::type::of(scene).attr("__name__")).cast<std::string>());
   if (!scene.is_none()) options.scene = scene.cast<std::string>();
   SceneArrays out;
   std::vector<PosedImage> views;
@@ -61,7 +65,8 @@ SceneArrays read_scene(const std::string& path, const std::string& inputs, const
   return out;
 }
 
-std::vector<std::string> scene_names(const std::string& path) {
+std::vector<std::string> scene_names(const py::object& path_in) {
+  const std::string path = path_argument(path_in, "path");
   std::vector<std::string> names;
   py::gil_scoped_release released;
   for (const Scene& s : read_scene_list(path).scenes) names.push_back(s.name);
@@ -71,8 +76,10 @@ std::vector<std::string> scene_names(const std::string& path) {
 }  // namespace
 
 void bind_scene(py::module_& m) {
-  py::class_<SceneArrays>(m, "Scene", "A scene's views as arrays (lact.read_scene).")
-      .def_readonly("name", &SceneArrays::name)
+  py::class_<SceneArrays> cls(m, "Scene", "A scene's views as arrays (lact.read_scene).", py::is_final());
+  refuse_new(cls, "it comes from lact.read_scene");
+  refuse_pickle(cls, "read it again with lact.read_scene, or pickle its arrays");
+  cls.def_readonly("name", &SceneArrays::name)
       .def_readonly("source", &SceneArrays::source, "The camera file it was read from.")
       .def_readonly("layout", &SceneArrays::layout)
       .def_readonly("images", &SceneArrays::images, "(N, H, W, 3) float32 in [0, 1], every view at the working size.")

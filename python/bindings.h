@@ -25,7 +25,9 @@ image's size; c2w (N, 4, 4) camera-to-world, OpenCV axes (x right, y down, z for
     images = model.render(state, scene.intrinsics[scene.targets], scene.c2w[scene.targets])
 
 Errors the engine reports raise lact.Error (a RuntimeError) with lact's one-line text; a wrong dtype raises
-TypeError and a wrong shape or a non-finite value ValueError, naming the argument.)";
+TypeError and a wrong shape, a non-finite value or images outside [0, 1] (beyond [-0.1, 1.1]: divide 8-bit images
+by 255) ValueError, naming the argument. Paths are str, bytes or os.PathLike (a NUL in one is a ValueError).
+Model, State and Scene cannot be pickled; a process forked after renders renders in the child on one CPU thread.)";
 
 inline constexpr const char* kModel = R"(Model(path, device="cpu", precision="fp32", threads=0)
 
@@ -37,7 +39,7 @@ thread gives. encode, State.save and State.load take turns with every other call
 
 inline constexpr const char* kEncode = R"(encode(images, intrinsics, c2w) -> State
 
-Encodes input views into a scene state. images (N, H, W, 3) in [0, 1], H and W multiples of the patch size;
+Encodes input views into a scene state. images (N, H, W, 3) floats in [0, 1], H and W multiples of the patch size;
 intrinsics (N, 4) pixels; c2w (N, 4, 4). A C-contiguous float32 images array is read in place, never copied on
 the CPU (copied once to the GPU with device="cuda"); it must not change while encode runs. Other orders, float64,
 lists and torch CPU tensors are converted once to C-contiguous float32 first.
@@ -54,8 +56,9 @@ released while rendering; several threads may render from one model at once.)";
 inline constexpr const char* kState =
     R"(A scene state: what encode leaves (each layer's fast weights, attention caches).
 
-save(path) writes it (safetensors, the format of `lact encode -o`); State.load(path, model) reads one; nbytes its
-size in bytes; size the (H, W) it was encoded at.)";
+save(path) writes it (safetensors, the format of `lact encode -o`), never over a file the model has read (its
+model file, a state it loaded); State.load(path, model) reads one; nbytes its size in bytes; size the (H, W) it
+was encoded at. States come only from encode and load: State() and pickling are a TypeError.)";
 
 inline constexpr const char* kReadScene =
     R"(read_scene(path, inputs="", targets="rest", size=None, normalize_poses="none", scene=None) -> Scene

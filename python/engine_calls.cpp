@@ -1,5 +1,8 @@
 #include "python/engine_calls.h"
 
+#include <omp.h>
+#include <pthread.h>
+
 #include <chrono>
 #include <cmath>
 #include <mutex>
@@ -46,13 +49,83 @@ void check_rendered_values(const float* values, size_t count) {
 // on each thread that calls the engine, again whenever another count was set there since (-1: unknown).
 thread_local int threads_set_here = -1;
 
+// GNU OpenMP's thread pool does not survive fork(): a thread that ran a parallel region keeps a pool whose
+// threads the child does not have, and the child's next parallel region on that thread waits for them forever
+// (a render in a multiprocessing worker never returned). In the child the forking thread therefore runs on one
+// thread from then on, whatever calls it makes (read_scene, ssim and the model's calls alike); threads the child
+// starts get pools of their own and keep the model's count.
+thread_local bool pool_lost_here = false;
+// Forks between the first process and this one: a model's calls counted under another generation were begun by
+// threads of an ancestor process.
+std::atomic<uint64_t> fork_generation{0};
+
+void after_fork_in_child() {
+  pool_lost_here = true;
+  omp_set_num_threads(1);
+  threads_set_here = 1;
+  ++fork_generation;
+}
+
+// The engine this thread is inside (EngineCall): its lock is this thread's, and taking it again never returns.
+thread_local const Engine* engine_inside_here = nullptr;
+
+constexpr uint64_t kCallsMask = 0xffffffffu;
+
+// Counts a call into `engine`, unless this process was forked while threads it lacks were inside it.
+void count_call(Engine& engine) {
+  const uint64_t generation = fork_generation.load();
+  uint64_t seen = engine.calls_inside.load();
+  for (;;) {
+    uint64_t next = seen + 1;
+    if ((seen >> 32) != generation) {
+      if (seen & kCallsMask)
+        throw Error("lact.Model",
+                    "another thread was inside this model when the process forked, and this process's copy of "
+                    "the model's lock is held for good: open the model again here (lact.Model(path))");
+      next = (generation << 32) | 1;  // the ancestors' calls had all ended: the model is whole here
+    }
+    if (engine.calls_inside.compare_exchange_weak(seen, next)) return;
+  }
+}
+
+[[maybe_unused]] const int fork_handler_registered = pthread_atfork(nullptr, nullptr, after_fork_in_child);
+
 void use_threads_here(Engine& engine) {
-  if (engine.threads <= 0 || threads_set_here == engine.threads) return;
-  engine.backend().set_threads(engine.threads);
-  threads_set_here = engine.threads;
+  const int threads = pool_lost_here ? 1 : engine.threads;
+  if (threads <= 0 || threads_set_here == threads) return;
+  engine.backend().set_threads(threads);
+  threads_set_here = threads;
 }
 
 }  // namespace
+
+EngineCall::EngineCall(Engine& engine, bool alone)
+    : engine_(engine),
+      outer_(engine_inside_here),
+      shared_(engine.lock, std::defer_lock),
+      alone_(engine.lock, std::defer_lock) {
+  if (outer_ == &engine)
+    throw Error("lact.Model",
+                "called from inside another call of the same model on this thread (a signal handler run between "
+                "encode's layers): call it once that call has returned");
+  count_call(engine);
+  engine_inside_here = &engine;
+  try {
+    if (alone || !engine.renders_at_once())
+      alone_.lock();
+    else
+      shared_.lock();
+  } catch (...) {  // EDEADLK (std::system_error): this thread holds the lock through another engine's call
+    engine_inside_here = outer_;
+    --engine.calls_inside;
+    throw;
+  }
+}
+
+EngineCall::~EngineCall() {
+  engine_inside_here = outer_;
+  --engine_.calls_inside;  // the generation in the high bits stays
+}
 
 std::shared_ptr<Engine> open_engine(const std::string& path, const std::string& device, const std::string& precision,
                                     int threads) {
@@ -61,18 +134,19 @@ std::shared_ptr<Engine> open_engine(const std::string& path, const std::string& 
   options.backend = device;
   options.precision = precision;
   options.threads = threads;
-  engine->run = std::make_unique<Run>(options);
-  engine->run->load_model(path);
   engine->path = path;
   engine->device = device;
   engine->threads = threads;
-  threads_set_here = -1;  // the backend set its count on this thread
+  engine->run = std::make_unique<Run>(options);
+  threads_set_here = -1;      // the backend set its count on this thread
+  use_threads_here(*engine);  // one thread again where fork() took this thread's pool
+  engine->run->load_model(path);
   return engine;
 }
 
 SceneState encode_views(Engine& engine, const std::vector<Camera>& cameras, const PixelView& pixels,
                         const std::function<void()>& between_layers) {
-  const std::unique_lock<std::shared_mutex> hold(engine.lock);
+  const EngineCall call(engine, true);
   use_threads_here(engine);
   const auto start = Clock::now();
   // The model's observer is called between layers (observing also computes the last layer's outputs, which the
@@ -85,12 +159,7 @@ SceneState encode_views(Engine& engine, const std::vector<Camera>& cameras, cons
 }
 
 void render_cameras(Engine& engine, const SceneState& state, const std::vector<Camera>& cameras, float* out) {
-  std::shared_lock<std::shared_mutex> shared(engine.lock, std::defer_lock);
-  std::unique_lock<std::shared_mutex> alone(engine.lock, std::defer_lock);
-  if (engine.renders_at_once())
-    shared.lock();
-  else
-    alone.lock();
+  const EngineCall call(engine, false);
   if (cameras.empty()) return;
   const RenderCount counted(engine);
   use_threads_here(engine);

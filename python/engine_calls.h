@@ -4,8 +4,10 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <shared_mutex>
 #include <string>
 #include <vector>
@@ -28,10 +30,31 @@ struct Engine {
   std::shared_mutex lock;
   std::atomic<double> last_engine_s{0};  // seconds the last encode or render spent in the engine (the benchmark's)
   std::atomic<int> renders_running{0}, most_renders_running{0};  // renders at once, now and at most (a test's)
+  // (the fork generation of the process it was last entered in << 32) | the engine calls begun and not ended
+  std::atomic<uint64_t> calls_inside{0};
 
   const Model& model() const { return run->model(); }
   Backend& backend() { return run->backend(); }
   bool renders_at_once() const { return device == "cpu"; }
+};
+
+// One call into an engine for as long as it lives: the engine's lock held (`alone`: with no other call; else
+// beside other renders where the backend allows). Two calls that would wait forever for the lock are a lact.Error
+// instead: a call from inside another call of the same engine on this thread (a signal handler run between
+// encode's layers), and, in a fork()ed child, any call of a model another thread was inside when the process
+// forked (the child's copy of the lock is held by a thread the child does not have).
+class EngineCall {
+ public:
+  EngineCall(Engine& engine, bool alone);
+  ~EngineCall();
+  EngineCall(const EngineCall&) = delete;
+  EngineCall& operator=(const EngineCall&) = delete;
+
+ private:
+  Engine& engine_;
+  const Engine* outer_;  // the engine this thread was already inside, if any
+  std::shared_lock<std::shared_mutex> shared_;
+  std::unique_lock<std::shared_mutex> alone_;
 };
 
 std::shared_ptr<Engine> open_engine(const std::string& path, const std::string& device, const std::string& precision,

@@ -1,36 +1,41 @@
 """Type stub of the `lact` module (python/, pybind11); the docstrings (help(lact)) say more."""
-from typing import Any, Optional, Sequence, Tuple, Union
+import os
+from typing import Any, Optional, Sequence, Tuple, Union, final
 
 import numpy as np
 import numpy.typing as npt
 
 ArrayLike = npt.ArrayLike
 Size = Tuple[int, int]
+Path = Union[str, bytes, os.PathLike]  # a NUL in it is a ValueError
 
 __version__: str
 
 class Error(RuntimeError):
     """lact's one-line errors (files, fields, sizes), with the CLI's text."""
 
+@final
 class State:
     nbytes: int
     size: Size
     input_views: int
-    def save(self, path: str) -> None: ...
+    def save(self, path: Path) -> None: ...
     @staticmethod
-    def load(path: str, model: Model) -> State: ...
+    def load(path: Path, model: Model) -> State: ...
 
+@final
 class Model:
     config: dict[str, Any]
     training_size: Optional[Size]
     patch_size: int
     path: str
     device: str
-    def __init__(self, path: str, device: str = "cpu", precision: str = "fp32", threads: int = 0) -> None: ...
+    def __init__(self, path: Path, device: str = "cpu", precision: str = "fp32", threads: int = 0) -> None: ...
     def encode(self, images: ArrayLike, intrinsics: ArrayLike, c2w: ArrayLike) -> State: ...
     def render(self, state: State, intrinsics: ArrayLike, c2w: ArrayLike, size: Optional[Size] = None,
                out: Optional[npt.NDArray[np.float32]] = None) -> npt.NDArray[np.float32]: ...
 
+@final
 class Scene:
     name: str
     source: str
@@ -42,9 +47,9 @@ class Scene:
     inputs: list[int]
     targets: list[int]
 
-def read_scene(path: str, inputs: str = "", targets: str = "rest", size: Union[None, str, Size] = None,
+def read_scene(path: Path, inputs: str = "", targets: str = "rest", size: Union[None, str, Size] = None,
                normalize_poses: str = "none", scene: Optional[str] = None) -> Scene: ...
-def scene_names(path: str) -> list[str]: ...
+def scene_names(path: Path) -> list[str]: ...
 def psnr(a: ArrayLike, b: ArrayLike) -> float: ...
 def ssim(a: ArrayLike, b: ArrayLike) -> float: ...
 def camera_path(kind: str, frames: int = 120, size: Size = (256, 256), intrinsics: Optional[ArrayLike] = None,

@@ -1,0 +1,44 @@
+// The module's arguments that are not arrays: file paths, image sizes and the bound objects passed back in (a
+// State, a Model). Each check raises the Python exception a user expects (TypeError for a wrong kind of value,
+// ValueError for a wrong value), naming the argument and what it takes; none lets a bad value reach the engine.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+
+namespace lact::python {
+
+namespace py = pybind11;
+
+// A file path from a str, bytes or os.PathLike (pathlib.Path), as the bytes the file system sees (os.fsencode).
+// TypeError for anything else; ValueError for a NUL character, which would cut the name where the C library
+// reads it (so "a.safetensors\0x" must never open "a.safetensors").
+std::string path_argument(const py::handle& value, const std::string& name);
+
+// (H, W) from a sequence of two integers (a tuple, a list, a numpy array of ints): TypeError for another kind
+// of value or a non-integer entry, ValueError for another length or an integer beyond int's range, each naming
+// `name` and `expected` (how the message states what it takes). Range checks are the caller's.
+std::pair<int, int> size_argument(const py::handle& value, const std::string& name, const std::string& expected);
+
+// A bound object passed as an argument (`model`, `state`): TypeError naming the argument when it is None, whose
+// holder pybind11 would hand over as a null pointer.
+template <typename T>
+const std::shared_ptr<T>& required(const std::shared_ptr<T>& object, const std::string& name,
+                                   const std::string& expected) {
+  if (!object) throw py::type_error(name + ": expected " + expected + ", got None");
+  return object;
+}
+
+// Makes `cls` (a bound class whose objects only the module makes: lact.State, lact.Scene) refuse T.__new__(T):
+// pybind11 would otherwise hand out an object with no C++ value behind it (also through unpickling, which calls
+// __new__), and every method would meet a null pointer. `made_by` says where its objects come from.
+void refuse_new(py::handle cls, const std::string& made_by);
+
+// Makes `cls` refuse pickling and copy.copy with a TypeError saying how to keep one (`instead`): its objects
+// hold engine memory, not Python values.
+void refuse_pickle(py::handle cls, const std::string& instead);
+
+}  // namespace lact::python

@@ -1,0 +1,302 @@
+"""Misuse never crashes the interpreter: objects made without their constructor (__new__, unpickling), None where
+a model or a state goes, paths with NUL, sizes of the wrong kind, numpy's own errors, images in [0, 255] and
+State.save onto an input each give one clear Python exception; a fork()ed child renders. A call that crashed
+the interpreter before runs in a subprocess, so a segfault fails the test instead of ending the run."""
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from conftest import FIXTURE, encode_inputs
+
+MODEL = os.path.join(FIXTURE, "model.safetensors")
+INDEX = os.path.join(FIXTURE, "index.json")
+
+
+def run_isolated(code):
+    """`code` in a fresh interpreter (lact imported, `model`, `scene` and `state` ready): (exit status, output)."""
+    script = textwrap.dedent("""\
+        import os, pickle, sys
+        import numpy as np
+        import lact
+        model = lact.Model(%r, threads=1)
+        scene = lact.read_scene(%r, inputs="0,1,2", targets="3,4")
+        i = scene.inputs
+        state = model.encode(scene.images[i], scene.intrinsics[i], scene.c2w[i])
+        """ % (MODEL, INDEX)) + textwrap.dedent(code)
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ))
+    return p.returncode, p.stdout + p.stderr
+
+
+# How each bound class's half-made object was made before, and what a user then does with it (before: garbage
+# values, RuntimeError("Unable to cast ..."), std::bad_alloc, or a segfault).
+HALF_MADE = {
+    "State.__new__": ("lact.State.__new__(lact.State)", "print(obj.size); obj.save('/nonexistent/x')"),
+    "State unpickled": ("pickle.loads(b'\\x80\\x02clact\\nState\\n)\\x81.')", "model.render(obj, scene.intrinsics[3], scene.c2w[3])"),
+    "Model.__new__": ("lact.Model.__new__(lact.Model)", "print(obj.path); obj.render(state, scene.intrinsics[3], scene.c2w[3])"),
+    "Model unpickled": ("pickle.loads(b'\\x80\\x02clact\\nModel\\n)\\x81.')", "print(repr(obj)); lact.State.load('x', obj)"),
+    "Scene.__new__": ("lact.Scene.__new__(lact.Scene)", "print(obj.images.shape, obj.names)"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HALF_MADE))
+def test_half_made_objects_are_refused(name):
+    make, use = HALF_MADE[name]
+    status, output = run_isolated("""
+        try:
+            obj = %s
+        except TypeError as e:
+            print("refused:", e)
+            sys.exit(0)
+        %s
+        sys.exit(3)
+        """ % (make, use))
+    assert status == 0 and "refused:" in output, "%s: exit status %d\n%s" % (name, status, output)
+    if "Model" not in name:  # Model's __new__ needs its path, as Model() does
+        assert "cannot be made directly" in output, output
+
+
+def test_pickling_says_how_to_keep_them(lact, model, scene):
+    import pickle
+    with pytest.raises(TypeError, match=r"State.save\(path\)"):
+        pickle.dumps(encode_inputs(model, scene))
+    with pytest.raises(TypeError, match=r"lact.Model\(path"):
+        pickle.dumps(model)
+    with pytest.raises(TypeError, match="read_scene"):
+        pickle.dumps(scene)
+
+
+def test_none_for_a_model_or_a_state_is_a_type_error():
+    status, output = run_isolated("""
+        for call in (lambda: lact.State.load("state.safetensors", None),
+                     lambda: model.render(None, scene.intrinsics[3], scene.c2w[3])):
+            try:
+                call()
+            except TypeError as e:
+                print("refused:", e)
+        """)
+    assert status == 0, "exit status %d (-11: a segfault)\n%s" % (status, output)
+    assert "refused: model: expected the lact.Model the state was encoded with, got None" in output, output
+    assert "refused: state: expected a lact.State" in output, output
+
+
+def test_paths_with_nul_are_refused(lact, model, scene, tmp_path):
+    # Before, the name was cut at the NUL: "model.safetensors\0junk" opened model.safetensors.
+    with pytest.raises(ValueError, match="path: the path holds a NUL character"):
+        lact.Model(MODEL + "\0junk")
+    with pytest.raises(ValueError, match="path: .*NUL"):
+        lact.read_scene(INDEX + "\0junk")
+    with pytest.raises(ValueError, match="path: .*NUL"):
+        lact.scene_names(INDEX + "\0junk")
+    state = encode_inputs(model, scene)
+    with pytest.raises(ValueError, match="path: .*NUL"):
+        state.save(str(tmp_path / "state.safetensors") + "\0junk")
+    assert not os.path.exists(tmp_path / "state.safetensors")
+    with pytest.raises(TypeError, match="path: expected a path"):
+        lact.Model(3)
+    # os.PathLike works wherever a path goes
+    import pathlib
+    state.save(tmp_path / "state.safetensors")
+    assert lact.State.load(tmp_path / "state.safetensors", lact.Model(pathlib.Path(MODEL))).size == state.size
+
+
+def test_state_save_never_overwrites_an_input(lact, scene, tmp_path):
+    model_file = tmp_path / "model.safetensors"  # a copy: before the fix, save wrote over the model itself
+    shutil.copyfile(MODEL, model_file)
+    original = model_file.read_bytes()
+    model = lact.Model(str(model_file), threads=1)
+    state = encode_inputs(model, scene)
+    link = tmp_path / "link.safetensors"
+    link.symlink_to(model_file)
+    for target in (model_file, link, str(tmp_path) + "/./model.safetensors"):
+        with pytest.raises(lact.Error, match="is one of this run's inputs.*refusing to overwrite it"):
+            state.save(str(target))
+    assert model_file.read_bytes() == original
+    saved = tmp_path / "state.safetensors"
+    state.save(str(saved))
+    loaded = lact.State.load(str(saved), model)
+    with pytest.raises(lact.Error, match="one of this run's inputs"):
+        loaded.save(str(saved))  # the state file it was read from
+    other = tmp_path / "other.safetensors"
+    other.write_bytes(b"old")
+    state.save(str(other))  # any other file is replaced, as open(path, "w") would
+    assert lact.State.load(str(other), model).size == state.size
+
+
+def test_sizes_of_the_wrong_kind_name_size(lact, model, scene):
+    state = encode_inputs(model, scene)
+    k, pose = scene.intrinsics[3], scene.c2w[3]
+    with pytest.raises(TypeError, match=r"size: expected \(H, W\), two integers, got str"):
+        model.render(state, k, pose, size="32x48")
+    with pytest.raises(ValueError, match=r"size: expected \(H, W\), two integers, got 3 values"):
+        model.render(state, k, pose, size=(32, 48, 1))
+    with pytest.raises(TypeError, match="size: .*got an entry of type float"):
+        model.render(state, k, pose, size=(32.0, 48))
+    with pytest.raises(ValueError, match="size: .*out of range"):
+        model.render(state, k, pose, size=(2 ** 40, 48))
+    np.testing.assert_array_equal(model.render(state, k, pose, size=np.array([32, 48])), model.render(state, k, pose))
+    with pytest.raises(TypeError, match=r"size: expected \(H, W\)"):
+        lact.camera_path("turntable", 3, size="256")
+    with pytest.raises(ValueError, match=r"size: expected \(H, W\), two integers, or \"HxW\", got 1 values"):
+        lact.read_scene(INDEX, size=[32])
+    with pytest.raises(TypeError, match="scene: expected a scene's name"):
+        lact.read_scene(INDEX, scene=3)
+
+
+def test_numpy_errors_come_out_as_themselves(model, scene):
+    # Converting 3 EiB of float64 to float32: numpy's MemoryError (before: RuntimeError "error_already_set called
+    # while Python error indicator not set", numpy's exception cleared).
+    i = scene.inputs
+    huge = np.broadcast_to(np.float64(0.5), (2 ** 20, 2 ** 20, 2 ** 18, 3))
+    with pytest.raises(MemoryError):
+        model.encode(huge, scene.intrinsics[i], scene.c2w[i])
+
+
+def test_images_outside_0_1_are_refused(lact, model, scene):
+    i = scene.inputs
+    images, k, pose = scene.images[i], scene.intrinsics[i], scene.c2w[i]
+    with pytest.raises(ValueError, match=r"images: values up to 255, .*\[0, 1\]: divide 8-bit images by 255"):
+        model.encode(images * 255, k, pose)
+    with pytest.raises(ValueError, match=r"images: values down to -.*\(x \+ 1\) / 2"):
+        model.encode(images * 2 - 1, k, pose)
+    with pytest.raises(ValueError, match="a: values up to 255"):
+        lact.psnr(scene.images[0] * 255, scene.images[1])
+    # A resampling filter's overshoot is no 8-bit image: kept.
+    overshoot = images.copy()
+    overshoot[0, 0, 0] = [1.05, -0.05, 0.5]
+    model.encode(overshoot, k, pose)
+
+
+def wait_or_kill(pid, seconds):
+    """The child's exit status, or None after killing it when it has not exited within `seconds`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return status
+        time.sleep(0.05)
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    return None
+
+
+def render_in_child(call, path):
+    """Forks; the child saves call() to `path` (also from a thread it starts) and exits; its status or None."""
+    pid = os.fork()
+    if pid == 0:
+        status = 1
+        try:
+            np.save(path, call())
+            result = []
+            thread = threading.Thread(target=lambda: result.append(call()))
+            thread.start()
+            thread.join()
+            status = 0 if np.allclose(result[0], np.load(path), rtol=0, atol=1e-5) else 2
+        finally:
+            os._exit(status)
+    return wait_or_kill(pid, 60)
+
+
+def test_a_forked_child_renders(model, scene, tmp_path):
+    # The parent's 2-thread render leaves OpenMP's pool on this thread; before, the child's render waited forever
+    # for pool threads that fork() did not copy.
+    state = encode_inputs(model, scene)
+    t = scene.targets
+    expected = model.render(state, scene.intrinsics[t], scene.c2w[t])
+    out = str(tmp_path / "child.npy")
+    status = render_in_child(lambda: model.render(state, scene.intrinsics[t], scene.c2w[t]), out)
+    assert status is not None, "the forked child's render did not return within 60 s"
+    assert status == 0, "the child exited with status %d" % status
+    np.testing.assert_allclose(np.load(out), expected, rtol=0, atol=1e-5)
+
+
+def encode_with_handler(model, scene, handler):
+    """Encodes a 6-view 256x384 scene in this (the main) thread with `handler` on SIGUSR1, which another thread
+    sends once the encode is inside the engine: Python runs the handler between encode's layers, inside the call."""
+    i = scene.inputs
+    images = np.ascontiguousarray(np.tile(scene.images[i], (2, 8, 8, 1)))
+    intrinsics, c2w = np.tile(scene.intrinsics[i] * 8, (2, 1)), np.tile(scene.c2w[i], (2, 1, 1))
+    main = threading.get_ident()
+
+    def signal_once_inside():
+        while model._calls_inside == 0:
+            time.sleep(0.001)
+        signal.pthread_kill(main, signal.SIGUSR1)
+
+    previous = signal.signal(signal.SIGUSR1, handler)
+    try:
+        sender = threading.Thread(target=signal_once_inside)
+        sender.start()
+        model.encode(images, intrinsics, c2w)
+        sender.join()
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+
+
+def test_a_child_forked_while_a_thread_is_inside_the_model_is_refused(lact, scene, tmp_path):
+    # Before, the child's copy of the model's lock stayed held by the encoding thread, which the child does not
+    # have: the child's render waited forever.
+    model = lact.Model(MODEL, threads=2)
+    state = encode_inputs(model, scene)
+    k, pose = scene.intrinsics[3], scene.c2w[3]
+    statuses = []
+
+    def fork_and_render():
+        pid = os.fork()
+        if pid == 0:
+            status = 1
+            try:
+                model.render(state, k, pose)
+            except lact.Error as e:
+                status = 0 if "another thread was inside this model when the process forked" in str(e) else 2
+            finally:
+                os._exit(status)
+        statuses.append(wait_or_kill(pid, 60))
+
+    def handler(signum, frame):
+        if model._calls_inside == 1:  # the encode has not returned: another thread forks meanwhile
+            forker = threading.Thread(target=fork_and_render)
+            forker.start()
+            forker.join()
+
+    for attempt in range(5):  # the signal may land after encode's last layer: then it tells nothing; again
+        encode_with_handler(model, scene, handler)
+        if statuses:
+            break
+    assert statuses, "the signal never landed inside the encode"
+    assert statuses[0] is not None, "the child's render did not return within 60 s"
+    assert statuses[0] == 0, "the child exited with status %d (1: its render ran, 2: another error)" % statuses[0]
+    # a child forked while no thread is inside renders as usual, and so does the parent
+    out = str(tmp_path / "child.npy")
+    assert render_in_child(lambda: model.render(state, k, pose), out) == 0
+    np.testing.assert_allclose(np.load(out), model.render(state, k, pose), rtol=0, atol=1e-5)
+
+
+def test_a_call_from_inside_a_call_of_the_same_model_is_refused(lact, scene):
+    # A signal handler that renders while encode runs: this thread already holds the model's lock (before: a
+    # RuntimeError "Resource deadlock avoided" from the lock, or a wait that never ends).
+    model = lact.Model(MODEL, threads=1)
+    state = encode_inputs(model, scene)
+    errors = []
+
+    def handler(signum, frame):
+        if model._calls_inside == 1:
+            try:
+                model.render(state, scene.intrinsics[3], scene.c2w[3])
+            except lact.Error as e:
+                errors.append(str(e))
+
+    for attempt in range(5):
+        encode_with_handler(model, scene, handler)
+        if errors:
+            break
+    assert errors and "called from inside another call of the same model on this thread" in errors[0], errors
+    model.render(state, scene.intrinsics[3], scene.c2w[3])  # the model is whole afterwards
