@@ -28,7 +28,7 @@ void add_import_command(CLI::App& app) {
       ->add_option("--matcher", o->matcher,
                    "exhaustive | sequential | auto (exhaustive up to 150 photos; sequential for more and video)")
       ->capture_default_str();
-  command->add_option("--frames", o->frames, "Video: frames spread evenly over it")
+  command->add_option("--frames", o->frames, "Video: frames spread evenly over it (at most 100000)")
       ->capture_default_str()
       ->check(CLI::Range(3, 100000));
   command->add_option("--fps", o->fps, "Video: frames per second of video instead of --frames")
@@ -37,6 +37,11 @@ void add_import_command(CLI::App& app) {
   command->add_option("--max-seconds", o->max_seconds, "Stop COLMAP after this long in all (0: no limit)")
       ->capture_default_str()
       ->check(finite_range(0, 1e7));
+  command
+      ->add_option("--stall-minutes", o->stall_minutes,
+                   "Stop COLMAP (or ffmpeg) when it prints nothing and makes no progress this long (0: never)")
+      ->capture_default_str()
+      ->check(finite_range(0, 10080));
   command
       ->add_option("--min-registered", o->min_registered,
                    "Fail when COLMAP poses fewer than this fraction of the images")

@@ -10,10 +10,12 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
-#include <regex>
 
 #include "core/error.h"
+#include "core/file_io.h"
+#include "core/terminal_text.h"
 #include "datasets/colmap_model.h"
+#include "datasets/layouts.h"
 #include "pipeline/colmap_steps.h"
 #include "pipeline/import_images.h"
 #include "pipeline/video_frames.h"
@@ -47,7 +49,14 @@ void check_options(const ImportOptions& o) {
     throw Error("--matcher", "must be exhaustive, sequential or auto");
   if (o.max_size != 0 && o.max_size < 64) throw Error("--max-size", "must be 0 (no cap) or at least 64 pixels");
   if (!(o.min_registered >= 0 && o.min_registered <= 1)) throw Error("--min-registered", "must be in [0, 1]");
+  if (o.frames < 3 || o.frames > kMaxVideoFrames)
+    throw Error("--frames", "must be 3 to " + std::to_string(kMaxVideoFrames));
+  if (!(o.stall_minutes >= 0 && o.stall_minutes <= 10080))
+    throw Error("--stall-minutes", "must be 0 (no limit) to 10080 (a week)");
 }
+
+// COLMAP's stall limit in seconds (0: none).
+double stall_seconds(const ImportOptions& o) { return o.stall_minutes * 60; }
 
 // The output's absolute path, after refusing an existing one (without --force) and one that holds the input.
 fs::path check_output(const ImportOptions& o) {
@@ -180,11 +189,15 @@ void run_colmap(ColmapSteps& steps, const fs::path& scene, const ImportOptions& 
   steps.run("mapper", args, "mapping", n);
 }
 
+// The model analyzer's mean reprojection error in pixels, -1 when it printed none or no number of pixels that
+// can be one (it is shown in the summary only: an odd line must not fail a finished import).
 double mean_reprojection_error(ColmapSteps& steps, const fs::path& model) {
-  const std::string stats = steps.run_captured("model_analyzer", {"--path", model.string()});
-  static const std::regex line(R"(Mean reprojection error: ([0-9.eE+-]+))");
-  std::smatch m;
-  return std::regex_search(stats, m, line) ? std::stod(m[1]) : -1;
+  std::string text = steps.run_for_line("model_analyzer", {"--path", model.string()}, "Mean reprojection error: ");
+  if (text.size() >= 2 && text.compare(text.size() - 2, 2, "px") == 0) text.resize(text.size() - 2);
+  if (text.empty() || text.size() > 32 || text.find_first_not_of("0123456789.eE+-") != std::string::npos) return -1;
+  char* end = nullptr;
+  const double pixels = std::strtod(text.c_str(), &end);
+  return end == text.c_str() + text.size() && std::isfinite(pixels) && pixels >= 0 && pixels < 1e6 ? pixels : -1;
 }
 
 }  // namespace
@@ -200,18 +213,26 @@ ImportedImages gather_images(const ImportOptions& o, const fs::path& scene, bool
   if (!fs::is_regular_file(in, ec)) throw Error(o.input, "no such folder or video file");
   const fs::path frames = scene / "frames";
   fs::create_directory(frames, ec);
-  extract_video_frames(in.string(), frames.string(), {o.frames, o.fps, o.sharpest, o.max_seconds});
+  extract_video_frames(in.string(), frames.string(), {o.frames, o.fps, o.sharpest, o.max_seconds, stall_seconds(o)});
   ImportedImages images = import_image_folder(frames.string(), (scene / "images").string(), o.max_size);
   fs::remove_all(frames, ec);
   return images;
 }
 
+// "a.txt (not a PNG or JPEG (...)), b.jpg (undecodable (...))": the first `most` of them, then how many more.
+std::string skipped_list(const std::vector<SkippedFile>& skipped, size_t most) {
+  std::string text;
+  for (size_t i = 0; i < std::min(most, skipped.size()); ++i)
+    text += (i ? ", " : "") + skipped[i].name + " (" + skipped[i].reason + ")";
+  if (skipped.size() > most) text += " and " + std::to_string(skipped.size() - most) + " more";
+  return text;
+}
+
 void check_enough_images(const ImportOptions& o, const ImportedImages& images) {
   if (images.names.size() >= 3) return;
   std::string skipped;
-  if (images.skipped > 0)
-    skipped = "; skipped " + std::to_string(images.skipped) + " file(s) that are not PNG or JPEG images (e.g. " +
-              images.first_skipped + ")";
+  if (!images.skipped.empty())
+    skipped = "; skipped " + std::to_string(images.skipped.size()) + ": " + skipped_list(images.skipped, 3);
   throw Error(o.input, "found " + std::to_string(images.names.size()) +
                            " image(s); COLMAP needs at least 3 overlapping photos" + skipped);
 }
@@ -226,13 +247,40 @@ void check_registered(const ColmapModel& model, int used, double min_fraction) {
                                    "overlap between the photos, motion blur, or a moving subject");
 }
 
-// COLMAP on the gathered images, the largest model kept as sparse/0; the summary's COLMAP fields.
+// The checks `lact render` makes of a COLMAP scene, made on the one COLMAP wrote: its reader (camera models it
+// reads, focal lengths, poses, numbers float32 carries) and every registered image there, so that an import
+// reported as done renders. Render's line, the working folder's path left out of it (sparse/0/images.txt).
+void check_scene_renders(const fs::path& scene) {
+  try {
+    const Scene read = read_colmap_scene(scene, {});
+    for (const SceneView& view : read.views) require_regular_file(view.image_path);
+  } catch (const Error& e) {
+    std::string text = e.what();
+    const std::string working = scene.string() + "/";
+    for (size_t at; (at = text.find(working)) != std::string::npos;) text.erase(at, working.size());
+    throw Error("colmap mapper", "wrote a scene lact render refuses: " + text);
+  }
+}
+
+// The files the import skipped, for the log (the summary shows the first few).
+std::string skipped_log(const std::vector<SkippedFile>& skipped) {
+  if (skipped.empty()) return "";
+  std::string text = "lact import skipped " + std::to_string(skipped.size()) + " file(s):\n";
+  for (const SkippedFile& f : skipped) text += "  " + f.name + ": " + f.reason + "\n";
+  return text;
+}
+
+// COLMAP on the gathered images, the largest model kept as sparse/0 and checked as render checks it; the
+// summary's COLMAP fields.
 void reconstruct(const ImportOptions& o, const fs::path& scene, const ImportedImages& images, bool video,
                  ImportSummary& s) {
-  ColmapSteps steps(o.colmap, (scene / "colmap.log").string(), o.max_seconds, o.quiet);
+  ColmapSteps steps(o.colmap, (scene / "colmap.log").string(), o.max_seconds, stall_seconds(o),
+                    (scene / "database.db").string(), o.quiet);
+  steps.log(skipped_log(images.skipped));
   run_colmap(steps, scene, o, images, video);
   const ColmapModel model = keep_largest_model(scene / "sparse");
   check_registered(model, s.used, o.min_registered);
+  check_scene_renders(scene);
   s.registered = static_cast<int>(model.images.size());
   s.extent = centres_extent(model);
   s.reprojection_px = mean_reprojection_error(steps, scene / "sparse" / "0");
@@ -257,6 +305,18 @@ void move_into_place(const fs::path& scene, const fs::path& out, bool force) {
   }
   fs::rename(scene, out, ec);
   if (ec) throw Error(out.string(), "cannot move the scene into place (" + ec.message() + ")");
+}
+
+// A line per skipped file, the first 20 (the scene's colmap.log lists them all).
+std::string skipped_lines(const ImportSummary& s) {
+  constexpr size_t kShown = 20;
+  std::string text;
+  for (size_t i = 0; i < std::min(kShown, s.skipped.size()); ++i)
+    text += "  skipped " + terminal_text(s.skipped[i].name) + ": " + terminal_text(s.skipped[i].reason) + "\n";
+  if (s.skipped.size() > kShown)
+    text += "  and " + std::to_string(s.skipped.size() - kShown) + " more, listed in " + terminal_text(s.output) +
+            "/colmap.log\n";
+  return text;
 }
 
 // HxW for --size: 256 on the short side, the long side in proportion, both divisible by 8.
@@ -303,10 +363,11 @@ ImportSummary import_scene(const ImportOptions& o) {
 std::string import_summary_text(const ImportSummary& s) {
   char line[512];
   std::string text;
-  std::snprintf(line, sizeof line, "%s: %d %s, %d used (%d skipped: not PNG/JPEG), %d registered (%.0f%%)\n",
-                s.output.c_str(), s.found, s.video ? "frames" : "files", s.used, s.skipped, s.registered,
+  std::snprintf(line, sizeof line, "%d %s, %d used (%d skipped), %d registered (%.0f%%)\n", s.found,
+                s.video ? "frames" : "files", s.used, static_cast<int>(s.skipped.size()), s.registered,
                 100.0 * s.registered / std::max(1, s.used));
-  text += line;
+  text += terminal_text(s.output) + ": " + line;
+  text += skipped_lines(s);
   char error[32] = "unknown";
   if (s.reprojection_px >= 0) std::snprintf(error, sizeof error, "%.4g px", s.reprojection_px);
   std::snprintf(line, sizeof line,

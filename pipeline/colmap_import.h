@@ -5,6 +5,9 @@
 #pragma once
 
 #include <string>
+#include <vector>
+
+#include "pipeline/import_images.h"
 
 namespace lact {
 
@@ -18,6 +21,7 @@ struct ImportOptions {
   double fps = 0;                // video: frames per second instead (> 0)
   bool sharpest = false;         // video: the sharpest of 3 candidates per frame
   double max_seconds = 0;        // COLMAP's time limit in all (0: none)
+  double stall_minutes = 30;     // a COLMAP step (or ffmpeg) with no output and no progress this long is stopped
   double min_registered = 0.5;   // fewer registered images than this fraction is a failure
   bool force = false, quiet = false;
 };
@@ -25,10 +29,11 @@ struct ImportOptions {
 struct ImportSummary {
   std::string output;  // the scene's folder (absolute)
   bool video = false;
-  int found = 0, skipped = 0, used = 0, registered = 0;
-  double reprojection_px = -1;  // mean reprojection error (< 0: unknown)
-  double extent = 0;            // the diagonal of the bounding box of the camera centres
-  int width = 0, height = 0;    // of the first image
+  int found = 0, used = 0, registered = 0;
+  std::vector<SkippedFile> skipped;  // the files that were not images lact reads, with why
+  double reprojection_px = -1;       // mean reprojection error (< 0: unknown)
+  double extent = 0;                 // the diagonal of the bounding box of the camera centres
+  int width = 0, height = 0;         // of the first image
   double seconds = 0;
 };
 

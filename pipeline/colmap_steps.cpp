@@ -1,10 +1,13 @@
 #include "pipeline/colmap_steps.h"
 
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <regex>
 
 #include "core/error.h"
 #include "pipeline/subprocess.h"
@@ -14,6 +17,9 @@ namespace lact {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+constexpr uint64_t kMaxLogBytes = uint64_t{64}
+                                  << 20;  // of one step's output in colmap.log: a flood cannot fill the disk
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
@@ -53,28 +59,93 @@ std::string last_line(const std::string& text) {
 
 }  // namespace
 
+namespace {
+
+constexpr int kMaxDigits = 9;  // a count below 10^9: an int, and no scan of a 200,000-digit "number"
+
+// The count of 1 to 9 digits at `at` (a 10th digit refuses it), `at` moved past it.
+bool read_count(const std::string& line, size_t& at, long long& value) {
+  size_t end = at;
+  while (end < line.size() && end - at <= kMaxDigits && line[end] >= '0' && line[end] <= '9') ++end;
+  if (end == at || end - at > kMaxDigits) return false;
+  value = 0;
+  for (; at < end; ++at) value = value * 10 + (line[at] - '0');
+  return true;
+}
+
+// Whether `line` at `at` reads as `pattern`, literal text in which each '%' stands for a count (into `counts`).
+bool matches_at(const std::string& line, size_t at, const char* pattern, std::vector<long long>& counts) {
+  counts.clear();
+  for (const char* p = pattern; *p; ++p) {
+    long long value = 0;
+    if (*p == '%') {
+      if (!read_count(line, at, value)) return false;
+      counts.push_back(value);
+    } else if (at >= line.size() || line[at++] != *p) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Whether `pattern` occurs anywhere in `line` (the first occurrence that reads whole fills `counts`).
+bool find_pattern(const std::string& line, const char* pattern, std::vector<long long>& counts) {
+  const std::string head(pattern, std::strchr(pattern, '%') - pattern);  // the literal text before the first count
+  for (size_t at = line.find(head); at != std::string::npos; at = line.find(head, at + 1))
+    if (matches_at(line, at, pattern, counts)) return true;
+  return false;
+}
+
+}  // namespace
+
 bool parse_colmap_progress(const std::string& line, int& done, int& total) {
-  static const std::regex file(R"(Processed file \[(\d+)/(\d+)\])"), image(R"(Matching image \[(\d+)/(\d+)\])"),
-      block(R"(Matching block \[(\d+)/(\d+), (\d+)/(\d+)\])"), registering(R"(Registering image #\d+ \((\d+)\))");
-  std::smatch m;
-  if (std::regex_search(line, m, file) || std::regex_search(line, m, image)) {
-    done = std::stoi(m[1]), total = std::stoi(m[2]);
+  std::vector<long long> c;
+  if (find_pattern(line, "Processed file [%/%]", c) || find_pattern(line, "Matching image [%/%]", c)) {
+    done = static_cast<int>(c[0]), total = static_cast<int>(c[1]);
     return true;
   }
-  if (std::regex_search(line, m, block)) {  // blocks of i (rows) by j (columns): row-major
-    const int rows = std::stoi(m[2]), cols = std::stoi(m[4]);
-    done = (std::stoi(m[1]) - 1) * cols + std::stoi(m[3]), total = rows * cols;
+  if (find_pattern(line, "Matching block [%/%, %/%]", c)) {  // blocks of i (rows) by j (columns): row-major
+    const long long blocks = c[1] * c[3], block = (c[0] - 1) * c[3] + c[2];
+    if (c[0] < 1 || blocks > 1'000'000'000 || block > 1'000'000'000) return false;
+    done = static_cast<int>(block), total = static_cast<int>(blocks);
     return true;
   }
-  if (std::regex_search(line, m, registering)) {
-    done = std::stoi(m[1]), total = 0;
+  if (find_pattern(line, "Registering image #% (%)", c)) {
+    done = static_cast<int>(c[1]), total = 0;
     return true;
   }
   return false;
 }
 
-ColmapSteps::ColmapSteps(const std::string& colmap, const std::string& log_path, double max_seconds, bool quiet)
-    : program_(find_program(colmap)), max_seconds_(max_seconds), quiet_(quiet), start_(Clock::now()) {
+void OutputLines::feed(const char* data, size_t size) {
+  const char* const end = data + size;
+  while (data < end) {
+    const char* line_end = std::find_if(data, end, [](char c) { return c == '\n' || c == '\r'; });
+    const size_t length = static_cast<size_t>(line_end - data), room = max_line_ - line_.size();
+    if (!cut_) line_.append(data, std::min(length, room));
+    cut_ = cut_ || length > room;
+    if (line_end == end) return;
+    on_line_(line_);
+    line_.clear();
+    cut_ = false;
+    data = line_end + 1;
+  }
+}
+
+void OutputLines::finish() {
+  if (!line_.empty()) on_line_(line_);
+  line_.clear();
+  cut_ = false;
+}
+
+ColmapSteps::ColmapSteps(const std::string& colmap, const std::string& log_path, double max_seconds,
+                         double stall_seconds, std::string database, bool quiet)
+    : program_(find_program(colmap)),
+      max_seconds_(max_seconds),
+      stall_seconds_(stall_seconds),
+      database_(std::move(database)),
+      quiet_(quiet),
+      start_(Clock::now()) {
   if (program_.empty())
     throw Error(colmap,
                 "COLMAP not found on PATH: install it (Debian/Ubuntu: sudo apt-get install colmap; scripts/setup.sh "
@@ -97,45 +168,83 @@ double ColmapSteps::seconds_left() const {
   return left;
 }
 
-void ColmapSteps::run(const std::string& command, const std::vector<std::string>& args, const std::string& what,
-                      int total) {
-  std::vector<std::string> argv = {program_, command};
-  argv.insert(argv.end(), args.begin(), args.end());
-  std::fprintf(log_, "\n$ colmap %s\n", command.c_str());
-  StepProgress progress(what, total, quiet_);
-  std::string pending, tail;
-  const auto on_output = [&](const std::string& chunk) {
-    std::fwrite(chunk.data(), 1, chunk.size(), log_);
-    pending += chunk;
-    for (size_t end; (end = pending.find_first_of("\r\n")) != std::string::npos; pending.erase(0, end + 1))
-      progress.line(pending.substr(0, end));
-    tail = (tail + chunk).substr(tail.size() + chunk.size() > 4096 ? tail.size() + chunk.size() - 4096 : 0);
+void ColmapSteps::log(const std::string& text) {
+  std::fputs(text.c_str(), log_);
+  std::fflush(log_);
+}
+
+StreamLimits ColmapSteps::limits() const {
+  StreamLimits limits;
+  limits.timeout_s = seconds_left();
+  limits.timeout_hint = "--max-seconds sets the limit";
+  limits.stall_s = stall_seconds_;
+  limits.stall_hint = "--stall-minutes sets the limit";
+  // COLMAP may work quietly for a while (a large bundle adjustment): its database growing is progress too.
+  limits.progressed = [database = database_, size = off_t{-1}]() mutable {
+    struct stat info {};
+    const off_t now = ::stat(database.c_str(), &info) == 0 ? info.st_size : -1;
+    const bool grew = now != size;
+    size = now;
+    return grew;
   };
-  const double limit = seconds_left();
-  int status = 0;
+  return limits;
+}
+
+int ColmapSteps::run_logged(const std::vector<std::string>& argv, const std::string& command,
+                            const std::function<void(const std::string&)>& on_line, std::string& tail) {
+  std::fprintf(log_, "\n$ colmap %s\n", command.c_str());
+  OutputLines lines(on_line);
+  uint64_t bytes = 0;  // of this step's output; the log keeps the first kMaxLogBytes
+  const auto on_output = [&](const std::string& chunk) {
+    if (bytes < kMaxLogBytes)
+      std::fwrite(chunk.data(), 1, std::min<uint64_t>(chunk.size(), kMaxLogBytes - bytes), log_);
+    bytes += chunk.size();
+    lines.feed(chunk.data(), chunk.size());
+    tail.append(chunk);
+    if (tail.size() > 4096) tail.erase(0, tail.size() - 4096);
+  };
   try {
-    status = run_program_streamed(argv, on_output, limit, "colmap " + command);
+    const int status = run_program_streamed(argv, on_output, limits(), "colmap " + command);
+    lines.finish();
+    if (bytes > kMaxLogBytes)
+      std::fprintf(log_, "\n[lact: %llu more bytes of this step's output not kept]\n",
+                   static_cast<unsigned long long>(bytes - kMaxLogBytes));
+    std::fflush(log_);
+    return status;
   } catch (const Error&) {
     std::fflush(log_);
     if (max_seconds_ > 0 && seconds_since(start_) >= max_seconds_ - 0.5) seconds_left();  // the --max-seconds line
     throw;
   }
-  std::fflush(log_);
+}
+
+void ColmapSteps::run(const std::string& command, const std::vector<std::string>& args, const std::string& what,
+                      int total) {
+  std::vector<std::string> argv = {program_, command};
+  argv.insert(argv.end(), args.begin(), args.end());
+  StepProgress progress(what, total, quiet_);
+  std::string tail;
+  const int status = run_logged(
+      argv, command, [&](const std::string& line) { progress.line(line); }, tail);
   if (status != 0)
     throw Error("colmap " + command, "failed (exit status " + std::to_string(status) +
                                          "); its last line: " + (last_line(tail).empty() ? "(none)" : last_line(tail)));
   progress.finished();
 }
 
-std::string ColmapSteps::run_captured(const std::string& command, const std::vector<std::string>& args) {
+std::string ColmapSteps::run_for_line(const std::string& command, const std::vector<std::string>& args,
+                                      const std::string& prefix) {
   std::vector<std::string> argv = {program_, command};
   argv.insert(argv.end(), args.begin(), args.end());
-  std::string output;
-  const int status = run_program_streamed(
-      argv, [&](const std::string& chunk) { output += chunk; }, seconds_left(), "colmap " + command);
-  std::fprintf(log_, "\n$ colmap %s\n%s", command.c_str(), output.c_str());
-  std::fflush(log_);
-  return status == 0 ? output : "";
+  std::string found, tail;
+  bool seen = false;
+  const auto on_line = [&](const std::string& line) {
+    const size_t at = line.find(prefix);
+    if (seen || at == std::string::npos) return;
+    seen = true;
+    found = line.substr(at + prefix.size());
+  };
+  return run_logged(argv, command, on_line, tail) == 0 ? found : "";
 }
 
 }  // namespace lact

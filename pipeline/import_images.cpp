@@ -47,22 +47,35 @@ std::string write_converted(const Rgba8Image& image, const fs::path& source, con
   return name;
 }
 
-// Imports one image file; false when it is not a readable PNG or JPEG.
-bool import_one(const fs::path& file, const fs::path& out, int max_side, ImportedImages& result) {
+// The reason an Error from reading or decoding `file` gives, without the file's name it starts with.
+std::string reason_of(const Error& e, const fs::path& file) {
+  const std::string text = e.what(), prefix = file.string() + ": ";
+  return text.rfind(prefix, 0) == 0 ? text.substr(prefix.size()) : text;
+}
+
+// Why a file that read_whole_file or decode_image refused is skipped.
+std::string skip_reason(const std::string& why) {
+  const bool too_big =
+      why.find("more than the") != std::string::npos || why.find("exceeds the limit") != std::string::npos;
+  return (too_big ? "over the size limit (" : "undecodable (") + why + ")";
+}
+
+// Imports one image file; the reason it is skipped when it is not a readable PNG or JPEG, else "".
+std::string import_one(const fs::path& file, const fs::path& out, int max_side, ImportedImages& result) {
   std::string bytes;
   try {
     bytes = read_whole_file(file.string(), kMaxPhotoBytes);
-  } catch (const Error&) {
-    return false;
+  } catch (const Error& e) {
+    return skip_reason(reason_of(e, file));
   }
   const SniffedFormat format = sniff_image_format(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
-  if (format.format == ImageFormat::other) return false;
+  if (format.format == ImageFormat::other) return not_png_or_jpeg(format, bytes.size());
   const int orientation = format.format == ImageFormat::jpeg ? jpeg_exif_orientation(bytes) : 1;
   Rgba8Image image;
   try {
     image = decode_image(file.string(), reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
-  } catch (const Error&) {
-    return false;
+  } catch (const Error& e) {
+    return skip_reason(reason_of(e, file));
   }
   std::string name = file.filename().string();
   // A name a converted image already took ("a.jpg" written as a.png, then "a.png") is converted too (a-2.png).
@@ -76,7 +89,7 @@ bool import_one(const fs::path& file, const fs::path& out, int max_side, Importe
   if (result.names.empty()) result.width = image.width, result.height = image.height;
   if (image.width != result.width || image.height != result.height) result.sizes_differ = true;
   result.names.push_back(name);
-  return true;
+  return "";
 }
 
 }  // namespace
@@ -85,8 +98,8 @@ ImportedImages import_image_folder(const std::string& folder, const std::string&
   ImportedImages result;
   for (const fs::path& file : folder_files(folder)) {
     ++result.files;
-    if (import_one(file, images_out, max_side, result)) continue;
-    if (result.skipped++ == 0) result.first_skipped = file.filename().string();
+    std::string reason = import_one(file, images_out, max_side, result);
+    if (!reason.empty()) result.skipped.push_back({file.filename().string(), std::move(reason)});
   }
   std::sort(result.names.begin(), result.names.end());
   return result;

@@ -1,6 +1,6 @@
 // The images `lact import` hands to COLMAP: every PNG or JPEG in a folder (by content, never by name), turned
 // upright by its EXIF orientation and capped at a working size, in images/ of the scene being made. Other files
-// are skipped and counted, never an error by themselves.
+// are skipped, each listed with why (not an image, undecodable, over a size limit), never an error by themselves.
 #pragma once
 
 #include <string>
@@ -8,13 +8,18 @@
 
 namespace lact {
 
+struct SkippedFile {
+  std::string name;    // the file's name in the folder
+  std::string reason;  // "not a PNG or JPEG (looks like GIF)", "undecodable (cannot decode JPEG: ...)", "over
+                       // the size limit (...)"
+};
+
 struct ImportedImages {
-  int files = 0;                   // regular files in the folder (hidden ones ignored)
-  int skipped = 0;                 // files that are not a readable PNG or JPEG
-  std::string first_skipped;       // the name of one of them, for the message
-  std::vector<std::string> names;  // the images written (file names in images/), sorted
-  bool sizes_differ = false;       // not every image has the same width x height (per-image cameras)
-  int width = 0, height = 0;       // the first image's size as written
+  int files = 0;                     // regular files in the folder (hidden ones ignored)
+  std::vector<SkippedFile> skipped;  // files that are not a readable PNG or JPEG, in name order
+  std::vector<std::string> names;    // the images written (file names in images/), sorted
+  bool sizes_differ = false;         // not every image has the same width x height (per-image cameras)
+  int width = 0, height = 0;         // the first image's size as written
 };
 
 // Copies the images of `folder` into `images_out` (which exists): a file already upright and within

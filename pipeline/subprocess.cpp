@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -109,6 +111,23 @@ void drain(int& fd, std::string& sink, size_t keep = 0) {
   }
 }
 
+// Like drain, but hands over at most `max_bytes` at a time: a program that writes faster than lact reads cannot
+// make one piece grow without bound.
+void drain_some(int& fd, std::string& sink, size_t max_bytes) {
+  char buffer[4096];
+  while (fd >= 0 && sink.size() < max_bytes) {
+    const ssize_t n = ::read(fd, buffer, std::min(sizeof buffer, max_bytes - sink.size()));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    if (n <= 0) {
+      ::close(fd);
+      fd = -1;
+      break;
+    }
+    sink.append(buffer, static_cast<size_t>(n));
+  }
+}
+
 // A pipe whose ends are closed on exec (the child gets its end through dup2, which clears that).
 void make_pipe(int fds[2], const std::string& program) {
   if (::pipe2(fds, O_CLOEXEC) != 0)
@@ -120,15 +139,9 @@ void close_pipe(int fds[2]) {
     if (fds[i] >= 0) ::close(fds[i]);
 }
 
-// Starts argv with `stdin_fd` / `stdout_fd` / `stderr_fd` (when >= 0) as its standard streams, in a process
-// group of its own when `own_group`, with SIGPIPE (which lact ignores) back to its default and no signal
-// blocked. The parent's ends of the pipes (`close_in_child`) are closed in the child. The child is registered
-// (`token`) for the signal cleanup, with the signals held until it is.
-int spawn(const std::vector<std::string>& argv, const int (&stdio)[3], const std::vector<int>& close_in_child,
-          bool own_group, int& token) {
-  if (argv.empty()) throw Error("internal: no program to run");
-  const std::string program = find_program(argv[0]);
-  if (program.empty()) throw Error(argv[0], "program not found (is it installed and on PATH?)");
+// posix_spawn of argv (spawn's common case); the errno, 0 when it started (then registered as `token`).
+int posix_spawn_child(const std::string& program, char* const* args, const int (&stdio)[3],
+                      const std::vector<int>& close_in_child, bool own_group, pid_t& pid, int& token) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   for (int i = 0; i < 3; ++i)
@@ -148,16 +161,94 @@ int spawn(const std::vector<std::string>& argv, const int (&stdio)[3], const std
     flags |= POSIX_SPAWN_SETPGROUP;
   }
   posix_spawnattr_setflags(&attributes, flags);
-  std::vector<char*> args = c_argv(argv);
-  pid_t pid = -1;
   int error = 0;
   {
     CleanupSignalsHeld held;
-    error = posix_spawn(&pid, program.c_str(), &actions, &attributes, args.data(), environ);
+    error = posix_spawn(&pid, program.c_str(), &actions, &attributes, args, environ);
     if (error == 0) token = register_child(pid);
   }
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attributes);
+  return error;
+}
+
+// The child's side of fork_dying_with_parent, from fork to exec: only async-signal-safe calls (lact may have
+// other threads, whose locks a forked child must not wait on). Errors go back as an errno on `report`.
+[[noreturn]] void exec_child(const char* program, char* const* args, const int (&stdio)[3],
+                             const std::vector<int>& close_in_child, bool own_group, pid_t parent, int report) {
+  // Killed with SIGKILL when lact ends, however it ends; lact may have ended before the request was made.
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) ::_exit(127);
+  if (own_group) ::setpgid(0, 0);
+  for (int i = 0; i < 3; ++i)
+    if (stdio[i] == i ? ::fcntl(i, F_SETFD, 0) < 0 : stdio[i] >= 0 && ::dup2(stdio[i], i) < 0) ::_exit(127);
+  for (int fd : close_in_child) ::close(fd);
+  // lact's handlers (the signal cleanup) must never run in the child: every signal to its default before the
+  // signals lact held while forking are let through. Ignored ones stay ignored (exec keeps them), SIGPIPE aside.
+  for (int sig = 1; sig < NSIG; ++sig) {
+    struct sigaction current {};
+    if (sig == SIGKILL || sig == SIGSTOP || ::sigaction(sig, nullptr, &current) != 0) continue;
+    if (current.sa_handler == SIG_IGN && sig != SIGPIPE) continue;
+    struct sigaction defaults {};
+    defaults.sa_handler = SIG_DFL;
+    ::sigaction(sig, &defaults, nullptr);
+  }
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  ::execve(program, args, environ);
+  const int error = errno;
+  [[maybe_unused]] const ssize_t written = ::write(report, &error, sizeof error);
+  ::_exit(127);
+}
+
+// fork + exec of a child that does not outlive lact, even when lact is killed with SIGKILL (posix_spawn cannot
+// ask for PR_SET_PDEATHSIG). The death signal comes when the thread that forked ends: call it from the thread
+// that waits for the child. Returns the pid, or -1 with `error` set.
+pid_t fork_dying_with_parent(const std::string& program, char* const* args, const int (&stdio)[3],
+                             const std::vector<int>& close_in_child, bool own_group, int& error) {
+  int report[2];
+  if (::pipe2(report, O_CLOEXEC) != 0) return error = errno, -1;
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid == 0) exec_child(program.c_str(), args, stdio, close_in_child, own_group, parent, report[1]);
+  error = pid < 0 ? errno : 0;
+  ::close(report[1]);
+  if (pid > 0) {
+    if (own_group) ::setpgid(pid, pid);  // in the parent too: a kill of the group right after works
+    ssize_t n;
+    while ((n = ::read(report[0], &error, sizeof error)) < 0 && errno == EINTR) {
+    }
+    if (n != static_cast<ssize_t>(sizeof error)) error = 0;  // closed by the exec: it runs
+  }
+  ::close(report[0]);
+  if (pid > 0 && error != 0) {
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    return -1;
+  }
+  return pid;
+}
+
+// Starts argv with `stdio` (when >= 0) as its standard streams, in a process group of its own when `own_group`,
+// with SIGPIPE (which lact ignores) back to its default and no signal blocked; with `die_with_parent`, killed
+// when lact ends (fork_dying_with_parent). The parent's ends of the pipes (`close_in_child`) are closed in the
+// child. The child is registered (`token`) for the signal cleanup, with the signals held until it is.
+int spawn(const std::vector<std::string>& argv, const int (&stdio)[3], const std::vector<int>& close_in_child,
+          bool own_group, int& token, bool die_with_parent = false) {
+  if (argv.empty()) throw Error("internal: no program to run");
+  const std::string program = find_program(argv[0]);
+  if (program.empty()) throw Error(argv[0], "program not found (is it installed and on PATH?)");
+  std::vector<char*> args = c_argv(argv);
+  pid_t pid = -1;
+  int error = 0;
+  if (die_with_parent) {
+    CleanupSignalsHeld held;
+    pid = fork_dying_with_parent(program, args.data(), stdio, close_in_child, own_group, error);
+    if (pid > 0) token = register_child(pid);
+  } else {
+    error = posix_spawn_child(program, args.data(), stdio, close_in_child, own_group, pid, token);
+  }
   if (error != 0) throw Error(program, std::string("cannot start (") + std::strerror(error) + ")");
   return pid;
 }
@@ -187,6 +278,68 @@ int collect(int pid, int& token, int (&fds)[2], std::string* (&sinks)[2], const 
     }
     for (int i = 0; i < 2; ++i)
       if (polled[i].revents) drain(fds[i], *sinks[i]);
+  }
+}
+
+// "90 s", "2.5 s", "30 min".
+std::string seconds_text(double seconds) {
+  char text[32];
+  if (seconds >= 120 && std::fmod(seconds, 60) == 0)
+    std::snprintf(text, sizeof text, "%.0f min", seconds / 60);
+  else
+    std::snprintf(text, sizeof text, "%.3g s", seconds);
+  return text;
+}
+
+// Reads a program's output streams (`fds`, -1 for none) piece by piece into `on_chunk(stream, piece)` until
+// they close and it exits; returns its exit status. Killed at the limits (Error), or when `on_chunk` returns false
+// (0 returned).
+int pump(int pid, int& token, int (&fds)[2], const StreamLimits& limits, const std::string& what,
+         const std::function<bool(int, const std::string&)>& on_chunk) {
+  for (int fd : fds)
+    if (fd >= 0) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  const auto stop = [&]() {
+    kill_and_reap(pid, token);
+    for (int& fd : fds)
+      if (fd >= 0) ::close(fd), fd = -1;
+  };
+  const bool bounded = limits.timeout_s > 0, watched = limits.stall_s > 0;
+  const auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<long long>(limits.timeout_s * 1000));
+  const auto stall = std::chrono::milliseconds(static_cast<long long>(limits.stall_s * 1000));
+  // `progressed` is asked a few times within the stall time, at most once a second.
+  const auto look_every = std::min<Clock::duration>(std::chrono::seconds(1), stall / 4);
+  auto last_activity = Clock::now(), next_look = Clock::now() + look_every;
+  for (;;) {
+    if (fds[0] < 0 && fds[1] < 0) {  // it closed its output: it has ended (or will soon; bounded all the same)
+      const int status = exit_status_if_done(pid, token);
+      if (status != -2) return status;
+    }
+    const auto now = Clock::now();
+    if (watched && limits.progressed && now >= next_look) {
+      if (limits.progressed()) last_activity = now;
+      next_look = now + look_every;
+    }
+    if (bounded && now >= deadline) {
+      stop();
+      throw Error(what, "did not finish within " + std::to_string(static_cast<int>(std::ceil(limits.timeout_s))) +
+                            " s (stopped it" + (limits.timeout_hint.empty() ? "" : "; " + limits.timeout_hint) + ")");
+    }
+    if (watched && now - last_activity >= stall) {
+      stop();
+      throw Error(what, "no output and no progress for " + seconds_text(limits.stall_s) + " (stopped it" +
+                            (limits.stall_hint.empty() ? "" : "; " + limits.stall_hint) + ")");
+    }
+    pollfd polled[2] = {{fds[0], POLLIN, 0}, {fds[1], POLLIN, 0}};  // a closed stream (-1) is not polled
+    const int wait_ms = fds[0] < 0 && fds[1] < 0 ? 20 : bounded ? std::min(milliseconds_until(deadline), 200) : 200;
+    if (::poll(polled, 2, wait_ms) <= 0) continue;
+    for (int i = 0; i < 2; ++i) {
+      if (!polled[i].revents || fds[i] < 0) continue;
+      std::string piece;
+      drain_some(fds[i], piece, 64 * 1024);
+      if (piece.empty()) continue;
+      last_activity = Clock::now();
+      if (!on_chunk(i, piece)) return stop(), 0;
+    }
   }
 }
 
@@ -240,38 +393,44 @@ int run_program(const std::vector<std::string>& argv, std::string* output, doubl
 }
 
 int run_program_streamed(const std::vector<std::string>& argv, const std::function<void(const std::string&)>& on_output,
-                         double timeout_s, const std::string& what) {
+                         const StreamLimits& limits, const std::string& what) {
   int out_pipe[2] = {-1, -1}, pid = -1, token = -1;
   make_pipe(out_pipe, what);
   try {
-    pid = spawn(argv, {-1, out_pipe[1], out_pipe[1]}, {out_pipe[0]}, true, token);
+    pid = spawn(argv, {-1, out_pipe[1], out_pipe[1]}, {out_pipe[0]}, true, token, true);
   } catch (...) {
     close_pipe(out_pipe);
     throw;
   }
   ::close(out_pipe[1]);
-  int fd = out_pipe[0];
-  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
-  const bool bounded = timeout_s > 0;
-  const auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<long long>(timeout_s * 1000));
-  for (;;) {
-    if (fd < 0) {  // it closed its output: it has ended (or will soon; bounded by the deadline all the same)
-      const int status = exit_status_if_done(pid, token);
-      if (status != -2) return status;
-    }
-    if (bounded && Clock::now() >= deadline) {
-      kill_and_reap(pid, token);
-      if (fd >= 0) ::close(fd);
-      throw Error(what, "did not finish within " + std::to_string(static_cast<int>(std::ceil(timeout_s))) +
-                            " s (stopped it; --max-seconds sets the limit)");
-    }
-    pollfd polled = {fd, POLLIN, 0};  // a closed stream (-1) makes this a 20 ms sleep
-    const int wait_ms = fd < 0 ? 20 : bounded ? std::min(milliseconds_until(deadline), 1000) : 1000;
-    if (::poll(&polled, 1, wait_ms) <= 0 || fd < 0) continue;
-    std::string chunk;
-    drain(fd, chunk);
-    if (!chunk.empty()) on_output(chunk);
+  int fds[2] = {out_pipe[0], -1};
+  return pump(pid, token, fds, limits, what, [&](int, const std::string& chunk) {
+    on_output(chunk);
+    return true;
+  });
+}
+
+int run_program_piped(const std::vector<std::string>& argv, const std::function<bool(const std::string&)>& on_output,
+                      std::string& errors, const StreamLimits& limits, const std::string& what) {
+  int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1}, pid = -1, token = -1;
+  try {
+    make_pipe(out_pipe, what);
+    make_pipe(err_pipe, what);
+    pid = spawn(argv, {-1, out_pipe[1], err_pipe[1]}, {out_pipe[0], err_pipe[0]}, true, token, true);
+  } catch (...) {
+    close_pipe(out_pipe);
+    close_pipe(err_pipe);
+    throw;
   }
+  ::close(out_pipe[1]);
+  ::close(err_pipe[1]);
+  int fds[2] = {out_pipe[0], err_pipe[0]};
+  return pump(pid, token, fds, limits, what, [&](int stream, const std::string& chunk) {
+    if (stream == 0) return on_output(chunk);
+    errors.append(chunk);
+    if (errors.size() > kErrorTail) errors.erase(0, errors.size() - kErrorTail);
+    return true;
+  });
 }
 
 ProgramWithInput::ProgramWithInput(const std::vector<std::string>& argv, double stall_timeout_s)

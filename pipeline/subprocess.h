@@ -18,11 +18,27 @@ std::string find_program(const std::string& name);
 int run_program(const std::vector<std::string>& argv, std::string* output = nullptr, double timeout_s = 0,
                 std::string* errors = nullptr);
 
+// The bounds on a program whose output is read as it comes.
+struct StreamLimits {
+  double timeout_s = 0;  // in all (0: none); Error "WHAT: did not finish within N s (stopped it; HINT)"
+  double stall_s = 0;    // without a byte of output and without `progressed` saying so (0: none); Error "WHAT: no
+                         // output and no progress for N s (stopped it; HINT)"
+  std::function<bool()> progressed;  // asked about once a second whether the program got on (a file grew)
+  std::string timeout_hint, stall_hint;
+};
+
 // Runs argv in a process group of its own with its stdout and stderr on one pipe, handing each piece of output
-// to `on_output` as it arrives (a long program's progress: COLMAP's). With `timeout_s` > 0 it is killed (with
-// whatever it started) after that long and Error naming `what` is thrown. Returns its exit status.
+// (at most 64 KiB) to `on_output` as it arrives (a long program's progress: COLMAP's). Past a limit it is killed
+// (with whatever it started) and Error naming `what` is thrown. It dies with lact, even when lact is killed with
+// SIGKILL (PR_SET_PDEATHSIG). Returns its exit status.
 int run_program_streamed(const std::vector<std::string>& argv, const std::function<void(const std::string&)>& on_output,
-                         double timeout_s, const std::string& what);
+                         const StreamLimits& limits, const std::string& what);
+
+// Runs argv in a process group of its own, handing its stdout to `on_output` piece by piece (at most 64 KiB) and
+// keeping the last 4 KiB of its stderr in `errors`. `on_output` returning false stops it (killed; 0 returned: the
+// caller has what it wanted). Limits and the death with lact as for run_program_streamed. Returns its exit status.
+int run_program_piped(const std::vector<std::string>& argv, const std::function<bool(const std::string&)>& on_output,
+                      std::string& errors, const StreamLimits& limits, const std::string& what);
 
 // A program started with its stdin connected to us (ffmpeg reading raw video frames) and its stderr captured
 // (never printed: it may hold anything, terminal escapes included). It runs in a process group of its own, so

@@ -1,11 +1,16 @@
 #include "pipeline/video_frames.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 
 #include "core/error.h"
+#include "core/file_io.h"
+#include "datasets/image_format.h"
 #include "pipeline/subprocess.h"
 
 namespace lact {
@@ -14,10 +19,30 @@ namespace fs = std::filesystem;
 
 namespace {
 
+constexpr size_t kMaxPamHeader = 256;        // ffmpeg's PAM header is about 70 bytes
+constexpr long kMaxFrameCount = 1000000000;  // keeps ffmpeg's select arithmetic (doubles) exact: below 2^53
+
+// `windows` windows of equal length over `count` frames and `per_window` picks spread in each: pick m (of
+// windows x per_window) is frame floor((2m + 1) count / (2 windows per_window)), the middle of the m-th of as
+// many equal parts. In integers, so that ffmpeg's select expression (select_expression) finds the same frames.
+struct WindowGrid {
+  long count = 0, windows = 0, per_window = 1;
+  long pick(long m) const { return ((2 * m + 1) * count) / (2 * windows * per_window); }
+};
+
+WindowGrid window_grid(long count, int wanted, int per_window) {
+  WindowGrid g;
+  g.count = count;
+  g.windows = std::min<long>(wanted, count);
+  g.per_window = std::clamp<long>(per_window, 1, count / g.windows);  // picks at least a frame apart
+  return g;
+}
+
 std::string first_line(const std::string& text) {
   const size_t begin = text.find_first_not_of("\r\n \t");
   if (begin == std::string::npos) return "";
-  return text.substr(begin, std::min<size_t>(text.find_first_of("\r\n", begin) - begin, 200));
+  const size_t end = std::min(text.find_first_of("\r\n", begin), text.size());
+  return text.substr(begin, std::min<size_t>(end - begin, 200));
 }
 
 std::string last_line(const std::string& text) {
@@ -35,58 +60,195 @@ std::string require_program(const std::string& name) {
   return path;
 }
 
-// The number of frames (packets) of the first video stream and its duration in seconds.
-void probe_video(const std::string& video, double timeout_s, long& count, double& duration) {
+// A whole decimal count of 1 to 12 digits (no sign, no spaces).
+bool parse_count(const std::string& text, long& value) {
+  if (text.empty() || text.size() > 12 || text.find_first_not_of("0123456789") != std::string::npos) return false;
+  value = std::strtol(text.c_str(), nullptr, 10);
+  return true;
+}
+
+// A whole finite decimal number of at most 32 characters.
+bool parse_number(const std::string& text, double& value) {
+  if (text.empty() || text.size() > 32 || text.find_first_of(" \t") != std::string::npos) return false;
+  char* end = nullptr;
+  errno = 0;
+  value = std::strtod(text.c_str(), &end);
+  return end == text.c_str() + text.size() && errno == 0 && std::isfinite(value);
+}
+
+// ffprobe's answer: the number of frames (packets) of the first video stream, and the duration ("" when ffprobe
+// printed none).
+struct VideoProbe {
+  long count = 0;
+  std::string count_text = "(none)", duration_text;
+};
+
+VideoProbe probe_video(const std::string& video, double timeout_s) {
   std::string out, err;
   const int status = run_program(
       {require_program("ffprobe"), "-v", "error", "-select_streams", "v:0", "-count_packets", "-show_entries",
        "stream=nb_read_packets:format=duration", "-of", "default=noprint_wrappers=1", "file:" + video},
       &out, timeout_s, &err);
-  count = 0, duration = 0;
+  VideoProbe probe;
   for (size_t at = 0; at < out.size();) {
     const size_t end = std::min(out.find('\n', at), out.size());
-    const std::string line = out.substr(at, end - at);
-    if (line.rfind("nb_read_packets=", 0) == 0) count = std::atol(line.c_str() + 16);
-    if (line.rfind("duration=", 0) == 0) duration = std::atof(line.c_str() + 9);
+    const std::string line = out.substr(at, std::min<size_t>(end - at, 200));
+    if (line.rfind("nb_read_packets=", 0) == 0) probe.count_text = line.substr(16);
+    if (line.rfind("duration=", 0) == 0) probe.duration_text = line.substr(9);
     at = end + 1;
   }
-  if (status != 0 || count <= 0)
+  if (status != 0)
     throw Error(video, "not a readable video (ffprobe: " +
                            (last_line(err).empty() ? std::string("no video stream") : last_line(err)) + ")");
+  if (!parse_count(probe.count_text, probe.count) || probe.count <= 0 || probe.count > kMaxFrameCount)
+    throw Error(video, "not a readable video (ffprobe counts '" + probe.count_text +
+                           "' frames in its first video "
+                           "stream)");
+  return probe;
 }
 
-// ffmpeg's select expression for these frame indices: eq(n\,3)+eq(n\,10)+...
-std::string select_filter(const std::vector<long>& indices) {
-  std::string expr;
-  for (long i : indices) expr += (expr.empty() ? "" : "+") + std::string("eq(n\\,") + std::to_string(i) + ")";
-  return "select=" + expr;
+// How many frames to take: --frames, or --fps times the duration ffprobe reports.
+int frames_wanted(const std::string& video, const VideoProbe& probe, const VideoFrameOptions& o) {
+  if (o.fps <= 0) return o.frames;
+  double duration = 0;
+  if (!parse_number(probe.duration_text, duration) || !(duration > 0))
+    throw Error(video, "ffprobe reports no usable duration ('" + probe.duration_text +
+                           "'), which --fps needs: pass --frames instead");
+  const double wanted = std::min(duration * o.fps, static_cast<double>(probe.count));
+  if (wanted > kMaxVideoFrames)
+    throw Error("--fps", "takes " + std::to_string(std::llround(wanted)) + " frames of " + video + ", more than " +
+                             std::to_string(kMaxVideoFrames) + ": lower it or pass --frames");
+  return std::max(1, static_cast<int>(std::lround(wanted)));
+}
+
+// The chosen frames of a video as ffmpeg hands them over, in order: each window's best candidate (the sharpest,
+// or its only one) written as frame_NNNNN.png once its last candidate has come.
+class FramePicker {
+ public:
+  explicit FramePicker(const std::vector<std::vector<long>>& windows, fs::path folder) : folder_(std::move(folder)) {
+    for (size_t w = 0; w < windows.size(); ++w)
+      for (size_t j = 0; j < windows[w].size(); ++j)
+        picks_.push_back({w, windows[w].size(), j + 1 == windows[w].size()});
+  }
+  // The `ordinal`-th frame ffmpeg selected; false once every pick has come.
+  bool take(long ordinal, int width, int height, const uint8_t* rgb) {
+    if (ordinal >= static_cast<long>(picks_.size())) return false;
+    const Pick& pick = picks_[ordinal];
+    const double score = pick.candidates > 1 ? laplacian_variance(width, height, rgb, 3) : 0;
+    if (!has_best_ || score > best_score_) {
+      best_.assign(rgb, rgb + static_cast<size_t>(width) * height * 3);
+      best_width_ = width, best_height_ = height, best_score_ = score, has_best_ = true;
+    }
+    if (pick.last) write_best();
+    return ordinal + 1 < static_cast<long>(picks_.size());
+  }
+  // After the stream: the window it stopped in, when a candidate of it came.
+  int finish() {
+    write_best();
+    return written_;
+  }
+
+ private:
+  struct Pick {
+    size_t window, candidates;
+    bool last;  // the window's last candidate
+  };
+  void write_best() {
+    if (!has_best_) return;
+    char name[32];
+    std::snprintf(name, sizeof name, "frame_%05d.png", ++written_);
+    write_file_atomically((folder_ / name).string(), encode_png(best_width_, best_height_, best_.data()));
+    has_best_ = false;
+  }
+  fs::path folder_;
+  std::vector<Pick> picks_;
+  std::vector<uint8_t> best_;
+  int best_width_ = 0, best_height_ = 0, written_ = 0;
+  double best_score_ = -1;
+  bool has_best_ = false;
+};
+
+std::string pam_field(const std::string& header, const std::string& key) {
+  const size_t at = header.find("\n" + key + " ");
+  if (at == std::string::npos) return "";
+  const size_t begin = at + key.size() + 2;
+  return header.substr(begin, header.find('\n', begin) - begin);
 }
 
 }  // namespace
 
+void PamFrames::parse_header() {
+  long width = 0, height = 0;
+  const bool ok = header_.rfind("P7\n", 0) == 0 && pam_field(header_, "DEPTH") == "3" &&
+                  pam_field(header_, "MAXVAL") == "255" && pam_field(header_, "TUPLTYPE") == "RGB" &&
+                  parse_count(pam_field(header_, "WIDTH"), width) && parse_count(pam_field(header_, "HEIGHT"), height);
+  if (!ok)
+    throw Error(source_, "frame " + std::to_string(index_) + " is not an 8-bit RGB PAM image (its header: '" +
+                             first_line(header_) + "...')");
+  require_decodable_size(source_ + " frame " + std::to_string(index_), static_cast<uint64_t>(width),
+                         static_cast<uint64_t>(height));
+  width_ = static_cast<int>(width), height_ = static_cast<int>(height);
+  body_ = static_cast<size_t>(width) * height * 3, got_ = 0;
+  keep_ = wanted_(index_);
+  if (keep_) pixels_.resize(body_);
+}
+
+bool PamFrames::feed(const char* data, size_t size) {
+  const char* const end = data + size;
+  while (data < end) {
+    if (in_header_) {  // up to and including "ENDHDR\n"
+      const char* newline = std::find(data, end, '\n');
+      header_.append(data, std::min<size_t>(newline == end ? end - data : newline + 1 - data, kMaxPamHeader + 1));
+      data = newline == end ? end : newline + 1;
+      if (header_.size() > kMaxPamHeader)
+        throw Error(source_, "frame " + std::to_string(index_) + " has no PAM header (no ENDHDR line)");
+      if (header_.size() >= 3 && header_.compare(0, 3, "P7\n") != 0)
+        throw Error(source_, "frame " + std::to_string(index_) + " is not an 8-bit RGB PAM image (it starts '" +
+                                 first_line(header_) + "')");
+      if (newline == end || header_.size() < 7 || header_.compare(header_.size() - 7, 7, "ENDHDR\n") != 0) continue;
+      parse_header();
+      in_header_ = false;
+    }
+    const size_t n = std::min<size_t>(end - data, body_ - got_);
+    if (keep_) std::memcpy(pixels_.data() + got_, data, n);
+    data += n, got_ += n;
+    if (got_ < body_) continue;
+    const bool more = !keep_ || on_frame_(index_, width_, height_, pixels_.data());
+    ++index_;
+    in_header_ = true, header_.clear();
+    if (!more) return false;
+  }
+  return true;
+}
+
 std::vector<std::vector<long>> frame_windows(long count, int wanted, int per_window) {
   std::vector<std::vector<long>> windows;
   if (count <= 0 || wanted <= 0) return windows;
-  const long n = std::min<long>(wanted, count);
-  const double length = static_cast<double>(count) / n;
-  const int k = static_cast<int>(std::clamp<double>(per_window, 1, std::floor(length)));
-  for (long w = 0; w < n; ++w) {
+  const WindowGrid grid = window_grid(count, wanted, per_window);
+  for (long w = 0; w < grid.windows; ++w) {
     std::vector<long> window;
-    for (int j = 0; j < k; ++j) {
-      const long index = std::min(count - 1, static_cast<long>(std::floor(w * length + (j + 0.5) * length / k)));
-      if (window.empty() || window.back() != index) window.push_back(index);
-    }
+    for (long j = 0; j < grid.per_window; ++j) window.push_back(grid.pick(w * grid.per_window + j));
     windows.push_back(window);
   }
   return windows;
 }
 
-double laplacian_variance(const Rgba8Image& image) {
-  const int w = image.width, h = image.height;
+std::string select_expression(long count, int wanted, int per_window) {
+  const WindowGrid g = window_grid(count, wanted, per_window);
+  const std::string c = std::to_string(count), d = std::to_string(2 * g.windows * g.per_window);
+  // The pick a frame n could be: the m with n <= (2m + 1) c / d < n + 1, the least m >= (n d - c) / 2c.
+  const std::string m = "ceil((n*" + d + "-" + c + ")/" + std::to_string(2 * count) + ")";
+  return "eq(n\\," + std::string("floor((2*") + m + "+1)*" + c + "/" + d + "))*lt(" + m + "\\," +
+         std::to_string(g.windows * g.per_window) + ")";
+}
+
+double laplacian_variance(int w, int h, const uint8_t* pixels, int channels) {
   if (w < 3 || h < 3) return 0;
   std::vector<double> grey(static_cast<size_t>(w) * h);
-  for (size_t p = 0; p < grey.size(); ++p)
-    grey[p] = 0.299 * image.pixels[p * 4] + 0.587 * image.pixels[p * 4 + 1] + 0.114 * image.pixels[p * 4 + 2];
+  for (size_t p = 0; p < grey.size(); ++p) {
+    const uint8_t* px = pixels + p * channels;
+    grey[p] = 0.299 * px[0] + 0.587 * px[1] + 0.114 * px[2];
+  }
   double sum = 0, sum2 = 0;
   for (int y = 1; y < h - 1; ++y)
     for (int x = 1; x < w - 1; ++x) {
@@ -98,45 +260,31 @@ double laplacian_variance(const Rgba8Image& image) {
   return sum2 / n - (sum / n) * (sum / n);
 }
 
+double laplacian_variance(const Rgba8Image& image) {
+  return laplacian_variance(image.width, image.height, image.pixels.data(), 4);
+}
+
 int extract_video_frames(const std::string& video, const std::string& folder, const VideoFrameOptions& o) {
   const double timeout = o.timeout_s > 0 ? o.timeout_s : 600;
-  long count = 0;
-  double duration = 0;
-  probe_video(video, timeout, count, duration);
-  const int wanted = o.fps > 0 ? std::max(1, static_cast<int>(std::lround(duration * o.fps))) : o.frames;
-  const std::vector<std::vector<long>> windows = frame_windows(count, wanted, o.sharpest ? 3 : 1);
-  std::vector<long> indices;
-  for (const auto& w : windows) indices.insert(indices.end(), w.begin(), w.end());
-  const fs::path pattern = fs::path(folder) / "candidate_%06d.png";
+  const VideoProbe probe = probe_video(video, timeout);
+  const int wanted = frames_wanted(video, probe, o), per_window = o.sharpest ? 3 : 1;
+  FramePicker picker(frame_windows(probe.count, wanted, per_window), folder);
+  PamFrames frames(
+      "ffmpeg's frames of " + video, [](long) { return true; },
+      [&](long i, int w, int h, const uint8_t* rgb) { return picker.take(i, w, h, rgb); });
+  StreamLimits limits;
+  limits.timeout_s = timeout;
+  limits.stall_s = o.stall_s;
   std::string err;
-  const int status = run_program({require_program("ffmpeg"), "-nostdin", "-v", "error", "-i", "file:" + video, "-vf",
-                                  select_filter(indices), "-vsync", "0", "-f", "image2", pattern.string()},
-                                 nullptr, timeout, &err);
+  // ffmpeg decodes every frame, but converts and hands over only the picks (in order: the k-th is pick k).
+  const int status = run_program_piped(
+      {require_program("ffmpeg"), "-nostdin", "-v", "error", "-i", "file:" + video, "-map", "0:v:0", "-vf",
+       "select=" + select_expression(probe.count, wanted, per_window), "-vsync", "0", "-f", "image2pipe", "-c:v", "pam",
+       "-pix_fmt", "rgb24", "pipe:1"},
+      [&](const std::string& piece) { return frames.feed(piece.data(), piece.size()); }, err, limits,
+      "ffmpeg (frames of " + video + ")");
   if (status != 0) throw Error(video, "ffmpeg could not read its frames (" + first_line(err) + ")");
-  // Candidates are numbered from 1 in index order: keep the sharpest of each window as frame_NNNNN.png.
-  int written = 0, next = 1;
-  for (const auto& window : windows) {
-    fs::path best;
-    double best_score = -1;
-    for (size_t j = 0; j < window.size(); ++j, ++next) {
-      char name[32];
-      std::snprintf(name, sizeof name, "candidate_%06d.png", next);
-      const fs::path candidate = fs::path(folder) / name;
-      std::error_code ec;
-      if (!fs::exists(candidate, ec)) continue;
-      const double score = window.size() > 1 ? laplacian_variance(read_image(candidate.string())) : 0;
-      if (score > best_score) {
-        if (!best.empty()) fs::remove(best, ec);
-        best = candidate, best_score = score;
-      } else {
-        fs::remove(candidate, ec);
-      }
-    }
-    if (best.empty()) continue;
-    char name[32];
-    std::snprintf(name, sizeof name, "frame_%05d.png", ++written);
-    fs::rename(best, fs::path(folder) / name);
-  }
+  const int written = picker.finish();
   if (written == 0) throw Error(video, "ffmpeg wrote no frames (" + first_line(err) + ")");
   return written;
 }

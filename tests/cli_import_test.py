@@ -12,6 +12,7 @@ Usage: python3 tests/cli_import_test.py --lact build/app/lact --fixture ../share
 """
 import math
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -19,6 +20,7 @@ import sys
 import tempfile
 import time
 import unittest
+from fractions import Fraction
 
 from PIL import Image
 
@@ -28,24 +30,48 @@ ARGS = None
 FFMPEG = shutil.which("ffmpeg")
 
 FAKE_COLMAP = r'''
-import os, signal, sys, time
+import os, shutil, signal, sys, time
 command, args = sys.argv[1], dict(zip(sys.argv[2::2], sys.argv[3::2]))
 mode = os.environ.get("FAKE_COLMAP", "good")
 with open(os.path.join(os.environ["PIDS"], "colmap." + command), "w") as f:
     f.write("%d\n%s\n" % (os.getpid(), " ".join(sys.argv[2:])))
 
+def flood(megabytes):  # output without a line break, a megabyte at a time
+    for _ in range(megabytes):
+        sys.stdout.buffer.write(b"x" * (1 << 20))
+
 def write_model(folder, names, size):
     os.makedirs(folder)
     w, h = size
+    if mode == "ghost":  # registers an image that is not in images/
+        names = names + ["ghost.jpg"]
     with open(os.path.join(folder, "cameras.txt"), "w") as f:
-        f.write("1 SIMPLE_RADIAL %d %d %g %g %g 0.01\n" % (w, h, 0.9 * w, w / 2, h / 2))
+        if mode == "fisheye":
+            f.write("1 OPENCV_FISHEYE %d %d %g %g %g %g 0.01 0 0 0\n" % (w, h, 0.9 * w, 0.9 * w, w / 2, h / 2))
+        else:
+            focal = -0.9 * w if mode == "negative_focal" else 0.9 * w
+            f.write("1 SIMPLE_RADIAL %d %d %g %g %g 0.01\n" % (w, h, focal, w / 2, h / 2))
     with open(os.path.join(folder, "images.txt"), "w") as f:
         for i, name in enumerate(names):
-            f.write("%d 1 0 0 0 %g 0 0 1 %s\n\n" % (i + 1, -0.1 * i, name))
+            q = "0 0 0 0" if mode == "zero_quaternion" and i == 1 else "1 0 0 0"
+            t = "1e308 0 0" if mode == "far" and i == 1 else "%g 0 0" % (-0.1 * i)
+            f.write("%d %s %s 1 %s\n\n" % (i + 1, q, t, name))
     open(os.path.join(folder, "points3D.txt"), "w").close()
+    if os.environ.get("FAKE_KEEP"):  # a copy for the test to hand to lact's reader
+        shutil.copytree(folder, os.path.join(os.environ["FAKE_KEEP"], "sparse", "0"))
 
 if command == "feature_extractor":
     names = sorted(os.listdir(args["--image_path"]))
+    if mode == "silent":
+        time.sleep(600)
+    if mode == "huge_line":
+        print("Processed file [" + "7" * 200000 + "/%d]" % len(names), flush=True)
+    if mode == "odd_numbers":
+        print("Processed file [99999999999/%d]" % len(names), flush=True)
+        print("Matching block [2/99999, 3/99999]", flush=True)
+    if mode == "flood":
+        flood(int(os.environ.get("FAKE_FLOOD_MB", "100")))
+        print(flush=True)
     for i, name in enumerate(names):
         print("Processed file [%d/%d]" % (i + 1, len(names)), flush=True)
         if mode == "slow":
@@ -70,7 +96,10 @@ elif command == "mapper":
     for i in range(len(registered)):
         print("Registering image #%d (%d)" % (i + 1, i + 1))
 elif command == "model_analyzer":
-    print("Mean reprojection error: 0.4321px")
+    if mode == "flood":
+        flood(int(os.environ.get("FAKE_FLOOD_MB", "100")))
+        print()
+    print("Mean reprojection error: %s" % ("1e999px" if mode == "odd_numbers" else "0.4321px"))
 '''
 
 
@@ -338,6 +367,171 @@ class Import(unittest.TestCase):
             want = Image.open(os.path.join(frames, "f%02d.png" % i)).convert("RGB")
             self.assertEqual(list(got.getdata()), list(want.getdata()), name)
 
+
+    # Issue 48: COLMAP's output as untrusted text.
+    def test_odd_colmap_output(self):
+        make_photos(self.photos, 4)
+        # A progress line of 200,000 digits overflowed std::regex's recursion (SIGSEGV); numbers past int and a
+        # reprojection error of 1e999 ended in a bare "lact: stoi" / "lact: stod".
+        for mode, error in (("huge_line", "0.4321 px"), ("odd_numbers", "unknown")):
+            so = ran_ok(self.run_import(mode=mode, extra=["--force"]))
+            self.assertIn("mean reprojection error %s" % error, so)
+            self.assertIn("4 registered", so)
+
+    @unittest.skipIf(os.environ.get("LACT_SANITIZED"), "the sanitizers' own memory use hides lact's")
+    def test_output_floods_are_not_kept_in_memory(self):
+        # 200 MB without a line break from the feature extractor and from the model analyzer: lact's memory stays
+        # far below that (it held every byte of an unfinished line, and rescanned it for each piece), the log
+        # keeps the first 64 MiB of each step.
+        make_photos(self.photos, 4)
+        env = dict(self.env("flood"), FAKE_FLOOD_MB="200")
+        p = subprocess.Popen([ARGS.lact, "import", self.photos, "-o", self.out], env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        so, se = p.communicate(timeout=300)
+        self.assertEqual(p.returncode, 0, se[-2000:])
+        import resource
+        peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        self.assertIn(b"mean reprojection error 0.4321 px", so)
+        self.assertIn(b"lact import: features", se)
+        log = os.path.getsize(os.path.join(self.out, "colmap.log"))
+        self.assertLess(log, 2 * 64 * 2 ** 20 + 2 ** 20)
+        self.assertGreater(log, 2 * 64 * 2 ** 20)
+        with open(os.path.join(self.out, "colmap.log"), "rb") as f:
+            cut = re.findall(rb"\n\[lact: (\d+) more bytes of this step's output not kept\]\n", f.read())
+        self.assertEqual(len(cut), 2, "the log's two cut steps")
+        for more in cut:  # the rest of the 200 MB flood, and the step's few lines after it
+            self.assertTrue(0 <= int(more) - (200 - 64) * 2 ** 20 < 1000, more)
+        self.assertLess(peak_mib, 100, "lact (or a fake) reached %.0f MiB" % peak_mib)
+
+    def test_a_scene_render_would_refuse_is_refused(self):
+        # COLMAP's model goes through lact's COLMAP reader, as `lact render --data` reads it, before the import
+        # reports success: each of these was reported as a scene, then refused by render.
+        make_photos(self.photos, 4)
+        for mode in ("zero_quaternion", "far", "negative_focal", "fisheye", "ghost"):
+            keep = os.path.join(self.case, "kept-" + mode)
+            result = self.lact(["import", self.photos, "-o", self.out, "-q"], dict(self.env(mode), FAKE_KEEP=keep))
+            line = one_error_line(self, result, ["colmap mapper: wrote a scene lact render refuses: ",
+                                                 "desk.colmap.log"])
+            self.assertEqual(self.beside_output(), ["desk.colmap.log"], line)
+            os.unlink(self.out + ".colmap.log")
+            if mode == "ghost":  # render reads each image when it needs it: the file lact would open, missing
+                self.assertIn("images/ghost.jpg: cannot open file (no such file)", line)
+                continue
+            # The reader's own line on the same model, its folder's path left out.
+            shutil.copytree(self.photos, os.path.join(keep, "images"))
+            rc, so, se = self.lact(["info", "--data", keep], self.env())
+            self.assertEqual(rc, 1, se)
+            reader = se.strip().splitlines()[-1]
+            self.assertTrue(reader.startswith("lact: " + keep + "/sparse/0/"), reader)
+            self.assertIn(reader[len("lact: " + keep + "/"):], line)
+
+    def test_skipped_files_are_named_with_why(self):
+        make_photos(self.photos, 4)
+        with open(os.path.join(self.photos, "notes.txt"), "w") as f:
+            f.write("not an image")
+        with open(os.path.join(self.photos, "fake.jpg"), "wb") as f:
+            f.write(b"GIF89a" + bytes(40))
+        with open(os.path.join(self.photos, "p00.jpg"), "rb") as f:
+            jpeg = f.read()
+        with open(os.path.join(self.photos, "cut.jpg"), "wb") as f:
+            f.write(jpeg[:len(jpeg) // 2])
+        import struct
+        import zlib
+        ihdr = b"IHDR" + struct.pack(">IIBBBBB", 70000, 10, 8, 2, 0, 0, 0)  # wider than 65536
+        with open(os.path.join(self.photos, "wide.png"), "wb") as f:
+            f.write(b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + ihdr + struct.pack(">I", zlib.crc32(ihdr)))
+        with open(os.path.join(self.photos, "huge.jpg"), "wb") as f:
+            f.truncate(513 << 20)  # sparse: over the 512 MiB a photo may have
+        so = ran_ok(self.run_import())
+        self.assertIn("9 files, 4 used (5 skipped)", so)
+        for name, why in (("cut.jpg", "undecodable (cannot decode JPEG"),
+                          ("fake.jpg", "not a PNG or JPEG (looks like GIF)"),
+                          ("huge.jpg", "over the size limit (is 537919488 bytes"),
+                          ("notes.txt", "not a PNG or JPEG (unrecognised content)"),
+                          ("wide.png", "over the size limit (image of 70000x10 exceeds the limit")):
+            self.assertIn("  skipped %s: %s" % (name, why), so)
+            self.assertIn("  %s: %s" % (name, why), read_text(os.path.join(self.out, "colmap.log")))
+
+    def test_a_silent_colmap_is_stopped(self):
+        make_photos(self.photos, 4)
+        line = one_error_line(self, self.run_import(mode="silent", extra=["--stall-minutes", "0.05"]),
+                              ["colmap feature_extractor", "no output and no progress for 3 s", "--stall-minutes",
+                               "desk.colmap.log"])
+        with open(os.path.join(self.pids, "colmap.feature_extractor")) as f:
+            self.assertFalse(alive(int(f.readline())), "colmap was left running")
+        self.assertEqual(self.beside_output(), ["desk.colmap.log"], line)
+        one_error_line(self, self.run_import(extra=["--stall-minutes", "-1"]), ["--stall-minutes"])
+
+    def test_colmap_dies_with_lact_even_by_kill_9(self):
+        make_photos(self.photos, 4)
+        p = subprocess.Popen([ARGS.lact, "import", self.photos, "-o", self.out, "-q"], env=self.env("slow"),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        pidfile = os.path.join(self.pids, "colmap.feature_extractor")
+        for _ in range(400):  # until colmap runs
+            if os.path.exists(pidfile) and os.path.getsize(pidfile):
+                break
+            time.sleep(0.05)
+        colmap = int(read_text(pidfile).split()[0])
+        self.assertTrue(alive(colmap))
+        p.kill()
+        p.communicate(timeout=60)
+        for _ in range(200):  # the kernel's SIGKILL is at once; allow a loaded machine 10 s to deliver it
+            if not alive(colmap):
+                break
+            time.sleep(0.05)
+        self.assertFalse(alive(colmap), "colmap outlived lact's kill -9")
+
+    def make_video(self, count, frame):
+        """A lossless video of `count` 64x48 frames, frame(i) giving frame i."""
+        frames = os.path.join(self.case, "frames")
+        os.makedirs(frames)
+        for i in range(count):
+            frame(i).save(os.path.join(frames, "f%03d.png" % i))
+        video = os.path.join(self.case, "clip.mkv")
+        subprocess.run([FFMPEG, "-v", "error", "-framerate", "24", "-i", os.path.join(frames, "f%03d.png"), "-c:v",
+                        "ffv1", video], check=True)
+        return video
+
+    def frames_taken(self):
+        """The index each image of the scene was made from (its pixel (0, 0) holds it in red)."""
+        images = os.path.join(self.out, "images")
+        return [Image.open(os.path.join(images, name)).convert("RGB").getpixel((0, 0))[0]
+                for name in sorted(os.listdir(images))]
+
+    @unittest.skipUnless(FFMPEG, "ffmpeg is not installed")
+    def test_video_any_number_of_frames(self):
+        # ffmpeg's select expression took at most 100 eq() terms: --frames 150 failed on any video.
+        video = self.make_video(200, lambda i: Image.new("RGB", (64, 48), (i, 100, 100)))
+        so = ran_ok(self.run_import(source=video, extra=["--frames", "150"], size=(64, 48), quiet=True))
+        self.assertIn("150 frames, 150 used", so)
+        # Windows of 4/3 frames, the frame holding the exact middle of each (w + 1/2) 4/3: frame 10 for window 7,
+        # which the floating-point w * length + length / 2 (9.999999999999998) missed.
+        self.assertEqual(self.frames_taken(), [math.floor((w + Fraction(1, 2)) * Fraction(200, 150)) for w in range(150)])
+
+    @unittest.skipUnless(FFMPEG, "ffmpeg is not installed")
+    def test_video_sharpest_with_the_default_frames(self):
+        # --sharpest with the default 60 frames: 180 candidates, past ffmpeg's 100 terms. Frame i is a
+        # checkerboard of contrast contrast(i) (distinct within any 3 frames): the sharpest is the highest.
+        def contrast(i):
+            return 20 + (i * 37) % 101
+
+        def frame(i):
+            image = Image.new("RGB", (64, 48))
+            for y in range(48):
+                for x in range(64):
+                    v = 128 + (contrast(i) // 2 if (x + y) % 2 else -(contrast(i) // 2))
+                    image.putpixel((x, y), (v, v, v))
+            image.putpixel((0, 0), (i, 0, 0))  # outside every interior pixel's neighbours: not in the measure
+            return image
+
+        video = self.make_video(200, frame)
+        ran_ok(self.run_import(source=video, extra=["--sharpest", "--force"], size=(64, 48), quiet=True))
+        length = Fraction(200, 60)  # 3 candidates in each window, each the middle of its third
+        want = []
+        for w in range(60):
+            candidates = [math.floor((w + (j + Fraction(1, 2)) / 3) * length) for j in range(3)]
+            want.append(max(candidates, key=contrast))
+        self.assertEqual(self.frames_taken(), want)
 
 if __name__ == "__main__":
     ARGS, rest = parse_cli_args(__doc__)

@@ -1,12 +1,17 @@
 // The pure parts of `lact import` (issue 37): COLMAP's progress lines, the video's frame windows, a JPEG's EXIF
 // orientation (hand-built EXIF blocks in both byte orders, and broken ones that must read as "upright"), the
-// orientations against a 2x3 image turned by hand, the area-average shrink and the sharpness measure.
+// orientations against a 2x3 image turned by hand, the area-average shrink and the sharpness measure. Issue 48:
+// COLMAP's output as untrusted text (lines of 200,000 digits, numbers past int, lines without an end), ffmpeg's
+// PAM frames read piece by piece, and a program that stalls.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <string>
 
+#include "core/error.h"
 #include "pipeline/colmap_steps.h"
 #include "pipeline/image_orientation.h"
+#include "pipeline/subprocess.h"
 #include "pipeline/video_frames.h"
 
 namespace lact {
@@ -27,6 +32,133 @@ TEST(ColmapProgress, ReadsEachStepsLines) {
   EXPECT_EQ(done, 9);
   EXPECT_EQ(total, 0);  // the mapper does not say out of how many
   EXPECT_FALSE(parse_colmap_progress("Bundle adjustment report", done, total));
+}
+
+// std::regex recursed once per digit (a stack overflow at 200,000) and std::stoi threw a bare "stoi".
+TEST(ColmapProgress, OddLinesAreNotProgress) {
+  int done = -7, total = -7;
+  const std::string digits(200000, '7');
+  EXPECT_FALSE(parse_colmap_progress("Processed file [" + digits + "/36]", done, total));
+  EXPECT_FALSE(parse_colmap_progress("Matching image [3/" + digits + "]", done, total));
+  EXPECT_FALSE(parse_colmap_progress("Processed file [99999999999/36]", done, total));    // past int
+  EXPECT_FALSE(parse_colmap_progress("Processed file [1234567890/36]", done, total));     // 10 digits
+  EXPECT_FALSE(parse_colmap_progress("Matching block [2/99999, 3/99999]", done, total));  // 10^10 blocks
+  EXPECT_FALSE(parse_colmap_progress("Matching block [0/4, 1/4]", done, total));          // rows count from 1
+  EXPECT_FALSE(parse_colmap_progress("Registering image #" + digits + " (3)", done, total));
+  EXPECT_FALSE(parse_colmap_progress("Processed file [-3/36]", done, total));
+  EXPECT_FALSE(parse_colmap_progress("Processed file [3/36", done, total));
+  EXPECT_EQ(done, -7);  // nothing written for a refused line
+  // The first occurrence that reads whole counts, as a regex search found it.
+  EXPECT_TRUE(parse_colmap_progress("Processed file [x] Processed file [999999999/999999999]", done, total));
+  EXPECT_EQ(done, 999999999);
+  EXPECT_EQ(total, 999999999);
+}
+
+TEST(OutputLines, HoldsAtMostOneCutLine) {
+  std::vector<std::string> lines;
+  OutputLines splitter([&](const std::string& line) { lines.push_back(line); }, 24);
+  const std::string flood(1 << 20, 'x');  // a megabyte without a line break, in pieces
+  for (size_t at = 0; at < flood.size(); at += 4096) {
+    splitter.feed(flood.data() + at, 4096);
+    ASSERT_LE(splitter.buffered(), 24u) << at;
+  }
+  const std::string rest = "yy\rProcessed file [3/4]\nProcessed file [33/44] and more\nlast";
+  for (char c : rest) splitter.feed(&c, 1);  // byte by byte
+  splitter.finish();
+  EXPECT_EQ(lines, (std::vector<std::string>{std::string(24, 'x'), "Processed file [3/4]", "Processed file [33/44] a",
+                                             "last"}));
+}
+
+// PAM frames as ffmpeg writes them: `count` frames of 3x2 pixels, pixel p of frame f holding bytes f, p, 7.
+std::string pam_stream(int count) {
+  std::string out;
+  for (int f = 0; f < count; ++f) {
+    out += "P7\nWIDTH 3\nHEIGHT 2\nDEPTH 3\nMAXVAL 255\nTUPLTYPE RGB\nENDHDR\n";
+    for (int p = 0; p < 6; ++p) out += std::string{char(f), char(p), char(7)};
+  }
+  return out;
+}
+
+TEST(PamFrames, ReadsTheWantedFramesFromPiecesOfAnySize) {
+  const std::string stream = pam_stream(5);
+  for (size_t piece : {size_t{1}, size_t{7}, size_t{50}, stream.size()}) {
+    std::vector<long> seen;
+    PamFrames frames(
+        "test", [](long i) { return i == 1 || i == 3; },
+        [&](long i, int w, int h, const uint8_t* rgb) {
+          EXPECT_EQ(w, 3);
+          EXPECT_EQ(h, 2);
+          for (int p = 0; p < 6; ++p) {
+            EXPECT_EQ(rgb[p * 3], i);
+            EXPECT_EQ(rgb[p * 3 + 1], p);
+          }
+          seen.push_back(i);
+          return true;
+        });
+    for (size_t at = 0; at < stream.size(); at += piece)
+      EXPECT_TRUE(frames.feed(stream.data() + at, std::min(piece, stream.size() - at)));
+    EXPECT_EQ(seen, (std::vector<long>{1, 3})) << piece;
+    EXPECT_EQ(frames.frames(), 5);
+  }
+  PamFrames stop(
+      "test", [](long) { return true; }, [](long i, int, int, const uint8_t*) { return i < 2; });
+  EXPECT_FALSE(stop.feed(stream.data(), stream.size()));  // frame 2 said: nothing more wanted
+  EXPECT_EQ(stop.frames(), 3);
+}
+
+TEST(PamFrames, RefusesOtherHeadersAndHugeSizes) {
+  const auto refuses = [](const std::string& bytes, const std::string& why) {
+    PamFrames frames(
+        "ffmpeg's frames", [](long) { return true; }, [](long, int, int, const uint8_t*) { return true; });
+    try {
+      frames.feed(bytes.data(), bytes.size());
+      ADD_FAILURE() << "accepted " << bytes.substr(0, 40);
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  };
+  refuses("P7\nWIDTH 3\nHEIGHT 2\nDEPTH 4\nMAXVAL 255\nTUPLTYPE RGB_ALPHA\nENDHDR\n", "not an 8-bit RGB PAM");
+  refuses("P6\n3 2\n255\n", "not an 8-bit RGB PAM");
+  refuses("P7\nWIDTH 99999999999999\nHEIGHT 2\nDEPTH 3\nMAXVAL 255\nTUPLTYPE RGB\nENDHDR\n", "not an 8-bit");
+  refuses("P7\nWIDTH 60000\nHEIGHT 60000\nDEPTH 3\nMAXVAL 255\nTUPLTYPE RGB\nENDHDR\n", "exceeds the limit");
+  refuses("P7\n" + std::string(1000, '#'), "no PAM header");
+}
+
+TEST(Subprocess, AStalledProgramIsStopped) {
+  StreamLimits limits;
+  limits.stall_s = 0.5;
+  limits.stall_hint = "--stall-minutes sets the limit";
+  std::string said;
+  try {
+    run_program_streamed(
+        {"/bin/sh", "-c", "echo started; exec sleep 60"}, [&](const std::string& piece) { said += piece; }, limits,
+        "sleeper");
+    ADD_FAILURE() << "a silent program was waited for";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "sleeper: no output and no progress for 0.5 s (stopped it; --stall-minutes sets "
+              "the limit)");
+  }
+  EXPECT_EQ(said, "started\n");
+  // A program that prints nothing but gets on (its database grows) is waited for.
+  limits.progressed = []() { return true; };
+  EXPECT_EQ(run_program_streamed(
+                {"/bin/sh", "-c", "sleep 2; exit 3"}, [](const std::string&) {}, limits, "grower"),
+            3);
+}
+
+TEST(Subprocess, PipedOutputCanBeCutShort) {
+  std::string errors, out;
+  const int status = run_program_piped(
+      {"/bin/sh", "-c", "echo oops >&2; while :; do echo yes; done"},
+      [&](const std::string& piece) {
+        out += piece;
+        return out.size() < 100000;
+      },
+      errors, {}, "yes");
+  EXPECT_EQ(status, 0);
+  EXPECT_GE(out.size(), 100000u);
+  EXPECT_EQ(errors, "oops\n");
 }
 
 TEST(VideoFrames, WindowsSpreadEvenly) {
