@@ -481,6 +481,25 @@ class Import(unittest.TestCase):
             time.sleep(0.05)
         self.assertFalse(alive(colmap), "colmap outlived lact's kill -9")
 
+    def test_odd_numbers_from_ffprobe(self):
+        # A fake ffprobe: its count and duration were read with atol/atof, unchecked (a duration of 1e308 with
+        # --fps overflowed the frame count; "N/A" read as 0 and asked for one frame).
+        video = os.path.join(self.case, "clip.mp4")
+        with open(video, "wb") as f:
+            f.write(b"not read: the fake ffprobe answers")
+        with open(os.path.join(self.bin, "ffprobe"), "w") as f:
+            f.write("#!/bin/sh\nprintf '%s' \"$FAKE_PROBE\"\n")
+        os.chmod(os.path.join(self.bin, "ffprobe"), 0o755)
+        os.symlink("/bin/true", os.path.join(self.bin, "ffmpeg"))
+        for probe, extra, said in (
+                ("nb_read_packets=999999999\nduration=1e308\n", ["--fps", "1000"], ["--fps", "more than 100000"]),
+                ("nb_read_packets=12\nduration=N/A\n", ["--fps", "2"], [video, "no usable duration ('N/A')"]),
+                ("nb_read_packets=N/A\nduration=3\n", [], [video, "counts 'N/A' frames"]),
+                ("nb_read_packets=99999999999999999999\n", [], [video, "counts '99999999999999999999' frames"])):
+            env = dict(self.env(), FAKE_PROBE=probe)
+            one_error_line(self, self.lact(["import", video, "-o", self.out] + extra, env), said)
+            self.assertEqual(self.beside_output(), [])
+
     def make_video(self, count, frame):
         """A lossless video of `count` 64x48 frames, frame(i) giving frame i."""
         frames = os.path.join(self.case, "frames")
