@@ -47,6 +47,8 @@ void add_render_command(CLI::App& app) {
   add_data_options(*command, r.data);
   command->add_option("--state", r.state, "Scene state from `lact encode` (replaces --inputs)");
   command->add_option("--targets", r.targets, "Target views: 3,4 | 8-15 | uniform:N | random:N | fold8 | rest | all");
+  command->add_flag("--resume", r.resume,
+                    "Finish an interrupted evaluation of --data's scenes in --out (same model, flags and inputs)");
   command->add_flag("--allow-input-targets", r.allow_input_targets,
                     "Score targets that are also inputs (refused otherwise: a seen view is no novel view)");
   command->add_option("--path", o->path, "Camera path JSON (from `lact path`) to render instead of targets");

@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <climits>
@@ -63,6 +64,23 @@ void stop_children() {
   }
 }
 
+// The interrupt note, in two buffers so the handler never reads the one being written: set_interrupt_note fills
+// the buffer not published, then publishes it.
+constexpr int kNoteBytes = 1024;
+char notes[2][kNoteBytes];
+std::atomic<int> published_note{-1};  // -1: no note
+
+void write_interrupt_note() {
+  const int i = published_note.load();
+  if (i < 0) return;
+  const size_t length = ::strnlen(notes[i], kNoteBytes);
+  for (size_t written = 0; written < length;) {
+    const ssize_t n = ::write(STDERR_FILENO, notes[i] + written, length - written);
+    if (n <= 0) break;
+    written += static_cast<size_t>(n);
+  }
+}
+
 void remove_temporaries() {
   for (TemporarySlot& slot : temporaries)
     if (slot.state.load() == kReady) ::unlink(slot.path);
@@ -78,9 +96,20 @@ void hold_exit_while_terminating() {
   while (terminating_signal.load() != 0) ::nanosleep(&tick, nullptr);
 }
 
+// SignalsHeld: while held, the first terminating signal is kept here for the destructor to deliver.
+std::atomic<bool> signals_held{false};
+std::atomic<int> held_signal{0};
+
 void on_terminating_signal(int sig) {
   const int saved_errno = errno;
+  if (signals_held.load()) {
+    int none = 0;
+    held_signal.compare_exchange_strong(none, sig);
+    errno = saved_errno;
+    return;
+  }
   terminating_signal.store(sig);
+  write_interrupt_note();  // first: what was kept is said even if a child is slow to stop
   stop_children();
   remove_temporaries();
   // End as the signal would have: default action, delivered as soon as the handler's mask is lifted.
@@ -98,6 +127,14 @@ void on_terminating_signal(int sig) {
 }
 
 }  // namespace
+
+SignalsHeld::SignalsHeld() { signals_held.store(true); }
+
+SignalsHeld::~SignalsHeld() {
+  signals_held.store(false);
+  const int sig = held_signal.exchange(0);
+  if (sig != 0) on_terminating_signal(sig);
+}
 
 void clean_up_before_fatal_exit() {
   // As for the terminating signals: while the children are stopped, another thread that sees a pipe to one of
@@ -127,6 +164,15 @@ void install_signal_cleanup() {
   sigemptyset(&ignore.sa_mask);
   ::sigaction(SIGXFSZ, &ignore, nullptr);
   ::sigaction(SIGPIPE, &ignore, nullptr);
+}
+
+void set_interrupt_note(const std::string& text) {
+  if (text.empty()) return published_note.store(-1);
+  const int next = published_note.load() == 0 ? 1 : 0;
+  const size_t length = std::min(text.size(), static_cast<size_t>(kNoteBytes - 1));
+  std::memcpy(notes[next], text.data(), length);
+  notes[next][length] = '\0';
+  published_note.store(next);
 }
 
 int register_temporary(const std::string& path) {

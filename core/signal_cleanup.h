@@ -33,6 +33,22 @@ void unregister_temporary(int token);  // -1 is accepted and does nothing
 int register_child(pid_t pid);
 void unregister_child(int token);  // -1 is accepted and does nothing
 
+// A line the handler writes to stderr before it ends lact (what was kept of the work so far: "interrupted after
+// 3 of 25 scenes ..."); the latest call wins, an empty `text` removes it. At most 1023 bytes are kept. Calls
+// from one thread at a time.
+void set_interrupt_note(const std::string& text);
+
+// While one lives, a terminating signal waits: the handler notes it and returns, and the destructor ends lact
+// by it (as the handler would have) once the section is over. For short sections that must not be cut in two:
+// a report written and the interrupt note that names it. One at a time, on one thread.
+class SignalsHeld {
+ public:
+  SignalsHeld();
+  ~SignalsHeld();
+  SignalsHeld(const SignalsHeld&) = delete;
+  SignalsHeld& operator=(const SignalsHeld&) = delete;
+};
+
 // For the handler of another fatal signal (core/mapped_file's SIGBUS, which ends lact with exit status 1): stops
 // the registered children and removes the registered temporaries as the handler above does, without ending
 // lact. Async-signal-safe.

@@ -55,18 +55,60 @@ void check_options(const ImportOptions& o) {
     throw Error("--stall-minutes", "must be 0 (no limit) to 10080 (a week)");
 }
 
+// `p` where it really is: absolute, with every link in the part that exists resolved (the rest as typed).
+fs::path resolved(const fs::path& p) {
+  std::error_code ec;
+  const fs::path real = fs::weakly_canonical(fs::absolute(p), ec);
+  return ec ? clean(p) : clean(real);
+}
+
+// The input and the output never overlap, compared as typed and where links lead: a link to the photos (or a
+// link on the way to the output) must not let --force remove the photos or write the scene among them.
+void refuse_overlap(const ImportOptions& o) {
+  for (const fs::path& out : {clean(o.output), resolved(o.output)})
+    for (const fs::path& in : {clean(o.input), resolved(o.input)})
+      if (is_within(in, out) || is_within(out, in))
+        throw Error(o.output,
+                    "is the input, inside it or holds it (" + in.string() + "): name a folder apart from " + o.input);
+}
+
+// What an import writes into its scene folder; --force replaces a folder holding nothing else.
+bool written_by_import(const std::string& name) { return name == "images" || name == "sparse" || name == "colmap.log"; }
+
+// --force replaces a file, a link (not what it points to) or a scene folder an import made (an empty one too);
+// a folder holding anything else is the user's, and is never removed.
+void check_replaceable(const fs::path& out, const std::string& shown) {
+  std::error_code ec;
+  const fs::file_status status = fs::symlink_status(out, ec);
+  if (!fs::exists(status) || fs::is_symlink(status) || fs::is_regular_file(status)) return;
+  if (!fs::is_directory(status))
+    throw Error(shown,
+                "exists and is not a file or folder (a FIFO, device or socket): not replaced, even with --force");
+  for (fs::directory_iterator it(out, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (!written_by_import(name))
+      throw Error(shown, "holds '" + name +
+                             "', which lact import did not write: --force replaces only a scene folder an import made "
+                             "(remove the folder yourself, or choose another)");
+  }
+  if (ec) throw Error(shown, "cannot list it to replace it (" + ec.message() + ")");
+}
+
 // COLMAP's stall limit in seconds (0: none).
 double stall_seconds(const ImportOptions& o) { return o.stall_minutes * 60; }
 
-// The output's absolute path, after refusing an existing one (without --force) and one that holds the input.
+// The output's absolute path, after refusing an existing one (without --force, or one that is not a scene), one
+// that overlaps the input, and one under /dev, /proc or /sys.
 fs::path check_output(const ImportOptions& o) {
   if (o.output.empty()) throw Error("-o", "name the scene folder to write");
-  const fs::path out = clean(o.output), in = clean(o.input);
+  const fs::path out = clean(o.output);
+  if (under_system_folder(out.string()))
+    throw Error(o.output, "is under /dev, /proc or /sys: not a folder lact writes, refused");
+  refuse_overlap(o);
   std::error_code ec;
-  if (is_within(in, out) || is_within(out, in))
-    throw Error(o.output, "is the input, inside it or holds it: name a folder apart from " + o.input);
   if (fs::exists(fs::symlink_status(out, ec)) && !o.force)
     throw Error(o.output, "already exists (pass --force to replace it)");
+  check_replaceable(out, o.output);
   fs::create_directories(out.parent_path(), ec);
   if (!fs::is_directory(out.parent_path(), ec))
     throw Error(o.output, "its folder " + out.parent_path().string() + " cannot be made");
@@ -300,6 +342,7 @@ void move_into_place(const fs::path& scene, const fs::path& out, bool force) {
   fs::remove(scene / "database.db", ec);
   if (fs::exists(fs::symlink_status(out, ec))) {
     if (!force) throw Error(out.string(), "appeared while this import worked (pass --force to replace it)");
+    check_replaceable(out, out.string());  // again: it may have changed while COLMAP worked
     fs::remove_all(out, ec);
     if (ec) throw Error(out.string(), "cannot remove it to replace it (" + ec.message() + ")");
   }

@@ -203,13 +203,25 @@ void OutputFolder::claim(bool force) {
   for (const char* name : {"report.json", "report.csv"}) check_report_is_lacts(root_, name, force);
 }
 
-std::string OutputFolder::scene_folder(const std::string& name) {
+namespace {
+// The folder for a scene called `name` that none of `used` is; taken into `used`.
+std::string take_scene_folder(const std::string& name, std::set<std::string>& used) {
   std::string base = safe_folder_name(name);
   if (is_lacts_own_name(base)) base = "scene-" + base;
   std::string folder = base;
-  for (int n = 2; used_.count(folder); ++n) folder = base + "-" + std::to_string(n);
-  used_.insert(folder);
+  for (int n = 2; used.count(folder); ++n) folder = base + "-" + std::to_string(n);
+  used.insert(folder);
   return folder;
+}
+}  // namespace
+
+std::string OutputFolder::scene_folder(const std::string& name) { return take_scene_folder(name, used_); }
+
+std::vector<std::string> OutputFolder::next_scene_folders(const std::vector<std::string>& names) const {
+  std::set<std::string> used = used_;
+  std::vector<std::string> folders;
+  for (const std::string& name : names) folders.push_back(take_scene_folder(name, used));
+  return folders;
 }
 
 std::string OutputFolder::file(const std::string& relative, const InputFiles& inputs) const {

@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace lact {
 
@@ -56,6 +57,8 @@ class OutputFolder {
   // one name get "name" and "name-2") and from lact's own files in the folder ("report.json" gets
   // "scene-report.json").
   std::string scene_folder(const std::string& name);
+  // The folders scene_folder() would give scenes called `names`, in order, from now on (none is taken).
+  std::vector<std::string> next_scene_folders(const std::vector<std::string>& names) const;
   // root/relative after checking it stays under root, passes through no link and is not an input; creates its
   // folder.
   std::string file(const std::string& relative, const InputFiles& inputs) const;

@@ -78,6 +78,13 @@ SceneReport scene_report_from_json(const nlohmann::json& j) {
   return s;
 }
 
+nlohmann::json Report::resume_json() const {
+  nlohmann::json done = nlohmann::json::array(), waiting = nlohmann::json::array();
+  for (const SceneReport& s : scenes) done.push_back(scene_report_to_json(s));
+  for (const auto& [name, folder] : pending) waiting.push_back({{"name", utf8_escaped(name)}, {"folder", folder}});
+  return {{"digest", resume_digest}, {"header", header}, {"done", done}, {"pending", waiting}};
+}
+
 nlohmann::json Report::to_json() const {
   nlohmann::json j = header;
   j["format"] = "lact report v1";
@@ -118,6 +125,8 @@ nlohmann::json Report::to_json() const {
     for (const std::string& warning : s.warnings) j["warnings"].push_back(warning);
   j["failed"] = nlohmann::json::array();
   for (const auto& [name, error] : failed) j["failed"].push_back({{"scene", name}, {"error", error}});
+  j["complete"] = complete;
+  if (!complete) j["resume"] = resume_json();
   return j;
 }
 

@@ -34,7 +34,14 @@ struct Report {
   // report.json's "warnings": every scene's, in order.
   std::vector<SceneReport> scenes;
   std::vector<std::pair<std::string, std::string>> failed;  // scene, error
+  // An evaluation still under way (or interrupted): report.json says "complete": false and keeps, under
+  // "resume", what --resume needs to finish it (pipeline/resume.h): the run's digest and the scenes not yet
+  // done with the folders they will write.
+  bool complete = true;
+  std::string resume_digest;
+  std::vector<std::pair<std::string, std::string>> pending;  // scene, folder
   nlohmann::json to_json() const;
+  nlohmann::json resume_json() const;  // the "resume" object of an incomplete report
   // report.json + report.csv, each written atomically; the paths come from the caller (inside --out).
   void write(const std::string& json_path, const std::string& csv_path) const;
   void print_table() const;

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "kernels/host_memory.h"
+#include "pipeline/resume.h"
 #include "pipeline/run_work.h"
 #include "pipeline/scratch_file.h"
 #include "pipeline/stage_progress.h"
@@ -14,7 +15,7 @@ namespace lact {
 
 Run::Run(const CommonOptions& common, const OutputOptions& out, const RunDigest& command_line,
          const std::function<void(RunOutput&)>& before_work)
-    : common_(common), out_(out), warnings_(parse_warning_mode(out.warnings)) {
+    : common_(common), command_line_(command_line), out_(out), warnings_(parse_warning_mode(out.warnings)) {
   // The first exchange of the job agrees on the command line; the backend comes after the checks, so that a
   // bad flag or output ends the run before any device is opened.
   const Distribution ranks = start_agreed_ranks(common, command_line);

@@ -39,7 +39,11 @@ struct SceneRequest {
   std::string command = "render";  // names the error when neither --inputs nor --state is given
   // --allow-input-targets: a target that is also an input is meant (else refused: its score is no novel view).
   bool allow_input_targets = false;
+  // --resume: finish the interrupted evaluation whose incomplete report.json is in --out (pipeline/resume.h).
+  bool resume = false;
 };
+
+struct PreviousRun;
 
 class Run {
  public:
@@ -158,6 +162,23 @@ class Run {
   SceneReport run_scene_work(SceneWork work, const SceneSelection& selection, const SceneState* state,
                              const Distribution& across);
   Report evaluate_scenes(const SceneRequest& request);
+  void evaluate_alone(const SceneRequest& request, const Scene& scene, size_t scenes, Report& report);
+  // An evaluation's progress kept in report.json after each scene (pipeline/resume.h), in one process.
+  struct KeptProgress {
+    bool active = false;
+    std::string digest, report_path;
+    std::map<std::string, SceneReport> done;  // --resume: the interrupted run's finished scenes, by folder
+    // Takes `scene`'s report over from the interrupted run when it finished there.
+    bool carry_over(const Scene& scene, OutputFolder& folder, Report& report);
+  };
+  KeptProgress start_kept_progress(const SceneRequest& request, const std::vector<const Scene*>& scenes,
+                                   Report& report);
+  void keep_progress(const KeptProgress& kept, const std::vector<const Scene*>& scenes, size_t next,
+                     const Report& report);
+  // What a previous run left in --out: read before any work (refusing --resume where it cannot apply), and its
+  // images and report removed when this run's first scene starts (at once across ranks) unless resumed.
+  void read_previous_run_of(const SceneRequest& request);
+  void clear_previous_run();
   Report evaluate_state(SceneRequest& request);
   Report evaluate_one_scene(const SceneRequest& request, const Scene& scene);
   nlohmann::json report_header(const SceneRequest& request, int height, int width) const;
@@ -175,7 +196,9 @@ class Run {
   void announce_scenes(size_t scenes, const SceneRequest& request) const;
 
   CommonOptions common_;
+  RunDigest command_line_;  // the command as given (a command's run): what --resume compares
   RunOutput out_;
+  std::unique_ptr<PreviousRun> previous_run_;  // read_previous_run_of (the lead); gone once cleared or resumed
   RunBackend backend_;
   std::unique_ptr<Model> model_;  // after backend_: destroyed before it
   std::string model_path_;

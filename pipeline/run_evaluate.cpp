@@ -1,5 +1,7 @@
 // Run::evaluate: a saved state's scene, one scene of --data or every scene of it, rendered and measured; how
 // the scenes and the targets are shared across ranks and the ranks' reports merged.
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -7,9 +9,11 @@
 #include "core/error.h"
 #include "core/metrics.h"
 #include "core/scene_state_io.h"
+#include "core/signal_cleanup.h"
 #include "core/terminal_text.h"
 #include "datasets/view_selection.h"
 #include "pipeline/progress.h"
+#include "pipeline/resume.h"
 #include "pipeline/run.h"
 #include "pipeline/run_work.h"
 
@@ -107,6 +111,7 @@ Run::SceneWork Run::plan_scene_work(const SceneSelection& selection, bool encode
 
 SceneReport Run::run_scene_work(SceneWork work, const SceneSelection& selection, const SceneState* given,
                                 const Distribution& across) {
+  if (!distributed()) clear_previous_run();  // the first scene's work starts: none was refused before it
   SceneReport& report = work.report;
   SceneState encoded;
   std::vector<PosedImage> inputs;  // this rank's share of the input views, when it encodes
@@ -128,7 +133,28 @@ SceneReport Run::run_scene_work(SceneWork work, const SceneSelection& selection,
   return std::move(report);
 }
 
+void Run::clear_previous_run() {
+  if (!previous_run_ || !leads()) return;
+  const PreviousRun previous = std::move(*previous_run_);
+  previous_run_.reset();
+  remove_previous_images(previous, out_);
+  for (const char* name : {"report.json", "report.csv"}) ::unlink(out_.folder.file(name, out_.inputs).c_str());
+}
+
+// Before any work: what a previous run left in --out, kept for --resume or removed before the first scene's work
+// (at once across ranks, whose scenes start at different times).
+void Run::read_previous_run_of(const SceneRequest& r) {
+  if (r.resume && (!r.state.empty() || distributed()))
+    throw Error("--resume", "finishes an interrupted evaluation of --data's scenes in one process (not with " +
+                                std::string(r.state.empty() ? "--distributed" : "--state") + ")");
+  on_every_rank([&] {
+    if (leads()) previous_run_ = std::make_unique<PreviousRun>(read_previous_run(out_));
+    if (!r.resume && distributed()) clear_previous_run();
+  });
+}
+
 Report Run::evaluate(SceneRequest r) {
+  read_previous_run_of(r);
   Report report;
   if (r.state.empty()) {
     open_model_for_inputs(r);
@@ -195,24 +221,80 @@ Report Run::evaluate_scenes(const SceneRequest& r) {
   if (distribution().active() && scenes.size() == 1 && list.failed.empty()) return evaluate_one_scene(r, *scenes[0]);
   const auto [begin, end] = share_of(distribution(), scenes.size());
   if (scenes.size() > 1) announce_scenes(scenes.size(), r);
+  KeptProgress kept = start_kept_progress(r, scenes, report);
   Progress progress("scenes", static_cast<int>(end - begin), out_.options.quiet || !leads());
   const Distribution alone;
   for (size_t i = begin; i < end; ++i) {
-    try {
-      const SceneSelection selection = plan_scene(*scenes[i], r.data, model().config().patch_size, r.targets);
-      SceneWork work = plan_scene_work(selection, true, r, alone);
-      if (scenes.size() == 1)
-        announce(selection, targets_text(work.report), out_.folder.root() + "/" + work.report.folder, r);
-      if (report.header.is_null()) report.header = report_header(r, selection.height, selection.width);
-      report.scenes.push_back(run_scene_work(std::move(work), selection, nullptr, alone));
-    } catch (const Error& e) {
-      report.failed.push_back({scenes[i]->name, e.what()});
-    }
+    if (!kept.carry_over(*scenes[i], out_.folder, report)) evaluate_alone(r, *scenes[i], scenes.size(), report);
     progress.step(scenes[i]->name);
+    keep_progress(kept, scenes, i + 1, report);
   }
+  set_interrupt_note("");
   report = merge_reports(distribution(), report);
   if (report.header.is_null()) report.header = report_header(r, 0, 0);
   return report;
+}
+
+// One scene of several (or the only one) on this rank alone; a failure is reported and the others go on.
+void Run::evaluate_alone(const SceneRequest& r, const Scene& scene, size_t scenes, Report& report) {
+  const Distribution alone;
+  try {
+    const SceneSelection selection = plan_scene(scene, r.data, model().config().patch_size, r.targets);
+    SceneWork work = plan_scene_work(selection, true, r, alone);
+    if (scenes == 1) announce(selection, targets_text(work.report), out_.folder.root() + "/" + work.report.folder, r);
+    if (report.header.is_null()) report.header = report_header(r, selection.height, selection.width);
+    report.scenes.push_back(run_scene_work(std::move(work), selection, nullptr, alone));
+  } catch (const Error& e) {
+    report.failed.push_back({scene.name, e.what()});
+  }
+}
+
+bool Run::KeptProgress::carry_over(const Scene& scene, OutputFolder& folder, Report& report) {
+  if (done.empty()) return false;
+  const auto found = done.find(folder.next_scene_folders({scene.name})[0]);
+  if (found == done.end()) return false;
+  folder.scene_folder(scene.name);  // taken, as the interrupted run took it
+  report.scenes.push_back(std::move(found->second));
+  done.erase(found);
+  return true;
+}
+
+// In one process, the evaluation's progress is kept in report.json after each scene (pipeline/resume.h); with
+// --resume, the interrupted run's finished scenes are taken over.
+Run::KeptProgress Run::start_kept_progress(const SceneRequest& r, const std::vector<const Scene*>& scenes,
+                                           Report& report) {
+  KeptProgress kept;
+  if (distributed()) return kept;  // each rank holds its own scenes until the reports are merged
+  kept.active = true;
+  kept.digest = resume_digest(command_line_, r.model, scenes);
+  kept.report_path = out_.folder.root() + "/report.json";
+  if (r.resume) {
+    check_resumable(*previous_run_, kept.digest, kept.report_path);
+    for (SceneReport& scene : previous_run_->done) kept.done.emplace(scene.folder, std::move(scene));
+    report.header = previous_run_->header;
+    previous_run_.reset();  // kept: nothing of it is removed
+    if (!out_.options.quiet)
+      std::fprintf(stderr, "resuming: %zu of %zu scenes were finished, %zu to go\n", kept.done.size(), scenes.size(),
+                   scenes.size() - kept.done.size());
+  }
+  set_interrupt_note(interrupted_note(kept.done.size(), scenes.size(), kept.report_path));
+  return kept;
+}
+
+void Run::keep_progress(const KeptProgress& kept, const std::vector<const Scene*>& scenes, size_t next,
+                        const Report& report) {
+  if (!kept.active || next >= scenes.size()) return;  // the last scene: the whole report comes next
+  clear_previous_run();                               // before this run's report replaces the previous one's
+  Report partial = report;
+  partial.complete = false;
+  partial.resume_digest = kept.digest;
+  std::vector<std::string> names;
+  for (size_t i = next; i < scenes.size(); ++i) names.push_back(scenes[i]->name);
+  const std::vector<std::string> folders = out_.folder.next_scene_folders(names);
+  for (size_t i = 0; i < names.size(); ++i) partial.pending.emplace_back(names[i], folders[i]);
+  const SignalsHeld held;  // the report and the note that names it change together
+  partial.write(out_.folder.file("report.json", out_.inputs), out_.folder.file("report.csv", out_.inputs));
+  set_interrupt_note(interrupted_note(next, scenes.size(), kept.report_path));
 }
 
 void Run::write_report(const Report& report) {

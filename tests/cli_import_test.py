@@ -313,6 +313,11 @@ class Import(unittest.TestCase):
             f.write("mine")
         one_error_line(self, self.run_import(), [self.out, "already exists", "--force"])
         self.assertEqual(os.listdir(self.out), ["keep.txt"])
+        # A folder holding what an import did not write is the user's: not removed, even with --force.
+        one_error_line(self, self.run_import(extra=["--force"]), [self.out, "keep.txt"])
+        self.assertEqual(os.listdir(self.out), ["keep.txt"])
+        os.unlink(os.path.join(self.out, "keep.txt"))
+        ran_ok(self.run_import(extra=["--force"]))  # an empty folder, then the scene it became: replaced
         ran_ok(self.run_import(extra=["--force"]))
         self.assertEqual(sorted(os.listdir(self.out)), ["colmap.log", "images", "sparse"])
         # The input itself is never the output, even with --force.

@@ -1,0 +1,133 @@
+#include "pipeline/resume.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <set>
+
+#include "core/error.h"
+#include "core/file_io.h"
+
+namespace lact {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr uint64_t kLargestReport = 256u << 20;
+
+// True for the names render_and_measure gives a view's images: <index>.png, <index>_gt.png, <index>_diff.png,
+// <index>.npy.
+bool is_view_image_name(const std::string& name) {
+  size_t digits = 0;
+  while (digits < name.size() && std::isdigit(static_cast<unsigned char>(name[digits]))) ++digits;
+  if (digits == 0) return false;
+  const std::string rest = name.substr(digits);
+  return rest == ".png" || rest == "_gt.png" || rest == "_diff.png" || rest == ".npy";
+}
+
+// A scene folder named in a report: one plain name inside --out (a report is a file a user could edit).
+bool is_plain_folder_name(const std::string& name) {
+  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos &&
+         name.find('\0') == std::string::npos;
+}
+
+void read_resume_block(const nlohmann::json& resume, PreviousRun& previous) {
+  previous.digest = resume.at("digest").get<std::string>();
+  previous.header = resume.at("header");
+  for (const nlohmann::json& scene : resume.at("done")) previous.done.push_back(scene_report_from_json(scene));
+  for (const nlohmann::json& scene : resume.at("pending")) previous.folders.push_back(scene.at("folder"));
+}
+
+}  // namespace
+
+PreviousRun read_previous_run(const RunOutput& out) {
+  PreviousRun previous;
+  const std::string path = (fs::path(out.folder.root()) / "report.json").string();
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) return previous;
+  const nlohmann::json j = nlohmann::json::parse(read_whole_file(path, kLargestReport), nullptr, false);
+  if (!j.is_object() || !j.contains("format") || !j["format"].is_string() ||
+      j["format"].get<std::string>().rfind("lact report", 0) != 0)
+    return previous;  // not lact's (claim() refused it unless --force): nothing of it is touched
+  previous.found = true;
+  try {
+    for (const nlohmann::json& scene : j.at("scenes")) previous.folders.push_back(scene.at("folder"));
+    for (const nlohmann::json& f : j.value("failed", nlohmann::json::array()))
+      previous.failed.emplace_back(f.at("scene").get<std::string>(), f.at("error").get<std::string>());
+    previous.complete = j.value("complete", true);
+    if (!previous.complete) read_resume_block(j.at("resume"), previous);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(path, std::string("is a lact report that cannot be read back (") + e.what() + ")");
+  }
+  return previous;
+}
+
+void remove_previous_images(const PreviousRun& previous, const RunOutput& out) {
+  std::set<std::string> folders(previous.folders.begin(), previous.folders.end());
+  for (const std::string& folder : folders) {
+    if (!is_plain_folder_name(folder)) continue;
+    const fs::path path = fs::path(out.folder.root()) / folder;
+    std::error_code ec;
+    if (!fs::is_directory(fs::symlink_status(path, ec))) continue;  // a link is not followed
+    for (fs::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      if (!is_view_image_name(name) || !it->is_regular_file(ec) || it->is_symlink(ec)) continue;
+      if (::unlink(it->path().c_str()) != 0)
+        throw Error(it->path().string(),
+                    "cannot remove the previous run's image (" + std::string(std::strerror(errno)) + ")");
+    }
+    ::rmdir(path.c_str());  // only when nothing else is left in it
+  }
+}
+
+std::string resume_digest(const RunDigest& command_line, const std::string& model,
+                          const std::vector<const Scene*>& scenes) {
+  static const std::set<std::string> kNotResults = {"--resume", "--force", "--max-seconds", "--out"};
+  RunDigest digest;
+  for (const RunDigest::Field& field : command_line.fields()) {
+    if (kNotResults.count(field.name)) continue;
+    digest.add(field.name, field.hash);
+    digest.show_last_as(field.shown);
+  }
+  digest.add_file("the model (its content)", model);
+  for (const Scene* scene : scenes) {
+    digest.add("the scenes", scene->name);
+    digest.add_file("the cameras of scene '" + scene->name + "' (" + scene->source + ")", scene->source);
+  }
+  return digest.encode();
+}
+
+void check_resumable(const PreviousRun& previous, const std::string& digest, const std::string& report_path) {
+  if (!previous.found)
+    throw Error("--resume",
+                "no report.json of an interrupted lact run in " + fs::path(report_path).parent_path().string());
+  if (previous.complete)
+    throw Error("--resume",
+                report_path + " is complete: nothing is left to resume (run without --resume to start again)");
+  const RunDigest then = RunDigest::decode(previous.digest), now = RunDigest::decode(digest);
+  const std::vector<RunDigest::Field>&a = then.fields(), &b = now.fields();
+  for (size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
+    if (i < a.size() && i < b.size() && a[i].name == b[i].name && a[i].hash == b[i].hash) continue;
+    const std::string name = i < b.size() ? b[i].name : a[i].name;
+    const std::string was = i < a.size() && a[i].name == name ? "'" + a[i].shown + "'" : "nothing";
+    const std::string is = i < b.size() ? "'" + b[i].shown + "'" : "nothing";
+    throw Error("--resume", report_path + " was written by a run with " + name + " " + was + " where this one has " +
+                                is + ": resume with the same model, flags and inputs (or run without --resume)");
+  }
+}
+
+std::string interrupted_note(size_t done, size_t total, const std::string& report_path) {
+  const std::string counted = "lact: interrupted after " + std::to_string(done) + " of " + std::to_string(total) +
+                              (total == 1 ? " scene" : " scenes");
+  if (done == 0) return counted + ": none was finished, nothing kept\n";
+  return counted + ": " + report_path +
+         " keeps them, marked incomplete (the same command with --resume finishes the rest)\n";
+}
+
+}  // namespace lact

@@ -1,0 +1,49 @@
+// Finished work survives an interrupt. An evaluation of several scenes rewrites report.json after each scene,
+// marked incomplete ("complete": false), so Ctrl-C, kill or a crash keeps every finished scene; --resume reads it
+// back and runs only the rest, refusing when the model, the flags or the scenes' camera files changed; a new run
+// into the same --out first removes the images the previous run wrote, so none is left beside the new ones.
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "datasets/scene.h"
+#include "pipeline/evaluate.h"
+#include "pipeline/run_agreement.h"
+
+namespace lact {
+
+// What a previous run left in --out: its report.json, when lact wrote it.
+struct PreviousRun {
+  bool found = false;     // a report.json that lact wrote
+  bool complete = true;   // false: interrupted (or still running)
+  std::string digest;     // what the interrupted run ran (resume_digest), to compare with this one's
+  nlohmann::json header;  // its report header (model, config, data, size, views)
+  std::vector<SceneReport> done;
+  std::vector<std::pair<std::string, std::string>> failed;  // scene, error
+  std::vector<std::string> folders;                         // every scene folder it wrote or was to write
+};
+
+// The report.json under `out`, read back; found = false when there is none or lact did not write it. Error
+// naming the file when lact wrote it but it cannot be read back.
+PreviousRun read_previous_run(const RunOutput& out);
+
+// Before a new run (not --resume): the view images (<view>.png, _gt.png, _diff.png, .npy) the previous run
+// wrote in its scene folders are removed, and a folder left empty with them. Other files are left alone.
+void remove_previous_images(const PreviousRun& previous, const RunOutput& out);
+
+// What an evaluation of `scenes` runs, for --resume to compare: the command line (without the flags that do not
+// change a result: --resume, --force, --max-seconds, --out), the model's content and each scene's name and
+// camera file.
+std::string resume_digest(const RunDigest& command_line, const std::string& model,
+                          const std::vector<const Scene*>& scenes);
+
+// Error naming the first difference when `previous` is not an interrupted run of the same digest (or there is
+// none), so --resume never mixes two runs' results.
+void check_resumable(const PreviousRun& previous, const std::string& digest, const std::string& report_path);
+
+// The line the signal handler prints when a run of `total` scenes is interrupted after `done` of them.
+std::string interrupted_note(size_t done, size_t total, const std::string& report_path);
+
+}  // namespace lact
