@@ -2,7 +2,8 @@
 // session and the HTTP fuzzer (tests/fuzz/fuzz_http.cpp) read a header the same way.
 #pragma once
 
-#include <boost/beast/http.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/string_body.hpp>
 #include <boost/beast/websocket/rfc6455.hpp>
 #include <string>
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the fuzz targets (dataset readers, model/state files, camera paths, CLI values, image decoders) (tests/fuzz) with clang's libFuzzer + ASan + UBSan and runs each for
+# Builds the fuzz targets (dataset readers, model/state files, camera paths, CLI values, image decoders, lact
+# serve's HTTP requests) (tests/fuzz) with clang's libFuzzer + ASan + UBSan and runs each for
 # SECONDS on its seed corpus. Exit status: 0 when no target found a crash, 1 otherwise (or when clang is missing).
 #
 #   tests/run_fuzzers.sh 60                   # every target, 60 s each
@@ -28,7 +29,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${LACT_FUZZ_BUILD:-$ROOT/build-fuzz}
 DATA=${LACT_DATA:-$ROOT/../shared/data}
 ALL_TARGETS=(fuzz_lact_cameras fuzz_nerfstudio fuzz_nerf_synthetic fuzz_index fuzz_colmap fuzz_safetensors
-             fuzz_camera_path fuzz_cli_values fuzz_image_decode)
+             fuzz_camera_path fuzz_cli_values fuzz_image_decode fuzz_http)
 if [[ $# -gt 0 ]]; then TARGETS=("$@"); else TARGETS=("${ALL_TARGETS[@]}"); fi
 for t in "${TARGETS[@]}"; do
   if [[ ! " ${ALL_TARGETS[*]} " == *" $t "* ]]; then
@@ -102,6 +103,8 @@ for t in "${TARGETS[@]}"; do
   fi
   dict="$ROOT/tests/fuzz/camera_files.dict"  # a target's own dictionary when it has one
   [[ -f "$ROOT/tests/fuzz/$t.dict" ]] && dict="$ROOT/tests/fuzz/$t.dict"
+  max_len=8192  # HTTP: past the server's 8 KiB header limit, with a body
+  [[ $t == fuzz_http ]] && max_len=20000
   before=$(ls "$BUILD/artifacts/$t")
   status=0
   # The harness writes its files under $TMPDIR/lact_fuzz_<pid>; keep them (and what crashed children leave) in
@@ -113,7 +116,7 @@ for t in "${TARGETS[@]}"; do
    ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
    UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
    "$BUILD/$t" "$BUILD/corpus/$t" -max_total_time="$SECONDS_PER_TARGET" -timeout=10 -rss_limit_mb=2048 \
-     -max_len=8192 -dict="$dict" \
+     -max_len="$max_len" -dict="$dict" \
      -artifact_prefix="$BUILD/artifacts/$t/" -print_final_stats=1 "${extra[@]}" </dev/null >"$log" 2>&1) || status=$?
   rm -rf "$tmp"
   new=$(comm -13 <(echo "$before") <(ls "$BUILD/artifacts/$t") || true)
