@@ -137,6 +137,7 @@ void Run::clear_previous_run() {
   if (!previous_run_ || !leads()) return;
   const PreviousRun previous = std::move(*previous_run_);
   previous_run_.reset();
+  if (!previous.found) return;  // no report of lact's: nothing of it is known to be lact's
   remove_previous_images(previous, out_);
   for (const char* name : {"report.json", "report.csv"}) ::unlink(out_.folder.file(name, out_.inputs).c_str());
 }
