@@ -255,7 +255,8 @@ ImportedImages gather_images(const ImportOptions& o, const fs::path& scene, bool
   if (!fs::is_regular_file(in, ec)) throw Error(o.input, "no such folder or video file");
   const fs::path frames = scene / "frames";
   fs::create_directory(frames, ec);
-  extract_video_frames(in.string(), frames.string(), {o.frames, o.fps, o.sharpest, o.max_seconds, stall_seconds(o)});
+  extract_video_frames(in.string(), frames.string(),
+                       {o.frames, o.fps, o.sharpest, o.max_seconds, stall_seconds(o), o.max_size});
   ImportedImages images = import_image_folder(frames.string(), (scene / "images").string(), o.max_size);
   fs::remove_all(frames, ec);
   return images;

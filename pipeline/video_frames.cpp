@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/file_io.h"
 #include "datasets/image_format.h"
+#include "pipeline/image_orientation.h"
 #include "pipeline/subprocess.h"
 
 namespace lact {
@@ -125,7 +126,8 @@ int frames_wanted(const std::string& video, const VideoProbe& probe, const Video
 // or its only one) written as frame_NNNNN.png once its last candidate has come.
 class FramePicker {
  public:
-  explicit FramePicker(const std::vector<std::vector<long>>& windows, fs::path folder) : folder_(std::move(folder)) {
+  FramePicker(const std::vector<std::vector<long>>& windows, fs::path folder, int max_side)
+      : folder_(std::move(folder)), max_side_(max_side) {
     for (size_t w = 0; w < windows.size(); ++w)
       for (size_t j = 0; j < windows[w].size(); ++j)
         picks_.push_back({w, windows[w].size(), j + 1 == windows[w].size()});
@@ -153,14 +155,28 @@ class FramePicker {
     size_t window, candidates;
     bool last;  // the window's last candidate
   };
+  // Written already capped to the working size: the import then copies it as it is (PNG encoding is most of
+  // the time lact spends on a frame, so it is done once, on the smaller image).
   void write_best() {
     if (!has_best_) return;
     char name[32];
     std::snprintf(name, sizeof name, "frame_%05d.png", ++written_);
+    if (max_side_ > 0 && std::max(best_width_, best_height_) > max_side_) shrink_best();
     write_file_atomically((folder_ / name).string(), encode_png(best_width_, best_height_, best_.data()));
     has_best_ = false;
   }
+  void shrink_best() {
+    Rgba8Image image;
+    image.width = best_width_, image.height = best_height_;
+    image.pixels.resize(static_cast<size_t>(best_width_) * best_height_ * 4, 255);
+    for (size_t p = 0; p < best_.size() / 3; ++p) std::memcpy(&image.pixels[p * 4], &best_[p * 3], 3);
+    const Rgba8Image small = shrink_to_long_side(image, max_side_);
+    best_width_ = small.width, best_height_ = small.height;
+    best_.resize(static_cast<size_t>(small.width) * small.height * 3);
+    for (size_t p = 0; p < best_.size() / 3; ++p) std::memcpy(&best_[p * 3], &small.pixels[p * 4], 3);
+  }
   fs::path folder_;
+  int max_side_;
   std::vector<Pick> picks_;
   std::vector<uint8_t> best_;
   int best_width_ = 0, best_height_ = 0, written_ = 0;
@@ -268,7 +284,7 @@ int extract_video_frames(const std::string& video, const std::string& folder, co
   const double timeout = o.timeout_s > 0 ? o.timeout_s : 600;
   const VideoProbe probe = probe_video(video, timeout);
   const int wanted = frames_wanted(video, probe, o), per_window = o.sharpest ? 3 : 1;
-  FramePicker picker(frame_windows(probe.count, wanted, per_window), folder);
+  FramePicker picker(frame_windows(probe.count, wanted, per_window), folder, o.max_side);
   PamFrames frames(
       "ffmpeg's frames of " + video, [](long) { return true; },
       [&](long i, int w, int h, const uint8_t* rgb) { return picker.take(i, w, h, rgb); });

@@ -22,6 +22,7 @@ struct VideoFrameOptions {
   bool sharpest = false;  // the sharpest of 3 candidates in each frame's window
   double timeout_s = 0;   // for each ffmpeg/ffprobe run (0: 600 s)
   double stall_s = 0;     // ffmpeg stopped after this long without a byte of output (0: none)
+  int max_side = 0;       // frames written with their long side capped to this (area average; 0: as they are)
 };
 
 constexpr int kMaxVideoFrames = 100000;  // the most frames --frames (or --fps times the duration) may ask for

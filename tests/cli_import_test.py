@@ -506,7 +506,7 @@ class Import(unittest.TestCase):
             self.assertEqual(self.beside_output(), [])
 
     def make_video(self, count, frame):
-        """A lossless video of `count` 64x48 frames, frame(i) giving frame i."""
+        """A lossless video of `count` frames, frame(i) giving frame i."""
         frames = os.path.join(self.case, "frames")
         os.makedirs(frames)
         for i in range(count):
@@ -525,9 +525,12 @@ class Import(unittest.TestCase):
     @unittest.skipUnless(FFMPEG, "ffmpeg is not installed")
     def test_video_any_number_of_frames(self):
         # ffmpeg's select expression took at most 100 eq() terms: --frames 150 failed on any video.
-        video = self.make_video(200, lambda i: Image.new("RGB", (64, 48), (i, 100, 100)))
-        so = ran_ok(self.run_import(source=video, extra=["--frames", "150"], size=(64, 48), quiet=True))
+        video = self.make_video(200, lambda i: Image.new("RGB", (160, 120), (i, 100, 100)))
+        so = ran_ok(self.run_import(source=video, extra=["--frames", "150", "--max-size", "64"], size=(64, 48),
+                                    quiet=True))
         self.assertIn("150 frames, 150 used", so)
+        images = os.path.join(self.out, "images")
+        self.assertEqual({Image.open(os.path.join(images, n)).size for n in os.listdir(images)}, {(64, 48)})
         # Windows of 4/3 frames, the frame holding the exact middle of each (w + 1/2) 4/3: frame 10 for window 7,
         # which the floating-point w * length + length / 2 (9.999999999999998) missed.
         self.assertEqual(self.frames_taken(), [math.floor((w + Fraction(1, 2)) * Fraction(200, 150)) for w in range(150)])
