@@ -1,5 +1,10 @@
 #include "datasets/colmap_model.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -41,12 +46,40 @@ const ModelInfo kModels[] = {
 };
 constexpr int kModelCount = static_cast<int>(sizeof(kModels) / sizeof(kModels[0]));
 
+// What a model file that is not a regular file is, in words ("a FIFO (named pipe)"), from stat() alone: nothing
+// is opened, since opening a FIFO for reading blocks until a writer comes. Empty for a regular file.
+std::string special_file_kind(const std::string& path) {
+  struct stat link {
+  }, target{};
+  if (::lstat(path.c_str(), &link) != 0) return "";  // missing: require_regular_file says so
+  if (::stat(path.c_str(), &target) != 0) {
+    if (errno == ELOOP) return "a loop of symbolic links";
+    if (errno == ENOENT) return "a symbolic link to a missing file";
+    return "";  // (permissions and the like: require_regular_file names the error)
+  }
+  const std::string through = S_ISLNK(link.st_mode) ? " (through a symbolic link)" : "";
+  if (S_ISDIR(target.st_mode)) return "a folder" + through;
+  if (S_ISFIFO(target.st_mode)) return "a FIFO (named pipe)" + through;
+  if (S_ISCHR(target.st_mode)) return "a character device" + through;
+  if (S_ISBLK(target.st_mode)) return "a block device" + through;
+  if (S_ISSOCK(target.st_mode)) return "a socket" + through;
+  return "";
+}
+
+// A model file must be a regular file; anything else is named for what it is (a FIFO, a device such as
+// /dev/zero behind a link, a folder, a link loop) instead of the folder being taken for one without a model.
+void require_model_file(const std::string& path) {
+  const std::string kind = special_file_kind(path);
+  if (!kind.empty()) throw Error(path, "is " + kind + ", not a COLMAP model file");
+  require_regular_file(path);
+}
+
 // A regular file read front to back with its size known, so that every count can be checked against the bytes
 // left before anything is allocated. Numbers are decoded little-endian byte by byte (any host).
 class BinaryReader {
  public:
   explicit BinaryReader(const std::string& path) : path_(path) {
-    require_regular_file(path);
+    require_model_file(path);
     std::error_code ec;
     size_ = fs::file_size(path, ec);
     if (ec) throw Error(path, "cannot read its size: " + ec.message());
@@ -248,15 +281,18 @@ namespace {
 class TextReader {
  public:
   explicit TextReader(const std::string& path) : path_(path) {
-    require_regular_file(path);
+    require_model_file(path);
     in_.open(path, std::ios::binary);
     if (!in_) throw Error(path, "cannot be opened");
   }
-  // The next line that is neither empty nor a comment, split at blanks; false at the end of the file.
-  bool next_record(std::vector<std::string>& tokens, std::string& line) {
+  // The next line that is neither empty nor a comment, split at blanks; false at the end of the file. `fields`
+  // names the columns (the last one repeats: PARAMS, NAME) for the line that refuses a NUL byte.
+  bool next_record(std::vector<std::string>& tokens, std::string& line, const std::vector<const char*>& fields) {
     while (read_line(line)) {
       tokens = split(line);
-      if (!tokens.empty() && tokens[0][0] != '#') return true;
+      if (tokens.empty() || tokens[0][0] == '#') continue;
+      refuse_nul(tokens, fields);
+      return true;
     }
     return false;
   }
@@ -307,6 +343,13 @@ class TextReader {
     }
     return true;
   }
+  // A NUL cuts a field short wherever it becomes a C string (strtod stops there, "1.5\0junk" reads as 1.5; an
+  // error line printed with it ends there): refused, naming the field.
+  void refuse_nul(const std::vector<std::string>& tokens, const std::vector<const char*>& fields) const {
+    for (size_t i = 0; i < tokens.size(); ++i)
+      if (tokens[i].find('\0') != std::string::npos)
+        throw error("field '" + std::string(fields[std::min(i, fields.size() - 1)]) + "' holds a NUL byte");
+  }
   static std::vector<std::string> split(const std::string& line) {
     std::vector<std::string> tokens;
     size_t i = 0;
@@ -344,7 +387,7 @@ std::vector<ColmapCamera> read_colmap_cameras_text(const std::string& path) {
   std::vector<std::string> t;
   std::string line;
   std::set<uint32_t> ids;
-  while (in.next_record(t, line)) {
+  while (in.next_record(t, line, {"CAMERA_ID", "MODEL", "WIDTH", "HEIGHT", "PARAMS"})) {
     if (t.size() < 4) throw in.error("expected CAMERA_ID MODEL WIDTH HEIGHT PARAMS[]");
     ColmapCamera c;
     c.id = static_cast<uint32_t>(in.integer(t[0], "CAMERA_ID", UINT32_MAX));
@@ -373,7 +416,7 @@ std::vector<ColmapImage> read_colmap_images_text(const std::string& path) {
   std::set<uint32_t> ids;
   std::set<std::string> names;
   const char* fields[] = {"QW", "QX", "QY", "QZ", "TX", "TY", "TZ"};
-  while (in.next_record(t, line)) {
+  while (in.next_record(t, line, {"IMAGE_ID", "QW", "QX", "QY", "QZ", "TX", "TY", "TZ", "CAMERA_ID", "NAME"})) {
     if (t.size() < 10) throw in.error("expected IMAGE_ID QW QX QY QZ TX TY TZ CAMERA_ID NAME");
     ColmapImage image;
     image.id = static_cast<uint32_t>(in.integer(t[0], "IMAGE_ID", UINT32_MAX));
@@ -390,24 +433,32 @@ std::vector<ColmapImage> read_colmap_images_text(const std::string& path) {
   return images;
 }
 
+namespace {
+// Whether the folder has an entry of that name, of any type (lstat: a dangling link, a loop, a FIFO count).
+bool has_entry(const fs::path& path) {
+  struct stat info {};
+  return ::lstat(path.c_str(), &info) == 0;
+}
+
+bool has_model_pair(const fs::path& folder, const char* ext) {
+  return has_entry(folder / ("cameras" + std::string(ext))) && has_entry(folder / ("images" + std::string(ext)));
+}
+}  // namespace
+
+// The names decide, not the file types: a folder whose cameras.bin is a FIFO, a link or a folder is a model
+// whose file is wrong (read_colmap_model says what it is), not a folder without a model.
 bool is_colmap_model_folder(const fs::path& folder) {
-  std::error_code ec;
-  for (const char* ext : {".bin", ".txt"})
-    if (fs::is_regular_file(folder / ("cameras" + std::string(ext)), ec) &&
-        fs::is_regular_file(folder / ("images" + std::string(ext)), ec))
-      return true;
-  return false;
+  return has_model_pair(folder, ".bin") || has_model_pair(folder, ".txt");
 }
 
 ColmapModel read_colmap_model(const fs::path& folder) {
   ColmapModel model;
   model.folder = folder;
-  std::error_code ec;
-  model.binary = fs::exists(folder / "cameras.bin", ec) && fs::exists(folder / "images.bin", ec);
+  model.binary = has_model_pair(folder, ".bin");
   const std::string ext = model.binary ? ".bin" : ".txt";
   const std::string cameras_path = (folder / ("cameras" + ext)).string(),
                     images_path = (folder / ("images" + ext)).string();
-  if (!model.binary && !(fs::exists(cameras_path, ec) && fs::exists(images_path, ec)))
+  if (!model.binary && !has_model_pair(folder, ".txt"))
     throw Error(folder.string(), "holds no COLMAP model (cameras.bin + images.bin, or cameras.txt + images.txt)");
   model.cameras = model.binary ? read_colmap_cameras_binary(cameras_path) : read_colmap_cameras_text(cameras_path);
   model.images = model.binary ? read_colmap_images_binary(images_path) : read_colmap_images_text(images_path);

@@ -55,7 +55,8 @@ int colmap_model_id(const std::string& name);
 // How many params the model has, or -1 for an unknown id.
 int colmap_model_param_count(int model_id);
 
-// Whether `folder` holds cameras + images as .bin or as .txt.
+// Whether `folder` holds entries named cameras + images, .bin or .txt, of any file type (a FIFO or a link loop
+// there is a model with a bad file, which read_colmap_model names).
 bool is_colmap_model_folder(const std::filesystem::path& folder);
 
 // Reads the model in `folder` (binary when cameras.bin and images.bin are there, else the text pair). Throws

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <string>
 
@@ -60,6 +61,24 @@ void undistort_pixel(const Camera& c, const LensDistortion& d, double u, double 
   if (!undistort_normalized(d, (u - c.cx) / c.fx, (v - c.cy) / c.fy, x, y))
     throw Error(where, "lens distortion cannot be inverted at pixel (" + std::to_string(u) + ", " + std::to_string(v) +
                            "): the coefficients are too strong for this field of view");
+}
+
+// Real lenses in these models change the focal length by well under 2x once undistorted (a strong wide angle,
+// k1 = -0.35, by about 1.3x). Beyond kMaxMagnification, coefficients such as RADIAL k1 = 1e6 (a unit mistake)
+// still invert, but the output would be a few source pixels spread over the whole image: refused.
+constexpr double kMaxMagnification = 4;
+
+void check_magnification(const Camera& distorted, double fx, double fy, const std::string& where) {
+  const double mx = fx / distorted.fx, my = fy / distorted.fy;
+  for (double m : {mx, my})
+    if (!(m <= kMaxMagnification && m >= 1 / kMaxMagnification)) {
+      char text[320];
+      std::snprintf(text, sizeof text,
+                    "lens distortion changes the focal length %.3g times when undistorted (fx %.4g -> %.4g, fy %.4g "
+                    "-> %.4g; real lenses stay within %g times): the coefficients are implausible",
+                    m, distorted.fx, fx, distorted.fy, fy, kMaxMagnification);
+      throw Error(where, text);
+    }
 }
 
 }  // namespace
@@ -132,6 +151,7 @@ Camera undistorted_camera(const Camera& distorted, const LensDistortion& d, cons
   if (!(x1 > x0 && y1 > y0)) throw Error(where, "lens distortion leaves no valid rectangle inside the image");
   Camera pinhole = distorted;
   const double fx = (w - 1) / (x1 - x0), fy = (h - 1) / (y1 - y0);
+  check_magnification(distorted, fx, fy, where);
   // Checked in double first: a nearly empty rectangle gives a focal length no float holds.
   set_intrinsics(pinhole, fx, fy, -fx * x0, -fy * y0, where + " (undistorted)");
   return pinhole;

@@ -3,6 +3,7 @@
 // one-line errors for malformed files, and the same rays (double precision) and pixels as the LaCT layout on
 // the example scene and the shared real desk scene.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cmath>
 #include <cstring>
@@ -276,6 +277,19 @@ TEST(ColmapModel, FisheyeAndFovModelsRefusedNamingTheModel) {
   fs::remove_all(root);
 }
 
+// RADIAL k1 = 1e6 (a unit mistake) still inverts, but undistorted it would magnify the image centre ~60 times
+// (fx 40 -> ~2400): a few source pixels spread over the whole view. Refused naming the file and the camera; a
+// realistic barrel distortion of the same camera reads.
+TEST(ColmapModel, ImplausibleDistortionRefusedNamingTheCamera) {
+  const fs::path root = fresh_folder("radial");
+  write_model(root, {{1, 3, 48, 32, {40, 24, 16, 1e6, 0}}}, {{1, {1, 0, 0, 0}, {0, 0, 0}, 1, "a.png"}}, true);
+  const std::string error = error_of([&] { read_one(root); });
+  EXPECT_NE(error.find("cameras.bin camera 1: lens distortion changes the focal length"), std::string::npos) << error;
+  write_model(root, {{1, 3, 48, 32, {40, 24, 16, -0.1, 0.01}}}, {{1, {1, 0, 0, 0}, {0, 0, 0}, 1, "a.png"}}, true);
+  EXPECT_TRUE(read_one(root).views.at(0).distortion.any());
+  fs::remove_all(root);
+}
+
 TEST(ColmapModel, BinaryAndTextGiveTheSameScene) {
   const std::vector<TestCamera> cameras = {{3, 4, 48, 32, {41.5, 42, 24.25, 15.5, -0.1, 0.02, 1e-3, -4e-4}},
                                            {8, 0, 64, 48, {55.125, 32, 24}}};
@@ -449,6 +463,56 @@ TEST(ColmapModel, MalformedTextFiles) {
   EXPECT_HAS(m.error(false, "cameras.txt", replace("1 PINHOLE 40", "1 PINHOLE -40")),
              "field 'WIDTH' is '-40', not an integer");
   EXPECT_HAS(m.error(false, "cameras.txt", replace("2 OPENCV", "1 OPENCV")), "camera 1 appears twice");
+  // A NUL byte inside a field: strtod stopped there ("1\0junk" read as 1), and a message quoting the field ended
+  // there. Refused naming the field; the line holds no NUL.
+  const std::pair<const char*, std::string> nul_cases[] = {
+      {"images.txt", "line 2: field 'QW' holds a NUL byte"},
+      {"images.txt", "line 2: field 'NAME' holds a NUL byte"},
+      {"cameras.txt", "line 3: field 'PARAMS' holds a NUL byte"},
+  };
+  const std::function<void(std::string&)> nul_edits[] = {
+      replace("1 1 0 0 0 ", std::string("1 1\0junk 0 0 0 ", 15)),
+      replace(" a.png", std::string(" a\0.png", 7)),
+      replace("1 PINHOLE 40 30 50 50", std::string("1 PINHOLE 40 30 50\0 50", 23)),
+  };
+  for (int i = 0; i < 3; ++i) {
+    const std::string e = m.error(false, nul_cases[i].first, nul_edits[i]);
+    EXPECT_HAS(e, nul_cases[i].second);
+    EXPECT_EQ(e.find('\0'), std::string::npos) << e;
+  }
+}
+
+// Model files that are not regular files are named for what they are, from stat() alone (a FIFO is never opened:
+// the read would block), instead of the folder being reported as holding no COLMAP model.
+TEST(ColmapModel, SpecialModelFilesAreNamedForWhatTheyAre) {
+  Malformed m;
+  const fs::path model = m.root / "sparse" / "0";
+  auto error_with = [&](bool binary, const std::string& file, const std::function<void(const fs::path&)>& make,
+                        const fs::path& read = {}) {
+    fs::remove_all(model);
+    write_model(m.root, m.cameras, m.images, binary);
+    const fs::path path = model / file;
+    fs::remove(path);
+    make(path);
+    const std::string e = error_of([&] { read_scenes((read.empty() ? m.root : read).string()); });
+    EXPECT_EQ(e.find("holds no"), std::string::npos) << e;
+    EXPECT_HAS(e, path.string() + ": is ");
+    return e;
+  };
+  const auto fifo = [](const fs::path& p) { ASSERT_EQ(::mkfifo(p.c_str(), 0600), 0); };
+  EXPECT_HAS(error_with(true, "cameras.bin", fifo), "is a FIFO (named pipe), not a COLMAP model file");
+  EXPECT_HAS(error_with(false, "images.txt", fifo), "is a FIFO (named pipe)");
+  EXPECT_HAS(error_with(true, "cameras.bin", fifo, model / "images.bin"), "is a FIFO (named pipe)");
+  EXPECT_HAS(error_with(true, "cameras.bin", [](const fs::path& p) { fs::create_symlink("/dev/zero", p); }),
+             "is a character device (through a symbolic link)");
+  EXPECT_HAS(error_with(true, "cameras.bin", [](const fs::path& p) { fs::create_symlink(p.filename(), p); }),
+             "is a loop of symbolic links");
+  EXPECT_HAS(error_with(true, "images.bin", [](const fs::path& p) { fs::create_symlink("gone.bin", p); }),
+             "is a symbolic link to a missing file");
+  EXPECT_HAS(error_with(true, "images.bin", [](const fs::path& p) { fs::create_directory(p); }), "is a folder");
+  fs::remove_all(model);
+  write_model(m.root, m.cameras, m.images, true);  // the same folder with regular files reads
+  EXPECT_EQ(read_one(m.root).views.size(), 2u);
 }
 
 // --- the same scene in the LaCT layout and as a COLMAP model ------------------------------------------------------
