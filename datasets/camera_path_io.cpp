@@ -22,12 +22,25 @@ bool PathFrame::same_world(const PathFrame& other) const {
 }
 
 namespace {
+constexpr const char* kPathFormat = "lact camera path v1";
+
 nlohmann::json frame_to_json(const PathFrame& frame) {
   nlohmann::json json{{"normalize_poses", frame.raw() ? "none" : frame.normalize_poses}};
   if (frame.raw()) return json;
   json["pose_world"] = std::vector<double>(frame.pose.world.begin(), frame.pose.world.end());
   json["pose_scale"] = frame.pose.scale;
   return json;
+}
+// The format line lact writes; a hand-written path may leave it out. Any other value is a file this version of lact
+// may misread (a newer format's fields would be ignored), so it is refused.
+void check_path_format(const nlohmann::json& json, const std::string& path) {
+  if (!json.contains("format")) return;
+  const nlohmann::json& format = json.at("format");
+  if (format.is_string() && format.get<std::string>() == kPathFormat) return;
+  const std::string shown =
+      format.is_string() ? "'" + format.get<std::string>().substr(0, 40) + "'" : format.dump().substr(0, 40);
+  throw Error(path, "field 'format' is " + shown + ", not '" + kPathFormat +
+                        "' (the format this lact reads; written by another version of lact?)");
 }
 }  // namespace
 
@@ -45,7 +58,7 @@ Camera camera_from_json(const nlohmann::json& f, const std::string& where) {
 }
 
 void write_camera_path(const std::string& path, const std::vector<Camera>& frames, const PathFrame* frame) {
-  nlohmann::json out{{"format", "lact camera path v1"}, {"frames", nlohmann::json::array()}};
+  nlohmann::json out{{"format", kPathFormat}, {"frames", nlohmann::json::array()}};
   for (const Camera& c : frames) out["frames"].push_back(camera_to_json(c));
   if (frame) out["made_by"] = frame->made_by, out["frame"] = frame_to_json(*frame);
   for (size_t i = 0; i < frames.size(); ++i) frames[i].validate(path + " frame " + std::to_string(i));
@@ -56,6 +69,7 @@ std::vector<Camera> read_camera_path(const std::string& path) {
   const nlohmann::json json = read_json_file(path);
   if (!json.is_object() || !json.contains("frames") || !json.at("frames").is_array())
     throw Error(path, "not a camera path (expected {\"frames\": [{c2w, fx, fy, cx, cy, w, h}, ...]})");
+  check_path_format(json, path);
   std::vector<Camera> frames;
   for (size_t i = 0; i < json.at("frames").size(); ++i) {
     const std::string where = path + " frame " + std::to_string(i);

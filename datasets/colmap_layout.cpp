@@ -245,6 +245,7 @@ Scene read_colmap_scene(const fs::path& path, const ReadOptions& options) {
     const std::string where = images_file + " image " + std::to_string(image->id) + " ('" + image->name + "')";
     SceneView view = cameras.at(image->camera_id);
     view.image_path = (images / image->name).lexically_normal().string();
+    view.downscale = options.downscale;  // images_N (an --images folder with --downscale is refused)
     view.camera.c2w = camera_to_world(*image, where);
     view.distorted_camera.c2w = view.camera.c2w;
     view.camera.validate(where);

@@ -5,6 +5,7 @@
 //   - frames {image_path (absolute or relative), fxfycxcy: [4], w2c} (LVSM).
 #include <cmath>
 #include <filesystem>
+#include <set>
 
 #include "core/error.h"
 #include "datasets/image_io.h"
@@ -52,6 +53,19 @@ SceneView read_frame(const nlohmann::json& f, const fs::path& folder, const std:
   return view;
 }
 
+// The k-means input list: view indices in range, each once (a view listed twice would be encoded twice, as
+// --inputs 0,0 would, and weigh double in the state).
+void read_kmeans_inputs(const nlohmann::json& list, const std::string& path, Scene& scene) {
+  const std::string what = "field '" + scene.kmeans_key + "'";
+  std::set<int> seen;
+  for (const nlohmann::json& v : list) {
+    const int view = json_index(v, static_cast<int>(scene.views.size()), path, what);
+    if (!seen.insert(view).second)
+      throw Error(path, what + " lists view " + std::to_string(view) + " twice (each input view once)");
+    scene.kmeans_inputs.push_back(view);
+  }
+}
+
 }  // namespace
 
 Scene read_lact_camera_file(const fs::path& path, const nlohmann::json& json) {
@@ -86,10 +100,7 @@ Scene read_lact_camera_file(const fs::path& path, const nlohmann::json& json) {
     scene.views.push_back(std::move(view));
   }
   if (scene.views.empty()) throw Error(path.string(), "the scene has no frames");
-  if (kmeans)
-    for (const nlohmann::json& v : *kmeans)
-      scene.kmeans_inputs.push_back(
-          json_index(v, static_cast<int>(scene.views.size()), path.string(), "field '" + scene.kmeans_key + "'"));
+  if (kmeans) read_kmeans_inputs(*kmeans, path.string(), scene);
   return scene;
 }
 

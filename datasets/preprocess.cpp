@@ -20,15 +20,28 @@ inline int muldiv255(int a, int b) {
   return ((t >> 8) + t) >> 8;
 }
 
+// The most times smaller than its camera an image may be: the images_2/4/8 copies datasets ship, or N under
+// --downscale N. A 3x2 image for a 48x32 camera has the camera's aspect, but is no copy of what it saw: scaled
+// up to the working size it would be read as a blur.
+constexpr int kMaxShrink = 8;
+
 // A camera stated at one size applied to an image of another: rescale the intrinsics when the aspect
-// ratio agrees (a downscaled copy), refuse otherwise.
-Camera camera_at_size(const Camera& camera, int width, int height, const std::string& where) {
+// ratio agrees and the image is at most kMaxShrink (or `downscale`) times smaller (a downscaled copy), refuse
+// otherwise.
+Camera camera_at_size(const Camera& camera, int width, int height, int downscale, const std::string& where) {
   if (camera.width == width && camera.height == height) return camera;
+  const std::string sizes = "image is " + std::to_string(width) + "x" + std::to_string(height) +
+                            " but its camera is for " + std::to_string(camera.width) + "x" +
+                            std::to_string(camera.height);
   const double aspect_stated = static_cast<double>(camera.width) / camera.height;
   const double aspect_actual = static_cast<double>(width) / height;
-  if (std::abs(aspect_stated - aspect_actual) > 1.5 / std::min(height, camera.height))
-    throw Error(where, "image is " + std::to_string(width) + "x" + std::to_string(height) + " but its camera is for " +
-                           std::to_string(camera.width) + "x" + std::to_string(camera.height));
+  if (std::abs(aspect_stated - aspect_actual) > 1.5 / std::min(height, camera.height)) throw Error(where, sizes);
+  const int limit = std::max(kMaxShrink, downscale);
+  const double shrink = static_cast<double>(camera.width) / width;
+  if (shrink > limit + 0.5)
+    throw Error(where, sizes + ": " + std::to_string(static_cast<int>(std::lround(shrink))) +
+                           " times smaller, more than a downscaled copy (at most " + std::to_string(limit) +
+                           " times; --downscale N for images_N)");
   Camera c = camera;
   const float sx = static_cast<float>(width) / camera.width, sy = static_cast<float>(height) / camera.height;
   c.fx *= sx, c.cx *= sx, c.fy *= sy, c.cy *= sy;
@@ -100,7 +113,7 @@ PosedImage load_view(const SceneView& view, int height, int width, const std::ar
   Camera camera;
   if (view.pixels) {
     w = view.pixels->width, h = view.pixels->height;
-    camera = camera_at_size(view.camera, w, h, "view pixels");
+    camera = camera_at_size(view.camera, w, h, 1, "view pixels");
     rgba.resize(static_cast<size_t>(w) * h * 4);
     for (size_t i = 0; i < static_cast<size_t>(w) * h; ++i) {
       for (int c = 0; c < 3; ++c) rgba[i * 4 + c] = view.pixels->rgb[i * 3 + c];
@@ -109,7 +122,7 @@ PosedImage load_view(const SceneView& view, int height, int width, const std::ar
   } else {
     const Rgba8Image file = read_image(view.image_path);
     w = file.width, h = file.height;
-    camera = camera_at_size(view.camera, w, h, view.image_path);
+    camera = camera_at_size(view.camera, w, h, view.downscale, view.image_path);
     const bool plain = !view.distortion.any() && w == width && h == height;
     const bool white = bg[0] == 1.0f && bg[1] == 1.0f && bg[2] == 1.0f;
     if (plain && (white || !file.has_alpha)) {  // the official loader's exact arithmetic
@@ -126,7 +139,7 @@ PosedImage load_view(const SceneView& view, int height, int width, const std::ar
     rgba.resize(file.pixels.size());
     for (size_t i = 0; i < rgba.size(); ++i) rgba[i] = file.pixels[i] / 255.0f;
     if (view.distortion.any()) {
-      const Camera distorted = camera_at_size(view.distorted_camera, w, h, view.image_path);
+      const Camera distorted = camera_at_size(view.distorted_camera, w, h, view.downscale, view.image_path);
       rgba = undistort_image(rgba, 4, distorted, view.distortion, camera);
     }
   }

@@ -18,6 +18,7 @@ struct SceneView {
   LensDistortion distortion;            // of the image on disk; distortion.any() == false: none
   Camera distorted_camera;              // the camera of the image on disk, when distorted
   std::string split;                    // "train", "val", "test" for NeRF-synthetic; empty otherwise
+  int downscale = 1;                    // read from images_N (--downscale N): the file is ~N times smaller
 };
 
 struct Scene {

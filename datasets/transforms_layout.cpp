@@ -123,6 +123,7 @@ SceneView read_frame(const nlohmann::json& f, const FrameContext& context, const
   }
   Camera& cam = view.camera;
   cam.width = k.w, cam.height = k.h;
+  if (image != json_string(f, "file_path", where)) view.downscale = context.options.downscale;  // images_N
   set_camera_intrinsics(cam, k, where);
 
   const auto transform = json_matrix4(f, "transform_matrix", where);

@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/tokens.h"
+#include "datasets/camera_path_io.h"
 #include "datasets/image_io.h"
 #include "datasets/json_util.h"
 #include "datasets/pose_normalization.h"
@@ -119,6 +120,44 @@ TEST_F(FourLayouts, EveryReaderGivesTheSameRays) {
   EXPECT_EQ(read_scenes((root / "dict").string())[0].name, "desk");
   for (size_t i = 1; i < rays.size(); ++i)
     EXPECT_LT(test::max_abs_error(rays[i], rays[0]), 1e-5) << layouts[i].first << " vs list";
+}
+
+// Long-LRM's k-means list names each input view once: a view listed twice would be encoded twice (as --inputs 0,0
+// would) and is refused naming the file and the field.
+TEST_F(FourLayouts, KmeansListWithAViewTwiceIsRefused) {
+  json dict = json::parse(std::ifstream(root / "dict/opencv_cameras.json"));
+  dict["fold_8_kmeans_2_input"] = {1, 3};
+  std::ofstream(root / "dict/opencv_cameras.json") << dict.dump();
+  EXPECT_EQ(read_scenes((root / "dict").string()).at(0).kmeans_inputs, (std::vector<int>{1, 3}));
+  dict["fold_8_kmeans_2_input"] = {1, 1};
+  std::ofstream(root / "dict/opencv_cameras.json") << dict.dump();
+  const std::string e = test::error_of([&] { read_scenes((root / "dict").string()); });
+  EXPECT_NE(e.find("opencv_cameras.json: field 'fold_8_kmeans_2_input' lists view 1 twice"), std::string::npos) << e;
+}
+
+// A camera path's "format" is the one lact writes, or absent (written by hand); another version's is refused
+// instead of being read as if it were v1.
+TEST(CameraPathFile, AnotherFormatIsRefused) {
+  const fs::path path = fs::temp_directory_path() / ("lact_path_format_" + std::to_string(::getpid()) + ".json");
+  Camera c;
+  c.width = 48, c.height = 32, c.fx = c.fy = 40, c.cx = 24, c.cy = 16;
+  c.c2w = look_at_origin(2, 0, 0);
+  write_camera_path(path.string(), {c}, nullptr);
+  EXPECT_EQ(read_camera_path(path.string()).size(), 1u);
+  json file = json::parse(std::ifstream(path));
+  file.erase("format");
+  std::ofstream(path) << file.dump();
+  EXPECT_EQ(read_camera_path(path.string()).size(), 1u);
+  for (const json& format : {json("lact camera path v9"), json(9)}) {
+    file["format"] = format;
+    std::ofstream(path) << file.dump();
+    const std::string e = test::error_of([&] { read_camera_path(path.string()); });
+    EXPECT_NE(e.find(path.string() + ": field 'format' is " + (format.is_string() ? "'lact camera path v9'" : "9") +
+                     ", not 'lact camera path v1'"),
+              std::string::npos)
+        << e;
+  }
+  fs::remove(path);
 }
 
 TEST(ViewSelection, SpecsWorkedOutByHand) {
@@ -256,6 +295,31 @@ TEST(Preprocess, ResizeKeepsConstantsAndRamps) {
   EXPECT_LT(worst_constant, 3.0 / 255);  // 8-bit PNG rounding
   EXPECT_LT(worst_ramp, 3.0 / 255);
   EXPECT_FLOAT_EQ(small.camera.fx, 25.0f);
+  fs::remove_all(dir);
+}
+
+// An image smaller than its camera is read as a downscaled copy (intrinsics scaled) when it is at most 8 times
+// smaller, or N times under --downscale N; a 3x2 image for a 48x32 camera (same aspect, 16 times smaller) is not a
+// copy of what the camera saw and is refused naming the file and both sizes.
+TEST(Preprocess, ImageFarSmallerThanItsCameraIsRefused) {
+  const fs::path dir = fs::temp_directory_path() / ("lact_tiny_copy_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  SceneView view;
+  view.camera.width = 48, view.camera.height = 32, view.camera.fx = view.camera.fy = 40;
+  view.camera.cx = 24, view.camera.cy = 16;
+  view.camera.c2w = look_at_origin(2, 0, 0);
+  for (int w : {48, 24, 6, 3}) {
+    const int h = w * 2 / 3;
+    write_png((dir / (std::to_string(w) + ".png")).string(), Image{w, h, std::vector<float>(w * h * 3, 0.5f)});
+  }
+  view.image_path = (dir / "6.png").string();  // 8 times smaller: a copy, intrinsics scaled by 1/8
+  EXPECT_FLOAT_EQ(load_view(view, 32, 48, {1, 1, 1}).camera.fx, 40.0f);
+  view.image_path = (dir / "3.png").string();
+  const std::string e = test::error_of([&] { load_view(view, 32, 48, {1, 1, 1}); });
+  EXPECT_NE(e.find(view.image_path + ": image is 3x2 but its camera is for 48x32: 16 times smaller"), std::string::npos)
+      << e;
+  view.downscale = 16;  // read from images_16 with --downscale 16: the copy is what was asked for
+  EXPECT_FLOAT_EQ(load_view(view, 32, 48, {1, 1, 1}).camera.fx, 40.0f);
   fs::remove_all(dir);
 }
 
