@@ -24,6 +24,11 @@ ModuleConfig parse_module(const nlohmann::json& entry, int dim, const std::strin
   ModuleConfig m;
   m.type = field<std::string>(entry, "type", where);
   m.length_dim = optional_field<std::string>(entry, "length_dim", "vl", where);
+  // The official model knows two: per view ("l") and the whole sequence ("vl"); kinds that ignore it (the MLP)
+  // must not make another value look meaningful.
+  if (m.length_dim != "l" && m.length_dim != "vl")
+    throw Error(where, "config field 'length_dim' of '" + m.type.substr(0, 80) + "' is '" + m.length_dim.substr(0, 40) +
+                           "': the official model knows 'l' (per view) and 'vl' (the whole sequence)");
   const nlohmann::json params = entry.contains("params") ? entry.at("params") : nlohmann::json::object();
   if (!params.is_object()) throw Error(where, "params of '" + m.type + "' is not a JSON object");
   const std::string class_name = m.type.substr(m.type.rfind('.') + 1);

@@ -127,6 +127,37 @@ SafetensorsEntry parse_entry(const nlohmann::json& value, const std::string& pat
   return e;
 }
 
+// The tensors' bytes tile the data section exactly, as the Python library checks: no two share bytes (a crafted
+// file could alias one tensor's data into another's), and none lie between tensors or after the last (a hole or
+// a tail is a file cut and pasted together, or damaged, that would otherwise load as if whole).
+void check_data_layout(const std::string& path, const std::map<std::string, SafetensorsEntry>& entries,
+                       uint64_t data_size) {
+  struct Range {
+    uint64_t begin, end;
+    const std::string* name;
+  };
+  std::vector<Range> ranges;
+  for (const auto& [name, e] : entries)
+    if (e.end > e.begin) ranges.push_back({e.begin, e.end, &name});
+  std::sort(ranges.begin(), ranges.end(), [](const Range& a, const Range& b) { return a.begin < b.begin; });
+  uint64_t covered = 0;
+  const std::string* previous = nullptr;
+  for (const Range& r : ranges) {
+    if (r.begin < covered) throw Error(path, "tensors have overlapping data_offsets");
+    if (r.begin > covered)
+      throw Error(path, "bytes " + std::to_string(covered) + ".." + std::to_string(r.begin) +
+                            " of the data section belong to no tensor (a hole " +
+                            (previous ? "between tensors '" + *previous + "' and '" : "before tensor '") + *r.name +
+                            "'): the file is damaged or was not written by a safetensors writer");
+    covered = r.end, previous = r.name;
+  }
+  if (covered < data_size)
+    throw Error(path, std::to_string(data_size - covered) +
+                          " bytes follow the last tensor's data (the data section is " + std::to_string(data_size) +
+                          " bytes, the tensors take " + std::to_string(covered) +
+                          "): the file is damaged or has something appended");
+}
+
 }  // namespace
 
 SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
@@ -158,13 +189,7 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
                             " of a data section of " + std::to_string(data_size));
     entries_[it.key()] = std::move(e);
   }
-  // Tensors may not share bytes (a crafted file could alias one tensor's data into another's).
-  std::vector<std::pair<uint64_t, uint64_t>> ranges;
-  for (const auto& [name, e] : entries_)
-    if (e.end > e.begin) ranges.push_back({e.begin, e.end});
-  std::sort(ranges.begin(), ranges.end());
-  for (size_t i = 1; i < ranges.size(); ++i)
-    if (ranges[i].first < ranges[i - 1].second) throw Error(path, "tensors have overlapping data_offsets");
+  check_data_layout(path, entries_, data_size);
   data_ = file_->data() + 8 + header_size;
 }
 

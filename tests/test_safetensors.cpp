@@ -85,14 +85,14 @@ TEST(Safetensors, LoadTensorInPlaceOrConverted) {
   // Header of 80 bytes + 8: "a" starts 4-byte aligned, "m" at data offset 10 is not, "b" is BF16, "n" holds NaN.
   std::string header =
       R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"m":{"dtype":"F32","shape":[1],"data_offsets":[10,14]},)"
-      R"("b":{"dtype":"BF16","shape":[1],"data_offsets":[8,10]},"n":{"dtype":"F32","shape":[1],"data_offsets":[16,20]}})";
+      R"("b":{"dtype":"BF16","shape":[1],"data_offsets":[8,10]},"n":{"dtype":"F32","shape":[1],"data_offsets":[14,18]}})";
   while (header.size() % 8) header.push_back(' ');
-  std::vector<uint8_t> data(20, 0);
+  std::vector<uint8_t> data(18, 0);
   const float a[2] = {1.5f, -2.25f}, m = 3.0f, nan = std::nanf("");
   std::memcpy(data.data(), a, 8);
   data[8] = 0x40, data[9] = 0xC0;  // BF16 -3.0
   std::memcpy(data.data() + 10, &m, 4);
-  std::memcpy(data.data() + 16, &nan, 4);
+  std::memcpy(data.data() + 14, &nan, 4);
   write_raw(path, header, data);
   auto be = make_cpu_backend(1);
   Tensor in_place, copied, converted;

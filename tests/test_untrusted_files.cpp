@@ -146,6 +146,26 @@ TEST(SafetensorsUntrusted, WrappingShapesAndOverlappingDataAreRefused) {
   EXPECT_EQ(SafetensorsFile(fine).read_floats("b").size(), 2u);
   const std::string fractional = write("frac.st", R"({"a":{"dtype":"F32","shape":[1.5],"data_offsets":[0,4]}})", 4);
   EXPECT_NE(error_of([&] { SafetensorsFile f(fractional); }).find("non-integer"), std::string::npos);
+  // The tensors tile the data section, as the Python library requires: bytes after the last tensor (a file with
+  // something appended) or between two (a hole) are refused, naming where.
+  const std::string tail = write("tail.st", R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}})", 20);
+  EXPECT_NE(
+      error_of([&] {
+        SafetensorsFile f(tail);
+      }).find("tail.st: 4 bytes follow the last tensor's data (the data section is 20 bytes, the tensors take 16)"),
+      std::string::npos);
+  const std::string hole = write(
+      "hole.st",
+      R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[12,20]}})",
+      20);
+  EXPECT_NE(
+      error_of([&] {
+        SafetensorsFile f(hole);
+      }).find("hole.st: bytes 8..12 of the data section belong to no tensor (a hole between tensors 'a' and 'b')"),
+      std::string::npos);
+  const std::string first = write("first.st", R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})", 12);
+  EXPECT_NE(error_of([&] { SafetensorsFile f(first); }).find("bytes 0..4 of the data section belong to no tensor"),
+            std::string::npos);
   fs::remove_all(dir);
 }
 
@@ -182,6 +202,13 @@ TEST(ConfigLimits, OutOfRangeValuesAreRefusedByName) {
   j = tiny_config();
   j["block_config"][2]["params"]["inter_multi"] = 1e9;
   refused(j, "inter_multi");
+  // length_dim is "l" or "vl" in the official model; the MLP ignores it, but "xyz" is a broken config, not a choice.
+  j = tiny_config();
+  j["block_config"][2]["length_dim"] = "xyz";
+  refused(j, "config field 'length_dim' of 'model.MLP' is 'xyz'");
+  j = tiny_config();
+  j["block_config"][2]["length_dim"] = "l";  // both known values parse for the MLP
+  EXPECT_EQ(parse_model_config(j, "ok").block[2].length_dim, "l");
 }
 
 TEST(MemoryEstimate, HugeSizesSaturateInsteadOfOverflowing) {
