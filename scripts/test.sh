@@ -20,11 +20,10 @@ stage "style"
 ctest --test-dir build --output-on-failure -j 2
 stage "tests"
 
+# Every target of this tree is built (no list to keep by hand; the Python module is off under the sanitizers):
+# ctest's labels below choose what runs.
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Release -DLACT_SANITIZE=ON -DLACT_VIEWER=OFF -DLACT_CUDA=OFF -DLACT_DATAGEN=ON
-cmake --build build-asan -j "$(nproc)" --target lact test_ops test_block_pool test_newton_schulz test_tokens test_safetensors \
-  test_parity test_datasets test_undistort test_metrics test_memory_estimate test_linear_attention test_collective test_untrusted_files \
-  test_render_objects test_colmap image_decode_dump test_image_io test_run_agreement test_backend_checks \
-  test_config_scaling test_run test_import test_serve test_pixel_view test_streamed_encode test_scratch_spill test_camera_controller
+cmake --build build-asan -j "$(nproc)"
 stage "sanitizer build"
 # Any sanitizer report fails the test that caused it (the CLI tests also reject "runtime error" in stderr).
 export ASAN_OPTIONS=abort_on_error=0:detect_leaks=1:exitcode=86
