@@ -141,6 +141,15 @@ class Backend {
   // ---- attention: out[b] = softmax(q[b] k[b]^T * scale) v[b]; q, k, v, out = [batch, tokens, d].
   void attention(const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out);
 
+  // ---- convolution and pooling (NCHW, as PyTorch's conv2d and max_pool2d; for the LPIPS metric, core/lpips.h)
+  // y = conv(x, weight) + bias, then max(y, 0) where `relu`: x [N, C, H, W], weight [O, C, KH, KW], bias [O] or
+  // an empty tensor (none), `padding` zeros on every side, `stride` both ways; y [N, O, Ho, Wo] with
+  // Ho = (H + 2 padding - KH) / stride + 1 (rounded down), Wo likewise.
+  void conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, int stride, int padding, bool relu, Tensor& y);
+  // y = the maximum over kernel x kernel windows `stride` apart, every window inside x (no padding, PyTorch's
+  // ceil_mode=False): x [N, C, H, W], y [N, C, (H - kernel) / stride + 1, (W - kernel) / stride + 1].
+  void max_pool2d(const Tensor& x, int kernel, int stride, Tensor& y);
+
   // ---- tokens
   // The input tokens of views of one size (core/tokens.h's layout): tokens [views * (H/p)(W/p), p*p*12], one
   // pose per view (host memory), images [views, H, W, 3] in [0, 1] or null (targets: zero colour).
@@ -210,6 +219,9 @@ class Backend {
                               Tensor& dst) = 0;
   virtual void do_merge_heads(const Tensor& src, Tensor& dst) = 0;
   virtual void do_attention(const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out) = 0;
+  virtual void do_conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, int stride, int padding, bool relu,
+                         Tensor& y) = 0;
+  virtual void do_max_pool2d(const Tensor& x, int kernel, int stride, Tensor& y) = 0;
   virtual void do_ray_tokens(const std::vector<RayPose>& poses, const Tensor* images, int height, int width, int patch,
                              Tensor& tokens) = 0;
   virtual void do_ray_tokens(const Tensor& poses, int height, int width, int patch, Tensor& tokens) = 0;

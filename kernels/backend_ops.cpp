@@ -108,7 +108,7 @@ void Backend::scale_rows(Tensor& x, const float* scale, int64_t scale_batch_stri
   do_scale_rows(x, scale, scale_batch_stride, scale_row_stride);
 }
 
-// ---- layout, attention, tokens
+// ---- layout, attention, convolution, tokens
 
 void Backend::split_heads(const Tensor& src, int64_t column_offset, int64_t heads, int64_t head_dim, Tensor& dst) {
   checks::split_heads(*this, src, column_offset, heads, head_dim, dst);
@@ -123,6 +123,17 @@ void Backend::merge_heads(const Tensor& src, Tensor& dst) {
 void Backend::attention(const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out) {
   checks::attention(*this, q, k, v, out);
   do_attention(q, k, v, scale, out);
+}
+
+void Backend::conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, int stride, int padding, bool relu,
+                     Tensor& y) {
+  checks::conv2d(*this, x, weight, bias, stride, padding, y);
+  do_conv2d(x, weight, bias, stride, padding, relu, y);
+}
+
+void Backend::max_pool2d(const Tensor& x, int kernel, int stride, Tensor& y) {
+  checks::max_pool2d(*this, x, kernel, stride, y);
+  do_max_pool2d(x, kernel, stride, y);
 }
 
 void Backend::ray_tokens(const std::vector<RayPose>& poses, const Tensor* images, int height, int width, int patch,

@@ -141,6 +141,49 @@ void ray_tokens(const Backend& be, const Tensor& poses, int height, int width, i
                  " for tokens " + shape_string(tokens.shape()));
 }
 
+namespace {
+// One side of a sliding window's output: how many windows of `kernel` fit `size` padded by `padding`, `stride`
+// apart (0 when none does).
+int64_t windows(int64_t size, int64_t kernel, int64_t stride, int64_t padding) {
+  const int64_t span = size + 2 * padding - kernel;
+  return span < 0 ? 0 : span / stride + 1;
+}
+}  // namespace
+
+void conv2d(const Backend& be, const Tensor& x, const Tensor& weight, const Tensor& bias, int stride, int padding,
+            const Tensor& y) {
+  on_backend(be, "conv2d", {&x, &weight, &bias, &y});
+  const auto shapes = [&] {
+    return "x " + shape_string(x.shape()) + ", weight " + shape_string(weight.shape()) + ", stride " +
+           std::to_string(stride) + ", padding " + std::to_string(padding);
+  };
+  LACT_CHECK(x.rank() == 4 && weight.rank() == 4 && weight.dim(1) == x.dim(1) && stride > 0 && padding >= 0 &&
+                 weight.dim(2) > 0 && weight.dim(3) > 0,
+             "conv2d", "not an NCHW input and an OIHW weight: " + shapes());
+  const int64_t out_h = windows(x.dim(2), weight.dim(2), stride, padding);
+  const int64_t out_w = windows(x.dim(3), weight.dim(3), stride, padding);
+  LACT_CHECK(out_h > 0 && out_w > 0, "conv2d", "the kernel is larger than the padded input: " + shapes());
+  LACT_CHECK(bias.empty() || (bias.rank() == 1 && bias.dim(0) == weight.dim(0)), "conv2d",
+             "bias " + shape_string(bias.shape()) + " for " + std::to_string(weight.dim(0)) + " output channels");
+  const Shape expected{x.dim(0), weight.dim(0), out_h, out_w};
+  LACT_CHECK(y.shape() == expected, "conv2d",
+             "output " + shape_string(y.shape()) + ", expected " + shape_string(expected) + " for " + shapes());
+  LACT_CHECK(y.numel() == 0 || y.data() != x.data(), "conv2d", "the output is the input (not an in-place op)");
+}
+
+void max_pool2d(const Backend& be, const Tensor& x, int kernel, int stride, const Tensor& y) {
+  on_backend(be, "max_pool2d", {&x, &y});
+  const std::string shapes =
+      "x " + shape_string(x.shape()) + ", kernel " + std::to_string(kernel) + ", stride " + std::to_string(stride);
+  LACT_CHECK(x.rank() == 4 && kernel > 0 && stride > 0, "max_pool2d", "not an NCHW input with a window: " + shapes);
+  const int64_t out_h = windows(x.dim(2), kernel, stride, 0), out_w = windows(x.dim(3), kernel, stride, 0);
+  LACT_CHECK(out_h > 0 && out_w > 0, "max_pool2d", "the window is larger than the input: " + shapes);
+  const Shape expected{x.dim(0), x.dim(1), out_h, out_w};
+  LACT_CHECK(y.shape() == expected, "max_pool2d",
+             "output " + shape_string(y.shape()) + ", expected " + shape_string(expected) + " for " + shapes);
+  LACT_CHECK(y.numel() == 0 || y.data() != x.data(), "max_pool2d", "the output is the input (not an in-place op)");
+}
+
 void swiglu(const Backend& be, const Tensor& gate, const Tensor& up, const Tensor& out) {
   on_backend(be, "swiglu", {&gate, &up, &out});
   same_size(gate, up, "swiglu");

@@ -47,6 +47,10 @@ void split_heads(const Backend& be, const Tensor& src, int64_t column_offset, in
                  const Tensor& dst);
 void merge_heads(const Backend& be, const Tensor& src, const Tensor& dst);
 void attention(const Backend& be, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out);
+// x [N, C, H, W], weight [O, C, KH, KW] no larger than x padded, bias [O] or empty, y of the output's shape.
+void conv2d(const Backend& be, const Tensor& x, const Tensor& weight, const Tensor& bias, int stride, int padding,
+            const Tensor& y);
+void max_pool2d(const Backend& be, const Tensor& x, int kernel, int stride, const Tensor& y);
 void ray_tokens(const Backend& be, const std::vector<RayPose>& poses, const Tensor* images, int height, int width,
                 int patch, const Tensor& tokens);
 void ray_tokens(const Backend& be, const Tensor& poses, int height, int width, int patch, const Tensor& tokens);

@@ -53,6 +53,8 @@ class HookLogBackend final : public Backend {
   void do_split_heads(const Tensor&, int64_t, int64_t, int64_t, Tensor&) override { note("split_heads"); }
   void do_merge_heads(const Tensor&, Tensor&) override { note("merge_heads"); }
   void do_attention(const Tensor&, const Tensor&, const Tensor&, float, Tensor&) override { note("attention"); }
+  void do_conv2d(const Tensor&, const Tensor&, const Tensor&, int, int, bool, Tensor&) override { note("conv2d"); }
+  void do_max_pool2d(const Tensor&, int, int, Tensor&) override { note("max_pool2d"); }
   void do_ray_tokens(const std::vector<RayPose>&, const Tensor*, int, int, int, Tensor&) override {
     note("ray_tokens(host poses)");
   }

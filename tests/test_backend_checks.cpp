@@ -44,6 +44,10 @@ class BackendChecks : public ::testing::Test {
   Tensor packed = be.empty({1, kRayPoseFloats}), packed_short = be.empty({1, kRayPoseFloats - 1});
   // column norms of w [1, 3, 2]: 2 of them.
   Tensor w = be.empty({1, 3, 2}), norms = be.empty({2}), norms3 = be.empty({3});
+  // A 3x3 convolution of [1, 2, 5, 5] into 3 channels, stride 2 and padding 1: [1, 3, 3, 3]; pooled 3x3 stride 2
+  // ([1, 2, 2, 2]).
+  Tensor image = be.empty({1, 2, 5, 5}), kernel = be.empty({3, 2, 3, 3}), conv_bias = be.empty({3});
+  Tensor conv_out = be.empty({1, 3, 3, 3}), pooled = be.empty({1, 2, 2, 2});
 
   // Every op's case, in the order of kernels/backend.h.
   std::vector<OpCase> all_cases() {
@@ -113,6 +117,10 @@ std::vector<OpCase> BackendChecks::layout_cases() {
       {"merge_heads", "merge_heads", [this] { be.merge_heads(heads, merged); }, [this] { be.merge_heads(heads, c7); }},
       {"attention", "attention", [this] { be.attention(q, k, v, 0.5f, out); },
        [this] { be.attention(q, k_dim2, v, 0.5f, out); }},
+      {"conv2d", "conv2d", [this] { be.conv2d(image, kernel, conv_bias, 2, 1, true, conv_out); },
+       [this] { be.conv2d(image, kernel, conv_bias, 1, 1, true, conv_out); }},  // stride 1 makes [1, 3, 5, 5]
+      {"max_pool2d", "max_pool2d", [this] { be.max_pool2d(image, 3, 2, pooled); },
+       [this] { be.max_pool2d(image, 3, 1, pooled); }},
       {"ray_tokens(host poses)", "ray_tokens", [this] { be.ray_tokens(poses, nullptr, 2, 2, 2, tokens); },
        [this] { be.ray_tokens(poses, nullptr, 2, 2, 2, tokens47); }},
       {"ray_tokens(poses tensor)", "ray_tokens", [this] { be.ray_tokens(packed, 2, 2, 2, tokens); },
@@ -149,7 +157,7 @@ std::string refusal(const std::function<void()>& call) {
 
 TEST_F(BackendChecks, EveryOpRefusesBadOperandsBeforeItsHookRuns) {
   const std::vector<OpCase> cases = all_cases();
-  EXPECT_EQ(cases.size(), 30u);  // every hook of Backend (both ray_tokens)
+  EXPECT_EQ(cases.size(), 32u);  // every hook of Backend (both ray_tokens)
   for (const OpCase& c : cases) {
     be.log.clear();
     const std::string message = refusal(c.bad);
@@ -158,6 +166,36 @@ TEST_F(BackendChecks, EveryOpRefusesBadOperandsBeforeItsHookRuns) {
     EXPECT_EQ(refusal(c.good), "no error") << c.hook;
     EXPECT_EQ(be.log, std::vector<std::string>{c.hook}) << c.hook << ": the good call did not reach its own hook";
   }
+}
+
+// Each way a convolution or a pooling can be malformed is refused on its own, by the op's name, before its hook.
+TEST_F(BackendChecks, ConvolutionAndPoolingRefuseEachMalformedOperand) {
+  Tensor flat = be.empty({2, 5, 5}), kernel_1ch = be.empty({3, 1, 3, 3}), big_kernel = be.empty({3, 2, 8, 8});
+  Tensor bias4 = be.empty({4}), none;
+  const std::vector<std::function<void()>> bad = {
+      [&] { be.conv2d(flat, kernel, conv_bias, 2, 1, true, conv_out); },       // not NCHW
+      [&] { be.conv2d(image, kernel_1ch, conv_bias, 2, 1, true, conv_out); },  // channels differ
+      [&] { be.conv2d(image, kernel, conv_bias, 0, 1, true, conv_out); },      // stride 0
+      [&] { be.conv2d(image, kernel, conv_bias, 2, -1, true, conv_out); },     // negative padding
+      [&] { be.conv2d(image, big_kernel, conv_bias, 1, 1, true, conv_out); },  // kernel beyond the padded input
+      [&] { be.conv2d(image, kernel, bias4, 2, 1, true, conv_out); },          // a bias per channel, not 4
+      [&] { be.conv2d(image, kernel, conv_bias, 2, 1, true, image); },         // the output shape
+      [&] { be.conv2d(image, kernel, conv_bias, 2, 1, false, foreign); },      // another backend's output
+      [&] { be.max_pool2d(flat, 3, 2, pooled); },                              // not NCHW
+      [&] { be.max_pool2d(image, 0, 2, pooled); },                             // no window
+      [&] { be.max_pool2d(image, 6, 2, pooled); },                             // window beyond the input
+      [&] { be.max_pool2d(image, 3, 2, conv_out); },                           // the output shape
+  };
+  for (size_t i = 0; i < bad.size(); ++i) {
+    be.log.clear();
+    const std::string message = refusal(bad[i]);
+    const std::string op = i < 8 ? "conv2d: " : "max_pool2d: ";
+    EXPECT_EQ(message.rfind(op, 0), 0u) << "case " << i << ": " << message;
+    EXPECT_TRUE(be.log.empty()) << "case " << i << ": the hook ran";
+  }
+  be.log.clear();  // no bias is a good call
+  EXPECT_EQ(refusal([&] { be.conv2d(image, kernel, none, 2, 1, false, conv_out); }), "no error");
+  EXPECT_EQ(be.log, std::vector<std::string>{"conv2d"});
 }
 
 // The bad calls above break shapes; an operand of another backend is refused on its own, by the op's name.

@@ -17,6 +17,7 @@
 #ifdef LACT_HAVE_CUDA
 #include "kernels/cuda/cublas_library.h"
 #endif
+#include "tests/conv_reference.h"
 #include "tests/test_util.h"
 
 namespace lact {
@@ -312,6 +313,41 @@ TEST_P(BackendOps, ColumnNormsAndRestore) {
     double sum = 0;
     for (int64_t i = 0; i < rows * cols; ++i) sum += restored[b * rows * cols + i] * restored[b * rows * cols + i];
     EXPECT_NEAR(dots[b], sum, 1e-5 * sum);
+  }
+}
+
+// conv2d on AlexNet's shapes and odd ones, with and without bias and ReLU, and max_pool2d, against double loops.
+// Outputs are filled with NaN first, so an element an op forgets to write fails the test.
+TEST_P(BackendOps, Conv2dAndMaxPoolMatchDoubleLoops) {
+  const float nan = std::nanf("");
+  unsigned seed = 30;
+  for (const test::ConvShape& s : test::conv_test_shapes())
+    for (bool with_bias : {true, false})
+      for (bool relu : {true, false}) {
+        const auto x = random_values(s.batch * s.channels * s.height * s.width, ++seed);
+        const auto w = random_values(s.outputs * s.channels * s.kh * s.kw, ++seed, 0.3f);
+        const auto bias = with_bias ? random_values(s.outputs, ++seed) : std::vector<float>{};
+        Tensor tx = upload({s.batch, s.channels, s.height, s.width}, x),
+               tw = upload({s.outputs, s.channels, s.kh, s.kw}, w);
+        Tensor tb = with_bias ? upload({s.outputs}, bias) : Tensor();
+        Tensor ty = be->empty({s.batch, s.outputs, s.out_h(), s.out_w()});
+        be->fill(ty, nan);
+        be->conv2d(tx, tw, tb, s.stride, s.padding, relu, ty);
+        EXPECT_LT(relative_error(be->to_host(ty), test::naive_conv2d(s, x, w, bias, relu)), 1e-5)
+            << "conv2d " << s.channels << "->" << s.outputs << " kernel " << s.kh << "x" << s.kw << " stride "
+            << s.stride << " bias " << with_bias << " relu " << relu;
+      }
+  for (auto [height, width, kernel, stride] : {std::tuple{15, 15, 3, 2}, {31, 20, 3, 2}, {9, 7, 2, 3}, {5, 5, 5, 1}}) {
+    const int64_t planes = 6;
+    const auto x = random_values(planes * height * width, ++seed);
+    Tensor tx = upload({2, 3, height, width}, x);
+    Tensor ty = be->empty({2, 3, (height - kernel) / stride + 1, (width - kernel) / stride + 1});
+    be->fill(ty, nan);
+    be->max_pool2d(tx, kernel, stride, ty);
+    const std::vector<float> pooled = be->to_host(ty);  // a maximum is one of the values: exact (NaN fails)
+    EXPECT_EQ(std::vector<double>(pooled.begin(), pooled.end()),
+              test::naive_max_pool2d(planes, height, width, kernel, stride, x))
+        << "max_pool2d " << height << "x" << width << " kernel " << kernel << " stride " << stride;
   }
 }
 

@@ -2,6 +2,7 @@
 """Convert an official LaCT NVS checkpoint (.pt) to safetensors for the C++ engine.
 
 usage: /usr/bin/python3 -m tools.convert_checkpoint CKPT.pt [--config CONFIG] -o OUT.safetensors [--dtype f32]
+       /usr/bin/python3 -m tools.convert_checkpoint --lpips ALEXNET.pth LINEAR.pth -o lpips.safetensors
 
 CONFIG is a YAML/JSON file or a built-in name (lact_l24_d768_ttt2x, lact_l24_d768_ttt4x, lact_l14_d768_ttt2x).
 Without --config, an official checkpoint of the airsplay/lact_nvs Hugging Face repository is recognised by its
@@ -12,6 +13,10 @@ Takes ckpt['model'] (or the dict itself), strips the wrapper prefixes 'module.',
 '_orig_mod.' and '_checkpoint_wrapped_module.' wherever they occur, keeps tensors only,
 checks every key and shape against the model built from the config (exit 2 on mismatch),
 and writes F32 safetensors with metadata {'config', 'format', 'source'}.
+
+With --lpips, converts the LPIPS metric's two published files instead (torchvision's alexnet-owt-7be5be79.pth
+and the lpips package's weights/v0.1/alex.pth) into the one file `lact render --lpips` reads: see
+tools/lpips_weights.py.
 """
 import argparse
 import json
@@ -21,6 +26,7 @@ import sys
 import torch
 
 from tools.checkpoint_names import BUILTIN_CONFIGS, builtin_config, official_checkpoint
+from tools.lpips_weights import LpipsWeightsError, convert_lpips
 from tools.reference import safetensors_io
 from tools.reference.lact_reference import LaCTModel, load_config
 
@@ -89,12 +95,26 @@ def resolve_config(ckpt_path, config_arg):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("ckpt", help="official checkpoint (.pt)")
+    ap.add_argument("ckpt", nargs="?", help="official checkpoint (.pt)")
+    ap.add_argument("--lpips", nargs=2, metavar=("ALEXNET.pth", "LINEAR.pth"),
+                    help="convert LPIPS's weights instead: torchvision's alexnet-owt-7be5be79.pth and the lpips "
+                    "package's weights/v0.1/alex.pth")
     ap.add_argument("--config", help="official config (.yaml or .json) or a built-in name; default: known from "
                     "an official checkpoint's file name")
     ap.add_argument("-o", "--output", required=True, help="output .safetensors")
     ap.add_argument("--dtype", default="f32", choices=["f32"], help="output dtype (only f32)")
     a = ap.parse_args()
+    if a.lpips:
+        if a.ckpt or a.config:
+            ap.error("--lpips converts the LPIPS weights alone (no checkpoint, no --config)")
+        try:
+            print(convert_lpips(a.lpips[0], a.lpips[1], a.output))
+        except (LpipsWeightsError, OSError) as exc:
+            print("convert_checkpoint: %s" % exc, file=sys.stderr)
+            return 2
+        return 0
+    if not a.ckpt:
+        ap.error("give a checkpoint (CKPT.pt), or --lpips ALEXNET.pth LINEAR.pth")
 
     name = os.path.basename(a.ckpt)
     try:

@@ -420,6 +420,19 @@ void CpuBackend::do_swiglu_backward(Tensor& gate, Tensor& up, Tensor& dhidden) {
            [=](int64_t start, int64_t count) { swiglu_backward_span(pg + start, pu + start, pd + start, count); });
 }
 
+void CpuBackend::do_conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, int stride, int padding,
+                           bool relu, Tensor& y) {
+  // the FLOPs (two per multiply-add), for a rate in lact bench --profile
+  const double flops = 2.0 * static_cast<double>(y.numel()) * weight.dim(1) * weight.dim(2) * weight.dim(3);
+  const OpTimer timer(*profiler_, "conv2d", flops);
+  convolutions_->conv2d(x, weight, bias, stride, padding, relu, y);
+}
+
+void CpuBackend::do_max_pool2d(const Tensor& x, int kernel, int stride, Tensor& y) {
+  const OpTimer timer(*profiler_, "max_pool2d");
+  cpu_max_pool2d(x, kernel, stride, y);
+}
+
 std::vector<double> CpuBackend::do_batched_dot(const Tensor& a, const Tensor& b) {
   const OpTimer timer(*profiler_, "batched_dot");
   const int64_t batch = a.dim(0), per = a.numel() / batch;

@@ -7,6 +7,7 @@
 #include "kernels/backend.h"
 #include "kernels/cpu/bf16_constants.h"
 #include "kernels/cpu/block_pool.h"
+#include "kernels/cpu/cpu_conv.h"
 #include "kernels/cpu/dnnl_gemm.h"
 #include "kernels/cpu/op_profiler.h"
 
@@ -66,6 +67,9 @@ class CpuBackend : public Backend {
   void do_split_heads(const Tensor& src, int64_t column_offset, int64_t heads, int64_t head_dim, Tensor& dst) override;
   void do_merge_heads(const Tensor& src, Tensor& dst) override;
   void do_attention(const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out) override;
+  void do_conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, int stride, int padding, bool relu,
+                 Tensor& y) override;
+  void do_max_pool2d(const Tensor& x, int kernel, int stride, Tensor& y) override;
   void do_ray_tokens(const std::vector<RayPose>& poses, const Tensor* images, int height, int width, int patch,
                      Tensor& tokens) override;
   void do_ray_tokens(const Tensor& poses, int height, int width, int patch, Tensor& tokens) override;
@@ -91,7 +95,8 @@ class CpuBackend : public Backend {
   std::unique_ptr<DnnlGemm> dnnl_fp32_;            // fp32 products through oneDNN (null: OpenBLAS)
   std::unique_ptr<DnnlGemm> dnnl_bf16_;            // with Precision::Bf16
   std::unique_ptr<Bf16Constants> bf16_constants_;  // with Precision::Bf16: the weights, converted once
-  std::unique_ptr<OpProfiler> profiler_ = std::make_unique<OpProfiler>();  // lact bench --profile
+  std::unique_ptr<CpuConvolutions> convolutions_ = std::make_unique<CpuConvolutions>();  // LPIPS (core/lpips.h)
+  std::unique_ptr<OpProfiler> profiler_ = std::make_unique<OpProfiler>();                // lact bench --profile
 
   // One fp32 product on whichever library this backend uses for fp32 (attention's scores at every precision).
   void fp32_gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, MatrixOperand a,

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "kernels/backend.h"
+#include "kernels/cuda/conv_kernels.cuh"
 #include "kernels/cuda/cuda_ops.cuh"
 #include "kernels/cuda/gemm_plan.h"
 #include "kernels/op_checks.h"
@@ -243,6 +244,18 @@ class DeviceBackend final : public Backend {
     OpScope scope(*this, "attention");
     cuda::attention(device_.launcher(), q.data(), k.data(), v.data(), out.data(), batch, queries, keys,
                     static_cast<int>(dim), scale, precision_ == Precision::Bf16);
+  }
+
+  // ---- convolution and pooling (kernels/cuda/conv_kernels.cuh)
+  void do_conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, int stride, int padding, bool relu,
+                 Tensor& y) override {
+    OpScope scope(*this, "conv2d");
+    cuda::conv2d(device_.launcher(), x.data(), weight.data(), bias.empty() ? nullptr : bias.data(), y.data(), x.dim(0),
+                 x.dim(1), x.dim(2), x.dim(3), weight.dim(0), weight.dim(2), weight.dim(3), stride, padding, relu);
+  }
+  void do_max_pool2d(const Tensor& x, int kernel, int stride, Tensor& y) override {
+    OpScope scope(*this, "max_pool2d");
+    cuda::max_pool2d(device_.launcher(), x.data(), y.data(), x.dim(0) * x.dim(1), x.dim(2), x.dim(3), kernel, stride);
   }
 
   // ---- tokens
