@@ -1,7 +1,13 @@
 #include "app/flags.h"
 
+#include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+
+#include "core/error.h"
+#include "pipeline/model_cache.h"
 
 namespace lact::app {
 
@@ -24,7 +30,9 @@ void add_data_options(CLI::App& command, DataOptions& o) {
       .add_option("--normalize-poses", o.normalize_poses,
                   "Scene pose normalisation (mean pose, scale to [-1, 1]) from: none | inputs | all (views)")
       ->capture_default_str();
-  command.add_option("--seed", o.seed, "Seed for random:N and k-means view selection")->capture_default_str();
+  command.add_option("--seed", o.seed, "Seed for random:N and k-means view selection")
+      ->capture_default_str()
+      ->check(whole_number_up_to(UINT64_MAX));
   command
       .add_option("--downscale", o.downscale, "nerfstudio/DL3DV/COLMAP: read images_N instead of images (N = 2, 4, 8)")
       ->check(CLI::Range(1, 64));
@@ -83,6 +91,36 @@ void add_warnings_option(CLI::App& command, std::string& warnings) {
       ->capture_default_str();
 }
 
+CLI::Validator whole_number_up_to(uint64_t max) {
+  // CLI11 reads an unsigned flag with strtoull, base 0: "-1" wraps to 2^64-1, 2^64 saturates to it, "010" is
+  // octal 8. Only decimal digits whose value fits are a number here.
+  const std::string range = "0 to " + std::to_string(max);
+  return CLI::Validator(
+      [max, range](std::string& text) {
+        const bool digits =
+            !text.empty() && text.size() <= 20 && text.find_first_not_of("0123456789") == std::string::npos;
+        errno = 0;
+        const unsigned long long value = digits ? std::strtoull(text.c_str(), nullptr, 10) : 0;
+        if (!digits || errno == ERANGE || value > max)
+          return "'" + text.substr(0, 40) + "' is not a whole number from " + range;
+        return std::string();
+      },
+      "UINT in [" + range + "]");
+}
+
+CLI::Validator model_file() {
+  return CLI::Validator(
+      [](std::string& text) {
+        try {
+          text = resolve_model_argument(text);
+        } catch (const Error& e) {
+          return std::string(e.what());
+        }
+        return std::string();
+      },
+      "FILE|NAME");
+}
+
 CLI::Validator finite_range(double min, double max) {
   // CLI::Range lets NaN through (every comparison with it is false) and reads "inf": a value must be finite too.
   char text[64];
@@ -99,7 +137,10 @@ CLI::Validator finite_range(double min, double max) {
 }
 
 void add_scene_source_options(CLI::App& command, session::SceneOptions& options) {
-  command.add_option("--model", options.model, "Model weights (.safetensors with the config in its metadata)");
+  command
+      .add_option("--model", options.model,
+                  "Model weights (.safetensors with the config in its metadata), or a name from lact model fetch")
+      ->transform(model_file());
   add_data_options(command, options.data);
   command.add_option("--state", options.state, "Scene state from `lact encode` (replaces --inputs)");
   command

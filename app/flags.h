@@ -22,7 +22,11 @@ void add_distributed_options(CLI::App& command, CommonOptions& options);
 void add_time_limit_option(CLI::App& command, CommonOptions& options);
 // --warnings off|on|error: the guard rails of encode and render (pipeline/guard_rails.h).
 void add_warnings_option(CLI::App& command, std::string& warnings);
+// --model's value: a cached official checkpoint's name becomes its converted file (pipeline/model_cache.h).
+CLI::Validator model_file();
 // A number from min to max that is finite (CLI::Range accepts NaN).
 CLI::Validator finite_range(double min, double max);
+// A decimal whole number from 0 to max (CLI11's unsigned reading wraps "-1" and saturates values past 2^64).
+CLI::Validator whole_number_up_to(uint64_t max);
 
 }  // namespace lact::app

@@ -1,8 +1,11 @@
 #include "core/scene_state_io.h"
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 
+#include "core/camera.h"
 #include "core/error.h"
 #include "core/module_kind.h"
 #include "core/safetensors.h"
@@ -12,7 +15,64 @@ namespace lact {
 
 namespace {
 
-constexpr const char* kFormat = "lact scene state v1";
+// v2 states carry metadata_seal (below); v1 states, written before it, are read without it.
+constexpr const char* kFormat = "lact scene state v2";
+constexpr const char* kFormatV1 = "lact scene state v1";
+constexpr const char* kSealKey = "metadata_seal";
+
+// The format line, or an Error naming the file: another lact version's state says which it is.
+void check_format(const std::string& path, const std::map<std::string, std::string>& metadata) {
+  auto format = metadata.find("format");
+  if (format != metadata.end() && (format->second == kFormat || format->second == kFormatV1)) return;
+  if (format != metadata.end() && format->second.rfind("lact scene state", 0) == 0)
+    throw Error(path,
+                "metadata format '" + format->second.substr(0, 40) +
+                    "' is not one this lact reads (lact scene state v1, v2): written by another version of lact?");
+  throw Error(path, "not a lact scene state (encode one with `lact encode ... -o FILE`)");
+}
+
+// Metadata that says where things are (paths, and their exact bytes in *_hex) may be edited by hand when data
+// moves, and model_identity has its own check (a state without one is an older state: a warning); everything else
+// says what the tensors are (size, inputs, pose normalisation, config...) and is sealed.
+bool is_unsealed_key(const std::string& key) {
+  for (const char* k : {"model", "data", "images"})
+    if (key == k || key == std::string(k) + "_hex") return true;
+  return key == kSealKey || key == "model_identity";
+}
+
+// FNV-1a over key, NUL, value: 16 hex digits a field. Not a defence against forgery (anyone can recompute it),
+// but an edited field (by hand or a tool) is seen and named instead of silently changing what the state means.
+std::string field_seal(const std::string& key, const std::string& value) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  const std::string bytes = key + std::string(1, '\0') + value;
+  for (unsigned char c : bytes) h = (h ^ c) * 0x100000001b3ull;
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(h));
+  return text;
+}
+
+nlohmann::json metadata_seal(const std::map<std::string, std::string>& metadata) {
+  nlohmann::json seal = nlohmann::json::object();
+  for (const auto& [key, value] : metadata)
+    if (!is_unsealed_key(key)) seal[key] = field_seal(key, value);
+  return seal;
+}
+
+// A v2 state's sealed fields as lact encode wrote them: the first one edited, added or removed is named.
+void check_metadata_seal(const std::string& path, const std::map<std::string, std::string>& metadata) {
+  if (metadata.at("format") == kFormatV1) return;  // written before the seal
+  auto recorded = metadata.find(kSealKey);
+  nlohmann::json seal;
+  if (recorded != metadata.end()) seal = nlohmann::json::parse(recorded->second, nullptr, false);
+  if (!seal.is_object()) throw Error(path, "metadata metadata_seal is missing or corrupt: re-encode the scene");
+  const nlohmann::json now = metadata_seal(metadata);
+  for (const auto& [key, value] : now.items())
+    if (!seal.contains(key) || seal[key] != value)
+      throw Error(path, "metadata '" + key.substr(0, 60) +
+                            "' is not what lact encode wrote with these tensors (edited since?): re-encode the scene");
+  for (const auto& [key, value] : seal.items())
+    if (!now.contains(key)) throw Error(path, "metadata '" + key.substr(0, 60) + "' was removed: re-encode the scene");
+}
 
 // The official key prefix of every stateful module, layer-major (the order of SceneState::modules), with
 // its config.
@@ -47,6 +107,73 @@ void check_model_identity(const std::string& path, const std::map<std::string, s
                         model.source + " (identity " + model.identity + "): encode the scene with this model");
 }
 
+// A whole number in min..max, or an Error naming the metadata field (std::stoi took "64abc" as 64).
+int metadata_count(const std::string& path, const std::map<std::string, std::string>& metadata, const char* key,
+                   int min, int max) {
+  auto it = metadata.find(key);
+  if (it == metadata.end()) throw Error(path, std::string("metadata has no '") + key + "'");
+  const std::string& text = it->second;
+  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoi(text) < min || std::stoi(text) > max)
+    throw Error(path, std::string("metadata '") + key + "' is '" + text.substr(0, 40) + "', not a whole number in " +
+                          std::to_string(min) + ".." + std::to_string(max));
+  return std::stoi(text);
+}
+
+// The size and view count the state was encoded at: each side a multiple of the patch, as encode requires.
+void read_encode_size(const std::string& path, const std::map<std::string, std::string>& metadata, int patch,
+                      SceneState& state) {
+  state.height = metadata_count(path, metadata, "height", 1, kMaxImageSide);
+  state.width = metadata_count(path, metadata, "width", 1, kMaxImageSide);
+  state.input_views = metadata_count(path, metadata, "input_views", 1, 1 << 24);
+  if (state.height % patch || state.width % patch)
+    throw Error(path, "metadata height x width " + std::to_string(state.height) + "x" + std::to_string(state.width) +
+                          " is not divisible by the model's patch size " + std::to_string(patch));
+}
+
+// The config the state records is the one its tensors were made with: another (even one of the same shapes) is
+// another model, whatever the tensor names say.
+void check_state_config(const std::string& path, const std::map<std::string, std::string>& metadata,
+                        const ModelWeights& model) {
+  const ModelConfig& config = model.config;
+  auto recorded = metadata.find("config");
+  if (recorded == metadata.end()) throw Error(path, "metadata has no 'config' (the model config it was encoded with)");
+  const nlohmann::json json = nlohmann::json::parse(recorded->second, nullptr, false);
+  if (json.is_discarded()) throw Error(path, "metadata 'config' is not JSON");
+  if (json != config.source)
+    throw Error(path, "metadata 'config' is not the config of " +
+                          (model.source.empty() ? std::string("the model") : model.source) +
+                          ": the state was encoded with another model (or its config was edited)");
+}
+
+// The tensors each stateful module needs. A KV cache's token count comes from the file: it must be the tokens of
+// the views and size the metadata states (checked by the model against its config). Fast weights do not grow.
+std::vector<TensorList> expected_state_tensors(const SafetensorsFile& file, const ModelConfig& config,
+                                               const SceneState& state) {
+  const std::string& path = file.path();
+  const int patch = config.patch_size;
+  const int64_t encoded = int64_t{state.input_views} * (state.height / patch) * (state.width / patch);
+  std::vector<TensorList> expected;
+  size_t needed = 0;
+  for (const auto& [prefix, mc] : stateful_modules(config)) {
+    auto first = file.entries().find(prefix + mc->kind->state_tensors(config, *mc, 0).at(0).first);
+    const int64_t tokens =
+        first != file.entries().end() && first->second.shape.size() == 3 ? first->second.shape[1] : 0;
+    const bool grows_with_tokens = mc->kind->state_tensors(config, *mc, 1) != mc->kind->state_tensors(config, *mc, 2);
+    if (grows_with_tokens && tokens != encoded)
+      throw Error(path, "tensor '" + first->first + "' holds " + std::to_string(tokens) +
+                            " tokens, but metadata input_views, height and width say " + std::to_string(encoded) +
+                            " (" + std::to_string(state.input_views) + " views of " + std::to_string(state.height) +
+                            "x" + std::to_string(state.width) + " in " + std::to_string(patch) + "-pixel patches)");
+    expected.push_back(mc->kind->state_tensors(config, *mc, tokens));
+    needed += expected.back().size();
+  }
+  if (file.entries().size() != needed)
+    throw Error(path, "scene state holds " + std::to_string(file.entries().size()) + " tensors, the model needs " +
+                          std::to_string(needed) + " (encoded with another model?)");
+  return expected;
+}
+
 }  // namespace
 
 void save_scene_state(const std::string& path, const SceneState& state, const ModelWeights& model, Backend& be,
@@ -66,36 +193,26 @@ void save_scene_state(const std::string& path, const SceneState& state, const Mo
   metadata["width"] = std::to_string(state.width);
   metadata["input_views"] = std::to_string(state.input_views);
   if (!model.identity.empty()) metadata["model_identity"] = model.identity;
+  metadata.erase(kSealKey);
+  metadata[kSealKey] = metadata_seal(metadata).dump();
   write_safetensors(path, tensors, metadata, dtype);
 }
 
 std::map<std::string, std::string> read_scene_state_metadata(const std::string& path) {
   const SafetensorsFile file(path);
-  auto it = file.metadata().find("format");
-  if (it == file.metadata().end() || it->second != kFormat)
-    throw Error(path, "not a lact scene state (encode one with `lact encode ... -o FILE`)");
+  check_format(path, file.metadata());
+  check_metadata_seal(path, file.metadata());
   return file.metadata();
 }
 
 LoadedSceneState load_scene_state(const std::string& path, const ModelWeights& model, Backend& be) {
   const ModelConfig& config = model.config;
   const SafetensorsFile file(path);
-  auto format = file.metadata().find("format");
-  if (format == file.metadata().end() || format->second != kFormat)
-    throw Error(path, "not a lact scene state (encode one with `lact encode ... -o FILE`)");
+  check_format(path, file.metadata());
+  check_metadata_seal(path, file.metadata());
   LoadedSceneState loaded;
   loaded.metadata = file.metadata();
-  auto number = [&](const char* key) {
-    auto it = loaded.metadata.find(key);
-    try {
-      return it == loaded.metadata.end() ? 0 : std::stoi(it->second);
-    } catch (const std::exception&) {
-      throw Error(path, std::string("metadata '") + key + "' is not a number");
-    }
-  };
-  loaded.state.height = number("height");
-  loaded.state.width = number("width");
-  loaded.state.input_views = number("input_views");
+  read_encode_size(path, loaded.metadata, config.patch_size, loaded.state);
 
   // A state records its variant (older states, without the key, are the baseline's) and loads only into it.
   auto variant = loaded.metadata.find("ttt_variant");
@@ -105,19 +222,7 @@ LoadedSceneState load_scene_state(const std::string& path, const ModelWeights& m
                           "' but the model is '" + config.ttt_variant().key + "': encode the scene with this model");
 
   const auto modules = stateful_modules(config);
-  std::vector<TensorList> expected;
-  size_t needed = 0;
-  for (const auto& [prefix, mc] : modules) {
-    // A KV cache's token count comes from the file (checked by the model against its config).
-    auto first = file.entries().find(prefix + mc->kind->state_tensors(config, *mc, 0).at(0).first);
-    const int64_t tokens =
-        first != file.entries().end() && first->second.shape.size() == 3 ? first->second.shape[1] : 0;
-    expected.push_back(mc->kind->state_tensors(config, *mc, tokens));
-    needed += expected.back().size();
-  }
-  if (file.entries().size() != needed)
-    throw Error(path, "scene state holds " + std::to_string(file.entries().size()) + " tensors, the model needs " +
-                          std::to_string(needed) + " (encoded with another model?)");
+  const std::vector<TensorList> expected = expected_state_tensors(file, config, loaded.state);
   for (size_t i = 0; i < modules.size(); ++i) {
     ModuleState module;
     for (const auto& [name, shape] : expected[i]) {
@@ -127,6 +232,7 @@ LoadedSceneState load_scene_state(const std::string& path, const ModelWeights& m
     loaded.state.modules.push_back(std::move(module));
   }
   check_model_identity(path, loaded.metadata, model);  // after the variant and shapes, whose lines say more
+  check_state_config(path, loaded.metadata, model);    // the same model file, but the config edited
   return loaded;
 }
 

@@ -36,8 +36,7 @@ Run::Opened Run::open_state(SceneRequest& r, bool with_scene) {
   Opened opened;
   on_every_rank([&] {
     const auto metadata = read_scene_state_metadata(r.state);
-    if (r.model.empty()) r.model = metadata_or(metadata, "model", "");
-    if (r.model.empty()) throw Error(r.state, "records no model: pass --model");
+    if (r.model.empty()) r.model = model_recorded_in_state(metadata, r.state);
     out_.inputs.add(r.model);
     if (!r.video.empty()) check_named_output(r.video, "--video", out_.options.force, out_.inputs, true);
     open_model(r.model);

@@ -4,9 +4,11 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "core/error.h"
+#include "core/file_io.h"
 #include "core/memory_estimate.h"
 #include "core/scene_state_io.h"
 #include "core/utf8_text.h"
@@ -144,11 +146,33 @@ std::map<std::string, std::string> origin_metadata(const DataOptions& o, const S
   return m;
 }
 
+namespace {
+// normalize_poses says how pose_world / pose_scale were made: "none" is the identity, and a transform recorded
+// with it (or a normalisation recorded without one) means the two disagree and the cameras would be moved wrongly.
+void check_recorded_normalization(const std::map<std::string, std::string>& m, const PoseTransform& t,
+                                  const std::string& where) {
+  auto recorded = m.find("normalize_poses");
+  if (recorded == m.end()) return;  // (a state from before the field: its transform stands alone)
+  const std::string& mode = recorded->second;
+  if (mode != "none" && mode != "inputs" && mode != "all")
+    throw Error(where, "metadata normalize_poses '" + mode.substr(0, 40) + "' is not none, inputs or all");
+  const PoseTransform identity;
+  const bool is_identity = t.world == identity.world && t.scale == identity.scale;
+  if (mode == "none" && !is_identity)
+    throw Error(where, "metadata normalize_poses is 'none' but pose_world / pose_scale hold a transform");
+  if (mode != "none" && (m.find("pose_world") == m.end() || m.find("pose_scale") == m.end()))
+    throw Error(where, "metadata normalize_poses is '" + mode + "' but the state records no pose_world / pose_scale");
+}
+}  // namespace
+
 PoseTransform pose_from_metadata(const std::map<std::string, std::string>& m, const std::string& where) {
   PoseTransform t;
   auto world = m.find("pose_world");
   auto scale = m.find("pose_scale");
-  if (world == m.end() || scale == m.end()) return t;
+  if (world == m.end() || scale == m.end()) {
+    check_recorded_normalization(m, t, where);
+    return t;
+  }
   try {
     const auto values = nlohmann::json::parse(world->second).get<std::vector<double>>();
     if (values.size() != 16) throw Error(where, "metadata pose_world must hold 16 numbers");
@@ -157,7 +181,8 @@ PoseTransform pose_from_metadata(const std::map<std::string, std::string>& m, co
   } catch (const nlohmann::json::exception&) {
     throw Error(where, "metadata pose_world / pose_scale is corrupt");
   }
-  if (!(t.scale > 0)) throw Error(where, "metadata pose_scale must be positive");
+  if (!(t.scale > 0) || !std::isfinite(t.scale)) throw Error(where, "metadata pose_scale must be positive");
+  check_recorded_normalization(m, t, where);
   return t;
 }
 
@@ -179,11 +204,63 @@ std::string metadata_or(const std::map<std::string, std::string>& m, const char*
   return it->second;
 }
 
+namespace {
+// The inputs list names the views the tensors were encoded from: in range, each once, as many as input_views.
+void check_recorded_inputs(const std::map<std::string, std::string>& metadata, const SceneSelection& selection,
+                           const std::string& state_path) {
+  std::set<int> seen;
+  for (int i : selection.inputs) {
+    if (i < 0 || i >= static_cast<int>(selection.scene.views.size()))
+      throw Error(state_path, "metadata inputs holds view " + std::to_string(i) + ", out of range for the scene's " +
+                                  std::to_string(selection.scene.views.size()) + " views");
+    if (!seen.insert(i).second) throw Error(state_path, "metadata inputs holds view " + std::to_string(i) + " twice");
+  }
+  const std::string count = metadata_or(metadata, "input_views", "");
+  if (!count.empty() && metadata.count("inputs") && std::to_string(selection.inputs.size()) != count)
+    throw Error(state_path, "metadata inputs lists " + std::to_string(selection.inputs.size()) +
+                                " views but input_views is " + count.substr(0, 20));
+}
+}  // namespace
+
+namespace {
+// Error(state, "records the KIND PATH: REASON; pass FLAG"): the path is the state's word, not the user's. A
+// relative one (lact encode records absolute paths; the Python module records the model as it was given) is read
+// from the working directory, which the line says.
+[[noreturn]] void refuse_recorded(const std::string& state_path, const char* kind, const std::string& path,
+                                  const std::string& reason, const char* flag) {
+  std::error_code error;
+  const std::string cwd = std::filesystem::current_path(error).string();
+  const std::string relative = std::filesystem::path(path).is_absolute()
+                                   ? ""
+                                   : " (relative to the working directory" + (error ? "" : " " + cwd) + ")";
+  throw Error(state_path,
+              std::string("records the ") + kind + " " + path + relative + ": " + reason + "; pass " + flag);
+}
+}  // namespace
+
+std::string model_recorded_in_state(const std::map<std::string, std::string>& metadata, const std::string& state_path) {
+  const std::string recorded = metadata_or(metadata, "model", "");
+  if (recorded.empty()) throw Error(state_path, "records no model: pass --model");
+  try {
+    require_regular_file(recorded);
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    refuse_recorded(state_path, "model", recorded, what.substr(std::min(what.size(), recorded.size() + 2)), "--model");
+  }
+  return recorded;
+}
+
 SceneSelection plan_from_state_metadata(const std::map<std::string, std::string>& metadata, DataOptions data,
                                         const std::string& state_path, int patch) {
-  if (data.data.empty()) data.data = metadata_or(metadata, "data", "");
+  if (data.data.empty()) {
+    const std::string recorded = metadata_or(metadata, "data", "");
+    if (recorded.empty()) throw Error(state_path, "records no data: pass --data for the scene's cameras");
+    data.data = recorded;
+    std::error_code error;
+    if (!std::filesystem::exists(data.data, error))
+      refuse_recorded(state_path, "data", data.data, "no such file or folder", "--data for the scene's cameras");
+  }
   if (data.scene.empty()) data.scene = metadata_or(metadata, "scene", "");
-  if (data.data.empty()) throw Error(state_path, "records no data: pass --data for the scene's cameras");
   data.background = metadata_or(metadata, "background", data.background);
   if (data.images.empty()) data.images = metadata_or(metadata, "images", "");
   const std::string downscale = metadata_or(metadata, "downscale", "1");
@@ -212,10 +289,7 @@ SceneSelection plan_from_state_metadata(const std::map<std::string, std::string>
   } catch (const nlohmann::json::exception&) {
     throw Error(state_path, "metadata inputs is not a list of view indices");
   }
-  for (int i : selection.inputs)
-    if (i < 0 || i >= static_cast<int>(selection.scene.views.size()))
-      throw Error(state_path, "metadata inputs holds view " + std::to_string(i) + ", out of range for the scene's " +
-                                  std::to_string(selection.scene.views.size()) + " views");
+  check_recorded_inputs(metadata, selection, state_path);
   return selection;
 }
 

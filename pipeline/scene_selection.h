@@ -65,6 +65,9 @@ PoseTransform pose_from_metadata(const std::map<std::string, std::string>& metad
 // A metadata value or `fallback`; text stored escaped because it was not UTF-8 comes back as its exact bytes.
 std::string metadata_or(const std::map<std::string, std::string>& metadata, const char* key,
                         const std::string& fallback);
+// The model a state records, for `render --state` without --model; one that is missing or unreadable is an Error
+// naming the state and the path it records (a relative one is read from the working directory, as before).
+std::string model_recorded_in_state(const std::map<std::string, std::string>& metadata, const std::string& state_path);
 // The scene a state was encoded from (`state_path`'s metadata: data, scene, preprocessing, pose transform, inputs),
 // with flags in `data` overriding its data and scene; the working size is --size or the state's.
 SceneSelection plan_from_state_metadata(const std::map<std::string, std::string>& metadata, DataOptions data,

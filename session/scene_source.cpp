@@ -15,8 +15,7 @@ namespace {
 // As `lact render --state`: the model, data, scene and preprocessing the state recorded.
 void plan_from_state(const SceneOptions& o, SceneSource& s) {
   const auto metadata = read_scene_state_metadata(o.state);
-  s.model_path = o.model.empty() ? metadata_or(metadata, "model", "") : o.model;
-  if (s.model_path.empty()) throw Error(o.state, "records no model: pass --model");
+  s.model_path = o.model.empty() ? model_recorded_in_state(metadata, o.state) : o.model;
   s.model = &s.run->load_model(s.model_path);
 
   s.selection = plan_from_state_metadata(metadata, o.data, o.state, s.model->config().patch_size);

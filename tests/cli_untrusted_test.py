@@ -401,6 +401,114 @@ class Untrusted(unittest.TestCase):
                               "--targets", "3", "--out", out), ["--inputs"])
         self.assertFalse(os.path.exists(out))
 
+    # 12: issue 48, class 6 (the earlier rounds' leftovers) --------------------------------------------------
+    def state_with(self, name, edit):
+        """The encoded state with its metadata changed by `edit(metadata)`."""
+        with open(self.state, "rb") as f:
+            data = f.read()
+        n = struct.unpack("<Q", data[:8])[0]
+        header = json.loads(data[8:8 + n])
+        edit(header["__metadata__"])
+        path = os.path.join(self.tmp, name)
+        with open(path, "wb") as f:
+            f.write(safetensors_bytes(header, data[8 + n:]))
+        return path
+
+    def render_state(self, state, out):
+        return run("render", "--state", state, "--targets", "3", "--out", os.path.join(self.tmp, out))
+
+    def test_12_state_metadata_that_disagrees_with_its_tensors(self):
+        # An edited field of a state lact wrote is named (the tensors were made at the size, from the inputs, in the
+        # frame and with the config it recorded); another version's format is named as such.
+        edits = (("height", lambda m: m.update(height=str(int(m["height"]) + 8))),
+                 ("inputs", lambda m: m.update(inputs="[0,1]")),
+                 ("normalize_poses", lambda m: m.update(normalize_poses="all")),
+                 ("config", lambda m: m.update(config=json.dumps(dict(json.loads(m["config"]), dim=64)))),
+                 ("input_views", lambda m: m.update(input_views="7")))
+        for key, edit in edits:
+            state = self.state_with("edited_%s.safetensors" % key, edit)
+            self.expect_error(self.render_state(state, "o12_" + key), ["edited_%s.safetensors" % key, "'%s'" % key])
+            self.assertFalse(os.path.exists(os.path.join(self.tmp, "o12_" + key)))
+        state = self.state_with("v9.safetensors", lambda m: m.update(format="lact scene state v9"))
+        self.expect_error(self.render_state(state, "o12_v9"), ["v9.safetensors", "'lact scene state v9'"])
+        # A state from before the seal (v1) is still read, and its fields are still checked against each other.
+        def old(**fields):
+            def edit(m):
+                m.update(format="lact scene state v1", **fields)
+                m.pop("metadata_seal")
+            return edit
+        self.ok(self.render_state(self.state_with("v1.safetensors", old()), "o12_v1"))
+        for name, fields, words in (("v1_inputs", {"inputs": "[0,1]"}, ["inputs lists 2 views but input_views is 3"]),
+                                    ("v1_pose", {"pose_scale": "2"}, ["normalize_poses is 'none' but pose_world"]),
+                                    ("v1_height", {"height": "64abc"}, ["metadata 'height' is '64abc'"]),
+                                    ("v1_config", {"config": "{}"}, ["metadata 'config' is not the config of"])):
+            state = self.state_with(name + ".safetensors", old(**fields))
+            self.expect_error(self.render_state(state, "o12_" + name), [name + ".safetensors"] + words)
+
+    def model_with_config_text(self):
+        n = struct.unpack("<Q", self.model_bytes[:8])[0]
+        return json.loads(self.model_bytes[8:8 + n])["__metadata__"]["config"]
+
+    def test_12_state_names_the_model_it_records(self):
+        # A relative model path in a state is read from the working directory; when it is not there the line says
+        # the state recorded it.
+        state = self.state_with("relative.safetensors", lambda m: m.update(model="models/gone.safetensors"))
+        self.expect_error(self.render_state(state, "o12_rel"),
+                          ["relative.safetensors: records the model models/gone.safetensors (relative to the "
+                           "working directory", "no such file", "--model"])
+
+    def test_12_seed_out_of_range(self):
+        # CLI11 read "-1" as 2^64-1 and 2^64 as 2^64-1 (strtoull wraps and saturates).
+        for seed in ("-1", str(2 ** 64), "0x10", ""):
+            self.expect_error(run("render", "--model", self.model, "--data", self.scene, "--inputs", "random:3",
+                                  "--seed", seed, "--targets", "4", "--out", os.path.join(self.tmp, "o12s")),
+                              ["--seed"])
+        self.ok(run("encode", "--model", self.model, "--data", self.scene, "--inputs", "random:3", "--seed",
+                    str(2 ** 64 - 1), "-o", os.path.join(self.tmp, "seed_max.safetensors")))
+
+    def test_12_models_with_bytes_outside_every_tensor(self):
+        n = struct.unpack("<Q", self.model_bytes[:8])[0]
+        header = json.loads(self.model_bytes[8:8 + n])
+        data = self.model_bytes[8 + n:]
+        tail = os.path.join(self.tmp, "tail.safetensors")
+        with open(tail, "wb") as f:
+            f.write(self.model_bytes + b"\0" * 16)
+        self.expect_error(run("info", tail), ["tail.safetensors", "16 bytes follow the last tensor's data"])
+        # A hole: the first tensor (by offset) moved 8 bytes on, the data grown to match.
+        first = min((k for k in header if k != "__metadata__"), key=lambda k: header[k]["data_offsets"][0])
+        moved = json.loads(json.dumps(header))
+        for k in moved:
+            if k != "__metadata__":
+                moved[k]["data_offsets"] = [o + 8 for o in moved[k]["data_offsets"]]
+        hole = os.path.join(self.tmp, "hole.safetensors")
+        with open(hole, "wb") as f:
+            f.write(safetensors_bytes(moved, b"\0" * 8 + data))
+        self.expect_error(run("info", hole), ["hole.safetensors", "bytes 0..8 of the data section belong to no tensor",
+                                              first])
+        config = json.loads(self.model_with_config_text())
+        config["block_config"][-1]["length_dim"] = "xyz"
+        model = self.model_with_config("length_dim.safetensors", json.dumps(config))
+        self.expect_error(run("info", model), ["length_dim.safetensors", "length_dim", "'xyz'"])
+
+    def test_12_colmap_files_that_are_not_files(self):
+        # Named for what they are, never opened (a FIFO would block the read): no "holds no COLMAP model".
+        cases = (("cameras.bin", lambda p: os.mkfifo(p), "a FIFO"),
+                 ("cameras.bin", lambda p: os.symlink("/dev/zero", p), "a character device"),
+                 ("cameras.bin", lambda p: os.symlink(os.path.basename(p), p), "a loop of symbolic links"),
+                 ("images.bin", lambda p: os.mkdir(p), "a folder"))
+        for i, (name, make, what) in enumerate(cases):
+            root = self.fresh("colmap12_%d" % i)
+            model = os.path.join(root, "sparse", "0")
+            os.makedirs(model)
+            os.makedirs(os.path.join(root, "images"))
+            for other in ("cameras.bin", "images.bin"):
+                if other != name:
+                    with open(os.path.join(model, other), "wb") as f:
+                        f.write(b"\0" * 8)
+            make(os.path.join(model, name))
+            line = self.expect_error(run("info", "--data", root, timeout=30), [os.path.join(model, name), what])
+            self.assertNotIn("holds no", line)
+
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
