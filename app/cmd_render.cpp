@@ -27,7 +27,9 @@ void run_render(RenderOptions& o, const RunDigest& command_line) {
       throw Error("--targets", "give target views (or --path for a camera path)");
     if (!r.video.empty() && o.path.empty()) throw Error("--video", "needs --path (a camera path to render)");
     if (!r.video.empty()) check_video_output(r.video);  // a known container, ffmpeg and ffprobe: before any work
-    for (const std::string& input : {r.model, r.state, o.path, r.data.data}) out.inputs.add(input);
+    if (!r.lpips.empty() && !o.path.empty())
+      throw Error("--lpips", "measures target views against their ground truth: a camera path (--path) has none");
+    for (const std::string& input : {r.model, r.state, o.path, r.data.data, r.lpips}) out.inputs.add(input);
   });
   run.claim_output();
   if (!o.path.empty()) return run.render_path(r, o.path);
@@ -49,6 +51,9 @@ void add_render_command(CLI::App& app) {
   command->add_option("--targets", r.targets, "Target views: 3,4 | 8-15 | uniform:N | random:N | fold8 | rest | all");
   command->add_flag("--resume", r.resume,
                     "Finish an interrupted evaluation of --data's scenes in --out (same model, flags and inputs)");
+  command->add_option("--lpips", r.lpips,
+                      "Also measure LPIPS (v0.1, AlexNet) with these weights, made by python3 -m "
+                      "tools.convert_checkpoint --lpips ALEXNET.pth LINEAR.pth -o FILE (docs/evaluation.md)");
   command->add_flag("--allow-input-targets", r.allow_input_targets,
                     "Score targets that are also inputs (refused otherwise: a seen view is no novel view)");
   command->add_option("--path", o->path, "Camera path JSON (from `lact path`) to render instead of targets");

@@ -37,8 +37,9 @@ void add_scene_inputs(const SceneSelection& selection, InputFiles& inputs) {
 
 namespace {
 
-// The PSNR of the input view nearest each target (the "copy the closest photo" baseline). The input images
-// the encode read (`loaded`: selection.inputs from position `first` on) are reused; others are read once.
+// The PSNR (and with --lpips the LPIPS) of the input view nearest each target (the "copy the closest photo"
+// baseline). The input images the encode read (`loaded`: selection.inputs from position `first` on) are reused;
+// others are read once.
 class NearestInputs {
  public:
   NearestInputs(const SceneSelection& selection, const std::vector<PosedImage>& loaded, size_t first)
@@ -46,7 +47,8 @@ class NearestInputs {
     for (const PosedImage& v : selected_views(selection, selection.inputs, false)) cameras_.push_back(v.camera);
     for (size_t i = 0; i < loaded.size(); ++i) images_.emplace(static_cast<int>(first + i), loaded[i].image);
   }
-  void measure(const Camera& target, const Image& truth, ViewReport& v) {
+  void measure(const Camera& target, const Image& truth, ViewReport& v, const Lpips* lpips,
+               const Lpips::Features* truth_features) {
     if (cameras_.empty()) return;
     const int nearest = nearest_camera(cameras_, target);
     v.nearest_input = selection_.inputs[nearest];
@@ -54,6 +56,7 @@ class NearestInputs {
     if (found == images_.end())
       found = images_.emplace(nearest, read_checked_views(selection_, {v.nearest_input})[0].image).first;
     v.psnr_nearest_input = psnr(found->second, truth);
+    if (lpips) v.lpips_nearest_input = lpips->distance(lpips->features(found->second), *truth_features);
   }
 
  private:
@@ -88,7 +91,8 @@ std::vector<int> nearest_inputs_to_read(const SceneSelection& selection, const s
 
 std::vector<ViewReport> render_and_measure(const Model& model, const SceneSelection& selection, const SceneState& state,
                                            const std::vector<int>& indices, const std::vector<PosedImage>& loaded,
-                                           size_t first, const std::string& folder, RunOutput& out, double& render_s) {
+                                           size_t first, const std::string& folder, RunOutput& out, double& render_s,
+                                           const Lpips* lpips) {
   NearestInputs nearest(selection, loaded, first);
   const std::vector<PosedImage> targets = read_checked_views(selection, indices);
   std::vector<Camera> cameras;
@@ -107,7 +111,12 @@ std::vector<ViewReport> render_and_measure(const Model& model, const SceneSelect
     v.psnr = psnr_from_mse(v.mse);
     v.ssim = ssim(images[i], truth);
     v.psnr_white = psnr(Image{truth.width, truth.height, std::vector<float>(truth.rgb.size(), 1.0f)}, truth);
-    nearest.measure(targets[i].camera, truth, v);
+    Lpips::Features truth_features;  // the target's, computed once for the render and the nearest input
+    if (lpips) {
+      truth_features = lpips->features(truth);
+      v.lpips = lpips->distance(lpips->features(images[i]), truth_features);
+    }
+    nearest.measure(targets[i].camera, truth, v, lpips, &truth_features);
     views.push_back(v);
     write_view_images(images[i], truth, folder + "/" + std::to_string(v.index), out);
   }

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "core/lpips.h"
 #include "pipeline/output_files.h"
 #include "pipeline/report.h"
 #include "pipeline/scene_selection.h"
@@ -35,10 +36,11 @@ void add_scene_inputs(const SceneSelection& selection, InputFiles& inputs);
 // images under `folder` (inside --out); adds the seconds the rendering itself took to `render_s`. The
 // nearest-input baseline reuses `loaded` (the input views this process read: selection.inputs from position
 // `first` on) and reads the others. Images are read unchecked: the caller (Run) checked their memory, with
-// nearest_inputs_to_read's.
+// nearest_inputs_to_read's. With `lpips` (--lpips), each view's LPIPS and its nearest input's are measured too.
 std::vector<ViewReport> render_and_measure(const Model& model, const SceneSelection& selection, const SceneState& state,
                                            const std::vector<int>& targets, const std::vector<PosedImage>& loaded,
-                                           size_t first, const std::string& folder, RunOutput& out, double& render_s);
+                                           size_t first, const std::string& folder, RunOutput& out, double& render_s,
+                                           const Lpips* lpips = nullptr);
 // The input views render_and_measure reads for the baseline of `targets`: the nearest input of each that is not
 // among the `loaded` views from position `first`.
 std::vector<int> nearest_inputs_to_read(const SceneSelection& selection, const std::vector<int>& targets, size_t first,

@@ -1,5 +1,6 @@
 #include "pipeline/report.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -45,11 +46,41 @@ double SceneReport::psnr_white() const {
 double SceneReport::psnr_pooled() const {
   return psnr_from_mse(mean_of(views, [](const ViewReport& v) { return v.mse; }));
 }
+bool SceneReport::has_lpips() const {
+  return !views.empty() && std::all_of(views.begin(), views.end(), [](const ViewReport& v) { return bool(v.lpips); });
+}
+double SceneReport::lpips() const {
+  return mean_of(views, [](const ViewReport& v) { return v.lpips.value_or(0.0); });
+}
+double SceneReport::lpips_nearest_input() const {
+  return mean_of(views, [](const ViewReport& v) { return v.lpips_nearest_input.value_or(0.0); });
+}
+
+namespace {
+// Whether every scene of the report was measured with LPIPS (a run with --lpips): only then are its means written.
+bool every_scene_has_lpips(const std::vector<SceneReport>& scenes) {
+  return !scenes.empty() &&
+         std::all_of(scenes.begin(), scenes.end(), [](const SceneReport& s) { return s.has_lpips(); });
+}
+nlohmann::json optional_number(const std::optional<double>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+std::optional<double> optional_number_at(const nlohmann::json& array, size_t i) {
+  if (array.size() <= i || array.at(i).is_null()) return std::nullopt;
+  return array.at(i).get<double>();
+}
+}  // namespace
 
 nlohmann::json scene_report_to_json(const SceneReport& s) {
   nlohmann::json views = nlohmann::json::array();
-  for (const ViewReport& v : s.views)
-    views.push_back({v.index, v.psnr, v.ssim, v.psnr_nearest_input, v.psnr_white, v.mse, v.nearest_input});
+  for (const ViewReport& v : s.views) {
+    nlohmann::json view = {v.index, v.psnr, v.ssim, v.psnr_nearest_input, v.psnr_white, v.mse, v.nearest_input};
+    if (v.lpips || v.lpips_nearest_input) {  // measured with --lpips; reports without it read as before
+      view.push_back(optional_number(v.lpips));
+      view.push_back(optional_number(v.lpips_nearest_input));
+    }
+    views.push_back(view);
+  }
   std::vector<std::string> warnings;  // they name the scene
   for (const std::string& w : s.warnings) warnings.push_back(utf8_escaped(w));
   // Names may hold bytes that are not UTF-8 (a folder's name): escaped, so the JSON can be written.
@@ -73,7 +104,8 @@ SceneReport scene_report_from_json(const nlohmann::json& j) {
   s.render_ms_per_view = j.at("render_ms_per_view").get<double>();
   for (const nlohmann::json& v : j.at("views"))
     s.views.push_back({v.at(0).get<int>(), v.at(1).get<double>(), v.at(2).get<double>(), v.at(3).get<double>(),
-                       v.at(4).get<double>(), v.at(5).get<double>(), v.at(6).get<int>()});
+                       v.at(4).get<double>(), v.at(5).get<double>(), v.at(6).get<int>(), optional_number_at(v, 7),
+                       optional_number_at(v, 8)});
   s.warnings = j.at("warnings").get<std::vector<std::string>>();
   return s;
 }
@@ -85,32 +117,51 @@ nlohmann::json Report::resume_json() const {
   return {{"digest", resume_digest}, {"header", header}, {"done", done}, {"pending", waiting}};
 }
 
+namespace {
+
+nlohmann::json view_json(const ViewReport& v) {
+  nlohmann::json view = {{"index", v.index},
+                         {"psnr", v.psnr},
+                         {"ssim", v.ssim},
+                         {"psnr_nearest_input", v.psnr_nearest_input},
+                         {"psnr_white", v.psnr_white},
+                         {"nearest_input", v.nearest_input}};
+  if (v.lpips) view["lpips"] = *v.lpips;
+  if (v.lpips_nearest_input) view["lpips_nearest_input"] = *v.lpips_nearest_input;
+  return view;
+}
+
+nlohmann::json scene_json(const SceneReport& s) {
+  nlohmann::json views = nlohmann::json::array();
+  for (const ViewReport& v : s.views) views.push_back(view_json(v));
+  nlohmann::json scene = {{"name", s.name},
+                          {"folder", s.folder},
+                          {"inputs", s.inputs},
+                          {"targets", s.targets},
+                          {"encode_s", s.encode_s},
+                          {"render_ms_per_view", s.render_ms_per_view},
+                          {"psnr", s.psnr()},
+                          {"psnr_pooled", s.psnr_pooled()},
+                          {"ssim", s.ssim()},
+                          {"psnr_nearest_input", s.psnr_nearest_input()},
+                          {"psnr_white", s.psnr_white()}};
+  if (s.has_lpips()) {
+    scene["lpips"] = s.lpips();
+    scene["lpips_nearest_input"] = s.lpips_nearest_input();
+  }
+  scene["views"] = views;
+  return scene;
+}
+
+}  // namespace
+
 nlohmann::json Report::to_json() const {
   nlohmann::json j = header;
   j["format"] = "lact report v1";
   j["scenes"] = nlohmann::json::array();
   double encode_total = 0;
   for (const SceneReport& s : scenes) {
-    nlohmann::json views = nlohmann::json::array();
-    for (const ViewReport& v : s.views)
-      views.push_back({{"index", v.index},
-                       {"psnr", v.psnr},
-                       {"ssim", v.ssim},
-                       {"psnr_nearest_input", v.psnr_nearest_input},
-                       {"psnr_white", v.psnr_white},
-                       {"nearest_input", v.nearest_input}});
-    j["scenes"].push_back({{"name", s.name},
-                           {"folder", s.folder},
-                           {"inputs", s.inputs},
-                           {"targets", s.targets},
-                           {"encode_s", s.encode_s},
-                           {"render_ms_per_view", s.render_ms_per_view},
-                           {"psnr", s.psnr()},
-                           {"psnr_pooled", s.psnr_pooled()},
-                           {"ssim", s.ssim()},
-                           {"psnr_nearest_input", s.psnr_nearest_input()},
-                           {"psnr_white", s.psnr_white()},
-                           {"views", views}});
+    j["scenes"].push_back(scene_json(s));
     encode_total += s.encode_s;
   }
   j["psnr"] = mean_over(scenes, [](const SceneReport& s) { return s.psnr(); });
@@ -118,6 +169,10 @@ nlohmann::json Report::to_json() const {
   j["ssim"] = mean_over(scenes, [](const SceneReport& s) { return s.ssim(); });
   j["psnr_nearest_input"] = mean_over(scenes, [](const SceneReport& s) { return s.psnr_nearest_input(); });
   j["psnr_white"] = mean_over(scenes, [](const SceneReport& s) { return s.psnr_white(); });
+  if (every_scene_has_lpips(scenes)) {
+    j["lpips"] = mean_over(scenes, [](const SceneReport& s) { return s.lpips(); });
+    j["lpips_nearest_input"] = mean_over(scenes, [](const SceneReport& s) { return s.lpips_nearest_input(); });
+  }
   j["encode_s_total"] = encode_total;
   j["render_ms_per_view"] = mean_over(scenes, [](const SceneReport& s) { return s.render_ms_per_view; });
   j["warnings"] = nlohmann::json::array();
@@ -134,26 +189,44 @@ void Report::write(const std::string& json_path, const std::string& csv_path) co
   // Names and paths come from data: bytes that are not UTF-8 are written as \xNN (see core/utf8_text.h).
   write_file_atomically(json_path, with_utf8_strings(to_json()).dump(1) + "\n");
   std::ostringstream csv;
-  csv << "scene,view,psnr,ssim,psnr_nearest_input,psnr_white,nearest_input\n";
+  const bool lpips = std::any_of(scenes.begin(), scenes.end(), [](const SceneReport& s) { return s.has_lpips(); });
+  csv << "scene,view,psnr,ssim,psnr_nearest_input,psnr_white,nearest_input"
+      << (lpips ? ",lpips,lpips_nearest_input" : "") << "\n";
+  const auto optional_field = [](const std::optional<double>& value) {
+    std::ostringstream field;
+    if (value) field << *value;
+    return field.str();
+  };
   for (const SceneReport& s : scenes)
-    for (const ViewReport& v : s.views)
+    for (const ViewReport& v : s.views) {
       csv << csv_field(s.name) << "," << v.index << "," << v.psnr << "," << v.ssim << "," << v.psnr_nearest_input << ","
-          << v.psnr_white << "," << v.nearest_input << "\n";
+          << v.psnr_white << "," << v.nearest_input;
+      if (lpips) csv << "," << optional_field(v.lpips) << "," << optional_field(v.lpips_nearest_input);
+      csv << "\n";
+    }
   write_file_atomically(csv_path, csv.str());
 }
 
 void Report::print_table() const {
-  std::printf("\n%-24s %6s %8s %8s %7s %10s %7s %9s %10s\n", "scene", "views", "PSNR", "pooled", "SSIM", "nearest-in",
-              "white", "encode s", "render ms");
+  // With --lpips, two more columns: the renders' LPIPS and the nearest inputs' (lower is closer).
+  const bool lpips = every_scene_has_lpips(scenes);
+  const auto lpips_cells = [lpips](double render, double nearest) {
+    char cells[32] = "";
+    if (lpips) std::snprintf(cells, sizeof(cells), " %7.4f %10.4f", render, nearest);
+    return std::string(cells);
+  };
+  std::printf("\n%-24s %6s %8s %8s %7s %10s %7s %9s %10s%s\n", "scene", "views", "PSNR", "pooled", "SSIM", "nearest-in",
+              "white", "encode s", "render ms", lpips ? "   LPIPS nearest-in" : "");
   for (const SceneReport& s : scenes)
-    std::printf("%s %6zu %8.3f %8.3f %7.4f %10.3f %7.3f %9.3f %10.1f\n", terminal_column(s.name, 24).c_str(),
+    std::printf("%s %6zu %8.3f %8.3f %7.4f %10.3f %7.3f %9.3f %10.1f%s\n", terminal_column(s.name, 24).c_str(),
                 s.views.size(), s.psnr(), s.psnr_pooled(), s.ssim(), s.psnr_nearest_input(), s.psnr_white(), s.encode_s,
-                s.render_ms_per_view);
+                s.render_ms_per_view, lpips_cells(s.lpips(), s.lpips_nearest_input()).c_str());
   const nlohmann::json j = to_json();
-  std::printf("%-24s %6s %8.3f %8.3f %7.4f %10.3f %7.3f %9.3f %10.1f\n", "mean over scenes", "",
+  std::printf("%-24s %6s %8.3f %8.3f %7.4f %10.3f %7.3f %9.3f %10.1f%s\n", "mean over scenes", "",
               j["psnr"].get<double>(), j["psnr_pooled"].get<double>(), j["ssim"].get<double>(),
               j["psnr_nearest_input"].get<double>(), j["psnr_white"].get<double>(), j["encode_s_total"].get<double>(),
-              j["render_ms_per_view"].get<double>());
+              j["render_ms_per_view"].get<double>(),
+              lpips_cells(j.value("lpips", 0.0), j.value("lpips_nearest_input", 0.0)).c_str());
   for (const auto& [name, error] : failed)
     std::printf("FAILED %s: %s\n", terminal_text(name).c_str(), terminal_text(error).c_str());
 }
@@ -228,7 +301,10 @@ void compare_reports(const std::string& a_path, const std::string& b_path) {
   check_comparable(a, b, a_path, b_path);
   std::map<std::string, const nlohmann::json*> in_a;
   for (const auto& s : a["scenes"]) in_a[s["name"].get<std::string>()] = &s;
-  std::printf("%-24s %9s %9s %8s %9s %9s %8s\n", "scene", "PSNR A", "PSNR B", "diff", "SSIM A", "SSIM B", "diff");
+  // LPIPS columns where both reports measured it (runs with --lpips).
+  const bool lpips = a.contains("lpips") && b.contains("lpips");
+  std::printf("%-24s %9s %9s %8s %9s %9s %8s%s\n", "scene", "PSNR A", "PSNR B", "diff", "SSIM A", "SSIM B", "diff",
+              lpips ? "   LPIPS A   LPIPS B     diff" : "");
   for (const auto& s : b["scenes"]) {
     const std::string name = s["name"].get<std::string>();
     auto it = in_a.find(name);
@@ -238,12 +314,18 @@ void compare_reports(const std::string& a_path, const std::string& b_path) {
     }
     const double psnr_a = number_in(*it->second, "psnr", a_path), psnr_b = number_in(s, "psnr", b_path);
     const double ssim_a = number_in(*it->second, "ssim", a_path), ssim_b = number_in(s, "ssim", b_path);
-    std::printf("%s %9.3f %9.3f %+8.3f %9.4f %9.4f %+8.4f\n", terminal_column(name, 24).c_str(), psnr_a, psnr_b,
+    std::printf("%s %9.3f %9.3f %+8.3f %9.4f %9.4f %+8.4f", terminal_column(name, 24).c_str(), psnr_a, psnr_b,
                 psnr_b - psnr_a, ssim_a, ssim_b, ssim_b - ssim_a);
+    if (lpips) {
+      const double lpips_a = number_in(*it->second, "lpips", a_path), lpips_b = number_in(s, "lpips", b_path);
+      std::printf(" %9.4f %9.4f %+8.4f", lpips_a, lpips_b, lpips_b - lpips_a);
+    }
+    std::printf("\n");
     in_a.erase(it);
   }
   for (const auto& [name, s] : in_a) std::printf("%s only in A\n", terminal_column(name, 24).c_str());
-  for (const char* key : {"psnr", "psnr_pooled", "ssim", "psnr_nearest_input", "render_ms_per_view", "encode_s_total"})
+  for (const char* key : {"psnr", "psnr_pooled", "ssim", "psnr_nearest_input", "lpips", "lpips_nearest_input",
+                          "render_ms_per_view", "encode_s_total"})
     if (a.contains(key) && b.contains(key)) {
       const double va = number_in(a, key, a_path), vb = number_in(b, key, b_path);
       std::printf("overall %-20s A %10.4f  B %10.4f  B-A %+10.4f\n", key, va, vb, vb - va);

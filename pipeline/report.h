@@ -3,6 +3,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,8 @@ struct ViewReport {
   int index = 0;
   double psnr = 0, ssim = 0, psnr_nearest_input = 0, psnr_white = 0, mse = 0;
   int nearest_input = -1;
+  // With --lpips (core/lpips.h): the render's LPIPS and the nearest input's (lower is closer); absent otherwise.
+  std::optional<double> lpips, lpips_nearest_input;
 };
 
 struct SceneReport {
@@ -27,6 +30,10 @@ struct SceneReport {
   double psnr_nearest_input() const;
   double psnr_white() const;  // an all-white prediction: the floor for objects on white
   double psnr_pooled() const;
+  // Whether every view has an LPIPS (a run with --lpips), and the means over the views.
+  bool has_lpips() const;
+  double lpips() const;
+  double lpips_nearest_input() const;  // 0 where no view had an input to compare
 };
 
 struct Report {

@@ -41,6 +41,7 @@ struct SceneRequest {
   bool allow_input_targets = false;
   // --resume: finish the interrupted evaluation whose incomplete report.json is in --out (pipeline/resume.h).
   bool resume = false;
+  std::string lpips;  // evaluate, --lpips: also measure LPIPS with these weights (core/lpips.h); empty: not
 };
 
 struct PreviousRun;
@@ -201,6 +202,7 @@ class Run {
   std::unique_ptr<PreviousRun> previous_run_;  // read_previous_run_of (the lead); gone once cleared or resumed
   RunBackend backend_;
   std::unique_ptr<Model> model_;  // after backend_: destroyed before it
+  std::unique_ptr<Lpips> lpips_;  // evaluate with --lpips; likewise after backend_
   std::string model_path_;
   std::set<std::pair<int, int>> rendered_sizes_;  // render(): sizes whose memory was checked
   bool stage_bars_ = false;                       // a command's run: bars for encode layers and rendered views

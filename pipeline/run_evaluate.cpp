@@ -55,6 +55,13 @@ void refuse_input_targets(const std::vector<int>& targets, const std::vector<int
                                    ": its score would not be of a novel view (--allow-input-targets if that is meant)");
 }
 
+// Before any work: LPIPS's AlexNet pools twice, which needs images of kLpipsSmallestSide pixels a side.
+void check_lpips_size(int height, int width) {
+  if (height >= kLpipsSmallestSide && width >= kLpipsSmallestSide) return;
+  throw Error("--size", std::to_string(height) + "x" + std::to_string(width) + " is too small for --lpips: " +
+                            "LPIPS's AlexNet needs at least " + std::to_string(kLpipsSmallestSide) + " pixels a side");
+}
+
 std::string targets_text(const SceneReport& report) { return std::to_string(report.targets.size()) + " targets"; }
 
 }  // namespace
@@ -101,7 +108,8 @@ Run::SceneWork Run::plan_scene_work(const SceneSelection& selection, bool encode
       need.reads.push_back({view});
     check_memory(need);
     check_scored_size(selection.height, selection.width,
-                      model().config().patch_size);       // after memory: a huge size is named for that
+                      model().config().patch_size);  // after memory: a huge size is named for that
+    if (lpips_) check_lpips_size(selection.height, selection.width);
     WorkSize time = encode_work(selection, work.inputs);  // no views to encode from a state
     time.renders.push_back({selection.height, selection.width, static_cast<int64_t>(work.targets.size())});
     check_time(time, "scene '" + selection.scene.name + "': ");
@@ -126,7 +134,7 @@ SceneReport Run::run_scene_work(SceneWork work, const SceneSelection& selection,
   double render_s = 0;
   lact::on_every_rank(across, [&] {
     views = render_and_measure(model(), selection, state, work.targets, inputs, work.inputs.first, report.folder, out_,
-                               render_s);
+                               render_s, lpips_.get());
   });
   report.render_ms_per_view = 1000.0 * render_s / std::max<size_t>(1, work.targets.size());
   report.views = gather_views(across, report, std::move(views));
@@ -156,6 +164,8 @@ void Run::read_previous_run_of(const SceneRequest& r) {
 
 Report Run::evaluate(SceneRequest r) {
   read_previous_run_of(r);
+  if (!r.lpips.empty())  // its weights read and checked before any work
+    on_every_rank([&] { lpips_ = std::make_unique<Lpips>(r.lpips, backend()); });
   Report report;
   if (r.state.empty()) {
     open_model_for_inputs(r);

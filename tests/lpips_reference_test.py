@@ -6,9 +6,9 @@ nothing is downloaded.
   --make-case DIR   writes the weights, converts them (python3 -m tools.convert_checkpoint --lpips) and measures
                     image pairs with PyTorch in float64: DIR/lpips.safetensors and DIR/case.safetensors, which
                     tests/test_lpips.cpp reads on the CPU and through the GPU backend's code on the emulator.
-  --lact LACT --fixture DIR
+  --lact LACT --fixture DIR [--mpirun MPIRUN]
                     the converter's refusals, and `lact render --lpips`: each view's LPIPS and the nearest input's
-                    against PyTorch, the report and CSV, eval-compare, bad weights files.
+                    against PyTorch, the report and CSV, eval-compare, bad weights files, two ranks' merge.
 
 Run: PYTHONPATH=. /usr/bin/python3 tests/lpips_reference_test.py --lact build/app/lact --fixture ../shared/fixtures/lact_tiny
 """
@@ -192,9 +192,10 @@ class RenderWithLpips(unittest.TestCase):
         self.assertAlmostEqual(report["lpips_nearest_input"], scene["lpips_nearest_input"], delta=1e-12)
         with open(os.path.join(out, "report.csv")) as f:
             rows = list(csv.DictReader(f))
-        self.assertEqual([float(row["lpips"]) for row in rows], [round(v["lpips"], 6) for v in views])
-        self.assertEqual([float(row["lpips_nearest_input"]) for row in rows],
-                         [round(v["lpips_nearest_input"], 6) for v in views])
+        for row, view in zip(rows, views):  # the CSV's six significant digits
+            self.assertAlmostEqual(float(row["lpips"]), view["lpips"], delta=1e-5 * view["lpips"])
+            self.assertAlmostEqual(float(row["lpips_nearest_input"]), view["lpips_nearest_input"],
+                                   delta=1e-5 * view["lpips_nearest_input"])
         self.assertIn("LPIPS", r.stdout)  # the printed table
 
     def test_without_lpips_the_report_is_as_before_and_eval_compare_takes_both(self):
@@ -202,9 +203,12 @@ class RenderWithLpips(unittest.TestCase):
         self.assertEqual(self.render(with_lpips, "--lpips", self.weights).returncode, 0)
         r = self.render(without)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertNotIn("lpips", open(os.path.join(without, "report.json")).read())
-        self.assertEqual(open(os.path.join(without, "report.csv")).readline().strip(),
-                         "scene,view,psnr,ssim,psnr_nearest_input,psnr_white,nearest_input")
+        report = load_json(os.path.join(without, "report.json"))
+        for where in [report] + report["scenes"] + report["scenes"][0]["views"]:
+            self.assertFalse([key for key in where if "lpips" in key], where)
+        with open(os.path.join(without, "report.csv")) as f:
+            header = f.readline().strip()
+        self.assertEqual(header, "scene,view,psnr,ssim,psnr_nearest_input,psnr_white,nearest_input")
         self.assertNotIn("LPIPS", r.stdout)
         both = lact("eval-compare", os.path.join(with_lpips, "report.json"), os.path.join(with_lpips, "report.json"))
         self.assertEqual(both.returncode, 0, both.stderr)
@@ -215,6 +219,25 @@ class RenderWithLpips(unittest.TestCase):
         self.assertEqual(one.returncode, 0, one.stderr)
         self.assertNotIn("lpips", one.stdout.lower())  # only what both measured is compared
         self.assertIn("overall psnr", one.stdout)
+
+    def test_ranks_merge_lpips_as_they_merge_psnr(self):
+        if not ARGS.mpirun:
+            self.skipTest("no --mpirun (a build without MPI)")
+        one, two = os.path.join(self.tmp, "one"), os.path.join(self.tmp, "two")
+        base = ["render", "--model", self.model, "--data", self.scene, "--inputs", "0,1,2", "--targets", "3,4",
+                "--lpips", self.weights, "--quiet", "--threads", "1"]
+        env = dict(os.environ, OMP_NUM_THREADS="1")
+        r = subprocess.run([ARGS.lact] + base + ["--out", one], capture_output=True, text=True, env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = subprocess.run([ARGS.mpirun, "--allow-run-as-root", "--oversubscribe", "-q", "-np", "2", ARGS.lact] + base +
+                           ["--out", two, "--distributed", "mpi"], capture_output=True, text=True, env=env, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        a, b = load_json(os.path.join(one, "report.json")), load_json(os.path.join(two, "report.json"))
+        for va, vb in zip(a["scenes"][0]["views"], b["scenes"][0]["views"]):  # each rank measured one target
+            for key in ("lpips", "lpips_nearest_input"):
+                self.assertAlmostEqual(va[key], vb[key], delta=1e-5, msg=key)
+        for key in ("lpips", "lpips_nearest_input"):
+            self.assertAlmostEqual(a[key], b[key], delta=1e-5, msg=key)
 
     def test_bad_weights_are_one_line_before_any_work(self):
         out = os.path.join(self.tmp, "bad")
@@ -293,6 +316,7 @@ def main():
     ap.add_argument("--make-case", help="write the reference case for tests/test_lpips.cpp into this folder")
     ap.add_argument("--lact")
     ap.add_argument("--fixture")
+    ap.add_argument("--mpirun", help="also check that ranks (--distributed mpi) merge LPIPS")
     ARGS, rest = ap.parse_known_args()
     if ARGS.make_case:
         make_case(ARGS.make_case)
