@@ -52,7 +52,11 @@ void run_encode(EncodeOptions& o, const RunDigest& command_line) {
 void add_encode_command(CLI::App& app) {
   auto o = std::make_shared<EncodeOptions>();
   CLI::App* command = app.add_subcommand("encode", "Encode input views into a scene state (per-layer fast weights)");
-  command->add_option("--model", o->model, "Model weights (.safetensors with the config in its metadata)")->required();
+  command
+      ->add_option("--model", o->model,
+                   "Model weights (.safetensors with the config in its metadata), or a name from lact model fetch")
+      ->transform(model_file())
+      ->required();
   add_data_options(*command, o->data);
   command->add_option("-o,--output", o->output, "Scene state file to write (.safetensors)")->required();
   command->add_flag("--force", o->force, "Replace an existing output file (never one of the inputs)");

@@ -45,7 +45,10 @@ void add_render_command(CLI::App& app) {
       "render",
       "Render target views (encoding the inputs first, or from a saved --state) with PSNR/SSIM against their ground "
       "truth, for one scene or every scene of an index; or render a camera path (--path) to frames and a video");
-  command->add_option("--model", r.model, "Model weights (.safetensors with the config in its metadata)");
+  command
+      ->add_option("--model", r.model,
+                   "Model weights (.safetensors with the config in its metadata), or a name from lact model fetch")
+      ->transform(model_file());
   add_data_options(*command, r.data);
   command->add_option("--state", r.state, "Scene state from `lact encode` (replaces --inputs)");
   command->add_option("--targets", r.targets, "Target views: 3,4 | 8-15 | uniform:N | random:N | fold8 | rest | all");

@@ -14,5 +14,6 @@ void add_eval_compare_command(CLI::App& app);
 void add_view_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
 void add_import_command(CLI::App& app);
+void add_model_command(CLI::App& app);
 
 }  // namespace lact::app

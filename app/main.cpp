@@ -54,6 +54,7 @@ int main(int argc, char** argv) {
   lact::app::add_view_command(app);
   lact::app::add_serve_command(app);
   lact::app::add_import_command(app);
+  lact::app::add_model_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {  // --help, --version

@@ -18,6 +18,7 @@ packages=(
   python3 python3-numpy python3-yaml python3-torch python3-skimage  # tools/ and the tests that use them
   ffmpeg                                   # lact render --video
   colmap                                   # lact import (poses from photos or a video)
+  libcurl4-openssl-dev libssl-dev          # lact model fetch (downloads over HTTPS, SHA-256 checks)
   libopenmpi-dev openmpi-bin               # --distributed mpi (mpirun; NCCL comes with CUDA)
   libboost-dev                             # lact serve: Boost.Beast (HTTP + WebSocket, header-only)
   chromium                                 # lact serve's browser test (headless, driven over the DevTools protocol)

@@ -23,6 +23,9 @@ import json
 import os
 import sys
 
+if __package__ in (None, ""):  # run as a script (lact model convert runs it so, from any folder): find tools/
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
 import torch
 
 from tools.checkpoint_names import BUILTIN_CONFIGS, builtin_config, official_checkpoint
@@ -72,6 +75,29 @@ def check_against_config(sd, config):
     problems += ["wrong shape for %s: %s, expected %s" % (k, list(sd[k].shape), list(ref[k]))
                  for k in ref if k in sd and tuple(sd[k].shape) != ref[k]]
     return problems
+
+
+def matching_builtin(sd):
+    """The built-in config whose keys and shapes the checkpoint has, or None."""
+    for candidate in BUILTIN_CONFIGS:
+        if not check_against_config(sd, builtin_config(candidate)):
+            return candidate
+    return None
+
+
+def mismatch_summary(name, config_name, problems, sd):
+    """One line for a checkpoint that does not fit the config: how many keys are missing, unexpected or of
+    another shape, the first problem, and a built-in config it does fit (the usual cause: the wrong --config)."""
+    counts = [(sum(p.startswith(kind) for p in problems), label) for kind, label in
+              (("missing", "missing"), ("unexpected", "unexpected"), ("wrong shape", "of another shape"))]
+    text = "%s does not match config %s: %s key(s); first: %s" % (
+        name, config_name, ", ".join("%d %s" % c for c in counts if c[0]), problems[0])
+    fits = matching_builtin(sd)
+    if fits and fits != config_name:
+        text += "; it fits %s (give --config %s)" % (fits, fits)
+    else:
+        text += "; give the config it was trained with (--config CONFIG.yaml)"
+    return text
 
 
 def resolve_config(ckpt_path, config_arg):
@@ -129,11 +155,7 @@ def main():
         return 2
     problems = check_against_config(sd, config)
     if problems:
-        for p in problems[:20]:
-            print("convert_checkpoint: %s does not match %s: %s" % (name, config_name, p), file=sys.stderr)
-        if len(problems) > 20:
-            print("convert_checkpoint: %s: ... and %d more problems" % (name, len(problems) - 20),
-                  file=sys.stderr)
+        print("convert_checkpoint: %s" % mismatch_summary(name, config_name, problems, sd), file=sys.stderr)
         return 2
     tensors = {k: v.detach().to(torch.float32) for k, v in sd.items()}
     metadata = {"config": json.dumps(config), "format": FORMAT, "source": name}

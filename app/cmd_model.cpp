@@ -1,0 +1,96 @@
+// lact model: the official LaCT checkpoints: list them (and which are cached), fetch one (download, check,
+// convert, record: pipeline/model_fetch.h), or convert a .pt file with the project's converter from anywhere.
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <memory>
+
+#include "app/commands.h"
+#include "core/error.h"
+#include "core/terminal_text.h"
+#include "pipeline/model_convert.h"
+#include "pipeline/model_fetch.h"
+#include "pipeline/official_models.h"
+
+namespace lact::app {
+
+namespace {
+
+void list_models(const std::string& cache_dir) {
+  const std::string dir = model_cache_dir(cache_dir);
+  std::printf("%-18s %-7s %-10s %-20s %-7s %-9s %s\n", "name", "kind", "trained", "config", "inputs", "download",
+              "cached");
+  for (const OfficialModel& m : official_models()) {
+    const std::optional<CachedModel> cached = cached_model(dir, m.name);
+    const std::string size = std::to_string(m.height) + "x" + std::to_string(m.width);
+    const std::string views = m.input_views ? std::to_string(m.input_views) : "-";
+    std::printf("%-18s %-7s %-10s %-20s %-7s ~%-8s %s\n", m.name.c_str(), m.kind.c_str(), size.c_str(),
+                m.config.c_str(), views.c_str(), size_text(m.approx_bytes).c_str(),
+                cached ? terminal_text(cached->path).c_str() : "no");
+  }
+  std::printf("cache: %s; download sizes are the fp32 tensors of each config (the hub's size is checked)\n",
+              terminal_text(dir).c_str());
+}
+
+void add_fetch(CLI::App& model) {
+  auto o = std::make_shared<FetchOptions>();
+  CLI::App* fetch = model.add_subcommand(
+      "fetch", "Download an official checkpoint (resumable, checked against the hub's SHA-256), convert and cache it");
+  fetch->add_option("name", o->name, "The checkpoint (lact model list): obj_res256, scene_res144x256, ...")->required();
+  fetch->add_option("--cache-dir", o->cache_dir, "Cache folder (default $XDG_CACHE_HOME/lact, else ~/.cache/lact)");
+  fetch->add_option("--hub", o->hub,
+                    "A Hugging Face mirror holding the hub's paths (URL/airsplay/lact_nvs/resolve/main/NAME.pt; "
+                    "default $LACT_HUB, else https://huggingface.co)");
+  fetch->add_option("--config", o->config,
+                    "The config the converter uses instead of the official one (a mirror's own weights; default "
+                    "$LACT_HUB_CONFIG)");
+  fetch->add_flag("--force", o->force, "Fetch and convert again although it is cached");
+  fetch->add_flag("-q,--quiet", o->quiet, "No progress bar");
+  fetch->callback([o]() {
+    const CachedModel m = fetch_official_model(*o);
+    std::printf("%s: %s (%s, trained at %dx%d%s); use --model %s\n", m.name.c_str(), terminal_text(m.path).c_str(),
+                m.kind.c_str(), m.height, m.width,
+                m.input_views ? (" with " + std::to_string(m.input_views) + " input views").c_str() : "",
+                m.name.c_str());
+  });
+}
+
+struct ConvertOptions {
+  std::string checkpoint, config, output;
+  bool force = false;
+};
+
+void add_convert(CLI::App& model) {
+  auto o = std::make_shared<ConvertOptions>();
+  CLI::App* convert = model.add_subcommand(
+      "convert", "Convert a LaCT checkpoint (.pt) to the .safetensors lact reads (tools/convert_checkpoint.py)");
+  convert->add_option("checkpoint", o->checkpoint, "The .pt file")->required();
+  convert->add_option("--config", o->config,
+                      "Its config: a .yaml/.json file or a built-in name (default: known from an official file name)");
+  convert->add_option("-o,--output", o->output, "The .safetensors to write")->required();
+  convert->add_flag("--force", o->force, "Replace an existing output");
+  convert->callback([o]() {
+    struct stat info;
+    if (!o->force && ::stat(o->output.c_str(), &info) == 0)
+      throw Error(o->output, "already exists (pass --force to replace it)");
+    std::printf("%s\n", terminal_text(convert_checkpoint(o->checkpoint, o->config, o->output)).c_str());
+  });
+}
+
+}  // namespace
+
+void add_model_command(CLI::App& app) {
+  CLI::App* model = app.add_subcommand("model",
+                                       "The official LaCT checkpoints: list, fetch (download, check, "
+                                       "convert, cache: then --model NAME), convert a .pt file");
+  model->require_subcommand(1);
+  auto cache_dir = std::make_shared<std::string>();
+  CLI::App* list =
+      model->add_subcommand("list", "The official checkpoints, what each was trained on, and which are cached");
+  list->add_option("--cache-dir", *cache_dir, "Cache folder (default $XDG_CACHE_HOME/lact, else ~/.cache/lact)");
+  list->callback([cache_dir]() { list_models(*cache_dir); });
+  add_fetch(*model);
+  add_convert(*model);
+}
+
+}  // namespace lact::app

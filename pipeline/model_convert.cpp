@@ -1,0 +1,70 @@
+#include "pipeline/model_convert.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "core/error.h"
+#include "core/file_io.h"
+#include "core/signal_cleanup.h"
+#include "pipeline/subprocess.h"
+
+#ifndef LACT_SOURCE_DIR
+#error "LACT_SOURCE_DIR: the checkout lact is built from (pipeline/CMakeLists.txt)"
+#endif
+#ifndef LACT_PYTHON_PATH
+#define LACT_PYTHON_PATH "/usr/bin/python3"
+#endif
+
+namespace lact {
+
+namespace {
+
+std::string last_line(const std::string& text) {
+  size_t end = text.find_last_not_of("\r\n");
+  if (end == std::string::npos) return "";
+  const size_t start = text.rfind('\n', end);
+  return text.substr(start == std::string::npos ? 0 : start + 1,
+                     end - (start == std::string::npos ? 0 : start + 1) + 1);
+}
+
+}  // namespace
+
+std::string converter_python() {
+  const char* python = std::getenv("LACT_PYTHON");
+  return python && *python ? python : LACT_PYTHON_PATH;
+}
+
+std::string converter_script() { return std::string(LACT_SOURCE_DIR) + "/tools/convert_checkpoint.py"; }
+
+std::string convert_checkpoint(const std::string& checkpoint, const std::string& config, const std::string& output) {
+  require_regular_file(checkpoint);
+  const std::string script = converter_script();
+  if (::access(script.c_str(), R_OK) != 0)
+    throw Error(script, "the converter is missing (lact model convert runs it from the checkout lact was built from)");
+  const std::string python = find_program(converter_python());
+  if (python.empty())
+    throw Error(converter_python(),
+                "not found: the converter needs Python with torch (Debian: sudo apt-get install "
+                "python3-torch; LACT_PYTHON names another Python)");
+  const std::string target = resolve_output_path(output);
+  const std::string temporary = target + ".converting-" + std::to_string(::getpid()) + ".safetensors";
+  std::vector<std::string> argv = {python, script, checkpoint, "-o", temporary};
+  if (!config.empty()) argv.insert(argv.end(), {"--config", config});
+  const int token = register_temporary(temporary);
+  std::string out, errors;
+  const int status = run_program(argv, &out, 0, &errors);
+  if (status != 0) {
+    std::remove(temporary.c_str());
+    unregister_temporary(token);
+    const std::string reason = last_line(errors);
+    throw Error(checkpoint, "the converter failed (exit status " + std::to_string(status) +
+                                "): " + (reason.empty() ? "no message" : reason));
+  }
+  rename_into_place(temporary, target);
+  unregister_temporary(token);
+  return last_line(out);
+}
+
+}  // namespace lact
