@@ -142,8 +142,17 @@ fs::path link_target(const fs::path& link, const std::string& shown) {
 
 }  // namespace
 
+void check_working_folder_for(const std::string& path) {
+  if (path.empty() || path[0] == '/') return;
+  char buffer[PATH_MAX];
+  if (::getcwd(buffer, sizeof buffer) == nullptr && errno == ENOENT)
+    throw Error(path,
+                "the working folder no longer exists (removed?): cd to an existing folder or give an absolute path");
+}
+
 std::string resolve_output_path(const std::string& path) {
   if (path.empty()) throw Error("an output file name is empty");
+  check_working_folder_for(path);
   std::error_code ec;
   fs::path p = fs::absolute(path, ec);
   for (int hop = 0; hop < 40 && !ec; ++hop) {

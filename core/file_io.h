@@ -32,6 +32,10 @@ std::string read_whole_file(const std::string& path, uint64_t max_bytes);
 // when it is refused, is a folder or exists as something other than a regular file.
 std::string resolve_output_path(const std::string& path);
 
+// Error(path) when `path` is relative and the working folder it is relative to no longer exists (removed under
+// a shell that still stands in it): said as such, rather than as an empty folder name or "No such file".
+void check_working_folder_for(const std::string& path);
+
 // True when `path`'s real place (its folder's links resolved) is under /dev, /proc or /sys.
 bool under_system_folder(const std::string& path);
 

@@ -350,6 +350,25 @@ class Reliability(unittest.TestCase):
         self.assertTrue(os.path.islink(link))
         self.assertEqual(sorted(os.listdir(folder)), ["link.safetensors", "real.safetensors", "to_stdout"])
 
+    def test_dangling_out_link_and_removed_working_folder(self):
+        """Named for what they are (issue 48): a --out link to a missing folder ("File exists" before), and a
+        relative output from a working folder that was removed ("( is not a folder)" before)."""
+        folder = self.fresh("dangling")
+        link = os.path.join(folder, "out")
+        os.symlink(os.path.join(folder, "missing"), link)
+        argv = ["render", "--state", self.state, "--path", self.path4, "--out"]
+        self.expect_error(run(*argv, link), [link, "missing", "does not exist"])
+        self.assertFalse(os.path.exists(os.path.join(folder, "missing")))
+        gone = self.fresh("gone")
+        for output in (["--out", "o"], ["-o", "s.safetensors"]):
+            p = subprocess.Popen(["/bin/sh", "-c", 'cd "$1" && rmdir "$1" && shift && exec "$@"', "sh", gone,
+                                  ARGS.lact] + (argv[:-1] + output if output[0] == "--out" else
+                                               self.encode_args(output[1])),
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace")
+            so, se = p.communicate(timeout=120)
+            self.expect_error((p.returncode, so, se), ["working folder no longer exists"])
+            os.makedirs(gone)
+
     def test_link_planted_inside_out(self):
         """A scene folder (or a frame) inside --out that is a link elsewhere: refused, nothing written there."""
         argv = ["render", "--model", self.model, "--data", self.scene, "--inputs", "0,1,2", "--targets", "3,4"]
