@@ -1,8 +1,9 @@
-// lact.psnr, lact.ssim (the report's metrics) and lact.camera_path (the paths `lact path` writes).
+// lact.psnr, lact.ssim, lact.lpips (the report's metrics) and lact.camera_path (the paths `lact path` writes).
 #include <pybind11/stl.h>
 
 #include "core/camera_geometry.h"
 #include "core/error.h"
+#include "core/lpips.h"
 #include "core/metrics.h"
 #include "python/arguments.h"
 #include "python/arrays.h"
@@ -79,6 +80,15 @@ void bind_metrics(py::module_& m) {
         return ssim(x, y);
       },
       py::arg("a"), py::arg("b"), docs::kSsim);
+  m.def(
+      "lpips",
+      [](const py::object& a, const py::object& b, const std::string& weights) {
+        const auto [x, y] = image_pair(a, b);
+        py::gil_scoped_release released;
+        const std::unique_ptr<Backend> cpu = make_cpu_backend(0);  // the library's threads, as ssim's
+        return Lpips(weights, *cpu).distance(x, y);                // Error (the file, a size): RuntimeError
+      },
+      py::arg("a"), py::arg("b"), py::arg("weights"), docs::kLpips);
   m.def("camera_path", &camera_path, py::arg("kind"), py::arg("frames") = 120,
         py::arg("size") = py::make_tuple(256, 256), py::arg("intrinsics") = py::none(), py::arg("c2w") = py::none(),
         py::arg("hfov") = 50.0, py::arg("min_radius") = 1.7, py::arg("max_radius") = 3.0, py::arg("elevation") = 30.0,
