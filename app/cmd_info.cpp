@@ -13,6 +13,7 @@
 #include "datasets/scene_summary.h"
 #include "datasets/view_selection.h"
 #include "kernels/cpu/dnnl_gemm.h"
+#include "kernels/cuda/attention_library.h"
 #include "pipeline/backend_options.h"
 #include "pipeline/scene_selection.h"
 
@@ -183,6 +184,9 @@ void info_devices() {
     if (name == "cpu")  // what --precision bf16 would use here
       std::printf("      bf16 products: %s%s\n", cpu_bf16_capability().c_str(),
                   cpu_bf16_available() ? "" : " (--precision bf16 refused)");
+    if (name == "cuda")  // which code --precision bf16's attention would run (loads cuDNN to tell)
+      std::printf("      bf16 attention: %s (LACT_ATTENTION=cudnn|own; unset: cudnn where it loads)\n",
+                  cuda::attention_path(*lact::make_backend(name, 0, Precision::Bf16)).c_str());
   }
 }
 

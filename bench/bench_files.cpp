@@ -22,9 +22,9 @@ nlohmann::json profile_json(const std::vector<OpProfile>& profile) {
 nlohmann::json rows_json(const std::vector<Row>& rows) {
   nlohmann::json out = nlohmann::json::array();
   for (const Row& r : rows) {
-    nlohmann::json j{{"model", r.model},  {"precision", r.precision}, {"gemm_gflops", r.gemm_gflops},
-                     {"views", r.views},  {"height", r.height},       {"width", r.width},
-                     {"tokens", r.tokens}};
+    nlohmann::json j{{"model", r.model},   {"precision", r.precision}, {"gemm_gflops", r.gemm_gflops},
+                     {"views", r.views},   {"height", r.height},       {"width", r.width},
+                     {"tokens", r.tokens}, {"attention", r.attention}};
     if (r.skipped.empty()) {
       j.update({{"encode_s", r.encode_s},
                 {"render_fps", r.render_fps},

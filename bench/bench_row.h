@@ -26,6 +26,7 @@ struct Row {
   double open_s = -1;      // opening the model file (--model; -1: random weights)
   double gemm_gflops = 0;  // the backend's n^3 product rate at this row's precision (the ceiling)
   std::string device;      // the backend's description
+  std::string attention;   // the code that ran the row's attention: "cpu", "own (why)", "cudnn 9.19.0", ...
   Samples encode, render;  // seconds per encode, seconds per rendered view (the frames after a scene's first)
   Samples first_frame;     // seconds to render the targets the first time after an encode
   // Medians: encode seconds, rendered views per second, and what follows from them.

@@ -24,6 +24,7 @@
 #include "core/random_weights.h"
 #include "kernels/cpu/dnnl_gemm.h"
 #include "kernels/cpu/thread_limit.h"
+#include "kernels/cuda/attention_library.h"
 #include "pipeline/output_files.h"
 #include "pipeline/subprocess.h"
 
@@ -159,10 +160,13 @@ std::vector<Row> run_precision_pass(const BenchOptions& o, const std::string& pr
         row.precision = precision_name(backend->precision());
         row.gemm_gflops = gemm;
         row.device = backend->device_description();
+        row.attention = cuda::attention_path(*backend);  // what ran so far (a fallback shows here)
         if (built[m].first == "lact") row.open_s = open_s;
         if (row.skipped.empty()) measured[m] = std::max(measured[m], row.encode_gflops);
-        std::fprintf(stderr, "  %s %s %d views %dx%d: %s\n", row.model.c_str(), row.precision.c_str(), v, height, width,
-                     row.skipped.empty() ? (std::to_string(row.encode_s) + " s encode").c_str() : row.skipped.c_str());
+        std::fprintf(stderr, "  %s %s %d views %dx%d: %s; attention %s\n", row.model.c_str(), row.precision.c_str(), v,
+                     height, width,
+                     row.skipped.empty() ? (std::to_string(row.encode_s) + " s encode").c_str() : row.skipped.c_str(),
+                     row.attention.c_str());
         rows.push_back(row);
       }
   // The ceiling once more after the rows, the higher of the two kept: a burst of other work on a shared machine

@@ -21,7 +21,9 @@
 #include "core/model.h"
 #include "core/safetensors.h"
 #include "kernels/backend.h"
+#include "kernels/cuda/attention_library.h"
 #include "kernels/cuda/cuda_ops.cuh"
+#include "kernels/cuda/cudnn_sdpa_plan.h"
 #include "kernels/cuda/device_backend.h"
 #include "kernels/cuda/gemm_plan.h"
 #include "tests/fixture_views.h"
@@ -359,8 +361,17 @@ class EmulatedDevice {
     }
     return std::shared_ptr<float>(p, [](float* q) { std::free(q); });
   }
-  void* scratch(size_t bytes) { return std::malloc(bytes ? bytes : 1); }
-  void release(void* p) { std::free(p); }
+  // Scratch taken while capturing is graph memory too (as cudaMallocAsync's is): the recording owns it, and the
+  // release inside the captured op leaves it to the replays.
+  void* scratch(size_t bytes) {
+    void* p = std::malloc(bytes ? bytes : 1);
+    if (capture_) capture_->memory.push_back(p);
+    return p;
+  }
+  void release(void* p) {
+    if (!capture_ || std::find(capture_->memory.begin(), capture_->memory.end(), p) == capture_->memory.end())
+      std::free(p);
+  }
   void to_device(void* dst, const void* host, size_t bytes) { std::memcpy(dst, host, bytes); }
   void to_host(void* host, const void* src, size_t bytes) { std::memcpy(host, src, bytes); }
   void copy(void* dst, const void* src, size_t bytes) {
@@ -433,6 +444,11 @@ class EmulatedDevice {
     else
       work();
   }
+  // The fused attention library (a stand-in for cuDNN's, set by a test), or why there is none.
+  cuda::AttentionLibrary* attention_library() { return library; }
+  std::string attention_unavailable() const { return unavailable; }
+  cuda::AttentionLibrary* library = nullptr;
+  std::string unavailable = "no attention library in the emulator";
   int64_t gemms = 0, recordings = 0, replays = 0;
 
  private:
@@ -441,8 +457,74 @@ class EmulatedDevice {
   std::vector<std::chrono::steady_clock::time_point> events_;
 };
 
+// A stand-in for cuDNN's fused attention: the exact softmax attention (in double) of the bf16 operands it is handed,
+// rounded to bf16, run on the emulated stream (so a recording captures it). It can refuse shapes and fail runs.
+class FakeAttentionLibrary final : public cuda::AttentionLibrary {
+ public:
+  explicit FakeAttentionLibrary(EmulatedDevice& device) : device_(&device) {}
+  void attach(EmulatedDevice& device) { device_ = &device; }
+  std::string name() const override { return "fake 1.0"; }
+  bool prepare(const cuda::SdpaShape& shape, std::string* why) override {
+    ++prepares;
+    if (refuse_dim == shape.dim) {
+      *why = "head dim " + std::to_string(shape.dim) + " refused by the test";
+      return false;
+    }
+    prepared_.insert(shape);
+    return true;
+  }
+  bool prepared(const cuda::SdpaShape& shape) const override { return prepared_.count(shape) > 0; }
+  size_t workspace_bytes(const cuda::SdpaShape&) const override { return 64; }
+  bool run(const cuda::SdpaShape& s, const void* q, const void* k, const void* v, void* out, float scale,
+           void* workspace, std::string* why) override {
+    ++runs;
+    if (fail_runs) {
+      *why = "the test made it fail";
+      return false;
+    }
+    EXPECT_TRUE(prepared(s));
+    EXPECT_NE(workspace, nullptr);
+    shapes.push_back(s);
+    const auto* qb = static_cast<const __nv_bfloat16*>(q);
+    const auto *kb = static_cast<const __nv_bfloat16*>(k), *vb = static_cast<const __nv_bfloat16*>(v);
+    auto* ob = static_cast<__nv_bfloat16*>(out);
+    device_->run([=] { attention_of_bf16(s, qb, kb, vb, ob, scale); });
+    return true;
+  }
+  static void attention_of_bf16(const cuda::SdpaShape& s, const __nv_bfloat16* q, const __nv_bfloat16* k,
+                                const __nv_bfloat16* v, __nv_bfloat16* out, float scale) {
+    auto at = [](const __nv_bfloat16* p, int64_t i) { return double(__bfloat162float(p[i])); };
+    std::vector<double> weights(size_t(s.keys));
+    for (int64_t b = 0; b < s.batch; ++b)
+      for (int64_t i = 0; i < s.queries; ++i) {
+        double peak = -INFINITY, sum = 0;
+        for (int64_t j = 0; j < s.keys; ++j) {
+          double dot = 0;
+          for (int64_t e = 0; e < s.dim; ++e)
+            dot += at(q, (b * s.queries + i) * s.dim + e) * at(k, (b * s.keys + j) * s.dim + e);
+          weights[size_t(j)] = dot * scale;
+          peak = std::max(peak, weights[size_t(j)]);
+        }
+        for (double& w : weights) sum += (w = std::exp(w - peak));
+        for (int64_t e = 0; e < s.dim; ++e) {
+          double o = 0;
+          for (int64_t j = 0; j < s.keys; ++j) o += weights[size_t(j)] * at(v, (b * s.keys + j) * s.dim + e);
+          out[(b * s.queries + i) * s.dim + e] = __float2bfloat16(float(o / sum));
+        }
+      }
+  }
+  int64_t prepares = 0, runs = 0, refuse_dim = -1;
+  bool fail_runs = false;
+  std::vector<cuda::SdpaShape> shapes;  // of the runs that computed
+
+ private:
+  EmulatedDevice* device_;
+  std::set<cuda::SdpaShape> prepared_;
+};
+
 // A parity case (fixture or reference case) through the GPU backend's code: fast weights and rendered pixels.
-void check_case_through_gpu_code(const std::string& dir, bool all_precisions);
+void check_case_through_gpu_code(const std::string& dir, bool all_precisions, bool bf16_only = false,
+                                 FakeAttentionLibrary* library = nullptr);
 
 TEST(EmulatedCudaBackend, OfficialFixtureThroughTheGpuBackendCode) {
   const std::string dir = test::env_path("LACT_FIXTURE_DIR");
@@ -470,7 +552,8 @@ TEST(EmulatedCudaBackend, VariantsThroughTheGpuBackendCode) {
   EXPECT_EQ(checked, 3) << "the variant reference cases were not generated in " << cases;
 }
 
-void check_case_through_gpu_code(const std::string& dir, bool all_precisions) {
+void check_case_through_gpu_code(const std::string& dir, bool all_precisions, bool bf16_only,
+                                 FakeAttentionLibrary* library) {
   const SafetensorsFile expected(dir + "/expected.safetensors");
   const std::vector<PosedImage> views = test::fixture_inputs(expected);
   const int height = views[0].image.height, width = views[0].image.width;
@@ -492,8 +575,11 @@ void check_case_through_gpu_code(const std::string& dir, bool all_precisions) {
                          Run{NewtonSchulzRoute::Auto, Precision::Tf32, 1e-2, 5e-3},
                          Run{NewtonSchulzRoute::Auto, Precision::Bf16, 1e-1, 3e-2}}) {
     if (!all_precisions && run.precision != Precision::Fp32) continue;
+    if (bf16_only && run.precision != Precision::Bf16) continue;
     const NewtonSchulzRoute route = run.route;
     cuda::DeviceBackend<EmulatedDevice> be("cuda-emulated", run.precision);
+    be.device().library = library;
+    if (library) library->attach(be.device());
     ModelOptions options;
     options.newton_schulz = route;
     options.token_tile = route == NewtonSchulzRoute::Dense ? 40 : 16384;
@@ -605,6 +691,147 @@ TEST(EmulatedCudaBackend, RecordedRenderEqualsDirectRender) {
   });
   ASSERT_EQ(after.wait_for(std::chrono::seconds(10)), std::future_status::ready);
   EXPECT_EQ(after.get(), std::vector<float>(4, 5.0f));
+}
+
+// The attention op through a backend with the library: q, k, v random [batch, tokens, dim]; the relative error
+// against the CPU backend's fp32 attention.
+struct LibraryCase {
+  int64_t batch, queries, keys, dim;
+  float scale;
+};
+double backend_attention_error(Backend& be, const LibraryCase& c, unsigned seed) {
+  const std::unique_ptr<Backend> cpu = make_cpu_backend(2);
+  const auto q = random_values(c.batch * c.queries * c.dim, seed),
+             k = random_values(c.batch * c.keys * c.dim, seed + 1),
+             v = random_values(c.batch * c.keys * c.dim, seed + 2);
+  Tensor cq = cpu->from_host({c.batch, c.queries, c.dim}, q.data()),
+         ck = cpu->from_host({c.batch, c.keys, c.dim}, k.data()),
+         cv = cpu->from_host({c.batch, c.keys, c.dim}, v.data()), co = cpu->empty({c.batch, c.queries, c.dim});
+  cpu->attention(cq, ck, cv, c.scale, co);
+  Tensor gq = be.from_host({c.batch, c.queries, c.dim}, q.data()),
+         gk = be.from_host({c.batch, c.keys, c.dim}, k.data()), gv = be.from_host({c.batch, c.keys, c.dim}, v.data()),
+         go = be.empty({c.batch, c.queries, c.dim});
+  be.attention(gq, gk, gv, c.scale, go);
+  return relative_error(be.to_host(go), cpu->to_host(co));
+}
+
+// bf16 attention goes through the library, in chunks of the batch that keep the staging within its budget (each
+// chunk's operands at their own offsets), and agrees with the CPU's fp32 attention to bf16's precision.
+TEST(EmulatedCudaBackend, Bf16AttentionThroughTheLibraryInChunks) {
+  cuda::DeviceBackend<EmulatedDevice> be("cuda-emulated", Precision::Bf16);
+  FakeAttentionLibrary library(be.device());
+  be.device().library = &library;
+  EXPECT_EQ(cuda::attention_path(be), "fake 1.0");
+  const LibraryCase c{5, 70, 130, 64, 0.3f};
+  // 2 entries of 70 and 130 rows of 64 stage 2 x (2 x 8960 + 2 x 16640) bytes = 102,400: chunks 2, 2, 1.
+  be.set_attention_staging_budget(102400);
+  testing::internal::CaptureStderr();
+  const double err = backend_attention_error(be, c, 40);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");  // nothing fell back
+  EXPECT_LT(err, 1e-2);
+  EXPECT_GT(err, 1e-5) << "bf16 rounding should show";
+  ASSERT_EQ(library.shapes.size(), 3u);
+  EXPECT_EQ(library.shapes[0], (cuda::SdpaShape{2, 70, 130, 64}));
+  EXPECT_EQ(library.shapes[1], (cuda::SdpaShape{2, 70, 130, 64}));
+  EXPECT_EQ(library.shapes[2], (cuda::SdpaShape{1, 70, 130, 64}));
+  EXPECT_EQ(cuda::attention_path(be), "fake 1.0");
+  std::printf("bf16 attention through the library in 3 chunks: rel err %.3g\n", err);
+}
+
+// A shape the library refuses, a library that fails, no library, LACT_ATTENTION=own and fp32: our kernels run
+// instead, the result is as right, and the reason is said on stderr once (not for own, which asked for it).
+TEST(EmulatedCudaBackend, AttentionFallsBackToOurKernel) {
+  const LibraryCase c{3, 40, 75, 32, 0.5f};
+  {
+    cuda::DeviceBackend<EmulatedDevice> be("cuda-emulated", Precision::Bf16);
+    FakeAttentionLibrary library(be.device());
+    be.device().library = &library;
+    library.refuse_dim = 32;
+    testing::internal::CaptureStderr();
+    EXPECT_LT(backend_attention_error(be, c, 41), 1e-2);
+    EXPECT_LT(backend_attention_error(be, c, 42), 1e-2);
+    EXPECT_EQ(testing::internal::GetCapturedStderr(),
+              "lact: bf16 attention through lact's own kernel: fake 1.0 refuses this shape: head dim 32 refused by the "
+              "test\n");
+    EXPECT_TRUE(library.shapes.empty());
+    EXPECT_EQ(cuda::attention_path(be), "own (fake 1.0 refuses this shape: head dim 32 refused by the test)");
+  }
+  {
+    cuda::DeviceBackend<EmulatedDevice> be("cuda-emulated", Precision::Bf16);
+    FakeAttentionLibrary library(be.device());
+    be.device().library = &library;
+    library.fail_runs = true;
+    testing::internal::CaptureStderr();
+    EXPECT_LT(backend_attention_error(be, c, 43), 1e-2);
+    EXPECT_LT(backend_attention_error(be, c, 44), 1e-2);
+    EXPECT_EQ(testing::internal::GetCapturedStderr(),
+              "lact: bf16 attention through lact's own kernel: fake 1.0 failed: the test made it fail\n");
+    EXPECT_EQ(library.runs, 1);  // not tried again
+    EXPECT_EQ(cuda::attention_path(be), "own (fake 1.0 failed: the test made it fail)");
+  }
+  for (const std::string& unavailable :
+       {std::string("cannot open libcudnn.so.9 (...)"), std::string(cuda::kAttentionChosenOwn)}) {
+    cuda::DeviceBackend<EmulatedDevice> be("cuda-emulated", Precision::Bf16);
+    be.device().unavailable = unavailable;
+    testing::internal::CaptureStderr();
+    EXPECT_LT(backend_attention_error(be, c, 45), 1e-2);
+    const std::string said = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(said, unavailable == cuda::kAttentionChosenOwn
+                        ? ""
+                        : "lact: bf16 attention through lact's own kernel: " + unavailable + "\n");
+    EXPECT_EQ(cuda::attention_path(be), "own (" + unavailable + ")");
+  }
+  {
+    cuda::DeviceBackend<EmulatedDevice> be("cuda-emulated", Precision::Fp32);
+    FakeAttentionLibrary library(be.device());
+    be.device().library = &library;
+    EXPECT_LT(backend_attention_error(be, c, 46), 1e-5);
+    EXPECT_EQ(library.prepares, 0);
+    EXPECT_EQ(cuda::attention_path(be), "own (fp32: the library runs bf16 only)");
+  }
+}
+
+// A recording that meets a shape the library has not prepared is discarded (preparing cannot be captured): the
+// caller runs directly, which prepares it; the next recording captures the library's run, and replaying it
+// computes what the direct call did.
+TEST(EmulatedCudaBackend, RecordingWaitsForAPreparedLibraryShape) {
+  cuda::DeviceBackend<EmulatedDevice> be("cuda-emulated", Precision::Bf16);
+  FakeAttentionLibrary library(be.device());
+  be.device().library = &library;
+  const int64_t batch = 2, tokens = 33, dim = 16;
+  const auto values = random_values(batch * tokens * dim, 47);
+  Tensor q = be.from_host({batch, tokens, dim}, values.data()), out = be.empty({batch, tokens, dim});
+  auto attend = [&] { be.attention(q, q, q, 0.25f, out); };
+  ASSERT_TRUE(be.begin_recording());
+  attend();
+  EXPECT_EQ(be.end_recording(), nullptr);
+  EXPECT_EQ(library.runs, 0);
+  attend();  // directly: prepares the shape and runs
+  EXPECT_EQ(library.runs, 1);
+  const std::vector<float> direct = be.to_host(out);
+  be.fill(out, 0.0f);
+  ASSERT_TRUE(be.begin_recording());
+  attend();
+  const std::unique_ptr<Recording> recording = be.end_recording();
+  ASSERT_NE(recording, nullptr);
+  EXPECT_EQ(library.runs, 2);  // queued into the recording
+  EXPECT_EQ(library.shapes.size(), 2u);
+  EXPECT_EQ(be.to_host(out), std::vector<float>(size_t(batch * tokens * dim), 0.0f));  // nothing ran yet
+  be.replay(*recording);
+  EXPECT_EQ(be.to_host(out), direct);
+}
+
+// The official fixture at bf16 through the GPU backend code with every attention through the library: within the
+// bf16 bounds test_parity holds a GPU to.
+TEST(EmulatedCudaBackend, OfficialFixtureAtBf16ThroughTheAttentionLibrary) {
+  const std::string dir = test::env_path("LACT_FIXTURE_DIR");
+  ASSERT_FALSE(dir.empty()) << "LACT_FIXTURE_DIR is not set";
+  EmulatedDevice device;  // attached to each backend's own device in check_case_through_gpu_code
+  FakeAttentionLibrary library(device);
+  testing::internal::CaptureStderr();
+  check_case_through_gpu_code(dir, true, true, &library);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  EXPECT_GT(library.shapes.size(), 0u);
 }
 
 }  // namespace

@@ -11,9 +11,13 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cuda/attention_library.h"
 #include "kernels/cuda/cuda_backend.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/device_backend.h"
+#ifdef LACT_HAVE_CUDNN
+#include "kernels/cuda/cudnn_sdpa.h"
+#endif
 
 namespace lact {
 
@@ -66,7 +70,9 @@ class CudaGraph final : public Recording {
 
 class CudaRuntimeDevice {
  public:
-  explicit CudaRuntimeDevice(int device) : device_(device) {
+  // LACT_ATTENTION is read first: a bad value is refused before any device work.
+  explicit CudaRuntimeDevice(int device)
+      : device_(device), attention_choice_(cuda::attention_choice_from_environment()) {
     LACT_CUDA_CHECK(cudaSetDevice(device_));
     cudaDeviceProp prop{};
     LACT_CUDA_CHECK(cudaGetDeviceProperties(&prop, device_));
@@ -204,6 +210,28 @@ class CudaRuntimeDevice {
     LACT_CUDA_CHECK(cudaGraphLaunch(static_cast<const CudaGraph&>(recording).exec, stream_));
   }
 
+  // cuDNN's fused attention, opened on the first bf16 attention (or `lact info --devices`), not before: a run at
+  // fp32 never loads it.
+  cuda::AttentionLibrary* attention_library() {
+    if (attention_opened_) return attention_.get();
+    attention_opened_ = true;
+    if (attention_choice_ == cuda::AttentionChoice::Own) {
+      attention_unavailable_ = cuda::kAttentionChosenOwn;
+      return nullptr;
+    }
+#ifdef LACT_HAVE_CUDNN
+    try {
+      attention_ = cuda::open_cudnn_sdpa(stream_);
+    } catch (const std::exception& e) {
+      attention_unavailable_ = e.what();
+    }
+#else
+    attention_unavailable_ = "this lact was built without cuDNN's headers (cudnn_graph.h)";
+#endif
+    return attention_.get();
+  }
+  std::string attention_unavailable() const { return attention_unavailable_; }
+
  private:
   uint64_t pool_attribute(cudaMemPoolAttr attribute) const {
     LACT_CUDA_CHECK(cudaStreamSynchronize(stream_));  // frees are stream-ordered
@@ -222,6 +250,10 @@ class CudaRuntimeDevice {
   size_t used_events_ = 0;
   static constexpr size_t kWorkspaceBytes = 32 << 20;
   void* workspace_ = nullptr;
+  cuda::AttentionChoice attention_choice_;
+  bool attention_opened_ = false;
+  std::unique_ptr<cuda::AttentionLibrary> attention_;
+  std::string attention_unavailable_;
 };
 
 }  // namespace

@@ -79,6 +79,17 @@ void swiglu_backward(Launch& launch, float* gate, float* up, float* dhidden, int
   if (n > 0) launch(swiglu_backward_kernel, grid_stride_blocks(n), dim3(kElementwiseBlock), gate, up, dhidden, n);
 }
 
+// dst = src rounded to bf16; src = the bf16 values widened to fp32 (exact).
+template <typename Launch>
+void to_bf16(Launch& launch, const float* src, __nv_bfloat16* dst, int64_t n) {
+  if (n > 0) launch(to_bf16_kernel, grid_stride_blocks(n), dim3(kElementwiseBlock), src, dst, n);
+}
+
+template <typename Launch>
+void from_bf16(Launch& launch, const __nv_bfloat16* src, float* dst, int64_t n) {
+  if (n > 0) launch(from_bf16_kernel, grid_stride_blocks(n), dim3(kElementwiseBlock), src, dst, n);
+}
+
 template <typename Launch>
 void split_heads(Launch& launch, const float* src, float* dst, int64_t views, int64_t tokens, int64_t width,
                  int64_t offset, int64_t heads, int64_t head_dim) {

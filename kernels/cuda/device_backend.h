@@ -16,31 +16,40 @@
 //   void gemm(const cuda::ColumnMajorGemm& g, float alpha, float beta, Precision precision);
 //   size_t record_event();  double elapsed_ms(size_t from, size_t to);  void clear_events();   for profiling
 //   bool begin_capture();  std::unique_ptr<Recording> end_capture();  void replay(const Recording&);
+//   cuda::AttentionLibrary* attention_library();   a fused bf16 attention (cuDNN's), null when there is none:
+//   std::string attention_unavailable() const;      then why (cuda::kAttentionChosenOwn when LACT_ATTENTION=own)
 #pragma once
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "kernels/backend.h"
+#include "kernels/cuda/attention_library.h"
 #include "kernels/cuda/conv_kernels.cuh"
 #include "kernels/cuda/cuda_ops.cuh"
+#include "kernels/cuda/cudnn_sdpa_plan.h"
 #include "kernels/cuda/gemm_plan.h"
 #include "kernels/op_checks.h"
 
 namespace lact::cuda {
 
 template <typename Device>
-class DeviceBackend final : public Backend {
+class DeviceBackend final : public Backend, public AttentionPathSource {
  public:
   template <typename... DeviceArgs>
   DeviceBackend(std::string name, Precision precision, DeviceArgs&&... args)
       : device_(std::forward<DeviceArgs>(args)...), name_(std::move(name)), precision_(precision) {}
 
   Device& device() { return device_; }
+  // The most bytes one library attention call stages (kSdpaStagingBudgetBytes); the tests set a small one to make
+  // the chunking show at small sizes.
+  void set_attention_staging_budget(int64_t bytes) { staging_budget_ = bytes; }
 
   std::string name() const override { return name_; }
   void set_threads(int) override {}
@@ -97,12 +106,29 @@ class DeviceBackend final : public Backend {
     if (!recording_) return nullptr;
     recording_ = false;
     mutex_.unlock();  // begin_recording's lock (the guard above still holds one level)
-    return device_.end_capture();
+    std::unique_ptr<Recording> recording = device_.end_capture();
+    if (!abandon_recording_) return recording;
+    // An attention shape the library had not prepared was met: preparing it cannot be captured, so nothing of
+    // this recording is kept and the caller runs the ops directly (which prepares the shape for the next one).
+    abandon_recording_ = false;
+    return nullptr;
   }
   void replay(const Recording& recording) override {
     OpScope scope(*this, "replay");
     no_host_traffic("replay");
     device_.replay(recording);
+  }
+
+  // "cudnn 9.19.0" when the library ran every bf16 attention so far (or will: none ran yet), "own (why)" when our
+  // kernel did, both when some calls fell back.
+  std::string attention_path() const override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    if (precision_ != Precision::Bf16) return "own (" + precision_name(precision_) + ": the library runs bf16 only)";
+    AttentionLibrary* library = library_failed_ ? nullptr : device_.attention_library();
+    if (!library) return "own (" + (library_failed_ ? last_fallback_ : device_.attention_unavailable()) + ")";
+    if (own_attention_calls_ == 0) return library->name();
+    const std::string own = "own (" + last_fallback_ + ")";
+    return library_attention_calls_ == 0 ? own : library->name() + " and " + own;
   }
 
   bool start_profiling() override {
@@ -242,8 +268,62 @@ class DeviceBackend final : public Backend {
                "the cuda kernel needs value dim = query dim, not " + shape_string(v.shape()) + " for q " +
                    shape_string(q.shape()));
     OpScope scope(*this, "attention");
-    cuda::attention(device_.launcher(), q.data(), k.data(), v.data(), out.data(), batch, queries, keys,
-                    static_cast<int>(dim), scale, precision_ == Precision::Bf16);
+    if (precision_ != Precision::Bf16)
+      return cuda::attention(device_.launcher(), q.data(), k.data(), v.data(), out.data(), batch, queries, keys,
+                             static_cast<int>(dim), scale, false);
+    // bf16: the library's fused kernel, in chunks of the batch that bound its staging buffer; a chunk it cannot
+    // run goes through our tensor-core kernel.
+    const int64_t chunk = sdpa_chunk_batch({batch, queries, keys, dim}, staging_budget_);
+    for (int64_t begin = 0; begin < batch; begin += chunk) {
+      const int64_t count = batch - begin < chunk ? batch - begin : chunk;
+      const float* qc = q.data() + begin * queries * dim;
+      const float *kc = k.data() + begin * keys * dim, *vc = v.data() + begin * keys * dim;
+      float* oc = out.data() + begin * queries * dim;
+      if (!library_attention({count, queries, keys, dim}, qc, kc, vc, scale, oc))
+        cuda::attention(device_.launcher(), qc, kc, vc, oc, count, queries, keys, static_cast<int>(dim), scale, true);
+    }
+  }
+
+  // The attention through the device's fused library (bf16 operands staged from the fp32 tensors, the output
+  // widened back); false when it cannot run here, and our kernel runs instead.
+  bool library_attention(const SdpaShape& shape, const float* q, const float* k, const float* v, float scale,
+                         float* out) {
+    AttentionLibrary* library = library_failed_ ? nullptr : device_.attention_library();
+    std::string why;
+    if (!library) return fall_back(library_failed_ ? last_fallback_ : device_.attention_unavailable());
+    if (recording_ && !library->prepared(shape)) {
+      abandon_recording_ = true;  // see end_recording; what is launched instead is discarded with the capture
+      return false;
+    }
+    if (!library->prepare(shape, &why)) return fall_back(library->name() + " refuses this shape: " + why);
+    const SdpaGraphPlan plan = plan_staged_sdpa(shape);
+    const int64_t query_elements = shape.batch * shape.queries * shape.dim;
+    const int64_t key_elements = shape.batch * shape.keys * shape.dim;
+    auto* staging = static_cast<__nv_bfloat16*>(device_.scratch(static_cast<size_t>(plan.buffer_elements) * 2));
+    to_bf16(device_.launcher(), q, staging + plan.q.offset, query_elements);
+    to_bf16(device_.launcher(), k, staging + plan.k.offset, key_elements);
+    to_bf16(device_.launcher(), v, staging + plan.v.offset, key_elements);
+    const size_t workspace_bytes = library->workspace_bytes(shape);
+    void* workspace = workspace_bytes ? device_.scratch(workspace_bytes) : nullptr;
+    const bool ran = library->run(shape, staging + plan.q.offset, staging + plan.k.offset, staging + plan.v.offset,
+                                  staging + plan.o.offset, scale, workspace, &why);
+    if (ran) from_bf16(device_.launcher(), staging + plan.o.offset, out, query_elements);
+    if (workspace) device_.release(workspace);
+    device_.release(staging);
+    if (ran) {
+      ++library_attention_calls_;
+      return true;
+    }
+    library_failed_ = true;  // a library that failed to run once is not trusted again in this process
+    return fall_back(library->name() + " failed: " + why);
+  }
+  // Our kernel runs this call: the reason is said once on stderr (not for LACT_ATTENTION=own, which asked for it).
+  bool fall_back(const std::string& why) {
+    ++own_attention_calls_;
+    last_fallback_ = why;
+    if (why != kAttentionChosenOwn && said_.insert(why).second)
+      std::fprintf(stderr, "lact: bf16 attention through lact's own kernel: %s\n", why.c_str());
+    return false;
   }
 
   // ---- convolution and pooling (kernels/cuda/conv_kernels.cuh)
@@ -369,6 +449,13 @@ class DeviceBackend final : public Backend {
   Precision precision_;
   mutable std::recursive_mutex mutex_;
   bool profiling_ = false, recording_ = false, recording_enabled_ = true;
+  // The attention library: calls through it and through our kernel at bf16, why the last fallback happened,
+  // the reasons already said, whether it failed to run (then not used again), a recording to discard.
+  int64_t library_attention_calls_ = 0, own_attention_calls_ = 0;
+  std::string last_fallback_;
+  std::set<std::string> said_;
+  bool library_failed_ = false, abandon_recording_ = false;
+  int64_t staging_budget_ = kSdpaStagingBudgetBytes;
   std::vector<Timing> timings_;
 };
 

@@ -5,6 +5,10 @@
 #include "kernels/cuda/device_compat.h"
 #include "kernels/ray_tokens.h"
 
+#if defined(__CUDACC__)
+#include <cuda_bf16.h>
+#endif
+
 namespace lact::cuda {
 
 #define LACT_GRID_STRIDE(i, n)                                                           \
@@ -120,6 +124,17 @@ __global__ void ray_tokens_kernel(const RayPose* poses, const float* images, flo
     ray_token_channels(poses[view], u, v, images ? images + i * 3 : nullptr,
                        tokens + ray_token_offset(view, u, v, height, width, patch));
   }
+}
+
+// fp32 <-> bf16 around a library that computes on bf16 operands (cuDNN's fused attention): the tensors stay fp32
+// between ops, so its inputs are rounded (to nearest even, as the tensor-core kernels round theirs) into a staging
+// buffer and its bf16 output is widened back (exactly).
+__global__ void to_bf16_kernel(const float* src, __nv_bfloat16* dst, int64_t n) {
+  LACT_GRID_STRIDE(i, n) dst[i] = __float2bfloat16(src[i]);
+}
+
+__global__ void from_bf16_kernel(const __nv_bfloat16* src, float* dst, int64_t n) {
+  LACT_GRID_STRIDE(i, n) dst[i] = __bfloat162float(src[i]);
 }
 
 #undef LACT_GRID_STRIDE

@@ -1,0 +1,72 @@
+// Which code runs the CUDA backend's bf16 attention: a library's fused kernel (cuDNN's SDPA, cudnn_sdpa.h) or our
+// own (attention_bf16_kernel.cuh), chosen by LACT_ATTENTION. Plain C++: the CPU build, the emulator tests and the
+// bench read the choice and the path that ran without CUDA.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace lact {
+
+class Backend;
+
+namespace cuda {
+
+// LACT_ATTENTION: unset or empty = Auto (the library where it loads and takes the shape, else our kernel).
+enum class AttentionChoice { Auto, Cudnn, Own };
+// "cudnn" | "own" | "" (Auto); anything else throws std::invalid_argument naming LACT_ATTENTION and the value.
+AttentionChoice parse_attention_choice(const char* value);
+// The choice in the environment (LACT_ATTENTION), as parse_attention_choice reads it.
+AttentionChoice attention_choice_from_environment();
+// Why there is no library when the choice was Own (said as the reason, never as a warning).
+constexpr const char* kAttentionChosenOwn = "LACT_ATTENTION=own";
+
+// One attention call: out[b] = softmax(q[b] k[b]^T * scale) v[b], q and out [batch, queries, dim], k and v
+// [batch, keys, dim], row-major and contiguous (the Backend::attention op's layout).
+struct SdpaShape {
+  int64_t batch = 0, queries = 0, keys = 0, dim = 0;
+  bool operator<(const SdpaShape& o) const {
+    if (batch != o.batch) return batch < o.batch;
+    if (queries != o.queries) return queries < o.queries;
+    if (keys != o.keys) return keys < o.keys;
+    return dim < o.dim;
+  }
+  bool operator==(const SdpaShape& o) const {
+    return batch == o.batch && queries == o.queries && keys == o.keys && dim == o.dim;
+  }
+};
+
+// A library's fused attention on bf16 operands (the backend stages its fp32 tensors as bf16 around it).
+class AttentionLibrary {
+ public:
+  virtual ~AttentionLibrary() = default;
+  // e.g. "cudnn 9.19.0"
+  virtual std::string name() const = 0;
+  // Builds once per shape what running it takes (cuDNN: the graph and its execution plan); false, with the
+  // library's reason in `why`, when it cannot run this shape (remembered: asked again, it answers at once).
+  virtual bool prepare(const SdpaShape& shape, std::string* why) = 0;
+  // Whether prepare(shape) has succeeded before (a recording may only use a prepared shape: preparing allocates
+  // and compiles, which a stream capture does not allow).
+  virtual bool prepared(const SdpaShape& shape) const = 0;
+  // Device bytes of scratch a prepared shape's run needs.
+  virtual size_t workspace_bytes(const SdpaShape& shape) const = 0;
+  // Queues the attention of a prepared shape on the backend's stream; q, k, v, out are bf16 [batch, tokens, dim]
+  // in device memory, `workspace` holds workspace_bytes(shape). False, with the reason, when the library fails.
+  virtual bool run(const SdpaShape& shape, const void* q, const void* k, const void* v, void* out, float scale,
+                   void* workspace, std::string* why) = 0;
+};
+
+// A backend that can say which attention code its calls ran (the CUDA backend): `lact info --devices` and the bench
+// rows show it.
+class AttentionPathSource {
+ public:
+  virtual ~AttentionPathSource() = default;
+  virtual std::string attention_path() const = 0;
+};
+
+// The backend's attention path: "cpu" for a backend that is not a source (the CPU's), else the source's answer,
+// e.g. "cudnn 9.19.0", "own", "own (LACT_ATTENTION=own)".
+std::string attention_path(const Backend& backend);
+
+}  // namespace cuda
+}  // namespace lact
