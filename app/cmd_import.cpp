@@ -1,6 +1,7 @@
 // lact import: a folder of photos or a video made into a posed scene (COLMAP's sparse/0 + images/) that
 // `lact render` and `lact view` read (pipeline/colmap_import.h).
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 
 #include "app/commands.h"
@@ -8,6 +9,17 @@
 #include "pipeline/colmap_import.h"
 
 namespace lact::app {
+
+namespace {
+
+// lact's own path, so that the printed commands run as pasted whether or not lact is on PATH.
+std::string this_program() {
+  std::error_code error;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
+  return error ? "lact" : self.string();
+}
+
+}  // namespace
 
 void add_import_command(CLI::App& app) {
   auto o = std::make_shared<ImportOptions>();
@@ -50,7 +62,7 @@ void add_import_command(CLI::App& app) {
   command->add_flag("-q,--quiet", o->quiet, "No progress lines");
   command->callback([o]() {
     const ImportSummary summary = import_scene(*o);
-    std::fputs(import_summary_text(summary).c_str(), stdout);
+    std::fputs(import_summary_text(summary, this_program()).c_str(), stdout);
   });
 }
 

@@ -18,6 +18,8 @@
 #include "datasets/layouts.h"
 #include "pipeline/colmap_steps.h"
 #include "pipeline/import_images.h"
+#include "pipeline/model_cache.h"
+#include "pipeline/official_models.h"
 #include "pipeline/video_frames.h"
 
 namespace lact {
@@ -363,13 +365,6 @@ std::string skipped_lines(const ImportSummary& s) {
   return text;
 }
 
-// HxW for --size: 256 on the short side, the long side in proportion, both divisible by 8.
-std::string working_size(int width, int height) {
-  const double ratio = static_cast<double>(std::max(width, height)) / std::max(1, std::min(width, height));
-  const std::string long_side = std::to_string(std::max(8L, std::lround(256 * ratio / 8) * 8));
-  return width >= height ? "256x" + long_side : long_side + "x256";
-}
-
 // A path as one word for a POSIX shell: as it is when plain, else in single quotes.
 std::string shell_word(const std::string& text) {
   if (!text.empty() && text.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./+-") ==
@@ -404,7 +399,41 @@ ImportSummary import_scene(const ImportOptions& o) {
   return s;
 }
 
-std::string import_summary_text(const ImportSummary& s) {
+namespace {
+
+// What to run next, as pasted: the scene model that fits the capture (pipeline/official_models.h), its fetch
+// line when it is not cached, and the recipe scene models want: their input view count (at most what the
+// capture leaves after an eighth for targets), their training size, poses normalised from the inputs.
+std::string next_lines(const ImportSummary& s, const std::string& program) {
+  const OfficialModel& m = scene_model_for(s.width, s.height);
+  bool cached = false;
+  try {
+    cached = cached_model(model_cache_dir(), m.name).has_value();
+  } catch (const Error&) {  // no cache folder to look in, or a record lact did not write: fetch says which
+  }
+  const int targets = std::max(1, s.registered / 8);
+  const int inputs = std::max(1, std::min(m.input_views, s.registered - targets));
+  const std::string lact = shell_word(program);
+  const std::string size = std::to_string(m.height) + "x" + std::to_string(m.width);
+  const std::string flags =
+      " --model " + m.name + " --data " + shell_word(s.output) + " --inputs uniform:" + std::to_string(inputs);
+  const std::string recipe = " --size " + size + " --normalize-poses inputs";
+  const std::string status = cached ? "cached" : "about " + size_text(m.approx_bytes) + " to download";
+  char head[320];
+  std::snprintf(head, sizeof head,
+                "next: the scene model %s (trained at %s with %d input views; %s), %d of the %d registered views as "
+                "inputs:\n",
+                m.name.c_str(), size.c_str(), m.input_views, status.c_str(), inputs, s.registered);
+  std::string text = head;
+  if (!cached) text += "  " + lact + " model fetch " + m.name + "\n";
+  text += "  " + lact + " render" + flags + " --targets rest" + recipe + " --out out\n";
+  text += "  " + lact + " view" + flags + recipe + "\n";
+  return text;
+}
+
+}  // namespace
+
+std::string import_summary_text(const ImportSummary& s, const std::string& program) {
   char line[512];
   std::string text;
   std::snprintf(line, sizeof line, "%d %s, %d used (%d skipped), %d registered (%.0f%%)\n", s.found,
@@ -417,16 +446,7 @@ std::string import_summary_text(const ImportSummary& s) {
   std::snprintf(line, sizeof line,
                 "mean reprojection error %s, extent %.3g (the cameras' bounding-box diagonal), %.0f s\n", error,
                 s.extent, s.seconds);
-  text += line;
-  const std::string size = working_size(s.width, s.height);
-  // lact's scene models expect camera translations within about [-1, 1]; COLMAP's scale is arbitrary.
-  const std::string normalize = s.extent > 0.5 && s.extent < 3.0 ? "" : " --normalize-poses inputs";
-  const int inputs = std::min(8, std::max(1, s.registered - 1));
-  const std::string data = " --data " + shell_word(s.output) + " --inputs uniform:" + std::to_string(inputs);
-  text += "next:\n  lact render --model MODEL.safetensors" + data + " --targets rest --size " + size + normalize +
-          " --out out\n";
-  text += "  lact view --model MODEL.safetensors" + data + " --size " + size + normalize + "\n";
-  return text;
+  return text + line + next_lines(s, program);
 }
 
 }  // namespace lact

@@ -39,7 +39,8 @@ struct ImportSummary {
 
 ImportSummary import_scene(const ImportOptions& options);
 
-// The summary lines and the `lact render` / `lact view` commands to try next.
-std::string import_summary_text(const ImportSummary& summary);
+// The summary lines and the commands to run next, as pasted: `program` (lact's own path) fetching the scene
+// model that fits the capture when it is not cached, then rendering and viewing the scene with it.
+std::string import_summary_text(const ImportSummary& summary, const std::string& program);
 
 }  // namespace lact

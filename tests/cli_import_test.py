@@ -10,10 +10,12 @@ with nothing left under the output's name or beside it but OUT.colmap.log after 
 
 Usage: python3 tests/cli_import_test.py --lact build/app/lact --fixture ../shared/fixtures/lact_tiny
 """
+import json
 import math
 import os
 import re
 import shutil
+import shlex
 import signal
 import subprocess
 import sys
@@ -25,6 +27,7 @@ from fractions import Fraction
 from PIL import Image
 
 from cli_common import alive, one_error_line, parse_cli_args, ran_ok
+from hub_server import Hub
 
 ARGS = None
 FFMPEG = shutil.which("ffmpeg")
@@ -188,9 +191,11 @@ class Import(unittest.TestCase):
         self.assertIn("6 registered (100%)", so)
         self.assertIn("mean reprojection error 0.4321 px", so)
         self.assertIn("extent 0.5 ", so)
-        self.assertIn("lact render --model MODEL.safetensors --data %s --inputs uniform:5 --targets rest" % self.out, so)
-        self.assertIn("--normalize-poses inputs", so)  # an extent of 0.5 is smaller than the models expect
-        self.assertIn("lact view --model", so)
+        # 96x64 photos (3:2): the 9:16 family (nearer than 1:1), its smallest (the photos cover none), 5 of 6 inputs.
+        self.assertIn("%s model fetch scene_res72x128\n" % ARGS.lact, so)
+        self.assertIn("%s render --model scene_res72x128 --data %s --inputs uniform:5 --targets rest --size 72x128 "
+                      "--normalize-poses inputs" % (ARGS.lact, self.out), so)
+        self.assertIn("%s view --model scene_res72x128" % ARGS.lact, so)
         self.assertEqual(sorted(os.listdir(self.out)), ["colmap.log", "images", "sparse"])
         self.assertEqual(sorted(os.listdir(os.path.join(self.out, "images"))), ["p%02d.jpg" % i for i in range(6)])
         with open(os.path.join(self.photos, "p03.jpg"), "rb") as a, open(os.path.join(self.out, "images/p03.jpg"),
@@ -207,6 +212,43 @@ class Import(unittest.TestCase):
         self.assertIn("ETA", result[2])
         info = ran_ok(self.lact(["info", "--data", self.out], self.env()))  # lact's COLMAP reader takes it
         self.assertIn("6", info)
+
+    def test_the_printed_next_lines_run_as_pasted(self):
+        """Issue 52 item 2: the lines after "next:" run as printed (lact's own path, the scene model that fits
+        the capture fetched from a loopback hub, its recipe), in another folder, with nothing added."""
+        make_photos(self.photos, 12, size=(256, 144))
+        so = ran_ok(self.run_import(size=(256, 144)))
+        lines = so[so.index("next: "):].splitlines()
+        self.assertIn("the scene model scene_res144x256 (trained at 144x256 with 64 input views; about 1.59 GB to "
+                      "download), 11 of the 12 registered views as inputs", lines[0])
+        commands = [shlex.split(l) for l in lines[1:]]
+        self.assertEqual([c[:3] for c in commands], [[ARGS.lact, "model", "fetch"], [ARGS.lact, "render", "--model"],
+                                                     [ARGS.lact, "view", "--model"]])
+        with open(os.path.join(ARGS.fixture, "model.pt"), "rb") as f:
+            hub = Hub({"scene_res144x256.pt": f.read()})
+        try:
+            # The fixture's tiny weights stand in for the official ones (the mirror's config names theirs).
+            env = dict(os.environ, LACT_HUB=hub.url, XDG_CACHE_HOME=os.path.join(self.case, "cache"),
+                       LACT_HUB_CONFIG=os.path.join(ARGS.fixture, "config.json"))
+            work = os.path.join(self.case, "work")
+            os.makedirs(work)
+            for command in commands[:2]:  # the viewer's line needs a display (tests/viewer_test.py runs it)
+                ran_ok(self.pasted(command, env, work))
+            report = os.path.join(work, "out", "report.json")
+            with open(report) as f:
+                scene = json.load(f)["scenes"][0]
+            self.assertEqual(len(scene["views"]), 1)  # 12 views, 11 inputs: one target
+            # Pasted again, the import now finds it cached and prints no fetch line.
+            again = ran_ok(self.lact(["import", self.photos, "-o", self.out, "--force"],
+                                     dict(self.env(size=(256, 144)), XDG_CACHE_HOME=env["XDG_CACHE_HOME"])))
+            self.assertNotIn("model fetch", again)
+            self.assertIn("scene_res144x256 (trained at 144x256 with 64 input views; cached)", again)
+        finally:
+            hub.close()
+
+    def pasted(self, command, env, cwd):
+        p = subprocess.run(command, capture_output=True, text=True, env=env, cwd=cwd, timeout=300)
+        return p.returncode, p.stdout, p.stderr
 
     def test_exif_orientation_and_max_size(self):
         make_photos(self.photos, 3)
@@ -562,4 +604,5 @@ class Import(unittest.TestCase):
 
 if __name__ == "__main__":
     ARGS, rest = parse_cli_args(__doc__)
+    ARGS.fixture = os.path.abspath(ARGS.fixture)
     unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
