@@ -27,6 +27,7 @@
 #include "kernels/cuda/device_backend.h"
 #include "kernels/cuda/gemm_plan.h"
 #include "tests/fixture_views.h"
+#include "tests/lpips_case.h"
 #include "tests/test_util.h"
 
 namespace lact {
@@ -691,6 +692,155 @@ TEST(EmulatedCudaBackend, RecordedRenderEqualsDirectRender) {
   });
   ASSERT_EQ(after.wait_for(std::chrono::seconds(10)), std::future_status::ready);
   EXPECT_EQ(after.get(), std::vector<float>(4, 5.0f));
+}
+
+// The attention op through a backend with the library: q, k, v random [batch, tokens, dim]; the relative error
+// against the CPU backend's fp32 attention.
+struct LibraryCase {
+  int64_t batch, queries, keys, dim;
+  float scale;
+};
+double backend_attention_error(Backend& be, const LibraryCase& c, unsigned seed) {
+  const std::unique_ptr<Backend> cpu = make_cpu_backend(2);
+  const auto q = random_values(c.batch * c.queries * c.dim, seed),
+             k = random_values(c.batch * c.keys * c.dim, seed + 1),
+             v = random_values(c.batch * c.keys * c.dim, seed + 2);
+  Tensor cq = cpu->from_host({c.batch, c.queries, c.dim}, q.data()),
+         ck = cpu->from_host({c.batch, c.keys, c.dim}, k.data()),
+         cv = cpu->from_host({c.batch, c.keys, c.dim}, v.data()), co = cpu->empty({c.batch, c.queries, c.dim});
+  cpu->attention(cq, ck, cv, c.scale, co);
+  Tensor gq = be.from_host({c.batch, c.queries, c.dim}, q.data()),
+         gk = be.from_host({c.batch, c.keys, c.dim}, k.data()), gv = be.from_host({c.batch, c.keys, c.dim}, v.data()),
+         go = be.empty({c.batch, c.queries, c.dim});
+  be.attention(gq, gk, gv, c.scale, go);
+  return relative_error(be.to_host(go), cpu->to_host(co));
+}
+
+// bf16 attention goes through the library, in chunks of the batch that keep the staging within its budget (each
+// chunk's operands at their own offsets), and agrees with the CPU's fp32 attention to bf16's precision.
+TEST(EmulatedCudaBackend, Bf16AttentionThroughTheLibraryInChunks) {
+  cuda::DeviceBackend<EmulatedDevice> be("cuda-emulated", Precision::Bf16);
+  FakeAttentionLibrary library(be.device());
+  be.device().library = &library;
+  EXPECT_EQ(cuda::attention_path(be), "fake 1.0");
+  const LibraryCase c{5, 70, 130, 64, 0.3f};
+  // 2 entries of 70 and 130 rows of 64 stage 2 x (2 x 8960 + 2 x 16640) bytes = 102,400: chunks 2, 2, 1.
+  be.set_attention_staging_budget(102400);
+  testing::internal::CaptureStderr();
+  const double err = backend_attention_error(be, c, 40);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");  // nothing fell back
+  EXPECT_LT(err, 1e-2);
+  EXPECT_GT(err, 1e-5) << "bf16 rounding should show";
+  ASSERT_EQ(library.shapes.size(), 3u);
+  EXPECT_EQ(library.shapes[0], (cuda::SdpaShape{2, 70, 130, 64}));
+  EXPECT_EQ(library.shapes[1], (cuda::SdpaShape{2, 70, 130, 64}));
+  EXPECT_EQ(library.shapes[2], (cuda::SdpaShape{1, 70, 130, 64}));
+  EXPECT_EQ(cuda::attention_path(be), "fake 1.0");
+  std::printf("bf16 attention through the library in 3 chunks: rel err %.3g\n", err);
+}
+
+// A shape the library refuses, a library that fails, no library, LACT_ATTENTION=own and fp32: our kernels run
+// instead, the result is as right, and the reason is said on stderr once (not for own, which asked for it).
+TEST(EmulatedCudaBackend, AttentionFallsBackToOurKernel) {
+  const LibraryCase c{3, 40, 75, 32, 0.5f};
+  {
+    cuda::DeviceBackend<EmulatedDevice> be("cuda-emulated", Precision::Bf16);
+    FakeAttentionLibrary library(be.device());
+    be.device().library = &library;
+    library.refuse_dim = 32;
+    testing::internal::CaptureStderr();
+    EXPECT_LT(backend_attention_error(be, c, 41), 1e-2);
+    EXPECT_LT(backend_attention_error(be, c, 42), 1e-2);
+    EXPECT_EQ(testing::internal::GetCapturedStderr(),
+              "lact: bf16 attention through lact's own kernel: fake 1.0 refuses this shape: head dim 32 refused by the "
+              "test\n");
+    EXPECT_TRUE(library.shapes.empty());
+    EXPECT_EQ(cuda::attention_path(be), "own (fake 1.0 refuses this shape: head dim 32 refused by the test)");
+  }
+  {
+    cuda::DeviceBackend<EmulatedDevice> be("cuda-emulated", Precision::Bf16);
+    FakeAttentionLibrary library(be.device());
+    be.device().library = &library;
+    library.fail_runs = true;
+    testing::internal::CaptureStderr();
+    EXPECT_LT(backend_attention_error(be, c, 43), 1e-2);
+    EXPECT_LT(backend_attention_error(be, c, 44), 1e-2);
+    EXPECT_EQ(testing::internal::GetCapturedStderr(),
+              "lact: bf16 attention through lact's own kernel: fake 1.0 failed: the test made it fail\n");
+    EXPECT_EQ(library.runs, 1);  // not tried again
+    EXPECT_EQ(cuda::attention_path(be), "own (fake 1.0 failed: the test made it fail)");
+  }
+  for (const std::string& unavailable :
+       {std::string("cannot open libcudnn.so.9 (...)"), std::string(cuda::kAttentionChosenOwn)}) {
+    cuda::DeviceBackend<EmulatedDevice> be("cuda-emulated", Precision::Bf16);
+    be.device().unavailable = unavailable;
+    testing::internal::CaptureStderr();
+    EXPECT_LT(backend_attention_error(be, c, 45), 1e-2);
+    const std::string said = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(said, unavailable == cuda::kAttentionChosenOwn
+                        ? ""
+                        : "lact: bf16 attention through lact's own kernel: " + unavailable + "\n");
+    EXPECT_EQ(cuda::attention_path(be), "own (" + unavailable + ")");
+  }
+  {
+    cuda::DeviceBackend<EmulatedDevice> be("cuda-emulated", Precision::Fp32);
+    FakeAttentionLibrary library(be.device());
+    be.device().library = &library;
+    EXPECT_LT(backend_attention_error(be, c, 46), 1e-5);
+    EXPECT_EQ(library.prepares, 0);
+    EXPECT_EQ(cuda::attention_path(be), "own (fp32: the library runs bf16 only)");
+  }
+}
+
+// A recording that meets a shape the library has not prepared is discarded (preparing cannot be captured): the
+// caller runs directly, which prepares it; the next recording captures the library's run, and replaying it
+// computes what the direct call did.
+TEST(EmulatedCudaBackend, RecordingWaitsForAPreparedLibraryShape) {
+  cuda::DeviceBackend<EmulatedDevice> be("cuda-emulated", Precision::Bf16);
+  FakeAttentionLibrary library(be.device());
+  be.device().library = &library;
+  const int64_t batch = 2, tokens = 33, dim = 16;
+  const auto values = random_values(batch * tokens * dim, 47);
+  Tensor q = be.from_host({batch, tokens, dim}, values.data()), out = be.empty({batch, tokens, dim});
+  auto attend = [&] { be.attention(q, q, q, 0.25f, out); };
+  ASSERT_TRUE(be.begin_recording());
+  attend();
+  EXPECT_EQ(be.end_recording(), nullptr);
+  EXPECT_EQ(library.runs, 0);
+  attend();  // directly: prepares the shape and runs
+  EXPECT_EQ(library.runs, 1);
+  const std::vector<float> direct = be.to_host(out);
+  be.fill(out, 0.0f);
+  ASSERT_TRUE(be.begin_recording());
+  attend();
+  const std::unique_ptr<Recording> recording = be.end_recording();
+  ASSERT_NE(recording, nullptr);
+  EXPECT_EQ(library.runs, 2);  // queued into the recording
+  EXPECT_EQ(library.shapes.size(), 2u);
+  EXPECT_EQ(be.to_host(out), std::vector<float>(size_t(batch * tokens * dim), 0.0f));  // nothing ran yet
+  be.replay(*recording);
+  EXPECT_EQ(be.to_host(out), direct);
+}
+
+// The official fixture at bf16 through the GPU backend code with every attention through the library: within the
+// bf16 bounds test_parity holds a GPU to.
+TEST(EmulatedCudaBackend, OfficialFixtureAtBf16ThroughTheAttentionLibrary) {
+  const std::string dir = test::env_path("LACT_FIXTURE_DIR");
+  ASSERT_FALSE(dir.empty()) << "LACT_FIXTURE_DIR is not set";
+  EmulatedDevice device;  // attached to each backend's own device in check_case_through_gpu_code
+  FakeAttentionLibrary library(device);
+  testing::internal::CaptureStderr();
+  check_case_through_gpu_code(dir, true, true, &library);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  EXPECT_GT(library.shapes.size(), 0u);
+}
+
+// LPIPS (core/lpips.h: convolutions, pooling, column norms) through the GPU backend's code: the reference case's
+// pairs up to 2000 pixels (odd sizes, 31-pixel sides, values to clamp) within 1e-5 of PyTorch, as
+// tests/test_lpips.cpp holds the CPU on all of them.
+TEST(EmulatedCudaBackend, LpipsMatchesPyTorch) {
+  cuda::DeviceBackend<EmulatedDevice> be("cuda-emulated", Precision::Fp32);
+  test::check_lpips_case(be, 2000);
 }
 
 // The attention op through a backend with the library: q, k, v random [batch, tokens, dim]; the relative error
