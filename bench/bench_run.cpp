@@ -211,6 +211,7 @@ void print_columns() {
 
 void run_bench(const BenchOptions& o) {
   if (o.gemm_libraries) return run_gemm_library_bench(o);
+  if (o.lpips) return run_lpips_bench(o);
   if (o.common.distributed != "none" || o.scaling) return run_distributed_bench(o);
   if (o.reference && find_program(o.python).empty())
     throw Error("--python", "'" + o.python + "' is not an executable program (no shell runs it)");

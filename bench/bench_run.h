@@ -15,5 +15,7 @@ void run_bench(const BenchOptions& o);
 void run_distributed_bench(const BenchOptions& o);
 // `lact bench --gemm-libraries` (bench/bench_gemm.cpp).
 void run_gemm_library_bench(const BenchOptions& o);
+// `lact bench --lpips`: LPIPS per target view against one rendered view (bench/bench_lpips.cpp).
+void run_lpips_bench(const BenchOptions& o);
 
 }  // namespace lact::bench

@@ -1,6 +1,8 @@
 #include "core/lpips.h"
 
 #include <algorithm>
+#include <cmath>
+#include <random>
 
 #include "core/error.h"
 #include "core/safetensors.h"
@@ -72,6 +74,24 @@ Lpips::Lpips(const std::string& path, Backend& backend) : path_(path), backend_(
     const std::vector<float> linear =
         file.read_finite_floats("lin" + std::to_string(i) + ".weight", {layer.outputs}, "LPIPS's AlexNet");
     linear_[i].assign(linear.begin(), linear.end());
+  }
+}
+
+Lpips::Lpips(Backend& backend, uint64_t seed) : path_("random weights"), backend_(backend) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  for (int i = 0; i < kLpipsTaps; ++i) {
+    const ConvLayer& layer = kAlexNet[i];
+    const float scale = std::sqrt(2.0f / static_cast<float>(layer.inputs * layer.kernel * layer.kernel));
+    std::vector<float> weight(static_cast<size_t>(layer.outputs * layer.inputs * layer.kernel * layer.kernel));
+    for (float& w : weight) w = normal(rng) * scale;
+    std::vector<float> bias(static_cast<size_t>(layer.outputs));
+    for (float& b : bias) b = 0.1f * normal(rng);
+    conv_weights_[i] = backend.from_host({layer.outputs, layer.inputs, layer.kernel, layer.kernel}, weight.data());
+    conv_biases_[i] = backend.from_host({layer.outputs}, bias.data());
+    linear_[i].resize(static_cast<size_t>(layer.outputs));
+    for (double& w : linear_[i]) w = uniform(rng);
   }
 }
 

@@ -31,6 +31,9 @@ class Lpips {
  public:
   // Reads the converted weights onto `backend`; Error naming the file and what is wrong with it.
   Lpips(const std::string& path, Backend& backend);
+  // Random weights of the right shapes (normal, He-scaled convolutions; uniform [0, 1) linear layers): for
+  // timing (lact bench --lpips), never for a score.
+  Lpips(Backend& backend, uint64_t seed);
 
   // One image's five unit-normalised taps: computed once, compared with several images (a target with its
   // render and with the nearest input). Error for a side under kLpipsSmallestSide.
