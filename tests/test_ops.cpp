@@ -14,6 +14,7 @@
 #include "core/tokens.h"
 #include "kernels/backend.h"
 #include "kernels/cpu/dnnl_gemm.h"
+#include "kernels/cuda/attention_library.h"
 #ifdef LACT_HAVE_CUDA
 #include "kernels/cuda/cublas_library.h"
 #endif
@@ -373,7 +374,8 @@ TEST_P(BackendOps, AttentionAtEveryPrecision) {
     backend->attention(tq, tk, tv, static_cast<float>(scale), out);
     const double err = relative_error(backend->to_host(out), expected);
     EXPECT_LT(err, pc.tolerance) << precision_name(pc.precision);
-    std::printf("%s %s attention rel err %.3g\n", GetParam().c_str(), precision_name(pc.precision).c_str(), err);
+    std::printf("%s %s attention rel err %.3g (%s)\n", GetParam().c_str(), precision_name(pc.precision).c_str(), err,
+                cuda::attention_path(*backend).c_str());  // on a GPU: whether cuDNN's SDPA ran
   }
 }
 

@@ -1,162 +1,143 @@
 #!/usr/bin/env bash
-# One command for a lent GPU machine (the device tool): checks the CUDA backend against the CPU backend and
-# the fixture, then times the paper's setting. Prepare the binaries here first (built for sm_90, with the
-# libraries they need): `bash tools/gpu/make_bundle.sh`; then run this there with .gpu_bundle carried.
-# Without a bundle it builds in place (needs our build dependencies, which the device image lacks).
-# Writes every log and JSON to $OUT (or /tmp/lact_gpu_out) and prints a short table last; about 5 minutes.
+# One command for a lent GPU machine (the device tool), in the order issue 51 asks for, all within one call:
+#   1. correctness: the op tests (every CUDA op against the CPU and double loops), the official and V2 fixtures
+#      through CUDA at fp32, tf32 and bf16 (test_parity), each with LACT_ATTENTION=cudnn and =own;
+#   2. speed: lact_l24_d768_ttt2x, random weights, 48 views at 512x512 bf16, encode and render, for each attention
+#      path (lact bench --profile: the attention's own time gives its TFLOP/s);
+#   3. the official PyTorch code (lact_nvs, carried in .gpu_official/) on the same GPU and inputs
+#      (tools/gpu/official_bench.py: CUDA events, warm-up, medians; torch's SDPA backends at the attention's shape);
+#   4. if time is left: compute-sanitizer over the CUDA op tests, the NCCL path, tf32 and fp32 timings;
+#   then one table (tools/gpu/summary.py): encode s, render FPS, attention TFLOP/s, ratios to the official code.
+# Prepare here first: `bash tools/gpu/make_bundle.sh` (the binaries for sm_90 and the libraries they need in
+# .gpu_bundle/, the official code and einops in .gpu_official/, both ignored); then there:
+#   run(command="bash tools/gpu_check.sh", carry=[".gpu_bundle", ".gpu_official"], timeout_s=540)
+# LACT_GPU_DRY_RUN=1 runs every step here on the CPU at a tiny size (build/'s binaries, Debian's torch for the
+# official code), so the GPU's minutes measure instead of debug. Writes every log and JSON to $OUT (or
+# /tmp/lact_gpu_out); everything ends within GPU_CHECK_SECONDS (default 480).
 set -uo pipefail
 cd "$(dirname "$0")/.."
+root="$PWD"
 out="${OUT:-/tmp/lact_gpu_out}"
+dry="${LACT_GPU_DRY_RUN:-0}"
 export PATH="$PATH:/usr/local/cuda/bin"  # compute-sanitizer, nvidia-smi
 mkdir -p "$out"
+rm -f "$out/bench_status.txt" "$out"/bench_*.json "$out/official.json"
 bundle=/tmp/lact_bundle
-mkdir -p "$bundle"
-if [ -f .gpu_bundle/bundle.tar.xz ]; then
-  tar -C "$bundle" -xJf .gpu_bundle/bundle.tar.xz
-else
-  echo "no .gpu_bundle/bundle.tar.xz: building for sm_90 here"
-  cmake -S . -B build-gpu -DLACT_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DLACT_VIEWER=OFF >"$out/build.log" 2>&1 &&
-    cmake --build build-gpu -j"$(nproc)" >>"$out/build.log" 2>&1 || { tail -20 "$out/build.log"; exit 1; }
+official="$root/.gpu_official"
+
+if [ "$dry" = 1 ]; then
+  # The CPU build here stands in for the bundle; tiny sizes, fp32 (bf16 needs AVX512-BF16 on the CPU).
   mkdir -p "$bundle/bin"
   for t in app/lact tests/test_ops tests/test_newton_schulz tests/test_parity tests/test_memory_estimate; do
-    cp build-gpu/$t "$bundle/bin/"
+    ln -sf "$root/build/$t" "$bundle/bin/"
   done
-  cp -r ../shared/fixtures/lact_tiny "$bundle/fixture" 2>/dev/null
-  cp -r ../shared/fixtures/lact_tiny_v2 "$bundle/fixture_v2" 2>/dev/null
-  cp -r build-gpu/tests/reference_cases "$bundle/reference_cases" 2>/dev/null
+  ln -sfn "$root/../shared/fixtures/lact_tiny" "$bundle/fixture"
+  ln -sfn "$root/../shared/fixtures/lact_tiny_v2" "$bundle/fixture_v2"
+  ln -sfn "$root/build/tests/reference_cases" "$bundle/reference_cases"
+  git rev-parse --short HEAD >"$bundle/commit"
+  device=cpu precision=fp32 views=2 size=64 targets=2 layers=2 dim=128 python=/usr/bin/python3
+  scale=(--layers "$layers" --dim "$dim")
+else
+  mkdir -p "$bundle"
+  if [ ! -f .gpu_bundle/bundle.tar.xz ]; then
+    echo "no .gpu_bundle/bundle.tar.xz: run bash tools/gpu/make_bundle.sh here first and carry .gpu_bundle"
+    exit 1
+  fi
+  tar -C "$bundle" -xJf .gpu_bundle/bundle.tar.xz
+  device=cuda precision=bf16 views=48 size=512 targets=8 layers=24 dim=768 python=python3
+  scale=()
 fi
-# CUDA 13's cuBLAS: the toolkit's, else the one PyTorch's wheels carry.
-cublas_dir="$(dirname "$(find /usr/local/cuda*/ /opt -name 'libcublas.so.13' 2>/dev/null | head -1)" 2>/dev/null)"
-export LD_LIBRARY_PATH="$bundle/lib:${cublas_dir:-/usr/local/cuda/lib64}:${LD_LIBRARY_PATH:-}"
+# CUDA 13's cuBLAS and cuDNN 9: the toolkit's, else the ones PyTorch's wheels carry (nvidia/*/lib).
+wheel_libs="$("$python" -c 'import glob, os, sys
+for p in sys.path:
+    for d in glob.glob(os.path.join(p, "nvidia", "*", "lib")): print(d)' 2>/dev/null | paste -sd: -)"
+export LD_LIBRARY_PATH="$bundle/lib:/usr/local/cuda/lib64:${wheel_libs}:${LD_LIBRARY_PATH:-}"
 export LACT_FIXTURE_DIR="$bundle/fixture" LACT_FIXTURE_V2_DIR="$bundle/fixture_v2" LACT_REFERENCE_CASES="$bundle/reference_cases"
 bin="$bundle/bin"
-{ echo "commit $(cat $bundle/commit 2>/dev/null)"; nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv; } \
-  >"$out/device.txt" 2>&1
+{ echo "commit $(cat "$bundle/commit" 2>/dev/null)$([ "$dry" = 1 ] && echo ', DRY RUN on the CPU at a tiny size')"
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv 2>/dev/null ||
+    echo "no nvidia-smi"
+  "$bin/lact" info --devices 2>&1; } >"$out/device.txt" 2>&1
 ldd "$bin/lact" >"$out/ldd.txt" 2>&1
 
-# Ceilings (METHOD.md): device-to-device copy and a bf16 product through PyTorch, on random data.
-timeout 60 python3 - >"$out/ceilings.txt" 2>&1 <<'PY'
-import torch
-def timed(f, reps=10):
-    for _ in range(3): f()
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    ts = []
-    for _ in range(reps):
-        s.record(); f(); e.record(); torch.cuda.synchronize(); ts.append(s.elapsed_time(e) / 1e3)
-    ts.sort(); return ts[len(ts) // 2]
-x = torch.randint(0, 256, (1 << 30,), device="cuda", dtype=torch.uint8); y = torch.empty_like(x)
-t = timed(lambda: y.copy_(x)); print(f"copy_TBps {2 * x.numel() / t / 1e12:.2f}")
-a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16); b = torch.randn_like(a)
-t = timed(lambda: a @ b); print(f"torch_bf16_TFLOPs {2 * 8192**3 / t / 1e12:.1f}")
-a32, b32 = a.float(), b.float()
-torch.backends.cuda.matmul.allow_tf32 = False
-t = timed(lambda: a32 @ b32); print(f"torch_fp32_TFLOPs {2 * 8192**3 / t / 1e12:.1f}")
-PY
-
-# Everything below shares one deadline (GPU_CHECK_SECONDS, default 420), so that the script ends within about 8
-# minutes of device time.
-deadline=$((SECONDS + ${GPU_CHECK_SECONDS:-420}))
+deadline=$((SECONDS + ${GPU_CHECK_SECONDS:-480}))
 limit() {  # the smaller of $1 and the time left; 0 when under 20 s are left
   local left=$((deadline - SECONDS))
   if [ "$left" -lt 20 ]; then echo 0; elif [ "$1" -lt "$left" ]; then echo "$1"; else echo "$left"; fi
 }
 status=()
-run_test() {  # name, timeout
-  local t
+# name, timeout, attention path, gtest args...: one test binary under LACT_ATTENTION=path, its verdict and its
+# attention fallbacks (the backend says each reason once on stderr).
+run_test() {
+  local name="$1" t path="$3" log
   t="$(limit "$2")"
-  [ "$t" -eq 0 ] && { status+=("$1 skipped: out of time"); return; }
-  timeout "$t" "$bin/$1" >"$out/$1.log" 2>&1
-  local rc=$?
-  local summary
-  summary="$(grep -E '^\[  (PASSED|FAILED) +\]|^\[  SKIPPED \] [0-9]+ test|^\[  FAILED  \] [A-Z]' "$out/$1.log" |
+  shift 3
+  log="$out/${name}_${path}.log"
+  [ "$t" -eq 0 ] && { status+=("$name ($path) skipped: out of time"); return; }
+  LACT_ATTENTION="$path" timeout "$t" "$bin/$name" "$@" >"$log" 2>&1
+  local rc=$? summary fallbacks
+  summary="$(grep -E '^\[  (PASSED|FAILED) +\]|^\[  SKIPPED \] [0-9]+ test|^\[  FAILED  \] [A-Z]' "$log" |
     tr -s ' ' | head -8 | paste -sd';' -)"
-  status+=("$1 rc=$rc ${summary}")
+  fallbacks="$(grep -c "attention through lact's own kernel" "$log")"
+  status+=("$name LACT_ATTENTION=$path rc=$rc ${summary}; attention fallbacks said: $fallbacks")
 }
-run_test test_ops 120
-run_test test_newton_schulz 120
-run_test test_memory_estimate 60
-run_test test_parity 180
-# The CUDA instances of the op tests under compute-sanitizer (works on the Firecracker machines, KINDS.md):
-# out-of-bounds and misaligned accesses everywhere, shared-memory races in the attention kernels.
+bench() {  # attention path, timeout, args...
+  local path="$1" t
+  t="$(limit "$2")"
+  shift 2
+  [ "$t" -eq 0 ] && { echo "bench $path skipped: out of time" >>"$out/bench_status.txt"; return; }
+  LACT_ATTENTION="$path" timeout "$t" "$bin/lact" bench --device "$device" --config lact_l24_d768_ttt2x "${scale[@]}" \
+    --precision "$precision" --no-fp32-baseline --models lact --views "$views" --size "$size" --targets "$targets" \
+    --json "$out/bench_attn_$path.json" --force "$@" >"$out/bench_attn_$path.log" 2>&1
+  echo "bench LACT_ATTENTION=$path rc=$? ran: $(grep -E '^  lact .*; attention ' "$out/bench_attn_$path.log" | tail -1 |
+    sed 's/.*; attention //')" >>"$out/bench_status.txt"
+}
+official_bench() {
+  local t
+  t="$(limit 200)"
+  [ "$t" -eq 0 ] && { status+=("official skipped: out of time"); return; }
+  if [ ! -f "$official/lact_nvs/model.py" ]; then
+    status+=("official skipped: no .gpu_official/lact_nvs (bash tools/gpu/make_bundle.sh, carry .gpu_official)")
+    return
+  fi
+  PYTHONPATH="$root" timeout "$t" "$python" tools/gpu/official_bench.py --official "$official" --device "$device" \
+    --views "$views" --size "$size" --targets "$targets" --layers "$layers" --dim "$dim" --repeat 3 --warmup 1 \
+    --precision "$([ "$dry" = 1 ] && echo fp32 || echo bf16)" --json "$out/official.json" >"$out/official.log" 2>&1
+  status+=("official rc=$? $(grep -m1 -o '"shims": \[[^]]*\]' "$out/official.log")")
+}
 sanitize() {  # tool, filter, timeout
   local t
   t="$(limit "$3")"
   [ "$t" -eq 0 ] && { status+=("sanitizer $1 skipped: out of time"); return; }
+  [ "$dry" = 1 ] && { status+=("sanitizer $1: not in a dry run"); return; }
   timeout "$t" compute-sanitizer --tool "$1" --error-exitcode 3 "$bin/test_ops" --gtest_filter="$2" \
     >"$out/sanitizer_$1.log" 2>&1
   status+=("sanitizer $1 rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitizer_$1.log" | head -1)")
 }
 
-# The paper's setting: lact_l24_d768_ttt2x, random weights, 48 views at 512x512 (196,608 tokens).
-bench() {  # tag, timeout, args...
+# 1. Correctness first: every CUDA op, then the fixtures at every precision, each attention path.
+run_test test_ops 90 cudnn
+run_test test_ops 40 own --gtest_filter='*Attention*'
+run_test test_parity 120 cudnn
+run_test test_parity 120 own
+run_test test_newton_schulz 60 cudnn
+# 2. The paper's setting, each attention path (the profile's attention time gives its TFLOP/s).
+bench cudnn 110 --repeat 3 --profile
+bench own 110 --repeat 3 --profile
+# 3. The official code on the same GPU.
+official_bench
+# 4. If time is left.
+sanitize memcheck 'AllBackends/BackendOps.Attention*/1' 60
+bench_extra() {  # tag, timeout, args...: timings beside the table (bench_<tag>.json)
   local tag="$1" t
   t="$(limit "$2")"
   shift 2
-  [ "$t" -eq 0 ] && { echo "bench $tag skipped: out of time" >>"$out/bench_status.txt"; return; }
-  timeout "$t" "$bin/lact" bench --device cuda --config lact_l24_d768_ttt2x --json "$out/bench_$tag.json" "$@" \
+  [ "$t" -eq 0 ] && return
+  timeout "$t" "$bin/lact" bench --device "$device" --config lact_l24_d768_ttt2x "${scale[@]}" --models lact \
+    --views "$views" --size "$size" --targets "$targets" --json "$out/bench_$tag.json" --force "$@" \
     >"$out/bench_$tag.log" 2>&1
   echo "bench $tag rc=$?" >>"$out/bench_status.txt"
 }
-# The NCCL path (issue 16), one rank on one GPU (the bundle has no MPI: the rank runs alone): its state against
-# the same encode without --distributed.
-nccl_check() {
-  local t
-  t="$(limit 60)"
-  [ "$t" -eq 0 ] && { status+=("nccl skipped: out of time"); return; }
-  local args=(encode --model "$bundle/fixture/model.safetensors" --data "$bundle/fixture/index.json" --inputs 0,1,2,3
-              --device cuda --force)
-  timeout "$t" "$bin/lact" "${args[@]}" -o "$out/state_cuda.safetensors" >"$out/nccl.log" 2>&1 &&
-    timeout "$t" "$bin/lact" "${args[@]}" -o "$out/state_nccl.safetensors" --distributed nccl >>"$out/nccl.log" 2>&1
-  local rc=$?
-  status+=("nccl rc=$rc $(python3 - "$out" <<'PY' 2>&1 | tail -1
-import json, struct, sys, numpy as np
-def load(p):
-    b = open(p, "rb").read(); n = struct.unpack("<Q", b[:8])[0]; h = json.loads(b[8:8 + n]); d = b[8 + n:]
-    return {k: np.frombuffer(d[v["data_offsets"][0]:v["data_offsets"][1]], np.float32) for k, v in h.items() if k != "__metadata__"}
-a, b = load(sys.argv[1] + "/state_cuda.safetensors"), load(sys.argv[1] + "/state_nccl.safetensors")
-print("state max |diff| %.3g over %d tensors" % (max(float(np.abs(a[k] - b[k]).max()) for k in a), len(a)))
-PY
-)")
-}
+bench_extra tf32 60 --precision "$([ "$dry" = 1 ] && echo fp32 || echo tf32)" --no-fp32-baseline --repeat 2
 
-# In order of importance: the issue's number first, the sanitizers, then the comparisons.
-nccl_check
-bench bf16_48x512 180 --precision bf16 --no-fp32-baseline --models lact --views 48 --size 512 --targets 8 --repeat 3 --profile
-sanitize memcheck 'AllBackends/BackendOps.*/1' 90
-sanitize racecheck 'AllBackends/BackendOps.Attention*/1' 90
-bench bf16_48x512_no_graphs 120 --precision bf16 --no-fp32-baseline --models lact --views 48 --size 512 --targets 8 --repeat 2 --no-graphs
-bench tf32_48x512 90 --precision tf32 --no-fp32-baseline --models lact --views 48 --size 512 --targets 8 --repeat 2
-bench fp32_48x512 90 --precision fp32 --models lact --views 48 --size 512 --targets 8 --repeat 1
-bench bf16_full_vs_lact 90 --precision bf16 --no-fp32-baseline --models lact,full --views 4,8,16 --size 256 --targets 4 --repeat 2
-# Issue 40: the 1M-token scale in one process (64 views at 1024x1024, 1.05M input tokens), last: only if time is left.
-bench bf16_1M_tokens 90 --precision bf16 --no-fp32-baseline --models lact --views 64 --size 1024 --targets 1 --repeat 1
-
-python3 - "$out" "${status[@]}" <<'PY'
-import json, os, sys
-out = sys.argv[1]
-print("\n== lact gpu_check ==")
-print(open(os.path.join(out, "device.txt")).read().strip())
-if os.path.exists(os.path.join(out, "ceilings.txt")):
-    print("ceilings:", " ".join(open(os.path.join(out, "ceilings.txt")).read().split()))
-for s in sys.argv[2:]:
-    print("test", s)
-print(open(os.path.join(out, "bench_status.txt")).read().strip() if os.path.exists(os.path.join(out, "bench_status.txt")) else "")
-print(f"{'run':<22}{'model':<6}{'views':>6}{'size':>6}{'tokens':>8}{'encode s':>10}{'render FPS':>11}{'enc TFLOP/s':>12}{'gemm TFLOP/s':>13}")
-for name in sorted(os.listdir(out)):
-    if not (name.startswith("bench_") and name.endswith(".json")): continue
-    d = json.load(open(os.path.join(out, name)))
-    for r in d.get("rows", []):
-        if r.get("skipped"):
-            print(f"{name[6:-5]:<22}{r['model']:<6}{r['views']:>6}{r['height']:>6}  skipped: {r['skipped']}"); continue
-        print(f"{name[6:-5]:<22}{r['model']:<6}{r['views']:>6}{r['height']:>6}{r['tokens']:>8}{r['encode_s']:>10.3f}"
-              f"{r['render_fps']:>11.1f}{r['encode_gflops'] / 1e3:>12.1f}{r['gemm_gflops'] / 1e3:>13.1f}")
-for name in sorted(os.listdir(out)):
-    if not (name.startswith("bench_") and name.endswith(".json")): continue
-    for r in json.load(open(os.path.join(out, name))).get("rows", []):
-        for what in ("encode_profile", "render_profile"):
-            if r.get(what):
-                total = sum(p["ms"] for p in r[what])
-                top = ", ".join(f"{p['op']} {100 * p['ms'] / total:.0f}%" for p in r[what][:6])
-                print(f"{name[6:-5]} {what[:-8]} {total:.1f} ms: {top}")
-print("goal on an H200 (issue 7): encode <= 0.5 s, render >= 100 FPS at 48 views 512x512 bf16; paper A100: 1.4 s, 38.7 FPS")
-PY
+"$python" tools/gpu/summary.py "$out" --layers "$layers" --dim "$dim" "${status[@]}"

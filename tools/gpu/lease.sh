@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# One device call that spends a short GPU lease on both jobs a lent GPU is for, in the order the guide asks:
-#   1. tools/gpu_check.sh (the CUDA backend against the CPU backend and the fixture, then timings), under
-#      GPU_CHECK_SECONDS; meanwhile the machine's idle CPU cores render fine-tuning shards with the carried
-#      render_objects (nice 19), so the GPU's minutes are not spent waiting for data;
-#   2. a time-boxed fine-tune of the shipped model on the GPU (campaign.sh's recipe, larger batches), on the
-#      shards rendered so far, validated at its start and end (held-out primitives, assemblies, the real toy).
+# One device call for a short GPU lease. Measuring comes first and, by default, alone:
+#   1. tools/gpu_check.sh (correctness, lact's attention paths against the official code, one table), under
+#      GPU_CHECK_SECONDS (default 480);
+#   2. only with LACT_GPU_FINETUNE=1: a time-boxed fine-tune of the shipped model on the GPU (campaign.sh's
+#      recipe, larger batches), on fine-tuning shards the machine's idle CPU cores render meanwhile with the
+#      carried render_objects (nice 19), validated at its start and end.
 # Prepare here, then run there:
-#   bash tools/gpu/make_bundle.sh && bash tools/train/pack_renderer.sh   # + the photographs in carry/photos
-#   run(command="bash tools/gpu/lease.sh", carry=[".gpu_bundle", "tools/train/carry"], timeout_s=600)
+#   bash tools/gpu/make_bundle.sh
+#   run(command="bash tools/gpu/lease.sh", carry=[".gpu_bundle", ".gpu_official"], timeout_s=540)
+# With the fine-tune: also bash tools/train/pack_renderer.sh (+ the photographs in carry/photos), carry
+# tools/train/carry, and LACT_GPU_FINETUNE=1 GPU_CHECK_SECONDS=300 before the command.
 # Everything ends within LEASE_SECONDS (default 560). Returns at most 6 files in $OUT: gpu_check.tar.gz (every
 # log and JSON of the check), train.tar.gz (the run's log and stdout) and the fine-tuned model in 15 MB parts
 # with its sha256 (join: cat model.safetensors.part-* > model.safetensors).
@@ -42,14 +44,22 @@ train_asm33p --style assembly --procedural 3000 --seed 33 --fit cube PHOTOS
 train_asm34p --style assembly --procedural 3000 --seed 34 --fit cube PHOTOS
 EOF
 }
-render_shards >/tmp/lease_train/render.log 2>&1 &
-renderer=$!
+finetune="${LACT_GPU_FINETUNE:-0}"
+if [ "$finetune" = 1 ]; then
+  render_shards >/tmp/lease_train/render.log 2>&1 &
+  renderer=$!
+fi
 
-OUT=/tmp/lease_check GPU_CHECK_SECONDS="${GPU_CHECK_SECONDS:-300}" timeout 420 bash tools/gpu_check.sh \
+check_seconds="${GPU_CHECK_SECONDS:-480}"
+OUT=/tmp/lease_check GPU_CHECK_SECONDS="$check_seconds" timeout $((check_seconds + 40)) bash tools/gpu_check.sh \
   >/tmp/lease_check/gpu_check_stdout.txt 2>&1
 echo "gpu_check exit $? after $((SECONDS - t0)) s"
 tar -C /tmp -czf "$out/gpu_check.tar.gz" lease_check
 sed -n '/== lact gpu_check ==/,$p' /tmp/lease_check/gpu_check_stdout.txt
+if [ "$finetune" != 1 ]; then
+  echo "lease done after $((SECONDS - t0)) s (no fine-tune: LACT_GPU_FINETUNE=1 adds it)"
+  exit 0
+fi
 
 kill "$renderer" 2>/dev/null
 pkill -f render_objects 2>/dev/null

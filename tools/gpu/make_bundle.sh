@@ -3,7 +3,11 @@
 # (ignored by git; name it in the device tool's `carry`). The device machine has CUDA, CMake and PyTorch but
 # none of our Debian packages, so the binaries travel with the shared libraries they need that such a
 # machine lacks (OpenBLAS and its Fortran runtime), plus the parity fixture and the reference cases.
-#   bash tools/gpu/make_bundle.sh            # then: run(command="bash tools/gpu_check.sh", carry=[".gpu_bundle"])
+# Also the official LaCT code (lact_nvs/model.py, lact_ttt.py) and einops, which it imports, into .gpu_official/
+# (ignored, never committed: read there at run time as a peer, by tools/gpu/official_bench.py), from the
+# repositories' checkouts (the search tool's fetch puts them under /work/.mirror; LACT_OFFICIAL_REPO and
+# LACT_EINOPS_REPO point elsewhere). `--official-only` does only that (the dry run needs no CUDA build).
+#   bash tools/gpu/make_bundle.sh   # then: run(command="bash tools/gpu_check.sh", carry=[".gpu_bundle", ".gpu_official"])
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
@@ -12,6 +16,31 @@ bundle=.gpu_bundle
 stage="$(mktemp -d)"
 trap 'rm -rf "$stage"' EXIT
 fixture="${LACT_FIXTURE_DIR:-$root/../shared/fixtures/lact_tiny}"
+
+# A git checkout's files (under the paths given) at its HEAD, file by file: a snapshot may lack its large files,
+# which `git archive` of the whole tree would stumble on. repo, destination, paths...
+export_files() {
+  local repo="$1" dest="$2" file
+  shift 2
+  git -C "$repo" ls-tree -r --name-only HEAD -- "$@" | while read -r file; do
+    mkdir -p "$dest/$(dirname "$file")"
+    git -C "$repo" show "HEAD:$file" >"$dest/$file"
+  done
+}
+official_repo="${LACT_OFFICIAL_REPO:-/work/.mirror/a1600012888+LaCT/repo}"
+einops_repo="${LACT_EINOPS_REPO:-/work/.mirror/arogozhnikov+einops/repo}"
+if [ -d "$official_repo" ] && [ -d "$einops_repo" ]; then
+  rm -rf .gpu_official
+  export_files "$official_repo" .gpu_official lact_nvs/model.py lact_nvs/lact_ttt.py lact_nvs/config/lact_l24_d768_ttt2x.yaml
+  export_files "$einops_repo" .gpu_official/pylib einops
+  rm -rf .gpu_official/pylib/einops/tests
+  echo "official $(git -C "$official_repo" rev-parse --short HEAD), einops $(git -C "$einops_repo" rev-parse --short HEAD)" \
+    >.gpu_official/source
+  echo "official code ready: .gpu_official ($(du -sh .gpu_official | cut -f1))"
+else
+  echo "no checkout of the official code ($official_repo) or einops ($einops_repo): the official step will be skipped"
+fi
+[ "${1:-}" = "--official-only" ] && exit 0
 
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DLACT_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DLACT_VIEWER=OFF \
   -DLACT_MPI=OFF -DLACT_TESTS=ON >/dev/null
