@@ -20,10 +20,11 @@ void add_data_options(CLI::App& command, DataOptions& o) {
   command.add_option(
       "--inputs", o.inputs,
       "Input views: 0,1,2 | 0-7 | uniform:N | random:N | fold8[:N] | all | rest (the views that are not --targets)");
-  command.add_option("--size", o.size,
-                     "Working size HxW, divisible by 8 (default: the model's training pixel count at the views' "
-                     "aspect, each side a multiple of 8: 48x88 for 270x480 views and a 64x64 model; the views' own "
-                     "size for a model that records no training size)");
+  command.add_option(
+      "--size", o.size,
+      "Working size HxW (N: NxN), divisible by 8 (default: the model's training pixel count at the views' "
+      "aspect, each side a multiple of 8: 48x88 for 270x480 views and a 64x64 model; the views' own "
+      "size for a model that records no training size)");
   command.add_option("--background", o.background, "Background for RGBA images: white | black | grey | R,G,B")
       ->capture_default_str();
   command

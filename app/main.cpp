@@ -55,6 +55,10 @@ int main(int argc, char** argv) {
   lact::app::add_serve_command(app);
   lact::app::add_import_command(app);
   lact::app::add_model_command(app);
+  if (argc == 1) {  // a bare `lact`: what it can do, not an error
+    std::fputs(app.help().c_str(), stdout);
+    return 0;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {  // --help, --version

@@ -1,12 +1,15 @@
 #include "session/scene_source.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "core/camera_geometry.h"
 #include "core/error.h"
 #include "core/scene_state_io.h"
+#include "core/terminal_text.h"
 #include "datasets/view_selection.h"
+#include "pipeline/guard_rails.h"
 
 namespace lact::session {
 
@@ -92,6 +95,8 @@ SceneSource open_scene_source(const SceneOptions& o) {
   if (o.camera >= s.views())
     throw Error("--camera", "view " + std::to_string(o.camera) + " is out of range (the scene has " +
                                 std::to_string(s.views()) + " views)");
+  s.warnings = selection_warnings(s.model->weights(), s.selection);
+  for (const std::string& w : s.warnings) std::fprintf(stderr, "lact: warning: %s\n", terminal_text(w).c_str());
   return s;
 }
 

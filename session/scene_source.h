@@ -24,6 +24,10 @@ struct SceneSource {
   std::vector<Camera> cameras;  // every view of the scene at the working size, pose transform applied
   std::vector<int> targets;     // test views (selection.inputs are the inputs)
   int height = 0, width = 0;    // working size
+  // The guard rails' warnings (pipeline/guard_rails.h), as lact render words them: the working size against the
+  // model's training size, the input cameras' layout and distances. Printed on stderr when the scene opens; the
+  // front ends show them too (the viewer's panel, lact serve's page).
+  std::vector<std::string> warnings;
 
   int views() const { return static_cast<int>(cameras.size()); }
   bool is_input(int view) const;

@@ -63,6 +63,7 @@ InputActions apply_camera_input(CameraController& camera, bool fly, double zoom,
   a.toggle_play = pressed(GLFW_KEY_P);
   a.toggle_truth = pressed(GLFW_KEY_G);
   a.toggle_error = pressed(GLFW_KEY_X);
+  a.quit = pressed(GLFW_KEY_ESCAPE) || (!fly && pressed(GLFW_KEY_Q));
   return a;
 }
 

@@ -17,6 +17,7 @@ struct InputActions {
   bool snap_previous = false, snap_next = false, reset = false, screenshot = false;
   bool add_key = false, toggle_play = false, toggle_fly = false, toggle_truth = false, toggle_error = false;
   bool camera_moving = false;  // a drag or a movement key is active
+  bool quit = false;           // Esc, or Q outside fly mode (where Q moves down)
 };
 
 // `zoom`: screen (ImGui) units per working-size pixel of the displayed view; `seconds`: the frame time;

@@ -60,6 +60,12 @@ void scene_section(const SceneReadout& r) {
   ImGui::Text("scene  %s: %d views, %zu inputs, %zu test", s.selection.scene.name.c_str(), s.views(),
               s.selection.inputs.size(), s.targets.size());
   ImGui::Text("working size %dx%d", s.height, s.width);
+  // The guard rails, wrapped to the panel: what lact render would warn about this run.
+  for (const std::string& warning : s.warnings) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1.0f, 0.75f, 0.2f, 1.0f));
+    ImGui::TextWrapped("warning: %s", warning.c_str());
+    ImGui::PopStyleColor();
+  }
   if (r.ready)
     ImGui::Text("%s in %.3f s", s.state_path.empty() ? "encoded" : "loaded", r.encode_seconds);
   else
@@ -165,7 +171,8 @@ void help_section() {
       "[ ]            prev/next camera\n"
       "R reset  F fly  F12 screenshot\n"
       "K keyframe  P play path\n"
-      "G ground truth  X error map");
+      "G ground truth  X error map\n"
+      "Esc (or Q, not flying) quit");
 }
 
 void encode_overlay(float x, float y, float width, float height, const std::string& stage, double fraction,

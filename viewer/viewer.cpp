@@ -349,6 +349,7 @@ Viewer::Requests Viewer::input_and_panels(const ViewLayout& layout, double now, 
 
 void Viewer::apply(const Requests& r, double now) {
   const InputActions& input = r.input;
+  if (input.quit) window.close();
   if (input.toggle_fly) display.fly = !display.fly;
   if (input.toggle_truth) display.show_truth = !display.show_truth;
   if (input.toggle_error) display.show_error = !display.show_error;

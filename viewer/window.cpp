@@ -21,7 +21,9 @@ std::string last_glfw_error() {
 
 Window::Window(int width, int height, const std::string& title) {
   if (!glfwInit())
-    throw Error("view", "cannot open a window: " + last_glfw_error() + " (no display? run under xvfb-run)");
+    throw Error("view", "cannot open a window: " + last_glfw_error() +
+                            " (no display: lact serve takes the same flags and shows the viewer in a browser, "
+                            "e.g. over ssh -L 8080:localhost:8080)");
   glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
   glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
@@ -79,6 +81,8 @@ std::vector<Window::KeyPress> Window::take_key_presses() {
 }
 
 bool Window::should_close() const { return glfwWindowShouldClose(window_); }
+
+void Window::close() { glfwSetWindowShouldClose(window_, GLFW_TRUE); }
 void Window::poll_events() { glfwPollEvents(); }
 void Window::wait_events(double timeout_seconds) { glfwWaitEventsTimeout(timeout_seconds); }
 void Window::wake() { glfwPostEmptyEvent(); }

@@ -21,6 +21,7 @@ class Window {
   Window& operator=(const Window&) = delete;
 
   bool should_close() const;
+  void close();  // should_close() is true from now on (Esc / Q)
   void poll_events();
   void wait_events(double timeout_seconds);
   // Wakes wait_events from any thread.

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""A new user's first hour without dead ends (issue 52, items 3 and 5), with real lact processes:
+
+- a bare `lact` lists its commands (exit 0) instead of "A subcommand is required";
+- one size syntax: --size 64 is 64x64 (the same images as --size 64x64), as --window and lact bench read it;
+- `lact view` without a display points to `lact serve` (which takes the same flags);
+- the guard rails' warnings of `lact render` (same words, same thresholds) on `lact view`'s and `lact serve`'s
+  stderr when the scene opens: the shipped object model on the desk's scene-like cameras.
+
+Usage: python3 tests/cli_first_hour_test.py --lact build/app/lact --fixture ../shared/fixtures/lact_tiny
+       --data ../shared/data
+"""
+import os
+import select
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+from cli_common import ran_ok
+
+ARGS = None
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHIPPED = os.path.join(ROOT, "models", "lact_tiny_obj64.safetensors")
+EXAMPLE = os.path.join(ROOT, "examples", "gso_toy_64")
+INPUTS = "16,20,24,28,34,38,42,46"
+NO_DISPLAY = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+
+
+def run(*argv, env=None, timeout=300):
+    p = subprocess.run([ARGS.lact] + [str(a) for a in argv], capture_output=True, text=True, timeout=timeout,
+                       env=env or os.environ)
+    return p.returncode, p.stdout, p.stderr
+
+
+def warnings_in(stderr):
+    return [l for l in stderr.splitlines() if l.startswith("lact: warning: ")]
+
+
+class FirstHour(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.desk = os.path.join(os.path.abspath(ARGS.data), "mydesk")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_bare_lact_lists_its_commands(self):
+        so = ran_ok(run())
+        for command in ("render", "encode", "view", "serve", "import", "model", "bench", "path", "info"):
+            self.assertIn("\n  " + command + " ", so)
+
+    def test_a_single_n_is_n_by_n(self):
+        outs = []
+        for size in ("64", "64x64"):
+            out = os.path.join(self.tmp.name, size)
+            so = ran_ok(run("render", "--model", SHIPPED, "--data", EXAMPLE, "--inputs", INPUTS, "--targets", "2,10",
+                            "--size", size, "--out", out, "--quiet", "--threads", 2))
+            self.assertIn("64x64 (--size)", so)
+            outs.append(out)
+        for view in ("2", "10"):
+            with open(os.path.join(outs[0], "gso_toy_64", view + ".png"), "rb") as a, \
+                    open(os.path.join(outs[1], "gso_toy_64", view + ".png"), "rb") as b:
+                self.assertEqual(a.read(), b.read())
+
+    def test_view_without_a_display_points_to_serve(self):
+        rc, so, se = run("view", "--model", SHIPPED, "--data", EXAMPLE, "--inputs", INPUTS, env=NO_DISPLAY)
+        self.assertEqual(rc, 1, se)
+        last = se.strip().splitlines()[-1]
+        self.assertTrue(last.startswith("lact: "), se)
+        self.assertIn("lact serve takes the same flags", last)
+        self.assertNotIn("xvfb", se)
+
+    def render_warnings(self, flags):
+        rc, so, se = run("render", *flags, "--targets", "3", "--out", os.path.join(self.tmp.name, "r"), "--quiet",
+                         "--threads", 2)
+        ran_ok((rc, so, se))
+        # The warnings before the work (the baseline's comes after the render, which the viewers do not do).
+        return [w for w in warnings_in(se) if "nearest input" not in w]
+
+    def desk_flags(self):
+        if not os.path.exists(os.path.join(self.desk, "opencv_cameras.json")):
+            self.skipTest("%s not present" % self.desk)
+        return ["--model", SHIPPED, "--data", self.desk, "--inputs", "uniform:8", "--size", "64x112"]
+
+    def test_view_warns_as_render_does(self):
+        flags = self.desk_flags()
+        expected = self.render_warnings(flags)
+        self.assertEqual(len(expected), 2, expected)  # scene-like cameras; distances beyond 2x 2.7
+        rc, so, se = run("view", *flags, env=NO_DISPLAY)
+        self.assertEqual(rc, 1)  # no display here: the warnings come first, as the scene opens
+        self.assertEqual(warnings_in(se), expected)
+
+    def test_serve_warns_on_its_terminal_as_render_does(self):
+        flags = self.desk_flags()
+        expected = self.render_warnings(flags)
+        p = subprocess.Popen([ARGS.lact, "serve", *flags, "--port", "0", "--bind", "127.0.0.1", "--no-token",
+                              "--threads", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            shown, deadline = "", time.time() + 120
+            while "lact serve: " not in shown and time.time() < deadline and p.poll() is None:
+                ready, _, _ = select.select([p.stdout], [], [], 1)
+                if ready:
+                    shown += p.stdout.readline()
+            self.assertIn("lact serve: mydesk on 127.0.0.1:", shown)
+        finally:
+            p.terminate()
+            _, se = p.communicate(timeout=60)
+        self.assertEqual(warnings_in(se), expected)
+
+
+if __name__ == "__main__":
+    ARGS, rest = (lambda parsed: parsed)(__import__("cli_common").parse_cli_args(__doc__.splitlines()[0],
+                                                                                  fixture_required=False))
+    unittest.main(argv=[sys.argv[0]] + rest)
