@@ -49,6 +49,14 @@ FloatArray float_array(const py::handle& value, const std::string& name) { retur
 DoubleArray double_array(const py::handle& value, const std::string& name) { return converted<double>(value, name); }
 
 FloatArray pixel_array(const py::handle& value, const std::string& name) {
+  // 8-bit images (np.asarray of a PIL image) are taken as they are meant: 0..255 over 255. Only the dtype
+  // uint8 says so; a float array out of [0, 1] stays an error (check_pixel_range).
+  if (py::isinstance<py::array>(value) &&
+      py::array(py::reinterpret_borrow<py::object>(value)).dtype().is(py::dtype::of<uint8_t>())) {
+    py::object numpy = py::module_::import("numpy");
+    py::object scaled = numpy.attr("divide")(value, numpy.attr("float32")(255), py::arg("dtype") = "float32");
+    return float_array(scaled, name);
+  }
   FloatArray array = float_array(value, name);
   if (reinterpret_cast<uintptr_t>(array.data()) % alignof(float) == 0) return array;
   // A float32 buffer at an odd address (numpy allows one over a bytes object): copied once, aligned.

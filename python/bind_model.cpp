@@ -2,6 +2,7 @@
 #include <pybind11/stl.h>
 
 #include "core/scene_state_io.h"
+#include "pipeline/guard_rails.h"
 #include "python/arguments.h"
 #include "python/arrays.h"
 #include "python/bindings.h"
@@ -25,6 +26,22 @@ struct State {
   SceneState state;
 };
 
+// lact.Warning: the category of the guard rails' warnings (a UserWarning), made once with the module.
+PyObject* warning_category = nullptr;
+
+// The guard rails of lact render (pipeline/guard_rails.h) on the views given to encode, in its words, as
+// warnings.warn(text, lact.Warning): the size against the training size, the cameras' layout and distances.
+void warn_out_of_regime(const Engine& engine, const std::vector<Camera>& cameras) {
+  if (cameras.empty()) return;
+  const ModelWeights& model = engine.model().weights();
+  const std::vector<std::string> found = {
+      size_warning(model, cameras[0].height, cameras[0].width, "resize the images to about the training size"),
+      model.trained_kind.empty() ? "" : camera_kind_warning(model.trained_kind, cameras),
+      model.trained_kind.empty() ? "" : camera_distance_warning(model.trained_kind, cameras, false)};
+  for (const std::string& text : found)
+    if (!text.empty() && PyErr_WarnEx(warning_category, text.c_str(), 1) != 0) throw py::error_already_set();
+}
+
 std::shared_ptr<State> encode(const std::shared_ptr<Engine>& engine, const py::object& images_in,
                               const py::object& intrinsics_in, const py::object& c2w_in) {
   const FloatArray images = pixel_array(images_in, "images");  // held while the engine reads it
@@ -38,6 +55,7 @@ std::shared_ptr<State> encode(const std::shared_ptr<Engine>& engine, const py::o
   const PixelView pixels = pixel_view(images);
   const std::vector<Camera> cameras =
       cameras_from(intrinsics, c2w, static_cast<int>(images.shape(1)), static_cast<int>(images.shape(2)));
+  warn_out_of_regime(*engine, cameras);
   auto state = std::make_shared<State>();
   state->engine = engine;
   try {
@@ -128,6 +146,9 @@ void save_state(const State& state, const py::object& path_in) {
 }  // namespace
 
 void bind_model(py::module_& m) {
+  warning_category = PyErr_NewException("lact.Warning", PyExc_UserWarning, nullptr);
+  if (!warning_category) throw py::error_already_set();
+  m.attr("Warning") = py::handle(warning_category);
   m.def("_input_pixel_bytes_copied", &input_pixel_bytes_copied,
         "Bytes of input pixels the engine has copied on the host so far (tests/python: the zero-copy test).");
   // Both classes first, so that each one's signatures name the other as lact.Model / lact.State.
