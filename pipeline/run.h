@@ -204,13 +204,13 @@ class Run {
   std::unique_ptr<Model> model_;  // after backend_: destroyed before it
   std::unique_ptr<Lpips> lpips_;  // evaluate with --lpips; likewise after backend_
   std::string model_path_;
-  std::set<std::pair<int, int>> rendered_sizes_;  // render(): sizes whose memory was checked
-  bool stage_bars_ = false;                       // a command's run: bars for encode layers and rendered views
-  double model_gflops_ = 0;                       // measured the first time an estimate needs it
-  std::mutex rendered_sizes_lock_;                // renders from two threads at once (render_cameras_into)
-  WarningMode warnings_ = WarningMode::On;        // --warnings
-  int64_t encode_chunk_views_ = 0;                // the last encode check's chunk (Model::encode's chunk_views)
-  int64_t encode_spill_bytes_ = 0;                // and its residual stream's scratch file (0: in memory)
+  std::set<std::pair<int, int>> rendered_sizes_;     // render(): sizes whose memory was checked
+  bool stage_bars_ = false;                          // a command's run: bars for encode layers and rendered views
+  RateCache rate_cache_{RateCache::default_path()};  // the product rates time estimates read (check_time)
+  std::mutex rendered_sizes_lock_;                   // renders from two threads at once (render_cameras_into)
+  WarningMode warnings_ = WarningMode::On;           // --warnings
+  int64_t encode_chunk_views_ = 0;                   // the last encode check's chunk (Model::encode's chunk_views)
+  int64_t encode_spill_bytes_ = 0;                   // and its residual stream's scratch file (0: in memory)
 };
 
 }  // namespace lact

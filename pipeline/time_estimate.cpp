@@ -3,8 +3,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
+#include <map>
 
 #include "core/flop_model.h"
+#include "core/module_kind.h"
+#include "kernels/cpu/thread_limit.h"
 
 namespace lact {
 
@@ -35,24 +39,179 @@ std::string work_text(const WorkSize& work) {
   return text;
 }
 
-double model_gflops(const Model& model) {
-  const int side = 16 * model.config().patch_size;
-  PosedImage view;
-  view.image = Image{side, side, std::vector<float>(static_cast<size_t>(side) * side * 3, 0.5f)};
-  Camera& c = view.camera;
-  c.width = c.height = side;
-  c.fx = c.fy = static_cast<float>(side), c.cx = c.cy = static_cast<float>(side) / 2;
-  c.c2w = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, -2, 0, 0, 0, 1};  // at z = -2, looking at the origin
-  model.encode({view});
-  model.backend().synchronize();
-  const auto start = std::chrono::steady_clock::now();
-  model.encode({view});
-  model.backend().synchronize();
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  WorkSize probe;
-  probe.encode_views = probe.state_views = 1;
-  probe.height = probe.width = side;
-  return work_flops(model.config(), probe) / std::max(seconds, 1e-9) / 1e9;
+namespace {
+
+// A shape as timed: its batch, then its token-long sides (an m or k of `tokens` or `per_view`, never a model
+// width), cut by halves until one product is about kTimedFlops (a few milliseconds even on one slow thread). Past
+// a few hundred rows the rate hardly changes, and one cut shape serves every larger scene.
+GemmShape timed_shape(GemmShape s, int64_t tokens, int64_t per_view) {
+  constexpr double kTimedFlops = 2e8;
+  constexpr int64_t kRowsKept = 256;
+  const bool cut_m = s.m == tokens || s.m == per_view, cut_k = s.k == tokens || s.k == per_view;
+  auto flops = [&s] { return 2.0 * s.m * s.n * s.k * s.batch; };
+  while (flops() > kTimedFlops && s.batch > 1) s.batch = (s.batch + 1) / 2;
+  while (flops() > kTimedFlops) {
+    int64_t* longer = cut_m && s.m > kRowsKept && (!cut_k || s.m >= s.k) ? &s.m : nullptr;
+    if (!longer && cut_k && s.k > kRowsKept) longer = &s.k;
+    if (!longer) break;
+    *longer = std::max(kRowsKept, (*longer / 2 + 63) / 64 * 64);
+  }
+  return s;
+}
+
+// Attention's score product stands for the whole op (the scores, their softmax, the product with v): the backend's
+// fused attention is timed for it, and it counts as two products. The softmax's exponentials made the fixture's
+// attention over 4096-token views run at a third of its products' rate (83% of the encode).
+bool is_attention(const GemmShape& s) { return s.name.rfind("attention scores", 0) == 0; }
+double shape_flops(const GemmShape& s) { return (is_attention(s) ? 4.0 : 2.0) * s.m * s.n * s.k * s.batch; }
+
+std::string shape_key(const GemmShape& s) {
+  return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) + "x" + std::to_string(s.batch) +
+         (is_attention(s) ? "a"
+          : s.transpose_b ? "t"
+                          : "n");
+}
+
+// One run of shape `s` on operands a, b (c: the result).
+void run_shape(Backend& be, const GemmShape& s, const Tensor& a, const Tensor& b, Tensor& c) {
+  if (is_attention(s))
+    be.attention(a, b, b, 0.125f, c);
+  else
+    matmul(be, a, false, b, s.transpose_b, c);
+  be.synchronize();
+}
+
+// GFLOP/s of shape `s` on `be`: the best run after one that sets it up (oneDNN builds its kernel on the first
+// call), on pseudo-random operands (some units run faster on zeros). Small shapes run until a few milliseconds
+// are spent (up to 20 runs): one run preempted by other work would read a tenth of the rate.
+double time_shape(Backend& be, const GemmShape& s) {
+  const int64_t a_size = s.batch * s.m * s.k, b_size = s.batch * s.k * s.n;
+  std::vector<float> host(static_cast<size_t>(std::max(a_size, b_size)));
+  uint32_t state = 12345;
+  for (float& v : host) state = state * 1664525u + 1013904223u, v = static_cast<float>(state >> 8) / (1 << 23) - 1;
+  const Tensor a = be.from_host({s.batch, s.m, s.k}, host.data());
+  const Tensor b = be.from_host(s.transpose_b ? Shape{s.batch, s.n, s.k} : Shape{s.batch, s.k, s.n}, host.data());
+  Tensor c = be.empty(is_attention(s) ? Shape{s.batch, s.m, s.k} : Shape{s.batch, s.m, s.n});
+  constexpr double kSpentSeconds = 0.004;
+  double best = 1e30, spent = 0;
+  for (int run = 0; run < 21 && (run < 3 || spent < kSpentSeconds); ++run) {
+    const auto start = std::chrono::steady_clock::now();
+    run_shape(be, s, a, b, c);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (run > 0) best = std::min(best, seconds), spent += seconds;
+  }
+  return shape_flops(s) / std::max(best, 1e-9) / 1e9;
+}
+
+std::string cpu_model_name() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);)
+    if (line.rfind("model name", 0) == 0) return line.substr(std::min(line.size(), line.find(':') + 2));
+  return "unknown CPU";
+}
+
+}  // namespace
+
+std::string rate_cache_machine(Backend& be) {
+  static const std::string cpu = cpu_model_name();
+  return cpu + " | " + be.name() + " " + precision_name(be.precision()) + " | " + be.device_description();
+}
+
+namespace {
+
+// A shape's rate from the cache, else timed now. Rates timed while other work holds the CPUs would slow every
+// later estimate, so they are kept apart ("busy ..."): used while the machine stays busy, timed again (and kept
+// for good) once it is quiet.
+double shape_gflops(Backend& be, const std::string& key, const GemmShape& cut, RateCache& cache,
+                    std::map<std::string, double>& timed) {
+  if (const double kept = cache.find(key); kept > 0) return kept;
+  if (timed.count(key)) return timed[key];
+  const double busy_kept = cache.find("busy " + key);
+  if (busy_kept > 0 && machine_busy()) return busy_kept;
+  return timed[key] = time_shape(be, cut);
+}
+
+// The rates of one pass, timed or read once, and where the seconds of its FLOPs go.
+struct PassTimer {
+  Backend& be;
+  RateCache& cache;
+  std::string machine;
+  std::map<std::string, double> timed;
+  double product_seconds = 0, attention_seconds = 0;
+  double listed_all = 0, listed_all_seconds = 0;  // every listed product so far: their mean rate
+
+  double gflops(const GemmShape& s, int64_t tokens, int64_t per_view) {
+    const GemmShape cut = timed_shape(s, tokens, per_view);
+    return shape_gflops(be, machine + " | " + shape_key(cut), cut, cache, timed);
+  }
+  // One module's `flops` (a layer's, the kind's count) at the rates of its shapes at these token counts: its
+  // attention op is whatever its listed products leave, the rest at the products' mean rate.
+  void add_module(const ModelConfig& c, const ModuleConfig& m, double flops, int64_t tokens, int64_t per_view) {
+    double listed = 0, listed_seconds = 0, attention_gflops = 0;
+    for (const GemmShape& s : m.kind->gemm_shapes(c, m, tokens, per_view)) {
+      if (is_attention(s)) {
+        attention_gflops = gflops(s, tokens, per_view);
+        continue;
+      }
+      listed += shape_flops(s), listed_seconds += shape_flops(s) / (gflops(s, tokens, per_view) * 1e9);
+    }
+    const double attention = attention_gflops > 0 ? std::max(0.0, flops - listed) : 0.0;
+    attention_seconds += attention > 0 ? attention / (attention_gflops * 1e9) : 0;
+    const double mean_rate = listed_seconds > 0 ? listed / listed_seconds : kSlowestGflops * 1e9;
+    product_seconds += (flops - attention) / mean_rate;
+    listed_all += listed, listed_all_seconds += listed_seconds;
+  }
+  // Products no kind lists (the patch embedding and the image head) at the mean rate of those listed.
+  void add_products(double flops) {
+    product_seconds += flops / (listed_all_seconds > 0 ? listed_all / listed_all_seconds : kSlowestGflops * 1e9);
+  }
+  void keep_timed() {
+    if (timed.empty()) return;
+    std::map<std::string, double> kept;
+    const bool busy = machine_busy();
+    for (const auto& [key, rate] : timed) kept[busy ? "busy " + key : key] = rate;
+    cache.keep(kept);
+  }
+};
+
+// Everything but the products and attention (norms, activations, moving heads, allocations) takes time in
+// proportion to the tokens x width where the products take tokens x width^2: measured (lact bench --profile, one
+// thread) at 0.67 of the products' time at width 128 (the shipped model) and 0.11 at 768 (the paper's), both
+// 85 / width.
+constexpr double kOtherWorkWidth = 85;
+
+}  // namespace
+
+TimeEstimate estimate_time(Backend& be, const ModelConfig& config, const WorkSize& work, RateCache& cache) {
+  TimeEstimate estimate;
+  PassTimer timer{be, cache, rate_cache_machine(be), {}};
+  const int patch = config.patch_size;
+  const int64_t per_view = static_cast<int64_t>(work.height / patch) * (work.width / patch);
+  const double embedding = 2.0 * config.input_channels() * config.dim;  // per token (and the head's, about as much)
+  if (work.encode_views > 0) {
+    const int64_t tokens = work.encode_views * per_view;
+    for (const ModuleConfig& m : config.block)
+      timer.add_module(config, m, config.layers * m.kind->encode_flops(config, m, tokens, per_view), tokens, per_view);
+    timer.add_products(embedding * tokens);
+    estimate.flops += encode_flops(config, tokens, per_view);
+  }
+  // A rendered view runs the model's layers on its own tokens (no update), reading the state.
+  for (const WorkSize::Renders& r : work.renders) {
+    const int64_t target = static_cast<int64_t>(r.height / patch) * (r.width / patch);
+    const double views = static_cast<double>(r.views);
+    for (const ModuleConfig& m : config.block)
+      timer.add_module(config, m,
+                       views * config.layers * m.kind->render_flops(config, m, target, work.state_views * per_view),
+                       target, target);
+    timer.add_products(2 * views * embedding * target);
+    estimate.flops += views * render_flops(config, target, work.state_views * per_view);
+  }
+  timer.keep_timed();
+  estimate.measured = static_cast<int>(timer.timed.size());
+  estimate.seconds = timer.product_seconds * (1 + kOtherWorkWidth / config.dim) + timer.attention_seconds;
+  estimate.attention_seconds = timer.attention_seconds;
+  estimate.gflops = estimate.seconds > 0 ? estimate.flops / estimate.seconds / 1e9 : 0;
+  return estimate;
 }
 
 std::string duration_text(double seconds) {

@@ -74,6 +74,14 @@ def parse_cli_args(description, fixture_required=True):
     parser.add_argument("--data")
     args, rest = parser.parse_known_args()
     args.lact = os.path.abspath(args.lact)
+    # lact keeps the rates its time estimates read in $XDG_CACHE_HOME/lact (pipeline/rate_cache.h): the tests keep
+    # theirs in a folder of their own, never in the user's ~/.cache.
+    import atexit
+    import shutil
+    import tempfile
+    cache = tempfile.mkdtemp(prefix="lact_test_cache_")
+    atexit.register(shutil.rmtree, cache, True)
+    os.environ["XDG_CACHE_HOME"] = cache
     return args, rest
 
 

@@ -1,5 +1,6 @@
 #include "kernels/cpu/thread_limit.h"
 
+#include <dirent.h>
 #include <sched.h>
 #include <unistd.h>
 
@@ -56,6 +57,63 @@ int threads_to_use(int requested, std::string& note) {
 
 namespace {
 
+// Runnable scheduling entities on the whole machine now (/proc/loadavg's "R/T" field), and the 1-minute average.
+bool read_loadavg(double& average, int& running) {
+  std::FILE* file = std::fopen("/proc/loadavg", "re");
+  if (!file) return false;
+  int total = 0;
+  const bool ok = std::fscanf(file, "%lf %*f %*f %d/%d", &average, &running, &total) == 3;
+  std::fclose(file);
+  return ok;
+}
+
+// This process's threads in state R (running or runnable): the reader itself, spinning OpenMP workers.
+int own_running_threads() {
+  int running = 0;
+  DIR* tasks = ::opendir("/proc/self/task");
+  if (!tasks) return 1;
+  while (const dirent* entry = ::readdir(tasks)) {
+    if (entry->d_name[0] == '.') continue;
+    char path[96], text[512] = {};
+    std::snprintf(path, sizeof path, "/proc/self/task/%s/stat", entry->d_name);
+    std::FILE* file = std::fopen(path, "re");
+    if (!file) continue;
+    const size_t n = std::fread(text, 1, sizeof text - 1, file);
+    std::fclose(file);
+    const char* close = n ? std::strrchr(text, ')') : nullptr;  // the name may hold spaces and parentheses
+    if (close && close[1] == ' ' && close[2] == 'R') ++running;
+  }
+  ::closedir(tasks);
+  return std::max(running, 1);
+}
+
+}  // namespace
+
+MachineLoad machine_load() {
+  MachineLoad load;
+  load.cpus = std::max(1, static_cast<int>(::sysconf(_SC_NPROCESSORS_ONLN)));
+  // Five looks 1 ms apart, the median: one look catches a compiler starting or a shell's pipe.
+  constexpr int kLooks = 5;
+  int others[kLooks] = {};
+  int seen = 0;
+  for (int look = 0; look < kLooks; ++look) {
+    int running = 0;
+    if (!read_loadavg(load.average, running)) break;
+    others[seen++] = std::max(0, running - own_running_threads());
+    if (look + 1 < kLooks) ::usleep(1000);
+  }
+  std::sort(others, others + seen);
+  load.others_running = seen ? others[seen / 2] : 0;
+  return load;
+}
+
+bool machine_busy() {
+  static const bool busy = machine_load().others_running > 0;
+  return busy;
+}
+
+namespace {
+
 // Runs before libgomp's and OpenBLAS's initialisers (see the header), and before the C library's own: its
 // `environ` is not set yet (getenv finds nothing, setenv would be undone), so the loader's `envp`, which becomes
 // `environ`, is changed in place, every copy of a variable (an environment may hold a name twice).
@@ -95,7 +153,6 @@ void cap_thread_environment(int, char**, char** envp) {
 // The dynamic loader calls the executable's .preinit_array entries before any shared library's initialiser.
 __attribute__((section(".preinit_array"), used)) void (*cap_thread_environment_entry)(int, char**,
                                                                                       char**) = &cap_thread_environment;
-
 }  // namespace
 
 }  // namespace lact

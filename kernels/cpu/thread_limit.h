@@ -21,4 +21,15 @@ int replacement_thread_count(const char* value, int cpus);
 // their count and `note` says so (else `note` is left empty).
 int threads_to_use(int requested, std::string& note);
 
+// Other work on this machine now: what a default thread count leaves room for, and what estimates and benchmarks
+// say they were measured under.
+struct MachineLoad {
+  int cpus = 1;            // CPUs online (the load average counts the work on all of them)
+  double average = 0;      // the 1-minute load average
+  int others_running = 0;  // other processes' threads running or ready to run now (the median of a few looks)
+};
+MachineLoad machine_load();
+// Whether other processes' threads want CPUs now (machine_load, looked at once per process).
+bool machine_busy();
+
 }  // namespace lact
