@@ -25,7 +25,8 @@ nlohmann::json model_summary(const session::SceneSource& source) {
 
 nlohmann::json scene_description(const session::SceneSource& source, const session::SceneFrame& frame,
                                  const RenderLimits& limits) {
-  nlohmann::json views = nlohmann::json::array();
+  nlohmann::json views = nlohmann::json::array(), warnings = nlohmann::json::array();
+  for (const std::string& w : source.warnings) warnings.push_back(utf8_escaped(w));  // lact render's guard rails
   for (int v = 0; v < source.views(); ++v)
     views.push_back({{"index", v}, {"role", source.role(v)}, {"camera", camera_to_json(source.cameras[v])}});
   return {{"scene", utf8_escaped(source.selection.scene.name)},
@@ -37,6 +38,7 @@ nlohmann::json scene_description(const session::SceneSource& source, const sessi
           {"inputs", source.selection.inputs},
           {"tests", source.targets},
           {"start_view", source.start_view(-1)},
+          {"warnings", warnings},
           {"frame", {{"up", vec3_json(frame.up)}, {"pivot", vec3_json(frame.pivot)}, {"scale", frame.scale}}},
           {"limits", {{"patch", limits.patch}, {"max_side", limits.max_side}, {"max_message", limits.max_message}}}};
 }

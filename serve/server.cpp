@@ -69,8 +69,10 @@ void listen(tcp::acceptor& acceptor, const ServeOptions& o) {
   if (!error) acceptor.set_option(asio::socket_base::reuse_address(true), error);
   if (!error) acceptor.bind(endpoint, error);
   if (!error) acceptor.listen(asio::socket_base::max_listen_connections, error);
+  // A taken port is the usual case (a second lact serve): say how to get a free one.
+  const std::string hint = error == asio::error::address_in_use ? " (--port 0 picks a free one)" : "";
   if (error)
-    throw Error("--port", "cannot listen on " + o.bind + ":" + std::to_string(o.port) + ": " + error.message());
+    throw Error("--port", "cannot listen on " + o.bind + ":" + std::to_string(o.port) + ": " + error.message() + hint);
 }
 
 std::string url(const ServeOptions& o, int port, const std::string& token) {

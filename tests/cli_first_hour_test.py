@@ -5,18 +5,23 @@
 - one size syntax: --size 64 is 64x64 (the same images as --size 64x64), as --window and lact bench read it;
 - `lact view` without a display points to `lact serve` (which takes the same flags);
 - the guard rails' warnings of `lact render` (same words, same thresholds) on `lact view`'s and `lact serve`'s
-  stderr when the scene opens: the shipped object model on the desk's scene-like cameras.
+  stderr when the scene opens, in lact serve's /api/scene and on its page: the shipped object model on the
+  desk's scene-like cameras;
+- a taken port suggests --port 0.
 
 Usage: python3 tests/cli_first_hour_test.py --lact build/app/lact --fixture ../shared/fixtures/lact_tiny
        --data ../shared/data
 """
+import json
 import os
 import select
+import socket
 import subprocess
 import sys
 import tempfile
 import time
 import unittest
+import urllib.request
 
 from cli_common import ran_ok
 
@@ -104,10 +109,31 @@ class FirstHour(unittest.TestCase):
                 if ready:
                     shown += p.stdout.readline()
             self.assertIn("lact serve: mydesk on 127.0.0.1:", shown)
+            port = int(shown.split("127.0.0.1:")[1].split()[0])
+            with urllib.request.urlopen("http://127.0.0.1:%d/api/scene" % port, timeout=60) as r:
+                scene = json.load(r)
+            with urllib.request.urlopen("http://127.0.0.1:%d/" % port, timeout=60) as r:
+                page = r.read().decode()
         finally:
             p.terminate()
             _, se = p.communicate(timeout=60)
         self.assertEqual(warnings_in(se), expected)
+        # The page's data says the same, and the page shows each as a banner line.
+        self.assertEqual(["lact: warning: " + w for w in scene["warnings"]], expected)
+        self.assertIn('<div id="warnings"></div>', page)
+        self.assertIn('line.textContent = "warning: " + w;', page)
+
+    def test_a_taken_port_suggests_port_0(self):
+        taken = socket.socket()
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        try:
+            rc, so, se = run("serve", "--model", SHIPPED, "--data", EXAMPLE, "--inputs", INPUTS, "--bind",
+                             "127.0.0.1", "--port", taken.getsockname()[1], "--no-token", "--threads", 2)
+        finally:
+            taken.close()
+        self.assertEqual(rc, 1, se)
+        self.assertIn("--port 0 picks a free one", se.strip().splitlines()[-1])
 
 
 if __name__ == "__main__":
