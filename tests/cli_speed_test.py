@@ -88,6 +88,55 @@ class TimeEstimate(unittest.TestCase):
         self.assertGreater(timed, 0)  # not kept, measured again, and no error
 
 
+class OpenMpWaiting(unittest.TestCase):
+    """libgomp prints the spin count it read at start-up (OMP_DISPLAY_ENV=verbose): bounded unless set."""
+
+    def spin_count(self, **variables):
+        env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+        env.update(variables, OMP_DISPLAY_ENV="verbose")
+        rc, so, se = run("--version", env=env)
+        self.assertEqual(rc, 0, se)
+        found = re.search(r"GOMP_SPINCOUNT = '(\d+)'", se)
+        self.assertTrue(found, se)
+        return int(found.group(1))
+
+    def test_spinning_is_bounded_by_default(self):
+        self.assertEqual(self.spin_count(), 1000)  # libgomp's own default: 300000
+
+    def test_the_users_choice_is_kept(self):
+        self.assertEqual(self.spin_count(GOMP_SPINCOUNT="77"), 77)
+        self.assertNotEqual(self.spin_count(OMP_WAIT_POLICY="active"), 1000)
+        self.assertEqual(self.spin_count(OMP_WAIT_POLICY="passive"), 0)
+
+    def test_the_lent_variable_is_given_back(self):
+        """The slot lent to GOMP_SPINCOUNT ("_" first) holds its own value again before main: a child lact starts
+        (here a fake COLMAP that writes its environment down) sees the environment lact was given."""
+        with tempfile.TemporaryDirectory(prefix="lact_spin_") as tmp:
+            photos = os.path.join(tmp, "photos")
+            os.makedirs(photos)
+            fixture_scene = os.path.join(os.path.abspath(ARGS.fixture), "scene", "images")
+            for name in sorted(os.listdir(fixture_scene))[:3]:
+                with open(os.path.join(fixture_scene, name), "rb") as src, open(os.path.join(photos, name), "wb") as dst:
+                    dst.write(src.read())
+            colmap, seen = os.path.join(tmp, "colmap"), os.path.join(tmp, "child_env.txt")
+            with open(colmap, "w") as f:
+                f.write("#!/bin/sh\nenv > '%s'\nexit 1\n" % seen)
+            os.chmod(colmap, 0o755)
+            env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "_": "/lent/and/given/back",
+                   "OMP_DISPLAY_ENV": "verbose"}
+            rc, so, se = run("import", photos, "-o", os.path.join(tmp, "out"), "--colmap", colmap, env=env)
+            self.assertEqual(rc, 1, se)
+            self.assertIn("GOMP_SPINCOUNT = '1000'", se)  # libgomp read the lent slot
+            with open(seen) as f:
+                child = f.read().splitlines()
+            self.assertIn("_=/lent/and/given/back", child)
+            self.assertFalse([line for line in child if line.startswith("GOMP_SPINCOUNT=")], child)
+        # An environment with nothing to lend keeps libgomp's default, and lact runs.
+        rc, so, se = run("--version", env={"OMP_DISPLAY_ENV": "verbose"})
+        self.assertEqual(rc, 0, se)
+        self.assertIn("GOMP_SPINCOUNT = '300000'", se)
+
+
 def main():
     global ARGS
     ARGS, rest = parse_cli_args(__doc__)

@@ -406,5 +406,20 @@ TEST(TimeEstimate, WithinFourTimesOfTheEncode) {
   EXPECT_LT(estimate, best * 4);
 }
 
+TEST(DefaultThreads, LeaveOtherRunningThreadsTheirCpus) {
+  MachineLoad load;
+  load.cpus = 2;
+  EXPECT_EQ(threads_beside(2, load), 2);  // idle
+  load.others_running = 1;
+  EXPECT_EQ(threads_beside(2, load), 1);
+  load.others_running = 2;  // two CPU-bound jobs on two cores
+  EXPECT_EQ(threads_beside(2, load), 1);
+  load.others_running = 40;
+  EXPECT_EQ(threads_beside(2, load), 1);
+  load.cpus = 16, load.others_running = 4;
+  EXPECT_EQ(threads_beside(16, load), 12);
+  EXPECT_EQ(threads_beside(4, load), 3);  // 4 of the 16 CPUs: a quarter of the others' threads land on them
+}
+
 }  // namespace
 }  // namespace lact
