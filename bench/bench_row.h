@@ -36,6 +36,16 @@ struct Row {
   std::vector<OpProfile> encode_profile, render_profile;  // with --profile, where the backend measures
 };
 
+// A ratio of two timed medians is stated only when their spreads ((max - min) / median) together stay within
+// kTrustedSpread: a busy machine (other jobs, spinning threads) once drew LaCT slower than full attention at
+// every size, the opposite of the truth, from timings whose spreads were 40-300%.
+constexpr double kTrustedSpread = 0.25;
+// "" when `a` over `b` can be stated; else why not, naming each measurement (`what_a`, `what_b`) and its spread.
+std::string untrusted_ratio(const Samples& a, const std::string& what_a, const Samples& b, const std::string& what_b);
+// "" when every row's encode and render timings are within kTrustedSpread (the plot can be drawn); else the
+// first row that is not and its spread.
+std::string untrusted_rows(const std::vector<Row>& rows);
+
 // With --variants: every variant beside the baseline measured in the same run (speed-ups, state ratio, the
 // FLOP count's prediction), as a markdown table and as CSV.
 void print_variant_table(const std::vector<Row>& rows);

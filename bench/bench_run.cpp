@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -51,6 +52,23 @@ double gemm_gflops(Backend& be, int64_t n) {
     if (i) best = std::min(best, now_seconds() - t);
   }
   return 2.0 * n * n * n / best / 1e9;
+}
+
+// "load average 4.62 on 2 CPUs, 3 other threads running now"
+std::string load_text(const MachineLoad& load) {
+  char text[128];
+  std::snprintf(text, sizeof text, "load average %.2f on %d CPUs, %d other thread%s running now", load.average,
+                load.cpus, load.others_running, load.others_running == 1 ? "" : "s");
+  return text;
+}
+
+// The threads a run without --threads got (kernels/cpu/thread_limit.h: fewer on a busy machine), as the CPU
+// backend describes itself ("CPU, 2 threads, ..."); the usable CPUs for a backend that does not say.
+int default_threads_used(const Backend& be) {
+  const std::string description = be.device_description();
+  const size_t comma = description.find(", ");
+  const int threads = comma == std::string::npos ? 0 : std::atoi(description.c_str() + comma + 2);
+  return threads > 0 ? threads : usable_cpus();
 }
 
 // One model at one view count and size: skipped when its encode is predicted too slow (from the rate measured at
@@ -145,11 +163,11 @@ std::vector<Row> run_precision_pass(const BenchOptions& o, const std::string& pr
                                   : (available > 0 ? 0.9 * available : 0.7 * physical);
   const int64_t gemm_n = backend->name() == "cuda" ? 8192 : 1024;
   const double gemm = gemm_gflops(*backend, gemm_n);
-  std::printf("lact bench: %s (%s), %d thread(s), %s gemm %lld^3 %.1f GFLOP/s; config %s, %d layers, dim %d\n",
+  std::printf("lact bench: %s (%s), %d thread(s), %s gemm %lld^3 %.1f GFLOP/s; config %s, %d layers, dim %d; %s\n",
               backend->name().c_str(), backend->device_description().c_str(),
-              o.common.threads > 0 ? o.common.threads : usable_cpus(), precision.c_str(),
+              o.common.threads > 0 ? o.common.threads : default_threads_used(*backend), precision.c_str(),
               static_cast<long long>(gemm_n), gemm, o.model.empty() ? o.config.c_str() : o.model.c_str(), lact.layers,
-              lact.dim);
+              lact.dim, load_text(machine_load()).c_str());
   std::fflush(stdout);
   std::vector<Row> rows;
   std::vector<double> measured(built.size(), 0.0);  // sustained GFLOP/s so far, to predict larger sizes
@@ -220,6 +238,7 @@ void run_bench(const BenchOptions& o) {
   for (const auto& [path, flag] : {std::pair{o.json, "--json"}, {o.csv, "--csv"}, {o.plot, "--plot"}})
     if (!path.empty()) check_named_output(path, flag, o.force, inputs);
   const std::vector<std::string> precisions = bench_precisions(o);
+  const MachineLoad load_before = machine_load();
   std::vector<Row> rows;
   ModelConfig lact;
   for (const std::string& precision : precisions) {
@@ -237,7 +256,16 @@ void run_bench(const BenchOptions& o) {
     else
       write_file_atomically(o.csv, variant_csv(rows));
   }
-  if (!o.plot.empty()) write_plot(o.plot, rows);
+  std::printf("The machine: %s before the rows, %s after.\n", load_text(load_before).c_str(),
+              load_text(machine_load()).c_str());
+  if (!o.plot.empty()) {
+    const std::string why = untrusted_rows(rows);
+    if (why.empty())
+      write_plot(o.plot, rows);
+    else  // a plot of timings that spread so wide has drawn the opposite of the truth
+      std::fprintf(stderr, "lact bench: --plot %s not drawn: %s (the machine: %s); run again when it is quieter\n",
+                   o.plot.c_str(), why.c_str(), load_text(machine_load()).c_str());
+  }
   if (o.reference) run_reference(o, lact, rows);
 }
 

@@ -4,7 +4,30 @@
 
 namespace lact::bench {
 
+namespace {
+
+// Full attention's row `full` against LaCT's `lact`: the two ratio cells, or "not stated" where the timings'
+// spreads are too wide (the reason added to `unstated`).
+std::string ratio_cells(const Row& full, const Row& lact, std::vector<std::string>& unstated) {
+  const std::string where = std::to_string(lact.views) + " views " + std::to_string(lact.height) + "x" +
+                            std::to_string(lact.width) + " " + lact.precision + ": ";
+  std::string cells;
+  char text[32];
+  const std::string encode = untrusted_ratio(full.encode, "full encode", lact.encode, "LaCT encode");
+  std::snprintf(text, sizeof text, " %.2fx |", full.encode_s / lact.encode_s);
+  cells += encode.empty() ? text : " not stated |";
+  if (!encode.empty()) unstated.push_back(where + encode);
+  const std::string render = untrusted_ratio(lact.render, "LaCT render", full.render, "full render");
+  std::snprintf(text, sizeof text, " %.2fx |", lact.render_fps / full.render_fps);
+  cells += render.empty() ? text : " not stated |";
+  if (!render.empty()) unstated.push_back(where + render);
+  return cells;
+}
+
+}  // namespace
+
 void print_table(const std::vector<Row>& rows) {
+  std::vector<std::string> unstated;  // why a ratio was left out
   std::printf(
       "\n| model | precision | views | size | tokens | open s | encode s | encode min s | encode spread | "
       "render FPS | render spread | first frame s | state MiB | encode GFLOP/s | render GFLOP/s | encode / GEMM | "
@@ -20,12 +43,8 @@ void print_table(const std::vector<Row>& rows) {
     std::string ratios = " | |";
     if (r.model == "full")
       for (const Row& l : rows)
-        if (l.model == "lact" && l.views == r.views && l.height == r.height && l.width == r.width &&
-            l.skipped.empty()) {
-          char text[64];
-          std::snprintf(text, sizeof(text), " %.2fx | %.2fx |", r.encode_s / l.encode_s, l.render_fps / r.render_fps);
-          ratios = text;
-        }
+        if (l.model == "lact" && l.views == r.views && l.height == r.height && l.width == r.width && l.skipped.empty())
+          ratios = ratio_cells(r, l, unstated);
     const std::string open = r.open_s < 0 ? "-" : std::to_string(r.open_s).substr(0, 5);
     // The fraction of the backend's own n^3 product rate at this precision (the ceiling the issue measures by).
     const double gemm = r.gemm_gflops > 0 ? r.gemm_gflops : 1e300;
@@ -39,6 +58,8 @@ void print_table(const std::vector<Row>& rows) {
         r.first_frame.median(), r.state_mib, r.encode_gflops, r.render_gflops, 100 * r.encode_gflops / gemm,
         100 * r.render_gflops / gemm, ratios.c_str());
   }
+  for (const std::string& why : unstated)
+    std::printf("Ratio not stated (too wide a spread to trust): %s\n", why.c_str());
 }
 
 namespace {
@@ -79,6 +100,13 @@ void print_precision_ratios(const std::vector<Row>& rows) {
           base.height == r.height) {
         if (!header) std::printf("\nAgainst fp32 in this run (median over median):\n");
         header = true;
+        const std::string why = untrusted_ratio(r.encode, r.precision + " encode", base.encode, "fp32 encode") +
+                                untrusted_ratio(r.render, r.precision + " render", base.render, "fp32 render");
+        if (!why.empty()) {
+          std::printf("  %s %d views %dx%d at %s: not stated (too wide a spread to trust): %s\n", r.model.c_str(),
+                      r.views, r.height, r.width, r.precision.c_str(), why.c_str());
+          continue;
+        }
         std::printf("  %s %d views %dx%d at %s: encode %.2fx, render %.2fx the speed at fp32\n", r.model.c_str(),
                     r.views, r.height, r.width, r.precision.c_str(), base.encode_s / r.encode_s,
                     r.render_fps / base.render_fps);
