@@ -1,4 +1,6 @@
 // Run::check_time: the estimate of a piece of work before it runs, beside its memory check.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -8,6 +10,23 @@
 #include "pipeline/run.h"
 
 namespace lact {
+
+namespace {
+
+// Work estimated over an hour without --max-seconds: on a terminal lact asks before it starts; elsewhere (a script,
+// a batch job) nobody could answer or stop it in time, so it is refused with how to allow it.
+void confirm_long_run(const std::string& work, const std::string& duration) {
+  const std::string refused =
+      work + " is estimated at " + duration + ", over an hour: not started (--max-seconds N allows up to N seconds)";
+  if (!::isatty(STDIN_FILENO) || !::isatty(STDERR_FILENO)) throw Error("--max-seconds", refused);
+  std::fprintf(stderr, "lact: start it anyway? [y/N] ");
+  std::fflush(stderr);
+  char answer[16] = "";
+  if (!std::fgets(answer, sizeof answer, stdin) || (answer[0] != 'y' && answer[0] != 'Y'))
+    throw Error("--max-seconds", refused);
+}
+
+}  // namespace
 
 void Run::check_time(const WorkSize& work, const std::string& what) {
   constexpr double kAnnounceSeconds = 60;  // longer runs say so before they start
@@ -36,6 +55,9 @@ void Run::check_time(const WorkSize& work, const std::string& what) {
   if (seconds > kAnnounceSeconds && leads() && !out_.options.quiet)
     std::fprintf(stderr, "lact: %s%s is estimated at %s (%s; --max-seconds refuses longer)\n",
                  terminal_text(what).c_str(), work_text(work).c_str(), duration_text(seconds).c_str(), basis);
+  constexpr double kAskSeconds = 3600;
+  if (limit <= 0 && seconds > kAskSeconds && ranks() == 1)  // across ranks no one rank may ask for all
+    confirm_long_run(terminal_text(what) + work_text(work), duration_text(seconds));
 }
 
 }  // namespace lact

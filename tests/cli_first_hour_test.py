@@ -7,7 +7,8 @@
 - the guard rails' warnings of `lact render` (same words, same thresholds) on `lact view`'s and `lact serve`'s
   stderr when the scene opens, in lact serve's /api/scene and on its page: the shipped object model on the
   desk's scene-like cameras;
-- a taken port suggests --port 0.
+- a taken port suggests --port 0;
+- a run estimated over an hour without --max-seconds is refused where no terminal can be asked.
 
 Usage: python3 tests/cli_first_hour_test.py --lact build/app/lact --fixture ../shared/fixtures/lact_tiny
        --data ../shared/data
@@ -23,7 +24,7 @@ import time
 import unittest
 import urllib.request
 
-from cli_common import ran_ok
+from cli_common import parse_cli_args, ran_ok
 
 ARGS = None
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -123,6 +124,20 @@ class FirstHour(unittest.TestCase):
         self.assertIn('<div id="warnings"></div>', page)
         self.assertIn('line.textContent = "warning: " + w;', page)
 
+    def test_a_run_over_an_hour_is_refused_without_a_terminal(self):
+        """Estimated over an hour (the fixture model, 5 views at 4096x4096: hours on any CPU) with no terminal to
+        ask: refused before any work, with the flag that allows it; a terminal is asked (not tested here)."""
+        state = os.path.join(self.tmp.name, "long.safetensors")
+        p = subprocess.run([ARGS.lact, "encode", "--model", os.path.join(ARGS.fixture, "model.safetensors"), "--data",
+                            os.path.join(ARGS.fixture, "index.json"), "--inputs", "0,1,2,3,4", "--size", "4096x4096",
+                            "--threads", "1", "-o", state], stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                           timeout=300)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        last = p.stderr.strip().splitlines()[-1]
+        self.assertRegex(last, r"^lact: --max-seconds: encoding 5 views at 4096x4096 is estimated at [\d.]+ h, over an "
+                               r"hour: not started \(--max-seconds N allows up to N seconds\)$")
+        self.assertFalse(os.path.exists(state))
+
     def test_a_taken_port_suggests_port_0(self):
         taken = socket.socket()
         taken.bind(("127.0.0.1", 0))
@@ -137,6 +152,6 @@ class FirstHour(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    ARGS, rest = (lambda parsed: parsed)(__import__("cli_common").parse_cli_args(__doc__.splitlines()[0],
-                                                                                  fixture_required=False))
+    ARGS, rest = parse_cli_args(__doc__.splitlines()[0])
+    ARGS.fixture = os.path.abspath(ARGS.fixture)
     unittest.main(argv=[sys.argv[0]] + rest)
