@@ -184,7 +184,9 @@ class ReadmeConversionTest(unittest.TestCase):
         shutil.copy(os.path.join(ARGS.fixture, "model.pt"), os.path.join(work, argv[3]))
         p = subprocess.run(["bash", "-c", self.command()], cwd=work, capture_output=True, text=True, timeout=300)
         self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
-        self.assertIn("does not match lact_l24_d768_ttt2x: missing key blocks.2.", p.stderr)
+        self.assertIn("does not match config lact_l24_d768_ttt2x: ", p.stderr)
+        self.assertIn("first: missing key blocks.2.", p.stderr)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)  # one line, not one per key
         self.assertFalse(os.path.exists(os.path.join(work, argv[argv.index("-o") + 1])))
 
     def test_table_matches_converter(self):
