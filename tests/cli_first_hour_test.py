@@ -123,6 +123,9 @@ class FirstHour(unittest.TestCase):
         self.assertEqual(["lact: warning: " + w for w in scene["warnings"]], expected)
         self.assertIn('<div id="warnings"></div>', page)
         self.assertIn('line.textContent = "warning: " + w;', page)
+        # Honest texts: sizes HxW as everywhere else; a state is "loaded in", not "encoded in".
+        self.assertIn('$("size").textContent = header.height + "x" + header.width;', page)
+        self.assertIn('scene.from_state ? "loaded in " : "encoded in "', page)
 
     def test_a_run_over_an_hour_is_refused_without_a_terminal(self):
         """Estimated over an hour (the fixture model, 5 views at 4096x4096: hours on any CPU) with no terminal to
