@@ -14,11 +14,11 @@ __version__: str
 class Error(RuntimeError):
     """lact's one-line errors (files, fields, sizes), with the CLI's text."""
 
-@final
 class Warning(UserWarning):
     """Model.encode out of the model's regime (size, camera layout, distances), in lact render's words."""
     ...
 
+@final
 class State:
     nbytes: int
     size: Size
