@@ -46,7 +46,7 @@ namespace {
 // a few hundred rows the rate hardly changes, and one cut shape serves every larger scene.
 GemmShape timed_shape(GemmShape s, int64_t tokens, int64_t per_view) {
   constexpr double kTimedFlops = 2e8;
-  constexpr int64_t kRowsKept = 256;
+  constexpr int64_t kRowsKept = 128;
   const bool cut_m = s.m == tokens || s.m == per_view, cut_k = s.k == tokens || s.k == per_view;
   auto flops = [&s] { return 2.0 * s.m * s.n * s.k * s.batch; };
   while (flops() > kTimedFlops && s.batch > 1) s.batch = (s.batch + 1) / 2;
@@ -94,7 +94,7 @@ double time_shape(Backend& be, const GemmShape& s) {
   Tensor c = be.empty(is_attention(s) ? Shape{s.batch, s.m, s.k} : Shape{s.batch, s.m, s.n});
   constexpr double kSpentSeconds = 0.004;
   double best = 1e30, spent = 0;
-  for (int run = 0; run < 21 && (run < 3 || spent < kSpentSeconds); ++run) {
+  for (int run = 0; run < 21 && (run < 2 || spent < kSpentSeconds); ++run) {
     const auto start = std::chrono::steady_clock::now();
     run_shape(be, s, a, b, c);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -119,16 +119,15 @@ std::string rate_cache_machine(Backend& be) {
 
 namespace {
 
-// A shape's rate from the cache, else timed now. Rates timed while other work holds the CPUs would slow every
-// later estimate, so they are kept apart ("busy ..."): used while the machine stays busy, timed again (and kept
-// for good) once it is quiet.
+// A shape's rate from the cache, else timed now. Rates timed while other work holds the CPUs read low (a run
+// preempted) and would slow every later estimate: they are kept apart ("busy ..."), timed again at each run
+// while the machine stays busy, the best reading kept, and kept for good once timed on a quiet machine.
 double shape_gflops(Backend& be, const std::string& key, const GemmShape& cut, RateCache& cache,
                     std::map<std::string, double>& timed) {
   if (const double kept = cache.find(key); kept > 0) return kept;
   if (timed.count(key)) return timed[key];
-  const double busy_kept = cache.find("busy " + key);
-  if (busy_kept > 0 && machine_busy()) return busy_kept;
-  return timed[key] = time_shape(be, cut);
+  const double now = time_shape(be, cut);
+  return timed[key] = machine_busy() ? std::max(now, cache.find("busy " + key)) : now;
 }
 
 // The rates of one pass, timed or read once, and where the seconds of its FLOPs go.

@@ -378,9 +378,14 @@ TEST(TimeEstimate, TimesProductsOnlyAndOnlyOnce) {
   be.log.clear();
   RateCache reread(tmp.path + "/rates.txt");  // as the next process reads it
   const TimeEstimate second = estimate_time(be, config, work, reread);
-  EXPECT_EQ(second.measured, 0);
-  EXPECT_TRUE(be.log.empty());
-  EXPECT_NEAR(second.seconds, first.seconds, 1e-4 * first.seconds);  // the file keeps 6 digits
+  for (const std::string& hook : be.log)
+    EXPECT_TRUE(hook == "empty" || hook == "upload" || hook == "gemm" || hook == "attention") << hook;
+  // On a busy machine the rates are timed again at each run (the best reading kept) until a quiet one.
+  if (!machine_busy()) {
+    EXPECT_EQ(second.measured, 0);
+    EXPECT_TRUE(be.log.empty());
+    EXPECT_NEAR(second.seconds, first.seconds, 1e-4 * first.seconds);  // the file keeps 6 digits
+  }
 }
 
 // The estimate against the encode it precedes (the CPU backend, one thread): a wide bound, as a shared machine's
