@@ -44,9 +44,9 @@ void add_data_options(CLI::App& command, DataOptions& o) {
 
 void add_common_options(CLI::App& command, CommonOptions& options) {
   command
-      .add_option(
-          "--threads", options.threads,
-          "Worker threads (0 = every usable CPU, " + std::to_string(max_threads()) + " here; more run that many)")
+      .add_option("--threads", options.threads,
+                  "Worker threads (0 = the usable CPUs, " + std::to_string(max_threads()) +
+                      " here, less those other running work wants now; more run that many)")
       ->check(CLI::Range(0, 1 << 30));
   command.add_option("--device,--backend", options.backend, "Compute device: cpu, or cuda where built with CUDA")
       ->check(CLI::IsMember(backend_names()));

@@ -12,7 +12,7 @@
 namespace lact {
 
 struct CommonOptions {
-  int threads = 0;                   // 0 = every usable CPU
+  int threads = 0;                   // 0 = the usable CPUs other running work leaves (default_threads)
   std::string backend = "cpu";       // --device (or --backend): cpu | cuda
   std::string precision = "fp32";    // matrix products: fp32 | tf32 | bf16 (the latter two on cuda)
   bool no_graphs = false;            // render with direct launches instead of replaying CUDA graphs
