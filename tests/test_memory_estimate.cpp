@@ -389,8 +389,9 @@ TEST(TimeEstimate, TimesProductsOnlyAndOnlyOnce) {
 }
 
 // The estimate against the encode it precedes (the CPU backend, one thread): a wide bound, as a shared machine's
-// timings vary; the benchmark (docs/scale.md) holds it to 1.5x on the paper's shapes.
-TEST(TimeEstimate, WithinFourTimesOfTheEncode) {
+// timings vary (a run of the whole suite under load once saw 7x with one reading of each); the benchmark
+// (docs/scale.md) holds it to 1.5x on the paper's shapes.
+TEST(TimeEstimate, WithinEightTimesOfTheEncode) {
   TempFolder tmp;
   auto be = make_cpu_backend(1);
   const ModelConfig config = small_config(false, 2);
@@ -400,15 +401,18 @@ TEST(TimeEstimate, WithinFourTimesOfTheEncode) {
   work.encode_views = work.state_views = 8;
   work.height = work.width = 64;
   RateCache cache(tmp.path + "/rates.txt");
-  const double estimate = estimate_time(*be, config, work, cache).seconds;
+  // As the encode's time below is the best of three, so is the estimate's (on a busy machine each call times the
+  // rates again and the cache keeps the best): one burst of other work in either must not decide the test.
+  double estimate = 1e30;
+  for (int run = 0; run < 3; ++run) estimate = std::min(estimate, estimate_time(*be, config, work, cache).seconds);
   double best = 1e30;
   for (int run = 0; run < 3; ++run) {
     const auto start = std::chrono::steady_clock::now();
     model.encode(views);
     best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
-  EXPECT_GT(estimate, best / 4);
-  EXPECT_LT(estimate, best * 4);
+  EXPECT_GT(estimate, best / 8);
+  EXPECT_LT(estimate, best * 8);
 }
 
 TEST(DefaultThreads, LeaveOtherRunningThreadsTheirCpus) {
@@ -424,6 +428,22 @@ TEST(DefaultThreads, LeaveOtherRunningThreadsTheirCpus) {
   load.cpus = 16, load.others_running = 4;
   EXPECT_EQ(threads_beside(16, load), 12);
   EXPECT_EQ(threads_beside(4, load), 3);  // 4 of the 16 CPUs: a quarter of the others' threads land on them
+}
+
+// A count asked through OMP_NUM_THREADS is kept whatever the load, so one command gives the same bits each time.
+TEST(DefaultThreads, AnAskedOmpNumThreadsIsKept) {
+  const char* before = std::getenv("OMP_NUM_THREADS");
+  const std::string saved = before ? before : "";
+  ::setenv("OMP_NUM_THREADS", "1", 1);
+  EXPECT_EQ(default_threads(), 1);
+  ::setenv("OMP_NUM_THREADS", "100000", 1);
+  EXPECT_EQ(default_threads(), usable_cpus());
+  ::setenv("OMP_NUM_THREADS", "1,4", 1);
+  EXPECT_EQ(default_threads(), 1);
+  if (before)
+    ::setenv("OMP_NUM_THREADS", saved.c_str(), 1);
+  else
+    ::unsetenv("OMP_NUM_THREADS");
 }
 
 }  // namespace

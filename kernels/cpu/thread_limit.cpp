@@ -119,7 +119,17 @@ int threads_beside(int cpus, const MachineLoad& load) {
   return std::max(1, cpus - std::min(others, cpus));
 }
 
-int default_threads() { return threads_beside(usable_cpus(), machine_load()); }
+int default_threads() {
+  // OMP_NUM_THREADS set is a count asked for (a job script, a test harness): kept, so the same command gives the
+  // same bits whatever else runs (the products' sums split by thread); only an unasked default follows the load.
+  const char* asked = std::getenv("OMP_NUM_THREADS");
+  if (asked && *asked) {
+    const int cpus = usable_cpus(), replacement = replacement_thread_count(asked, cpus);
+    if (replacement == 0) return static_cast<int>(std::strtol(asked, nullptr, 10));
+    return replacement;
+  }
+  return threads_beside(usable_cpus(), machine_load());
+}
 
 namespace {
 

@@ -32,9 +32,9 @@ MachineLoad machine_load();
 // Whether other processes' threads want CPUs now (machine_load, looked at once per process).
 bool machine_busy();
 
-// The worker threads when --threads is not given: the usable CPUs less those other running threads want, at
-// least 1 (libgomp's spinning is bounded too: thread_limit.cpp). Two threads beside two CPU-bound jobs on two
-// cores wait at every barrier for a thread that has no CPU.
+// The worker threads when --threads is not given: OMP_NUM_THREADS when set (at most the usable CPUs), else the
+// usable CPUs less those other running threads want, at least 1 (libgomp's spinning is bounded too: thread_limit.cpp).
+// Two threads beside two CPU-bound jobs on two cores wait at every barrier for a thread that has no CPU.
 int default_threads();
 // The same for `cpus` usable CPUs beside `load` (the rule, apart from reading the machine).
 int threads_beside(int cpus, const MachineLoad& load);
