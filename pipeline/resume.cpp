@@ -110,16 +110,11 @@ void check_resumable(const PreviousRun& previous, const std::string& digest, con
   if (previous.complete)
     throw Error("--resume",
                 report_path + " is complete: nothing is left to resume (run without --resume to start again)");
-  const RunDigest then = RunDigest::decode(previous.digest), now = RunDigest::decode(digest);
-  const std::vector<RunDigest::Field>&a = then.fields(), &b = now.fields();
-  for (size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
-    if (i < a.size() && i < b.size() && a[i].name == b[i].name && a[i].hash == b[i].hash) continue;
-    const std::string name = i < b.size() ? b[i].name : a[i].name;
-    const std::string was = i < a.size() && a[i].name == name ? "'" + a[i].shown + "'" : "nothing";
-    const std::string is = i < b.size() ? "'" + b[i].shown + "'" : "nothing";
-    throw Error("--resume", report_path + " was written by a run with " + name + " " + was + " where this one has " +
-                                is + ": resume with the same model, flags and inputs (or run without --resume)");
-  }
+  const DigestDifference d = first_difference(RunDigest::decode(previous.digest), RunDigest::decode(digest));
+  if (!d.name.empty())
+    throw Error("--resume", report_path + " was written by a run with " + d.name + " " + d.first +
+                                " where this one has " + d.other +
+                                ": resume with the same model, flags and inputs (or run without --resume)");
 }
 
 std::string interrupted_note(size_t done, size_t total, const std::string& report_path) {

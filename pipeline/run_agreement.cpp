@@ -202,18 +202,23 @@ RunDigest RunDigest::decode(const std::string& text) {
   return digest;
 }
 
-std::string digest_difference(const RunDigest& first, const RunDigest& other, int rank, int ranks) {
+DigestDifference first_difference(const RunDigest& first, const RunDigest& other) {
   const std::vector<RunDigest::Field>&a = first.fields(), &b = other.fields();
-  const std::string who = "ranks disagree: rank " + std::to_string(rank) + " of " + std::to_string(ranks);
   for (size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
     if (i < a.size() && i < b.size() && a[i].name == b[i].name && a[i].hash == b[i].hash) continue;
     const std::string name = i < a.size() ? a[i].name : b[i].name;
-    const std::string theirs = i < b.size() && b[i].name == name ? "'" + b[i].shown + "'" : "nothing";
-    const std::string ours = i < a.size() ? "'" + a[i].shown + "'" : "nothing";
-    if (theirs == ours) return who + " differs from rank 0 in " + name + " (both begin " + ours + ")";
-    return who + " has " + name + " " + theirs + " where rank 0 has " + ours;
+    return {name, i < a.size() ? "'" + a[i].shown + "'" : "nothing",
+            i < b.size() && b[i].name == name ? "'" + b[i].shown + "'" : "nothing"};
   }
-  return "";
+  return {};
+}
+
+std::string digest_difference(const RunDigest& first, const RunDigest& other, int rank, int ranks) {
+  const DigestDifference d = first_difference(first, other);
+  if (d.name.empty()) return "";
+  const std::string who = "ranks disagree: rank " + std::to_string(rank) + " of " + std::to_string(ranks);
+  if (d.other == d.first) return who + " differs from rank 0 in " + d.name + " (both begin " + d.first + ")";
+  return who + " has " + d.name + " " + d.other + " where rank 0 has " + d.first;
 }
 
 void agree_on_run(const Distribution& d, const std::function<void(RunDigest&)>& describe) {

@@ -49,6 +49,13 @@ class RunDigest {
 // ranks' command lines differ). Later calls return the same ranks.
 Distribution start_agreed_ranks(const CommonOptions& options, const RunDigest& command_line);
 
+// The first field where `other` differs from `first`: its name and each side's value as shown ('...' quoted, or
+// "nothing" where a side lacks it). Empty name when they agree.
+struct DigestDifference {
+  std::string name, first, other;
+};
+DigestDifference first_difference(const RunDigest& first, const RunDigest& other);
+
 // The message for the first field where `other` (rank `rank` of `ranks`) differs from rank 0's `first`, or ""
 // when they agree.
 std::string digest_difference(const RunDigest& first, const RunDigest& other, int rank, int ranks);

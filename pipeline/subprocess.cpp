@@ -93,26 +93,9 @@ int milliseconds_until(Clock::time_point deadline) {
   return static_cast<int>(std::clamp<long long>(ms + 1, 0, 60'000));
 }
 
-// Appends what `fd` (non-blocking) has to `sink`, keeping its last `keep` bytes when `keep` > 0. Closes it
-// and sets it to -1 at end of file.
-void drain(int& fd, std::string& sink, size_t keep = 0) {
-  char buffer[4096];
-  while (fd >= 0) {
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-    if (n <= 0) {
-      ::close(fd);
-      fd = -1;
-      break;
-    }
-    sink.append(buffer, static_cast<size_t>(n));
-    if (keep > 0 && sink.size() > keep) sink.erase(0, sink.size() - keep);
-  }
-}
-
-// Like drain, but hands over at most `max_bytes` at a time: a program that writes faster than lact reads cannot
-// make one piece grow without bound.
+// Appends what `fd` (non-blocking) has to `sink` until it would block or `sink` holds `max_bytes` (a program
+// that writes faster than lact reads cannot make one piece grow without bound). Closes it and sets it to -1 at
+// end of file.
 void drain_some(int& fd, std::string& sink, size_t max_bytes) {
   char buffer[4096];
   while (fd >= 0 && sink.size() < max_bytes) {
@@ -125,6 +108,17 @@ void drain_some(int& fd, std::string& sink, size_t max_bytes) {
       break;
     }
     sink.append(buffer, static_cast<size_t>(n));
+  }
+}
+
+// All that `fd` has, appended to `sink`, keeping its last `keep` bytes when `keep` > 0.
+void drain(int& fd, std::string& sink, size_t keep = 0) {
+  while (fd >= 0) {
+    const size_t limit = sink.size() + 64 * 1024;
+    drain_some(fd, sink, limit);
+    const bool more = sink.size() >= limit;  // else it would block now, or it ended
+    if (keep > 0 && sink.size() > keep) sink.erase(0, sink.size() - keep);
+    if (!more) break;
   }
 }
 
