@@ -19,7 +19,11 @@ constexpr auto kUnprovenTimeout = std::chrono::seconds(10);  // a whole header, 
 constexpr auto kBodyTimeout = std::chrono::seconds(10);      // a body of at most 64 KiB
 constexpr unsigned kHeaderLimit = 8192;
 
-class HttpSession : public std::enable_shared_from_this<HttpSession>, public Unproven {
+}  // namespace
+
+// Not polymorphic: ServerContext::drop_oldest_unproven calls drop() on the list's pointer without a virtual call
+// (serve/network.h says why).
+class HttpSession : public std::enable_shared_from_this<HttpSession> {
  public:
   HttpSession(ServerContext& context, tcp::socket socket)
       : context_(context), stream_(std::move(socket)), rate_(context.hub.options().max_rate) {
@@ -33,7 +37,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession>, public Unp
 
   void run() { read_header(); }
 
-  void drop() override {
+  void drop() {  // closes it now; its pending handlers then end it
     unlist();
     uncount();
     stream_.close();
@@ -122,7 +126,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession>, public Unp
   Decision decision_;  // of the request being served
   RateLimit rate_;
   std::string host_;  // the request's Host header
-  std::list<Unproven*>::iterator listed_;
+  std::list<HttpSession*>::iterator listed_;
   bool keep_alive_ = false, proven_ = false, counted_ = true;
 };
 
@@ -212,6 +216,8 @@ void HttpSession::rendered(session::RenderedView view) {
     reply(http::status::internal_server_error, e.what());
   }
 }
+
+namespace {
 
 // Past the cap with every connection holding the token: a fixed 503, written without waiting (a few hundred
 // bytes fit any socket's buffer), and closed, so a refused connection holds no descriptor.

@@ -23,23 +23,21 @@ namespace websocket = beast::websocket;
 using tcp = asio::ip::tcp;
 using Request = http::request<http::string_body>;
 
-// A connection that has not shown the token yet: the first one closed when connections or descriptors run
-// short, so that clients without the token can never keep the one with it out.
-class Unproven {
- public:
-  virtual void drop() = 0;  // closes it now; its pending handlers then end it
-
- protected:
-  ~Unproven() = default;
-};
+// An HTTP connection (serve/http_session.cpp). Those that have not shown the token yet are listed: the first
+// closed when connections or descriptors run short, so that clients without the token can never keep the one
+// with it out. The list holds the one concrete type and calls it without a virtual call: under UBSan a virtual
+// call's type check, on its first use, probes the object's memory with pipe(), which fails when the descriptors
+// have run out (the very case the list is for), and then reports a live session as "invalid vptr"
+// (docs/serve.md).
+class HttpSession;
 
 struct ServerContext {
   Hub& hub;
   asio::io_context& io;
   int connections = 0;  // open TCP connections (HTTP and streams)
   int max_connections = 0;
-  RateLimit api_rate;             // every HTTP request that showed the token, together
-  std::list<Unproven*> unproven;  // oldest first
+  RateLimit api_rate;                // every HTTP request that showed the token, together
+  std::list<HttpSession*> unproven;  // without the token, oldest first
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
   double now() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); }
 
