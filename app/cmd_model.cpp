@@ -4,10 +4,12 @@
 
 #include <cstdio>
 #include <memory>
+#include <vector>
 
 #include "app/commands.h"
 #include "core/error.h"
 #include "core/terminal_text.h"
+#include "pipeline/lpips_fetch.h"
 #include "pipeline/model_convert.h"
 #include "pipeline/model_fetch.h"
 #include "pipeline/official_models.h"
@@ -28,6 +30,9 @@ void list_models(const std::string& cache_dir) {
                 m.config.c_str(), views.c_str(), size_text(m.approx_bytes).c_str(),
                 cached ? terminal_text(cached->path).c_str() : "no");
   }
+  const std::optional<CachedModel> lpips = cached_model(dir, kLpipsCacheName);
+  std::printf("%-18s %-7s %-10s %-20s %-7s ~%-8s %s\n", kLpipsCacheName, "metric", "-", "lpips v0.1 alexnet", "-",
+              "244 MB", lpips ? terminal_text(lpips->path).c_str() : "no");
   std::printf("cache: %s; download sizes are the fp32 tensors of each config (the hub's size is checked)\n",
               terminal_text(dir).c_str());
 }
@@ -36,7 +41,11 @@ void add_fetch(CLI::App& model) {
   auto o = std::make_shared<FetchOptions>();
   CLI::App* fetch = model.add_subcommand(
       "fetch", "Download an official checkpoint (resumable, checked against the hub's SHA-256), convert and cache it");
-  fetch->add_option("name", o->name, "The checkpoint (lact model list): obj_res256, scene_res144x256, ...")->required();
+  fetch
+      ->add_option("name", o->name,
+                   "The checkpoint (lact model list): obj_res256, scene_res144x256, ...; lpips: the LPIPS "
+                   "metric's weights (render --lpips)")
+      ->required();
   fetch->add_option("--cache-dir", o->cache_dir, "Cache folder (default $XDG_CACHE_HOME/lact, else ~/.cache/lact)");
   fetch->add_option("--hub", o->hub,
                     "A Hugging Face mirror holding the hub's paths (URL/airsplay/lact_nvs/resolve/main/NAME.pt; "
@@ -47,6 +56,12 @@ void add_fetch(CLI::App& model) {
   fetch->add_flag("--force", o->force, "Fetch and convert again although it is cached");
   fetch->add_flag("-q,--quiet", o->quiet, "No progress bar");
   fetch->callback([o]() {
+    if (o->name == kLpipsCacheName) {
+      const CachedModel m = fetch_lpips_weights(*o);
+      std::printf("lpips: %s; lact render --targets ... measures LPIPS with it (--lpips)\n",
+                  terminal_text(m.path).c_str());
+      return;
+    }
     const CachedModel m = fetch_official_model(*o);
     std::printf("%s: %s (%s, trained at %dx%d%s); use --model %s\n", m.name.c_str(), terminal_text(m.path).c_str(),
                 m.kind.c_str(), m.height, m.width,
@@ -57,6 +72,7 @@ void add_fetch(CLI::App& model) {
 
 struct ConvertOptions {
   std::string checkpoint, config, output;
+  std::vector<std::string> lpips;  // ALEXNET.pth LINEAR.pth
   bool force = false;
 };
 
@@ -64,7 +80,11 @@ void add_convert(CLI::App& model) {
   auto o = std::make_shared<ConvertOptions>();
   CLI::App* convert = model.add_subcommand(
       "convert", "Convert a LaCT checkpoint (.pt) to the .safetensors lact reads (tools/convert_checkpoint.py)");
-  convert->add_option("checkpoint", o->checkpoint, "The .pt file")->required();
+  CLI::Option* checkpoint = convert->add_option("checkpoint", o->checkpoint, "The .pt file");
+  CLI::Option* lpips = convert->add_option("--lpips", o->lpips,
+                                           "Convert LPIPS's two published files instead: torchvision's "
+                                           "alexnet-owt-7be5be79.pth and the lpips package's v0.1 alex.pth");
+  lpips->expected(2)->excludes(checkpoint);
   convert->add_option("--config", o->config,
                       "Its config: a .yaml/.json file or a built-in name (default: known from an official file name)");
   convert->add_option("-o,--output", o->output, "The .safetensors to write")->required();
@@ -73,6 +93,12 @@ void add_convert(CLI::App& model) {
     struct stat info;
     if (!o->force && ::stat(o->output.c_str(), &info) == 0)
       throw Error(o->output, "already exists (pass --force to replace it)");
+    if (!o->lpips.empty()) {
+      if (!o->config.empty()) throw Error("--config", "does not apply to --lpips (its two files have one layout)");
+      std::printf("%s\n", terminal_text(convert_lpips_weights(o->lpips[0], o->lpips[1], o->output)).c_str());
+      return;
+    }
+    if (o->checkpoint.empty()) throw Error("lact model convert", "name the checkpoint (.pt) or --lpips ALEXNET LINEAR");
     std::printf("%s\n", terminal_text(convert_checkpoint(o->checkpoint, o->config, o->output)).c_str());
   });
 }

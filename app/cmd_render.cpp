@@ -1,10 +1,15 @@
 // lact render: encode input views (or open a saved scene state) and render target views, with metrics against
 // their ground truth and a report, for one scene or every scene of an index; or render a camera path. The work
 // is the Run's (pipeline/run.h); this is the command's flags and their checks before any work.
+#include <cstdio>
+#include <optional>
+
 #include "app/command_line.h"
 #include "app/commands.h"
 #include "app/flags.h"
 #include "core/error.h"
+#include "core/terminal_text.h"
+#include "pipeline/model_cache.h"
 #include "pipeline/run.h"
 #include "pipeline/video_writer.h"
 
@@ -17,7 +22,31 @@ struct RenderOptions {
   OutputOptions out;
   SceneRequest scene;
   std::string path;
+  bool lpips_asked = false;  // --lpips given, with or without a file
+  bool no_lpips = false;
 };
+
+// Which LPIPS weights an evaluation uses: --lpips FILE; --lpips alone or nothing: those `lact model fetch lpips`
+// cached (nothing is measured, and one line says how to fetch them, when there are none and --lpips was not given).
+void choose_lpips(RenderOptions& o) {
+  SceneRequest& r = o.scene;
+  if (!r.lpips.empty() || o.no_lpips || !o.path.empty()) return;
+  const std::optional<std::string> cached = cached_lpips_weights();
+  if (o.lpips_asked && !cached)
+    throw Error("--lpips", "no LPIPS weights are cached: `lact model fetch lpips` fetches them (or --lpips FILE)");
+  if (!cached) {
+    if (!o.out.quiet)
+      std::fprintf(stderr,
+                   "lact render: LPIPS not measured: `lact model fetch lpips` fetches its weights "
+                   "(--no-lpips: no such line)\n");
+    return;
+  }
+  r.lpips = *cached;
+  r.lpips_by_default = !o.lpips_asked;
+  if (!o.lpips_asked && !o.out.quiet)
+    std::fprintf(stderr, "lact render: LPIPS with the cached weights %s (--no-lpips leaves it out)\n",
+                 terminal_text(*cached).c_str());
+}
 
 void run_render(RenderOptions& o, const RunDigest& command_line) {
   SceneRequest& r = o.scene;
@@ -27,8 +56,10 @@ void run_render(RenderOptions& o, const RunDigest& command_line) {
       throw Error("--targets", "give target views (or --path for a camera path)");
     if (!r.video.empty() && o.path.empty()) throw Error("--video", "needs --path (a camera path to render)");
     if (!r.video.empty()) check_video_output(r.video);  // a known container, ffmpeg and ffprobe: before any work
-    if (!r.lpips.empty() && !o.path.empty())
+    if ((!r.lpips.empty() || o.lpips_asked) && !o.path.empty())
       throw Error("--lpips", "measures target views against their ground truth: a camera path (--path) has none");
+    if (o.lpips_asked && o.no_lpips) throw Error("--no-lpips", "contradicts --lpips");
+    choose_lpips(o);
     for (const std::string& input : {r.model, r.state, o.path, r.data.data, r.lpips}) out.inputs.add(input);
   });
   run.claim_output();
@@ -54,9 +85,12 @@ void add_render_command(CLI::App& app) {
   command->add_option("--targets", r.targets, "Target views: 3,4 | 8-15 | uniform:N | random:N | fold8 | rest | all");
   command->add_flag("--resume", r.resume,
                     "Finish an interrupted evaluation of --data's scenes in --out (same model, flags and inputs)");
-  command->add_option("--lpips", r.lpips,
-                      "Also measure LPIPS (v0.1, AlexNet) with these weights, made by python3 -m "
-                      "tools.convert_checkpoint --lpips ALEXNET.pth LINEAR.pth -o FILE (docs/evaluation.md)");
+  CLI::Option* lpips = command->add_option(
+      "--lpips", r.lpips,
+      "Measure LPIPS (v0.1, AlexNet) with these weights (lact model convert --lpips ALEXNET.pth LINEAR.pth -o "
+      "FILE); alone, or by default when fetched: those of lact model fetch lpips");
+  lpips->expected(0, 1);
+  command->add_flag("--no-lpips", o->no_lpips, "Do not measure LPIPS, although its weights are cached");
   command->add_flag("--allow-input-targets", r.allow_input_targets,
                     "Score targets that are also inputs (refused otherwise: a seen view is no novel view)");
   command->add_option("--path", o->path, "Camera path JSON (from `lact path`) to render instead of targets");
@@ -73,7 +107,10 @@ void add_render_command(CLI::App& app) {
   add_common_options(*command, o->common);
   add_distributed_options(*command, o->common);
   add_time_limit_option(*command, o->common);
-  command->callback([o, command]() { run_render(*o, command_line_digest(*command)); });
+  command->callback([o, command, lpips]() {
+    o->lpips_asked = lpips->count() > 0;
+    run_render(*o, command_line_digest(*command));
+  });
 }
 
 }  // namespace lact::app

@@ -148,6 +148,9 @@ void add_scene_source_options(CLI::App& command, session::SceneOptions& options)
       .add_option("--targets", options.targets,
                   "Test views (measured against their ground truth; [ ] snaps through inputs and these): 3,4 | rest")
       ->capture_default_str();
+  command.add_option("--lpips", options.lpips,
+                     "LPIPS weights for the test views (default: those of lact model fetch lpips, when fetched)");
+  command.add_flag("--no-lpips", options.no_lpips, "Do not measure LPIPS on test views, although it is fetched");
   command.add_option("--camera", options.camera, "Start on this scene view (default: the first test view)")
       ->check(CLI::NonNegativeNumber);
   command

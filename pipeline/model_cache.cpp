@@ -77,4 +77,13 @@ std::string resolve_model_argument(const std::string& text) {
   return text;
 }
 
+std::optional<std::string> cached_lpips_weights(const std::string& cache_dir_flag) {
+  try {
+    if (std::optional<CachedModel> cached = cached_model(model_cache_dir(cache_dir_flag), kLpipsCacheName))
+      return cached->path;
+  } catch (const Error&) {  // no cache folder to name, or a record lact did not write: not fetched
+  }
+  return std::nullopt;
+}
+
 }  // namespace lact

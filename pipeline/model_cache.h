@@ -27,6 +27,11 @@ std::optional<CachedModel> cached_model(const std::string& dir, const std::strin
 // Writes NAME.json atomically.
 void record_cached_model(const std::string& dir, const CachedModel& model);
 
+// The LPIPS weights `lact model fetch lpips` records (pipeline/lpips_fetch.h): the cache's lpips.safetensors, or
+// nothing when they were not fetched (or the cache folder cannot be named).
+inline constexpr const char* kLpipsCacheName = "lpips";
+std::optional<std::string> cached_lpips_weights(const std::string& cache_dir_flag = "");
+
 // What `--model TEXT` opens: TEXT itself when it names a file or looks like a path (a '/' or a file suffix);
 // a cached official name's NAME.safetensors; Error("--model", "... lact model fetch NAME") for an official
 // name that is not cached yet; else TEXT (opening it names what is missing).

@@ -38,8 +38,11 @@ std::string converter_python() {
 
 std::string converter_script() { return std::string(LACT_SOURCE_DIR) + "/tools/convert_checkpoint.py"; }
 
-std::string convert_checkpoint(const std::string& checkpoint, const std::string& config, const std::string& output) {
-  require_regular_file(checkpoint);
+namespace {
+
+// Runs the converter with `arguments` then "-o TEMPORARY", and renames the result into `output`.
+std::string run_converter(const std::vector<std::string>& arguments, const std::string& named,
+                          const std::string& output) {
   const std::string script = converter_script();
   if (::access(script.c_str(), R_OK) != 0)
     throw Error(script, "the converter is missing (lact model convert runs it from the checkout lact was built from)");
@@ -50,8 +53,9 @@ std::string convert_checkpoint(const std::string& checkpoint, const std::string&
                 "python3-torch; LACT_PYTHON names another Python)");
   const std::string target = resolve_output_path(output);
   const std::string temporary = target + ".converting-" + std::to_string(::getpid()) + ".safetensors";
-  std::vector<std::string> argv = {python, script, checkpoint, "-o", temporary};
-  if (!config.empty()) argv.insert(argv.end(), {"--config", config});
+  std::vector<std::string> argv = {python, script};
+  argv.insert(argv.end(), arguments.begin(), arguments.end());
+  argv.insert(argv.end(), {"-o", temporary});
   const int token = register_temporary(temporary);
   std::string out, errors;
   const int status = run_program(argv, &out, 0, &errors);
@@ -59,12 +63,27 @@ std::string convert_checkpoint(const std::string& checkpoint, const std::string&
     std::remove(temporary.c_str());
     unregister_temporary(token);
     const std::string reason = last_line(errors);
-    throw Error(checkpoint, "the converter failed (exit status " + std::to_string(status) +
-                                "): " + (reason.empty() ? "no message" : reason));
+    throw Error(named, "the converter failed (exit status " + std::to_string(status) +
+                           "): " + (reason.empty() ? "no message" : reason));
   }
   rename_into_place(temporary, target);
   unregister_temporary(token);
   return last_line(out);
+}
+
+}  // namespace
+
+std::string convert_checkpoint(const std::string& checkpoint, const std::string& config, const std::string& output) {
+  require_regular_file(checkpoint);
+  std::vector<std::string> arguments = {checkpoint};
+  if (!config.empty()) arguments.insert(arguments.end(), {"--config", config});
+  return run_converter(arguments, checkpoint, output);
+}
+
+std::string convert_lpips_weights(const std::string& alexnet, const std::string& linear, const std::string& output) {
+  require_regular_file(alexnet);
+  require_regular_file(linear);
+  return run_converter({"--lpips", alexnet, linear}, alexnet, output);
 }
 
 }  // namespace lact

@@ -49,8 +49,8 @@ void check_download(const std::string& path, const RemoteFile& remote, const std
   std::string problem;
   if (remote.size && size != remote.size)
     problem = std::to_string(size) + " bytes where the hub reports " + std::to_string(remote.size);
-  const std::string sha = problem.empty() ? sha256_of_file(path) : "";
-  if (problem.empty() && sha != remote.sha256) problem = "SHA-256 " + sha + " where the hub reports " + remote.sha256;
+  const std::string sha = problem.empty() && !remote.sha256.empty() ? sha256_of_file(path) : "";
+  if (!sha.empty() && sha != remote.sha256) problem = "SHA-256 " + sha + " where the hub reports " + remote.sha256;
   if (problem.empty()) return;
   std::remove(path.c_str());
   throw Error(url, "the download does not match: " + problem + " (removed it; fetch again)");
@@ -63,12 +63,7 @@ std::string download_checked(const OfficialModel& m, const std::string& dir, con
     throw Error(url,
                 "the hub reports no SHA-256 for it (an X-Linked-Etag or ETag header): refusing an "
                 "unchecked download");
-  const std::string pt = dir + "/" + m.name + ".pt", part = pt + ".part";
-  if (exists(pt) && sha256_of_file(pt) == remote.sha256) return pt;  // a conversion failed after the download
-  download_resuming(url, part, remote.size, progress_bar(m.name, o.quiet));
-  check_download(part, remote, url);
-  std::filesystem::rename(part, pt);
-  return pt;
+  return download_into(url, dir + "/" + m.name + ".pt", remote, m.name, o.quiet);
 }
 
 }  // namespace
@@ -79,6 +74,17 @@ std::string hub_url(const std::string& flag) {
   if (hub.compare(0, 7, "http://") != 0 && hub.compare(0, 8, "https://") != 0)
     throw Error(flag.empty() ? "LACT_HUB" : "--hub", "'" + hub.substr(0, 80) + "' is not an http:// or https:// URL");
   return hub;
+}
+
+std::string download_into(const std::string& url, const std::string& path, const RemoteFile& remote,
+                          const std::string& label, bool quiet) {
+  const std::string part = path + ".part";
+  if (exists(path) && !remote.sha256.empty() && sha256_of_file(path) == remote.sha256)
+    return path;  // a conversion failed after the download
+  download_resuming(url, part, remote.size, progress_bar(label, quiet));
+  check_download(part, remote, url);
+  std::filesystem::rename(part, path);
+  return path;
 }
 
 CachedModel fetch_official_model(const FetchOptions& o) {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "pipeline/model_cache.h"
+#include "pipeline/model_download.h"
 
 namespace lact {
 
@@ -20,6 +21,11 @@ struct FetchOptions {
 
 // The hub to use: `flag`, else $LACT_HUB, else kDefaultHub; Error naming it unless it is an http(s) URL.
 std::string hub_url(const std::string& flag);
+
+// Downloads `url` into `path` (resuming `path`.part), checked against `remote`'s size and SHA-256 where it names
+// them; a file that fails is removed and the Error says so. A progress bar on a terminal unless `quiet`.
+std::string download_into(const std::string& url, const std::string& path, const RemoteFile& remote,
+                          const std::string& label, bool quiet);
 
 // Fetches, checks, converts and records; returns the record (the cached one when it is there already).
 CachedModel fetch_official_model(const FetchOptions& options);

@@ -42,6 +42,9 @@ struct SceneRequest {
   // --resume: finish the interrupted evaluation whose incomplete report.json is in --out (pipeline/resume.h).
   bool resume = false;
   std::string lpips;  // evaluate, --lpips: also measure LPIPS with these weights (core/lpips.h); empty: not
+  // The weights above are the cached ones taken without --lpips: a scene too small for LPIPS is measured
+  // without it (a note) instead of refused.
+  bool lpips_by_default = false;
 };
 
 struct PreviousRun;
@@ -111,6 +114,10 @@ class Run {
   // run on every rank (its failed scenes listed). Across ranks the scenes are shared out, or one scene's
   // inputs are encoded by every rank together and its targets shared out.
   Report evaluate(SceneRequest request);
+  // LPIPS weights for the views a viewer measures (its test views); Error naming the file when they are not
+  // LPIPS weights. evaluate() opens its own from SceneRequest::lpips.
+  void use_lpips(const std::string& path);
+  const Lpips* lpips() const { return lpips_.get(); }
   // Writes report.json and report.csv (the lead) and prints the table and where it wrote when any scene
   // succeeded; then any failure is one error line (the failure itself when it is the only one), and under
   // --warnings error so is a warning.
@@ -201,8 +208,10 @@ class Run {
   RunOutput out_;
   std::unique_ptr<PreviousRun> previous_run_;  // read_previous_run_of (the lead); gone once cleared or resumed
   RunBackend backend_;
-  std::unique_ptr<Model> model_;  // after backend_: destroyed before it
-  std::unique_ptr<Lpips> lpips_;  // evaluate with --lpips; likewise after backend_
+  std::unique_ptr<Model> model_;                       // after backend_: destroyed before it
+  std::unique_ptr<Lpips> lpips_;                       // evaluate with --lpips; likewise after backend_
+  bool lpips_by_default_ = false;                      // SceneRequest::lpips_by_default
+  const Lpips* lpips_at(int height, int width) const;  // lpips_, unless the size is too small for a default
   std::string model_path_;
   std::set<std::pair<int, int>> rendered_sizes_;     // render(): sizes whose memory was checked
   bool stage_bars_ = false;                          // a command's run: bars for encode layers and rendered views

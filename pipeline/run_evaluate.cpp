@@ -109,12 +109,22 @@ Run::SceneWork Run::plan_scene_work(const SceneSelection& selection, bool encode
     check_memory(need);
     check_scored_size(selection.height, selection.width,
                       model().config().patch_size);  // after memory: a huge size is named for that
-    if (lpips_) check_lpips_size(selection.height, selection.width);
+    if (lpips_ && !lpips_by_default_) check_lpips_size(selection.height, selection.width);
     WorkSize time = encode_work(selection, work.inputs);  // no views to encode from a state
     time.renders.push_back({selection.height, selection.width, static_cast<int64_t>(work.targets.size())});
     check_time(time, "scene '" + selection.scene.name + "': ");
   });
   return work;
+}
+
+void Run::use_lpips(const std::string& path) { lpips_ = std::make_unique<Lpips>(path, backend()); }
+
+const Lpips* Run::lpips_at(int height, int width) const {
+  if (!lpips_ || (height >= kLpipsSmallestSide && width >= kLpipsSmallestSide)) return lpips_.get();
+  if (leads() && !out_.options.quiet)
+    std::fprintf(stderr, "lact: LPIPS not measured at %dx%d (its AlexNet needs %d pixels a side)\n", height, width,
+                 kLpipsSmallestSide);
+  return nullptr;
 }
 
 SceneReport Run::run_scene_work(SceneWork work, const SceneSelection& selection, const SceneState* given,
@@ -134,7 +144,7 @@ SceneReport Run::run_scene_work(SceneWork work, const SceneSelection& selection,
   double render_s = 0;
   lact::on_every_rank(across, [&] {
     views = render_and_measure(model(), selection, state, work.targets, inputs, work.inputs.first, report.folder, out_,
-                               render_s, lpips_.get());
+                               render_s, lpips_at(selection.height, selection.width));
   });
   report.render_ms_per_view = 1000.0 * render_s / std::max<size_t>(1, work.targets.size());
   report.views = gather_views(across, report, std::move(views));
@@ -166,6 +176,7 @@ Report Run::evaluate(SceneRequest r) {
   read_previous_run_of(r);
   if (!r.lpips.empty())  // its weights read and checked before any work
     on_every_rank([&] { lpips_ = std::make_unique<Lpips>(r.lpips, backend()); });
+  lpips_by_default_ = r.lpips_by_default;
   Report report;
   if (r.state.empty()) {
     open_model_for_inputs(r);

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <new>
 
+#include "core/lpips.h"
 #include "core/metrics.h"
 
 namespace lact::session {
@@ -86,15 +87,27 @@ void RenderThread::measure(const Image& image, int view, RenderedView& out) {
     out.error_map = to_rgb8(error_heat_map(image, truth));
     out.measured = true;
     const int nearest = nearest_ ? nearest_(view) : -1;
+    const Image* nearest_image = nullptr;
     if (nearest >= 0) {
       auto input = truth_cache_.find(nearest);
       if (input == truth_cache_.end()) input = truth_cache_.emplace(nearest, truth_(nearest)).first;
       out.nearest_input = nearest;
       out.psnr_nearest_input = psnr(input->second, truth);
+      nearest_image = &input->second;
     }
+    measure_lpips(image, truth, nearest_image, out);
   } catch (const std::exception& e) {
     out.truth_error = e.what();
   }
+}
+
+void RenderThread::measure_lpips(const Image& image, const Image& truth, const Image* nearest,
+                                 RenderedView& out) const {
+  const Lpips* lpips = run_.lpips();
+  if (!lpips) return;
+  const Lpips::Features truth_features = lpips->features(truth);  // once for the render and the photo
+  out.lpips = lpips->distance(lpips->features(image), truth_features);
+  if (nearest) out.lpips_nearest_input = lpips->distance(lpips->features(*nearest), truth_features);
 }
 
 RenderedView RenderThread::render(uint64_t serial, const RenderRequest& request) {

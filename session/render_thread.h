@@ -1,10 +1,10 @@
 // The render thread: takes the latest camera each front end's client asked for, renders it with Run::render, and
 // publishes the image (as 8-bit RGB, ready to upload or encode). When the camera is exactly a scene view at the
 // working size it also measures the render against that view's ground truth (PSNR, SSIM, error map, and the
-// nearest-input baseline: the PSNR of the closest input photo as a guess). Requests of one channel replace each
-// other: a client never waits and the thread never renders a camera that is already stale. Channels (the
-// desktop viewer uses one, `lact serve` one per browser) take turns, the oldest request first. Exclusive jobs (a
-// camera path export) run on the same thread, between renders, so the model is never used by two threads.
+// nearest-input baseline: the PSNR of the closest input photo as a guess; LPIPS too, with the Run's weights). Requests
+// of one channel replace each other: a client never waits and the thread never renders a camera that is already stale.
+// Channels (the desktop viewer uses one, `lact serve` one per browser) take turns, the oldest request first. Exclusive
+// jobs (a camera path export) run on the same thread, between renders, so the model is never used by two threads.
 #pragma once
 
 #include <condition_variable>
@@ -39,6 +39,8 @@ struct RenderedView {
   double psnr = 0, ssim = 0;
   int nearest_input = -1;         // measured on a view that is no input: the input view nearest it
   double psnr_nearest_input = 0;  // and the PSNR of that photo against the truth (the baseline)
+  // With LPIPS weights (Run::lpips()): the render's LPIPS against the truth, and that photo's (lower is closer).
+  std::optional<double> lpips, lpips_nearest_input;
   Rgb8 truth, error_map;
   std::string error;        // rendering failed (no image)
   std::string truth_error;  // the image is fine, but its ground truth could not be read (not measured)
@@ -81,6 +83,7 @@ class RenderThread {
   int working_width_, working_height_;
   Wake wake_;
   std::map<int, Image> truth_cache_;  // render thread only
+  void measure_lpips(const Image& image, const Image& truth, const Image* nearest, RenderedView& out) const;
 
   struct Pending {
     uint64_t serial;

@@ -6,10 +6,12 @@
 
 #include "core/camera_geometry.h"
 #include "core/error.h"
+#include "core/lpips.h"
 #include "core/scene_state_io.h"
 #include "core/terminal_text.h"
 #include "datasets/view_selection.h"
 #include "pipeline/guard_rails.h"
+#include "pipeline/model_cache.h"
 
 namespace lact::session {
 
@@ -65,6 +67,22 @@ std::vector<PosedImage> SceneSource::input_view(int index) const {
   return selected_views(selection, {selection.inputs.at(index)}, true);
 }
 
+// LPIPS on the test views: --lpips FILE, else the weights `lact model fetch lpips` cached; none with --no-lpips,
+// without test views, or under LPIPS's smallest size.
+void open_lpips(const SceneOptions& o, SceneSource& s) {
+  if (o.no_lpips || s.targets.empty()) return;
+  if (s.height < kLpipsSmallestSide || s.width < kLpipsSmallestSide) {
+    if (!o.lpips.empty())
+      throw Error("--lpips", "the views are " + std::to_string(s.height) + "x" + std::to_string(s.width) +
+                                 ": LPIPS's AlexNet needs " + std::to_string(kLpipsSmallestSide) + " pixels a side");
+    return;
+  }
+  const std::string path = !o.lpips.empty() ? o.lpips : cached_lpips_weights().value_or("");
+  if (path.empty()) return;
+  s.run->use_lpips(path);
+  s.lpips_path = path;
+}
+
 SceneSource open_scene_source(const SceneOptions& o) {
   SceneSource s;
   s.run = std::make_unique<Run>(o.common);
@@ -95,6 +113,7 @@ SceneSource open_scene_source(const SceneOptions& o) {
   if (o.camera >= s.views())
     throw Error("--camera", "view " + std::to_string(o.camera) + " is out of range (the scene has " +
                                 std::to_string(s.views()) + " views)");
+  open_lpips(o, s);
   s.warnings = selection_warnings(s.model->weights(), s.selection);
   for (const std::string& w : s.warnings) std::fprintf(stderr, "lact: warning: %s\n", terminal_text(w).c_str());
   return s;

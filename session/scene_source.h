@@ -28,6 +28,7 @@ struct SceneSource {
   // model's training size, the input cameras' layout and distances. Printed on stderr when the scene opens; the
   // front ends show them too (the viewer's panel, lact serve's page).
   std::vector<std::string> warnings;
+  std::string lpips_path;  // the LPIPS weights test views are measured with (run->lpips()); empty: none
 
   int views() const { return static_cast<int>(cameras.size()); }
   bool is_input(int view) const;

@@ -1,7 +1,8 @@
 """A loopback stand-in for the Hugging Face hub (tests only): files under the hub's own paths
 (/airsplay/lact_nvs/resolve/main/NAME.pt), each answered as huggingface.co answers an LFS file: a 302 to the
 storage (here /storage/NAME.pt) carrying X-Linked-Etag (the SHA-256) and X-Linked-Size, then the bytes with HTTP
-Range support (206 Partial Content). Knobs for the failure tests: a wrong SHA-256, no SHA-256 at all, and a
+Range support (206 Partial Content). A name starting with "/" is served at that path instead (a mirror of
+another publisher's files, as LPIPS's are: /models/alexnet-owt-7be5be79.pth). Knobs for the failure tests: a wrong SHA-256, no SHA-256 at all, and a
 connection cut after some bytes (an interrupted download).
 """
 import hashlib
@@ -36,8 +37,11 @@ class Hub:
             def answer(self, body):
                 if self.path.startswith(PREFIX) and self.path[len(PREFIX):] in hub.files:
                     return self.redirect(self.path[len(PREFIX):])
-                if self.path.startswith("/storage/") and self.path[len("/storage/"):] in hub.files:
-                    return self.send_file(hub.files[self.path[len("/storage/"):]], body)
+                if self.path.startswith("/") and self.path in hub.files:
+                    return self.redirect(self.path)
+                stored = self.path[len("/storage/"):]
+                if self.path.startswith("/storage/") and (stored in hub.files or "/" + stored in hub.files):
+                    return self.send_file(hub.files.get(stored, hub.files.get("/" + stored)), body)
                 self.send_response(404)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
@@ -46,7 +50,7 @@ class Hub:
                 data = hub.files[name]
                 sha = hashlib.sha256(data + (b"x" if hub.wrong_sha else b"")).hexdigest()
                 self.send_response(302)
-                self.send_header("Location", "/storage/" + name)
+                self.send_header("Location", "/storage/" + name.lstrip("/"))
                 if not hub.no_sha:
                     self.send_header("X-Linked-Etag", '"%s"' % sha)
                 self.send_header("X-Linked-Size", str(len(data)))

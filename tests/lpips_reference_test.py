@@ -118,8 +118,14 @@ def make_case(folder):
                                                                  for i in range(len(pairs)))))
 
 
-def lact(*args):
-    return subprocess.run([ARGS.lact, *map(str, args)], capture_output=True, text=True)
+# The model cache of these runs: an empty one (a cached lpips.safetensors of the machine's would be measured by
+# default); FetchedWeights sets its own.
+EMPTY_CACHE = tempfile.mkdtemp(prefix="lact_lpips_cache_")
+
+
+def lact(*args, env=None):
+    env = env or dict(os.environ, XDG_CACHE_HOME=EMPTY_CACHE)
+    return subprocess.run([ARGS.lact, *map(str, args)], capture_output=True, text=True, env=env)
 
 
 def load_json(path):
@@ -259,6 +265,85 @@ class RenderWithLpips(unittest.TestCase):
                                         "--path", os.path.join(self.tmp, "p.json"), "--lpips", self.weights,
                                         "--out", out))
         self.assertIn("--lpips", line)
+
+
+class FetchedWeights(unittest.TestCase):
+    """lact model fetch lpips from a loopback mirror of the two publishers' paths (tests/hub_server.py), then
+    render measuring LPIPS by default with the cached weights, as with --lpips FILE."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="lact_lpips_fetch_")
+        alexnet, linear = random_published_weights(7)
+        cls.files = {}
+        for name, state in (("/models/alexnet-owt-7be5be79.pth", alexnet),
+                            ("/richzhang/PerceptualSimilarity/raw/master/lpips/weights/v0.1/alex.pth", linear)):
+            path = os.path.join(cls.tmp, os.path.basename(name))
+            torch.save(state, path)
+            with open(path, "rb") as f:
+                cls.files[name] = f.read()
+        cls.scene = os.path.join(cls.tmp, "scene")
+        write_scene(cls.scene)
+        cls.model = os.path.join(ARGS.fixture, "model.safetensors")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def setUp(self):
+        from hub_server import Hub
+        self.hub = Hub(self.files)
+        self.cache = tempfile.mkdtemp(dir=self.tmp)
+        self.env = dict(os.environ, XDG_CACHE_HOME=self.cache, LACT_HUB=self.hub.url)
+
+    def tearDown(self):
+        self.hub.close()
+
+    def render(self, out, *extra):
+        return lact("render", "--model", self.model, "--data", self.scene, "--inputs", "0,1,2", "--targets", "3,4",
+                    "--out", os.path.join(self.tmp, out), *extra, env=self.env)
+
+    def report(self, out):
+        return load_json(os.path.join(self.tmp, out, "report.json"))
+
+    def test_fetched_weights_are_measured_by_default_as_the_converted_files(self):
+        r = self.render("before")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("LPIPS not measured: `lact model fetch lpips`", r.stderr)
+        self.assertNotIn("lpips", self.report("before"))
+        asked = self.render("asked", "--lpips")
+        self.assertEqual(asked.returncode, 1, asked.stderr)
+        self.assertIn("--lpips: no LPIPS weights are cached", asked.stderr)
+        fetched = lact("model", "fetch", "lpips", env=self.env)
+        self.assertEqual(fetched.returncode, 0, fetched.stderr)
+        cached = os.path.join(self.cache, "lact", "lpips.safetensors")
+        self.assertIn(cached, fetched.stdout)
+        self.assertIn(cached, lact("model", "list", env=self.env).stdout)
+        self.assertFalse([f for f in os.listdir(os.path.dirname(cached)) if f.endswith((".pth", ".part"))])
+        by_hand = os.path.join(self.tmp, "by_hand.safetensors")
+        names = [os.path.join(self.tmp, n) for n in ("alexnet-owt-7be5be79.pth", "alex.pth")]
+        converted = lact("model", "convert", "--lpips", *names, "-o", by_hand, env=self.env)
+        self.assertEqual(converted.returncode, 0, converted.stderr)
+        default = self.render("default")
+        self.assertEqual(default.returncode, 0, default.stderr)
+        self.assertIn("LPIPS with the cached weights", default.stderr)
+        given = self.render("given", "--lpips", by_hand, "--quiet")
+        self.assertEqual(given.returncode, 0, given.stderr)
+        a, b = self.report("default")["scenes"][0]["views"], self.report("given")["scenes"][0]["views"]
+        for va, vb in zip(a, b):
+            self.assertEqual(va["lpips"], vb["lpips"])
+            self.assertEqual(va["lpips_nearest_input"], vb["lpips_nearest_input"])
+        off = self.render("off", "--no-lpips", "--quiet")
+        self.assertEqual(off.returncode, 0, off.stderr)
+        self.assertNotIn("lpips", self.report("off"))
+
+    def test_a_file_that_is_not_the_published_one_is_refused(self):
+        self.hub.no_sha = True  # as the publishers: no SHA-256 stated, so the name's prefix is checked
+        r = lact("model", "fetch", "lpips", "--quiet", env=self.env)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        self.assertIn("does not start with 7be5be79", r.stderr)
+        self.assertFalse(os.path.exists(os.path.join(self.cache, "lact", "lpips.safetensors")))
 
 
 class Converter(unittest.TestCase):

@@ -1,0 +1,29 @@
+// `lact model fetch lpips`: the LPIPS metric's two published files, torchvision's AlexNet
+// (download.pytorch.org/models/alexnet-owt-7be5be79.pth, checked against the SHA-256 prefix its name carries, as
+// torchvision checks it) and the lpips package's v0.1 linear layers (github.com/richzhang/PerceptualSimilarity,
+// lpips/weights/v0.1/alex.pth, for which no checksum is published: its shapes are checked by the conversion),
+// downloaded resumably into the model cache (a server that states a SHA-256, as a Hugging Face mirror does, is
+// checked against it instead), converted into one lpips.safetensors and recorded as "lpips".
+// A mirror (--hub, $LACT_HUB) holds both under their URL paths: HUB/models/alexnet-owt-7be5be79.pth and
+// HUB/richzhang/PerceptualSimilarity/raw/master/lpips/weights/v0.1/alex.pth.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "pipeline/model_fetch.h"
+
+namespace lact {
+
+struct LpipsDownload {
+  std::string url, file;      // where from, and the file name it keeps in the cache while converting
+  std::string sha256_prefix;  // the leading hex digits its SHA-256 must have (empty: none published)
+};
+
+// The two downloads: from `hub` (a mirror's root URL) when it is not empty, else from their publishers.
+std::vector<LpipsDownload> lpips_downloads(const std::string& hub);
+
+// Downloads, checks, converts and records; the cached record when it is there already (unless options.force).
+CachedModel fetch_lpips_weights(const FetchOptions& options);
+
+}  // namespace lact
