@@ -1,12 +1,12 @@
 // lact import: a folder of photos or a video made into a posed scene (COLMAP's sparse/0 + images/) that
-// `lact render` and `lact view` read (pipeline/colmap_import.h).
+// `lact render` and `lact view` read (import/colmap_import.h).
 #include <cstdio>
 #include <filesystem>
 #include <memory>
 
 #include "app/commands.h"
 #include "app/flags.h"
-#include "pipeline/colmap_import.h"
+#include "import/colmap_import.h"
 
 namespace lact::app {
 

@@ -1,4 +1,4 @@
-#include "pipeline/colmap_import.h"
+#include "import/colmap_import.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -16,11 +16,11 @@
 #include "core/terminal_text.h"
 #include "datasets/colmap_model.h"
 #include "datasets/layouts.h"
-#include "pipeline/colmap_steps.h"
-#include "pipeline/import_images.h"
+#include "import/colmap_steps.h"
+#include "import/import_images.h"
+#include "import/video_frames.h"
 #include "pipeline/model_cache.h"
 #include "pipeline/official_models.h"
-#include "pipeline/video_frames.h"
 
 namespace lact {
 

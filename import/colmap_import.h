@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/import_images.h"
+#include "import/import_images.h"
 
 namespace lact {
 

@@ -1,4 +1,4 @@
-#include "pipeline/colmap_steps.h"
+#include "import/colmap_steps.h"
 
 #include <sys/stat.h>
 

@@ -1,4 +1,4 @@
-#include "pipeline/image_orientation.h"
+#include "import/image_orientation.h"
 
 #include <algorithm>
 #include <cmath>

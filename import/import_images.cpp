@@ -1,4 +1,4 @@
-#include "pipeline/import_images.h"
+#include "import/import_images.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -7,7 +7,7 @@
 #include "core/file_io.h"
 #include "datasets/image_format.h"
 #include "datasets/image_io.h"
-#include "pipeline/image_orientation.h"
+#include "import/image_orientation.h"
 
 namespace lact {
 

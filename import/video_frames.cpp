@@ -1,4 +1,4 @@
-#include "pipeline/video_frames.h"
+#include "import/video_frames.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -11,7 +11,7 @@
 #include "core/error.h"
 #include "core/file_io.h"
 #include "datasets/image_format.h"
-#include "pipeline/image_orientation.h"
+#include "import/image_orientation.h"
 #include "pipeline/subprocess.h"
 
 namespace lact {

@@ -9,10 +9,10 @@
 #include <string>
 
 #include "core/error.h"
-#include "pipeline/colmap_steps.h"
-#include "pipeline/image_orientation.h"
+#include "import/colmap_steps.h"
+#include "import/image_orientation.h"
+#include "import/video_frames.h"
 #include "pipeline/subprocess.h"
-#include "pipeline/video_frames.h"
 
 namespace lact {
 namespace {
