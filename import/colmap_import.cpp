@@ -249,16 +249,17 @@ double mean_reprojection_error(ColmapSteps& steps, const fs::path& model) {
 namespace {
 
 // The images COLMAP will see, in scene/images: the folder's photos, or frames taken from the video.
-ImportedImages gather_images(const ImportOptions& o, const fs::path& scene, bool& video) {
+// The summary's `video` and `note` (a video shorter than asked) are set here.
+ImportedImages gather_images(const ImportOptions& o, const fs::path& scene, ImportSummary& s) {
   std::error_code ec;
   const fs::path in = clean(o.input);
-  video = !fs::is_directory(in, ec);
-  if (!video) return import_image_folder(in.string(), (scene / "images").string(), o.max_size);
+  s.video = !fs::is_directory(in, ec);
+  if (!s.video) return import_image_folder(in.string(), (scene / "images").string(), o.max_size);
   if (!fs::is_regular_file(in, ec)) throw Error(o.input, "no such folder or video file");
   const fs::path frames = scene / "frames";
   fs::create_directory(frames, ec);
-  extract_video_frames(in.string(), frames.string(),
-                       {o.frames, o.fps, o.sharpest, o.max_seconds, stall_seconds(o), o.max_size});
+  const VideoFrameOptions options{o.frames, o.fps, o.sharpest, o.max_seconds, stall_seconds(o), o.max_size};
+  s.note = short_video_note(o.input, extract_video_frames(in.string(), frames.string(), options), options);
   ImportedImages images = import_image_folder(frames.string(), (scene / "images").string(), o.max_size);
   fs::remove_all(frames, ec);
   return images;
@@ -384,7 +385,7 @@ ImportSummary import_scene(const ImportOptions& o) {
   PartialScene partial(out);
   ImportSummary s;
   s.output = out.string();
-  const ImportedImages images = gather_images(o, partial.path(), s.video);
+  const ImportedImages images = gather_images(o, partial.path(), s);
   check_enough_images(o, images);
   s.found = images.files, s.skipped = images.skipped, s.used = static_cast<int>(images.names.size());
   s.width = images.width, s.height = images.height;
@@ -440,6 +441,7 @@ std::string import_summary_text(const ImportSummary& s, const std::string& progr
                 s.video ? "frames" : "files", s.used, static_cast<int>(s.skipped.size()), s.registered,
                 100.0 * s.registered / std::max(1, s.used));
   text += terminal_text(s.output) + ": " + line;
+  if (!s.note.empty()) text += "  " + terminal_text(s.note) + "\n";
   text += skipped_lines(s);
   char error[32] = "unknown";
   if (s.reprojection_px >= 0) std::snprintf(error, sizeof error, "%.4g px", s.reprojection_px);

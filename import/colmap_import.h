@@ -31,6 +31,7 @@ struct ImportSummary {
   bool video = false;
   int found = 0, used = 0, registered = 0;
   std::vector<SkippedFile> skipped;  // the files that were not images lact reads, with why
+  std::string note;                  // said once in the summary: a video with fewer frames than asked, or ""
   double reprojection_px = -1;       // mean reprojection error (< 0: unknown)
   double extent = 0;                 // the diagonal of the bounding box of the camera centres
   int width = 0, height = 0;         // of the first image

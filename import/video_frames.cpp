@@ -54,6 +54,12 @@ std::string last_line(const std::string& text) {
   return text.substr(start, std::min<size_t>(end + 1 - start, 200));
 }
 
+std::string number_text(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
+
 std::string require_program(const std::string& name) {
   const std::string path = find_program(name);
   if (path.empty())
@@ -108,18 +114,20 @@ VideoProbe probe_video(const std::string& video, double timeout_s) {
   return probe;
 }
 
-// How many frames to take: --frames, or --fps times the duration ffprobe reports.
-int frames_wanted(const std::string& video, const VideoProbe& probe, const VideoFrameOptions& o) {
+// How many frames were asked for: --frames, or --fps times the duration ffprobe reports (at least 1). Past
+// the video's frames --fps is refused only when even all of them are too many.
+long frames_asked(const std::string& video, const VideoProbe& probe, const VideoFrameOptions& o) {
   if (o.fps <= 0) return o.frames;
   double duration = 0;
   if (!parse_number(probe.duration_text, duration) || !(duration > 0))
     throw Error(video, "ffprobe reports no usable duration ('" + probe.duration_text +
                            "'), which --fps needs: pass --frames instead");
-  const double wanted = std::min(duration * o.fps, static_cast<double>(probe.count));
+  const double asked = std::min(duration * o.fps, static_cast<double>(kMaxFrameCount));
+  const double wanted = std::min(asked, static_cast<double>(probe.count));
   if (wanted > kMaxVideoFrames)
     throw Error("--fps", "takes " + std::to_string(std::llround(wanted)) + " frames of " + video + ", more than " +
                              std::to_string(kMaxVideoFrames) + ": lower it or pass --frames");
-  return std::max(1, static_cast<int>(std::lround(wanted)));
+  return std::max(1L, std::lround(asked));
 }
 
 // The chosen frames of a video as ffmpeg hands them over, in order: each window's best candidate (the sharpest,
@@ -280,10 +288,20 @@ double laplacian_variance(const Rgba8Image& image) {
   return laplacian_variance(image.width, image.height, image.pixels.data(), 4);
 }
 
-int extract_video_frames(const std::string& video, const std::string& folder, const VideoFrameOptions& o) {
+std::string short_video_note(const std::string& video, const VideoFrames& frames, const VideoFrameOptions& o) {
+  if (frames.asked <= frames.count) return "";
+  const std::string flag = o.fps > 0 ? "--fps " + number_text(o.fps) + " (" + std::to_string(frames.asked) + ")"
+                                     : "--frames " + std::to_string(frames.asked);
+  return video + " has only " + std::to_string(frames.count) + " frames, fewer than " + flag + " asks for: all " +
+         std::to_string(frames.count) + " taken";
+}
+
+VideoFrames extract_video_frames(const std::string& video, const std::string& folder, const VideoFrameOptions& o) {
   const double timeout = o.timeout_s > 0 ? o.timeout_s : 600;
   const VideoProbe probe = probe_video(video, timeout);
-  const int wanted = frames_wanted(video, probe, o), per_window = o.sharpest ? 3 : 1;
+  VideoFrames result;
+  result.count = probe.count, result.asked = frames_asked(video, probe, o);
+  const int wanted = static_cast<int>(std::min(result.asked, probe.count)), per_window = o.sharpest ? 3 : 1;
   FramePicker picker(frame_windows(probe.count, wanted, per_window), folder, o.max_side);
   PamFrames frames(
       "ffmpeg's frames of " + video, [](long) { return true; },
@@ -300,9 +318,9 @@ int extract_video_frames(const std::string& video, const std::string& folder, co
       [&](const std::string& piece) { return frames.feed(piece.data(), piece.size()); }, err, limits,
       "ffmpeg (frames of " + video + ")");
   if (status != 0) throw Error(video, "ffmpeg could not read its frames (" + first_line(err) + ")");
-  const int written = picker.finish();
-  if (written == 0) throw Error(video, "ffmpeg wrote no frames (" + first_line(err) + ")");
-  return written;
+  result.written = picker.finish();
+  if (result.written == 0) throw Error(video, "ffmpeg wrote no frames (" + first_line(err) + ")");
+  return result;
 }
 
 }  // namespace lact

@@ -27,9 +27,20 @@ struct VideoFrameOptions {
 
 constexpr int kMaxVideoFrames = 100000;  // the most frames --frames (or --fps times the duration) may ask for
 
-// Writes the frames into `folder` (which exists) as frame_00001.png, ...; returns how many. Error naming the
-// video when it cannot be read (ffprobe/ffmpeg missing, not a video, no frames).
-int extract_video_frames(const std::string& video, const std::string& folder, const VideoFrameOptions& options);
+// What extract_video_frames took: how many frames it wrote, how many the video has (ffprobe's count) and how
+// many --frames or --fps asked for (more than the video has: every frame is taken).
+struct VideoFrames {
+  int written = 0;
+  long count = 0, asked = 0;
+};
+
+// Writes the frames into `folder` (which exists) as frame_00001.png, ... Error naming the video when it cannot
+// be read (ffprobe/ffmpeg missing, not a video, no frames).
+VideoFrames extract_video_frames(const std::string& video, const std::string& folder, const VideoFrameOptions& options);
+
+// One line when the video has fewer frames than were asked for ("clip.mp4 has only 10 frames, fewer than
+// --frames 60 asks for: all 10 taken"), else "".
+std::string short_video_note(const std::string& video, const VideoFrames& frames, const VideoFrameOptions& options);
 
 // The frame indices to take from `count` frames: `wanted` windows of equal length, `per_window` candidates
 // spread within each (all frames when there are fewer): candidate m of all is frame

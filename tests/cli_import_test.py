@@ -578,6 +578,23 @@ class Import(unittest.TestCase):
         self.assertEqual(self.frames_taken(), [math.floor((w + Fraction(1, 2)) * Fraction(200, 150)) for w in range(150)])
 
     @unittest.skipUnless(FFMPEG, "ffmpeg is not installed")
+    def test_a_short_video_says_so_and_gives_every_frame(self):
+        # A video of 10 frames with the default --frames 60 (and --fps asking 24 of its 0.42 s) was clamped without
+        # a word; now one line says so, every frame is taken in order and none is reported skipped.
+        video = self.make_video(10, lambda i: Image.new("RGB", (64, 48), (20 * i, 100, 100)))
+        for extra, asked in (([], "--frames 60"), (["--fps", "57.6"], "--fps 57.6 (24)")):
+            so = ran_ok(self.run_import(source=video, extra=extra + ["--force"], size=(64, 48), quiet=True))
+            note = "%s has only 10 frames, fewer than %s asks for: all 10 taken" % (video, asked)
+            self.assertEqual(so.count(note), 1, so)
+            self.assertIn("10 frames, 10 used (0 skipped)", so)
+            self.assertNotIn("skipped frame", so)
+            self.assertEqual(self.frames_taken(), [20 * i for i in range(10)])
+        # Fewer asked than the video has: no line.
+        so = ran_ok(self.run_import(source=video, extra=["--frames", "5", "--force"], size=(64, 48), quiet=True))
+        self.assertNotIn("has only", so)
+        self.assertIn("5 frames, 5 used", so)
+
+    @unittest.skipUnless(FFMPEG, "ffmpeg is not installed")
     def test_video_sharpest_with_the_default_frames(self):
         # --sharpest with the default 60 frames: 180 candidates, past ffmpeg's 100 terms. Frame i is a
         # checkerboard of contrast contrast(i) (distinct within any 3 frames): the sharpest is the highest.
