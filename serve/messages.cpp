@@ -34,11 +34,17 @@ nlohmann::json scene_description(const session::SceneSource& source, const sessi
           {"height", source.height},
           {"model", model_summary(source)},
           {"from_state", !source.state_path.empty()},
+          {"state", source.state_path.empty()
+                        ? nlohmann::json()
+                        : nlohmann::json(utf8_escaped(std::filesystem::path(source.state_path).filename().string()))},
           {"views", views},
           {"inputs", source.selection.inputs},
           {"tests", source.targets},
           {"start_view", source.start_view(-1)},
           {"warnings", warnings},
+          // The error map's colour scale: white at this mean absolute error (core/metrics.h, error_heat_map's
+          // default gain of 4, which the render thread uses).
+          {"error_map", {{"saturation", 0.25}}},
           {"frame", {{"up", vec3_json(frame.up)}, {"pivot", vec3_json(frame.pivot)}, {"scale", frame.scale}}},
           {"limits", {{"patch", limits.patch}, {"max_side", limits.max_side}, {"max_message", limits.max_message}}}};
 }

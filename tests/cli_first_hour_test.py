@@ -133,9 +133,10 @@ class FirstHour(unittest.TestCase):
         self.assertEqual(["lact: warning: " + w for w in scene["warnings"]], expected)
         self.assertIn('<div id="warnings"></div>', page)
         self.assertIn('line.textContent = "warning: " + w;', page)
-        # Honest texts: sizes HxW as everywhere else; a state is "loaded in", not "encoded in".
+        # Honest texts: sizes HxW as everywhere else; a state is "loaded from FILE", not "encoded in" (the page
+        # itself: tests/serve_test.py and tests/serve_browser_test.py).
         self.assertIn('$("size").textContent = header.height + "x" + header.width;', page)
-        self.assertIn('scene.from_state ? "loaded in " : "encoded in "', page)
+        self.assertIn('scene.state ? "loaded from " + scene.state', page)
 
     def test_a_run_over_an_hour_is_refused_without_a_terminal(self):
         """Estimated over an hour (the fixture model, 5 views at 4096x4096: hours on any CPU) with no terminal to

@@ -28,7 +28,12 @@ function element(tag) {
     download: "", classList: { toggle() {} }, draws: 0,
     appendChild(child) { this.children.push(child); },
     addEventListener(type, handler) { this.handlers[type] = handler; },
-    getContext() { const self = this; return { drawImage() { self.draws++; } }; },
+    getContext() {
+      const self = this;
+      return { drawImage() { self.draws++; }, clearRect() {}, fillRect() {}, beginPath() {}, moveTo() {}, lineTo() {},
+               stroke() {}, putImageData() {}, createImageData: (w, h) => ({ data: new Uint8ClampedArray(w * h * 4) }) };
+    },
+    getBoundingClientRect() { return { x: 0, y: 0, width: this.width, height: this.height }; },
     setPointerCapture() {}, focus() {}, querySelectorAll() { return []; },
     click() { downloads.push(this); },
   };
@@ -70,7 +75,7 @@ async function main() {
   new Function(script)();
   const view = document.getElementById("view");
   await until(() => text("stage").startsWith("ready") && text("format") === "png", "the first frame");
-  const out = { first_role: text("role"), first_draws: view.draws };
+  const out = { first_role: text("role"), first_draws: view.draws, stage: text("stage") };
   document.getElementById("record").onclick();
   await drag(150, 40);
   await until(() => text("role") === "free" && text("format") === "jpeg", "a moving frame");

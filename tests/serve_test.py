@@ -128,6 +128,8 @@ class ServeTest(unittest.TestCase):
             self.assertEqual(roles[i], "input")
         self.assertEqual([i for i, r in roles.items() if r == "test"], [2, 10])
         self.assertEqual(s["model"]["file"], "lact_tiny_obj64.safetensors")
+        self.assertEqual((s["from_state"], s["state"]), (True, "state.safetensors"))  # its file name, not its path
+        self.assertEqual(s["error_map"], {"saturation": 0.25})  # error_heat_map's gain of 4
         self.assertEqual(s["status"]["status"], "ready")
         for v in s["views"]:
             self.assertEqual(set(v["camera"]), {"c2w", "fx", "fy", "cx", "cy", "w", "h"})
@@ -229,6 +231,8 @@ class ServeTest(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr[-3000:])
         shown = json.loads(p.stdout.strip().splitlines()[-1])
         self.assertEqual(shown["first_role"], "%d (test)" % int(TESTS.split(",")[0]))  # the start view: the first test view
+        # A state is loaded, not encoded: its file is named (before: "ready (encoded in 0.00 s)").
+        self.assertEqual(shown["stage"], "ready (loaded from state.safetensors)")
         self.assertEqual((shown["moving_format"], shown["rest_role"]), ("jpeg", "free"))
         self.assertEqual(shown["test_role"], "2 (test)")
         view = self.report_view(2)
@@ -545,8 +549,6 @@ class HostileClientsTest(unittest.TestCase):
             self.assert_served(server, scene)
             self.assertGreater(flood.requests, 0)
 
-    @unittest.skipIf(os.environ.get("LACT_SANITIZED"),
-                     "UBSan reports an invalid vptr in drop_oldest_unproven here (an open finding, docs/serve.md)")
     def test_out_of_descriptors_the_server_backs_off_and_serves(self):
         """With `ulimit -n` spent by idle connections, accepting failed with EMFILE at once, forever (a spinning
         loop), and the token holder waited in the backlog for the idle ones' 30 s timeout."""
