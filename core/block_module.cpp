@@ -1,25 +1,17 @@
 #include "core/block_module.h"
 
 #include "core/error.h"
+#include "core/kinds/kind_list.h"
 
 namespace lact {
 
-// The registry: the forward pass of every kind (each defined beside its layer code). A new kind is one more
-// line here.
-const BlockModule& window_attention_module();
-const BlockModule& fast_weight_ttt_module();
-const BlockModule& global_attention_module();
-const BlockModule& mlp_module();
-
-namespace {
-
-const std::vector<const BlockModule*>& all_modules() {
-  static const std::vector<const BlockModule*> modules = {&window_attention_module(), &fast_weight_ttt_module(),
-                                                          &global_attention_module(), &mlp_module()};
+// The registry of forward passes: every kind of core/kinds/kind_list.h, in its order.
+const std::vector<const BlockModule*>& all_block_modules() {
+#define LACT_KIND_FORWARD_PASS(name) &name##_module(),
+  static const std::vector<const BlockModule*> modules = {LACT_MODULE_KINDS(LACT_KIND_FORWARD_PASS)};
+#undef LACT_KIND_FORWARD_PASS
   return modules;
 }
-
-}  // namespace
 
 const Tensor& ModuleState::at(const std::string& name) const {
   for (const auto& [key, tensor] : tensors)
@@ -50,7 +42,7 @@ bool encode_streams(const ModelConfig& config, const ModelOptions& options, int6
 }
 
 const BlockModule& block_module(const ModuleKind& kind) {
-  for (const BlockModule* m : all_modules())
+  for (const BlockModule* m : all_block_modules())
     if (&m->kind() == &kind) return *m;
   throw Error(std::string("internal: no forward pass registered for the module kind ") + kind.class_name());
 }

@@ -1,8 +1,8 @@
 // The forward passes of a kind of block module (per-view attention, the TTT layer, full attention, the MLP):
 // how it loads its own weights, and its encode and render over tokens. What a kind is without running it (its
 // params, tensors, state, FLOPs, scratch, products) is its description, core/module_kind.h. A new kind is its
-// description in core/kinds/ and one class implementing BlockModule beside its layer code, each with one line
-// in its registry (core/module_kind.cpp, core/block_module.cpp); model, loader, state files, FLOP and memory
+// description in core/kinds/, one class implementing BlockModule beside its layer code and one name in
+// core/kinds/kind_list.h, which both registries are built from; model, loader, state files, FLOP and memory
 // models only loop.
 #pragma once
 
@@ -74,6 +74,9 @@ class BlockModule {
   // Render over target tokens y, reading `state` (nullptr for stateless kinds).
   virtual void render(const ModuleContext& ctx, const ModuleState* state, const Tensor& y, Tensor& out) const = 0;
 };
+
+// Every kind's forward pass, in the order of core/kinds/kind_list.h.
+const std::vector<const BlockModule*>& all_block_modules();
 
 // The forward pass of a kind (an internal error when none is registered for it).
 const BlockModule& block_module(const ModuleKind& kind);

@@ -4,6 +4,7 @@
 #include <cfloat>
 #include <cmath>
 
+#include "core/kinds/kind_list.h"
 #include "core/layers.h"
 
 namespace lact {
@@ -83,8 +84,6 @@ void global_attention_render(Backend& be, const AttentionParams& config, const A
 
 // ---- the forward pass of the kind (its description: core/kinds/global_attention_kind.cpp)
 namespace lact {
-
-const ModuleKind& global_attention_kind();
 
 namespace {
 

@@ -1,4 +1,5 @@
 // model.MLP's layer and forward pass (its description: core/kinds/mlp_kind.cpp).
+#include "core/kinds/kind_list.h"
 #include "core/layers.h"
 
 namespace lact {
@@ -9,8 +10,6 @@ void mlp(Backend& be, const MlpWeights& w, const Tensor& y, Tensor& out) {
   be.gelu(hidden);
   linear(be, hidden, w.out_proj, out);
 }
-
-const ModuleKind& mlp_kind();
 
 namespace {
 

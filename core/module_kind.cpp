@@ -3,34 +3,27 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "core/kinds/kind_list.h"
 
 namespace lact {
 
-// The registry: every kind the engine knows (each defined in core/kinds/). A new kind is one more line here.
-const ModuleKind& window_attention_kind();
-const ModuleKind& fast_weight_ttt_kind();
-const ModuleKind& global_attention_kind();
-const ModuleKind& mlp_kind();
-
-namespace {
-
-const std::vector<const ModuleKind*>& all_kinds() {
-  static const std::vector<const ModuleKind*> kinds = {&window_attention_kind(), &fast_weight_ttt_kind(),
-                                                       &global_attention_kind(), &mlp_kind()};
+// The registry of descriptions: every kind of core/kinds/kind_list.h, in its order.
+const std::vector<const ModuleKind*>& all_module_kinds() {
+#define LACT_KIND_DESCRIPTION(name) &name##_kind(),
+  static const std::vector<const ModuleKind*> kinds = {LACT_MODULE_KINDS(LACT_KIND_DESCRIPTION)};
+#undef LACT_KIND_DESCRIPTION
   return kinds;
 }
 
-}  // namespace
-
 const ModuleKind* module_kind_by_class(const std::string& class_name) {
-  for (const ModuleKind* k : all_kinds())
+  for (const ModuleKind* k : all_module_kinds())
     if (class_name == k->class_name()) return k;
   return nullptr;
 }
 
 std::string known_module_classes() {
   std::string list;
-  for (const ModuleKind* k : all_kinds()) list += (list.empty() ? "" : ", ") + std::string(k->class_name());
+  for (const ModuleKind* k : all_module_kinds()) list += (list.empty() ? "" : ", ") + std::string(k->class_name());
   return list;
 }
 

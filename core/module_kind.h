@@ -4,8 +4,8 @@
 // core/block_module.h's, and config parsing (with its fuzzer) links no layer code.
 //
 // A kind owns its data: its own parameter struct (derived from ModuleParams, read by params_as<P>()) and its
-// own weight struct (core/block_module.h). A new kind is a description file in core/kinds/ and its forward
-// file, each with one line in its registry (core/module_kind.cpp, core/block_module.cpp).
+// own weight struct (core/block_module.h). A new kind is a description file in core/kinds/, its forward pass
+// beside its layer code and one name in core/kinds/kind_list.h, which both registries are built from.
 #pragma once
 
 #include <cstdint>
@@ -74,6 +74,9 @@ class ModuleKind {
   virtual std::vector<GemmShape> gemm_shapes(const ModelConfig& c, const ModuleConfig& m, int64_t tokens,
                                              int64_t per_view) const = 0;
 };
+
+// Every kind's description, in the order of core/kinds/kind_list.h.
+const std::vector<const ModuleKind*>& all_module_kinds();
 
 // The kind of an official class name (nullptr when unknown), and the list of known ones for messages.
 const ModuleKind* module_kind_by_class(const std::string& class_name);

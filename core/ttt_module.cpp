@@ -4,11 +4,10 @@
 #include <algorithm>
 
 #include "core/block_module.h"
+#include "core/kinds/kind_list.h"
 #include "core/layers.h"
 
 namespace lact {
-
-const ModuleKind& fast_weight_ttt_kind();
 
 namespace {
 

@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "core/block_module.h"
+#include "core/kinds/kind_list.h"
 #include "core/layers.h"
 
 namespace lact {
@@ -41,8 +42,6 @@ void window_attention(Backend& be, const AttentionParams& config, const Attentio
 
 // ---- the forward pass of the kind (its description: core/kinds/window_attention_kind.cpp)
 namespace lact {
-
-const ModuleKind& window_attention_kind();
 
 namespace {
 

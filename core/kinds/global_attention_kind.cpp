@@ -2,6 +2,7 @@
 // tensors, KV-cache state, FLOPs, scratch and products. The forward pass is core/global_attention.cpp.
 #include "core/config_fields.h"
 #include "core/kinds/attention_kind.h"
+#include "core/kinds/kind_list.h"
 
 namespace lact {
 

@@ -2,6 +2,7 @@
 #include "core/kinds/mlp_kind.h"
 
 #include "core/config_fields.h"
+#include "core/kinds/kind_list.h"
 
 namespace lact {
 

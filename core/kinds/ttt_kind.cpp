@@ -8,6 +8,7 @@
 
 #include "core/config_fields.h"
 #include "core/error.h"
+#include "core/kinds/kind_list.h"
 #include "kernels/newton_schulz_flops.h"
 
 namespace lact {

@@ -5,6 +5,7 @@
 #include "core/config_fields.h"
 #include "core/error.h"
 #include "core/kinds/attention_kind.h"
+#include "core/kinds/kind_list.h"
 
 namespace lact {
 
