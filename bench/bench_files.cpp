@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -84,9 +85,30 @@ void write_csv(const std::string& path, const std::vector<Row>& rows) {
   write_file_atomically(path, out.str());
 }
 
-void write_plot(const std::string& path, const std::vector<Row>& rows) {
-  PlotPanel encode{"encode time vs input tokens", "input tokens", "encode s", {}};
-  PlotPanel render{"render speed vs input tokens", "input tokens", "render FPS", {}};
+namespace {
+
+// What the plot's title says about the weights: random, or --model's file for LaCT (full attention: random).
+std::string weights_text(const BenchOptions& o) {
+  if (o.model.empty()) return "random weights";
+  return "LaCT weights from " + std::filesystem::path(o.model).filename().string() + ", other models random weights";
+}
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string text;
+  for (const std::string& item : items) text += (text.empty() ? "" : ", ") + item;
+  return text;
+}
+
+template <typename T>
+void add_unique(std::vector<T>& list, const T& item) {
+  if (std::find(list.begin(), list.end(), item) == list.end()) list.push_back(item);
+}
+
+}  // namespace
+
+PlotFigure plot_figure(const BenchOptions& o, const ModelConfig& lact, const std::vector<Row>& rows) {
+  PlotPanel encode{"encode time vs input tokens (median, bars min-max)", "input tokens", "encode s", {}};
+  PlotPanel render{"render speed vs input tokens (median, bars min-max)", "input tokens", "render FPS", {}};
   static const std::array<std::array<unsigned char, 3>, 8> kColours = {{{20, 90, 200},
                                                                         {210, 60, 30},
                                                                         {40, 160, 60},
@@ -95,23 +117,45 @@ void write_plot(const std::string& path, const std::vector<Row>& rows) {
                                                                         {20, 170, 190},
                                                                         {120, 120, 120},
                                                                         {200, 60, 140}}};
-  std::vector<std::string> names;  // in the order they were run
-  for (const Row& r : rows)
-    if (std::find(names.begin(), names.end(), r.model) == names.end()) names.push_back(r.model);
-  for (size_t i = 0; i < names.size(); ++i) {
-    const std::string label = names[i] == "lact" ? "LaCT" : names[i] == "full" ? "full attention" : names[i];
-    PlotSeries e{label, kColours[i % kColours.size()], {}};
-    PlotSeries f = e;
-    for (const Row& r : rows)
-      if (r.model == names[i] && r.skipped.empty()) {
-        e.points.push_back({double(r.tokens), r.encode_s});
-        f.points.push_back({double(r.tokens), r.render_fps});
-      }
-    std::sort(e.points.begin(), e.points.end());
-    std::sort(f.points.begin(), f.points.end());
-    if (!e.points.empty()) encode.series.push_back(e), render.series.push_back(f);
+  std::vector<std::string> names, precisions, devices, threads;  // in the order they were run
+  for (const Row& r : rows) {
+    add_unique(names, r.model), add_unique(precisions, r.precision);
+    if (!r.device.empty()) add_unique(devices, r.device);
+    if (r.threads > 0) add_unique(threads, std::to_string(r.threads));
   }
-  write_loglog_png(path, {encode, render});
+  size_t colour = 0;
+  for (const std::string& precision : precisions)
+    for (const std::string& name : names) {
+      std::string label = name == "lact" ? "LaCT" : name == "full" ? "full attention" : name;
+      if (precisions.size() > 1) label += " " + precision;
+      PlotSeries e{label, kColours[colour++ % kColours.size()], {}};
+      PlotSeries f = e;
+      for (const Row& r : rows)
+        if (r.model == name && r.precision == precision && r.skipped.empty()) {
+          const double tokens = static_cast<double>(r.tokens);
+          e.points.push_back({tokens, r.encode_s, r.encode.min(), r.encode.max()});
+          f.points.push_back({tokens, r.render_fps, 1.0 / r.render.max(), 1.0 / r.render.min()});
+        }
+      auto by_x = [](const PlotPoint& a, const PlotPoint& b) { return a.x < b.x; };
+      std::sort(e.points.begin(), e.points.end(), by_x);
+      std::sort(f.points.begin(), f.points.end(), by_x);
+      if (!e.points.empty()) encode.series.push_back(e), render.series.push_back(f);
+    }
+  const std::string config =
+      o.model.empty() ? "config " + o.config : "model " + std::filesystem::path(o.model).filename().string();
+  PlotFigure figure;
+  figure.title.push_back("lact bench: " + config + " (" + std::to_string(lact.layers) + " layers, dim " +
+                         std::to_string(lact.dim) + "), " + weights_text(o) + "; " + std::to_string(o.repeat) +
+                         " timed runs per point");
+  figure.title.push_back("device " + (devices.empty() ? o.common.backend : joined(devices)) + "; " +
+                         (threads.empty() ? "all cores" : joined(threads)) + " thread(s); precision " +
+                         joined(precisions));
+  figure.panels = {encode, render};
+  return figure;
+}
+
+void write_plot(const std::string& path, const BenchOptions& o, const ModelConfig& lact, const std::vector<Row>& rows) {
+  write_loglog_png(path, plot_figure(o, lact, rows));
 }
 
 }  // namespace lact::bench

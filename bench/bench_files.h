@@ -7,6 +7,7 @@
 
 #include "bench/bench_options.h"
 #include "bench/bench_row.h"
+#include "bench/plot.h"
 #include "core/config.h"
 
 namespace lact::bench {
@@ -15,7 +16,10 @@ namespace lact::bench {
 void write_json(const std::string& path, const BenchOptions& o, const ModelConfig& lact, const std::vector<Row>& rows);
 // LaCT and full attention side by side per views and size, with their ratios.
 void write_csv(const std::string& path, const std::vector<Row>& rows);
-// One series per model, in the order they were run.
-void write_plot(const std::string& path, const std::vector<Row>& rows);
+// The plot: one series per model (and precision, when several were timed), in the order they were run, each
+// point the median with an error bar from the fastest to the slowest timed run; titled with the config, the
+// weights (random or --model's), the device, threads and precision.
+PlotFigure plot_figure(const BenchOptions& o, const ModelConfig& lact, const std::vector<Row>& rows);
+void write_plot(const std::string& path, const BenchOptions& o, const ModelConfig& lact, const std::vector<Row>& rows);
 
 }  // namespace lact::bench

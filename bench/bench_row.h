@@ -26,6 +26,7 @@ struct Row {
   double open_s = -1;      // opening the model file (--model; -1: random weights)
   double gemm_gflops = 0;  // the backend's n^3 product rate at this row's precision (the ceiling)
   std::string device;      // the backend's description
+  int threads = 0;         // the CPU threads it ran on (--threads, or the default the backend used)
   std::string attention;   // the code that ran the row's attention: "cpu", "own (why)", "cudnn 9.19.0", ...
   Samples encode, render;  // seconds per encode, seconds per rendered view (the frames after a scene's first)
   Samples first_frame;     // seconds to render the targets the first time after an encode

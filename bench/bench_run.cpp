@@ -178,6 +178,7 @@ std::vector<Row> run_precision_pass(const BenchOptions& o, const std::string& pr
         row.precision = precision_name(backend->precision());
         row.gemm_gflops = gemm;
         row.device = backend->device_description();
+        row.threads = o.common.threads > 0 ? o.common.threads : default_threads_used(*backend);
         row.attention = cuda::attention_path(*backend);  // what ran so far (a fallback shows here)
         if (built[m].first == "lact") row.open_s = open_s;
         if (row.skipped.empty()) measured[m] = std::max(measured[m], row.encode_gflops);
@@ -261,7 +262,7 @@ void run_bench(const BenchOptions& o) {
   if (!o.plot.empty()) {
     const std::string why = untrusted_rows(rows);
     if (why.empty())
-      write_plot(o.plot, rows);
+      write_plot(o.plot, o, lact, rows);
     else  // a plot of timings that spread so wide has drawn the opposite of the truth
       std::fprintf(stderr, "lact bench: --plot %s not drawn: %s (the machine: %s); run again when it is quieter\n",
                    o.plot.c_str(), why.c_str(), load_text(machine_load()).c_str());

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 
 #include "core/error.h"
 #include "core/file_io.h"
@@ -13,8 +14,6 @@
 namespace lact::bench {
 
 namespace {
-
-constexpr int kPanelWidth = 560, kHeight = 420, kLeft = 70, kRight = 20, kTop = 40, kBottom = 60;
 
 struct Canvas {
   int width, height;
@@ -50,17 +49,58 @@ struct Canvas {
   }
 };
 
-void draw_panel(Canvas& canvas, int origin, const PlotPanel& panel) {
+// `text` in lines of at most `width` pixels, broken between words (a word wider than that on its own line).
+std::vector<std::string> wrapped(const std::string& text, int width) {
+  std::vector<std::string> lines;
+  std::string line, word;
+  auto fits = [&](const std::string& s) { return stb_easy_font_width(const_cast<char*>(s.c_str())) <= width; };
+  for (size_t i = 0; i <= text.size(); ++i) {
+    if (i < text.size() && text[i] != ' ') {
+      word += text[i];
+      continue;
+    }
+    if (word.empty()) continue;
+    if (!line.empty() && !fits(line + " " + word)) lines.push_back(line), line.clear();
+    line += (line.empty() ? "" : " ") + word;
+    word.clear();
+  }
+  if (!line.empty()) lines.push_back(line);
+  return lines;
+}
+
+// Whole decades around the values (at least one).
+std::pair<double, double> decades(double lo, double hi) {
+  const double d0 = std::floor(std::log10(lo));
+  return {d0, std::max(d0 + 1, std::ceil(std::log10(hi)))};
+}
+
+void draw_series(Canvas& canvas, const PlotSeries& s, const std::function<double(double)>& px,
+                 const std::function<double(double)>& py) {
+  for (size_t i = 0; i + 1 < s.points.size(); ++i)
+    canvas.line(px(s.points[i].x), py(s.points[i].y), px(s.points[i + 1].x), py(s.points[i + 1].y), s.colour, 2);
+  for (const PlotPoint& p : s.points) {
+    for (int d = -3; d <= 3; ++d) canvas.line(px(p.x) - 3, py(p.y) + d, px(p.x) + 3, py(p.y) + d, s.colour);
+    if (p.low > 0 && p.high > p.low) {  // the error bar: low to high, with caps
+      canvas.line(px(p.x), py(p.low), px(p.x), py(p.high), s.colour);
+      canvas.line(px(p.x) - 5, py(p.low), px(p.x) + 5, py(p.low), s.colour);
+      canvas.line(px(p.x) - 5, py(p.high), px(p.x) + 5, py(p.high), s.colour);
+    }
+  }
+}
+
+void draw_panel(Canvas& canvas, int origin, int band, const PlotPanel& panel) {
   double xmin = 1e300, xmax = 0, ymin = 1e300, ymax = 0;
   for (const PlotSeries& s : panel.series)
-    for (auto [x, y] : s.points)
-      if (x > 0 && y > 0)
-        xmin = std::min(xmin, x), xmax = std::max(xmax, x), ymin = std::min(ymin, y), ymax = std::max(ymax, y);
+    for (const PlotPoint& p : s.points)
+      if (p.x > 0 && p.y > 0) {
+        const double lo = p.low > 0 ? std::min(p.low, p.y) : p.y, hi = std::max(p.high, p.y);
+        xmin = std::min(xmin, p.x), xmax = std::max(xmax, p.x), ymin = std::min(ymin, lo), ymax = std::max(ymax, hi);
+      }
   if (xmax <= 0) return;
-  // Whole decades around the data.
-  const double lx0 = std::floor(std::log10(xmin)), lx1 = std::max(lx0 + 1, std::ceil(std::log10(xmax)));
-  const double ly0 = std::floor(std::log10(ymin)), ly1 = std::max(ly0 + 1, std::ceil(std::log10(ymax)));
-  const int left = origin + kLeft, right = origin + kPanelWidth - kRight, top = kTop, bottom = kHeight - kBottom;
+  const auto [lx0, lx1] = decades(xmin, xmax);
+  const auto [ly0, ly1] = decades(ymin, ymax);
+  const int left = origin + kPlotLeft, right = origin + kPlotPanelWidth - kPlotRight, top = band + kPlotTop,
+            bottom = band + kPlotPanelHeight - kPlotBottom;
   auto px = [&](double x) { return left + (std::log10(x) - lx0) / (lx1 - lx0) * (right - left); };
   auto py = [&](double y) { return bottom - (std::log10(y) - ly0) / (ly1 - ly0) * (bottom - top); };
   const std::array<unsigned char, 3> grid{225, 225, 225}, black{0, 0, 0};
@@ -79,16 +119,13 @@ void draw_panel(Canvas& canvas, int origin, const PlotPanel& panel) {
   }
   canvas.line(left, bottom, right, bottom, black);
   canvas.line(left, top, left, bottom, black);
-  canvas.text(left, 14, panel.title);
-  canvas.text((left + right) / 2 - 3 * static_cast<int>(panel.x_label.size()), kHeight - 28, panel.x_label);
+  canvas.text(left, band + 14, panel.title);
+  canvas.text((left + right) / 2 - 3 * static_cast<int>(panel.x_label.size()), band + kPlotPanelHeight - 28,
+              panel.x_label);
   canvas.text(origin + 6, top - 14, panel.y_label);
   int legend_y = top + 8;
   for (const PlotSeries& s : panel.series) {
-    for (size_t i = 0; i + 1 < s.points.size(); ++i)
-      canvas.line(px(s.points[i].first), py(s.points[i].second), px(s.points[i + 1].first), py(s.points[i + 1].second),
-                  s.colour, 2);
-    for (auto [x, y] : s.points)
-      for (int d = -3; d <= 3; ++d) canvas.line(px(x) - 3, py(y) + d, px(x) + 3, py(y) + d, s.colour);
+    draw_series(canvas, s, px, py);
     canvas.line(left + 10, legend_y + 3, left + 30, legend_y + 3, s.colour, 3);
     canvas.text(left + 36, legend_y, s.label);
     legend_y += 14;
@@ -97,9 +134,17 @@ void draw_panel(Canvas& canvas, int origin, const PlotPanel& panel) {
 
 }  // namespace
 
-void write_loglog_png(const std::string& path, const std::vector<PlotPanel>& panels) {
-  Canvas canvas(kPanelWidth * static_cast<int>(std::max<size_t>(1, panels.size())), kHeight);
-  for (size_t i = 0; i < panels.size(); ++i) draw_panel(canvas, static_cast<int>(i) * kPanelWidth, panels[i]);
+void write_loglog_png(const std::string& path, const PlotFigure& figure) {
+  const int width = kPlotPanelWidth * static_cast<int>(std::max<size_t>(1, figure.panels.size()));
+  std::vector<std::string> title;
+  for (const std::string& line : figure.title)
+    for (const std::string& part : wrapped(line, width - 2 * kPlotTitleMargin)) title.push_back(part);
+  const int band = title.empty() ? 0 : kPlotTitleMargin * 2 + kPlotTitleLine * static_cast<int>(title.size());
+  Canvas canvas(width, band + kPlotPanelHeight);
+  for (size_t i = 0; i < title.size(); ++i)
+    canvas.text(kPlotTitleMargin, kPlotTitleMargin + kPlotTitleLine * static_cast<int>(i), title[i]);
+  for (size_t i = 0; i < figure.panels.size(); ++i)
+    draw_panel(canvas, static_cast<int>(i) * kPlotPanelWidth, band, figure.panels[i]);
   std::string png;
   auto append = [](void* context, void* data, int size) {
     static_cast<std::string*>(context)->append(static_cast<const char*>(data), static_cast<size_t>(size));
