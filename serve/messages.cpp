@@ -66,6 +66,9 @@ nlohmann::json frame_header(const session::RenderedView& view, const std::string
       out["nearest_input"] = view.nearest_input;
       out["psnr_nearest_input"] = view.psnr_nearest_input;
     }
+    // With LPIPS weights (--lpips, or those `lact model fetch lpips` cached): lower is closer.
+    if (view.lpips) out["lpips"] = *view.lpips;
+    if (view.lpips_nearest_input) out["lpips_nearest_input"] = *view.lpips_nearest_input;
   }
   if (!view.truth_error.empty()) out["truth_error"] = view.truth_error;
   return out;

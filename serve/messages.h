@@ -19,8 +19,8 @@ namespace lact::serve {
 nlohmann::json scene_description(const session::SceneSource& source, const session::SceneFrame& frame,
                                  const RenderLimits& limits);
 
-// The JSON header of a streamed frame: serial, size, format, render ms, and when measured PSNR, SSIM and the
-// nearest-input baseline; `images` lists the images that follow it and their byte sizes.
+// The JSON header of a streamed frame: serial, size, format, render ms, and when measured PSNR, SSIM, LPIPS (with
+// weights) and the nearest-input baseline; `images` lists the images that follow it and their byte sizes.
 nlohmann::json frame_header(const session::RenderedView& view, const std::string& format, double fps);
 
 }  // namespace lact::serve

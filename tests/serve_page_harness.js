@@ -94,6 +94,7 @@ async function main() {
   out.psnr = text("psnr");
   out.ssim = text("ssim");
   out.baseline = text("baseline");
+  out.lpips = text("lpips");
   out.truth_shown = !document.getElementById("truth_tile").hidden;
   out.draws = view.draws;
   document.getElementById("download").onclick();

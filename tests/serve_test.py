@@ -180,6 +180,7 @@ class ServeTest(unittest.TestCase):
             self.assertAlmostEqual(header["ssim"], view["ssim"], places=4)
             self.assertEqual(header["nearest_input"], view["nearest_input"])
             self.assertAlmostEqual(header["psnr_nearest_input"], view["psnr_nearest_input"], places=4)
+            self.assertNotIn("lpips", header)  # no weights given and none cached (XDG_CACHE_HOME is empty)
             self.assertEqual(set(images), {"render", "truth", "error"})
             self.assertEqual(rgb(images["render"]), rgb(self.render_path_png(self.view_camera(2), "stream2")))
             # Moving: JPEG, and a camera that is not exactly the view is not measured.
@@ -239,6 +240,7 @@ class ServeTest(unittest.TestCase):
         self.assertEqual(shown["psnr"], "%.2f" % view["psnr"])
         self.assertEqual(shown["ssim"], "%.4f" % view["ssim"])
         self.assertEqual(shown["baseline"], "%.2f (view %d)" % (view["psnr_nearest_input"], view["nearest_input"]))
+        self.assertEqual(shown["lpips"], "-")  # no weights given and none cached (XDG_CACHE_HOME is empty)
         self.assertTrue(shown["truth_shown"] and shown["frame_download"])
         # The recorded path is a lact camera path that lact render --path replays.
         frames = shown["path"]["frames"]
@@ -501,6 +503,63 @@ class Flood:
                 pass
 
 
+def page_harness(test, url, view):
+    """The page's script under Node (tests/serve_page_harness.js) against `url`: what it showed, or a skip."""
+    node = shutil.which("node") or shutil.which("nodejs")
+    if not node or subprocess.run([node, "--experimental-websocket", "-e", "if (typeof WebSocket !== 'function')"
+                                   " process.exit(1)"], capture_output=True).returncode:
+        test.skipTest("no Node.js with WebSocket (node --experimental-websocket, Node 20.10 or later)")
+    harness = os.path.join(os.path.dirname(os.path.abspath(__file__)), "serve_page_harness.js")
+    p = subprocess.run([node, "--experimental-websocket", harness, url, str(view)], capture_output=True, text=True,
+                       timeout=300)
+    test.assertEqual(p.returncode, 0, p.stderr[-3000:])
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+class LpipsTest(unittest.TestCase):
+    """LPIPS on a test view (issue 53) with random weights in the published formats, converted by the project's
+    converter (tests/lpips_reference_test.py): the stream's and the page's values against `lact render --lpips`."""
+
+    @classmethod
+    def setUpClass(cls):
+        try:
+            sys.path.insert(0, ARGS.root)  # tools.reference, which it imports
+            import lpips_reference_test  # torch, and the converter
+        except ImportError as e:
+            raise unittest.SkipTest("no torch for the LPIPS weights: %s" % e)
+        cls.tmp = tempfile.mkdtemp(prefix="lact_serve_lpips_")
+        _, _, cls.weights = lpips_reference_test.write_weights(cls.tmp)
+        cls.state = encoded_state()
+        cls.server = Server(ARGS.lact, "--state", cls.state, "--targets", TESTS, "--lpips", cls.weights)
+        cls.scene = cls.server.ready()
+
+    @classmethod
+    def tearDownClass(cls):
+        rc, so, se = cls.server.stop(signal.SIGTERM)
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+        assert rc == 0, (rc, so, se[-3000:])
+
+    def test_a_test_view_has_the_lpips_of_lact_render(self):
+        out = os.path.join(self.tmp, "report")
+        ok(run("render", "--state", self.state, "--targets", 2, "--lpips", self.weights, "--out", out))
+        with open(os.path.join(out, "report.json")) as f:
+            view = [v for v in json.load(f)["scenes"][0]["views"] if v["index"] == 2][0]
+        ws = WebSocket(self.server.stream_url())
+        try:
+            next_message(ws, "scene")
+            ws.send_json({"type": "camera", "camera": self.scene["views"][2]["camera"], "view": 2})
+            header, _ = next_message(ws, "frame")
+        finally:
+            ws.close()
+        print("view 2: served LPIPS %.9f (nearest input %.9f), lact render %.9f (%.9f)" % (
+            header["lpips"], header["lpips_nearest_input"], view["lpips"], view["lpips_nearest_input"]))
+        self.assertAlmostEqual(header["lpips"], view["lpips"], delta=1e-6)
+        self.assertAlmostEqual(header["lpips_nearest_input"], view["lpips_nearest_input"], delta=1e-6)
+        self.assertNotAlmostEqual(header["lpips"], header["lpips_nearest_input"], delta=1e-6)  # two measurements
+        shown = page_harness(self, self.server.url, 2)
+        self.assertEqual(shown["lpips"], "%.4f (nearest input %.4f)" % (view["lpips"], view["lpips_nearest_input"]))
+
+
 def cpu_seconds(pid):
     """User + system CPU time of a process so far (/proc/PID/stat)."""
     with open("/proc/%d/stat" % pid) as f:
@@ -675,6 +734,8 @@ def main():
     ARGS, rest = parser.parse_known_args()
     ARGS.lact = os.path.abspath(ARGS.lact)
     ARGS.root = os.path.abspath(ARGS.root)
+    # No weights a machine's `lact model fetch lpips` cached: LPIPS only where a test gives --lpips.
+    os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="lact_serve_cache_")
     unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
 
 
