@@ -8,6 +8,7 @@
 #include "app/unused_flags.h"
 #include "core/camera_geometry.h"
 #include "core/error.h"
+#include "core/image_size.h"
 #include "core/scene_state_io.h"
 #include "datasets/camera_path_io.h"
 #include "datasets/view_selection.h"

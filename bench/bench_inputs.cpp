@@ -12,10 +12,6 @@
 
 namespace lact::bench {
 
-double now_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
 std::vector<int> parse_list(const std::string& text, const char* flag, int max) {
   std::vector<int> values;
   std::stringstream stream(text);

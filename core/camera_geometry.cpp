@@ -10,19 +10,15 @@ namespace lact {
 namespace {
 constexpr double kPi = 3.14159265358979323846;
 double radians(double degrees) { return degrees * kPi / 180.0; }
-Vec3 normalized(const Vec3& v) {
-  const double n = norm(v);
-  if (!(n > 0)) throw Error("camera path: degenerate direction");
-  return {v[0] / n, v[1] / n, v[2] / n};
-}
+Vec3 unit_direction(const Vec3& v) { return normalized(v, "camera path: degenerate direction"); }
 // numpy.linspace(a, b, n) (endpoint included).
 double linspace(double a, double b, int n, int i) { return n == 1 ? a : a + (b - a) * i / (n - 1); }
 }  // namespace
 
 std::array<double, 16> look_at(const Vec3& position, const Vec3& target, const Vec3& up) {
-  const Vec3 forward = normalized({target[0] - position[0], target[1] - position[1], target[2] - position[2]});
-  const Vec3 right = normalized(cross(forward, up));
-  const Vec3 true_up = normalized(cross(right, forward));
+  const Vec3 forward = unit_direction({target[0] - position[0], target[1] - position[1], target[2] - position[2]});
+  const Vec3 right = unit_direction(cross(forward, up));
+  const Vec3 true_up = unit_direction(cross(right, forward));
   return {right[0], -true_up[0], forward[0], position[0], right[1], -true_up[1], forward[1], position[1],
           right[2], -true_up[2], forward[2], position[2], 0,        0,           0,          1};
 }
@@ -54,10 +50,10 @@ std::vector<Camera> turntable_path(int frames, int width, int height, double hfo
 
 std::vector<Camera> orbit_path(int frames, const Camera& intrinsics, const Vec3& target, const Vec3& up_in,
                                double radius, double elevation, double start_azimuth) {
-  const Vec3 up = normalized(up_in);
+  const Vec3 up = unit_direction(up_in);
   // Two axes spanning the plane normal to `up`.
   const Vec3 helper = std::abs(up[0]) < 0.9 ? Vec3{1, 0, 0} : Vec3{0, 1, 0};
-  const Vec3 a = normalized(cross(up, helper)), b = cross(up, a);
+  const Vec3 a = unit_direction(cross(up, helper)), b = cross(up, a);
   std::vector<Camera> path;
   for (int i = 0; i < frames; ++i) {
     const double azimuth = radians(start_azimuth + 360.0 * i / frames), elev = radians(elevation);

@@ -4,6 +4,9 @@
 
 #include <array>
 #include <cmath>
+#include <string>
+
+#include "core/error.h"
 
 namespace lact {
 
@@ -16,6 +19,12 @@ inline double dot(const Vec3& a, const Vec3& b) { return a[0] * b[0] + a[1] * b[
 inline double norm(const Vec3& a) { return std::sqrt(dot(a, a)); }
 inline Vec3 cross(const Vec3& a, const Vec3& b) {
   return {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
+}
+// `v` over its length; Error(degenerate) when the length is not above 1e-12 (zero, NaN).
+inline Vec3 normalized(const Vec3& v, const std::string& degenerate) {
+  const double n = norm(v);
+  if (!(n > 1e-12)) throw Error(degenerate);
+  return {v[0] / n, v[1] / n, v[2] / n};
 }
 
 }  // namespace lact

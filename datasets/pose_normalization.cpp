@@ -9,11 +9,7 @@
 namespace lact {
 
 namespace {
-Vec3 normalized(const Vec3& v) {
-  const double n = norm(v);
-  if (!(n > 1e-12)) throw Error("pose normalisation: the cameras' mean axes are degenerate");
-  return {v[0] / n, v[1] / n, v[2] / n};
-}
+constexpr const char* kDegenerateAxes = "pose normalisation: the cameras' mean axes are degenerate";
 }  // namespace
 
 PoseNormalization parse_pose_normalization(const std::string& text) {
@@ -32,9 +28,9 @@ PoseTransform mean_pose_transform(const std::vector<Camera>& reference) {
       forward[r] += c.c2w[r * 4 + 2] / reference.size();
       down[r] += c.c2w[r * 4 + 1] / reference.size();
     }
-  const Vec3 z = normalized(forward);
-  const Vec3 x = normalized(cross(down, z));
-  const Vec3 y = normalized(cross(z, x));
+  const Vec3 z = normalized(forward, kDegenerateAxes);
+  const Vec3 x = normalized(cross(down, z), kDegenerateAxes);
+  const Vec3 y = normalized(cross(z, x), kDegenerateAxes);
   const std::array<double, 16> mean{x[0], y[0], z[0], centre[0], x[1], y[1], z[1], centre[1],
                                     x[2], y[2], z[2], centre[2], 0,    0,    0,    1};
   PoseTransform t;

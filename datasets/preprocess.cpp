@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "core/error.h"
+#include "core/image_size.h"
 #include "datasets/image_io.h"
 
 namespace lact {
@@ -25,10 +26,10 @@ inline int muldiv255(int a, int b) {
 // up to the working size it would be read as a blur.
 constexpr int kMaxShrink = 8;
 
-// A camera stated at one size applied to an image of another: rescale the intrinsics when the aspect
-// ratio agrees and the image is at most kMaxShrink (or `downscale`) times smaller (a downscaled copy), refuse
-// otherwise.
-Camera camera_at_size(const Camera& camera, int width, int height, int downscale, const std::string& where) {
+// A camera stated at one size applied to an image of height x width: its intrinsics rescaled (core's
+// camera_at_size) when the aspect ratio agrees and the image is at most kMaxShrink (or `downscale`) times smaller
+// (a downscaled copy), refused otherwise.
+Camera camera_for_image(const Camera& camera, int height, int width, int downscale, const std::string& where) {
   if (camera.width == width && camera.height == height) return camera;
   const std::string sizes = "image is " + std::to_string(width) + "x" + std::to_string(height) +
                             " but its camera is for " + std::to_string(camera.width) + "x" +
@@ -42,11 +43,7 @@ Camera camera_at_size(const Camera& camera, int width, int height, int downscale
     throw Error(where, sizes + ": " + std::to_string(static_cast<int>(std::lround(shrink))) +
                            " times smaller, more than a downscaled copy (at most " + std::to_string(limit) +
                            " times; --downscale N for images_N)");
-  Camera c = camera;
-  const float sx = static_cast<float>(width) / camera.width, sy = static_cast<float>(height) / camera.height;
-  c.fx *= sx, c.cx *= sx, c.fy *= sy, c.cy *= sy;
-  c.width = width, c.height = height;
-  return c;
+  return camera_at_size(camera, height, width);
 }
 
 }  // namespace
@@ -113,7 +110,7 @@ PosedImage load_view(const SceneView& view, int height, int width, const std::ar
   Camera camera;
   if (view.pixels) {
     w = view.pixels->width, h = view.pixels->height;
-    camera = camera_at_size(view.camera, w, h, 1, "view pixels");
+    camera = camera_for_image(view.camera, h, w, 1, "view pixels");
     rgba.resize(static_cast<size_t>(w) * h * 4);
     for (size_t i = 0; i < static_cast<size_t>(w) * h; ++i) {
       for (int c = 0; c < 3; ++c) rgba[i * 4 + c] = view.pixels->rgb[i * 3 + c];
@@ -122,7 +119,7 @@ PosedImage load_view(const SceneView& view, int height, int width, const std::ar
   } else {
     const Rgba8Image file = read_image(view.image_path);
     w = file.width, h = file.height;
-    camera = camera_at_size(view.camera, w, h, view.downscale, view.image_path);
+    camera = camera_for_image(view.camera, h, w, view.downscale, view.image_path);
     const bool plain = !view.distortion.any() && w == width && h == height;
     const bool white = bg[0] == 1.0f && bg[1] == 1.0f && bg[2] == 1.0f;
     if (plain && (white || !file.has_alpha)) {  // the official loader's exact arithmetic
@@ -139,7 +136,7 @@ PosedImage load_view(const SceneView& view, int height, int width, const std::ar
     rgba.resize(file.pixels.size());
     for (size_t i = 0; i < rgba.size(); ++i) rgba[i] = file.pixels[i] / 255.0f;
     if (view.distortion.any()) {
-      const Camera distorted = camera_at_size(view.distorted_camera, w, h, view.downscale, view.image_path);
+      const Camera distorted = camera_for_image(view.distorted_camera, h, w, view.downscale, view.image_path);
       rgba = undistort_image(rgba, 4, distorted, view.distortion, camera);
     }
   }

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "pipeline/subprocess.h"
 
@@ -20,8 +21,6 @@ using Clock = std::chrono::steady_clock;
 
 constexpr uint64_t kMaxLogBytes = uint64_t{64}
                                   << 20;  // of one step's output in colmap.log: a flood cannot fill the disk
-
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 // Progress lines for one step: at most one every 2 s, with the time left extrapolated from the rate so far.
 class StepProgress {

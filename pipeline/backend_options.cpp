@@ -39,16 +39,4 @@ std::unique_ptr<Backend> make_backend(const CommonOptions& options) {
 
 int max_threads() { return usable_cpus(); }
 
-std::pair<int, int> parse_size(const std::string& text) {
-  if (text.empty()) return {0, 0};
-  int h = 0, w = 0;
-  // HxW, or a single N for NxN, as every size flag reads it (--window, lact bench --size).
-  const std::string hw = text.find_first_of("xX") == std::string::npos ? text + "x" + text : text;
-  if (!parse_image_size(hw, h, w))
-    throw Error("--size", "'" + text.substr(0, 40) +
-                              "' is not a size like 256x256 or 256 (height x width, or N for NxN; each 1.." +
-                              std::to_string(kMaxImageSide) + ")");
-  return {h, w};
-}
-
 }  // namespace lact

@@ -1,5 +1,5 @@
-// The backend a run asks for (--threads, --device, --precision, --no-graphs) and the size flag's parser, shared
-// by the `lact` subcommands and the viewer.
+// The backend a run asks for (--threads, --device, --precision, --no-graphs), shared by the `lact` subcommands
+// and the viewer.
 #pragma once
 
 #include <cstdint>
@@ -31,8 +31,5 @@ int max_threads();
 // and negative values are an Error naming the flag.
 constexpr double kMaxMemoryLimitGb = 1e6;
 int64_t memory_limit_bytes(double gb);
-
-// "HxW" -> {H, W}; empty -> {0, 0}.
-std::pair<int, int> parse_size(const std::string& text);
 
 }  // namespace lact

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "core/camera_geometry.h"
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/error_scale_bar.h"
 #include "core/file_io.h"
@@ -23,12 +24,6 @@
 namespace lact {
 
 namespace fs = std::filesystem;
-
-namespace {
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-}  // namespace
 
 void add_scene_inputs(const SceneSelection& selection, InputFiles& inputs) {
   inputs.add(selection.scene.source);

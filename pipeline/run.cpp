@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/image_size.h"
 #include "kernels/host_memory.h"
 #include "pipeline/resume.h"
 #include "pipeline/run_work.h"

@@ -36,15 +36,4 @@ WorkSize encode_work(const SceneSelection& selection, std::pair<size_t, size_t> 
   return work;
 }
 
-Camera camera_at_size(const Camera& camera, int height, int width) {
-  if (camera.width == width && camera.height == height) return camera;
-  if (camera.width < 1 || camera.height < 1) throw Error("render", "the camera has no size to scale from");
-  Camera c = camera;
-  const double sx = static_cast<double>(width) / camera.width, sy = static_cast<double>(height) / camera.height;
-  c.width = width, c.height = height;
-  c.fx = static_cast<float>(camera.fx * sx), c.cx = static_cast<float>(camera.cx * sx);
-  c.fy = static_cast<float>(camera.fy * sy), c.cy = static_cast<float>(camera.cy * sy);
-  return c;
-}
-
 }  // namespace lact

@@ -20,7 +20,5 @@ std::vector<int> input_share_views(const SceneSelection& selection, std::pair<si
 MemoryNeed encode_need(const SceneSelection& selection, std::pair<size_t, size_t> share);
 // The work of that encode (for its time estimate); renders added by the caller.
 WorkSize encode_work(const SceneSelection& selection, std::pair<size_t, size_t> share);
-// `camera` with its intrinsics scaled to height x width (the same camera when it has that size).
-Camera camera_at_size(const Camera& camera, int height, int width);
 
 }  // namespace lact

@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/file_io.h"
+#include "core/image_size.h"
 #include "core/memory_estimate.h"
 #include "core/scene_state_io.h"
 #include "core/utf8_text.h"

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <mutex>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "pipeline/backend_options.h"
 #include "pipeline/scene_selection.h"
@@ -16,8 +17,6 @@ namespace lact::python {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 // Counts the renders running at once for as long as it lives.
 class RenderCount {

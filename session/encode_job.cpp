@@ -3,15 +3,13 @@
 #include <chrono>
 #include <new>
 
+#include "core/clock.h"
 #include "core/scene_state_io.h"
 
 namespace lact::session {
 
 namespace {
 struct Cancelled {};
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 }  // namespace
 
 EncodeJob::EncodeJob(const SceneSource& source, int threads, std::function<void()> wake)
