@@ -13,6 +13,7 @@
 #include <ucontext.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <condition_variable>
 #include <cstdint>
@@ -45,6 +46,17 @@ struct Barrier {
   uint64_t generation = 0;
 };
 
+// One thread's cp.async copies: the groups it committed (oldest first) and the copies not yet committed. A copy
+// lands only when a wait retires its group, so a kernel that reads a tile before waiting reads stale data here.
+struct AsyncCopy {
+  void* dst;
+  const void* src;  // null: zero-fill
+};
+struct AsyncCopies {
+  std::vector<std::vector<AsyncCopy>> groups;
+  std::vector<AsyncCopy> open;
+};
+
 struct Fiber {
   ucontext_t context;
   bool done = false;
@@ -54,7 +66,9 @@ struct LaunchState {
   dim3 grid, block;
   Barrier block_barrier;
   std::vector<Barrier> warp_barriers;
-  std::vector<double> shuffle_slots;  // one per thread of the block
+  std::vector<double> shuffle_slots;                // one per thread of the block
+  std::vector<std::array<uint32_t, 10>> mma_slots;  // one per thread: an mma.sync's a, b and c registers
+  std::vector<AsyncCopies> async_copies;            // one per thread
   std::vector<Fiber> fibers;
   ucontext_t scheduler;
   std::function<void()> body;  // runs the kernel for the current thread
@@ -106,6 +120,11 @@ T __shfl_xor_sync(unsigned /*mask*/, T value, int lane_mask) {
 inline void __syncwarp(unsigned /*mask*/ = 0xffffffffu) {
   cuda_emulation::wait(cuda_emulation::current->warp_barriers[cuda_emulation::linear_thread / 32]);
 }
+
+// The CUDA vector type the kernels read shared memory through.
+struct alignas(8) float2 {
+  float x, y;
+};
 
 inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 
@@ -205,7 +224,98 @@ void mma_sync(fragment<accumulator, M, N, K, float>& d, const fragment<matrix_a,
 }
 
 }  // namespace nvcuda::wmma
-// expf, erff, log1pf, sqrtf, fmaxf: the C library's, as on the device.
+// expf, exp2f, erff, log1pf, sqrtf, fmaxf: the C library's, as on the device.
+
+// The PTX primitives of kernels/cuda/mma_primitives.cuh (see there for the fragment layouts).
+namespace cuda_emulation {
+
+inline uint32_t pack_bf16x2(float lo, float hi) {
+  return static_cast<uint32_t>(__float2bfloat16(lo).bits) | static_cast<uint32_t>(__float2bfloat16(hi).bits) << 16;
+}
+// Half `half` (0 low, 1 high) of a packed register as a float.
+inline float bf16_half(uint32_t reg, int half) { return __bfloat162float({static_cast<uint16_t>(reg >> (16 * half))}); }
+
+// Where element (row, col) of each m16n8k16 operand lives: lane, register and half (the PTX ISA's tables).
+inline void a_location(int row, int col, int& lane, int& reg, int& half) {
+  lane = (row % 8) * 4 + (col % 8) / 2, reg = row / 8 + 2 * (col / 8), half = col % 2;
+}
+inline void b_location(int row, int col, int& lane, int& reg, int& half) {
+  lane = col * 4 + (row % 8) / 2, reg = row / 8, half = row % 2;
+}
+inline void c_location(int row, int col, int& lane, int& reg) {
+  lane = (row % 8) * 4 + col / 2, reg = 2 * (row / 8) + col % 2;
+}
+
+// mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 with acc as both c and d: a warp-wide operation (all 32
+// lanes, as on the GPU); products exact in float, summed in float over k in order, then added to c.
+inline void mma_bf16_16x8x16(float (&acc)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+  auto& s = *current;
+  const int t = linear_thread, warp = t / 32, lane = t % 32;
+  if (s.warp_barriers[warp].count != 32) throw std::logic_error("emulated mma.sync in a partial warp");
+  auto& mine = s.mma_slots[t];
+  for (int i = 0; i < 4; ++i) mine[i] = a[i];
+  for (int i = 0; i < 2; ++i) mine[4 + i] = b[i];
+  for (int i = 0; i < 4; ++i) std::memcpy(&mine[6 + i], &acc[i], 4);
+  wait(s.warp_barriers[warp]);
+  const auto* slots = &s.mma_slots[warp * 32];
+  float result[4];
+  for (int r = 0; r < 4; ++r) {
+    const int row = lane / 4 + 8 * (r / 2), col = (lane % 4) * 2 + r % 2;
+    float sum = 0.0f;
+    for (int k = 0; k < 16; ++k) {
+      int la, ra, ha, lb, rb, hb;
+      a_location(row, k, la, ra, ha);
+      b_location(k, col, lb, rb, hb);
+      sum += bf16_half(slots[la][ra], ha) * bf16_half(slots[lb][4 + rb], hb);
+    }
+    int lc, rc;
+    c_location(row, col, lc, rc);
+    float c;
+    std::memcpy(&c, &slots[lc][6 + rc], 4);
+    result[r] = c + sum;
+  }
+  wait(s.warp_barriers[warp]);  // every lane has read the slots before any overwrites them
+  for (int r = 0; r < 4; ++r) acc[r] = result[r];
+}
+
+// When the emulated copies land: at the wait that retires their group (the latest the GPU may land them: a read
+// before the wait sees stale data), or at once when issued (the earliest: a refill of a buffer that other warps
+// still read, without a barrier between, overwrites what they read). The tests run a kernel in both.
+enum class CopyLanding { AtWait, AtIssue };
+inline CopyLanding copy_landing = CopyLanding::AtWait;
+
+inline void cp_async_16(void* dst, const void* src, bool valid) {
+  if (reinterpret_cast<uintptr_t>(dst) % 16 || (valid && reinterpret_cast<uintptr_t>(src) % 16))
+    throw std::logic_error("emulated cp.async: an address not 16-byte aligned");
+  if (copy_landing == CopyLanding::AtIssue) {
+    if (valid)
+      std::memcpy(dst, src, 16);
+    else
+      std::memset(dst, 0, 16);
+    return;
+  }
+  current->async_copies[linear_thread].open.push_back({dst, valid ? src : nullptr});
+}
+inline void cp_async_commit() {
+  auto& c = current->async_copies[linear_thread];
+  c.groups.push_back(std::move(c.open));
+  c.open.clear();
+}
+template <int N>
+void cp_async_wait() {
+  auto& groups = current->async_copies[linear_thread].groups;
+  while (static_cast<int>(groups.size()) > N) {
+    for (const AsyncCopy& copy : groups.front()) {
+      if (copy.src)
+        std::memcpy(copy.dst, copy.src, 16);
+      else
+        std::memset(copy.dst, 0, 16);
+    }
+    groups.erase(groups.begin());
+  }
+}
+
+}  // namespace cuda_emulation
 
 namespace cuda_emulation {
 
@@ -233,6 +343,11 @@ inline std::vector<std::vector<char>>& fiber_stacks() {
   return stacks;
 }
 
+// Whether warps run at different speeds (warp w every (w % 4 + 1)-th round of the scheduler): a warp then gets ahead
+// of the others by many steps between barriers, as on the GPU, which shows a missing __syncthreads that lockstep
+// round-robin hides (one warp refilling shared memory that another still reads).
+inline bool skewed_warps = false;
+
 // Launches kernel<<<grid, block>>>(args...) on the CPU: block after block, the threads of a block as fibers.
 template <typename... Params, typename... Args>
 void launch(void (*kernel)(Params...), dim3 grid, dim3 block, Args... args) {
@@ -249,6 +364,7 @@ void launch(void (*kernel)(Params...), dim3 grid, dim3 block, Args... args) {
   state.block_barrier.count = threads;
   for (int w = 0; w * 32 < threads; ++w) state.warp_barriers.push_back({std::min(32, threads - w * 32)});
   state.shuffle_slots.assign(static_cast<size_t>((threads + 31) / 32 * 32), 0.0);
+  state.mma_slots.resize(static_cast<size_t>(threads));
   state.fibers.resize(static_cast<size_t>(threads));
   state.body = [&] { kernel(static_cast<Params>(args)...); };
   auto& stacks = fiber_stacks();
@@ -259,20 +375,24 @@ void launch(void (*kernel)(Params...), dim3 grid, dim3 block, Args... args) {
       for (unsigned x = 0; x < grid.x; ++x) {
         block_index = dim3(x, y, z);
         for (int t = 0; t < threads; ++t) prepare_fiber(state.fibers[t], stacks[t], &state.scheduler);
-        for (bool alive = true; alive;) {
-          alive = false;
-          const uint64_t before = state.progress;
+        state.async_copies.assign(static_cast<size_t>(threads), {});  // copies never waited for are dropped
+        uint64_t before = state.progress;
+        for (uint64_t round = 1, alive = 1; alive; ++round) {
+          alive = 0;
           for (int t = 0; t < threads; ++t) {
             if (state.fibers[t].done) continue;
+            alive = 1;
+            if (skewed_warps && round % (t / 32 % 4 + 1)) continue;  // warp w runs every (w % 4 + 1)-th round
             linear_thread = t;
             thread_index = dim3(t % block.x, (t / block.x) % block.y, t / (block.x * block.y));
             swapcontext(&state.scheduler, &state.fibers[t].context);
-            alive = alive || !state.fibers[t].done;
           }
+          if (round % (skewed_warps ? 12 : 1)) continue;  // every warp has had a turn since the last check
           if (alive && state.progress == before) {
             current = nullptr;
             throw std::runtime_error("emulated launch: deadlock (threads wait on barriers that cannot complete)");
           }
+          before = state.progress;
         }
       }
   current = nullptr;

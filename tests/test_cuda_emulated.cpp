@@ -206,7 +206,8 @@ struct AttentionCase {
 };
 
 // The emulated kernel's relative error against the CPU backend's attention on random inputs.
-double emulated_attention_error(Backend& cpu, const AttentionCase& c, bool bf16, unsigned seed) {
+double emulated_attention_error(Backend& cpu, const AttentionCase& c, bool bf16, unsigned seed,
+                                cuda::OwnAttentionKernel kernel = cuda::OwnAttentionKernel::Fa2) {
   const auto q = random_values(c.batch * c.queries * c.d, seed), k = random_values(c.batch * c.keys * c.d, seed + 1),
              v = random_values(c.batch * c.keys * c.d, seed + 2);
   Tensor tq = cpu.from_host({c.batch, c.queries, c.d}, q.data()), tk = cpu.from_host({c.batch, c.keys, c.d}, k.data()),
@@ -214,7 +215,8 @@ double emulated_attention_error(Backend& cpu, const AttentionCase& c, bool bf16,
   cpu.attention(tq, tk, tv, c.scale, to);
   std::vector<float> out(c.batch * c.queries * c.d, kNaN);
   cuda_emulation::Launcher launch;
-  cuda::attention(launch, q.data(), k.data(), v.data(), out.data(), c.batch, c.queries, c.keys, c.d, c.scale, bf16);
+  cuda::attention(launch, q.data(), k.data(), v.data(), out.data(), c.batch, c.queries, c.keys, c.d, c.scale, bf16,
+                  kernel);
   return relative_error(out, cpu.to_host(to));
 }
 
@@ -226,16 +228,16 @@ TEST_F(EmulatedCuda, FusedAttentionMatchesCpuAttention) {
     EXPECT_LT(emulated_attention_error(*cpu, c, false, 16), 1e-5) << "d " << c.d << " keys " << c.keys;
 }
 
-// The tensor-core kernel (bf16 operands): against the fp32 CPU attention within bf16's tolerance (1e-2
-// relative), and visibly off fp32 (it did take the bf16 path).
+// The older wmma tensor-core kernel (bf16 operands, LACT_ATTENTION=wmma): against the fp32 CPU attention within
+// bf16's tolerance (1e-2 relative), and visibly off fp32 (it did take the bf16 path).
 TEST_F(EmulatedCuda, TensorCoreAttentionMatchesCpuAttentionToBf16Precision) {
   for (const AttentionCase& c : {AttentionCase{2, 70, 130, 64, 0.125f}, AttentionCase{1, 64, 64, 32, 0.5f},
                                  AttentionCase{3, 17, 5, 16, 1.0f}, AttentionCase{1, 100, 200, 64, 0.5f}}) {
     ASSERT_TRUE(cuda::attention_bf16_supports(c.d));
-    const double err = emulated_attention_error(*cpu, c, true, 26);
+    const double err = emulated_attention_error(*cpu, c, true, 26, cuda::OwnAttentionKernel::Wmma);
     EXPECT_LT(err, 1e-2) << "d " << c.d << " keys " << c.keys;
     EXPECT_GT(err, 1e-5) << "bf16 rounding should show";
-    std::printf("bf16 attention d %d, %lld queries x %lld keys: rel err %.3g\n", c.d, (long long)c.queries,
+    std::printf("bf16 wmma attention d %d, %lld queries x %lld keys: rel err %.3g\n", c.d, (long long)c.queries,
                 (long long)c.keys, err);
   }
 }
@@ -523,6 +525,186 @@ class FakeAttentionLibrary final : public cuda::AttentionLibrary {
   std::set<cuda::SdpaShape> prepared_;
 };
 
+// ---- The PTX primitives of the FlashAttention-2-class kernel as the emulator runs them (kernels/cuda/
+// mma_primitives.cuh), against plain loops: the fragment layouts are the PTX ISA's tables, written out here.
+
+// One warp: A (16x16), B (16x8, stored [k][n]) and C (16x8) into mma.sync m16n8k16 fragments, acc = a b + c,
+// and acc back to D, all by the tables: lane = 4 group + quad; a[r] = A[group + 8 (r % 2)][2 quad + 8 (r / 2)
+// + {0,1}]; b[r] = B[2 quad + 8 r + {0,1}][group]; acc[r] = C[group + 8 (r / 2)][2 quad + r % 2].
+__global__ void mma_probe_kernel(const float* a, const float* b, const float* c, float* d) {
+  const int lane = threadIdx.x, group = lane / 4, quad = lane % 4;
+  uint32_t af[4], bf[2];
+  float acc[4];
+  for (int r = 0; r < 4; ++r) {
+    const int row = group + 8 * (r % 2), col = 2 * quad + 8 * (r / 2);
+    af[r] = cuda_emulation::pack_bf16x2(a[row * 16 + col], a[row * 16 + col + 1]);
+  }
+  for (int r = 0; r < 2; ++r) {
+    const int k = 2 * quad + 8 * r;
+    bf[r] = cuda_emulation::pack_bf16x2(b[k * 8 + group], b[(k + 1) * 8 + group]);
+  }
+  for (int r = 0; r < 4; ++r) acc[r] = c[(group + 8 * (r / 2)) * 8 + 2 * quad + r % 2];
+  cuda_emulation::mma_bf16_16x8x16(acc, af, bf);
+  for (int r = 0; r < 4; ++r) d[(group + 8 * (r / 2)) * 8 + 2 * quad + r % 2] = acc[r];
+}
+
+float bf16_rounded(float x) { return __bfloat162float(__float2bfloat16(x)); }
+
+TEST(EmulatedPrimitives, MmaM16n8k16MatchesAPlainProductOfBf16Operands) {
+  const auto a = random_values(16 * 16, 60), b = random_values(16 * 8, 61), c = random_values(16 * 8, 62);
+  std::vector<float> d(16 * 8, kNaN);
+  cuda_emulation::launch(mma_probe_kernel, dim3(1), dim3(32), a.data(), b.data(), c.data(), d.data());
+  double worst = 0, worst_unrounded = 0;
+  for (int i = 0; i < 16; ++i)
+    for (int j = 0; j < 8; ++j) {
+      double sum = c[i * 8 + j], exact = c[i * 8 + j];
+      for (int k = 0; k < 16; ++k) {
+        sum += double(bf16_rounded(a[i * 16 + k])) * bf16_rounded(b[k * 8 + j]);
+        exact += double(a[i * 16 + k]) * b[k * 8 + j];
+      }
+      worst = std::max(worst, std::abs(d[i * 8 + j] - sum));
+      worst_unrounded = std::max(worst_unrounded, std::abs(d[i * 8 + j] - exact));
+    }
+  EXPECT_LT(worst, 1e-5);                                            // fp32 accumulation of exact bf16 products
+  EXPECT_GT(worst_unrounded, 1e-4);                                  // and the operands were rounded to bf16
+  EXPECT_EQ(cuda_emulation::pack_bf16x2(1.0f, -2.0f), 0xc0003f80u);  // lo in the low half, round to nearest even
+  EXPECT_EQ(cuda_emulation::pack_bf16x2(1.0f + 1.0f / 256, 1.0f + 3.0f / 256), 0x3f823f80u);
+}
+
+// One warp, per thread two 16-byte copies in two groups (the second a zero-fill on odd lanes): what each thread
+// sees before any wait, after wait_group 1 and after wait_group 0.
+__global__ void cp_async_probe_kernel(const float* src, float* seen) {
+  __shared__ __align__(16) float tile[2][32 * 4];
+  const int t = threadIdx.x;
+  for (int s = 0; s < 2; ++s)
+    for (int e = 0; e < 4; ++e) tile[s][t * 4 + e] = -1.0f;
+  __syncthreads();
+  cuda_emulation::cp_async_16(&tile[0][t * 4], src + t * 4, true);
+  cuda_emulation::cp_async_commit();
+  cuda_emulation::cp_async_16(&tile[1][t * 4], src + 128 + t * 4, t % 2 == 0);
+  cuda_emulation::cp_async_commit();
+  seen[t * 4 + 0] = tile[0][t * 4 + 1];
+  cuda_emulation::cp_async_wait<1>();
+  seen[t * 4 + 1] = tile[0][t * 4 + 1];
+  seen[t * 4 + 2] = tile[1][t * 4 + 2];
+  cuda_emulation::cp_async_wait<0>();
+  seen[t * 4 + 3] = tile[1][t * 4 + 2];
+}
+
+TEST(EmulatedPrimitives, CpAsyncLandsByGroupAndZeroFills) {
+  std::vector<float> src(256), seen(128, kNaN);
+  for (int i = 0; i < 256; ++i) src[i] = float(i);
+  alignas(16) static float aligned[256];
+  std::copy(src.begin(), src.end(), aligned);
+  cuda_emulation::launch(cp_async_probe_kernel, dim3(1), dim3(32), static_cast<const float*>(aligned), seen.data());
+  for (int t = 0; t < 32; ++t) {
+    EXPECT_EQ(seen[t * 4 + 0], -1.0f) << t;             // not landed before a wait
+    EXPECT_EQ(seen[t * 4 + 1], float(t * 4 + 1)) << t;  // group 0 after wait_group 1
+    EXPECT_EQ(seen[t * 4 + 2], -1.0f) << t;             // group 1 still in flight
+    EXPECT_EQ(seen[t * 4 + 3], t % 2 ? 0.0f : float(128 + t * 4 + 2)) << t;
+  }
+}
+
+// lact's FlashAttention-2-class kernel (the default own bf16 kernel) on random inputs, against the CPU backend's
+// fp32 attention twice: of the inputs themselves, within bf16's tolerance (1e-2 relative, where the scale keeps
+// the logits' rounding small), and of the inputs rounded to bf16, which leaves only P's rounding and the fp32
+// sums (3e-3); visibly off fp32 either way. Queries over one 128-query block and not a multiple of it, keys over
+// partial tiles (32 keys at d 64, 64 at d <= 32, 16 at d 128), several view-heads, a large scale so that the
+// running max moves between tiles and the rescaling matters, a single key. Each case twice: the emulator's copies
+// landing at the wait (a read before the wait fails) and at the issue with warps at different speeds (a refill
+// of a stage another warp still reads fails); each was checked to fail with its barrier or wait removed.
+struct Fa2Schedule {
+  cuda_emulation::CopyLanding landing;
+  bool skewed;
+  explicit Fa2Schedule(bool adversarial) : landing(cuda_emulation::copy_landing), skewed(cuda_emulation::skewed_warps) {
+    cuda_emulation::copy_landing = adversarial ? cuda_emulation::CopyLanding::AtIssue : landing;
+    cuda_emulation::skewed_warps = adversarial;
+  }
+  ~Fa2Schedule() { cuda_emulation::copy_landing = landing, cuda_emulation::skewed_warps = skewed; }
+};
+
+TEST_F(EmulatedCuda, Fa2AttentionMatchesCpuAttentionToBf16Precision) {
+  for (const bool adversarial : {false, true})
+    for (const AttentionCase& c : {AttentionCase{2, 200, 150, 64, 0.125f}, AttentionCase{1, 129, 33, 32, 0.5f},
+                                   AttentionCase{3, 40, 300, 16, 1.0f}, AttentionCase{1, 130, 40, 128, 0.09f},
+                                   AttentionCase{2, 70, 97, 64, 3.0f}, AttentionCase{1, 5, 1, 64, 1.0f}}) {
+      ASSERT_TRUE(cuda::attention_fa2_supports(c.d));
+      auto q = random_values(c.batch * c.queries * c.d, 27), k = random_values(c.batch * c.keys * c.d, 28),
+           v = random_values(c.batch * c.keys * c.d, 29);
+      std::vector<float> out(q.size(), kNaN);
+      {
+        const Fa2Schedule schedule(adversarial);
+        cuda::attention(launch, q.data(), k.data(), v.data(), out.data(), c.batch, c.queries, c.keys, c.d, c.scale,
+                        true);
+      }
+      auto cpu_attention = [&] {
+        Tensor tq = host({c.batch, c.queries, c.d}, q), tk = host({c.batch, c.keys, c.d}, k),
+               tv = host({c.batch, c.keys, c.d}, v), to = cpu->empty({c.batch, c.queries, c.d});
+        cpu->attention(tq, tk, tv, c.scale, to);
+        return cpu->to_host(to);
+      };
+      const double err = relative_error(out, cpu_attention());
+      for (auto* x : {&q, &k, &v})
+        for (float& e : *x) e = bf16_rounded(e);
+      const double err_rounded = relative_error(out, cpu_attention());
+      const std::string what = "d " + std::to_string(c.d) + " keys " + std::to_string(c.keys) +
+                               (adversarial ? " (copies at issue, skewed warps)" : "");
+      if (c.scale <= 1.0f) {
+        EXPECT_LT(err, 1e-2) << what;
+      }
+      EXPECT_LT(err_rounded, 3e-3) << what;
+      if (c.keys > 1) {
+        EXPECT_GT(err_rounded, 1e-5) << what << ": P's bf16 rounding should show";
+      }
+      std::printf(
+          "bf16 fa2 attention d %d, %lld x %lld queries x %lld keys, scale %g%s: rel err %.3g (%.3g against "
+          "bf16-rounded inputs)\n",
+          c.d, (long long)c.batch, (long long)c.queries, (long long)c.keys, c.scale,
+          adversarial ? " (copies at issue, skewed warps)" : "", err, err_rounded);
+    }
+}
+
+// The kernel on the packed qkv projection output in place ([views, tokens, 3 dim], head h's q, k, v at columns
+// h d, dim + h d, 2 dim + h d) writing columns [4, 4 + dim) of a wider output: against the CPU attention of the
+// split heads, and nothing outside its columns written.
+TEST_F(EmulatedCuda, Fa2AttentionReadsThePackedQkvInPlace) {
+  struct Packed {
+    int64_t views, tokens, heads;
+    int d;
+  };
+  for (const Packed& p : {Packed{2, 150, 3, 32}, Packed{1, 70, 2, 64}}) {
+    const int64_t dim = p.heads * p.d, width = 3 * dim, out_width = dim + 8, out_col = 4;
+    const auto qkv = random_values(p.views * p.tokens * width, 63);
+    const int64_t n = p.views * p.heads * p.tokens * p.d;
+    std::vector<float> q(n), k(n), v(n);
+    for (int64_t i = 0; i < n; ++i) {  // i over [views, heads, tokens, d]
+      const int64_t e = i % p.d, t = (i / p.d) % p.tokens, h = (i / (p.d * p.tokens)) % p.heads;
+      const int64_t src = (i / (p.d * p.tokens * p.heads) * p.tokens + t) * width + h * p.d + e;
+      q[i] = qkv[src], k[i] = qkv[src + dim], v[i] = qkv[src + 2 * dim];
+    }
+    const Shape shape{p.views * p.heads, p.tokens, p.d};
+    Tensor tq = cpu->from_host(shape, q.data()), tk = cpu->from_host(shape, k.data()),
+           tv = cpu->from_host(shape, v.data()), to = cpu->empty(shape);
+    cpu->attention(tq, tk, tv, 0.3f, to);
+    std::vector<float> out(p.views * p.tokens * out_width, kNaN), got(n);
+    cuda::attention_packed(launch, qkv.data(), width, 0, dim, 2 * dim, out.data(), out_width, out_col, p.views,
+                           p.tokens, p.heads, p.d, 0.3f);
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t e = i % p.d, t = (i / p.d) % p.tokens, h = (i / (p.d * p.tokens)) % p.heads;
+      got[i] = out[(i / (p.d * p.tokens * p.heads) * p.tokens + t) * out_width + out_col + h * p.d + e];
+    }
+    const double err = relative_error(got, cpu->to_host(to));
+    EXPECT_LT(err, 1e-2) << "d " << p.d;
+    EXPECT_GT(err, 1e-5);
+    int64_t written_outside = 0;
+    for (int64_t r = 0; r < p.views * p.tokens; ++r)
+      for (int64_t col = 0; col < out_width; ++col)
+        if ((col < out_col || col >= out_col + dim) && !std::isnan(out[r * out_width + col])) ++written_outside;
+    EXPECT_EQ(written_outside, 0);
+    std::printf("bf16 fa2 attention on packed qkv, %lld heads of %d: rel err %.3g\n", (long long)p.heads, p.d, err);
+  }
+}
+
 // A parity case (fixture or reference case) through the GPU backend's code: fast weights and rendered pixels.
 void check_case_through_gpu_code(const std::string& dir, bool all_precisions, bool bf16_only = false,
                                  FakeAttentionLibrary* library = nullptr);
@@ -763,7 +945,7 @@ TEST(EmulatedCudaBackend, AttentionFallsBackToOurKernel) {
               "lact: bf16 attention through lact's own kernel: fake 1.0 refuses this shape: head dim 32 refused by the "
               "test\n");
     EXPECT_TRUE(library.shapes.empty());
-    EXPECT_EQ(cuda::attention_path(be), "own (fake 1.0 refuses this shape: head dim 32 refused by the test)");
+    EXPECT_EQ(cuda::attention_path(be), "own fa2 (fake 1.0 refuses this shape: head dim 32 refused by the test)");
   }
   {
     cuda::DeviceBackend<EmulatedDevice> be("cuda-emulated", Precision::Bf16);
@@ -776,7 +958,7 @@ TEST(EmulatedCudaBackend, AttentionFallsBackToOurKernel) {
     EXPECT_EQ(testing::internal::GetCapturedStderr(),
               "lact: bf16 attention through lact's own kernel: fake 1.0 failed: the test made it fail\n");
     EXPECT_EQ(library.runs, 1);  // not tried again
-    EXPECT_EQ(cuda::attention_path(be), "own (fake 1.0 failed: the test made it fail)");
+    EXPECT_EQ(cuda::attention_path(be), "own fa2 (fake 1.0 failed: the test made it fail)");
   }
   for (const std::string& unavailable :
        {std::string("cannot open libcudnn.so.9 (...)"), std::string(cuda::kAttentionChosenOwn)}) {
@@ -788,7 +970,7 @@ TEST(EmulatedCudaBackend, AttentionFallsBackToOurKernel) {
     EXPECT_EQ(said, unavailable == cuda::kAttentionChosenOwn
                         ? ""
                         : "lact: bf16 attention through lact's own kernel: " + unavailable + "\n");
-    EXPECT_EQ(cuda::attention_path(be), "own (" + unavailable + ")");
+    EXPECT_EQ(cuda::attention_path(be), "own fa2 (" + unavailable + ")");
   }
   {
     cuda::DeviceBackend<EmulatedDevice> be("cuda-emulated", Precision::Fp32);
@@ -798,6 +980,31 @@ TEST(EmulatedCudaBackend, AttentionFallsBackToOurKernel) {
     EXPECT_EQ(library.prepares, 0);
     EXPECT_EQ(cuda::attention_path(be), "own (fp32: the library runs bf16 only)");
   }
+}
+
+// LACT_ATTENTION=wmma: the backend runs the older wmma kernel (bit for bit what it computes called directly, not
+// what the FlashAttention-2-class one does), says nothing on stderr, and names it in its path.
+TEST(EmulatedCudaBackend, LactAttentionWmmaRunsTheOlderKernel) {
+  ::setenv("LACT_ATTENTION", "wmma", 1);
+  cuda::DeviceBackend<EmulatedDevice> be("cuda-emulated", Precision::Bf16);
+  ::unsetenv("LACT_ATTENTION");
+  be.device().unavailable = cuda::kAttentionChosenWmma;
+  const int64_t batch = 2, tokens = 50, d = 32;
+  const auto q = random_values(batch * tokens * d, 48), k = random_values(batch * tokens * d, 49),
+             v = random_values(batch * tokens * d, 50);
+  Tensor gq = be.from_host({batch, tokens, d}, q.data()), gk = be.from_host({batch, tokens, d}, k.data()),
+         gv = be.from_host({batch, tokens, d}, v.data()), go = be.empty({batch, tokens, d});
+  testing::internal::CaptureStderr();
+  be.attention(gq, gk, gv, 0.4f, go);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  EXPECT_EQ(cuda::attention_path(be), "own wmma (LACT_ATTENTION=wmma)");
+  std::vector<float> wmma(q.size()), fa2(q.size());
+  cuda_emulation::Launcher launch;
+  cuda::attention(launch, q.data(), k.data(), v.data(), wmma.data(), batch, tokens, tokens, d, 0.4f, true,
+                  cuda::OwnAttentionKernel::Wmma);
+  cuda::attention(launch, q.data(), k.data(), v.data(), fa2.data(), batch, tokens, tokens, d, 0.4f, true);
+  EXPECT_EQ(be.to_host(go), wmma);
+  EXPECT_NE(wmma, fa2);
 }
 
 // A recording that meets a shape the library has not prepared is discarded (preparing cannot be captured): the

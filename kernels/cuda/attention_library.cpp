@@ -12,6 +12,7 @@ AttentionChoice parse_attention_choice(const char* value) {
   if (text.empty()) return AttentionChoice::Auto;
   if (text == "cudnn") return AttentionChoice::Cudnn;
   if (text == "own") return AttentionChoice::Own;
+  if (text == "wmma") return AttentionChoice::Wmma;  // the older kernel, for comparison (not advertised below)
   throw std::invalid_argument("LACT_ATTENTION: '" + text + "' is not cudnn or own (unset: cudnn where it loads)");
 }
 

@@ -12,14 +12,29 @@ class Backend;
 
 namespace cuda {
 
-// LACT_ATTENTION: unset or empty = Auto (the library where it loads and takes the shape, else our kernel).
-enum class AttentionChoice { Auto, Cudnn, Own };
-// "cudnn" | "own" | "" (Auto); anything else throws std::invalid_argument naming LACT_ATTENTION and the value.
+// LACT_ATTENTION: unset or empty = Auto (the library where it loads and takes the shape, else our kernel). Wmma is
+// Own with the older wmma kernel instead of the FlashAttention-2-class one, kept for comparison.
+enum class AttentionChoice { Auto, Cudnn, Own, Wmma };
+// "cudnn" | "own" | "wmma" | "" (Auto); anything else throws std::invalid_argument naming LACT_ATTENTION and the
+// value.
 AttentionChoice parse_attention_choice(const char* value);
 // The choice in the environment (LACT_ATTENTION), as parse_attention_choice reads it.
 AttentionChoice attention_choice_from_environment();
-// Why there is no library when the choice was Own (said as the reason, never as a warning).
+// Why there is no library when the choice was Own or Wmma (said as the reason, never as a warning).
 constexpr const char* kAttentionChosenOwn = "LACT_ATTENTION=own";
+constexpr const char* kAttentionChosenWmma = "LACT_ATTENTION=wmma";
+
+// Which of our bf16 kernels runs when the library does not: the FlashAttention-2-class one (attention_fa2_kernel.cuh,
+// head dims 16, 32, 64, 128) or the older wmma one (attention_bf16_kernel.cuh, 16, 32, 64). Other head dims run the
+// fp32 kernel.
+enum class OwnAttentionKernel { Fa2, Wmma };
+inline OwnAttentionKernel own_attention_kernel(AttentionChoice choice) {
+  return choice == AttentionChoice::Wmma ? OwnAttentionKernel::Wmma : OwnAttentionKernel::Fa2;
+}
+// How the paths name it: "own fa2" or "own wmma".
+inline const char* own_attention_name(OwnAttentionKernel kernel) {
+  return kernel == OwnAttentionKernel::Wmma ? "own wmma" : "own fa2";
+}
 
 // One attention call: out[b] = softmax(q[b] k[b]^T * scale) v[b], q and out [batch, queries, dim], k and v
 // [batch, keys, dim], row-major and contiguous (the Backend::attention op's layout).
@@ -65,7 +80,7 @@ class AttentionPathSource {
 };
 
 // The backend's attention path: "cpu" for a backend that is not a source (the CPU's), else the source's answer,
-// e.g. "cudnn 9.19.0", "own", "own (LACT_ATTENTION=own)".
+// e.g. "cudnn 9.19.0", "own fa2 (LACT_ATTENTION=own)", "own wmma (LACT_ATTENTION=wmma)".
 std::string attention_path(const Backend& backend);
 
 }  // namespace cuda

@@ -215,8 +215,9 @@ class CudaRuntimeDevice {
   cuda::AttentionLibrary* attention_library() {
     if (attention_opened_) return attention_.get();
     attention_opened_ = true;
-    if (attention_choice_ == cuda::AttentionChoice::Own) {
-      attention_unavailable_ = cuda::kAttentionChosenOwn;
+    if (attention_choice_ == cuda::AttentionChoice::Own || attention_choice_ == cuda::AttentionChoice::Wmma) {
+      attention_unavailable_ =
+          attention_choice_ == cuda::AttentionChoice::Own ? cuda::kAttentionChosenOwn : cuda::kAttentionChosenWmma;
       return nullptr;
     }
 #ifdef LACT_HAVE_CUDNN

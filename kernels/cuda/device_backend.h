@@ -17,7 +17,9 @@
 //   size_t record_event();  double elapsed_ms(size_t from, size_t to);  void clear_events();   for profiling
 //   bool begin_capture();  std::unique_ptr<Recording> end_capture();  void replay(const Recording&);
 //   cuda::AttentionLibrary* attention_library();   a fused bf16 attention (cuDNN's), null when there is none:
-//   std::string attention_unavailable() const;      then why (cuda::kAttentionChosenOwn when LACT_ATTENTION=own)
+//   std::string attention_unavailable() const;      then why (cuda::kAttentionChosenOwn when LACT_ATTENTION=own,
+//                                                   kAttentionChosenWmma for wmma)
+// Which of our own bf16 kernels runs (LACT_ATTENTION=wmma: the older wmma one) is read from the environment here.
 #pragma once
 
 #include <algorithm>
@@ -44,7 +46,10 @@ class DeviceBackend final : public Backend, public AttentionPathSource {
  public:
   template <typename... DeviceArgs>
   DeviceBackend(std::string name, Precision precision, DeviceArgs&&... args)
-      : device_(std::forward<DeviceArgs>(args)...), name_(std::move(name)), precision_(precision) {}
+      : device_(std::forward<DeviceArgs>(args)...),
+        name_(std::move(name)),
+        precision_(precision),
+        own_kernel_(own_attention_kernel(attention_choice_from_environment())) {}
 
   Device& device() { return device_; }
   // The most bytes one library attention call stages (kSdpaStagingBudgetBytes); the tests set a small one to make
@@ -119,15 +124,16 @@ class DeviceBackend final : public Backend, public AttentionPathSource {
     device_.replay(recording);
   }
 
-  // "cudnn 9.19.0" when the library ran every bf16 attention so far (or will: none ran yet), "own (why)" when our
-  // kernel did, both when some calls fell back.
+  // "cudnn 9.19.0" when the library ran every bf16 attention so far (or will: none ran yet), "own fa2 (why)" (or
+  // "own wmma (why)") when our kernel did, both when some calls fell back.
   std::string attention_path() const override {
     std::lock_guard<std::recursive_mutex> lock(mutex_);
     if (precision_ != Precision::Bf16) return "own (" + precision_name(precision_) + ": the library runs bf16 only)";
     AttentionLibrary* library = library_failed_ ? nullptr : device_.attention_library();
-    if (!library) return "own (" + (library_failed_ ? last_fallback_ : device_.attention_unavailable()) + ")";
+    const std::string own_name = own_attention_name(own_kernel_);
+    if (!library) return own_name + " (" + (library_failed_ ? last_fallback_ : device_.attention_unavailable()) + ")";
     if (own_attention_calls_ == 0) return library->name();
-    const std::string own = "own (" + last_fallback_ + ")";
+    const std::string own = own_name + " (" + last_fallback_ + ")";
     return library_attention_calls_ == 0 ? own : library->name() + " and " + own;
   }
 
@@ -280,7 +286,8 @@ class DeviceBackend final : public Backend, public AttentionPathSource {
       const float *kc = k.data() + begin * keys * dim, *vc = v.data() + begin * keys * dim;
       float* oc = out.data() + begin * queries * dim;
       if (!library_attention({count, queries, keys, dim}, qc, kc, vc, scale, oc))
-        cuda::attention(device_.launcher(), qc, kc, vc, oc, count, queries, keys, static_cast<int>(dim), scale, true);
+        cuda::attention(device_.launcher(), qc, kc, vc, oc, count, queries, keys, static_cast<int>(dim), scale, true,
+                        own_kernel_);
     }
   }
 
@@ -317,11 +324,12 @@ class DeviceBackend final : public Backend, public AttentionPathSource {
     library_failed_ = true;  // a library that failed to run once is not trusted again in this process
     return fall_back(library->name() + " failed: " + why);
   }
-  // Our kernel runs this call: the reason is said once on stderr (not for LACT_ATTENTION=own, which asked for it).
+  // Our kernel runs this call: the reason is said once on stderr (not for LACT_ATTENTION=own or wmma, which asked for
+  // it).
   bool fall_back(const std::string& why) {
     ++own_attention_calls_;
     last_fallback_ = why;
-    if (why != kAttentionChosenOwn && said_.insert(why).second)
+    if (why != kAttentionChosenOwn && why != kAttentionChosenWmma && said_.insert(why).second)
       std::fprintf(stderr, "lact: bf16 attention through lact's own kernel: %s\n", why.c_str());
     return false;
   }
@@ -447,6 +455,7 @@ class DeviceBackend final : public Backend, public AttentionPathSource {
   mutable Device device_;
   std::string name_;
   Precision precision_;
+  OwnAttentionKernel own_kernel_;
   mutable std::recursive_mutex mutex_;
   bool profiling_ = false, recording_ = false, recording_enabled_ = true;
   // The attention library: calls through it and through our kernel at bf16, why the last fallback happened,
