@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # One command for a lent GPU machine (the device tool), in the order issue 51 asks for, all within one call:
 #   1. correctness: the op tests (every CUDA op against the CPU and double loops), the official and V2 fixtures
-#      through CUDA at fp32, tf32 and bf16 (test_parity), each with LACT_ATTENTION=cudnn and =own;
+#      through CUDA at fp32, tf32 and bf16 (test_parity), each with LACT_ATTENTION=cudnn and =own (own = lact's
+#      FlashAttention-2-class kernel, kernels/cuda/attention_fa2_kernel.cuh);
 #   2. speed: lact_l24_d768_ttt2x, random weights, 48 views at 512x512 bf16, encode and render, for each attention
 #      path (lact bench --profile: the attention's own time gives its TFLOP/s);
 #   3. the official PyTorch code (lact_nvs, carried in .gpu_official/) on the same GPU and inputs
 #      (tools/gpu/official_bench.py: CUDA events, warm-up, medians; torch's SDPA backends at the attention's shape);
-#   4. if time is left: compute-sanitizer over the CUDA op tests, the NCCL path, tf32 and fp32 timings;
+#   4. if time is left: compute-sanitizer over the CUDA op tests (racecheck over the fa2 kernel), the older wmma
+#      kernel (LACT_ATTENTION=wmma) for comparison, tf32 timings;
 #   then one table (tools/gpu/summary.py): encode s, render FPS, attention TFLOP/s, ratios to the official code.
 # Prepare here first: `bash tools/gpu/make_bundle.sh` (the binaries for sm_90 and the libraries they need in
 # .gpu_bundle/, the official code and einops in .gpu_official/, both ignored); then there:
@@ -105,13 +107,13 @@ official_bench() {
     --precision "$([ "$dry" = 1 ] && echo fp32 || echo bf16)" --json "$out/official.json" >"$out/official.log" 2>&1
   status+=("official rc=$? $(grep -m1 -o '"shims": \[[^]]*\]' "$out/official.log")")
 }
-sanitize() {  # tool, filter, timeout
+sanitize() {  # tool, filter, timeout[, LACT_ATTENTION]
   local t
   t="$(limit "$3")"
   [ "$t" -eq 0 ] && { status+=("sanitizer $1 skipped: out of time"); return; }
   [ "$dry" = 1 ] && { status+=("sanitizer $1: not in a dry run"); return; }
-  timeout "$t" compute-sanitizer --tool "$1" --error-exitcode 3 "$bin/test_ops" --gtest_filter="$2" \
-    >"$out/sanitizer_$1.log" 2>&1
+  LACT_ATTENTION="${4:-}" timeout "$t" compute-sanitizer --tool "$1" --error-exitcode 3 "$bin/test_ops" \
+    --gtest_filter="$2" >"$out/sanitizer_$1.log" 2>&1
   status+=("sanitizer $1 rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitizer_$1.log" | head -1)")
 }
 
@@ -128,6 +130,9 @@ bench own 110 --repeat 3 --profile
 official_bench
 # 4. If time is left.
 sanitize memcheck 'AllBackends/BackendOps.Attention*/1' 60
+sanitize racecheck 'AllBackends/BackendOps.Attention*/1' 60 own  # fa2's cp.async double buffer
+run_test test_ops 40 wmma --gtest_filter='*Attention*'
+bench wmma 110 --repeat 3 --profile
 bench_extra() {  # tag, timeout, args...: timings beside the table (bench_<tag>.json)
   local tag="$1" t
   t="$(limit "$2")"
