@@ -236,6 +236,34 @@ class ViewerTest(unittest.TestCase):
         diff = np.abs(rendered - expected).mean(axis=2).ravel()
         self.assertGreater(np.corrcoef(diff, error.mean(axis=2).ravel())[0, 1], 0.5)
 
+    def panel_fit(self, name, *flags):
+        """The side panel's content against its room, at the default window size (no --window)."""
+        shot = os.path.join(self.tmp, "panel_" + name, "shot.png")
+        self.view(*flags, "--frames", 5, "--screenshot", shot, "--exit")
+        with open(shot[:-len(".png")] + ".json") as f:
+            info = json.load(f)
+        self.assertEqual(info["window_size"], [1280, 800])  # the default --window 800x1280 (HxW)
+        return info["panel"]
+
+    def test_panels_fit_the_default_window(self):
+        """Every section's text within the panel's width (nothing clipped at its right edge) and all sections, open
+        as they start, within its height (no scrolling): on a test view with its PSNR, SSIM, baseline and error
+        map, and on the desk's scene-like cameras with the object model's two warnings wrapped in the panel."""
+        desk = os.path.join(os.path.abspath(ARGS.data), "mydesk")
+        shipped = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "models",
+                               "lact_tiny_obj64.safetensors")
+        cases = [("test_view", self.fixture_flags + ["--targets", "3,4", "--camera", 3, "--show-error"])]
+        if os.path.exists(os.path.join(desk, "opencv_cameras.json")):
+            cases.append(("warnings", ["--model", shipped, "--data", desk, "--inputs", "uniform:8", "--size",
+                                       "64x112", "--threads", "2"]))
+        for name, flags in cases:
+            panel = self.panel_fit(name, *flags)
+            self.assertGreater(panel["content_width"], 200, panel)  # measured, not an empty panel
+            self.assertGreater(panel["content_height"], 400, panel)
+            self.assertLessEqual(panel["content_width"], panel["width"], "%s: text clipped: %s" % (name, panel))
+            self.assertLessEqual(panel["content_height"], panel["height"], "%s: panel scrolls: %s" % (name, panel))
+            self.assertFalse(panel["scrollbar"], "%s: panel scrolls: %s" % (name, panel))
+
     def test_camera_frustums(self):
         # On the desk capture, from view 245 (neither input nor test), the input cameras 285, 325, 365 and the test
         # cameras 405, 445 further along the path as pyramids: every line drawn is where projecting those

@@ -1,6 +1,7 @@
 #include "viewer/panels.h"
 
 #include <imgui.h>
+#include <imgui_internal.h>
 #include <imgui_stdlib.h>
 
 #include <algorithm>
@@ -21,30 +22,40 @@ float begin_side_panel(float width) {
   ImGui::SetNextWindowPos(viewport->WorkPos);
   ImGui::SetNextWindowSize(ImVec2(width, viewport->WorkSize.y));
   ImGui::Begin("lact view", nullptr,
-               ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
-                   ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus);
+               ImGuiWindowFlags_NoTitleBar | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
+                   ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings |
+                   ImGuiWindowFlags_NoBringToFrontOnFocus);
   ImGui::PushItemWidth(-110);
   return width;
 }
 
-void end_side_panel() {
+PanelFit end_side_panel() {
   ImGui::PopItemWidth();
+  const ImGuiWindow* window = ImGui::GetCurrentWindow();
+  const ImVec2 start = window->DC.CursorStartPos, reached = window->DC.CursorMaxPos;
+  PanelFit fit;
+  fit.content_width = reached.x - start.x, fit.content_height = reached.y - start.y;
+  fit.width = window->WorkRect.Max.x - start.x;
+  fit.height = window->InnerRect.GetHeight() - 2 * window->WindowPadding.y;
+  fit.scrollbar = window->ScrollbarY;
   ImGui::End();
+  return fit;
 }
 
 void performance_section(const PerformanceReadout& r) {
   if (!ImGui::CollapsingHeader("Performance", kOpen)) return;
   ImGui::Text("UI     %6.1f fps  %6.2f ms/frame", r.fps, r.frame_ms);
-  ImGui::Text("views  %6.1f /s   render %.2f ms (last %.2f)", r.views_per_second, r.render_ms, r.last_render_ms);
+  ImGui::TextWrapped("views %.1f /s, render %.1f ms, last %.1f ms", r.views_per_second, r.render_ms,
+                     r.last_render_ms);  // one line, two where slow renders' numbers are long
   char threads[32];
   if (r.render_threads > 0)
     std::snprintf(threads, sizeof(threads), "%d thread%s", r.render_threads, r.render_threads == 1 ? "" : "s");
   else
     std::snprintf(threads, sizeof(threads), "all cores");
   if (r.render_width > 0)
-    ImGui::Text("render %dx%d, %s, upload %.3f ms", r.render_height, r.render_width, threads, r.upload_ms);
+    ImGui::Text("size %dx%d, %s, upload %.3f ms", r.render_height, r.render_width, threads, r.upload_ms);
   else
-    ImGui::TextDisabled("render -, %s", threads);
+    ImGui::TextDisabled("size -, %s", threads);
   // Always one line, so the panel does not jump under the mouse.
   ImGui::TextDisabled(r.idle ? "idle: redraws on input and results" : "drawing continuously");
 }
@@ -53,12 +64,13 @@ void scene_section(const SceneReadout& r) {
   if (!ImGui::CollapsingHeader("Scene", kOpen)) return;
   const SceneSource& s = *r.source;
   const ModelConfig& config = s.model->config();
-  ImGui::Text("model  %s", file_name(s.model_path).c_str());
-  ImGui::Text("       %d layers, dim %d, patch %d, %.1fM params", config.layers, config.dim, config.patch_size,
+  // Names of any length wrap (a long one breaks inside the word) rather than run past the panel's edge.
+  ImGui::TextWrapped("model %s", file_name(s.model_path).c_str());
+  ImGui::Text("%d layers, dim %d, patch %d, %.1fM params", config.layers, config.dim, config.patch_size,
               s.model->weights().parameter_count / 1e6);
-  if (!s.state_path.empty()) ImGui::Text("state  %s", file_name(s.state_path).c_str());
-  ImGui::Text("scene  %s: %d views, %zu inputs, %zu test", s.selection.scene.name.c_str(), s.views(),
-              s.selection.inputs.size(), s.targets.size());
+  if (!s.state_path.empty()) ImGui::TextWrapped("state %s", file_name(s.state_path).c_str());
+  ImGui::TextWrapped("scene %s: %d views, %zu inputs, %zu test", s.selection.scene.name.c_str(), s.views(),
+                     s.selection.inputs.size(), s.targets.size());
   ImGui::Text("working size %dx%d", s.height, s.width);
   // The guard rails, wrapped to the panel: what lact render would warn about this run.
   for (const std::string& warning : s.warnings) {
@@ -85,7 +97,8 @@ void camera_section(CameraController& camera, DisplaySettings& display, const Sc
   if (ImGui::Button("next ]")) actions.snap_next = true;
   ImGui::SameLine();
   if (ImGui::Button("reset (R)")) actions.reset = true;
-  ImGui::Checkbox("fly mode (F)", &display.fly);
+  ImGui::SameLine();
+  ImGui::Checkbox("fly (F)", &display.fly);
   float hfov = static_cast<float>(camera.hfov());
   if (ImGui::SliderFloat("FoV (deg)", &hfov, 10.0f, 120.0f, "%.1f")) camera.set_hfov(hfov);
   float speed = static_cast<float>(camera.speed);
@@ -109,10 +122,11 @@ void error_scale_bar() {
                                   stops[i]);
   }
   ImGui::Dummy(ImVec2(width, height));
+  // The labels under the bar's start, middle and end, the last ending at the bar's right edge.
   ImGui::TextDisabled("0");
-  ImGui::SameLine(width / 2 - 12);
+  ImGui::SameLine((width - ImGui::CalcTextSize("0.125").x) / 2);
   ImGui::TextDisabled("0.125");
-  ImGui::SameLine(width - 20);
+  ImGui::SameLine(width - ImGui::CalcTextSize("0.25").x);
   ImGui::TextDisabled("0.25");
   ImGui::TextDisabled("mean |error| over R, G, B");
 }
@@ -138,7 +152,8 @@ void quality_section(const RenderedView* shown, const SceneSource& source, Displ
 }
 
 void display_section(DisplaySettings& display, PanelActions& actions) {
-  if (!ImGui::CollapsingHeader("Display", kOpen)) return;
+  // Closed at first, as Screenshot and Camera path: every section open would not fit the default window.
+  if (!ImGui::CollapsingHeader("Display")) return;
   ImGui::SliderFloat("resolution", &display.scale, 0.125f, 1.0f, "x %.3f");
   ImGui::Checkbox("adaptive while moving", &display.adaptive);
   if (display.adaptive) ImGui::SliderFloat("moving", &display.moving_scale, 0.125f, 1.0f, "x %.3f");
@@ -148,7 +163,7 @@ void display_section(DisplaySettings& display, PanelActions& actions) {
 }
 
 void screenshot_section(std::string& path, const std::string& last_saved, PanelActions& actions) {
-  if (!ImGui::CollapsingHeader("Screenshot", kOpen)) return;
+  if (!ImGui::CollapsingHeader("Screenshot")) return;
   ImGui::PushItemWidth(-100);
   ImGui::InputText("##screenshot", &path);
   ImGui::PopItemWidth();
@@ -163,15 +178,12 @@ void screenshot_section(std::string& path, const std::string& last_saved, PanelA
 void help_section() {
   if (!ImGui::CollapsingHeader("Controls", kOpen)) return;  // open on first start: the keys are not obvious
   ImGui::TextUnformatted(
-      "left drag      orbit (fly: look)\n"
-      "middle/shift   pan\n"
-      "wheel          dolly\n"
-      "W A S D Q E    move (shift 4x)\n"
-      "= -            speed\n"
-      "[ ]            prev/next camera\n"
-      "R reset  F fly  F12 screenshot\n"
-      "K keyframe  P play path\n"
-      "G ground truth  X error map\n"
+      "left drag  orbit (fly: look)\n"
+      "middle or shift drag  pan    wheel  dolly\n"
+      "W A S D Q E  move (shift 4x)   = -  speed\n"
+      "[ ]  prev/next camera   R reset   F fly\n"
+      "K keyframe  P play path  F12 screenshot\n"
+      "G ground truth   X error map\n"
       "Esc (or Q, not flying) quit");
 }
 

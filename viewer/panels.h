@@ -25,7 +25,14 @@ struct PanelActions {
 
 // A fixed window along the left edge; returns its width (ImGui units).
 float begin_side_panel(float width);
-void end_side_panel();
+// How the panel's content fits it (ImGui units, inside the padding and any scrollbar): the widest item and the
+// height of all sections against the room the window gives them. Text wider than the room is clipped; taller
+// content needs the scrollbar.
+struct PanelFit {
+  float content_width = 0, width = 0, content_height = 0, height = 0;
+  bool scrollbar = false;  // ImGui showed the vertical scrollbar (it decides from the frame before)
+};
+PanelFit end_side_panel();
 
 struct PerformanceReadout {
   double fps, frame_ms, render_ms, last_render_ms, upload_ms, views_per_second;

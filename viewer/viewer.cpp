@@ -188,6 +188,7 @@ struct Viewer {
   StartupTimes startup;  // set by run_viewer and the first frames
   bool animating = false;
   float area_x = 0, area_y = 0, area_width = 0, area_height = 0;  // the view area beside the panel (ImGui units)
+  PanelFit panel_fit;  // the side panel's content against its room, as last drawn
   const double refresh_rate;
   double previous_frame_end;
 
@@ -343,7 +344,7 @@ Viewer::Requests Viewer::input_and_panels(const ViewLayout& layout, double now, 
   screenshot_section(screenshot_path, last_screenshot, r.panels);
   r.recorder = recorder_section(recorder, recorder_settings);
   help_section();
-  end_side_panel();
+  panel_fit = end_side_panel();
   return r;
 }
 
@@ -463,6 +464,11 @@ bool Viewer::save_capture(const Rgb8& pixels, const ViewLayout& layout, bool fin
     info["model"] = source.model_path;
     info["data"] = source.selection.scene.source;
     info["encode_s"] = encode.encode_seconds();
+    info["panel"] = {{"content_width", panel_fit.content_width},
+                     {"width", panel_fit.width},
+                     {"content_height", panel_fit.content_height},
+                     {"height", panel_fit.height},
+                     {"scrollbar", panel_fit.scrollbar}};
     if (display.show_frustums) info["frustum_depth"] = frustum_depth(source.cameras);
     if (has_shown) {
       info["scene_view"] = shown.request.view;
