@@ -664,6 +664,26 @@ TEST_F(EmulatedCuda, Fa2AttentionMatchesCpuAttentionToBf16Precision) {
     }
 }
 
+// What the fa2 kernel does not take goes elsewhere: K/V rows not 16-byte aligned (cp.async's pieces) run the wmma
+// kernel (bit for bit), a head dim it has no instantiation for is refused by attention_fa2 with one line.
+TEST_F(EmulatedCuda, Fa2AttentionLeavesWhatItCannotCopyToTheWmmaKernel) {
+  const int64_t tokens = 40, d = 32;
+  const auto q = random_values(tokens * d, 70), kv = random_values(tokens * d + 1, 71);
+  std::vector<float> fa2(q.size(), kNaN), wmma(q.size(), kNaN);
+  const float* k = kv.data() + 1;  // 4 bytes past an allocation's alignment
+  ASSERT_FALSE(cuda::attention_fa2_aligned(cuda::split_head_operands(q.data(), k, k, fa2.data(), tokens, tokens, d)));
+  cuda::attention(launch, q.data(), k, k, fa2.data(), 1, tokens, tokens, d, 0.5f, true);
+  cuda::attention(launch, q.data(), k, k, wmma.data(), 1, tokens, tokens, d, 0.5f, true,
+                  cuda::OwnAttentionKernel::Wmma);
+  EXPECT_EQ(fa2, wmma);
+  std::vector<float> q48(tokens * 48), out48(tokens * 48);
+  EXPECT_THROW(
+      cuda::attention_fa2(
+          launch, cuda::split_head_operands(q48.data(), q48.data(), q48.data(), out48.data(), tokens, tokens, 48), 1, 1,
+          tokens, tokens, 48, 0.5f),
+      std::invalid_argument);
+}
+
 // The kernel on the packed qkv projection output in place ([views, tokens, 3 dim], head h's q, k, v at columns
 // h d, dim + h d, 2 dim + h d) writing columns [4, 4 + dim) of a wider output: against the CPU attention of the
 // split heads, and nothing outside its columns written.
