@@ -27,29 +27,23 @@ struct RenderOptions {
 };
 
 // Which LPIPS weights an evaluation uses: --lpips FILE; --lpips alone or nothing: those `lact model fetch lpips`
-// cached (nothing is measured, and one line says how to fetch them, when there are none and --lpips was not given).
-void choose_lpips(RenderOptions& o) {
+// cached. Returns the line said after the report (none with --quiet): that the cached weights were used, or, when
+// there are none and --lpips was not given, how to fetch them (after the work, so an error stays one line).
+std::string choose_lpips(RenderOptions& o) {
   SceneRequest& r = o.scene;
-  if (!r.lpips.empty() || o.no_lpips || !o.path.empty()) return;
+  if (!r.lpips.empty() || o.no_lpips || !o.path.empty()) return "";
   const std::optional<std::string> cached = cached_lpips_weights();
   if (o.lpips_asked && !cached)
     throw Error("--lpips", "no LPIPS weights are cached: `lact model fetch lpips` fetches them (or --lpips FILE)");
-  if (!cached) {
-    if (!o.out.quiet)
-      std::fprintf(stderr,
-                   "lact render: LPIPS not measured: `lact model fetch lpips` fetches its weights "
-                   "(--no-lpips: no such line)\n");
-    return;
-  }
+  if (!cached) return "LPIPS not measured: `lact model fetch lpips` fetches its weights (--no-lpips: no such line)";
   r.lpips = *cached;
   r.lpips_by_default = !o.lpips_asked;
-  if (!o.lpips_asked && !o.out.quiet)
-    std::fprintf(stderr, "lact render: LPIPS with the cached weights %s (--no-lpips leaves it out)\n",
-                 terminal_text(*cached).c_str());
+  return o.lpips_asked ? "" : "LPIPS measured with the cached weights " + *cached + " (--no-lpips leaves it out)";
 }
 
 void run_render(RenderOptions& o, const RunDigest& command_line) {
   SceneRequest& r = o.scene;
+  std::string lpips_note;
   Run run(o.common, o.out, command_line, [&](RunOutput& out) {
     out.folder.check_writable();  // before any work; the folder itself is made when the first file is written
     if (o.path.empty() && r.targets.empty())
@@ -59,12 +53,14 @@ void run_render(RenderOptions& o, const RunDigest& command_line) {
     if ((!r.lpips.empty() || o.lpips_asked) && !o.path.empty())
       throw Error("--lpips", "measures target views against their ground truth: a camera path (--path) has none");
     if (o.lpips_asked && o.no_lpips) throw Error("--no-lpips", "contradicts --lpips");
-    choose_lpips(o);
+    lpips_note = choose_lpips(o);
     for (const std::string& input : {r.model, r.state, o.path, r.data.data, r.lpips}) out.inputs.add(input);
   });
   run.claim_output();
   if (!o.path.empty()) return run.render_path(r, o.path);
   run.write_report(run.evaluate(r));
+  if (!lpips_note.empty() && !o.out.quiet && run.leads())
+    std::fprintf(stderr, "lact render: %s\n", terminal_text(lpips_note).c_str());
 }
 
 }  // namespace

@@ -326,7 +326,7 @@ class FetchedWeights(unittest.TestCase):
         self.assertEqual(converted.returncode, 0, converted.stderr)
         default = self.render("default")
         self.assertEqual(default.returncode, 0, default.stderr)
-        self.assertIn("LPIPS with the cached weights", default.stderr)
+        self.assertIn("LPIPS measured with the cached weights", default.stderr)
         given = self.render("given", "--lpips", by_hand, "--quiet")
         self.assertEqual(given.returncode, 0, given.stderr)
         a, b = self.report("default")["scenes"][0]["views"], self.report("given")["scenes"][0]["views"]
