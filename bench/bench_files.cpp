@@ -117,11 +117,12 @@ PlotFigure plot_figure(const BenchOptions& o, const ModelConfig& lact, const std
                                                                         {20, 170, 190},
                                                                         {120, 120, 120},
                                                                         {200, 60, 140}}};
-  std::vector<std::string> names, precisions, devices, threads;  // in the order they were run
+  std::vector<std::string> names, precisions, devices, threads, runs;  // in the order they were run
   for (const Row& r : rows) {
     add_unique(names, r.model), add_unique(precisions, r.precision);
     if (!r.device.empty()) add_unique(devices, r.device);
     if (r.threads > 0) add_unique(threads, std::to_string(r.threads));
+    if (r.skipped.empty()) add_unique(runs, std::to_string(r.encode.values.size()));
   }
   size_t colour = 0;
   for (const std::string& precision : precisions)
@@ -145,7 +146,7 @@ PlotFigure plot_figure(const BenchOptions& o, const ModelConfig& lact, const std
       o.model.empty() ? "config " + o.config : "model " + std::filesystem::path(o.model).filename().string();
   PlotFigure figure;
   figure.title.push_back("lact bench: " + config + " (" + std::to_string(lact.layers) + " layers, dim " +
-                         std::to_string(lact.dim) + "), " + weights_text(o) + "; " + std::to_string(o.repeat) +
+                         std::to_string(lact.dim) + "), " + weights_text(o) + "; " + joined(runs) +
                          " timed runs per point");
   figure.title.push_back("device " + (devices.empty() ? o.common.backend : joined(devices)) + "; " +
                          (threads.empty() ? "all cores" : joined(threads)) + " thread(s); precision " +

@@ -38,7 +38,7 @@ std::string title_of(const PlotFigure& f) {
 
 TEST(BenchPlot, TitleNamesConfigWeightsDeviceThreadsPrecision) {
   BenchOptions o;
-  o.config = "lact_l24_d768_ttt2x", o.repeat = 3;
+  o.config = "lact_l24_d768_ttt2x", o.repeat = 5;  // the rows' own count is stated: 3 timed runs each
   const std::vector<Row> rows = {timed("lact", "fp32", 128, {1, 1.1, 1.2}, {0.1, 0.11, 0.12}),
                                  timed("full", "fp32", 128, {2, 2.1, 2.2}, {0.2, 0.21, 0.22})};
   const std::string title = title_of(plot_figure(o, config_of(24, 768), rows));
