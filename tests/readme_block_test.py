@@ -15,6 +15,7 @@ import os
 import re
 import shlex
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -101,7 +102,19 @@ class ReadmeBlockTest(unittest.TestCase):
             pngs = [f for f in os.listdir(os.path.join(work, out)) if f.endswith(".png")]
             self.assertEqual(len(pngs), len(path["frames"]), "one frame per camera of the path")
         if argv[1] == "bench":
+            # LaCT against full attention, and the plot: drawn with its title band over the 420-pixel panels
+            # (bench/plot.h), or its refusal when the machine was too busy to trust the timings.
             self.assertIn("| lact |", p.stdout)
+            self.assertIn("| full |", p.stdout)
+            plot = flag(argv, "--plot")
+            self.assertTrue(plot, "the README's bench line draws a plot")
+            if os.path.exists(os.path.join(work, plot)):
+                with open(os.path.join(work, plot), "rb") as f:
+                    width, height = struct.unpack(">II", f.read(24)[16:24])
+                self.assertEqual(width, 2 * 560)
+                self.assertGreater(height, 420 + 2 * 14, "the plot has no title")
+            else:
+                self.assertIn("--plot %s not drawn" % plot, p.stderr)
         return None
 
     def test_block(self):
