@@ -31,6 +31,14 @@ void add_serve_command(CLI::App& app) {
       ->capture_default_str();
   command->add_option("--max-rate", o->max_rate, "Messages or requests per second per connection")
       ->capture_default_str();
+  command->add_option("--out", o->out, "Folder for the videos clients render on the server (created with the first)")
+      ->capture_default_str();
+  command->add_option("--max-video-frames", o->max_video_frames, "Frames of one video job")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  command->add_option("--max-video-jobs", o->max_video_jobs, "Video jobs queued or rendering, all clients together")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000));
   add_common_options(*command, o->common);
   command->callback([o]() { serve::run_server(*o); });
 }

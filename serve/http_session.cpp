@@ -6,6 +6,7 @@
 #include "serve/http_session.h"
 
 #include "core/error.h"
+#include "core/file_io.h"
 #include "serve/frame_encoding.h"
 #include "serve/http_head.h"
 #include "serve/page.h"
@@ -58,6 +59,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void act();
   void upgrade();
   void render();
+  void video();
+  void download_video();
   void start_render(const Camera& camera);
   void rendered(session::RenderedView view);
 
@@ -142,11 +145,12 @@ void HttpSession::header_read(beast::error_code error, size_t) {
     // Only a request with the token spends the shared budget: clients without it cannot use it up.
     if (!rate_.allow(context_.now()) || !context_.api_rate.allow(context_.now()))
       return reply(http::status::too_many_requests, "too many requests: slow down",
-                   decision_.action != Action::render);  // a render's body is not read then
+                   !takes_body(decision_.action));  // a body is not read then
   }
   if (decision_.action == Action::refuse)
     return reply(static_cast<http::status>(decision_.status), decision_.message, decision_.keep_alive);
-  if (decision_.action != Action::render) return act();
+  if (!takes_body(decision_.action)) return act();
+  if (decision_.action == Action::video_start) parser_->body_limit(ServerRules{}.max_video_body);
   stream_.expires_after(kBodyTimeout);
   http::async_read(stream_, buffer_, *parser_, beast::bind_front_handler(&HttpSession::body_read, shared_from_this()));
 }
@@ -167,6 +171,11 @@ void HttpSession::act() {
       return render();
     case Action::stream:
       return upgrade();
+    case Action::video_start:
+    case Action::video_status:
+    case Action::video_cancel:
+    case Action::video_download:
+      return video();
     case Action::refuse:
       break;
   }
@@ -181,6 +190,43 @@ void HttpSession::upgrade() {
                      " clients (--max-clients): close one, or restart it with a larger --max-clients",
                  false);
   start_stream(context_, std::move(stream_), parser_->release());
+}
+
+// The video jobs (serve/video_jobs.h): start, status, cancel, download.
+void HttpSession::video() {
+  VideoJobs& videos = context_.hub.videos();
+  try {
+    switch (decision_.action) {
+      case Action::video_start:
+        return respond(http::status::accepted, "application/json",
+                       json_text(context_.hub.start_video(decision_.client, parser_->get().body())) + "\n");
+      case Action::video_status: {
+        const nlohmann::json status = videos.status(decision_.video);
+        if (status.is_null()) return reply(http::status::not_found, "no such video");
+        return respond(http::status::ok, "application/json", json_text(status) + "\n");
+      }
+      case Action::video_cancel:
+        if (videos.status(decision_.video).is_null()) return reply(http::status::not_found, "no such video");
+        if (!videos.cancel(decision_.video)) return reply(http::status::conflict, "the video is already finished");
+        return respond(http::status::ok, "application/json", json_text(videos.status(decision_.video)) + "\n");
+      default:
+        return download_video();
+    }
+  } catch (const VideoRefusal& refusal) {
+    reply(static_cast<http::status>(refusal.status), refusal.message);
+  }
+}
+
+void HttpSession::download_video() {
+  const std::string file = context_.hub.videos().file(decision_.video);
+  if (file.empty()) return reply(http::status::not_found, "no finished video with that id");
+  std::string bytes;
+  try {
+    bytes = read_whole_file(file, uint64_t(1) << 32);
+  } catch (const std::exception& e) {
+    return reply(http::status::gone, std::string("the video is no longer there (") + e.what() + ")");
+  }
+  respond(http::status::ok, "video/mp4", std::move(bytes));
 }
 
 void HttpSession::render() {

@@ -17,6 +17,20 @@ Hub::Hub(const ServeOptions& options, session::SceneSource& source, std::string 
   limits_.patch = source.model->config().patch_size;
   limits_.max_side = options.max_side;
   description_ = scene_description(source, frame_, limits_);
+  VideoLimits video_limits;
+  video_limits.max_frames = options.max_video_frames, video_limits.max_jobs = options.max_video_jobs;
+  video_limits.max_side = options.max_side, video_limits.patch = limits_.patch;
+  videos_ = std::make_unique<VideoJobs>(
+      options.out, video_limits, post_,
+      [this](std::function<void()> job) {
+        if (!renderer_) return false;
+        renderer_->submit_job(std::move(job));
+        return true;
+      },
+      [this](int client, const nlohmann::json& message) {
+        auto found = channels_.find(client);
+        if (found != channels_.end() && found->second.on_status) found->second.on_status(message);
+      });
   encode_ = std::make_unique<session::EncodeJob>(source_, options.common.threads, [this] {
     // From the encode's thread: one pending notice at a time is enough (it reads the newest progress).
     if (!encode_posted_.exchange(true)) post_([this] { encode_changed(); });
@@ -93,6 +107,7 @@ int Hub::open_channel(OnView on_view, OnStatus on_status) {
 }
 
 void Hub::close_channel(int channel) {
+  if (channels_.count(channel)) videos_->client_left(channel);  // its video job cancelled
   channels_.erase(channel);
   held_.erase(channel);
   if (renderer_) renderer_->forget(channel);
@@ -104,6 +119,14 @@ void Hub::submit(int channel, const session::RenderRequest& request) {
     renderer_->submit(request, channel);
   else
     held_[channel] = request;
+}
+
+nlohmann::json Hub::start_video(int client, const std::string& body) {
+  if (!ready()) throw VideoRefusal{503, "the scene is still being encoded"};
+  if (!channels_.count(client) || !channels_.at(client).on_status)
+    throw VideoRefusal{400, "client: " + std::to_string(client) +
+                                " is no open stream (give ?client=N, the \"client\" of the stream's scene message)"};
+  return videos_->start(client, body, *source_.model, encode_->state());
 }
 
 void Hub::deliver(int channel) {

@@ -13,6 +13,7 @@
 
 #include "serve/messages.h"
 #include "serve/serve_options.h"
+#include "serve/video_jobs.h"
 #include "session/encode_job.h"
 #include "session/render_thread.h"
 #include "session/scene_source.h"
@@ -51,6 +52,13 @@ class Hub {
   // The channel's newest request (before the scene is ready: held, and sent when it is).
   void submit(int channel, const session::RenderRequest& request);
 
+  // Videos rendered on the server (serve/video_jobs.h); a job's client is a stream's channel, told of its
+  // progress by the channel's on_status and cancelling the job when it closes.
+  VideoJobs& videos() { return *videos_; }
+  bool has_channel(int channel) const { return channels_.count(channel) > 0; }
+  // A video job for `client` (an open stream) from a camera path body; VideoRefusal when refused.
+  nlohmann::json start_video(int client, const std::string& body);
+
   // Streams (WebSocket clients) open: the server refuses one past --max-clients.
   int streams = 0;
 
@@ -68,6 +76,7 @@ class Hub {
   nlohmann::json description_;
   std::unique_ptr<session::EncodeJob> encode_;
   std::unique_ptr<session::RenderThread> renderer_;
+  std::unique_ptr<VideoJobs> videos_;
   std::atomic<bool> encode_posted_{false};
   std::string last_printed_;
   struct Channel {

@@ -32,6 +32,21 @@ bool loopback_ipv4(std::string_view name) {
   return parts == 4;
 }
 
+// /api/video/ID (GET: its status, DELETE: cancel it) and /api/video/ID.mp4 (GET: the finished video).
+Decision video_route(const std::string& method, std::string id, Decision d) {
+  const bool mp4 = id.size() > 4 && id.compare(id.size() - 4, 4, ".mp4") == 0;
+  if (mp4) id.resize(id.size() - 4);
+  if (!all_digits(id)) {
+    d.action = Action::refuse, d.status = 404, d.message = "no such video (its id is a number)";
+    return d;
+  }
+  d.video = std::stoi(id);
+  if (method == "GET") return d.action = mp4 ? Action::video_download : Action::video_status, d;
+  if (method == "DELETE" && !mp4) return d.action = Action::video_cancel, d;
+  d.action = Action::refuse, d.status = 405, d.message = "method not allowed here";
+  return d;
+}
+
 // The route's answer once the request may be served: the page, the scene, a render (its query read) or 404/405.
 Decision route(const std::string& method, const Target& target, Decision d) {
   const bool get = method == "GET", post = method == "POST";
@@ -56,8 +71,18 @@ Decision route(const std::string& method, const Target& target, Decision d) {
     }
     return d.action = Action::render, d;
   }
+  if (path == "/api/video") {
+    if (!post) return refuse(405, "method not allowed here (POST a camera path)");
+    const auto client = target.query.find("client");
+    if (client == target.query.end() || !all_digits(client->second) || client->second.size() > 5)
+      return refuse(400, "client: give ?client=N, the \"client\" of your stream's scene message");
+    d.client = std::stoi(client->second);
+    return d.action = Action::video_start, d;
+  }
+  const std::string prefix = "/api/video/";
+  if (path.compare(0, prefix.size(), prefix) == 0) return video_route(method, path.substr(prefix.size()), d);
   if (path == "/" || path == "/api/scene" || path == "/api/render") return refuse(405, "method not allowed here");
-  return refuse(404, "not found (the page is /, the API /api/scene and /api/render)");
+  return refuse(404, "not found (the page is /, the API /api/scene, /api/render and /api/video)");
 }
 
 }  // namespace
@@ -100,10 +125,12 @@ Decision screen_request(const RequestHead& head, const ServerRules& rules) {
     return refuse(401, "missing or wrong token: open the URL lact serve printed (it ends in ?token=...)");
   if (head.transfer_encoding)
     return refuse(411, "a request body must come with Content-Length (Transfer-Encoding is not read)");
-  if (has_body && !(head.method == "POST" && target.path == "/api/render"))
-    return refuse(400, "this request takes no body (only POST /api/render has one)");
-  if (head.content_length > rules.max_body)
-    return refuse(413, "request too large (at most " + std::to_string(rules.max_body) + " bytes of body)");
+  const bool video = head.method == "POST" && target.path == "/api/video";
+  if (has_body && !(head.method == "POST" && target.path == "/api/render") && !video)
+    return refuse(400, "this request takes no body (only POST /api/render and POST /api/video have one)");
+  const size_t max_body = video ? rules.max_video_body : rules.max_body;
+  if (head.content_length > max_body)
+    return refuse(413, "request too large (at most " + std::to_string(max_body) + " bytes of body)");
   if (head.upgrade) {  // a refused upgrade closes (as the handshake never completes)
     if (target.path != "/stream") return refuse(404, "the stream is at /stream");
     if (!origin_allowed(head.origin, head.host))

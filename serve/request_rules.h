@@ -23,11 +23,15 @@ struct RequestHead {
 };
 
 struct ServerRules {
-  std::string token;        // empty: --no-token (then Host must name loopback)
-  size_t max_body = 65536;  // bytes of a request body
+  std::string token;                // empty: --no-token (then Host must name loopback)
+  size_t max_body = 65536;          // bytes of a request body
+  size_t max_video_body = 1 << 20;  // bytes of POST /api/video's (a camera path of up to 2000 frames)
 };
 
-enum class Action { refuse, page, scene, render, stream };
+enum class Action { refuse, page, scene, render, stream, video_start, video_status, video_cancel, video_download };
+
+// Whether the action reads a request body (POST /api/render, POST /api/video).
+inline bool takes_body(Action action) { return action == Action::render || action == Action::video_start; }
 
 struct Decision {
   Action action = Action::refuse;
@@ -37,6 +41,8 @@ struct Decision {
   bool keep_alive = false;  // the connection may carry another request after the answer (no body left unread)
   bool jpeg = false;        // render: the answer's format
   int quality = 90;         // render: its JPEG quality
+  int video = -1;           // video_status, video_cancel, video_download: the job's id
+  int client = -1;          // video_start: the stream it belongs to (?client=N)
 };
 
 // The decision for one request header. Refusals, in order: 403 a Host that is not a loopback name (without a

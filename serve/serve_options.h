@@ -17,6 +17,9 @@ struct ServeOptions : session::SceneOptions {
   int max_clients = 8;             // open WebSocket streams; the next is refused with a clear message
   int max_side = 1024;             // largest rendered side a client may ask (pixels)
   double max_rate = 120;           // messages and API requests per second per connection (a burst of 2 s)
+  std::string out = "serve_out";   // videos rendered on the server go here (created with the first job)
+  int max_video_frames = 2000;     // frames of one video job
+  int max_video_jobs = 4;          // video jobs queued or rendering, all clients together
 };
 
 }  // namespace lact::serve

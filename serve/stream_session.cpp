@@ -58,6 +58,7 @@ class StreamSession : public std::enable_shared_from_this<StreamSession> {
         });
     nlohmann::json scene = context_.hub.scene();
     scene["type"] = "scene";
+    scene["client"] = channel_;  // names this stream in POST /api/video?client=N (its job's progress comes here)
     send_text(json_text(scene));
     read();
   }

@@ -559,6 +559,207 @@ class LpipsTest(unittest.TestCase):
         shown = page_harness(self, self.server.url, 2)
         self.assertEqual(shown["lpips"], "%.4f (nearest input %.4f)" % (view["lpips"], view["lpips_nearest_input"]))
 
+def decoded_frames(mp4, width, height):
+    """Every frame of `mp4` decoded by ffmpeg as 8-bit RGB bytes."""
+    p = subprocess.run(["ffmpeg", "-v", "error", "-i", mp4, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"],
+                       capture_output=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    size = width * height * 3
+    return [p.stdout[i:i + size] for i in range(0, len(p.stdout), size)]
+
+
+def psnr(a, b):
+    import numpy as np
+    x, y = np.frombuffer(a, np.uint8).astype(np.float64), np.frombuffer(b, np.uint8).astype(np.float64)
+    mse = np.mean((x - y) ** 2)
+    return float("inf") if mse == 0 else 10 * np.log10(255.0 ** 2 / mse)
+
+
+class VideoTest(unittest.TestCase):
+    """Videos rendered on the server (issue 54 item 2): POST /api/video, its progress, the MP4 against `lact render
+    --path`, the bounds, one job per client, cancelling by DELETE and by leaving; files only under --out."""
+
+    @classmethod
+    def setUpClass(cls):
+        if not shutil.which("ffmpeg") or not shutil.which("ffprobe"):
+            raise unittest.SkipTest("no ffmpeg/ffprobe on PATH")
+        cls.tmp = tempfile.mkdtemp(prefix="lact_serve_video_")
+        cls.out = os.path.join(cls.tmp, "videos")
+        cls.state = encoded_state()
+        cls.server = Server(ARGS.lact, "--state", cls.state, "--targets", TESTS, "--out", cls.out,
+                            "--max-video-frames", 60, "--max-video-jobs", 2, "--max-side", 512)
+        cls.scene = cls.server.ready()
+        cls.path_file = os.path.join(cls.tmp, "keys.json")
+        ok(run("path", "interpolate", "--state", cls.state, "--keys", "2,10,20", "--frames", 12, "-o", cls.path_file))
+        with open(cls.path_file) as f:
+            cls.path = json.load(f)
+
+    @classmethod
+    def tearDownClass(cls):
+        rc, so, se = cls.server.stop(signal.SIGTERM)
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+        for bad in CRASH_MARKERS:
+            assert bad not in se, se[-3000:]
+        assert rc == 0, (rc, so, se[-3000:])
+
+    def tearDown(self):
+        self.assertTrue(self.server.alive(), "".join(self.server.stderr_lines)[-3000:])
+
+    def stream(self):
+        ws = WebSocket(self.server.stream_url())
+        return ws, next_message(ws, "scene")["client"]
+
+    def post(self, client, body):
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        status, _, answer = self.server.request("POST", "/api/video?client=%s" % client, body=data,
+                                                headers={"Content-Type": "application/json"})
+        return status, json.loads(answer)
+
+    def big_path(self, frames, scale=2):
+        """`frames` frames at `scale` times the example's size (128x128): slow enough to be caught running."""
+        cameras = []
+        for i in range(frames):
+            c = dict(self.path["frames"][i % len(self.path["frames"])])
+            for k in ("fx", "fy", "cx", "cy", "w", "h"):
+                c[k] = c[k] * scale
+            c["w"], c["h"] = int(c["w"]), int(c["h"])
+            cameras.append(c)
+        return camera_path(cameras)
+
+    def wait_for(self, job, states, timeout=300):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            status, _, body = self.server.request("GET", "/api/video/%d" % job)
+            self.assertEqual(status, 200, body)
+            value = json.loads(body)
+            if value["state"] in states:
+                return value
+            time.sleep(0.05)
+        raise AssertionError("video %d not %s in %d s" % (job, states, timeout))
+
+    def files(self):
+        return sorted(os.listdir(self.out)) if os.path.isdir(self.out) else []
+
+    def test_a_keyframed_path_becomes_an_mp4_matching_lact_render(self):
+        ws, client = self.stream()
+        body = dict(self.path, fps=24, name="../../escaped.mp4", file="/tmp/escaped.mp4", out="/tmp", folder="..")
+        try:
+            before = self.files()
+            status, job = self.post(client, body)
+            self.assertEqual(status, 202, job)
+            self.assertEqual((job["type"], job["frames"], job["fps"]), ("video", 12, 24))
+            pushed = []
+            while not pushed or pushed[-1]["state"] not in ("done", "failed", "cancelled"):
+                message = next_message(ws, "video", timeout=300)
+                if message["id"] == job["id"]:
+                    pushed.append(message)
+        finally:
+            ws.close()
+        self.assertEqual(pushed[-1]["state"], "done", pushed[-1])
+        # Pushed after each batch of 8; the last once the file is in place.
+        self.assertEqual([(m["state"], m["done"]) for m in pushed], [("rendering", 8), ("done", 12)])
+        status, kind, mp4 = self.server.request("GET", "/api/video/%d.mp4" % job["id"])
+        self.assertEqual((status, kind), (200, "video/mp4"))
+        self.assertEqual(self.files(), sorted(before + [pushed[-1]["file"]]))  # one file, under --out
+        self.assertEqual(pushed[-1]["file"], "video_%d.mp4" % job["id"])  # named by the server
+        for escaped in (os.path.join(self.tmp, "escaped.mp4"), "/tmp/escaped.mp4", os.path.join(self.out, "..", "..",
+                                                                                            "escaped.mp4")):
+            self.assertFalse(os.path.exists(escaped), escaped)
+        with open(os.path.join(self.out, pushed[-1]["file"]), "rb") as f:
+            self.assertEqual(f.read(), mp4)
+        downloaded = write_bytes(os.path.join(self.tmp, "downloaded.mp4"), mp4)
+        frames = decoded_frames(downloaded, 64, 64)
+        self.assertEqual(len(frames), 12)
+        out = os.path.join(self.tmp, "rendered")
+        ok(run("render", "--state", self.state, "--path", self.path_file, "--out", out))
+        for index in (0, 11):
+            with open(os.path.join(out, "frame_%04d.png" % index), "rb") as f:
+                expected = rgb(f.read())
+            value = psnr(frames[index], expected[2])
+            print("frame %d: PSNR %.2f dB against lact render --path's PNG" % (index, value))
+            self.assertGreater(value, 30)
+        self.assertLess(psnr(frames[0], rgb(open(os.path.join(out, "frame_0011.png"), "rb").read())[2]), 30)
+
+    def test_bad_and_over_bound_bodies_are_refused_in_one_line(self):
+        ws, client = self.stream()
+        try:
+            camera = self.path["frames"][0]
+            nan = dict(camera, fx="NaN")
+            cases = [
+                (b"not json", 400, "body"),
+                ({"frames": []}, 400, "no frames"),
+                ({"frames": {"a": 1}}, 400, "camera path"),
+                (camera_path([camera] * 61), 413, "at most 60"),  # --max-video-frames 60
+                (self.big_path(1, scale=16), 400, "--max-side"),  # 1024 > --max-side 512
+                (camera_path([camera, self.big_path(1)["frames"][0]]), 400, "differ in size"),
+                (camera_path([nan]), 400, "frames[0]"),
+                (dict(camera_path([camera]), fps=0), 400, "fps"),
+            ]
+            for body, code, words in cases:
+                status, answer = self.post(client, body)
+                self.assertEqual(status, code, (words, answer))
+                self.assertIn(words, answer["error"])
+                self.assertEqual(len(answer["error"].splitlines()), 1)
+            # Over 1 MiB: refused on its header (the body is never read).
+            request = ("POST /api/video?client=%d&token=%s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %d\r\n\r\n"
+                       % (client, self.server.token, (1 << 20) + 1)).encode() + b"{" * 4096
+            status, answer = raw_exchange(self.server.host, self.server.port, request)
+            self.assertEqual(status, 413, answer[:300])
+            self.assertEqual(self.post(client + 1000, camera_path([camera]))[0], 400)  # no such stream
+            self.assertEqual(self.server.request("POST", "/api/video", body=b"{}")[0], 400)  # no client
+            for target, code in (("/api/video/999", 404), ("/api/video/..%2F..%2Fetc", 404), ("/api/video/1.mp4x", 404),
+                                 ("/api/video/999.mp4", 404)):
+                self.assertEqual(self.server.request("GET", target)[0], code, target)
+            self.assertEqual(self.server.request("GET", "/api/video/1", token=False)[0], 401)
+            self.assertEqual(self.server.request("DELETE", "/api/video/999")[0], 404)
+        finally:
+            ws.close()
+
+    def test_one_job_per_client_a_queue_limit_and_delete_cancels_leaving_nothing(self):
+        streams = [self.stream() for _ in range(3)]
+        try:
+            before = self.files()
+            (ws, client), (ws2, client2), (ws3, client3) = streams
+            status, job = self.post(client, self.big_path(60))
+            self.assertEqual(status, 202, job)
+            self.wait_for(job["id"], ("rendering",))
+            status, second = self.post(client, camera_path(self.path["frames"]))
+            self.assertEqual(status, 409, second)
+            self.assertIn("one job per client", second["error"])
+            status, other = self.post(client2, self.big_path(60))  # another client: queued behind it
+            self.assertEqual((status, other["state"]), (202, "queued"), other)
+            status, full = self.post(client3, camera_path(self.path["frames"]))  # --max-video-jobs 2
+            self.assertEqual(status, 503, full)
+            self.assertIn("queue is full", full["error"])
+            for j in (job, other):
+                status, _, body = self.server.request("DELETE", "/api/video/%d" % j["id"])
+                self.assertEqual(status, 200, body)
+            for j in (job, other):
+                self.assertEqual(self.wait_for(j["id"], ("done", "failed", "cancelled"))["state"], "cancelled")
+            self.assertEqual(self.files(), before)  # no partial file, no temporary
+            self.assertEqual(self.server.request("GET", "/api/video/%d.mp4" % job["id"])[0], 404)
+        finally:
+            for ws, _ in streams:
+                ws.close()
+
+    def test_a_client_leaving_cancels_its_job_and_leaves_no_file(self):
+        before = self.files()
+        ws, client = self.stream()
+        status, job = self.post(client, self.big_path(60))
+        self.assertEqual(status, 202, job)
+        message = next_message(ws, "video", timeout=300)  # a batch is in ffmpeg: its temporary exists
+        self.assertEqual(message["state"], "rendering")
+        ws.close()
+        self.assertEqual(self.wait_for(job["id"], ("done", "failed", "cancelled"))["state"], "cancelled")
+        self.assertEqual(self.files(), before)
+
+
+def write_bytes(path, data):
+    with open(path, "wb") as f:
+        f.write(data)
+    return path
+
+
 
 def cpu_seconds(pid):
     """User + system CPU time of a process so far (/proc/PID/stat)."""

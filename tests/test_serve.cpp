@@ -191,6 +191,34 @@ TEST(RequestRules, NoTokenNoBudgetAndNoBodyRead) {
   EXPECT_EQ(screen_request(chunked, kWithToken).status, 401);
 }
 
+TEST(RequestRules, VideoRoutes) {
+  const std::string t = "token=good-token-123";
+  RequestHead start = head("POST", "/api/video?client=3&" + t);
+  start.content_length = 100000;  // over the 64 KiB of a render: a camera path may take up to 1 MiB
+  const Decision d = screen_request(start, kWithToken);
+  EXPECT_EQ(d.action, Action::video_start);
+  EXPECT_EQ(d.client, 3);
+  EXPECT_TRUE(takes_body(d.action));
+  start.content_length = (1 << 20) + 1;
+  EXPECT_EQ(screen_request(start, kWithToken).status, 413);
+  EXPECT_EQ(screen_request(head("POST", "/api/video?" + t), kWithToken).status, 400);  // no client
+  EXPECT_EQ(screen_request(head("POST", "/api/video?client=x&" + t), kWithToken).status, 400);
+  EXPECT_EQ(screen_request(head("GET", "/api/video?client=1&" + t), kWithToken).status, 405);
+  const Decision status = screen_request(head("GET", "/api/video/12?" + t), kWithToken);
+  EXPECT_EQ(status.action, Action::video_status);
+  EXPECT_EQ(status.video, 12);
+  EXPECT_EQ(screen_request(head("GET", "/api/video/12.mp4?" + t), kWithToken).action, Action::video_download);
+  EXPECT_EQ(screen_request(head("DELETE", "/api/video/12?" + t), kWithToken).action, Action::video_cancel);
+  EXPECT_EQ(screen_request(head("DELETE", "/api/video/12.mp4?" + t), kWithToken).status, 405);
+  for (const char* bad :
+       {"/api/video/../../etc", "/api/video/%2e%2e", "/api/video/1x.mp4", "/api/video/", "/api/video/.mp4"})
+    EXPECT_EQ(screen_request(head("GET", std::string(bad) + "?" + t), kWithToken).status, 404) << bad;
+  RequestHead get_with_body = head("GET", "/api/video/1?" + t);
+  get_with_body.content_length = 10;
+  EXPECT_EQ(screen_request(get_with_body, kWithToken).status, 400);
+  EXPECT_EQ(screen_request(head("GET", "/api/video/1"), kWithToken).status, 401);
+}
+
 TEST(RequestRules, RoutesAndRenderQuery) {
   const Decision jpeg =
       screen_request(head("POST", "/api/render?format=jpeg&quality=70&token=good-token-123"), kWithToken);

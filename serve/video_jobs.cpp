@@ -1,0 +1,237 @@
+#include "serve/video_jobs.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <mutex>
+
+#include "core/error.h"
+#include "core/file_io.h"
+#include "core/model.h"
+#include "datasets/camera_path_io.h"
+#include "pipeline/video_writer.h"
+
+namespace fs = std::filesystem;
+
+namespace lact::serve {
+
+namespace {
+
+constexpr size_t kBatch = 8;          // frames rendered together, as lact render --path renders them
+constexpr size_t kFinishedKept = 64;  // finished jobs whose status (and download) stay answered
+
+[[noreturn]] void refuse(int status, const std::string& message) { throw VideoRefusal{status, message}; }
+
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+void check_frame(const Camera& c, size_t index, const Camera& first, const VideoLimits& limits) {
+  const std::string where = "frames[" + std::to_string(index) + "]";
+  if (c.width > limits.max_side || c.height > limits.max_side)
+    refuse(400, where + ": size " + std::to_string(c.height) + "x" + std::to_string(c.width) + " is over --max-side " +
+                    std::to_string(limits.max_side));
+  if (c.width % limits.patch || c.height % limits.patch)
+    refuse(400, where + ": size " + std::to_string(c.height) + "x" + std::to_string(c.width) +
+                    " is not divisible by the patch size " + std::to_string(limits.patch));
+  if (c.width != first.width || c.height != first.height)
+    refuse(400, where + ": the frames differ in size; a video needs one size");
+}
+
+}  // namespace
+
+VideoRequest parse_video_request(const std::string& body, const VideoLimits& limits) {
+  nlohmann::json json;
+  try {
+    json = nlohmann::json::parse(body);
+  } catch (const std::exception&) {
+    refuse(400, "body: not JSON (a lact camera path: {\"frames\": [{c2w, fx, fy, cx, cy, w, h}, ...]})");
+  }
+  if (!json.is_object() || !json.contains("frames") || !json.at("frames").is_array())
+    refuse(400, "body: not a camera path (expected {\"frames\": [{c2w, fx, fy, cx, cy, w, h}, ...]})");
+  const nlohmann::json& frames = json.at("frames");
+  if (frames.empty()) refuse(400, "frames: the path has no frames");
+  if (frames.size() > static_cast<size_t>(limits.max_frames))
+    refuse(413, "frames: " + std::to_string(frames.size()) + " frames, at most " + std::to_string(limits.max_frames));
+  VideoRequest out;
+  if (json.contains("fps")) {
+    const nlohmann::json& fps = json.at("fps");
+    if (!fps.is_number_integer() || fps.get<int64_t>() < 1 || fps.get<int64_t>() > 120)
+      refuse(400, "fps: an integer from 1 to 120");
+    out.fps = fps.get<int>();
+  }
+  for (size_t i = 0; i < frames.size(); ++i) {
+    try {
+      out.frames.push_back(camera_from_json(frames[i], "frames[" + std::to_string(i) + "]"));
+    } catch (const std::exception& e) {
+      refuse(400, e.what());
+    }
+    check_frame(out.frames.back(), i, out.frames.front(), limits);
+  }
+  return out;
+}
+
+struct VideoJobs::Job {
+  int id = 0, client = -1, fps = 30;
+  std::vector<Camera> frames;
+  const Model* model = nullptr;
+  std::shared_ptr<const SceneState> state;
+  std::string name, path;
+  // Network thread only.
+  std::string phase = "queued", error;  // queued | rendering | done | failed | cancelled
+  double started = 0, seconds = 0;
+  // Render thread only.
+  std::unique_ptr<VideoWriter> writer;
+  // Both.
+  std::atomic<bool> cancelled{false};
+  std::atomic<size_t> done{0};
+  bool finished() const { return phase == "done" || phase == "failed" || phase == "cancelled"; }
+};
+
+VideoJobs::VideoJobs(std::string out, VideoLimits limits, Post post, RunJob run_job, Notify notify)
+    : out_(std::move(out)),
+      limits_(limits),
+      post_(std::move(post)),
+      run_job_(std::move(run_job)),
+      notify_(std::move(notify)) {}
+
+VideoJobs::~VideoJobs() = default;
+
+nlohmann::json VideoJobs::start(int client, const std::string& body, const Model& model,
+                                std::shared_ptr<const SceneState> state) {
+  VideoRequest request = parse_video_request(body, limits_);
+  int unfinished = 0;
+  for (const auto& [id, job] : jobs_) {
+    if (job->finished()) continue;
+    ++unfinished;
+    if (job->client == client)
+      refuse(409, "this client's video " + std::to_string(id) +
+                      " is not finished: one job per client (cancel it "
+                      "with DELETE /api/video/" +
+                      std::to_string(id) + ")");
+  }
+  if (unfinished >= limits_.max_jobs)
+    refuse(503, "the video queue is full (" + std::to_string(limits_.max_jobs) + " jobs): try again later");
+  std::error_code error;
+  fs::create_directories(out_, error);
+  if (error || !fs::is_directory(out_)) refuse(500, "--out: cannot create the video folder (" + error.message() + ")");
+  auto job = std::make_shared<Job>();
+  job->id = next_id_++, job->client = client, job->fps = request.fps, job->frames = std::move(request.frames);
+  job->model = &model, job->state = std::move(state);
+  // The server's own name, never one from the client; a name taken (a file of an earlier server) is skipped.
+  for (int k = 0;; ++k) {
+    job->name = "video_" + std::to_string(job->id) + (k ? "_" + std::to_string(k) : "") + ".mp4";
+    job->path = (fs::path(out_) / job->name).string();
+    if (!fs::exists(fs::symlink_status(job->path, error))) break;
+  }
+  jobs_[job->id] = job;
+  queue_.push_back(job->id);
+  while (jobs_.size() > kFinishedKept && jobs_.begin()->second->finished()) jobs_.erase(jobs_.begin());
+  start_next();
+  return status(job->id);
+}
+
+void VideoJobs::start_next() {
+  while (!running_ && !queue_.empty()) {
+    std::shared_ptr<Job> job = jobs_.at(queue_.front());
+    queue_.pop_front();
+    running_ = job->id;
+    job->phase = "rendering", job->started = now_s();
+    if (!run_job_([this, job] { step(job); })) {
+      job->phase = "failed", job->error = "the scene is not ready", running_ = 0;
+      changed(job, true);
+    }
+  }
+}
+
+// One batch on the render thread; the next is asked for from the network thread, so renders for the streams
+// take turns with it.
+void VideoJobs::step(const std::shared_ptr<Job>& job) {
+  std::string phase, error;
+  try {
+    if (job->cancelled) {
+      job->writer.reset();  // ffmpeg stopped, its temporary removed
+      phase = "cancelled";
+    } else {
+      if (!job->writer) {
+        require_new_file(job->path);  // the rename never replaces a file
+        job->writer = std::make_unique<VideoWriter>(job->path, job->frames, job->fps);
+      }
+      const size_t begin = job->done, end = std::min(job->frames.size(), begin + kBatch);
+      const std::vector<Camera> batch(job->frames.begin() + begin, job->frames.begin() + end);
+      const std::vector<Image> images = job->model->render(*job->state, batch);
+      for (size_t i = 0; i < images.size(); ++i) {
+        check_rendered_image(images[i], "frame " + std::to_string(begin + i));
+        job->writer->add_frame(images[i]);
+      }
+      job->done = end;
+      if (end == job->frames.size()) {
+        job->writer->finish();
+        job->writer.reset();
+        phase = "done";
+      }
+    }
+  } catch (const std::exception& e) {
+    job->writer.reset();
+    phase = "failed", error = e.what();
+  }
+  post_([this, job, phase, error] {
+    if (!phase.empty()) {
+      job->phase = phase, job->error = error, job->seconds = now_s() - job->started;
+      running_ = 0;
+      changed(job, true);
+      return start_next();
+    }
+    changed(job, false);
+    if (!run_job_([this, job] { step(job); })) job->phase = "failed", job->error = "the server stopped";
+  });
+}
+
+void VideoJobs::changed(const std::shared_ptr<Job>& job, bool) { notify_(job->client, status(job->id)); }
+
+nlohmann::json VideoJobs::status(int id) const {
+  auto found = jobs_.find(id);
+  if (found == jobs_.end()) return nullptr;
+  const Job& job = *found->second;
+  nlohmann::json out{{"type", "video"},
+                     {"id", job.id},
+                     {"state", job.phase},
+                     {"frames", job.frames.size()},
+                     {"done", job.done.load()},
+                     {"progress", static_cast<double>(job.done) / job.frames.size()},
+                     {"width", job.frames[0].width},
+                     {"height", job.frames[0].height},
+                     {"fps", job.fps}};
+  if (job.phase == "done") {
+    out["download"] = "/api/video/" + std::to_string(job.id) + ".mp4";
+    out["file"] = job.name;
+  }
+  if (job.finished()) out["seconds"] = job.seconds;
+  if (!job.error.empty()) out["error"] = job.error;
+  return out;
+}
+
+bool VideoJobs::cancel(int id) {
+  auto found = jobs_.find(id);
+  if (found == jobs_.end() || found->second->finished()) return false;
+  const std::shared_ptr<Job> job = found->second;
+  job->cancelled = true;
+  if (job->phase == "queued") {  // never started: nothing on disk
+    queue_.erase(std::find(queue_.begin(), queue_.end(), id));
+    job->phase = "cancelled";
+    changed(job, true);
+  }
+  return true;
+}
+
+void VideoJobs::client_left(int client) {
+  std::vector<int> ids;
+  for (const auto& [id, job] : jobs_)
+    if (job->client == client && !job->finished()) ids.push_back(id);
+  for (int id : ids) cancel(id);
+}
+
+std::string VideoJobs::file(int id) const {
+  auto found = jobs_.find(id);
+  return found != jobs_.end() && found->second->phase == "done" ? found->second->path : std::string();
+}
+
+}  // namespace lact::serve
