@@ -1,6 +1,7 @@
 // Which code runs the CUDA backend's bf16 attention: a library's fused kernel (cuDNN's SDPA, cudnn_sdpa.h) or our
-// own (attention_bf16_kernel.cuh), chosen by LACT_ATTENTION. Plain C++: the CPU build, the emulator tests and the
-// bench read the choice and the path that ran without CUDA.
+// own (attention_fa2_kernel.cuh; the older attention_bf16_kernel.cuh with LACT_ATTENTION=wmma), chosen by
+// LACT_ATTENTION. Plain C++: the CPU build, the emulator tests and the bench read the choice and the path that ran
+// without CUDA.
 #pragma once
 
 #include <cstdint>
