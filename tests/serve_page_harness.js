@@ -1,12 +1,12 @@
 // The script of lact serve's page (serve/page.html, as the server sends it) run under Node with a stub DOM and
 // Node's WebSocket, against a running server: what a browser's user does, without a browser. It waits for the
 // first frame, drags the view (an orbit), snaps to a test view with the ground truth shown, records a path while
-// dragging and downloads it, then prints one JSON line of what the page showed. tests/serve_test.py runs it
+// dragging and downloads it (with a 3rd argument "video", renders it on the server and saves the MP4), then prints one JSON line of what the page showed. tests/serve_test.py runs it
 // (node --experimental-websocket tests/serve_page_harness.js URL TEST_VIEW).
 "use strict";
 const http = require("http");
 
-const [url, testView] = [process.argv[2], Number(process.argv[3])];
+const [url, testView, withVideo] = [process.argv[2], Number(process.argv[3]), process.argv[4] === "video"];
 const parsed = new URL(url);
 
 function fetchPage() {
@@ -48,6 +48,8 @@ globalThis.location = { search: parsed.search, protocol: parsed.protocol, host: 
 globalThis.window = { addEventListener(type, handler) { windowHandlers[type] = handler; } };
 globalThis.requestAnimationFrame = (f) => setTimeout(() => f(performance.now()), 16);
 globalThis.createImageBitmap = async (blob) => ({ width: 64, height: 64, bytes: blob.size });
+const nodeFetch = globalThis.fetch;  // a page's relative URLs resolve against it, as in a browser
+globalThis.fetch = (target, options) => nodeFetch(new URL(target, url), options);
 const blobs = new Map();
 URL.createObjectURL = (blob) => { const key = "blob:" + blobs.size; blobs.set(key, blob); return key; };
 URL.revokeObjectURL = () => {};
@@ -69,6 +71,14 @@ async function drag(dx, dy) {
   pointer("pointerup", 400 + dx, 300 + dy);
 }
 
+async function renderVideo(out) {
+  document.getElementById("rendervideo").onclick();
+  await until(() => downloads.some((a) => a.download === "lact_path.mp4"), "the video");
+  const video = downloads.find((a) => a.download === "lact_path.mp4");
+  out.video = Buffer.from(await blobs.get(video.href).arrayBuffer()).toString("base64");
+  out.video_info = text("videoinfo");
+}
+
 async function main() {
   const page = await fetchPage();
   const script = page.slice(page.indexOf("<script>") + 8, page.indexOf("</script>"));
@@ -86,6 +96,8 @@ async function main() {
   document.getElementById("savepath").onclick();
   const saved = downloads.find((a) => a.download === "lact_path.json");
   out.path = JSON.parse(await blobs.get(saved.href).text());
+  // The recorded path rendered on the server (with "video": ffmpeg there): its MP4 saved when the stream says done.
+  if (withVideo) await renderVideo(out);
   document.getElementById("truth").onclick();
   const button = document.getElementById("views").children.find((b) => Number(b.dataset.view) === testView);
   button.onclick();

@@ -85,7 +85,7 @@ class ServeTest(unittest.TestCase):
         cls.model, cls.data, cls.inputs = shipped(ARGS.root)
         cls.state = encoded_state()
         cls.server = Server(ARGS.lact, "--state", cls.state, "--targets", TESTS, "--token", "test-token-1234",
-                            "--max-clients", 8)
+                            "--max-clients", 8, "--out", os.path.join(cls.tmp, "videos"))
         cls.scene = cls.server.ready()
 
     @classmethod
@@ -227,8 +227,9 @@ class ServeTest(unittest.TestCase):
                                        " process.exit(1)"], capture_output=True).returncode:
             self.skipTest("no Node.js with WebSocket (node --experimental-websocket, Node 20.10 or later)")
         harness = os.path.join(os.path.dirname(os.path.abspath(__file__)), "serve_page_harness.js")
-        p = subprocess.run([node, "--experimental-websocket", harness, self.server.url, "2"], capture_output=True,
-                           text=True, timeout=300)
+        video = shutil.which("ffmpeg") and shutil.which("ffprobe")
+        p = subprocess.run([node, "--experimental-websocket", harness, self.server.url, "2"] + (["video"] if video else []),
+                           capture_output=True, text=True, timeout=300)
         self.assertEqual(p.returncode, 0, p.stderr[-3000:])
         shown = json.loads(p.stdout.strip().splitlines()[-1])
         self.assertEqual(shown["first_role"], "%d (test)" % int(TESTS.split(",")[0]))  # the start view: the first test view
@@ -249,6 +250,16 @@ class ServeTest(unittest.TestCase):
         out = os.path.join(self.tmp, "recorded")
         ok(run("render", "--state", self.state, "--path", path, "--out", out))
         self.assertEqual(len([f for f in os.listdir(out) if f.endswith(".png")]), len(frames))
+        # The page's "render video on the server": an MP4 of the recorded path, downloaded; its frames decode.
+        if not video:
+            return
+        self.assertTrue(shown["video_info"].startswith("done in "), shown["video_info"])
+        import base64
+        video = write_bytes(os.path.join(self.tmp, "page.mp4"), base64.b64decode(shown["video"]))
+        decoded = decoded_frames(video, frames[0]["w"], frames[0]["h"])
+        self.assertEqual(len(decoded), len(frames))
+        with open(os.path.join(out, "frame_%04d.png" % (len(frames) - 1)), "rb") as f:
+            self.assertGreater(psnr(decoded[-1], rgb(f.read())[2]), 30)
 
     # Bad clients.
 
