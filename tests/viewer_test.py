@@ -91,6 +91,13 @@ def parse_stats(stdout):
     return stats
 
 
+def lpips_weights():
+    """LPIPS weights (random, in lact's format) from tests/lpips_reference_test.py --make-case, where CTest made
+    them (LACT_LPIPS_CASE); None elsewhere."""
+    path = os.path.join(os.environ.get("LACT_LPIPS_CASE", ""), "lpips.safetensors")
+    return path if os.environ.get("LACT_LPIPS_CASE") and os.path.exists(path) else None
+
+
 def view_region(window, info):
     """The novel view in the window screenshot, one sample per working-size pixel (block centres)."""
     region = info["view_region"]
@@ -254,8 +261,10 @@ class ViewerTest(unittest.TestCase):
                                "lact_tiny_obj64.safetensors")
         cases = [("test_view", self.fixture_flags + ["--targets", "3,4", "--camera", 3, "--show-error"])]
         if os.path.exists(os.path.join(desk, "opencv_cameras.json")):
+            # With LPIPS weights too where the test has them: the quality section's scores at their longest.
+            lpips = ["--lpips", lpips_weights()] if lpips_weights() else []
             cases.append(("warnings", ["--model", shipped, "--data", desk, "--inputs", "uniform:8", "--size",
-                                       "64x112", "--threads", "2"]))
+                                       "64x112", "--threads", "2"] + lpips))
         for name, flags in cases:
             panel = self.panel_fit(name, *flags)
             self.assertGreater(panel["content_width"], 200, panel)  # measured, not an empty panel
@@ -263,6 +272,31 @@ class ViewerTest(unittest.TestCase):
             self.assertLessEqual(panel["content_width"], panel["width"], "%s: text clipped: %s" % (name, panel))
             self.assertLessEqual(panel["content_height"], panel["height"], "%s: panel scrolls: %s" % (name, panel))
             self.assertFalse(panel["scrollbar"], "%s: panel scrolls: %s" % (name, panel))
+
+    def test_lpips_beside_psnr(self):
+        """With LPIPS weights the viewer measures a test view's LPIPS and its nearest input's, as lact render's
+        report has them (the panel shows them beside SSIM and the baseline's PSNR); --no-lpips leaves them out."""
+        weights = lpips_weights()
+        if not weights:
+            self.skipTest("no LPIPS weights (LACT_LPIPS_CASE: tests/lpips_reference_test.py --make-case)")
+        out = os.path.join(self.tmp, "render_lpips")
+        rc, so, se = run("render", *self.fixture_flags, "--targets", "3,4", "--lpips", weights, "--out", out,
+                         "--quiet")
+        self.assertEqual(rc, 0, se)
+        with open(os.path.join(out, "report.json")) as f:
+            expected = self.report_view(json.load(f), 3)
+        shot = os.path.join(self.tmp, "lpips", "shot.png")
+        stats = self.view(*self.fixture_flags, "--targets", "3,4", "--camera", 3, "--lpips", weights, "--frames", 10,
+                          "--screenshot", shot, "--exit", "--print-stats")
+        self.assertEqual(stats["viewer.view"], 3)
+        self.assertAlmostEqual(stats["viewer.lpips"], expected["lpips"], delta=1e-4)
+        self.assertAlmostEqual(stats["viewer.lpips_nearest_input"], expected["lpips_nearest_input"], delta=1e-4)
+        with open(shot[:-len(".png")] + ".json") as f:
+            self.assertAlmostEqual(json.load(f)["lpips"], expected["lpips"], delta=1e-4)
+        stats = self.view(*self.fixture_flags, "--targets", "3,4", "--camera", 3, "--no-lpips", "--frames", 5,
+                          "--exit", "--print-stats")
+        self.assertIn("viewer.psnr", stats)
+        self.assertNotIn("viewer.lpips", stats)
 
     def test_camera_frustums(self):
         # On the desk capture, from view 245 (neither input nor test), the input cameras 285, 325, 365 and the test

@@ -136,9 +136,15 @@ void quality_section(const RenderedView* shown, const SceneSource& source, Displ
   if (shown && shown->measured) {
     const int view = shown->request.view;
     ImGui::Text("view %d (%s) vs its ground truth", view, source.role(view));
-    ImGui::Text("PSNR  %.3f dB", shown->psnr);
-    ImGui::Text("SSIM  %.4f", shown->ssim);
-    if (shown->nearest_input >= 0)
+    // The scores on one line (LPIPS, lower is closer, with LPIPS weights only), so that the panel fits.
+    if (shown->lpips)
+      ImGui::TextWrapped("PSNR %.3f dB  SSIM %.4f  LPIPS %.4f", shown->psnr, shown->ssim, *shown->lpips);
+    else
+      ImGui::TextWrapped("PSNR %.3f dB  SSIM %.4f", shown->psnr, shown->ssim);
+    if (shown->nearest_input >= 0 && shown->lpips_nearest_input)
+      ImGui::TextWrapped("nearest input %d: %.3f dB, LPIPS %.4f", shown->nearest_input, shown->psnr_nearest_input,
+                         *shown->lpips_nearest_input);
+    else if (shown->nearest_input >= 0)
       ImGui::Text("nearest input %d: %.3f dB", shown->nearest_input, shown->psnr_nearest_input);
   } else if (shown && shown->request.view >= 0) {
     ImGui::TextDisabled("measured at resolution scale 1 only");
@@ -183,8 +189,7 @@ void help_section() {
       "W A S D Q E  move (shift 4x)   = -  speed\n"
       "[ ]  prev/next camera   R reset   F fly\n"
       "K keyframe  P play path  F12 screenshot\n"
-      "G ground truth   X error map\n"
-      "Esc (or Q, not flying) quit");
+      "G truth  X error map  Esc quit (Q: not flying)");
 }
 
 void encode_overlay(float x, float y, float width, float height, const std::string& stage, double fraction,

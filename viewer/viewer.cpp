@@ -117,6 +117,8 @@ void print_stats(FrameStats& stats, double now, const SceneSource& source, const
         std::printf("viewer.nearest_input %d\n", shown->nearest_input);
         std::printf("viewer.psnr_nearest_input %.6f\n", shown->psnr_nearest_input);
       }
+      if (shown->lpips) std::printf("viewer.lpips %.6f\n", *shown->lpips);
+      if (shown->lpips_nearest_input) std::printf("viewer.lpips_nearest_input %.6f\n", *shown->lpips_nearest_input);
     }
   }
   std::printf("viewer.fps %.2f\n", stats.fps(now));
@@ -476,6 +478,7 @@ bool Viewer::save_capture(const Rgb8& pixels, const ViewLayout& layout, bool fin
         info["role"] = source.role(shown.request.view);
         info["psnr"] = shown.psnr;
         info["ssim"] = shown.ssim;
+        if (shown.lpips) info["lpips"] = *shown.lpips;
       }
     }
     const std::vector<std::string> files =
