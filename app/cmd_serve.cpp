@@ -39,6 +39,9 @@ void add_serve_command(CLI::App& app) {
   command->add_option("--max-video-jobs", o->max_video_jobs, "Video jobs queued or rendering, all clients together")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
+  command->add_option("--max-video-seconds", o->max_video_seconds, "A video job rendering longer fails")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 86400.0));
   add_common_options(*command, o->common);
   command->callback([o]() { serve::run_server(*o); });
 }

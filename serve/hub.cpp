@@ -20,6 +20,7 @@ Hub::Hub(const ServeOptions& options, session::SceneSource& source, std::string 
   VideoLimits video_limits;
   video_limits.max_frames = options.max_video_frames, video_limits.max_jobs = options.max_video_jobs;
   video_limits.max_side = options.max_side, video_limits.patch = limits_.patch;
+  video_limits.max_seconds = options.max_video_seconds;
   videos_ = std::make_unique<VideoJobs>(
       options.out, video_limits, post_,
       [this](std::function<void()> job) {

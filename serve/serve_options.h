@@ -11,15 +11,16 @@ namespace lact::serve {
 struct ServeOptions : session::SceneOptions {
   ServeOptions() { command = "serve"; }
   int port = 8080;
-  std::string bind = "127.0.0.1";  // loopback by default: ssh -L brings the page to a laptop
-  std::string token;               // empty: generated (unless no_token)
-  bool no_token = false;           // only with a loopback bind
-  int max_clients = 8;             // open WebSocket streams; the next is refused with a clear message
-  int max_side = 1024;             // largest rendered side a client may ask (pixels)
-  double max_rate = 120;           // messages and API requests per second per connection (a burst of 2 s)
-  std::string out = "serve_out";   // videos rendered on the server go here (created with the first job)
-  int max_video_frames = 2000;     // frames of one video job
-  int max_video_jobs = 4;          // video jobs queued or rendering, all clients together
+  std::string bind = "127.0.0.1";   // loopback by default: ssh -L brings the page to a laptop
+  std::string token;                // empty: generated (unless no_token)
+  bool no_token = false;            // only with a loopback bind
+  int max_clients = 8;              // open WebSocket streams; the next is refused with a clear message
+  int max_side = 1024;              // largest rendered side a client may ask (pixels)
+  double max_rate = 120;            // messages and API requests per second per connection (a burst of 2 s)
+  std::string out = "serve_out";    // videos rendered on the server go here (created with the first job)
+  int max_video_frames = 2000;      // frames of one video job
+  int max_video_jobs = 4;           // video jobs queued or rendering, all clients together
+  double max_video_seconds = 3600;  // a video job rendering longer fails
 };
 
 }  // namespace lact::serve

@@ -81,7 +81,7 @@ struct VideoJobs::Job {
   // Render thread only.
   std::unique_ptr<VideoWriter> writer;
   // Both.
-  std::atomic<bool> cancelled{false};
+  std::atomic<bool> cancelled{false}, timed_out{false};
   std::atomic<size_t> done{0};
   bool finished() const { return phase == "done" || phase == "failed" || phase == "cancelled"; }
 };
@@ -149,7 +149,8 @@ void VideoJobs::step(const std::shared_ptr<Job>& job) {
   try {
     if (job->cancelled) {
       job->writer.reset();  // ffmpeg stopped, its temporary removed
-      phase = "cancelled";
+      phase = job->timed_out ? "failed" : "cancelled";
+      if (job->timed_out) error = "over --max-video-seconds " + std::to_string(static_cast<int>(limits_.max_seconds));
     } else {
       if (!job->writer) {
         require_new_file(job->path);  // the rename never replaces a file
@@ -180,6 +181,7 @@ void VideoJobs::step(const std::shared_ptr<Job>& job) {
       changed(job, true);
       return start_next();
     }
+    if (now_s() - job->started > limits_.max_seconds) job->timed_out = true, job->cancelled = true;
     changed(job, false);
     if (!run_job_([this, job] { step(job); })) job->phase = "failed", job->error = "the server stopped";
   });

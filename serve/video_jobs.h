@@ -1,7 +1,7 @@
 // Videos rendered on the server (POST /api/video, docs/serve.md): a camera path in the lact camera-path format
 // becomes an MP4 under --out, frame by frame on the session's render thread (batches of 8, each a job of its
 // own, so the streams keep being served between them) with the model render and ffmpeg writer `lact render
-// --path --video` uses. Bounded: frames, size, one unfinished job per client (an open stream), a queue limit;
+// --path --video` uses. Bounded: frames, size, time, one unfinished job per client (an open stream), a queue limit;
 // names chosen here; the file appears complete or not at all (a temporary renamed, never over a file); a job
 // is cancelled when its client asks or leaves. The table lives on the network thread.
 #pragma once
@@ -30,7 +30,8 @@ struct VideoLimits {
   int max_frames = 2000;
   int max_side = 1024;
   int patch = 8;
-  int max_jobs = 4;  // queued or rendering, all clients together
+  int max_jobs = 4;           // queued or rendering, all clients together
+  double max_seconds = 3600;  // a job rendering longer fails (checked between batches)
 };
 
 // A refused request: the HTTP status and one line.

@@ -764,6 +764,26 @@ class VideoTest(unittest.TestCase):
         self.assertEqual(self.wait_for(job["id"], ("done", "failed", "cancelled"))["state"], "cancelled")
         self.assertEqual(self.files(), before)
 
+    def test_a_job_over_its_time_fails_and_leaves_no_file(self):
+        out = os.path.join(self.tmp, "timed")
+        server = Server(ARGS.lact, "--state", self.state, "--out", out, "--max-video-seconds", 1)
+        try:
+            server.ready()
+            ws = WebSocket(server.stream_url())
+            client = next_message(ws, "scene")["client"]
+            status, _, body = server.request("POST", "/api/video?client=%d" % client,
+                                             body=json.dumps(self.big_path(60)).encode())
+            self.assertEqual(status, 202, body)
+            while True:  # 60 frames of 128x128 take well over a second here (8 frames a batch)
+                message = next_message(ws, "video", timeout=300)
+                if message["state"] != "rendering":
+                    break
+            ws.close()
+            self.assertEqual((message["state"], message["error"]), ("failed", "over --max-video-seconds 1"))
+            self.assertLess(message["done"], 60)
+            self.assertEqual(os.listdir(out), [])
+        finally:
+            self.assertEqual(server.stop(signal.SIGTERM)[0], 0)
 
 def write_bytes(path, data):
     with open(path, "wb") as f:
