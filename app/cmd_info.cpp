@@ -101,8 +101,8 @@ void info_data(const DataOptions& o, const std::string& targets_spec) {
     std::printf("scene %s (%s layout, %s): %d views\n", terminal_text(scene.name).c_str(),
                 terminal_text(scene.layout).c_str(), terminal_text(scene.source).c_str(), s.views);
     for (const std::string& note : scene.notes) std::printf("  %s\n", terminal_text(note).c_str());
-    std::printf("  image sizes (WxH):");
-    for (const auto& [w, h] : s.sizes) std::printf(" %dx%d", w, h);
+    std::printf("  image sizes (HxW, as every size flag):");
+    for (const auto& [w, h] : s.sizes) std::printf(" %dx%d", h, w);
     std::printf("\n  intrinsics (px): ");
     print_range("fx", s.fx), std::printf(", "), print_range("fy", s.fy), std::printf(", ");
     print_range("cx", s.cx), std::printf(", "), print_range("cy", s.cy);

@@ -172,7 +172,7 @@ class FourLayoutsTest(Base):
             self.assertEqual(rc, 0, "%s: info failed: %s%s" % (layout, so, se))
             self.assertIn("(%s layout" % layout, so)
             self.assertIn("4 views", so)
-            self.assertIn("image sizes (WxH): %dx%d" % (W, H), so)
+            self.assertIn("image sizes (HxW, as every size flag): %dx%d" % (H, W), so)  # HxW everywhere
             lines[layout] = intrinsics_line(so)
         self.assertIn("fx 40..40, fy 40..40, cx 24..24, cy 16..16", lines["lact"])
         for layout, line in lines.items():
