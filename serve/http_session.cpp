@@ -195,18 +195,17 @@ void HttpSession::upgrade() {
 // The video jobs (serve/video_jobs.h): start, status, cancel, download.
 void HttpSession::video() {
   VideoJobs& videos = context_.hub.videos();
+  if (decision_.action != Action::video_start && !videos.owns(decision_.video, decision_.client))
+    return reply(http::status::not_found,
+                 "no video " + std::to_string(decision_.video) + " of client " + std::to_string(decision_.client));
   try {
     switch (decision_.action) {
       case Action::video_start:
         return respond(http::status::accepted, "application/json",
                        json_text(context_.hub.start_video(decision_.client, parser_->get().body())) + "\n");
-      case Action::video_status: {
-        const nlohmann::json status = videos.status(decision_.video);
-        if (status.is_null()) return reply(http::status::not_found, "no such video");
-        return respond(http::status::ok, "application/json", json_text(status) + "\n");
-      }
+      case Action::video_status:
+        return respond(http::status::ok, "application/json", json_text(videos.status(decision_.video)) + "\n");
       case Action::video_cancel:
-        if (videos.status(decision_.video).is_null()) return reply(http::status::not_found, "no such video");
         if (!videos.cancel(decision_.video)) return reply(http::status::conflict, "the video is already finished");
         return respond(http::status::ok, "application/json", json_text(videos.status(decision_.video)) + "\n");
       default:

@@ -71,16 +71,17 @@ Decision route(const std::string& method, const Target& target, Decision d) {
     }
     return d.action = Action::render, d;
   }
-  if (path == "/api/video") {
-    if (!post) return refuse(405, "method not allowed here (POST a camera path)");
+  const std::string prefix = "/api/video/";
+  if (path == "/api/video" || path.compare(0, prefix.size(), prefix) == 0) {
+    // Every video route names its client: the stream a job belongs to (another client's job is not found).
     const auto client = target.query.find("client");
-    if (client == target.query.end() || !all_digits(client->second) || client->second.size() > 5)
+    if (client == target.query.end() || !all_digits(client->second))
       return refuse(400, "client: give ?client=N, the \"client\" of your stream's scene message");
     d.client = std::stoi(client->second);
+    if (path != "/api/video") return video_route(method, path.substr(prefix.size()), d);
+    if (!post) return refuse(405, "method not allowed here (POST a camera path)");
     return d.action = Action::video_start, d;
   }
-  const std::string prefix = "/api/video/";
-  if (path.compare(0, prefix.size(), prefix) == 0) return video_route(method, path.substr(prefix.size()), d);
   if (path == "/" || path == "/api/scene" || path == "/api/render") return refuse(405, "method not allowed here");
   return refuse(404, "not found (the page is /, the API /api/scene, /api/render and /api/video)");
 }

@@ -42,7 +42,7 @@ struct Decision {
   bool jpeg = false;        // render: the answer's format
   int quality = 90;         // render: its JPEG quality
   int video = -1;           // video_status, video_cancel, video_download: the job's id
-  int client = -1;          // video_start: the stream it belongs to (?client=N)
+  int client = -1;          // the video routes: the stream a job belongs to (?client=N)
 };
 
 // The decision for one request header. Refusals, in order: 403 a Host that is not a loopback name (without a

@@ -203,12 +203,17 @@ nlohmann::json VideoJobs::status(int id) const {
                      {"height", job.frames[0].height},
                      {"fps", job.fps}};
   if (job.phase == "done") {
-    out["download"] = "/api/video/" + std::to_string(job.id) + ".mp4";
+    out["download"] = "/api/video/" + std::to_string(job.id) + ".mp4?client=" + std::to_string(job.client);
     out["file"] = job.name;
   }
   if (job.finished()) out["seconds"] = job.seconds;
   if (!job.error.empty()) out["error"] = job.error;
   return out;
+}
+
+bool VideoJobs::owns(int id, int client) const {
+  auto found = jobs_.find(id);
+  return found != jobs_.end() && found->second->client == client;
 }
 
 bool VideoJobs::cancel(int id) {

@@ -60,6 +60,8 @@ class VideoJobs {
   // VideoRefusal: a bad body, over a bound, the client's job unfinished, the queue full, --out unusable.
   nlohmann::json start(int client, const std::string& body, const Model& model,
                        std::shared_ptr<const SceneState> state);
+  // Whether job `id` is `client`'s (the routes answer 404 for another client's).
+  bool owns(int id, int client) const;
   // The job's status; nullptr when there is no such job.
   nlohmann::json status(int id) const;
   // Cancels a queued or rendering job: false when there is none.

@@ -637,10 +637,10 @@ class VideoTest(unittest.TestCase):
             cameras.append(c)
         return camera_path(cameras)
 
-    def wait_for(self, job, states, timeout=300):
+    def wait_for(self, job, client, states, timeout=300):
         deadline = time.time() + timeout
         while time.time() < deadline:
-            status, _, body = self.server.request("GET", "/api/video/%d" % job)
+            status, _, body = self.server.request("GET", "/api/video/%d?client=%d" % (job, client))
             self.assertEqual(status, 200, body)
             value = json.loads(body)
             if value["state"] in states:
@@ -669,8 +669,13 @@ class VideoTest(unittest.TestCase):
         self.assertEqual(pushed[-1]["state"], "done", pushed[-1])
         # Pushed after each batch of 8; the last once the file is in place.
         self.assertEqual([(m["state"], m["done"]) for m in pushed], [("rendering", 8), ("done", 12)])
-        status, kind, mp4 = self.server.request("GET", "/api/video/%d.mp4" % job["id"])
+        self.assertEqual(pushed[-1]["download"], "/api/video/%d.mp4?client=%d" % (job["id"], client))
+        status, kind, mp4 = self.server.request("GET", pushed[-1]["download"])
         self.assertEqual((status, kind), (200, "video/mp4"))
+        # Another client's id: not found (status, download, cancel).
+        for method, target in (("GET", "/api/video/%d"), ("GET", "/api/video/%d.mp4"), ("DELETE", "/api/video/%d")):
+            status, _, body = self.server.request(method, (target + "?client=%d") % (job["id"], client + 1))
+            self.assertEqual(status, 404, body)
         self.assertEqual(self.files(), sorted(before + [pushed[-1]["file"]]))  # one file, under --out
         self.assertEqual(pushed[-1]["file"], "video_%d.mp4" % job["id"])  # named by the server
         for escaped in (os.path.join(self.tmp, "escaped.mp4"), "/tmp/escaped.mp4", os.path.join(self.out, "..", "..",
@@ -720,9 +725,10 @@ class VideoTest(unittest.TestCase):
             self.assertEqual(self.server.request("POST", "/api/video", body=b"{}")[0], 400)  # no client
             for target, code in (("/api/video/999", 404), ("/api/video/..%2F..%2Fetc", 404), ("/api/video/1.mp4x", 404),
                                  ("/api/video/999.mp4", 404)):
-                self.assertEqual(self.server.request("GET", target)[0], code, target)
-            self.assertEqual(self.server.request("GET", "/api/video/1", token=False)[0], 401)
-            self.assertEqual(self.server.request("DELETE", "/api/video/999")[0], 404)
+                self.assertEqual(self.server.request("GET", target + "?client=%d" % client)[0], code, target)
+            self.assertEqual(self.server.request("GET", "/api/video/1")[0], 400)  # no client
+            self.assertEqual(self.server.request("GET", "/api/video/1?client=0", token=False)[0], 401)
+            self.assertEqual(self.server.request("DELETE", "/api/video/999?client=%d" % client)[0], 404)
         finally:
             ws.close()
 
@@ -733,7 +739,7 @@ class VideoTest(unittest.TestCase):
             (ws, client), (ws2, client2), (ws3, client3) = streams
             status, job = self.post(client, self.big_path(60))
             self.assertEqual(status, 202, job)
-            self.wait_for(job["id"], ("rendering",))
+            self.wait_for(job["id"], client, ("rendering",))
             status, second = self.post(client, camera_path(self.path["frames"]))
             self.assertEqual(status, 409, second)
             self.assertIn("one job per client", second["error"])
@@ -742,13 +748,13 @@ class VideoTest(unittest.TestCase):
             status, full = self.post(client3, camera_path(self.path["frames"]))  # --max-video-jobs 2
             self.assertEqual(status, 503, full)
             self.assertIn("queue is full", full["error"])
-            for j in (job, other):
-                status, _, body = self.server.request("DELETE", "/api/video/%d" % j["id"])
+            for j, c in ((job, client), (other, client2)):
+                status, _, body = self.server.request("DELETE", "/api/video/%d?client=%d" % (j["id"], c))
                 self.assertEqual(status, 200, body)
-            for j in (job, other):
-                self.assertEqual(self.wait_for(j["id"], ("done", "failed", "cancelled"))["state"], "cancelled")
+            for j, c in ((job, client), (other, client2)):
+                self.assertEqual(self.wait_for(j["id"], c, ("done", "failed", "cancelled"))["state"], "cancelled")
             self.assertEqual(self.files(), before)  # no partial file, no temporary
-            self.assertEqual(self.server.request("GET", "/api/video/%d.mp4" % job["id"])[0], 404)
+            self.assertEqual(self.server.request("GET", "/api/video/%d.mp4?client=%d" % (job["id"], client))[0], 404)
         finally:
             for ws, _ in streams:
                 ws.close()
@@ -761,7 +767,7 @@ class VideoTest(unittest.TestCase):
         message = next_message(ws, "video", timeout=300)  # a batch is in ffmpeg: its temporary exists
         self.assertEqual(message["state"], "rendering")
         ws.close()
-        self.assertEqual(self.wait_for(job["id"], ("done", "failed", "cancelled"))["state"], "cancelled")
+        self.assertEqual(self.wait_for(job["id"], client, ("done", "failed", "cancelled"))["state"], "cancelled")
         self.assertEqual(self.files(), before)
 
     def test_a_job_over_its_time_fails_and_leaves_no_file(self):

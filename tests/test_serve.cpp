@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "core/camera_geometry.h"
@@ -204,15 +205,16 @@ TEST(RequestRules, VideoRoutes) {
   EXPECT_EQ(screen_request(head("POST", "/api/video?" + t), kWithToken).status, 400);  // no client
   EXPECT_EQ(screen_request(head("POST", "/api/video?client=x&" + t), kWithToken).status, 400);
   EXPECT_EQ(screen_request(head("GET", "/api/video?client=1&" + t), kWithToken).status, 405);
-  const Decision status = screen_request(head("GET", "/api/video/12?" + t), kWithToken);
+  const Decision status = screen_request(head("GET", "/api/video/12?client=4&" + t), kWithToken);
   EXPECT_EQ(status.action, Action::video_status);
-  EXPECT_EQ(status.video, 12);
-  EXPECT_EQ(screen_request(head("GET", "/api/video/12.mp4?" + t), kWithToken).action, Action::video_download);
-  EXPECT_EQ(screen_request(head("DELETE", "/api/video/12?" + t), kWithToken).action, Action::video_cancel);
-  EXPECT_EQ(screen_request(head("DELETE", "/api/video/12.mp4?" + t), kWithToken).status, 405);
+  EXPECT_EQ((std::pair{status.video, status.client}), (std::pair{12, 4}));
+  EXPECT_EQ(screen_request(head("GET", "/api/video/12?" + t), kWithToken).status, 400);  // whose?
+  EXPECT_EQ(screen_request(head("GET", "/api/video/12.mp4?client=4&" + t), kWithToken).action, Action::video_download);
+  EXPECT_EQ(screen_request(head("DELETE", "/api/video/12?client=4&" + t), kWithToken).action, Action::video_cancel);
+  EXPECT_EQ(screen_request(head("DELETE", "/api/video/12.mp4?client=4&" + t), kWithToken).status, 405);
   for (const char* bad :
        {"/api/video/../../etc", "/api/video/%2e%2e", "/api/video/1x.mp4", "/api/video/", "/api/video/.mp4"})
-    EXPECT_EQ(screen_request(head("GET", std::string(bad) + "?" + t), kWithToken).status, 404) << bad;
+    EXPECT_EQ(screen_request(head("GET", std::string(bad) + "?client=4&" + t), kWithToken).status, 404) << bad;
   RequestHead get_with_body = head("GET", "/api/video/1?" + t);
   get_with_body.content_length = 10;
   EXPECT_EQ(screen_request(get_with_body, kWithToken).status, 400);
