@@ -43,7 +43,7 @@ void check_decision(const Decision& d, bool has_body) {
   } else if (!d.authorized) {
     __builtin_trap();  // served without the token
   }
-  if (d.keep_alive && has_body && d.action != Action::render) __builtin_trap();  // a body left unread
+  if (d.keep_alive && has_body && !lact::serve::takes_body(d.action)) __builtin_trap();  // a body left unread
   if (d.action == Action::render && (d.quality < 1 || d.quality > 100)) __builtin_trap();
 }
 
