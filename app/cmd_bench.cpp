@@ -5,7 +5,7 @@
 #include "app/commands.h"
 #include "app/flags.h"
 #include "bench/bench_run.h"
-#include "core/error.h"
+#include "system/error.h"
 
 namespace lact::app {
 

@@ -5,10 +5,10 @@
 #include "app/command_line.h"
 #include "app/commands.h"
 #include "app/flags.h"
-#include "core/error.h"
 #include "core/scene_state_io.h"
-#include "core/terminal_text.h"
 #include "pipeline/run.h"
+#include "system/error.h"
+#include "system/terminal_text.h"
 
 namespace lact::app {
 

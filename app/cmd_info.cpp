@@ -4,10 +4,8 @@
 #include "app/commands.h"
 #include "app/flags.h"
 #include "app/unused_flags.h"
-#include "core/error.h"
 #include "core/module_kind.h"
 #include "core/safetensors.h"
-#include "core/terminal_text.h"
 #include "core/weights.h"
 #include "datasets/preprocess.h"
 #include "datasets/scene_summary.h"
@@ -16,6 +14,8 @@
 #include "kernels/cuda/attention_library.h"
 #include "pipeline/backend_options.h"
 #include "pipeline/scene_selection.h"
+#include "system/error.h"
+#include "system/terminal_text.h"
 
 namespace lact::app {
 
@@ -90,7 +90,7 @@ void print_range(const char* name, const Range& r) { std::printf("%s %.4g..%.4g"
 
 void info_data(const DataOptions& o, const std::string& targets_spec) {
   const SceneList list = read_scene_list(o.data, read_options(o));
-  // Names, paths and notes come from the data: printed escaped (core/terminal_text.h).
+  // Names, paths and notes come from the data: printed escaped (system/terminal_text.h).
   std::printf("%s: %zu scene(s)\n", terminal_text(o.data).c_str(), list.scenes.size());
   for (const auto& [entry, error] : list.failed)
     std::printf("failed to read %s: %s\n", terminal_text(entry).c_str(), terminal_text(error).c_str());

@@ -7,12 +7,12 @@
 #include <vector>
 
 #include "app/commands.h"
-#include "core/error.h"
-#include "core/terminal_text.h"
 #include "pipeline/lpips_fetch.h"
 #include "pipeline/model_convert.h"
 #include "pipeline/model_fetch.h"
 #include "pipeline/official_models.h"
+#include "system/error.h"
+#include "system/terminal_text.h"
 
 namespace lact::app {
 

@@ -7,17 +7,17 @@
 #include "app/flags.h"
 #include "app/unused_flags.h"
 #include "core/camera_geometry.h"
-#include "core/error.h"
 #include "core/image_size.h"
 #include "core/scene_state_io.h"
 #include "datasets/camera_path_io.h"
 #include "datasets/view_selection.h"
 #include "pipeline/backend_options.h"
 #include "pipeline/evaluate.h"
-#include "pipeline/output_files.h"
 #include "pipeline/path_frame.h"
 #include "pipeline/report.h"
 #include "pipeline/scene_selection.h"
+#include "system/error.h"
+#include "system/output_files.h"
 
 namespace lact::app {
 

@@ -7,11 +7,11 @@
 #include "app/command_line.h"
 #include "app/commands.h"
 #include "app/flags.h"
-#include "core/error.h"
-#include "core/terminal_text.h"
 #include "pipeline/model_cache.h"
 #include "pipeline/run.h"
 #include "pipeline/video_writer.h"
+#include "system/error.h"
+#include "system/terminal_text.h"
 
 namespace lact::app {
 

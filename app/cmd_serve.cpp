@@ -3,7 +3,7 @@
 // built (no Boost.Beast or libjpeg at configure time) the command still exists and says what is missing.
 #include "app/commands.h"
 #include "app/flags.h"
-#include "core/error.h"
+#include "system/error.h"
 
 #ifdef LACT_WITH_SERVE
 #include "serve/server.h"

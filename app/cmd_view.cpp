@@ -3,7 +3,7 @@
 // built (no GLFW / Dear ImGui / glad at configure time) the command still exists and says what is missing.
 #include "app/commands.h"
 #include "app/flags.h"
-#include "core/error.h"
+#include "system/error.h"
 
 #ifdef LACT_WITH_VIEWER
 #include "viewer/options.h"

@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "core/error.h"
 #include "pipeline/model_cache.h"
+#include "system/error.h"
 
 namespace lact::app {
 

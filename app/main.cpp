@@ -8,14 +8,14 @@
 
 #include "app/commands.h"
 #include "app/suggestions.h"
-#include "core/error.h"
-#include "core/signal_cleanup.h"
-#include "core/terminal_text.h"
 #include "distributed/distributed.h"
+#include "system/error.h"
+#include "system/signal_cleanup.h"
+#include "system/terminal_text.h"
 
 namespace {
 // Messages may quote names from data files: control characters (line breaks, terminal escapes) are escaped
-// visibly (core/terminal_text.h), so a message stays one harmless line.
+// visibly (system/terminal_text.h), so a message stays one harmless line.
 std::string one_line(std::string text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
   return lact::terminal_text(text);

@@ -1,6 +1,6 @@
 #include "app/unused_flags.h"
 
-#include "core/error.h"
+#include "system/error.h"
 
 namespace lact::app {
 

@@ -9,12 +9,12 @@
 #include "bench/bench_inputs.h"
 #include "bench/bench_row.h"
 #include "bench/bench_run.h"
-#include "core/error.h"
 #include "core/flop_model.h"
 #include "core/memory_estimate.h"
 #include "core/module_kind.h"
 #include "core/random_weights.h"
 #include "pipeline/distribution.h"
+#include "system/error.h"
 
 namespace lact::bench {
 

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "bench/plot.h"
-#include "core/file_io.h"
+#include "system/file_io.h"
 
 namespace lact::bench {
 

@@ -9,10 +9,10 @@
 
 #include "bench/bench_inputs.h"
 #include "bench/bench_run.h"
-#include "core/error.h"
 #include "core/module_kind.h"
 #include "kernels/cpu/dnnl_gemm.h"
-#include "kernels/cpu/thread_limit.h"
+#include "system/error.h"
+#include "system/thread_limit.h"
 
 namespace lact::bench {
 

@@ -8,7 +8,7 @@
 
 #include "core/camera_geometry.h"
 #include "core/config_scaling.h"
-#include "core/error.h"
+#include "system/error.h"
 
 namespace lact::bench {
 

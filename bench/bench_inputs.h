@@ -8,12 +8,12 @@
 #include <vector>
 
 #include "bench/bench_options.h"
-#include "core/clock.h"
 #include "core/model.h"
+#include "system/clock.h"
 
 namespace lact::bench {
 
-using lact::now_seconds;  // core/clock.h
+using lact::now_seconds;  // system/clock.h
 // "2,4,8": every item a whole number in 1..max, else Error naming `flag`.
 std::vector<int> parse_list(const std::string& text, const char* flag, int max);
 // "128,256x512": sizes HxW as every size flag writes them (a single N: NxN), each side in 1..max; Error naming

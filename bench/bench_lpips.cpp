@@ -9,10 +9,10 @@
 #include "bench/bench_inputs.h"
 #include "bench/bench_row.h"
 #include "bench/bench_run.h"
-#include "core/error.h"
 #include "core/lpips.h"
 #include "core/random_weights.h"
 #include "pipeline/backend_options.h"
+#include "system/error.h"
 
 namespace lact::bench {
 

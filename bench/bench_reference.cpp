@@ -4,9 +4,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "core/error.h"
-#include "kernels/cpu/thread_limit.h"
-#include "pipeline/subprocess.h"
+#include "system/error.h"
+#include "system/subprocess.h"
+#include "system/thread_limit.h"
 
 #ifndef LACT_SOURCE_DIR
 #define LACT_SOURCE_DIR "."

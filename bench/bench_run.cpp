@@ -17,17 +17,17 @@
 #include "bench/bench_reference.h"
 #include "bench/bench_row.h"
 #include "bench/bench_tables.h"
-#include "core/error.h"
-#include "core/file_io.h"
 #include "core/flop_model.h"
 #include "core/memory_estimate.h"
 #include "core/model.h"
 #include "core/random_weights.h"
 #include "kernels/cpu/dnnl_gemm.h"
-#include "kernels/cpu/thread_limit.h"
 #include "kernels/cuda/attention_library.h"
-#include "pipeline/output_files.h"
-#include "pipeline/subprocess.h"
+#include "system/error.h"
+#include "system/file_io.h"
+#include "system/output_files.h"
+#include "system/subprocess.h"
+#include "system/thread_limit.h"
 
 namespace lact::bench {
 
@@ -62,7 +62,7 @@ std::string load_text(const MachineLoad& load) {
   return text;
 }
 
-// The threads a run without --threads got (kernels/cpu/thread_limit.h: fewer on a busy machine), as the CPU
+// The threads a run without --threads got (system/thread_limit.h: fewer on a busy machine), as the CPU
 // backend describes itself ("CPU, 2 threads, ..."); the usable CPUs for a backend that does not say.
 int default_threads_used(const Backend& be) {
   const std::string description = be.device_description();

@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <functional>
 
-#include "core/error.h"
-#include "core/file_io.h"
+#include "system/error.h"
+#include "system/file_io.h"
 
 namespace lact::bench {
 

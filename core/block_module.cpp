@@ -1,7 +1,7 @@
 #include "core/block_module.h"
 
-#include "core/error.h"
 #include "core/kinds/kind_list.h"
+#include "system/error.h"
 
 namespace lact {
 

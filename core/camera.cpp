@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/error.h"
+#include "system/error.h"
 
 namespace lact {
 

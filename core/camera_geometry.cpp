@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/error.h"
+#include "system/error.h"
 
 namespace lact {
 

@@ -1,6 +1,6 @@
 #include "core/collective.h"
 
-#include "core/error.h"
+#include "system/error.h"
 
 namespace lact {
 

@@ -4,11 +4,11 @@
 #include <type_traits>
 
 #include "core/config_fields.h"
-#include "core/error.h"
-#include "core/json_text.h"
 #include "core/kinds/ttt_kind.h"
 #include "core/module_kind.h"
 #include "core/safetensors.h"
+#include "system/error.h"
+#include "system/json_text.h"
 
 namespace lact {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <type_traits>
 
-#include "core/error.h"
+#include "system/error.h"
 
 namespace lact {
 

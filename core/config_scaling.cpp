@@ -1,8 +1,8 @@
 #include "core/config_scaling.h"
 
-#include "core/error.h"
 #include "core/kinds/attention_kind.h"
 #include "core/kinds/ttt_kind.h"
+#include "system/error.h"
 
 namespace lact {
 

@@ -4,8 +4,8 @@
 #include <cmath>
 #include <random>
 
-#include "core/error.h"
 #include "core/safetensors.h"
+#include "system/error.h"
 
 namespace lact {
 

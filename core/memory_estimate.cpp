@@ -4,10 +4,10 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/error.h"
 #include "core/module_kind.h"
 #include "kernels/cpu/dnnl_gemm.h"
-#include "kernels/host_memory.h"
+#include "system/error.h"
+#include "system/host_memory.h"
 
 namespace lact {
 

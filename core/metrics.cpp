@@ -4,7 +4,7 @@
 #include <cmath>
 #include <vector>
 
-#include "core/error.h"
+#include "system/error.h"
 
 namespace lact {
 

@@ -6,13 +6,13 @@
 #include <type_traits>
 
 #include "core/encode_stream.h"
-#include "core/error.h"
 #include "core/layers.h"
-#include "core/mapped_file.h"
 #include "core/memory_estimate.h"
 #include "core/render_graphs.h"
 #include "core/tokens.h"
 #include "kernels/newton_schulz.h"
+#include "system/error.h"
+#include "system/mapped_file.h"
 
 namespace lact {
 

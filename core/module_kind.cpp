@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "core/error.h"
 #include "core/kinds/kind_list.h"
+#include "system/error.h"
 
 namespace lact {
 

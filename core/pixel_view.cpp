@@ -3,7 +3,7 @@
 #include <atomic>
 
 #include "core/camera.h"
-#include "core/error.h"
+#include "system/error.h"
 
 namespace lact {
 

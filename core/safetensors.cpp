@@ -5,12 +5,12 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
-#include "core/file_identity.h"
-#include "core/file_io.h"
-#include "core/json_text.h"
 #include "kernels/backend.h"
 #include "kernels/tensor.h"
+#include "system/error.h"
+#include "system/file_identity.h"
+#include "system/file_io.h"
+#include "system/json_text.h"
 
 namespace lact {
 

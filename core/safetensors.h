@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "core/mapped_file.h"
 #include "kernels/tensor.h"
+#include "system/mapped_file.h"
 
 namespace lact {
 
@@ -30,7 +30,7 @@ class SafetensorsFile {
   const std::string& path() const { return path_; }
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
   const std::map<std::string, SafetensorsEntry>& entries() const { return entries_; }
-  // The file's content identity (core/file_identity.h), from the mapped bytes.
+  // The file's content identity (system/file_identity.h), from the mapped bytes.
   std::string content_identity() const;
   bool contains(const std::string& name) const { return entries_.count(name) != 0; }
   const SafetensorsEntry& entry(const std::string& name) const;  // throws "missing tensor"

@@ -6,10 +6,10 @@
 #include <nlohmann/json.hpp>
 
 #include "core/camera.h"
-#include "core/error.h"
 #include "core/module_kind.h"
 #include "core/safetensors.h"
-#include "core/terminal_text.h"
+#include "system/error.h"
+#include "system/terminal_text.h"
 
 namespace lact {
 

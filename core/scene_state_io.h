@@ -1,7 +1,7 @@
 // Saving and loading a SceneState as safetensors: tensors "blocks.{layer}.module_list.{j}.w0|w1|w2"
 // (the official key of the TTT module, with its updated fast weights), metadata "format", "config"
 // (the model config JSON), "height", "width", "input_views", "model_identity" (the model file's content
-// identity, core/file_identity.h), plus whatever the caller adds (the CLI records the model path and the data
+// identity, system/file_identity.h), plus whatever the caller adds (the CLI records the model path and the data
 // it encoded).
 #pragma once
 

@@ -5,7 +5,7 @@
 #include <map>
 
 #include "core/config.h"
-#include "core/error.h"
+#include "system/error.h"
 
 namespace lact {
 

@@ -7,8 +7,8 @@
 
 #include "core/block_module.h"
 #include "core/camera.h"
-#include "core/error.h"
 #include "core/safetensors.h"
+#include "system/error.h"
 
 namespace lact {
 

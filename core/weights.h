@@ -41,7 +41,7 @@ struct ModelWeights {
   Tensor decoder_linear;                           // image_token_decoder.1.weight [3 p^2, dim]
   long long parameter_count = 0;
   std::string source;    // the file it came from
-  std::string identity;  // that file's content identity (core/file_identity.h); empty when not from a file
+  std::string identity;  // that file's content identity (system/file_identity.h); empty when not from a file
   // What the model was trained with (safetensors metadata "image_size" = "HxW", "input_views"), 0 = unknown.
   int trained_height = 0, trained_width = 0, trained_input_views = 0;
   // What it was trained on (metadata "kind"): "object" (one object at the origin, cameras around it) or "scene"

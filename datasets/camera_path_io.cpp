@@ -2,9 +2,9 @@
 
 #include <cmath>
 
-#include "core/error.h"
-#include "core/file_io.h"
 #include "datasets/json_util.h"
+#include "system/error.h"
+#include "system/file_io.h"
 
 namespace lact {
 

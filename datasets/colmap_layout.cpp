@@ -12,9 +12,9 @@
 #include <map>
 #include <set>
 
-#include "core/error.h"
 #include "datasets/colmap_model.h"
 #include "datasets/layouts.h"
+#include "system/error.h"
 
 namespace lact {
 

@@ -12,8 +12,8 @@
 #include <set>
 
 #include "core/camera.h"
-#include "core/error.h"
-#include "core/file_io.h"
+#include "system/error.h"
+#include "system/file_io.h"
 
 namespace lact {
 

@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "core/camera.h"
-#include "core/error.h"
+#include "system/error.h"
 
 namespace lact {
 

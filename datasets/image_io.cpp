@@ -12,11 +12,11 @@
 #include <stb/stb_image_resize.h>
 #include <stb/stb_image_write.h>
 
-#include "core/error.h"
-#include "core/file_io.h"
 #include "datasets/image_format.h"
 #include "datasets/jpeg_decode.h"
 #include "datasets/png_decode.h"
+#include "system/error.h"
+#include "system/file_io.h"
 
 namespace lact {
 

@@ -11,8 +11,8 @@
 // clang-format on
 
 #include "core/camera.h"
-#include "core/error.h"
 #include "datasets/image_format.h"
+#include "system/error.h"
 
 namespace lact {
 

@@ -2,9 +2,9 @@
 
 #include <cmath>
 
-#include "core/error.h"
-#include "core/file_io.h"
-#include "core/json_text.h"
+#include "system/error.h"
+#include "system/file_io.h"
+#include "system/json_text.h"
 
 namespace lact {
 

@@ -7,10 +7,10 @@
 #include <filesystem>
 #include <set>
 
-#include "core/error.h"
 #include "datasets/image_io.h"
 #include "datasets/json_util.h"
 #include "datasets/layouts.h"
+#include "system/error.h"
 
 namespace lact {
 

@@ -4,8 +4,8 @@
 
 #include <memory>
 
-#include "core/error.h"
 #include "datasets/image_format.h"
+#include "system/error.h"
 
 namespace lact {
 

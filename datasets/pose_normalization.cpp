@@ -2,9 +2,9 @@
 
 #include <cmath>
 
-#include "core/error.h"
 #include "core/vec3.h"
 #include "datasets/json_util.h"
+#include "system/error.h"
 
 namespace lact {
 

@@ -6,9 +6,9 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/error.h"
 #include "core/image_size.h"
 #include "datasets/image_io.h"
+#include "system/error.h"
 
 namespace lact {
 

@@ -3,11 +3,11 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/error.h"
-#include "core/file_io.h"
 #include "datasets/image_format.h"
 #include "datasets/json_util.h"
 #include "datasets/layouts.h"
+#include "system/error.h"
+#include "system/file_io.h"
 
 namespace lact {
 

@@ -6,7 +6,7 @@
 #include <limits>
 #include <string>
 
-#include "core/error.h"
+#include "system/error.h"
 
 namespace lact {
 namespace {

@@ -7,7 +7,7 @@
 #include <set>
 #include <sstream>
 
-#include "core/error.h"
+#include "system/error.h"
 
 namespace lact {
 

@@ -4,9 +4,9 @@
 #include <climits>
 #include <cstdio>
 
-#include "core/error.h"
 #include "distributed/distributed.h"
 #include "distributed/transports.h"
+#include "system/error.h"
 
 namespace lact {
 

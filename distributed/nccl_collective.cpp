@@ -4,9 +4,9 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
-#include "core/error.h"
 #include "distributed/transports.h"
-#include "kernels/dynamic_library.h"
+#include "system/dynamic_library.h"
+#include "system/error.h"
 
 #ifndef LACT_NCCL_DIR
 #define LACT_NCCL_DIR ""

@@ -1,6 +1,6 @@
 // A build with MPI but without NCCL (no CUDA backend): --distributed nccl is refused with the reason.
-#include "core/error.h"
 #include "distributed/transports.h"
+#include "system/error.h"
 
 namespace lact {
 

@@ -2,9 +2,9 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "core/error.h"
 #include "distributed/distributed.h"
 #include "distributed/transports.h"
+#include "system/error.h"
 
 namespace lact {
 

@@ -1,7 +1,7 @@
 // A build without MPI: one process. --distributed mpi is refused with the reason; --distributed nccl runs as
 // the one rank of itself (the NCCL path on one GPU, where no MPI is installed).
-#include "core/error.h"
 #include "distributed/transports.h"
+#include "system/error.h"
 
 namespace lact {
 

@@ -11,9 +11,6 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "core/error.h"
-#include "core/file_io.h"
-#include "core/terminal_text.h"
 #include "datasets/colmap_model.h"
 #include "datasets/layouts.h"
 #include "import/colmap_steps.h"
@@ -21,6 +18,9 @@
 #include "import/video_frames.h"
 #include "pipeline/model_cache.h"
 #include "pipeline/official_models.h"
+#include "system/error.h"
+#include "system/file_io.h"
+#include "system/terminal_text.h"
 
 namespace lact {
 

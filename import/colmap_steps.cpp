@@ -9,9 +9,9 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "core/clock.h"
-#include "core/error.h"
-#include "pipeline/subprocess.h"
+#include "system/clock.h"
+#include "system/error.h"
+#include "system/subprocess.h"
 
 namespace lact {
 

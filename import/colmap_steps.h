@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/subprocess.h"
+#include "system/subprocess.h"
 
 namespace lact {
 

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "core/error.h"
-#include "core/file_io.h"
 #include "datasets/image_format.h"
 #include "datasets/image_io.h"
 #include "import/image_orientation.h"
+#include "system/error.h"
+#include "system/file_io.h"
 
 namespace lact {
 

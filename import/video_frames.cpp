@@ -8,11 +8,11 @@
 #include <cstring>
 #include <filesystem>
 
-#include "core/error.h"
-#include "core/file_io.h"
 #include "datasets/image_format.h"
 #include "import/image_orientation.h"
-#include "pipeline/subprocess.h"
+#include "system/error.h"
+#include "system/file_io.h"
+#include "system/subprocess.h"
 
 namespace lact {
 

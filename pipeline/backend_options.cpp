@@ -5,9 +5,9 @@
 #include <cstdio>
 
 #include "core/camera.h"
-#include "core/error.h"
-#include "kernels/cpu/thread_limit.h"
-#include "kernels/host_memory.h"
+#include "system/error.h"
+#include "system/host_memory.h"
+#include "system/thread_limit.h"
 
 namespace lact {
 
@@ -23,7 +23,7 @@ std::unique_ptr<Backend> make_backend(const CommonOptions& options) {
   const int64_t cap = memory_limit_bytes(options.memory_limit_gb);
   if (options.threads < 0) throw Error("--threads", "must be 0 (every usable CPU) or more");
   std::string note;
-  // Unasked, the CPUs other work leaves free now (kernels/cpu/thread_limit.h); asked, that many (at most the CPUs).
+  // Unasked, the CPUs other work leaves free now (system/thread_limit.h); asked, that many (at most the CPUs).
   const int threads = options.threads == 0 ? default_threads() : threads_to_use(options.threads, note);
   if (!note.empty()) std::fprintf(stderr, "lact: note: %s\n", note.c_str());
   try {

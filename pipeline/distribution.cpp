@@ -1,8 +1,8 @@
 #include "pipeline/distribution.h"
 
-#include "core/error.h"
-#include "core/utf8_text.h"
 #include "pipeline/run_agreement.h"
+#include "system/error.h"
+#include "system/utf8_text.h"
 
 namespace lact {
 

@@ -10,16 +10,16 @@
 #include <set>
 
 #include "core/camera_geometry.h"
-#include "core/clock.h"
-#include "core/error.h"
 #include "core/error_scale_bar.h"
-#include "core/file_io.h"
 #include "core/metrics.h"
 #include "datasets/camera_path_io.h"
 #include "datasets/image_io.h"
 #include "datasets/view_selection.h"
 #include "pipeline/progress.h"
 #include "pipeline/video_writer.h"
+#include "system/clock.h"
+#include "system/error.h"
+#include "system/file_io.h"
 
 namespace lact {
 

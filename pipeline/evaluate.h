@@ -6,9 +6,9 @@
 #include <string>
 
 #include "core/lpips.h"
-#include "pipeline/output_files.h"
 #include "pipeline/report.h"
 #include "pipeline/scene_selection.h"
+#include "system/output_files.h"
 
 namespace lact {
 

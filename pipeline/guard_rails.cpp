@@ -5,7 +5,7 @@
 #include <cstdio>
 
 #include "core/camera_geometry.h"
-#include "core/error.h"
+#include "system/error.h"
 
 namespace lact {
 

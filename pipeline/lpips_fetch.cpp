@@ -4,10 +4,10 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "core/error.h"
 #include "core/lpips.h"
-#include "core/terminal_text.h"
 #include "pipeline/model_convert.h"
+#include "system/error.h"
+#include "system/terminal_text.h"
 
 namespace lact {
 

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <functional>
 
-#include "core/error.h"
-#include "core/mapped_file.h"
 #include "core/memory_estimate.h"
-#include "kernels/host_memory.h"
 #include "pipeline/scratch_file.h"
+#include "system/error.h"
+#include "system/host_memory.h"
+#include "system/mapped_file.h"
 
 namespace lact {
 

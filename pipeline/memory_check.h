@@ -1,6 +1,6 @@
 // The memory checks before a run allocates: an encode (or a render) of some views at a working size against
 // what the model's backend may take, and reading views (decode, undistort, resize to cover the size) against
-// what this process may take on the host (kernels/host_memory.h). Each refusal is one line naming the flag
+// what this process may take on the host (system/host_memory.h). Each refusal is one line naming the flag
 // and the size, the estimate and the limit that is short.
 #pragma once
 

@@ -5,9 +5,9 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
-#include "core/file_io.h"
 #include "pipeline/official_models.h"
+#include "system/error.h"
+#include "system/file_io.h"
 
 namespace lact {
 

@@ -5,10 +5,10 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "core/error.h"
-#include "core/file_io.h"
-#include "core/signal_cleanup.h"
-#include "pipeline/subprocess.h"
+#include "system/error.h"
+#include "system/file_io.h"
+#include "system/signal_cleanup.h"
+#include "system/subprocess.h"
 
 #ifndef LACT_SOURCE_DIR
 #error "LACT_SOURCE_DIR: the checkout lact is built from (pipeline/CMakeLists.txt)"

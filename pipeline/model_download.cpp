@@ -12,7 +12,7 @@
 #include <cstring>
 #include <memory>
 
-#include "core/error.h"
+#include "system/error.h"
 
 namespace lact {
 

@@ -8,11 +8,11 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "core/error.h"
-#include "core/terminal_text.h"
 #include "pipeline/model_convert.h"
 #include "pipeline/model_download.h"
 #include "pipeline/official_models.h"
+#include "system/error.h"
+#include "system/terminal_text.h"
 
 namespace lact {
 

@@ -2,8 +2,8 @@
 
 #include <cstdio>
 
-#include "core/error.h"
-#include "core/terminal_text.h"
+#include "system/error.h"
+#include "system/terminal_text.h"
 
 namespace lact {
 

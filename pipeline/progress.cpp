@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "core/terminal_text.h"
+#include "system/terminal_text.h"
 
 namespace lact {
 

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <sstream>
 
-#include "core/file_io.h"
+#include "system/file_io.h"
 
 namespace lact {
 

@@ -6,13 +6,13 @@
 #include <map>
 #include <sstream>
 
-#include "core/error.h"
-#include "core/file_io.h"
-#include "core/json_text.h"
 #include "core/metrics.h"
-#include "core/terminal_text.h"
-#include "core/utf8_text.h"
-#include "pipeline/output_files.h"
+#include "system/error.h"
+#include "system/file_io.h"
+#include "system/json_text.h"
+#include "system/output_files.h"
+#include "system/terminal_text.h"
+#include "system/utf8_text.h"
 
 namespace lact {
 
@@ -186,7 +186,7 @@ nlohmann::json Report::to_json() const {
 }
 
 void Report::write(const std::string& json_path, const std::string& csv_path) const {
-  // Names and paths come from data: bytes that are not UTF-8 are written as \xNN (see core/utf8_text.h).
+  // Names and paths come from data: bytes that are not UTF-8 are written as \xNN (see system/utf8_text.h).
   write_file_atomically(json_path, with_utf8_strings(to_json()).dump(1) + "\n");
   std::ostringstream csv;
   const bool lpips = std::any_of(scenes.begin(), scenes.end(), [](const SceneReport& s) { return s.has_lpips(); });

@@ -10,8 +10,8 @@
 #include <filesystem>
 #include <set>
 
-#include "core/error.h"
-#include "core/file_io.h"
+#include "system/error.h"
+#include "system/file_io.h"
 
 namespace lact {
 

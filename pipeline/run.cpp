@@ -4,13 +4,13 @@
 #include <cstdlib>
 #include <string>
 
-#include "core/error.h"
 #include "core/image_size.h"
-#include "kernels/host_memory.h"
 #include "pipeline/resume.h"
 #include "pipeline/run_work.h"
 #include "pipeline/scratch_file.h"
 #include "pipeline/stage_progress.h"
+#include "system/error.h"
+#include "system/host_memory.h"
 
 namespace lact {
 

@@ -6,9 +6,9 @@
 #include <new>
 #include <set>
 
-#include "core/error.h"
-#include "core/file_identity.h"
 #include "datasets/view_selection.h"
+#include "system/error.h"
+#include "system/file_identity.h"
 
 namespace lact {
 

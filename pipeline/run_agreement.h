@@ -5,7 +5,7 @@
 //      may differ between nodes; outputs by absolute path, since rank 0 alone writes them);
 //   2. the inputs: the model's config and content, the state's and the camera path's content, the scene (its
 //      cameras, the selected views, their images' content), the working size and the pose transform.
-// Files are compared by content identity (size and a fast hash, sampled above 64 MiB: core/file_identity.h).
+// Files are compared by content identity (size and a fast hash, sampled above 64 MiB: system/file_identity.h).
 // On a difference every rank stops with one line naming the lowest rank that differs from rank 0 and the
 // field; a rank that fails while describing its inputs (a missing file) fails every rank with its line.
 #pragma once

@@ -6,16 +6,16 @@
 #include <chrono>
 #include <cstdio>
 
-#include "core/error.h"
 #include "core/metrics.h"
 #include "core/scene_state_io.h"
-#include "core/signal_cleanup.h"
-#include "core/terminal_text.h"
 #include "datasets/view_selection.h"
 #include "pipeline/progress.h"
 #include "pipeline/resume.h"
 #include "pipeline/run.h"
 #include "pipeline/run_work.h"
+#include "system/error.h"
+#include "system/signal_cleanup.h"
+#include "system/terminal_text.h"
 
 namespace lact {
 

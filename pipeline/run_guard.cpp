@@ -2,9 +2,9 @@
 // baseline's after the render, and the line naming each scene's working size, input views and output folder.
 #include <cstdio>
 
-#include "core/error.h"
-#include "core/terminal_text.h"
 #include "pipeline/run.h"
+#include "system/error.h"
+#include "system/terminal_text.h"
 
 namespace lact {
 

@@ -1,10 +1,10 @@
 // Run::render_path and how a run opens its scene: a saved state (its model, data and preprocessing from its
 // metadata) or a model whose --inputs it encodes.
-#include "core/error.h"
 #include "core/scene_state_io.h"
 #include "pipeline/path_frame.h"
 #include "pipeline/run.h"
 #include "pipeline/run_work.h"
+#include "system/error.h"
 
 namespace lact {
 

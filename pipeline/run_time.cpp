@@ -5,9 +5,9 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "core/error.h"
-#include "core/terminal_text.h"
 #include "pipeline/run.h"
+#include "system/error.h"
+#include "system/terminal_text.h"
 
 namespace lact {
 

@@ -7,16 +7,16 @@
 #include <set>
 #include <sstream>
 
-#include "core/error.h"
-#include "core/file_io.h"
 #include "core/image_size.h"
 #include "core/memory_estimate.h"
 #include "core/scene_state_io.h"
-#include "core/utf8_text.h"
 #include "datasets/preprocess.h"
 #include "datasets/view_selection.h"
 #include "pipeline/backend_options.h"
 #include "pipeline/memory_check.h"
+#include "system/error.h"
+#include "system/file_io.h"
+#include "system/utf8_text.h"
 
 namespace lact {
 

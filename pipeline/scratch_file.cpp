@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
-#include "kernels/host_memory.h"
+#include "system/error.h"
+#include "system/host_memory.h"
 
 namespace lact {
 

@@ -8,7 +8,7 @@
 
 #include "core/flop_model.h"
 #include "core/module_kind.h"
-#include "kernels/cpu/thread_limit.h"
+#include "system/thread_limit.h"
 
 namespace lact {
 

@@ -14,10 +14,10 @@
 #include <filesystem>
 #include <random>
 
-#include "core/error.h"
-#include "core/file_io.h"
-#include "core/signal_cleanup.h"
-#include "pipeline/output_files.h"
+#include "system/error.h"
+#include "system/file_io.h"
+#include "system/output_files.h"
+#include "system/signal_cleanup.h"
 
 namespace lact {
 
@@ -205,7 +205,7 @@ void VideoWriter::check_frame_count() const {
 }
 
 // Synced, then moved to the final name: without --force never over a file that appeared meanwhile (another run
-// writing the same name), and through a link rather than over it (core/file_io).
+// writing the same name), and through a link rather than over it (system/file_io).
 void VideoWriter::commit() {
   const int fd = ::open(temp_.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0 || ::fsync(fd) != 0) {

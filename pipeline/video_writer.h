@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/camera.h"
-#include "pipeline/subprocess.h"
+#include "system/subprocess.h"
 
 namespace lact {
 
@@ -22,7 +22,7 @@ void check_video_output(const std::string& path);
 class VideoWriter {
  public:
   // Starts ffmpeg for frames of the size of `frames` (which must all share it). Throws Error naming `path`.
-  // The commit follows core/file_io's rename_into_place: a link is written through, and without --force
+  // The commit follows system/file_io's rename_into_place: a link is written through, and without --force
   // (check_named_output) a file that appeared at `path` while this run worked is an error, not replaced.
   VideoWriter(const std::string& path, const std::vector<Camera>& frames, int fps);
   ~VideoWriter();  // without finish(): stops ffmpeg and removes the temporary file

@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "core/error.h"
+#include "system/error.h"
 
 namespace lact::python {
 

@@ -2,12 +2,12 @@
 #include <pybind11/stl.h>
 
 #include "core/camera_geometry.h"
-#include "core/error.h"
 #include "core/lpips.h"
 #include "core/metrics.h"
 #include "python/arguments.h"
 #include "python/arrays.h"
 #include "python/bindings.h"
+#include "system/error.h"
 
 namespace lact::python {
 

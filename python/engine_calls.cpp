@@ -7,10 +7,10 @@
 #include <cmath>
 #include <mutex>
 
-#include "core/clock.h"
-#include "core/error.h"
 #include "pipeline/backend_options.h"
 #include "pipeline/scene_selection.h"
+#include "system/clock.h"
+#include "system/error.h"
 
 namespace lact::python {
 

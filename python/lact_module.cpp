@@ -1,8 +1,8 @@
 // The `lact` Python module: the engine's model, scene reading, metrics and camera paths (never the CLI's commands).
 #include <pybind11/pybind11.h>
 
-#include "core/error.h"
 #include "python/bindings.h"
+#include "system/error.h"
 
 PYBIND11_MODULE(lact, m) {
   namespace py = pybind11;

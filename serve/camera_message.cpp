@@ -1,8 +1,8 @@
 #include "serve/camera_message.h"
 
-#include "core/error.h"
 #include "datasets/camera_path_io.h"
 #include "session/camera_controller.h"
+#include "system/error.h"
 
 namespace lact::serve {
 

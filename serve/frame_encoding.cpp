@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "core/error.h"
 #include "datasets/image_io.h"
+#include "system/error.h"
 
 namespace lact::serve {
 

@@ -5,11 +5,11 @@
 // request budget. Each request is answered: a refusal is a status with one line saying why.
 #include "serve/http_session.h"
 
-#include "core/error.h"
-#include "core/file_io.h"
 #include "serve/frame_encoding.h"
 #include "serve/http_head.h"
 #include "serve/page.h"
+#include "system/error.h"
+#include "system/file_io.h"
 
 namespace lact::serve {
 

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "core/terminal_text.h"
+#include "system/terminal_text.h"
 
 namespace lact::serve {
 

@@ -3,8 +3,8 @@
 #include <cmath>
 #include <filesystem>
 
-#include "core/utf8_text.h"
 #include "datasets/camera_path_io.h"
+#include "system/utf8_text.h"
 
 namespace lact::serve {
 

@@ -15,7 +15,7 @@ namespace lact::serve {
 
 // The scene: name, working size, model summary (no file-system path), the views with their roles and cameras
 // (lact camera-path frames), the orbit frame (up, pivot, scale), the limits, and whether it is ready. Names
-// that are not UTF-8 (a folder's bytes) are escaped (core/utf8_text.h).
+// that are not UTF-8 (a folder's bytes) are escaped (system/utf8_text.h).
 nlohmann::json scene_description(const session::SceneSource& source, const session::SceneFrame& frame,
                                  const RenderLimits& limits);
 

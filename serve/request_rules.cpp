@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cctype>
 
-#include "core/terminal_text.h"
-#include "core/utf8_text.h"
 #include "serve/access.h"
+#include "system/terminal_text.h"
+#include "system/utf8_text.h"
 
 namespace lact::serve {
 

@@ -55,11 +55,11 @@ Decision screen_request(const RequestHead& head, const ServerRules& rules);
 bool loopback_host(std::string_view host);
 
 // A header's value quoted in a message: cut to 200 bytes, every byte a terminal or JSON could not take written
-// as \xNN (core/terminal_text.h).
+// as \xNN (system/terminal_text.h).
 std::string quoted_header(std::string_view value);
 
 // `value` as JSON text; a string in it that is not UTF-8 (a path, a header quoted) is written escaped
-// (core/utf8_text.h) where nlohmann's strict dump() would throw.
+// (system/utf8_text.h) where nlohmann's strict dump() would throw.
 std::string json_text(const nlohmann::json& value);
 
 // The body of a refusal: {"error": message}.

@@ -8,11 +8,11 @@
 #include <filesystem>
 #include <memory>
 
-#include "core/error.h"
-#include "core/terminal_text.h"
 #include "serve/access.h"
 #include "serve/http_session.h"
 #include "serve/keep_serving.h"
+#include "system/error.h"
+#include "system/terminal_text.h"
 
 namespace lact::serve {
 

@@ -4,11 +4,11 @@
 #include <deque>
 #include <optional>
 
-#include "core/error.h"
 #include "serve/frame_encoding.h"
 #include "serve/network.h"
 #include "serve/request_rules.h"
 #include "session/frame_stats.h"
+#include "system/error.h"
 
 namespace lact::serve {
 

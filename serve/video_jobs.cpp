@@ -5,11 +5,11 @@
 #include <filesystem>
 #include <mutex>
 
-#include "core/error.h"
-#include "core/file_io.h"
 #include "core/model.h"
 #include "datasets/camera_path_io.h"
 #include "pipeline/video_writer.h"
+#include "system/error.h"
+#include "system/file_io.h"
 
 namespace fs = std::filesystem;
 

@@ -3,8 +3,8 @@
 #include <chrono>
 #include <new>
 
-#include "core/clock.h"
 #include "core/scene_state_io.h"
+#include "system/clock.h"
 
 namespace lact::session {
 

@@ -3,8 +3,8 @@
 #include <cmath>
 
 #include "core/camera_geometry.h"
-#include "core/error.h"
 #include "datasets/camera_path_io.h"
+#include "system/error.h"
 
 namespace lact::session {
 

@@ -5,13 +5,13 @@
 #include <nlohmann/json.hpp>
 
 #include "core/camera_geometry.h"
-#include "core/error.h"
 #include "core/lpips.h"
 #include "core/scene_state_io.h"
-#include "core/terminal_text.h"
 #include "datasets/view_selection.h"
 #include "pipeline/guard_rails.h"
 #include "pipeline/model_cache.h"
+#include "system/error.h"
+#include "system/terminal_text.h"
 
 namespace lact::session {
 

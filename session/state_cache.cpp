@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "core/error.h"
+#include "system/error.h"
 
 namespace lact::session {
 

@@ -5,8 +5,8 @@
 #include <iostream>
 #include <string>
 
-#include "core/error.h"
 #include "datasets/image_io.h"
+#include "system/error.h"
 
 int main() {
   std::string path;

@@ -6,11 +6,11 @@
 #include <filesystem>
 
 #include "core/camera_geometry.h"
-#include "core/error.h"
 #include "datasets/camera_path_io.h"
 #include "session/camera_controller.h"
 #include "session/frame_stats.h"
 #include "session/path_recorder.h"
+#include "system/error.h"
 
 namespace lact::session {
 namespace {

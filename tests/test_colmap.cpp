@@ -14,7 +14,6 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
 #include "core/tokens.h"
 #include "datasets/colmap_model.h"
 #include "datasets/image_io.h"
@@ -22,6 +21,7 @@
 #include "datasets/pose_normalization.h"
 #include "datasets/preprocess.h"
 #include "datasets/scene.h"
+#include "system/error.h"
 #include "tests/test_util.h"
 
 namespace lact {

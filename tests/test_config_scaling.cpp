@@ -4,9 +4,9 @@
 #include <gtest/gtest.h>
 
 #include "core/config_scaling.h"
-#include "core/error.h"
 #include "core/kinds/attention_kind.h"
 #include "core/kinds/ttt_kind.h"
+#include "system/error.h"
 #include "tests/small_models.h"
 
 namespace lact {

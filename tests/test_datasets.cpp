@@ -8,7 +8,6 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
 #include "core/tokens.h"
 #include "datasets/camera_path_io.h"
 #include "datasets/image_io.h"
@@ -17,6 +16,7 @@
 #include "datasets/preprocess.h"
 #include "datasets/scene.h"
 #include "datasets/view_selection.h"
+#include "system/error.h"
 #include "tests/test_util.h"
 
 namespace lact {

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
 #include "datasets/image_io.h"
+#include "system/error.h"
 #include "tests/test_util.h"
 
 namespace lact {

@@ -8,11 +8,11 @@
 
 #include <string>
 
-#include "core/error.h"
 #include "import/colmap_steps.h"
 #include "import/image_orientation.h"
 #include "import/video_frames.h"
-#include "pipeline/subprocess.h"
+#include "system/error.h"
+#include "system/subprocess.h"
 
 namespace lact {
 namespace {

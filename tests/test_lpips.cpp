@@ -18,10 +18,10 @@
 #include <string>
 #include <tuple>
 
-#include "core/error.h"
 #include "core/lpips.h"
 #include "core/safetensors.h"
 #include "kernels/cuda/conv_kernels.cuh"
+#include "system/error.h"
 #include "tests/conv_reference.h"
 #include "tests/lpips_case.h"
 #include "tests/test_util.h"

@@ -2,7 +2,7 @@
 // tensor it allocates is counted), for LaCT and full-attention configs, both Newton-Schulz routes and
 // token tiles that split the views: the estimate must cover the peak, and not by more than 1.6x (so that
 // it does not refuse scenes that fit). Also the one-line refusal; the host memory reading views takes (the
-// cover-resize buffer of a huge --size); and the host limit (kernels/host_memory.h) from fake /proc and cgroup
+// cover-resize buffer of a huge --size); and the host limit (system/host_memory.h) from fake /proc and cgroup
 // files and from RLIMIT_DATA.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
@@ -17,15 +17,15 @@
 #include <iterator>
 #include <map>
 
-#include "core/error.h"
 #include "core/memory_estimate.h"
 #include "core/model.h"
 #include "core/random_weights.h"
-#include "kernels/cpu/thread_limit.h"
-#include "kernels/host_memory.h"
 #include "pipeline/memory_check.h"
 #include "pipeline/rate_cache.h"
 #include "pipeline/time_estimate.h"
+#include "system/error.h"
+#include "system/host_memory.h"
+#include "system/thread_limit.h"
 #include "tests/hook_log_backend.h"
 #include "tests/small_models.h"
 #include "tests/test_util.h"

@@ -6,10 +6,10 @@
 
 #include <thread>
 
-#include "core/error.h"
 #include "core/model.h"
 #include "core/pixel_view.h"
 #include "core/random_weights.h"
+#include "system/error.h"
 #include "tests/small_models.h"
 
 namespace lact {

@@ -5,8 +5,8 @@
 
 #include <filesystem>
 
-#include "core/error.h"
 #include "pipeline/run.h"
+#include "system/error.h"
 #include "tests/test_util.h"
 
 namespace lact {

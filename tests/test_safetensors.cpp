@@ -11,12 +11,12 @@
 #include <fstream>
 
 #include "core/config.h"
-#include "core/error.h"
-#include "core/file_identity.h"
-#include "core/mapped_file.h"
 #include "core/module_kind.h"
 #include "core/safetensors.h"
 #include "kernels/backend.h"
+#include "system/error.h"
+#include "system/file_identity.h"
+#include "system/mapped_file.h"
 #include "tests/test_util.h"
 
 namespace lact {

@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
 #include "core/memory_estimate.h"
 #include "core/model.h"
 #include "core/random_weights.h"
 #include "pipeline/scratch_file.h"
+#include "system/error.h"
 #include "tests/small_models.h"
 #include "tests/test_util.h"
 

@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "core/camera_geometry.h"
-#include "core/error.h"
 #include "datasets/camera_path_io.h"
 #include "datasets/image_io.h"
 #include "serve/access.h"
@@ -17,6 +16,7 @@
 #include "serve/keep_serving.h"
 #include "serve/messages.h"
 #include "serve/request_rules.h"
+#include "system/error.h"
 
 namespace lact::serve {
 namespace {

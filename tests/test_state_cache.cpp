@@ -5,8 +5,8 @@
 #include <map>
 #include <string>
 
-#include "core/error.h"
 #include "session/state_cache.h"
+#include "system/error.h"
 
 namespace lact::session {
 namespace {

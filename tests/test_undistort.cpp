@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
 #include "datasets/undistort.h"
+#include "system/error.h"
 
 namespace lact {
 namespace {

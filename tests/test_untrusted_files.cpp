@@ -13,11 +13,11 @@
 
 #include "core/camera.h"
 #include "core/config.h"
-#include "core/error.h"
-#include "core/file_io.h"
-#include "core/json_text.h"
 #include "core/memory_estimate.h"
 #include "core/safetensors.h"
+#include "system/error.h"
+#include "system/file_io.h"
+#include "system/json_text.h"
 #include "tests/test_util.h"
 
 namespace lact {

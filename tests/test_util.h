@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
+#include "system/error.h"
 
 namespace lact::test {
 

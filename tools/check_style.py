@@ -16,7 +16,7 @@ CXX_SUFFIXES = (".cpp", ".h", ".cu", ".cuh")
 # The floors of docs/architecture.md: a file may include its own folder or a lower floor, never a higher one,
 # and never another folder of its own floor (the viewer, the web viewer, the Python module and the bench stand side by
 # side under the command line, the viewers on the session they share; the import stands beside the session).
-FLOORS = {"kernels": 1, "core": 2, "datasets": 3, "distributed": 3, "pipeline": 4, "session": 5, "import": 5,
+FLOORS = {"system": 0, "kernels": 1, "core": 2, "datasets": 3, "distributed": 3, "pipeline": 4, "session": 5, "import": 5,
           "viewer": 6, "serve": 6, "python": 6, "bench": 6, "app": 7}
 MAX_FUNCTION_LINES = 80
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')

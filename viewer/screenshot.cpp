@@ -3,8 +3,8 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "core/error.h"
-#include "core/file_io.h"
+#include "system/error.h"
+#include "system/file_io.h"
 
 namespace lact::viewer {
 

@@ -10,9 +10,9 @@
 #include <mutex>
 #include <thread>
 
-#include "core/error.h"
 #include "datasets/camera_path_io.h"
 #include "pipeline/evaluate.h"
+#include "system/error.h"
 #include "viewer/camera_input.h"
 #include "viewer/error_popup.h"
 #include "viewer/frustums.h"

@@ -7,7 +7,7 @@
 #include <imgui_impl_glfw.h>
 #include <imgui_impl_opengl3.h>
 
-#include "core/error.h"
+#include "system/error.h"
 
 namespace lact::viewer {
 

@@ -7,9 +7,9 @@
 #include <cstdio>
 
 #include "core/config_fields.h"
-#include "core/error.h"
 #include "core/kinds/kind_list.h"
 #include "kernels/newton_schulz_flops.h"
+#include "system/error.h"
 
 namespace lact {
 

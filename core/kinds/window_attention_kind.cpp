@@ -3,9 +3,9 @@
 #include <algorithm>
 
 #include "core/config_fields.h"
-#include "core/error.h"
 #include "core/kinds/attention_kind.h"
 #include "core/kinds/kind_list.h"
+#include "system/error.h"
 
 namespace lact {
 

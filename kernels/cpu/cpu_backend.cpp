@@ -14,9 +14,9 @@
 #include <string>
 
 #include "kernels/cpu/large_blocks.h"
-#include "kernels/cpu/thread_limit.h"
 #include "kernels/cpu/vector_math.h"
-#include "kernels/host_memory.h"
+#include "system/host_memory.h"
+#include "system/thread_limit.h"
 
 namespace lact {
 
@@ -117,7 +117,7 @@ void CpuBackend::mark_constant(const Tensor& t) {
 }
 
 void CpuBackend::set_threads(int threads) {
-  if (threads <= 0) return;  // keep the library defaults (the usable CPUs: kernels/cpu/thread_limit.h)
+  if (threads <= 0) return;  // keep the library defaults (the usable CPUs: system/thread_limit.h)
   threads = std::min(threads, usable_cpus());
   omp_set_num_threads(threads);
   openblas_set_num_threads(threads);
@@ -130,7 +130,7 @@ std::string CpuBackend::device_description() const {
 }
 
 int64_t CpuBackend::available_memory() const {
-  // The least of MemAvailable, ulimit -v / -d and the memory cgroup's limit (kernels/host_memory.h); -1: none known.
+  // The least of MemAvailable, ulimit -v / -d and the memory cgroup's limit (system/host_memory.h); -1: none known.
   return host_memory_limit().bytes;
 }
 

@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "kernels/dynamic_library.h"
+#include "system/dynamic_library.h"
 
 #ifndef LACT_CUBLAS_SONAME
 #define LACT_CUBLAS_SONAME "libcublas.so"

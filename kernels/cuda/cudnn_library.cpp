@@ -8,7 +8,7 @@
 #include <stdexcept>
 
 #include "kernels/cuda/cudnn_sdpa_plan.h"
-#include "kernels/dynamic_library.h"
+#include "system/dynamic_library.h"
 
 #ifndef LACT_CUDNN_PATH
 #define LACT_CUDNN_PATH ""

@@ -20,13 +20,13 @@
 #include <vector>
 
 #include "core/camera.h"
-#include "core/error.h"
 #include "datasets/image_io.h"
 #include "datasets/pose_normalization.h"
 #include "datasets/preprocess.h"
 #include "datasets/scene.h"
 #include "datasets/scene_summary.h"
 #include "datasets/view_selection.h"
+#include "system/error.h"
 
 namespace lact_fuzz {
 

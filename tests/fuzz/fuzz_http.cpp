@@ -13,11 +13,11 @@
 #include <typeinfo>
 
 #include "core/camera_geometry.h"
-#include "core/error.h"
-#include "core/utf8_text.h"
 #include "serve/camera_message.h"
 #include "serve/http_head.h"
 #include "serve/request_rules.h"
+#include "system/error.h"
+#include "system/utf8_text.h"
 
 namespace {
 

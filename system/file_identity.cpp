@@ -1,4 +1,4 @@
-#include "core/file_identity.h"
+#include "system/file_identity.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/error.h"
-#include "core/file_io.h"
+#include "system/error.h"
+#include "system/file_io.h"
 
 namespace lact {
 

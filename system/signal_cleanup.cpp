@@ -1,4 +1,4 @@
-#include "core/signal_cleanup.h"
+#include "system/signal_cleanup.h"
 
 #include <signal.h>
 #include <sys/wait.h>

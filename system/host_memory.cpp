@@ -1,4 +1,4 @@
-#include "kernels/host_memory.h"
+#include "system/host_memory.h"
 
 #include <fcntl.h>
 #include <sys/resource.h>
@@ -14,7 +14,7 @@
 #include <sstream>
 #include <vector>
 
-#include "kernels/cpu/thread_limit.h"
+#include "system/thread_limit.h"
 
 namespace lact {
 
@@ -97,7 +97,7 @@ void consider_rlimits(HostMemoryLimit& least, const std::string& proc) {
 
 // OpenBLAS's initialiser maps a 128 MiB buffer for each of its threads and retries a failed mmap for ever: under
 // a ulimit -v or -d too small for them lact hung before main. This runs before it (the executable's
-// .preinit_array, as in kernels/cpu/thread_limit.cpp; the C library is not initialised yet, so little more than
+// .preinit_array, as in system/thread_limit.cpp; the C library is not initialised yet, so little more than
 // system calls is used) and ends the process with one line instead. Measured: 1 thread needs about 125 MiB above
 // this point, 2 threads 265 MiB.
 constexpr int64_t kOpenBlasBuffer = int64_t(128) << 20, kStartupMargin = int64_t(64) << 20;

@@ -1,6 +1,6 @@
-#include "core/json_text.h"
+#include "system/json_text.h"
 
-#include "core/error.h"
+#include "system/error.h"
 
 namespace lact {
 

@@ -49,7 +49,7 @@ class SignalsHeld {
   SignalsHeld& operator=(const SignalsHeld&) = delete;
 };
 
-// For the handler of another fatal signal (core/mapped_file's SIGBUS, which ends lact with exit status 1): stops
+// For the handler of another fatal signal (system/mapped_file's SIGBUS, which ends lact with exit status 1): stops
 // the registered children and removes the registered temporaries as the handler above does, without ending
 // lact. Async-signal-safe.
 void clean_up_before_fatal_exit();

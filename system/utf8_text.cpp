@@ -1,4 +1,4 @@
-#include "core/utf8_text.h"
+#include "system/utf8_text.h"
 
 #include <cstdint>
 

@@ -1,4 +1,4 @@
-#include "core/mapped_file.h"
+#include "system/mapped_file.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -12,11 +12,11 @@
 #include <mutex>
 #include <set>
 
-#include "core/error.h"
-#include "core/file_io.h"
-#include "core/signal_cleanup.h"
-#include "core/terminal_text.h"
-#include "kernels/host_memory.h"
+#include "system/error.h"
+#include "system/file_io.h"
+#include "system/host_memory.h"
+#include "system/signal_cleanup.h"
+#include "system/terminal_text.h"
 
 namespace lact {
 
@@ -73,7 +73,7 @@ void install_sigbus_guard() {
   });
 }
 
-// Formatted here, before any signal: the handler only writes it. The path is escaped (core/terminal_text.h).
+// Formatted here, before any signal: the handler only writes it. The path is escaped (system/terminal_text.h).
 std::string bus_line(const std::string& path) {
   return "lact: " + terminal_text(path) + ": changed while lact was using it (truncated?)\n";
 }

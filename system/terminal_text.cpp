@@ -1,9 +1,9 @@
-#include "core/terminal_text.h"
+#include "system/terminal_text.h"
 
 #include <cstdint>
 #include <cstdio>
 
-#include "core/utf8_text.h"
+#include "system/utf8_text.h"
 
 namespace lact {
 

@@ -1,4 +1,4 @@
-#include "core/file_io.h"
+#include "system/file_io.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -14,8 +14,8 @@
 #include <random>
 #include <set>
 
-#include "core/error.h"
-#include "core/signal_cleanup.h"
+#include "system/error.h"
+#include "system/signal_cleanup.h"
 
 namespace lact {
 

@@ -1,4 +1,4 @@
-#include "kernels/cpu/thread_limit.h"
+#include "system/thread_limit.h"
 
 #include <dirent.h>
 #include <sched.h>

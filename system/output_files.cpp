@@ -1,4 +1,4 @@
-#include "pipeline/output_files.h"
+#include "system/output_files.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -11,9 +11,9 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "core/error.h"
-#include "core/file_io.h"
-#include "core/utf8_text.h"
+#include "system/error.h"
+#include "system/file_io.h"
+#include "system/utf8_text.h"
 
 namespace lact {
 

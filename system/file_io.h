@@ -2,7 +2,7 @@
 // forever), and every output is written to a temporary file beside its final name, checked (each write, the
 // fsync, the close), then renamed into place. A crash, `kill -9` or a full disk therefore never leaves a partial
 // file under a final name, and never destroys the file that was there before; SIGINT/SIGTERM/SIGHUP also remove
-// the temporary (core/signal_cleanup.h).
+// the temporary (system/signal_cleanup.h).
 #pragma once
 
 #include <sys/stat.h>

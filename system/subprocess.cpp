@@ -1,4 +1,4 @@
-#include "pipeline/subprocess.h"
+#include "system/subprocess.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -17,8 +17,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "core/error.h"
-#include "core/signal_cleanup.h"
+#include "system/error.h"
+#include "system/signal_cleanup.h"
 
 extern char** environ;
 
