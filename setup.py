@@ -1,4 +1,4 @@
-"""`pip install .` for the `lact` Python module (docs/python.md): CMake builds python/'s target for the Python
+"""`pip install .` for the `lact` Python module (docs/guide/python.md): CMake builds python/'s target for the Python
 that runs pip, and the module and its type stub go into that Python's site-packages, so `import lact` works
 without PYTHONPATH (a virtual environment included).
 

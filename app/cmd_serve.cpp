@@ -1,4 +1,4 @@
-// lact serve: the viewer in a web browser (serve/, docs/serve.md), for GPU machines without a display. Encodes a
+// lact serve: the viewer in a web browser (serve/, docs/guide/serve.md), for GPU machines without a display. Encodes a
 // scene (or opens an encoded state) once and serves the page, the frame stream and the HTTP API. When it is not
 // built (no Boost.Beast or libjpeg at configure time) the command still exists and says what is missing.
 #include "app/commands.h"

@@ -2,7 +2,7 @@
 // warning line or none: the working size's pixel count far from the training size's, cameras of the other kind
 // (scene-like for an object model, object-like for a scene model), camera distances far from the training ones,
 // and after the render a model scoring below copying the nearest input. The Run prints them before the work and
-// records them in report.json; --warnings error makes them refusals. The thresholds are in docs/evaluation.md.
+// records them in report.json; --warnings error makes them refusals. The thresholds are in docs/guide/evaluation.md.
 #pragma once
 
 #include <string>

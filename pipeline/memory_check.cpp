@@ -19,7 +19,7 @@ std::string size_flag(const std::string& flag, int height, int width) {
 
 namespace {
 // What an encode's own buffers do not show: oneDNN's primitives and JIT code, the OpenMP threads' stacks,
-// allocator rounding. Measured (docs/scale.md) as 7 to 17 MiB above the rest of the estimate on fp32 runs of
+// allocator rounding. Measured (docs/guide/scale.md) as 7 to 17 MiB above the rest of the estimate on fp32 runs of
 // 1K to 16K tokens, and about 5 MiB less since a single product is described to oneDNN as a 2-D matmul (every
 // peak of the nine shapes there fell by that much); allowed for as this much plus a share of the encode's buffers.
 constexpr int64_t kRuntimeBytes = int64_t(12) << 20;

@@ -84,7 +84,7 @@ inline constexpr const char* kLpips = R"(lpips(a, b, weights) -> float
 
 LPIPS (v0.1, AlexNet; lower is closer) of two (H, W, 3) images as `lact render --lpips` computes it, values clamped
 to [0, 1], each side at least 31 pixels. weights: the file `python3 -m tools.convert_checkpoint --lpips
-ALEXNET.pth LINEAR.pth -o FILE` makes from the two published files (docs/evaluation.md). Runs on the CPU.)";
+ALEXNET.pth LINEAR.pth -o FILE` makes from the two published files (docs/guide/evaluation.md). Runs on the CPU.)";
 
 inline constexpr const char* kCameraPath =
     R"(camera_path(kind, frames=120, size=(256, 256), intrinsics=None, c2w=None, **options) -> (intrinsics, c2w)

@@ -1,5 +1,5 @@
 // One HTTP connection to `lact serve`: the token, the page, the scene, the render API, and the upgrade to a stream
-// (docs/serve.md). The header is read first and judged (serve/request_rules.h) before any body byte: a body the
+// (docs/guide/serve.md). The header is read first and judged (serve/request_rules.h) before any body byte: a body the
 // API never takes (chunked, on a GET, too large) is never read. A connection without the token has 10 s for its
 // header and is the first closed when connections run short; only requests with the token spend the shared
 // request budget. Each request is answered: a refusal is a status with one line saying why.

@@ -28,7 +28,7 @@ using Request = http::request<http::string_body>;
 // with it out. The list holds the one concrete type and calls it without a virtual call: under UBSan a virtual
 // call's type check, on its first use, probes the object's memory with pipe(), which fails when the descriptors
 // have run out (the very case the list is for), and then reports a live session as "invalid vptr"
-// (docs/serve.md).
+// (docs/guide/serve.md).
 class HttpSession;
 
 struct ServerContext {

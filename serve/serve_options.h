@@ -1,5 +1,5 @@
 // What `lact serve` is asked to do: the scene (as `lact view`'s flags, session/scene_options.h), where to listen,
-// and the bounds on what a client may ask (docs/serve.md: the security model).
+// and the bounds on what a client may ask (docs/guide/serve.md: the security model).
 #pragma once
 
 #include <string>

@@ -1,4 +1,4 @@
-// `lact serve`: the viewer in a web browser (docs/serve.md). Opens the scene (errors before any port is bound),
+// `lact serve`: the viewer in a web browser (docs/guide/serve.md). Opens the scene (errors before any port is bound),
 // listens, prints the URL with its token, encodes once (progress in the terminal and on the page), and serves
 // the page, the stream and the API until SIGINT or SIGTERM, which end it cleanly (exit 0).
 #pragma once

@@ -1,4 +1,4 @@
-// Videos rendered on the server (POST /api/video, docs/serve.md): a camera path in the lact camera-path format
+// Videos rendered on the server (POST /api/video, docs/guide/serve.md): a camera path in the lact camera-path format
 // becomes an MP4 under --out, frame by frame on the session's render thread (batches of 8, each a job of its
 // own, so the streams keep being served between them) with the model render and ffmpeg writer `lact render
 // --path --video` uses. Bounded: frames, size, time, one unfinished job per client (an open stream), a queue limit;

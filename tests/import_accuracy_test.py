@@ -11,7 +11,7 @@ recovered cameras (read from sparse/0/images.bin with this file's own parser) ar
   - the median camera-centre error is at most 2% of the extent (the diagonal of the bounding box of the given
     centres of those images) after the least-squares similarity transform of the centres (Umeyama 1991),
 and lact's own COLMAP reader (`lact info --data`) reads the scene with every registered view. Measured numbers
-are printed (docs/import.md keeps them).
+are printed (docs/guide/import.md keeps them).
 
 Usage: python3 tests/import_accuracy_test.py --lact build/app/lact --data ../shared/data
 """

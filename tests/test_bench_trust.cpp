@@ -14,7 +14,7 @@ Samples samples(std::vector<double> values) {
 }
 
 TEST(BenchTrust, RatiosOfTightTimingsAreStated) {
-  // A quiet machine: 1-3% spreads (docs/bench_cpu_precision.md's runs).
+  // A quiet machine: 1-3% spreads (docs/bench/bench_cpu_precision.md's runs).
   EXPECT_EQ(untrusted_ratio(samples({3.27, 3.26, 3.30}), "full encode", samples({1.96, 1.94, 1.99}), "LaCT encode"),
             "");
   // One sample each: no spread to judge by; stated.

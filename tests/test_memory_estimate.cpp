@@ -390,7 +390,7 @@ TEST(TimeEstimate, TimesProductsOnlyAndOnlyOnce) {
 
 // The estimate against the encode it precedes (the CPU backend, one thread): a wide bound, as a shared machine's
 // timings vary (a run of the whole suite under load once saw 7x with one reading of each); the benchmark
-// (docs/scale.md) holds it to 1.5x on the paper's shapes.
+// (docs/guide/scale.md) holds it to 1.5x on the paper's shapes.
 TEST(TimeEstimate, WithinEightTimesOfTheEncode) {
   TempFolder tmp;
   auto be = make_cpu_backend(1);

@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 CXX_SUFFIXES = (".cpp", ".h", ".cu", ".cuh")
-# The floors of docs/architecture.md: a file may include its own folder or a lower floor, never a higher one,
+# The floors of docs/design/architecture.md: a file may include its own folder or a lower floor, never a higher one,
 # and never another folder of its own floor (the viewer, the web viewer, the Python module and the bench stand side by
 # side under the command line, the viewers on the session they share; the import stands beside the session).
 FLOORS = {"system": 0, "kernels": 1, "core": 2, "datasets": 3, "distributed": 3, "pipeline": 4, "session": 5, "import": 5,
@@ -91,7 +91,7 @@ def main():
     problems = ["%s: not formatted (clang-format -i %s)" % (f, f) for f in unformatted(root, files, args.fix)]
     problems += ["%s:%d: %s is %d lines (at most %d)" % (f, n, name, length, MAX_FUNCTION_LINES)
                  for f, n, name, length in long_functions(root, files)]
-    problems += ["%s:%d: includes %s, a higher floor (docs/architecture.md)" % t for t in includes_up(root, files)]
+    problems += ["%s:%d: includes %s, a higher floor (docs/design/architecture.md)" % t for t in includes_up(root, files)]
     for line in problems:
         print("check_style: " + line)
     if problems:

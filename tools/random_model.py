@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes a LaCT model file of random weights with the paper's layer shapes (or scaled ones), for memory and
-speed measurements of `lact encode` on real scenes (docs/scale.md). Standard library only.
+speed measurements of `lact encode` on real scenes (docs/guide/scale.md). Standard library only.
 
     tools/random_model.py OUT.safetensors --layers 2 [--dim 768 --inter-multi 2 --ttt-loss-type dot_product]
 

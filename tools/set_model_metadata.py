@@ -6,7 +6,7 @@ usage: python3 -m tools.set_model_metadata MODEL.safetensors KEY=VALUE [KEY=VALU
 Only the JSON header changes (its __metadata__ entries; the tensors' entries and offsets are kept, the header
 padded with spaces to a multiple of 8 bytes); the data after it is copied unchanged, and the command checks that
 it is. Without -o the file is replaced atomically. `kind` must be object or scene (what lact's guard rails read:
-docs/evaluation.md); `image_size` HxW; `input_views` a count. Needs no package beyond Python's own.
+docs/guide/evaluation.md); `image_size` HxW; `input_views` a count. Needs no package beyond Python's own.
 """
 import argparse
 import json

@@ -78,7 +78,7 @@ void in_spans(int64_t n, const SpanOp& op) {
 // Blocks of 1 MiB and more (every sizeable tensor) from their own mappings, returned to the system when freed.
 // glibc's default raises this threshold as large blocks are freed (up to 32 MiB), after which freed tensors
 // stay in its heap: the process's peak RSS was then up to 1.35x the most memory alive at once, so the memory
-// estimate could not hold (docs/scale.md). A fixed threshold keeps RSS at what is alive. Once per process.
+// estimate could not hold (docs/guide/scale.md). A fixed threshold keeps RSS at what is alive. Once per process.
 void map_large_blocks() {
   static const bool once = [] { return mallopt(M_MMAP_THRESHOLD, 1 << 20) == 1; }();
   (void)once;

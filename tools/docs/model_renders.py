@@ -2,7 +2,7 @@
 """A picture of what a model renders: for a few held-out targets of each evaluation set, the ground truth, the
 model's render and the nearest input view (the baseline), with each image's PSNR, from `lact render` reports.
 
-usage: /usr/bin/python3 tools/docs/model_renders.py MODEL.safetensors -o docs/model_renders.png
+usage: /usr/bin/python3 tools/docs/model_renders.py MODEL.safetensors -o docs/images/model_renders.png
        [--eval-dir data/eval] [--lact build/app/lact] [--scale 2]
 The held-out sets are those of tools/train/eval_sets.sh (run it first to make them); the real object is
 examples/gso_toy_64 with issue 15's acceptance views.

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Draws docs/readme_example.png, the README's picture: for a few target views of the example scene, the photo,
+"""Draws docs/images/readme_example.png, the README's picture: for a few target views of the example scene, the photo,
 lact's render and the nearest input view (the trivial baseline), each with its PSNR from report.json.
 
-usage: /usr/bin/python3 tools/docs/readme_example.py OUT_DIR [docs/readme_example.png]
+usage: /usr/bin/python3 tools/docs/readme_example.py OUT_DIR [docs/images/readme_example.png]
 OUT_DIR is the --out of the README's first command (a render of examples/gso_toy_64 with --save-images).
 """
 import json
@@ -23,7 +23,7 @@ def on_white(path):
 
 def main():
     out_dir = sys.argv[1]
-    dest = sys.argv[2] if len(sys.argv) > 2 else "docs/readme_example.png"
+    dest = sys.argv[2] if len(sys.argv) > 2 else "docs/images/readme_example.png"
     report = json.load(open(os.path.join(out_dir, "report.json")))
     scene = report["scenes"][0]
     views = {v["index"]: v for v in scene["views"]}

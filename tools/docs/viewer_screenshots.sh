@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates the three viewer screenshots of docs/viewer.md (docs/viewer_orbit.png, docs/viewer_test_view.png,
-# docs/viewer_error_map.png) with `lact view`'s scripted mode on the example scene, under a virtual X display
+# Regenerates the three viewer screenshots of docs/guide/viewer.md (docs/images/viewer_orbit.png, docs/images/viewer_test_view.png,
+# docs/images/viewer_error_map.png) with `lact view`'s scripted mode on the example scene, under a virtual X display
 # (xvfb-run, Mesa's software OpenGL), one worker thread. A few seconds each.
 #   bash tools/docs/viewer_screenshots.sh [MODEL.safetensors]    # default: the shipped model
 # Environment: LACT (the binary, default build/app/lact).
@@ -30,11 +30,11 @@ view() {  # NAME, then extra `lact view` options
     --inputs 16,20,24,28,34,38,42,46 --targets 2,10,18,26,32,40,50,58 --threads 1 --window 800x1280 \
     --camera 18 "$@" --screenshot "$name.png" --exit --print-stats > "$name.stats"
   grep -E '^viewer\.(view|psnr|ssim|fps) ' "$name.stats" | sed "s/^/$name: /"
-  cp "$name.png" "$root/docs/$name.png"
+  cp "$name.png" "$root/docs/images/$name.png"
 }
 
 view viewer_orbit --orbit-frames 60 --orbit-degrees 30 --frames 10
 view viewer_test_view --frames 30 --show-gt
 view viewer_error_map --frames 30 --show-gt --show-error
 
-ls -l "$root"/docs/viewer_orbit.png "$root"/docs/viewer_test_view.png "$root"/docs/viewer_error_map.png
+ls -l "$root"/docs/images/viewer_orbit.png "$root"/docs/images/viewer_test_view.png "$root"/docs/images/viewer_error_map.png

@@ -1,6 +1,6 @@
 """What the grow_*.py tools share: read a model, and write the grown one only if it renders what the old one did.
 
-A grown model is a starting point for a capacity test (docs/model_campaigns.md): training continues from exactly the
+A grown model is a starting point for a capacity test (docs/history/model_campaigns.md): training continues from exactly the
 function the old model computed, so any gain is the added capacity's, not a restart's.
 """
 import json

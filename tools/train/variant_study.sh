@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The variant quality study of docs/variants.md: baseline, V1, V2 and V6 trained from scratch with the same
+# The variant quality study of docs/history/variants.md: baseline, V1, V2 and V6 trained from scratch with the same
 # data, steps, seed and size (the tiny preset at 64x64), two at a time, one thread each, then exported and
 # scored: validation PSNR/SSIM (the trainer's log) and `lact render` PSNR on examples/gso_toy_64 against the
 # nearest input view. Resumable: every run checkpoints every 100 steps; rerun the same command to continue.
