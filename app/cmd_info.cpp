@@ -10,6 +10,7 @@
 #include "datasets/preprocess.h"
 #include "datasets/scene_summary.h"
 #include "datasets/view_selection.h"
+#include "kernels/backend_factory.h"
 #include "kernels/cpu/dnnl_gemm.h"
 #include "kernels/cuda/attention_library.h"
 #include "pipeline/backend_options.h"

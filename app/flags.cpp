@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "kernels/backend_factory.h"
 #include "pipeline/model_cache.h"
 #include "system/error.h"
 

@@ -10,6 +10,7 @@
 #include "bench/bench_inputs.h"
 #include "bench/bench_run.h"
 #include "core/module_kind.h"
+#include "kernels/backend_factory.h"
 #include "kernels/cpu/dnnl_gemm.h"
 #include "system/error.h"
 #include "system/thread_limit.h"

@@ -11,6 +11,7 @@
 #include "bench/bench_run.h"
 #include "core/lpips.h"
 #include "core/random_weights.h"
+#include "kernels/backend_factory.h"
 #include "pipeline/backend_options.h"
 #include "system/error.h"
 

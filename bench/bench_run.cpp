@@ -21,6 +21,7 @@
 #include "core/memory_estimate.h"
 #include "core/model.h"
 #include "core/random_weights.h"
+#include "kernels/backend_factory.h"
 #include "kernels/cpu/dnnl_gemm.h"
 #include "kernels/cuda/attention_library.h"
 #include "system/error.h"

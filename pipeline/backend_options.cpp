@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "core/camera.h"
+#include "kernels/backend_factory.h"
 #include "system/error.h"
 #include "system/host_memory.h"
 #include "system/thread_limit.h"

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "kernels/backend.h"
+#include "kernels/backend_factory.h"
 
 namespace lact {
 

@@ -1,5 +1,6 @@
 #include "pipeline/distribution.h"
 
+#include "kernels/backend_factory.h"
 #include "pipeline/run_agreement.h"
 #include "system/error.h"
 #include "system/utf8_text.h"

@@ -4,6 +4,7 @@
 #include "core/camera_geometry.h"
 #include "core/lpips.h"
 #include "core/metrics.h"
+#include "kernels/backend_factory.h"
 #include "python/arguments.h"
 #include "python/arrays.h"
 #include "python/bindings.h"

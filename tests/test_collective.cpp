@@ -12,6 +12,7 @@
 #include "core/model.h"
 #include "core/random_weights.h"
 #include "kernels/backend.h"
+#include "kernels/backend_factory.h"
 #include "tests/small_models.h"
 #include "tests/test_util.h"
 

@@ -21,6 +21,7 @@
 #include "core/model.h"
 #include "core/safetensors.h"
 #include "kernels/backend.h"
+#include "kernels/backend_factory.h"
 #include "kernels/cuda/attention_library.h"
 #include "kernels/cuda/cuda_ops.cuh"
 #include "kernels/cuda/cudnn_sdpa_plan.h"

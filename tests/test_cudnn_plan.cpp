@@ -9,6 +9,7 @@
 #include <string>
 
 #include "kernels/backend.h"
+#include "kernels/backend_factory.h"
 #include "kernels/cuda/attention_library.h"
 #include "kernels/cuda/cudnn_sdpa_plan.h"
 #ifdef LACT_HAVE_CUDNN

@@ -20,6 +20,7 @@
 
 #include "core/lpips.h"
 #include "core/safetensors.h"
+#include "kernels/backend_factory.h"
 #include "kernels/cuda/conv_kernels.cuh"
 #include "system/error.h"
 #include "tests/conv_reference.h"

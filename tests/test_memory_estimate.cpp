@@ -20,6 +20,7 @@
 #include "core/memory_estimate.h"
 #include "core/model.h"
 #include "core/random_weights.h"
+#include "kernels/backend_factory.h"
 #include "pipeline/memory_check.h"
 #include "pipeline/rate_cache.h"
 #include "pipeline/time_estimate.h"

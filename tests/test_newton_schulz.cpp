@@ -9,6 +9,7 @@
 #include <string>
 #include <tuple>
 
+#include "kernels/backend_factory.h"
 #include "kernels/newton_schulz.h"
 #include "tests/test_util.h"
 

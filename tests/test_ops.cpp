@@ -13,6 +13,7 @@
 
 #include "core/tokens.h"
 #include "kernels/backend.h"
+#include "kernels/backend_factory.h"
 #include "kernels/cpu/dnnl_gemm.h"
 #include "kernels/cuda/attention_library.h"
 #ifdef LACT_HAVE_CUDA

@@ -10,6 +10,7 @@
 #include "core/safetensors.h"
 #include "datasets/preprocess.h"
 #include "datasets/scene.h"
+#include "kernels/backend_factory.h"
 #include "kernels/cpu/dnnl_gemm.h"
 #include "tests/fixture_views.h"
 #include "tests/test_util.h"

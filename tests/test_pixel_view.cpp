@@ -9,6 +9,7 @@
 #include "core/model.h"
 #include "core/pixel_view.h"
 #include "core/random_weights.h"
+#include "kernels/backend_factory.h"
 #include "system/error.h"
 #include "tests/small_models.h"
 

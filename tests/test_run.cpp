@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "kernels/backend_factory.h"
 #include "pipeline/run.h"
 #include "system/error.h"
 #include "tests/test_util.h"

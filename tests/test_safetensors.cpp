@@ -14,6 +14,7 @@
 #include "core/module_kind.h"
 #include "core/safetensors.h"
 #include "kernels/backend.h"
+#include "kernels/backend_factory.h"
 #include "system/error.h"
 #include "system/file_identity.h"
 #include "system/mapped_file.h"

@@ -16,6 +16,7 @@
 #include "core/memory_estimate.h"
 #include "core/model.h"
 #include "core/random_weights.h"
+#include "kernels/backend_factory.h"
 #include "pipeline/scratch_file.h"
 #include "system/error.h"
 #include "tests/small_models.h"

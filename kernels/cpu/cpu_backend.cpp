@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/backend_factory.h"
 #include "kernels/cpu/large_blocks.h"
 #include "kernels/cpu/vector_math.h"
 #include "system/host_memory.h"

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "kernels/backend.h"
+#include "kernels/backend_factory.h"
 #include "kernels/cpu/bf16_constants.h"
 #include "kernels/cpu/block_pool.h"
 #include "kernels/cpu/cpu_conv.h"
