@@ -35,6 +35,16 @@ def run(*argv, timeout=600):
     return p.returncode, p.stdout, p.stderr
 
 
+def stop_cleanly(server, tmp):
+    """Stops a class's server with SIGTERM and removes its folder: exit 0 and no crash on its stderr."""
+    rc, so, se = server.stop(signal.SIGTERM)
+    shutil.rmtree(tmp, ignore_errors=True)
+    for bad in CRASH_MARKERS:
+        assert bad not in se, se[-3000:]
+    assert rc == 0, (rc, so, se[-3000:])
+    return so
+
+
 def ok(result):
     rc, so, se = result
     assert rc == 0, "lact failed (rc %d): %s%s" % (rc, so, se)
@@ -90,12 +100,7 @@ class ServeTest(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        rc, so, se = cls.server.stop(signal.SIGTERM)
-        shutil.rmtree(cls.tmp, ignore_errors=True)
-        for bad in CRASH_MARKERS:
-            assert bad not in se, se[-3000:]
-        assert rc == 0, (rc, so, se[-3000:])
-        assert "stopped (SIGTERM)" in so, so
+        assert "stopped (SIGTERM)" in stop_cleanly(cls.server, cls.tmp)
 
     def tearDown(self):
         self.assertTrue(self.server.alive(), "".join(self.server.stderr_lines)[-3000:])
@@ -546,9 +551,7 @@ class LpipsTest(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        rc, so, se = cls.server.stop(signal.SIGTERM)
-        shutil.rmtree(cls.tmp, ignore_errors=True)
-        assert rc == 0, (rc, so, se[-3000:])
+        stop_cleanly(cls.server, cls.tmp)
 
     def test_a_test_view_has_the_lpips_of_lact_render(self):
         out = os.path.join(self.tmp, "report")
@@ -607,11 +610,7 @@ class VideoTest(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        rc, so, se = cls.server.stop(signal.SIGTERM)
-        shutil.rmtree(cls.tmp, ignore_errors=True)
-        for bad in CRASH_MARKERS:
-            assert bad not in se, se[-3000:]
-        assert rc == 0, (rc, so, se[-3000:])
+        stop_cleanly(cls.server, cls.tmp)
 
     def tearDown(self):
         self.assertTrue(self.server.alive(), "".join(self.server.stderr_lines)[-3000:])
