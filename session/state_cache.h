@@ -1,8 +1,9 @@
-// The encoded states of the scenes one server serves, within a memory bound (`lact serve --cache-memory`): a
-// scene's state is encoded on first use and written to its state file (so it is never encoded twice), read back
-// from that file when it is asked for again after being evicted, and the least recently used states leave memory
-// when the bound would be passed. A state in use (a shared_ptr held by a render) stays valid after its eviction;
-// the bound counts the states the cache holds. One scene is read or encoded at a time (one model, one backend).
+// The encoded states of the scenes one server serves, within a memory bound (for a `lact serve` of many scenes,
+// not wired in yet): a scene's state is encoded on first use and written to its state file (so it is never encoded
+// twice), read back from that file when it is asked for again after being evicted, and the least recently used
+// states leave memory when the bound would be passed. A state in use (a shared_ptr held by a render) stays valid
+// after its eviction; the bound counts the states the cache holds. One scene is read or encoded at a time (one
+// model, one backend).
 #pragma once
 
 #include <cstdint>
