@@ -108,7 +108,7 @@ std::array<double, 16> invert_rigid_pose(const std::array<double, 16>& m) {
 
 void Camera::validate(const std::string& where) const {
   if (width < 1 || height < 1 || width > kMaxImageSide || height > kMaxImageSide)
-    throw Error(where, "camera size " + std::to_string(width) + "x" + std::to_string(height) + " is outside 1.." +
+    throw Error(where, "camera size " + std::to_string(height) + "x" + std::to_string(width) + " is outside 1.." +
                            std::to_string(kMaxImageSide));
   check_intrinsics(fx, fy, cx, cy, where);
   check_rigid_pose(c2w, where, "camera pose");

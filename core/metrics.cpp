@@ -12,8 +12,8 @@ namespace {
 
 void require_same_size(const Image& a, const Image& b) {
   if (a.width != b.width || a.height != b.height || a.rgb.size() != b.rgb.size())
-    throw Error("metrics: images of different sizes (" + std::to_string(a.width) + "x" + std::to_string(a.height) +
-                " vs " + std::to_string(b.width) + "x" + std::to_string(b.height) + ")");
+    throw Error("metrics: images of different sizes (" + std::to_string(a.height) + "x" + std::to_string(a.width) +
+                " vs " + std::to_string(b.height) + "x" + std::to_string(b.width) + ")");
 }
 
 float clamp01(float v) { return std::clamp(v, 0.0f, 1.0f); }

@@ -49,7 +49,7 @@ std::string not_png_or_jpeg(const SniffedFormat& sniffed, size_t size) {
 
 void require_decodable_size(const std::string& name, uint64_t width, uint64_t height) {
   if (width == 0 || height == 0)
-    throw Error(name, "image header declares a size of " + std::to_string(width) + "x" + std::to_string(height));
+    throw Error(name, "image header declares a size of " + std::to_string(height) + "x" + std::to_string(width));
   if (width > static_cast<uint64_t>(kMaxImageSide) || height > static_cast<uint64_t>(kMaxImageSide) ||
       width * height > static_cast<uint64_t>(kMaxImagePixels))
     throw Error(name, "image of " + std::to_string(width) + "x" + std::to_string(height) + " exceeds the limit of " +

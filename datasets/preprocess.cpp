@@ -31,9 +31,9 @@ constexpr int kMaxShrink = 8;
 // (a downscaled copy), refused otherwise.
 Camera camera_for_image(const Camera& camera, int height, int width, int downscale, const std::string& where) {
   if (camera.width == width && camera.height == height) return camera;
-  const std::string sizes = "image is " + std::to_string(width) + "x" + std::to_string(height) +
-                            " but its camera is for " + std::to_string(camera.width) + "x" +
-                            std::to_string(camera.height);
+  const std::string sizes = "image is " + std::to_string(height) + "x" + std::to_string(width) +
+                            " but its camera is for " + std::to_string(camera.height) + "x" +
+                            std::to_string(camera.width);
   const double aspect_stated = static_cast<double>(camera.width) / camera.height;
   const double aspect_actual = static_cast<double>(width) / height;
   if (std::abs(aspect_stated - aspect_actual) > 1.5 / std::min(height, camera.height)) throw Error(where, sizes);
@@ -88,9 +88,9 @@ std::pair<int, int> working_size(const Scene& scene, const std::vector<int>& ind
     const Camera& c = scene.views[i].camera;
     if (c.width != first.width || c.height != first.height)
       throw Error(scene.source, "views have different sizes (view " + std::to_string(indices[0]) + " is " +
-                                    std::to_string(first.width) + "x" + std::to_string(first.height) + ", view " +
-                                    std::to_string(i) + " is " + std::to_string(c.width) + "x" +
-                                    std::to_string(c.height) + "); choose a working size with --size HxW");
+                                    std::to_string(first.height) + "x" + std::to_string(first.width) + ", view " +
+                                    std::to_string(i) + " is " + std::to_string(c.height) + "x" +
+                                    std::to_string(c.width) + "); choose a working size with --size HxW");
   }
   if (first.height % patch || first.width % patch)
     throw Error(scene.source, "views are " + std::to_string(first.height) + "x" + std::to_string(first.width) +

@@ -36,7 +36,7 @@ void radial_factor(const LensDistortion& d, double r2, double& radial, double& d
 
 void check_camera(const Camera& c, const std::string& which, const std::string& where) {
   if (c.width < 2 || c.height < 2)
-    throw Error(where, which + " size " + std::to_string(c.width) + "x" + std::to_string(c.height) +
+    throw Error(where, which + " size " + std::to_string(c.height) + "x" + std::to_string(c.width) +
                            " is too small (at least 2x2)");
   for (float v : {c.fx, c.fy, c.cx, c.cy})
     if (!std::isfinite(v)) throw Error(where, which + " intrinsics contain NaN or infinity");
@@ -166,13 +166,13 @@ std::vector<float> undistort_image(const std::vector<float>& pixels, int channel
   if (channels <= 0) throw Error(kWhere, "channel count must be positive, got " + std::to_string(channels));
   const int width = distorted.width, height = distorted.height;
   if (pinhole.width != width || pinhole.height != height)
-    throw Error(kWhere, "pinhole camera size " + std::to_string(pinhole.width) + "x" + std::to_string(pinhole.height) +
-                            " differs from the distorted image's " + std::to_string(width) + "x" +
-                            std::to_string(height));
+    throw Error(kWhere, "pinhole camera size " + std::to_string(pinhole.height) + "x" + std::to_string(pinhole.width) +
+                            " differs from the distorted image's " + std::to_string(height) + "x" +
+                            std::to_string(width));
   const size_t expected = size_t(width) * height * channels;
   if (pixels.size() != expected)
     throw Error(kWhere, "image has " + std::to_string(pixels.size()) + " values, expected " + std::to_string(expected) +
-                            " (" + std::to_string(width) + "x" + std::to_string(height) + "x" +
+                            " (" + std::to_string(height) + "x" + std::to_string(width) + "x" +
                             std::to_string(channels) + ")");
 
   std::vector<float> out(expected);

@@ -316,7 +316,7 @@ TEST(Preprocess, ImageFarSmallerThanItsCameraIsRefused) {
   EXPECT_FLOAT_EQ(load_view(view, 32, 48, {1, 1, 1}).camera.fx, 40.0f);
   view.image_path = (dir / "3.png").string();
   const std::string e = test::error_of([&] { load_view(view, 32, 48, {1, 1, 1}); });
-  EXPECT_NE(e.find(view.image_path + ": image is 3x2 but its camera is for 48x32: 16 times smaller"), std::string::npos)
+  EXPECT_NE(e.find(view.image_path + ": image is 2x3 but its camera is for 32x48: 16 times smaller"), std::string::npos)
       << e;
   view.downscale = 16;  // read from images_16 with --downscale 16: the copy is what was asked for
   EXPECT_FLOAT_EQ(load_view(view, 32, 48, {1, 1, 1}).camera.fx, 40.0f);
