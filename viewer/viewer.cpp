@@ -12,6 +12,7 @@
 
 #include "datasets/camera_path_io.h"
 #include "pipeline/evaluate.h"
+#include "system/clock.h"
 #include "system/error.h"
 #include "viewer/camera_input.h"
 #include "viewer/error_popup.h"
@@ -32,11 +33,6 @@ namespace {
 
 constexpr float kPanelWidth = 340;
 constexpr double kSettleSeconds = 0.3;  // adaptive resolution: full scale this long after the last move
-
-double now_seconds() {
-  static const auto start = std::chrono::steady_clock::now();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 // HxW like every size flag (a single N: NxN); returned as {width, height}, as the window takes it.
 std::pair<int, int> parse_window_size(const std::string& text) {
