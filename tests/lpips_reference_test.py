@@ -333,6 +333,10 @@ class FetchedWeights(unittest.TestCase):
         for va, vb in zip(a, b):
             self.assertEqual(va["lpips"], vb["lpips"])
             self.assertEqual(va["lpips_nearest_input"], vb["lpips_nearest_input"])
+        alone = self.render("alone", "--lpips")  # asked for: the cached weights, and no line about them
+        self.assertEqual(alone.returncode, 0, alone.stderr)
+        self.assertNotIn("LPIPS measured with", alone.stderr)
+        self.assertEqual([v["lpips"] for v in self.report("alone")["scenes"][0]["views"]], [v["lpips"] for v in a])
         off = self.render("off", "--no-lpips", "--quiet")
         self.assertEqual(off.returncode, 0, off.stderr)
         self.assertNotIn("lpips", self.report("off"))
