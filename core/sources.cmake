@@ -1,0 +1,40 @@
+# core/'s sources, in two lists that its CMakeLists.txt joins: what describes a model and its cameras (configs,
+# the module kinds' descriptions, safetensors files, camera checks: no op runs; the fuzz project, tests/fuzz,
+# builds these) and the model itself (layers, encode and render, states, metrics).
+set(LACT_CORE_DESCRIPTION_SOURCES
+  camera.cpp
+  camera_geometry.cpp
+  image_size.cpp
+  config.cpp
+  module_kind.cpp
+  kinds/window_attention_kind.cpp
+  kinds/global_attention_kind.cpp
+  kinds/ttt_kind.cpp
+  kinds/mlp_kind.cpp
+  ttt_variant.cpp
+  safetensors.cpp
+)
+set(LACT_CORE_MODEL_SOURCES
+  pixel_view.cpp
+  collective.cpp
+  config_scaling.cpp
+  weights.cpp
+  tokens.cpp
+  window_attention.cpp
+  global_attention.cpp
+  mlp.cpp
+  ttt_layer.cpp
+  ttt_w1_update.cpp
+  ttt_module.cpp
+  block_module.cpp
+  model.cpp
+  encode_stream.cpp
+  render_graphs.cpp
+  flop_model.cpp
+  memory_estimate.cpp
+  scene_state_io.cpp
+  random_weights.cpp
+  metrics.cpp
+  lpips.cpp
+  error_scale_bar.cpp
+)

@@ -1,0 +1,19 @@
+# datasets/' sources: the one list its CMakeLists.txt and the fuzz project (tests/fuzz) both build from.
+set(LACT_DATASETS_SOURCES
+  json_util.cpp
+  read_scenes.cpp
+  lact_layout.cpp
+  transforms_layout.cpp
+  colmap_model.cpp
+  colmap_layout.cpp
+  undistort.cpp
+  image_io.cpp
+  image_format.cpp
+  png_decode.cpp
+  jpeg_decode.cpp
+  preprocess.cpp
+  pose_normalization.cpp
+  view_selection.cpp
+  scene_summary.cpp
+  camera_path_io.cpp
+)

@@ -1,0 +1,14 @@
+# system/'s sources: the one list its CMakeLists.txt and the fuzz project (tests/fuzz) both build from.
+set(LACT_SYSTEM_SOURCES
+  file_io.cpp
+  mapped_file.cpp
+  file_identity.cpp
+  signal_cleanup.cpp
+  json_text.cpp
+  utf8_text.cpp
+  terminal_text.cpp
+  subprocess.cpp
+  output_files.cpp
+  host_memory.cpp
+  thread_limit.cpp
+)
