@@ -87,27 +87,31 @@ void RenderThread::measure(const Image& image, int view, RenderedView& out) {
     out.error_map = to_rgb8(error_heat_map(image, truth));
     out.measured = true;
     const int nearest = nearest_ ? nearest_(view) : -1;
-    const Image* nearest_image = nullptr;
     if (nearest >= 0) {
       auto input = truth_cache_.find(nearest);
       if (input == truth_cache_.end()) input = truth_cache_.emplace(nearest, truth_(nearest)).first;
       out.nearest_input = nearest;
       out.psnr_nearest_input = psnr(input->second, truth);
-      nearest_image = &input->second;
     }
-    measure_lpips(image, truth, nearest_image, out);
+    measure_lpips(image, view, nearest, out);
   } catch (const std::exception& e) {
     out.truth_error = e.what();
   }
 }
 
-void RenderThread::measure_lpips(const Image& image, const Image& truth, const Image* nearest,
-                                 RenderedView& out) const {
+const Lpips::Features& RenderThread::features_of(const Lpips& lpips, int view) {
+  auto found = features_cache_.find(view);
+  if (found == features_cache_.end())
+    found = features_cache_.emplace(view, lpips.features(truth_cache_.at(view))).first;
+  return found->second;
+}
+
+void RenderThread::measure_lpips(const Image& image, int view, int nearest, RenderedView& out) {
   const Lpips* lpips = run_.lpips();
   if (!lpips) return;
-  const Lpips::Features truth_features = lpips->features(truth);  // once for the render and the photo
-  out.lpips = lpips->distance(lpips->features(image), truth_features);
-  if (nearest) out.lpips_nearest_input = lpips->distance(lpips->features(*nearest), truth_features);
+  const Lpips::Features& truth = features_of(*lpips, view);
+  out.lpips = lpips->distance(lpips->features(image), truth);
+  if (nearest >= 0) out.lpips_nearest_input = lpips->distance(features_of(*lpips, nearest), truth);
 }
 
 RenderedView RenderThread::render(uint64_t serial, const RenderRequest& request) {

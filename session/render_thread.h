@@ -18,6 +18,7 @@
 #include <string>
 #include <thread>
 
+#include "core/lpips.h"
 #include "core/model.h"
 #include "pipeline/run.h"
 #include "session/pixels.h"
@@ -83,7 +84,11 @@ class RenderThread {
   int working_width_, working_height_;
   Wake wake_;
   std::map<int, Image> truth_cache_;  // render thread only
-  void measure_lpips(const Image& image, const Image& truth, const Image* nearest, RenderedView& out) const;
+  // LPIPS features of the views in truth_cache_ (a test view is measured again each time it is shown; its
+  // truth's and nearest input's features do not change). Render thread only.
+  std::map<int, Lpips::Features> features_cache_;
+  const Lpips::Features& features_of(const Lpips& lpips, int view);
+  void measure_lpips(const Image& image, int view, int nearest, RenderedView& out);
 
   struct Pending {
     uint64_t serial;
