@@ -27,7 +27,7 @@ struct PathOptions {
   DataOptions data;
   std::string kind, output = "path.json", keys, state;
   int frames = 120;
-  double hfov = 50, radius = 0, elevation = 30, min_radius = 1.7, max_radius = 3.0;
+  double hfov = 50, radius = 0, elevation = 30, min_radius = 1.7, max_radius = 3.0, smoothness = 0;
   bool force = false;
 };
 
@@ -38,6 +38,7 @@ void check_path_flags(const PathOptions& o) {
   if (!(o.min_radius > 0 && o.max_radius >= o.min_radius && o.max_radius < 1e6))
     throw Error("--min-radius/--max-radius", "need 0 < min <= max < 1e6");
   if (!(o.radius >= 0 && o.radius < 1e6)) throw Error("--radius", "must be in [0, 1e6) (0: the cameras' distance)");
+  if (!(o.smoothness >= 0 && o.smoothness <= 1)) throw Error("--smoothness", "must be in [0, 1]");
 }
 
 // A state's working size, "HxW" from its metadata.
@@ -77,7 +78,7 @@ std::vector<Camera> scene_path(const PathOptions& o, InputFiles& inputs, PathFra
   if (!sized.height) std::tie(sized.height, sized.width) = default_path_size(s.scene.views.at(keys.at(0)).camera);
   std::vector<Camera> cameras;
   for (const PosedImage& v : selected_views(sized, keys, false)) cameras.push_back(v.camera);
-  if (o.kind == "interpolate") return interpolate_path_frames(cameras, o.frames);
+  if (o.kind == "interpolate") return interpolate_path_frames(cameras, o.frames, o.smoothness);
   return orbit_around(cameras, o.frames, o.radius, o.elevation);
 }
 
@@ -131,6 +132,11 @@ void add_path_command(CLI::App& app) {
   command->add_option("--min-radius", o->min_radius, "Turntable radius range")->capture_default_str();
   command->add_option("--max-radius", o->max_radius, "Turntable radius range")->capture_default_str();
   command->add_option("--radius", o->radius, "Orbit radius (default: the cameras' mean distance)");
+  command
+      ->add_option("--smoothness", o->smoothness,
+                   "Interpolate: 0 linear/slerp between keys, up to 1 a Catmull-Rom spline through them (as lact "
+                   "serve's path editor)")
+      ->capture_default_str();
   command->add_option("--keys", o->keys, "Cameras to orbit around / interpolate through (view selection; default all)");
   command->add_option("--state", o->state,
                       "Make the cameras in this scene state's frame (its --normalize-poses; its data, scene and "
@@ -144,9 +150,11 @@ void add_path_command(CLI::App& app) {
       flags.erase(std::find(flags.begin(), flags.end(), "--size"));
       flags.push_back("--keys");
       flags.push_back("--radius");
+      flags.push_back("--smoothness");
       refuse_unused_flags(*command, flags, "not used by a turntable path (it reads no scene)");
     } else {
       refuse_unused_flags(*command, {"--hfov", "--min-radius", "--max-radius"}, "is for turntable paths");
+      if (o->kind == "orbit") refuse_unused_flags(*command, {"--smoothness"}, "is for interpolate paths");
       if (o->kind == "interpolate") refuse_unused_flags(*command, {"--radius", "--elevation"}, "is for orbit paths");
     }
     run_path(*o);

@@ -147,15 +147,58 @@ std::vector<Camera> interpolate_path(const std::vector<Camera>& keys, int frames
   return path;
 }
 
-std::vector<Camera> interpolate_path_frames(const std::vector<Camera>& keys, int frames) {
+namespace {
+
+// Uniform Catmull-Rom between b (t = 0) and c (t = 1), a and d their outer neighbours.
+double catmull_rom(double a, double b, double c, double d, double t) {
+  return 0.5 * (2 * b + (c - a) * t + (2 * a - 5 * b + 4 * c - d) * t * t + (3 * b - a - 3 * c + d) * t * t * t);
+}
+
+// `q` or -q, whichever is nearer `reference` (the same rotation).
+std::array<double, 4> aligned(std::array<double, 4> q, const std::array<double, 4>& reference) {
+  if (q[0] * reference[0] + q[1] * reference[1] + q[2] * reference[2] + q[3] * reference[3] < 0)
+    for (double& v : q) v = -v;
+  return q;
+}
+
+// The linear camera `c` (between keys k and k+1, a fraction t) moved `s` of the way to the spline's.
+Camera smoothed(Camera c, const std::vector<Camera>& keys, size_t k, double t, double s) {
+  const size_t a = k == 0 ? 0 : k - 1, d = std::min(k + 2, keys.size() - 1);
+  for (int r = 0; r < 3; ++r) {
+    const auto p = [&](size_t i) { return keys[i].c2w[r * 4 + 3]; };
+    const double spline = catmull_rom(p(a), p(k), p(k + 1), p(d), t);
+    c.c2w[r * 4 + 3] += s * (spline - c.c2w[r * 4 + 3]);
+  }
+  const auto qb = rotation_to_quaternion(keys[k].c2w);
+  const auto qa = aligned(rotation_to_quaternion(keys[a].c2w), qb);
+  const auto qc = aligned(rotation_to_quaternion(keys[k + 1].c2w), qb);
+  const auto qd = aligned(rotation_to_quaternion(keys[d].c2w), qc);
+  const auto linear = aligned(rotation_to_quaternion(c.c2w), qb);
+  std::array<double, 4> q;
+  double n = 0;
+  for (int i = 0; i < 4; ++i) {
+    q[i] = linear[i] + s * (catmull_rom(qa[i], qb[i], qc[i], qd[i], t) - linear[i]);
+    n += q[i] * q[i];
+  }
+  for (double& v : q) v /= std::sqrt(n);
+  quaternion_to_rotation(q, c.c2w);
+  return c;
+}
+
+}  // namespace
+
+std::vector<Camera> interpolate_path_frames(const std::vector<Camera>& keys, int frames, double smoothness) {
   if (keys.size() < 2) throw Error("camera path: interpolation needs at least two cameras");
   if (frames < 1) throw Error("camera path: the number of frames must be positive");
+  if (!(smoothness >= 0 && smoothness <= 1)) throw Error("camera path: smoothness must be in [0, 1]");
   const double last_key = static_cast<double>(keys.size() - 1);
   std::vector<Camera> path;
   for (int i = 0; i < frames; ++i) {
     const double s = frames == 1 ? 0.0 : last_key * i / (frames - 1);  // where along the keys: 0 .. K-1
     const size_t k = std::min(static_cast<size_t>(s), keys.size() - 2);
-    path.push_back(interpolate_camera(keys[k], keys[k + 1], s - static_cast<double>(k)));
+    const double t = s - static_cast<double>(k);
+    path.push_back(interpolate_camera(keys[k], keys[k + 1], t));
+    if (smoothness > 0) path.back() = smoothed(path.back(), keys, k, t, smoothness);
   }
   return path;
 }

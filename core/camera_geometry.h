@@ -35,7 +35,10 @@ std::vector<Camera> orbit_around(const std::vector<Camera>& cameras, int frames,
 std::vector<Camera> interpolate_path(const std::vector<Camera>& keys, int frames_per_segment);
 // `frames` cameras in all through `keys`, evenly spaced along them (frame i at key position i (K-1)/(frames-1)):
 // the first frame is the first key and the last frame the last key; one frame is the first key.
-std::vector<Camera> interpolate_path_frames(const std::vector<Camera>& keys, int frames);
+// `smoothness` in [0, 1] blends positions and rotations from piecewise linear / slerp (0: exactly that) towards a
+// uniform Catmull-Rom spline through the keys (1; the end keys repeated, quaternions sign-aligned to their
+// neighbours and renormalised), so the path turns through a key instead of at it. Intrinsics stay linear.
+std::vector<Camera> interpolate_path_frames(const std::vector<Camera>& keys, int frames, double smoothness = 0);
 
 // Rotation matrix (row-major 3x3 in a 4x4 c2w) <-> unit quaternion (w, x, y, z), and slerp.
 std::array<double, 4> rotation_to_quaternion(const std::array<double, 16>& c2w);
