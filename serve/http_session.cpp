@@ -8,6 +8,7 @@
 #include "serve/frame_encoding.h"
 #include "serve/http_head.h"
 #include "serve/page.h"
+#include "serve/path_routes.h"
 #include "system/error.h"
 #include "system/file_io.h"
 
@@ -61,6 +62,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void render();
   void video();
   void download_video();
+  void paths();
   void start_render(const Camera& camera);
   void rendered(session::RenderedView view);
 
@@ -150,7 +152,7 @@ void HttpSession::header_read(beast::error_code error, size_t) {
   if (decision_.action == Action::refuse)
     return reply(static_cast<http::status>(decision_.status), decision_.message, decision_.keep_alive);
   if (!takes_body(decision_.action)) return act();
-  if (decision_.action == Action::video_start) parser_->body_limit(ServerRules{}.max_video_body);
+  if (takes_path_body(decision_.action)) parser_->body_limit(ServerRules{}.max_video_body);
   stream_.expires_after(kBodyTimeout);
   http::async_read(stream_, buffer_, *parser_, beast::bind_front_handler(&HttpSession::body_read, shared_from_this()));
 }
@@ -176,6 +178,11 @@ void HttpSession::act() {
     case Action::video_cancel:
     case Action::video_download:
       return video();
+    case Action::path_interpolate:
+    case Action::path_list:
+    case Action::path_load:
+    case Action::path_save:
+      return paths();
     case Action::refuse:
       break;
   }
@@ -213,6 +220,30 @@ void HttpSession::video() {
     }
   } catch (const VideoRefusal& refusal) {
     reply(static_cast<http::status>(refusal.status), refusal.message);
+  }
+}
+
+// The path editor's routes (serve/path_routes.h): interpolation, and named paths saved under --out/paths.
+void HttpSession::paths() {
+  const ServeOptions& options = context_.hub.options();
+  PathLimits limits;
+  limits.max_frames = options.max_video_frames, limits.max_side = context_.hub.limits().max_side;
+  limits.patch = context_.hub.limits().patch;
+  const std::string folder = options.out + "/paths", &body = parser_->get().body();
+  try {
+    nlohmann::json answer;
+    if (decision_.action == Action::path_load)
+      return respond(http::status::ok, "application/json", load_path(folder, decision_.name, limits));
+    if (decision_.action == Action::path_interpolate) answer = interpolate_body(body, limits);
+    if (decision_.action == Action::path_list) answer = list_paths(folder);
+    if (decision_.action == Action::path_save)
+      answer = save_path(folder, decision_.name, body, decision_.replace, limits);
+    respond(decision_.action == Action::path_save ? http::status::created : http::status::ok, "application/json",
+            json_text(answer) + "\n");
+  } catch (const PathRefusal& refusal) {
+    reply(static_cast<http::status>(refusal.status), refusal.message);
+  } catch (const std::exception& e) {  // not expected: every bad body is a PathRefusal
+    reply(http::status::internal_server_error, e.what());
   }
 }
 

@@ -82,8 +82,20 @@ Decision route(const std::string& method, const Target& target, Decision d) {
     if (!post) return refuse(405, "method not allowed here (POST a camera path)");
     return d.action = Action::video_start, d;
   }
+  if (path == "/api/path/interpolate") return post ? (d.action = Action::path_interpolate, d) : refuse(405, "POST it");
+  if (path == "/api/paths") return get ? (d.action = Action::path_list, d) : refuse(405, "method not allowed here");
+  const std::string paths = "/api/paths/";
+  if (path.compare(0, paths.size(), paths) == 0) {
+    d.name = path.substr(paths.size());
+    if (!get && !post) return refuse(405, "method not allowed here (GET or POST a saved path)");
+    const auto replace = target.query.find("replace");
+    d.replace = post && replace != target.query.end() && replace->second == "1";
+    return d.action = get ? Action::path_load : Action::path_save, d;
+  }
   if (path == "/" || path == "/api/scene" || path == "/api/render") return refuse(405, "method not allowed here");
-  return refuse(404, "not found (the page is /, the API /api/scene, /api/render and /api/video)");
+  return refuse(404,
+                "not found (the page is /, the API /api/scene, /api/render, /api/video, /api/path/interpolate "
+                "and /api/paths)");
 }
 
 }  // namespace
@@ -126,9 +138,13 @@ Decision screen_request(const RequestHead& head, const ServerRules& rules) {
     return refuse(401, "missing or wrong token: open the URL lact serve printed (it ends in ?token=...)");
   if (head.transfer_encoding)
     return refuse(411, "a request body must come with Content-Length (Transfer-Encoding is not read)");
-  const bool video = head.method == "POST" && target.path == "/api/video";
-  if (has_body && !(head.method == "POST" && target.path == "/api/render") && !video)
-    return refuse(400, "this request takes no body (only POST /api/render and POST /api/video have one)");
+  const bool post = head.method == "POST";
+  const bool video = post && (target.path == "/api/video" || target.path == "/api/path/interpolate" ||
+                              target.path.compare(0, 11, "/api/paths/") == 0);
+  if (has_body && !(post && target.path == "/api/render") && !video)
+    return refuse(400,
+                  "this request takes no body (only POST /api/render, /api/video, /api/path/interpolate and "
+                  "/api/paths/NAME have one)");
   const size_t max_body = video ? rules.max_video_body : rules.max_body;
   if (head.content_length > max_body)
     return refuse(413, "request too large (at most " + std::to_string(max_body) + " bytes of body)");

@@ -1,6 +1,6 @@
 // What `lact serve` does with one HTTP request, decided from its header alone, before any byte of a body is
 // read: the Host check (without a token), the token, the body's framing and size, and the route. No socket and
-// no hub: the HTTP session acts on the decision (serve/http_session.cpp); tests/test_serve.cpp and the HTTP
+// no hub: the HTTP session acts on the decision (serve/http_session.cpp); tests/unit/serve/test_serve.cpp and the HTTP
 // fuzzer (tests/fuzz/fuzz_http.cpp) call it directly.
 #pragma once
 
@@ -28,10 +28,31 @@ struct ServerRules {
   size_t max_video_body = 1 << 20;  // bytes of POST /api/video's (a camera path of up to 2000 frames)
 };
 
-enum class Action { refuse, page, scene, render, stream, video_start, video_status, video_cancel, video_download };
+enum class Action {
+  refuse,
+  page,
+  scene,
+  render,
+  stream,
+  video_start,
+  video_status,
+  video_cancel,
+  video_download,
+  path_interpolate,  // POST /api/path/interpolate (serve/path_routes.h)
+  path_list,         // GET /api/paths
+  path_load,         // GET /api/paths/NAME
+  path_save          // POST /api/paths/NAME[?replace=1]
+};
 
-// Whether the action reads a request body (POST /api/render, POST /api/video).
-inline bool takes_body(Action action) { return action == Action::render || action == Action::video_start; }
+// Whether the action reads a request body (POST /api/render, /api/video, /api/path/interpolate, /api/paths/NAME).
+inline bool takes_body(Action action) {
+  return action == Action::render || action == Action::video_start || action == Action::path_interpolate ||
+         action == Action::path_save;
+}
+// Whether its body may be a camera path (up to ServerRules::max_video_body bytes, not max_body).
+inline bool takes_path_body(Action action) {
+  return action == Action::video_start || action == Action::path_interpolate || action == Action::path_save;
+}
 
 struct Decision {
   Action action = Action::refuse;
@@ -43,6 +64,8 @@ struct Decision {
   int quality = 90;         // render: its JPEG quality
   int video = -1;           // video_status, video_cancel, video_download: the job's id
   int client = -1;          // the video routes: the stream a job belongs to (?client=N)
+  std::string name;         // path_load, path_save: the NAME of /api/paths/NAME, as sent (checked when used)
+  bool replace = false;     // path_save: ?replace=1
 };
 
 // The decision for one request header. Refusals, in order: 403 a Host that is not a loopback name (without a

@@ -10,4 +10,5 @@ set(LACT_SERVE_CORE_SOURCES
   keep_serving.cpp
   messages.cpp
   frame_encoding.cpp
+  path_routes.cpp
 )
