@@ -1,7 +1,7 @@
 // How much backend memory an encode needs at its peak, from the config and the input size alone, so that
 // a scene too large for the device fails before allocating, with one line naming the estimate and what
 // is free. Counted from the model code's allocations (embed, the three token buffers, the largest module's
-// temporaries, the state of every layer); tests/test_memory_estimate.cpp holds it against the peak the CPU
+// temporaries, the state of every layer); tests/unit/core/test_memory_estimate.cpp holds it against the peak the CPU
 // backend measures.
 #pragma once
 

@@ -35,5 +35,5 @@ export LACT_SANITIZED=1
 # limits, the terminal's progress) and the dataset readers' CLI test (the readers run under ASan + UBSan in the
 # fuzzers, fuzz_readers); under the sanitizers they took 9 of the CI's 40 minutes.
 ctest --test-dir build-asan --output-on-failure -j 2 -L "unit|parity|cli" \
-  -E "^(test_camera_controller|cli_datasets|cli_video|cli_cameras|cli_resources|cli_terminal)$"
+  -E "^(test_camera_controller|cli_datasets|reliability_video|reliability_cameras|reliability_resources|reliability_terminal)$"
 stage "sanitizer tests"

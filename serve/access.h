@@ -1,6 +1,6 @@
 // Who may talk to `lact serve` and how much: the token (generated like Jupyter's, compared in constant time),
 // the query string it travels in, the WebSocket Origin check, which binds are loopback, and a per-connection
-// request rate. No network code here (unit-tested by tests/test_serve.cpp).
+// request rate. No network code here (unit-tested by tests/unit/serve/test_serve.cpp).
 #pragma once
 
 #include <map>

@@ -1,6 +1,6 @@
 // What `lact serve` tells its clients, as JSON (docs/guide/serve.md's API), with no network code: the scene description
 // (GET /api/scene, the stream's first message) and the header of a streamed frame. What clients send is read by
-// serve/camera_message.h. Unit-tested by tests/test_serve.cpp.
+// serve/camera_message.h. Unit-tested by tests/unit/serve/test_serve.cpp.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -12,7 +12,7 @@ Image names are the files' base names (their paths under the scene's folder when
 views by name, so view i here is the i-th name in byte order, not necessarily frame i of SCENE.
 
 The standard library only (no numpy): poses are 4x4 lists, inverted with partial pivoting, and the rotation goes
-into a unit quaternion (qw >= 0) by the largest-diagonal method. Used by tests/cli_datasets_test.py.
+into a unit quaternion (qw >= 0) by the largest-diagonal method. Used by tests/cli/datasets_test.py.
 """
 import argparse
 import json

@@ -1,8 +1,8 @@
 // The one list of module kinds. Each NAME in it has its description NAME_kind() (a file in core/kinds/) and its
 // forward pass NAME_module() (beside its layer code); both registries are built from this list
 // (core/module_kind.cpp's all_module_kinds(), core/block_module.cpp's all_block_modules()), so a kind listed
-// here without either definition does not link, and tests/test_module_kinds.cpp fails when a definition in the
-// sources is missing from the list or a registry pairs a kind with another kind's forward pass.
+// here without either definition does not link, and tests/unit/core/test_module_kinds.cpp fails when a definition in
+// the sources is missing from the list or a registry pairs a kind with another kind's forward pass.
 #pragma once
 
 #include <string>

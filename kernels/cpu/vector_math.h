@@ -1,6 +1,6 @@
 // exp and erf in plain float arithmetic the compiler vectorizes (libm's expf and erff are one call per value):
 // softmax, SiLU, sigmoid and GELU over every activation. Accurate to float precision where they are used
-// (tests/test_ops.cpp holds each op to a double-precision loop).
+// (tests/unit/kernels/test_ops.cpp holds each op to a double-precision loop).
 #pragma once
 
 #include <algorithm>

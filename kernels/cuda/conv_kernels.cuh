@@ -2,7 +2,7 @@
 // AlexNet, core/lpips.h): one thread per output element in a grid-stride loop, summing its window in float in
 // the order the CPU's direct loop does. Plain kernels rather than cuDNN: LPIPS at 256x256 is about 1.7 GFLOP an
 // image, a few milliseconds this way, against a render of the paper config that takes far longer; and these run
-// in tests/cuda_emulator.h, where CI has no GPU.
+// in tests/common/cuda_emulator.h, where CI has no GPU.
 #pragma once
 
 #include "kernels/cuda/device_compat.h"

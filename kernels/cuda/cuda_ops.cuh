@@ -1,6 +1,6 @@
 // The launch side of every CUDA op: grid and block shapes and which kernel, on raw device pointers.
 // Templated on the launcher: the CUDA backend passes one that launches on its stream and checks the launch;
-// the CPU tests pass tests/cuda_emulator.h's, so these shapes are tested too, not only the kernels.
+// the CPU tests pass tests/common/cuda_emulator.h's, so these shapes are tested too, not only the kernels.
 #pragma once
 
 #include <stdexcept>

@@ -1,7 +1,7 @@
 // What the cuDNN SDPA graph is made of, as pure functions of the shape (no cuDNN, no device): the Q, K, V and O
 // tensor descriptors' dims, strides and unique ids, where each operand sits in the bf16 staging buffer, the shapes
 // cuDNN's fused kernel takes, and the library versions that have it. cudnn_sdpa.cpp builds the graph from these;
-// tests/test_cudnn_plan.cpp checks them by hand, where no GPU exists.
+// tests/unit/kernels/test_cudnn_plan.cpp checks them by hand, where no GPU exists.
 #pragma once
 
 #include <array>

@@ -1,7 +1,8 @@
 // The GPU backend's ops, written once over a `Device` that supplies memory, copies, kernel launches and the
-// GEMM. cuda_backend.cu instantiates it with the CUDA runtime and cuBLAS; tests/test_cuda_emulated.cpp with
-// host memory, the kernel emulator and a column-major BLAS, so that this code (argument order, shapes,
-// scratch buffers) runs the official fixture in CI, not only the kernels one by one.
+// GEMM. cuda_backend.cu instantiates it with the CUDA runtime and cuBLAS;
+// tests/unit/kernels/test_cuda_emulated.cpp with host memory, the kernel emulator and a column-major BLAS, so
+// that this code (argument order, shapes, scratch buffers) runs the official fixture in CI, not only the kernels
+// one by one.
 //
 // A Device provides:
 //   Launcher& launcher();                         launches cuda_ops.cuh's kernels

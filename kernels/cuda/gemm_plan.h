@@ -1,7 +1,7 @@
 // Our GEMMs are row-major (Backend::gemm); cuBLAS is column-major. A row-major m x n matrix with row stride
 // ld is, read column-major, its n x m transpose with the same ld. So C = op(A) op(B) (row-major) is the
 // column-major product C^T = op(B)^T op(A)^T: swap the operands and m with n, keep each transpose flag.
-// Plain C++ so the mapping is tested on the CPU (tests/test_cuda_emulated.cpp) against a naive product.
+// Plain C++ so the mapping is tested on the CPU (tests/unit/kernels/test_cuda_emulated.cpp) against a naive product.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // The warp-level primitives of the FlashAttention-2-class kernel (attention_fa2_kernel.cuh), as PTX under nvcc
-// (sm_80 and later) and as their CPU emulation otherwise (tests/cuda_emulator.h defines the same four functions
+// (sm_80 and later) and as their CPU emulation otherwise (tests/common/cuda_emulator.h defines the same four functions
 // with the same fragment layouts, tested there against plain loops):
 //   mma_bf16_16x8x16(acc, a, b)   acc (16x8 fp32) += a (16x16 bf16, row) * b (16x8 bf16, col): mma.sync m16n8k16;
 //                                 fragments per the PTX ISA (lane = 4 * group + quad): a[0] = A[group][2 quad +

@@ -1,4 +1,4 @@
-"""lact.lpips against a float64 PyTorch implementation of the lpips package's definition (tests/lpips_reference_test.py
+"""lact.lpips against a float64 PyTorch implementation of the lpips package's definition (tests/reference/lpips_reference_test.py
 writes random weights in the two published formats and converts them), and its refusals."""
 import os
 import sys
@@ -9,7 +9,8 @@ import pytest
 from conftest import ROOT
 
 sys.path.insert(0, ROOT)
-sys.path.insert(0, os.path.join(ROOT, "tests"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "common"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "reference"))
 import lpips_reference_test as reference  # noqa: E402
 
 

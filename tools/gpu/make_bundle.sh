@@ -46,7 +46,7 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DLACT_CUDA=ON -DCMAKE_CUDA_AR
   -DLACT_MPI=OFF -DLACT_TESTS=ON >/dev/null
 cmake --build "$build" -j"$(nproc)" --target lact test_ops test_newton_schulz test_parity test_memory_estimate
 if [ ! -d "$build/tests/reference_cases" ]; then  # the float64 PyTorch cases test_parity also checks
-  tests/make_reference_cases.sh /usr/bin/python3 "$root" "$build/tests/reference_cases"
+  tests/reference/make_reference_cases.sh /usr/bin/python3 "$root" "$build/tests/reference_cases"
 fi
 
 mkdir -p "$stage/bin" "$stage/lib"

@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""End-to-end tests of evaluation: `lact render` reports, camera paths and videos, eval-compare, bad input.
+
+Run: PYTHONPATH=tests/common:. /usr/bin/python3 tests/cli/eval_test.py --lact build/app/lact --fixture ../shared/fixtures/lact_tiny
+     --data ../shared/data
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import numpy as np
+
+from tools.reference import safetensors_io
+
+ARGS = None
+
+
+def lact(*args):
+    return subprocess.run([ARGS.lact, *map(str, args)], capture_output=True, text=True)
+
+
+def load_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def psnr(a, b):
+    mse = np.mean((np.clip(a, 0, 1).astype(np.float64) - np.clip(b, 0, 1)) ** 2)
+    return -10 * np.log10(mse)
+
+
+class Evaluation(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="lact_eval_")
+        self.model = os.path.join(ARGS.fixture, "model.safetensors")
+        self.index = os.path.join(ARGS.fixture, "index.json")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def one_line_error(self, r):
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        lines = r.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, r.stderr)
+        self.assertTrue(lines[0].startswith("lact: "), r.stderr)
+        return lines[0]
+
+    def test_report_equals_metrics_recomputed_from_npy(self):
+        out = os.path.join(self.tmp, "a")
+        r = lact("render", "--model", self.model, "--data", self.index, "--inputs", "0,1,2", "--targets", "3,4",
+                 "--save-npy", "--save-images", "--out", out, "--quiet")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        report = load_json(os.path.join(out, "report.json"))
+        expected, _ = safetensors_io.load(os.path.join(ARGS.fixture, "expected.safetensors"))
+        gt = expected["target_images_gt"].numpy().transpose(0, 2, 3, 1)  # [2, H, W, 3]
+        from skimage.metrics import structural_similarity
+        scene = report["scenes"][0]
+        self.assertEqual(scene["targets"], [3, 4])
+        mses = []
+        for i, view in enumerate(scene["views"]):
+            pred = np.load(os.path.join(out, "scene", "%d.npy" % view["index"]))
+            p = psnr(pred, gt[i])
+            s = structural_similarity(pred.astype(np.float64), gt[i].astype(np.float64), gaussian_weights=True,
+                                      sigma=1.5, use_sample_covariance=True, data_range=1.0, channel_axis=-1)
+            print("view %d: report psnr %.6f ssim %.6f, recomputed %.6f %.6f" % (view["index"], view["psnr"],
+                                                                                 view["ssim"], p, s))
+            self.assertAlmostEqual(view["psnr"], p, delta=1e-4)
+            self.assertAlmostEqual(view["ssim"], s, delta=1e-4)
+            mses.append(np.mean((np.clip(pred, 0, 1).astype(np.float64) - gt[i]) ** 2))
+            for suffix in ("_gt.png", "_diff.png", ".png"):
+                self.assertTrue(os.path.exists(os.path.join(out, "scene", "%d%s" % (view["index"], suffix))))
+        self.assertAlmostEqual(scene["psnr_pooled"], -10 * np.log10(np.mean(mses)), delta=1e-4)
+        self.assertAlmostEqual(report["psnr"], np.mean([v["psnr"] for v in scene["views"]]), delta=1e-9)
+        for key in ("model", "config", "data", "size", "views", "psnr_nearest_input", "encode_s_total",
+                    "render_ms_per_view"):
+            self.assertIn(key, report)
+        csv = open(os.path.join(out, "report.csv")).read().splitlines()
+        self.assertEqual(len(csv), 3)
+        # A second run compared with the first: zero differences.
+        out2 = os.path.join(self.tmp, "b")
+        lact("render", "--model", self.model, "--data", self.index, "--inputs", "0,1", "--targets", "3,4",
+             "--out", out2, "--quiet")
+        c = lact("eval-compare", os.path.join(out, "report.json"), os.path.join(out2, "report.json"))
+        self.assertEqual(c.returncode, 0, c.stderr)
+        self.assertIn("overall psnr", c.stdout)
+
+    def test_state_render_reports_the_same(self):
+        state = os.path.join(self.tmp, "s.safetensors")
+        self.assertEqual(lact("encode", "--model", self.model, "--data", self.index, "--inputs", "0,1,2",
+                              "-o", state).returncode, 0)
+        direct, via_state = os.path.join(self.tmp, "d"), os.path.join(self.tmp, "v")
+        lact("render", "--model", self.model, "--data", self.index, "--inputs", "0,1,2", "--targets", "3,4",
+             "--out", direct, "--quiet")
+        r = lact("render", "--state", state, "--targets", "3,4", "--out", via_state, "--quiet")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        a = load_json(os.path.join(direct, "report.json"))["scenes"][0]
+        b = load_json(os.path.join(via_state, "report.json"))["scenes"][0]
+        for va, vb in zip(a["views"], b["views"]):
+            self.assertAlmostEqual(va["psnr"], vb["psnr"], delta=1e-5)
+            self.assertEqual(va["nearest_input"], vb["nearest_input"])
+
+    def test_turntable_frames_poses_and_video(self):
+        path = os.path.join(self.tmp, "turntable.json")
+        self.assertEqual(lact("path", "turntable", "--frames", 120, "--size", "32x32", "-o", path).returncode, 0)
+        frames = load_json(path)["frames"]
+        self.assertEqual(len(frames), 120)
+        out = os.path.join(self.tmp, "tt")
+        video = os.path.join(out, "turntable.mp4")
+        r = lact("render", "--model", self.model, "--data", os.path.join(ARGS.data, "gso_sample_index.json"),
+                 "--inputs", "uniform:8", "--size", "32x32", "--path", path, "--video", video, "--out", out, "--quiet")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for i in (0, 60, 119):
+            pose = load_json(os.path.join(out, "frame_%04d.json" % i))
+            self.assertEqual(pose["w"], 32)
+            np.testing.assert_allclose(np.array(pose["c2w"]), np.array(frames[i]["c2w"]), atol=1e-12)
+            self.assertTrue(os.path.exists(os.path.join(out, "frame_%04d.png" % i)))
+        self.assertFalse(os.path.exists(os.path.join(out, "frame_0120.png")))
+        if shutil.which("ffmpeg"):
+            self.assertGreater(os.path.getsize(video), 1000)
+        # Interpolation between input cameras starts and ends on them.
+        ip = os.path.join(self.tmp, "ip.json")
+        self.assertEqual(lact("path", "interpolate", "--data", self.index, "--keys", "0,1", "--frames", 4,
+                              "-o", ip).returncode, 0)
+        keys = load_json(ip)["frames"]
+        self.assertEqual(len(keys), 4)  # --frames in all
+
+    def test_broken_scene_is_reported_and_others_evaluated(self):
+        index = os.path.join(self.tmp, "index.json")
+        shutil.copytree(os.path.join(ARGS.fixture, "scene"), os.path.join(self.tmp, "good"))
+        os.makedirs(os.path.join(self.tmp, "bad"))
+        with open(os.path.join(self.tmp, "bad", "opencv_cameras.json"), "w") as f:
+            f.write("[{\"w\": 48,")
+        with open(index, "w") as f:
+            json.dump(["good/opencv_cameras.json", "bad/opencv_cameras.json", "missing/opencv_cameras.json"], f)
+        out = os.path.join(self.tmp, "o")
+        r = lact("render", "--model", self.model, "--data", index, "--inputs", "0,1,2", "--targets", "3,4",
+                 "--out", out, "--quiet")
+        self.assertEqual(r.returncode, 1)
+        report = load_json(os.path.join(out, "report.json"))
+        self.assertEqual([s["name"] for s in report["scenes"]], ["good"])
+        self.assertEqual(len(report["failed"]), 2)
+        self.assertIn("corrupt JSON", report["failed"][0]["error"])
+        self.assertIn("2 of 3 scenes failed", r.stderr)
+
+    def test_unwritable_out_fails_before_any_work(self):
+        blocker = os.path.join(self.tmp, "file")
+        open(blocker, "w").close()
+        r = lact("render", "--model", "/nonexistent/model.safetensors", "--data", self.index, "--inputs", "0",
+                 "--targets", "1", "--out", os.path.join(blocker, "sub"))
+        line = self.one_line_error(r)
+        self.assertIn(os.path.join(blocker, "sub"), line)  # the output folder, not the (also missing) model
+
+
+    def test_eval_compare_refuses_or_warns_when_not_like_for_like(self):
+        """No scene in common: refused. Duplicate names, another size, other targets: one warning each; another
+        model: a note. Two comparable reports: nothing on stderr."""
+        def report(name, scenes, size=(32, 48), model="m.safetensors"):
+            path = os.path.join(self.tmp, name + ".json")
+            with open(path, "w") as f:
+                json.dump({"format": "lact report v1", "psnr": 20.0, "size": list(size), "model": model,
+                           "scenes": [{"name": n, "psnr": 20.0, "ssim": 0.5, "targets": t} for n, t in scenes]}, f)
+            return path
+        a = report("a", [("x", [3, 4]), ("y", [3, 4])])
+        same = lact("eval-compare", a, report("same", [("x", [3, 4]), ("y", [3, 4])]))
+        self.assertEqual((same.returncode, same.stderr), (0, ""))
+        disjoint = report("disjoint", [("z", [3, 4])])
+        self.one_line_error(lact("eval-compare", a, disjoint))
+        self.assertIn("no scene in common", lact("eval-compare", a, disjoint).stderr)
+        cases = {"dup": ([("x", [3, 4]), ("x", [3, 4])], {}, "two scenes are named 'x'"),
+                 "size": ([("x", [3, 4])], {"size": (64, 64)}, "A is at size [32,48] and B at [64,64]"),
+                 "targets": ([("x", [5])], {}, "scene 'x' has other target views"),
+                 "model": ([("x", [3, 4])], {"model": "other.safetensors"}, "note: A comes from the model")}
+        for name, (scenes, extra, expected) in cases.items():
+            r = lact("eval-compare", a, report(name, scenes, **extra))
+            lines = r.stderr.strip().splitlines()
+            self.assertEqual((r.returncode, len(lines)), (0, 1), name + ": " + r.stderr)
+            self.assertIn(expected, lines[0], name)
+            self.assertIn("overall psnr", r.stdout, name)
+
+def main():
+    global ARGS
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--lact", required=True)
+    parser.add_argument("--fixture", required=True)
+    parser.add_argument("--data", required=True)
+    ARGS, rest = parser.parse_known_args()
+    unittest.main(argv=[sys.argv[0], "-v"] + rest)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""One syntax, no ignored flags, messages that say what to do (issue 36 item 8): every size flag is HxW (a single
+N: NxN), `view --window` and `bench --size` included; one memory-limit flag (bench's --max-memory-gb refused with a
+pointer to --memory-limit); a flag a command would ignore is refused; a state given as --model, a PyTorch
+checkpoint as the model and an image as --data are named as such; a size the patch does not divide gets the
+nearest ones; a size too small to score fails before any work; a path's default size follows the scene's aspect.
+
+Usage: PYTHONPATH=tests/common:. python3 tests/cli/flags_test.py --lact build/app/lact --fixture ../shared/fixtures/lact_tiny
+       --data ../shared/data
+"""
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+from cli_common import FixtureCase, one_error_line, parse_cli_args, ran_ok
+
+ARGS = None
+
+
+def run(*argv, timeout=300):
+    p = subprocess.run([ARGS.lact] + [str(a) for a in argv], capture_output=True, text=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+class Consistency(FixtureCase):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.scene = ["--data", cls.index, "--inputs", "0,1,2", "--threads", "1"]
+
+    def file(self, name):
+        return os.path.join(self.tmp, name)
+
+    def test_bench_size_is_hxw(self):
+        out = self.file("bench.json")
+        ran_ok(run("bench", "--models", "lact", "--layers", "2", "--dim", "64", "--views", "2", "--size", "32x48,16",
+                   "--repeat", "1", "--warmup", "0", "--threads", "1", "--json", out))
+        with open(out) as f:
+            rows = json.load(f)["rows"]
+        self.assertEqual([(r["height"], r["width"]) for r in rows], [(32, 48), (16, 16)])
+        one_error_line(self, run("bench", "--size", "32x", "--layers", "1", "--dim", "64"), ["--size", "HxW"])
+
+    def test_one_memory_limit_flag(self):
+        one_error_line(self, run("bench", "--layers", "1", "--dim", "64", "--max-memory-gb", "4"),
+                       ["--max-memory-gb", "--memory-limit"])
+        # --memory-limit skips the sizes estimated over it (as --max-memory-gb did).
+        out = self.file("bench_limit.json")
+        ran_ok(run("bench", "--models", "lact", "--layers", "2", "--dim", "64", "--views", "2", "--size", "16,128",
+                   "--repeat", "1", "--warmup", "0", "--threads", "1", "--memory-limit", "0.001", "--json", out))
+        with open(out) as f:
+            rows = json.load(f)["rows"]
+        self.assertEqual([(r["height"], "memory limit" in r.get("skipped", "")) for r in rows],
+                         [(16, False), (128, True)])
+
+    def test_window_is_hxw(self):
+        # 500x350 was a valid WxH window; as HxW it is 350 wide, under the 400 minimum.
+        rc, so, se = run("view", "--model", self.model, *self.scene, "--window", "500x350")
+        if "not built" in se:
+            self.skipTest(se.strip())
+        one_error_line(self, (rc, so, se), ["--window", "height x width"])
+
+    def test_flags_a_command_would_ignore_are_refused(self):
+        one_error_line(self, run("info", self.model, "--size", "64x64"), ["--size", "needs --data"])
+        one_error_line(self, run("info", self.model, "--targets", "3"), ["--targets", "needs --data"])
+        ran_ok(run("info", "--data", self.index, "--size", "32x48"))
+        out = self.file("p.json")
+        one_error_line(self, run("path", "turntable", "--data", self.index, "-o", out), ["--data", "turntable"])
+        one_error_line(self, run("path", "interpolate", "--data", self.index, "--radius", "2", "-o", out),
+                       ["--radius", "orbit"])
+        one_error_line(self, run("path", "orbit", "--data", self.index, "--hfov", "40", "-o", out),
+                       ["--hfov", "turntable"])
+        one_error_line(self, run("path", "orbit", "--data", self.index, "--background", "black", "-o", out),
+                       ["--background"])
+        one_error_line(self, run("path", "orbit", "--data", self.index, "--frame", "3", "-o", out),
+                       ["did you mean --frames?"])
+        self.assertFalse(os.path.exists(out))
+
+    def test_files_given_as_the_wrong_thing(self):
+        state = self.file("state.safetensors")
+        ran_ok(run("encode", "--model", self.model, *self.scene, "-o", state))
+        out = self.file("wrong")
+        one_error_line(self, run("render", "--model", state, *self.scene, "--targets", "3", "--out", out),
+                       ["state.safetensors", "scene state", "--state"])
+        pt = os.path.join(self.fx, "model.pt")
+        one_error_line(self, run("render", "--model", pt, *self.scene, "--targets", "3", "--out", out),
+                       ["model.pt", "PyTorch", "convert it with", "tools.convert_checkpoint"])
+        one_error_line(self, run("info", pt), ["model.pt", "convert it with"])
+        png = os.path.join(self.fx, "scene", "images", "000.png")
+        one_error_line(self, run("render", "--model", self.model, "--data", png, "--inputs", "0", "--targets", "1",
+                                 "--out", out), ["000.png", "is an image (PNG)"])
+
+    def test_sizes(self):
+        out = self.file("sizes")
+        one_error_line(self, run("render", "--model", self.model, *self.scene, "--targets", "3", "--size", "100x100",
+                                 "--out", out), ["--size", "96x96 or 104x104"])
+        one_error_line(self, run("render", "--model", self.model, *self.scene, "--targets", "3", "--size", "8x8",
+                                 "--max-seconds", "1000", "--out", out), ["--size", "8x8", "SSIM", "16x16"])
+        self.assertFalse(os.path.exists(os.path.join(out, "report.json")))
+
+    def test_default_path_size_follows_the_aspect(self):
+        desk = os.path.join(ARGS.data, "mydesk")
+        if not os.path.isdir(desk):
+            self.skipTest("no %s" % desk)
+        out = self.file("desk_path.json")
+        ran_ok(run("path", "orbit", "--data", desk, "--frames", 2, "-o", out))
+        with open(out) as f:
+            frame = json.load(f)["frames"][0]
+        with open(os.path.join(desk, "opencv_cameras.json")) as f:
+            view = json.load(f)["frames"][0]
+        h, w = frame["h"], frame["w"]
+        self.assertEqual((h % 8, w % 8), (0, 0))
+        self.assertAlmostEqual(w / h, view["w"] / view["h"], delta=0.05)  # 16:9, not 1:1
+        self.assertLess(abs(h * w - 256 * 256), 0.06 * 256 * 256)
+
+
+def main():
+    global ARGS
+    ARGS, rest = parse_cli_args(__doc__)
+    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
+
+
+if __name__ == "__main__":
+    main()

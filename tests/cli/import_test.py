@@ -1,0 +1,625 @@
+#!/usr/bin/env python3
+"""`lact import` against fake COLMAPs (issue 37): the folder it writes, and one line for each kind of bad input.
+
+The fake colmap is a Python script first on PATH: it writes a model in COLMAP's text format from the images it
+was given (each camera 0.1 apart on x, identity rotation) and behaves badly on request (FAKE_COLMAP: crash, few,
+split, slow). The real COLMAP is exercised by tests/reference/import_accuracy_test.py (slow). The promise checked here:
+the scene appears under its name only when everything worked (sparse/0 + images/ + colmap.log, read by lact's
+COLMAP reader), an existing folder is replaced only with --force, and bad input is one `lact: ` line, exit 1,
+with nothing left under the output's name or beside it but OUT.colmap.log after a COLMAP failure.
+
+Usage: PYTHONPATH=tests/common:. python3 tests/cli/import_test.py --lact build/app/lact --fixture ../shared/fixtures/lact_tiny
+"""
+import json
+import math
+import os
+import re
+import shutil
+import shlex
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+from fractions import Fraction
+
+from PIL import Image
+
+from cli_common import alive, one_error_line, parse_cli_args, ran_ok
+from hub_server import Hub
+
+ARGS = None
+FFMPEG = shutil.which("ffmpeg")
+
+FAKE_COLMAP = r'''
+import os, shutil, signal, sys, time
+command, args = sys.argv[1], dict(zip(sys.argv[2::2], sys.argv[3::2]))
+mode = os.environ.get("FAKE_COLMAP", "good")
+with open(os.path.join(os.environ["PIDS"], "colmap." + command), "w") as f:
+    f.write("%d\n%s\n" % (os.getpid(), " ".join(sys.argv[2:])))
+
+def flood(megabytes):  # output without a line break, a megabyte at a time
+    for _ in range(megabytes):
+        sys.stdout.buffer.write(b"x" * (1 << 20))
+
+def write_model(folder, names, size):
+    os.makedirs(folder)
+    w, h = size
+    if mode == "ghost":  # registers an image that is not in images/
+        names = names + ["ghost.jpg"]
+    with open(os.path.join(folder, "cameras.txt"), "w") as f:
+        if mode == "fisheye":
+            f.write("1 OPENCV_FISHEYE %d %d %g %g %g %g 0.01 0 0 0\n" % (w, h, 0.9 * w, 0.9 * w, w / 2, h / 2))
+        else:
+            focal = -0.9 * w if mode == "negative_focal" else 0.9 * w
+            f.write("1 SIMPLE_RADIAL %d %d %g %g %g 0.01\n" % (w, h, focal, w / 2, h / 2))
+    with open(os.path.join(folder, "images.txt"), "w") as f:
+        for i, name in enumerate(names):
+            q = "0 0 0 0" if mode == "zero_quaternion" and i == 1 else "1 0 0 0"
+            t = "1e308 0 0" if mode == "far" and i == 1 else "%g 0 0" % (-0.1 * i)
+            f.write("%d %s %s 1 %s\n\n" % (i + 1, q, t, name))
+    open(os.path.join(folder, "points3D.txt"), "w").close()
+    if os.environ.get("FAKE_KEEP"):  # a copy for the test to hand to lact's reader
+        shutil.copytree(folder, os.path.join(os.environ["FAKE_KEEP"], "sparse", "0"))
+
+if command == "feature_extractor":
+    names = sorted(os.listdir(args["--image_path"]))
+    if mode == "silent":
+        time.sleep(600)
+    if mode == "huge_line":
+        print("Processed file [" + "7" * 200000 + "/%d]" % len(names), flush=True)
+    if mode == "odd_numbers":
+        print("Processed file [99999999999/%d]" % len(names), flush=True)
+        print("Matching block [2/99999, 3/99999]", flush=True)
+    if mode == "flood":
+        flood(int(os.environ.get("FAKE_FLOOD_MB", "100")))
+        print(flush=True)
+    for i, name in enumerate(names):
+        print("Processed file [%d/%d]" % (i + 1, len(names)), flush=True)
+        if mode == "slow":
+            time.sleep(600)
+        time.sleep(0.02)
+    with open(args["--database_path"], "w") as f:
+        f.write("\n".join(names))
+elif command.endswith("_matcher"):
+    if mode == "crash":
+        print("F1204 matching.cc:42] Check failed: fake crash", flush=True)
+        os.kill(os.getpid(), signal.SIGSEGV)
+elif command == "mapper":
+    with open(args["--database_path"]) as f:
+        names = f.read().split("\n")
+    size = [int(v) for v in os.environ["FAKE_SIZE"].split()]
+    registered = names[:2] if mode == "few" else names
+    if mode == "split":
+        write_model(os.path.join(args["--output_path"], "0"), registered[:3], size)
+        write_model(os.path.join(args["--output_path"], "1"), registered, size)
+    else:
+        write_model(os.path.join(args["--output_path"], "0"), registered, size)
+    for i in range(len(registered)):
+        print("Registering image #%d (%d)" % (i + 1, i + 1))
+elif command == "model_analyzer":
+    if mode == "flood":
+        flood(int(os.environ.get("FAKE_FLOOD_MB", "100")))
+        print()
+    print("Mean reprojection error: %s" % ("1e999px" if mode == "odd_numbers" else "0.4321px"))
+'''
+
+
+def read_text(path):
+    with open(path) as f:
+        return f.read()
+
+
+def make_photos(folder, count, size=(96, 64)):
+    os.makedirs(folder, exist_ok=True)
+    for i in range(count):
+        image = Image.new("RGB", size, (40 * i % 256, 90, 160))
+        image.putpixel((i % size[0], 3), (255, 255, 255))
+        image.save(os.path.join(folder, "p%02d.jpg" % i), quality=95)
+
+
+def area_average(image, size):
+    """Each output pixel the mean of the source area it covers, partial pixels weighted by the part covered:
+    the pixels of `image` shrunk to `size`, row by row, as float tuples."""
+    src = image.load()
+    (w, h), (ow, oh) = image.size, size
+    sx, sy = w / ow, h / oh
+    out = []
+    for y in range(oh):
+        for x in range(ow):
+            acc, total = [0.0, 0.0, 0.0], 0.0
+            for j in range(int(y * sy), math.ceil((y + 1) * sy)):
+                wy = min(j + 1, (y + 1) * sy) - max(j, y * sy)
+                for i in range(int(x * sx), math.ceil((x + 1) * sx)):
+                    wgt = wy * (min(i + 1, (x + 1) * sx) - max(i, x * sx))
+                    acc = [a + wgt * v for a, v in zip(acc, src[i, j])]
+                    total += wgt
+            out.append(tuple(a / total for a in acc))
+    return out
+
+
+class Import(unittest.TestCase):
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory(prefix="lact_import_")
+        self.case = self._tmp.name
+        self.pids = os.path.join(self.case, "pids")
+        self.bin = os.path.join(self.case, "bin")
+        os.makedirs(self.pids)
+        os.makedirs(self.bin)
+        with open(os.path.join(self.bin, "colmap"), "w") as f:
+            f.write("#!%s\n%s" % (sys.executable, FAKE_COLMAP))
+        os.chmod(os.path.join(self.bin, "colmap"), 0o755)
+        self.photos = os.path.join(self.case, "photos")
+        self.out = os.path.join(self.case, "scenes", "desk")
+        os.makedirs(os.path.dirname(self.out))
+
+    def tearDown(self):  # no fake may outlive its test
+        for name in os.listdir(self.pids):
+            with open(os.path.join(self.pids, name)) as f:
+                pid = int(f.readline())
+            if alive(pid):
+                os.kill(pid, 9)
+        self._tmp.cleanup()
+
+    def env(self, mode="good", size=(96, 64), path=None):
+        return dict(os.environ, PIDS=self.pids, FAKE_COLMAP=mode, FAKE_SIZE="%d %d" % size,
+                    PATH=path if path is not None else self.bin + ":/usr/bin:/bin")
+
+    def lact(self, argv, env, timeout=120):
+        p = subprocess.run([ARGS.lact] + [str(a) for a in argv], capture_output=True, text=True, timeout=timeout,
+                           env=env, errors="replace")
+        return p.returncode, p.stdout, p.stderr
+
+    def run_import(self, mode="good", extra=(), size=(96, 64), path=None, source=None, quiet=False):
+        """lact import of `source` (the photos) into self.out; `quiet`: no progress lines on stderr."""
+        return self.lact(["import", source or self.photos, "-o", self.out] + list(extra) + (["-q"] if quiet else []),
+                         self.env(mode, size, path))
+
+    def beside_output(self):
+        return sorted(os.listdir(os.path.dirname(self.out)))
+
+    def test_a_folder_becomes_a_scene_lact_reads(self):
+        make_photos(self.photos, 6)
+        with open(os.path.join(self.photos, "notes.txt"), "w") as f:
+            f.write("not an image")
+        with open(os.path.join(self.photos, "fake.jpg"), "wb") as f:
+            f.write(b"GIF89a" + bytes(40))  # an image's name, not an image's content
+        result = self.run_import()
+        so = ran_ok(result)
+        self.assertIn("8 files, 6 used (2 skipped", so)
+        self.assertIn("6 registered (100%)", so)
+        self.assertIn("mean reprojection error 0.4321 px", so)
+        self.assertIn("extent 0.5 ", so)
+        # 96x64 photos (3:2): the 9:16 family (nearer than 1:1), its smallest (the photos cover none), 5 of 6 inputs.
+        self.assertIn("%s model fetch scene_res72x128\n" % ARGS.lact, so)
+        self.assertIn("%s render --model scene_res72x128 --data %s --inputs uniform:5 --targets rest --size 72x128 "
+                      "--normalize-poses inputs" % (ARGS.lact, self.out), so)
+        self.assertIn("%s view --model scene_res72x128" % ARGS.lact, so)
+        self.assertEqual(sorted(os.listdir(self.out)), ["colmap.log", "images", "sparse"])
+        self.assertEqual(sorted(os.listdir(os.path.join(self.out, "images"))), ["p%02d.jpg" % i for i in range(6)])
+        with open(os.path.join(self.photos, "p03.jpg"), "rb") as a, open(os.path.join(self.out, "images/p03.jpg"),
+                                                                          "rb") as b:
+            self.assertEqual(a.read(), b.read())  # upright and small enough: copied byte for byte
+        self.assertEqual(self.beside_output(), ["desk"])  # no working folder left
+        args = read_text(os.path.join(self.pids, "colmap.feature_extractor"))
+        for flag in ("--ImageReader.camera_model SIMPLE_RADIAL", "--ImageReader.single_camera 1",
+                     "--SiftExtraction.use_gpu 0"):
+            self.assertIn(flag, args)
+        self.assertTrue(os.path.exists(os.path.join(self.pids, "colmap.exhaustive_matcher")))
+        self.assertIn("Processed file [6/6]", read_text(os.path.join(self.out, "colmap.log")))
+        self.assertIn("lact import: features", result[2])
+        self.assertIn("ETA", result[2])
+        info = ran_ok(self.lact(["info", "--data", self.out], self.env()))  # lact's COLMAP reader takes it
+        self.assertIn("6", info)
+
+    def test_the_printed_next_lines_run_as_pasted(self):
+        """Issue 52 item 2: the lines after "next:" run as printed (lact's own path, the scene model that fits
+        the capture fetched from a loopback hub, its recipe), in another folder, with nothing added."""
+        make_photos(self.photos, 12, size=(256, 144))
+        so = ran_ok(self.run_import(size=(256, 144)))
+        lines = so[so.index("next: "):].splitlines()
+        self.assertIn("the scene model scene_res144x256 (trained at 144x256 with 64 input views; about 1.59 GB to "
+                      "download), 11 of the 12 registered views as inputs", lines[0])
+        commands = [shlex.split(l) for l in lines[1:]]
+        self.assertEqual([c[:3] for c in commands], [[ARGS.lact, "model", "fetch"], [ARGS.lact, "render", "--model"],
+                                                     [ARGS.lact, "view", "--model"]])
+        with open(os.path.join(ARGS.fixture, "model.pt"), "rb") as f:
+            hub = Hub({"scene_res144x256.pt": f.read()})
+        try:
+            # The fixture's tiny weights stand in for the official ones (the mirror's config names theirs).
+            env = dict(os.environ, LACT_HUB=hub.url, XDG_CACHE_HOME=os.path.join(self.case, "cache"),
+                       LACT_HUB_CONFIG=os.path.join(ARGS.fixture, "config.json"))
+            work = os.path.join(self.case, "work")
+            os.makedirs(work)
+            for command in commands[:2]:  # the viewer's line needs a display (tests/cli/view_test.py runs it)
+                ran_ok(self.pasted(command, env, work))
+            report = os.path.join(work, "out", "report.json")
+            with open(report) as f:
+                scene = json.load(f)["scenes"][0]
+            self.assertEqual(len(scene["views"]), 1)  # 12 views, 11 inputs: one target
+            # Pasted again, the import now finds it cached and prints no fetch line.
+            again = ran_ok(self.lact(["import", self.photos, "-o", self.out, "--force"],
+                                     dict(self.env(size=(256, 144)), XDG_CACHE_HOME=env["XDG_CACHE_HOME"])))
+            self.assertNotIn("model fetch", again)
+            self.assertIn("scene_res144x256 (trained at 144x256 with 64 input views; cached)", again)
+        finally:
+            hub.close()
+
+    def pasted(self, command, env, cwd):
+        p = subprocess.run(command, capture_output=True, text=True, env=env, cwd=cwd, timeout=300)
+        return p.returncode, p.stdout, p.stderr
+
+    def test_exif_orientation_and_max_size(self):
+        make_photos(self.photos, 3)
+        photo = Image.new("RGB", (120, 80))
+        for x in range(120):
+            for y in range(80):
+                photo.putpixel((x, y), (2 * x, 3 * y, (x * y) % 256))
+        exif = Image.Exif()
+        exif[0x0112] = 6  # shown turned 90 degrees clockwise
+        photo.save(os.path.join(self.photos, "turned.jpg"), quality=95, exif=exif.tobytes())
+        Image.new("RGB", (40, 30), (1, 2, 3)).save(os.path.join(self.photos, "turned.png"))  # the name it becomes
+        ran_ok(self.run_import(extra=["--max-size", "64"]))
+        images = os.path.join(self.out, "images")
+        self.assertEqual(sorted(os.listdir(images)), ["p00.png", "p01.png", "p02.png", "turned-2.png", "turned.png"])
+        self.assertEqual(Image.open(os.path.join(images, "turned-2.png")).size, (40, 30))
+        got = Image.open(os.path.join(images, "turned.png")).convert("RGB")
+        self.assertEqual(got.size, (43, 64))  # upright (80 x 120), long side 64
+        from PIL import ImageOps
+        upright = ImageOps.exif_transpose(Image.open(os.path.join(self.photos, "turned.jpg"))).convert("RGB")
+        want = area_average(upright, got.size)
+        diff = max(abs(a - b) for pg, pw in zip(got.getdata(), want) for a, b in zip(pg, pw))
+        self.assertLessEqual(diff, 0.5 + 1e-9)  # rounding only
+
+    def test_images_of_different_sizes_get_a_camera_each(self):
+        make_photos(self.photos, 3)
+        make_photos(os.path.join(self.case, "other"), 1, size=(64, 96))
+        shutil.move(os.path.join(self.case, "other", "p00.jpg"), os.path.join(self.photos, "tall.jpg"))
+        ran_ok(self.run_import())
+        self.assertIn("--ImageReader.single_camera 0", read_text(os.path.join(self.pids, "colmap.feature_extractor")))
+
+    def test_largest_model_kept(self):
+        make_photos(self.photos, 5)
+        so = ran_ok(self.run_import(mode="split"))
+        self.assertIn("5 registered", so)
+        self.assertEqual(os.listdir(os.path.join(self.out, "sparse")), ["0"])
+        with open(os.path.join(self.out, "sparse/0/images.txt")) as f:
+            self.assertEqual(len([line for line in f if line.strip()]), 5)
+
+    def test_fewer_than_three_images(self):
+        make_photos(self.photos, 2)
+        with open(os.path.join(self.photos, "readme.md"), "w") as f:
+            f.write("#")
+        line = one_error_line(self, self.run_import(), [self.photos, "found 2 image(s)", "at least 3",
+                                                        "skipped 1", "readme.md"])
+        self.assertEqual(self.beside_output(), [], line)
+
+    def test_colmap_missing(self):
+        make_photos(self.photos, 3)
+        empty = os.path.join(self.case, "empty")
+        os.makedirs(empty)
+        one_error_line(self, self.run_import(path=empty), ["COLMAP not found", "apt-get install colmap"])
+        self.assertEqual(self.beside_output(), [])
+
+    def test_colmap_crashing(self):
+        make_photos(self.photos, 4)
+        line = one_error_line(self, self.run_import(quiet=True, mode="crash"),
+                              ["colmap exhaustive_matcher", "exit status 139", "fake crash", "desk.colmap.log"])
+        self.assertEqual(self.beside_output(), ["desk.colmap.log"], line)
+        self.assertIn("Processed file [4/4]", read_text(self.out + ".colmap.log"))
+
+    def test_too_few_registered(self):
+        make_photos(self.photos, 6)
+        line = one_error_line(self, self.run_import(quiet=True, mode="few"), ["registered 2 of 6", "texture", "overlap", "blur"])
+        self.assertEqual(self.beside_output(), ["desk.colmap.log"], line)
+
+    def test_max_seconds(self):
+        make_photos(self.photos, 4)
+        start = time.monotonic()
+        one_error_line(self, self.run_import(quiet=True, mode="slow", extra=["--max-seconds", "2"]), ["--max-seconds", "2 s"])
+        self.assertLess(time.monotonic() - start, 30)
+        with open(os.path.join(self.pids, "colmap.feature_extractor")) as f:
+            self.assertFalse(alive(int(f.readline())), "colmap was left running")
+        self.assertEqual(self.beside_output(), ["desk.colmap.log"])
+
+    def test_interrupted_import_leaves_nothing_under_the_name(self):
+        make_photos(self.photos, 4)
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            p = subprocess.Popen([ARGS.lact, "import", self.photos, "-o", self.out, "-q"], env=self.env("slow"),
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            pidfile = os.path.join(self.pids, "colmap.feature_extractor")
+            for _ in range(200):  # until colmap runs
+                if os.path.exists(pidfile) and os.path.getsize(pidfile):
+                    break
+                time.sleep(0.05)
+            time.sleep(0.2)
+            p.send_signal(sig)
+            p.communicate(timeout=60)
+            self.assertEqual(p.returncode, -sig, sig)
+            self.assertFalse(alive(int(read_text(pidfile).split()[0])), "colmap was left running after %s" % sig.name)
+            self.assertFalse(os.path.exists(self.out))
+            os.unlink(pidfile)
+        # A signal leaves the working folder (hidden); the next import into that folder removes it (the SIGTERM
+        # run removed the SIGINT run's).
+        left = self.beside_output()
+        self.assertEqual(len(left), 1, left)
+        self.assertTrue(left[0].startswith(".desk.lact-import-"), left)
+        ran_ok(self.run_import())
+        self.assertEqual(self.beside_output(), ["desk"])
+
+    def test_existing_output_needs_force(self):
+        make_photos(self.photos, 3)
+        os.makedirs(self.out)
+        with open(os.path.join(self.out, "keep.txt"), "w") as f:
+            f.write("mine")
+        one_error_line(self, self.run_import(), [self.out, "already exists", "--force"])
+        self.assertEqual(os.listdir(self.out), ["keep.txt"])
+        # A folder holding what an import did not write is the user's: not removed, even with --force.
+        one_error_line(self, self.run_import(extra=["--force"]), [self.out, "keep.txt"])
+        self.assertEqual(os.listdir(self.out), ["keep.txt"])
+        os.unlink(os.path.join(self.out, "keep.txt"))
+        ran_ok(self.run_import(extra=["--force"]))  # an empty folder, then the scene it became: replaced
+        ran_ok(self.run_import(extra=["--force"]))
+        self.assertEqual(sorted(os.listdir(self.out)), ["colmap.log", "images", "sparse"])
+        # The input itself is never the output, even with --force.
+        one_error_line(self, self.lact(["import", self.photos, "-o", self.photos, "--force"], self.env()),
+                       [self.photos, "input"])
+        self.assertEqual(len(os.listdir(self.photos)), 3)
+
+    @unittest.skipUnless(FFMPEG, "ffmpeg is not installed")
+    def test_unreadable_video(self):
+        video = os.path.join(self.case, "clip.mp4")
+        with open(video, "w") as f:
+            f.write("not a video")
+        one_error_line(self, self.run_import(source=video), [video, "not a readable video"])
+        self.assertEqual(self.beside_output(), [])
+
+    @unittest.skipUnless(FFMPEG, "ffmpeg is not installed")
+    def test_video_frames_per_second(self):
+        frames = os.path.join(self.case, "frames")
+        os.makedirs(frames)
+        for i in range(24):  # 2 s at 12 frames per second, frame i's red level 10 * i
+            Image.new("RGB", (64, 48), (10 * i, 100, 100)).save(os.path.join(frames, "f%02d.png" % i))
+        video = os.path.join(self.case, "clip.mkv")
+        subprocess.run([FFMPEG, "-v", "error", "-framerate", "12", "-i", os.path.join(frames, "f%02d.png"), "-c:v",
+                        "ffv1", video], check=True)
+        so = ran_ok(self.run_import(source=video, extra=["--fps", "3"], size=(64, 48)))
+        self.assertIn("6 frames, 6 used", so)  # 2 s x 3 per second: windows of 4 frames, the middle one (2, 6, ...)
+        for k, name in enumerate(sorted(os.listdir(os.path.join(self.out, "images")))):
+            red = Image.open(os.path.join(self.out, "images", name)).convert("RGB").getpixel((5, 5))[0]
+            self.assertEqual(red, 10 * (4 * k + 2), name)
+
+    @unittest.skipUnless(FFMPEG, "ffmpeg is not installed")
+    def test_video_frames_sharpest_of_each_window(self):
+        # 12 lossless frames in 4 windows of 3: one frame in each is noise (sharp), the others flat.
+        frames = os.path.join(self.case, "frames")
+        os.makedirs(frames)
+        sharp = [1, 3, 8, 10]
+        for i in range(12):
+            image = Image.new("RGB", (64, 48), (100, 110, 120 + i))
+            if i in sharp:
+                image = Image.effect_noise((64, 48), 60 + i).convert("RGB")
+            image.save(os.path.join(frames, "f%02d.png" % i))
+        video = os.path.join(self.case, "clip.mkv")
+        subprocess.run([FFMPEG, "-v", "error", "-framerate", "12", "-i", os.path.join(frames, "f%02d.png"), "-c:v",
+                        "ffv1", video], check=True)
+        so = ran_ok(self.run_import(source=video, extra=["--frames", "4", "--sharpest"], size=(64, 48)))
+        self.assertIn("4 frames, 4 used", so)
+        self.assertTrue(os.path.exists(os.path.join(self.pids, "colmap.sequential_matcher")))
+        images = sorted(os.listdir(os.path.join(self.out, "images")))
+        self.assertEqual(images, ["frame_%05d.png" % i for i in range(1, 5)])
+        for name, i in zip(images, sharp):
+            got = Image.open(os.path.join(self.out, "images", name)).convert("RGB")
+            want = Image.open(os.path.join(frames, "f%02d.png" % i)).convert("RGB")
+            self.assertEqual(list(got.getdata()), list(want.getdata()), name)
+
+
+    # Issue 48: COLMAP's output as untrusted text.
+    def test_odd_colmap_output(self):
+        make_photos(self.photos, 4)
+        # A progress line of 200,000 digits overflowed std::regex's recursion (SIGSEGV); numbers past int and a
+        # reprojection error of 1e999 ended in a bare "lact: stoi" / "lact: stod".
+        for mode, error in (("huge_line", "0.4321 px"), ("odd_numbers", "unknown")):
+            so = ran_ok(self.run_import(mode=mode, extra=["--force"]))
+            self.assertIn("mean reprojection error %s" % error, so)
+            self.assertIn("4 registered", so)
+
+    @unittest.skipIf(os.environ.get("LACT_SANITIZED"), "the sanitizers' own memory use hides lact's")
+    def test_output_floods_are_not_kept_in_memory(self):
+        # 200 MB without a line break from the feature extractor and from the model analyzer: lact's memory stays
+        # far below that (it held every byte of an unfinished line, and rescanned it for each piece), the log
+        # keeps the first 64 MiB of each step.
+        make_photos(self.photos, 4)
+        env = dict(self.env("flood"), FAKE_FLOOD_MB="200")
+        p = subprocess.Popen([ARGS.lact, "import", self.photos, "-o", self.out], env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        so, se = p.communicate(timeout=300)
+        self.assertEqual(p.returncode, 0, se[-2000:])
+        import resource
+        peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        self.assertIn(b"mean reprojection error 0.4321 px", so)
+        self.assertIn(b"lact import: features", se)
+        log = os.path.getsize(os.path.join(self.out, "colmap.log"))
+        self.assertLess(log, 2 * 64 * 2 ** 20 + 2 ** 20)
+        self.assertGreater(log, 2 * 64 * 2 ** 20)
+        with open(os.path.join(self.out, "colmap.log"), "rb") as f:
+            cut = re.findall(rb"\n\[lact: (\d+) more bytes of this step's output not kept\]\n", f.read())
+        self.assertEqual(len(cut), 2, "the log's two cut steps")
+        for more in cut:  # the rest of the 200 MB flood, and the step's few lines after it
+            self.assertTrue(0 <= int(more) - (200 - 64) * 2 ** 20 < 1000, more)
+        self.assertLess(peak_mib, 100, "lact (or a fake) reached %.0f MiB" % peak_mib)
+
+    def test_a_scene_render_would_refuse_is_refused(self):
+        # COLMAP's model goes through lact's COLMAP reader, as `lact render --data` reads it, before the import
+        # reports success: each of these was reported as a scene, then refused by render.
+        make_photos(self.photos, 4)
+        for mode in ("zero_quaternion", "far", "negative_focal", "fisheye", "ghost"):
+            keep = os.path.join(self.case, "kept-" + mode)
+            result = self.lact(["import", self.photos, "-o", self.out, "-q"], dict(self.env(mode), FAKE_KEEP=keep))
+            line = one_error_line(self, result, ["colmap mapper: wrote a scene lact render refuses: ",
+                                                 "desk.colmap.log"])
+            self.assertEqual(self.beside_output(), ["desk.colmap.log"], line)
+            os.unlink(self.out + ".colmap.log")
+            if mode == "ghost":  # render reads each image when it needs it: the file lact would open, missing
+                self.assertIn("images/ghost.jpg: cannot open file (no such file)", line)
+                continue
+            # The reader's own line on the same model, its folder's path left out.
+            shutil.copytree(self.photos, os.path.join(keep, "images"))
+            rc, so, se = self.lact(["info", "--data", keep], self.env())
+            self.assertEqual(rc, 1, se)
+            reader = se.strip().splitlines()[-1]
+            self.assertTrue(reader.startswith("lact: " + keep + "/sparse/0/"), reader)
+            self.assertIn(reader[len("lact: " + keep + "/"):], line)
+
+    def test_skipped_files_are_named_with_why(self):
+        make_photos(self.photos, 4)
+        with open(os.path.join(self.photos, "notes.txt"), "w") as f:
+            f.write("not an image")
+        with open(os.path.join(self.photos, "fake.jpg"), "wb") as f:
+            f.write(b"GIF89a" + bytes(40))
+        with open(os.path.join(self.photos, "p00.jpg"), "rb") as f:
+            jpeg = f.read()
+        with open(os.path.join(self.photos, "cut.jpg"), "wb") as f:
+            f.write(jpeg[:len(jpeg) // 2])
+        import struct
+        import zlib
+        ihdr = b"IHDR" + struct.pack(">IIBBBBB", 70000, 10, 8, 2, 0, 0, 0)  # wider than 65536
+        with open(os.path.join(self.photos, "wide.png"), "wb") as f:
+            f.write(b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + ihdr + struct.pack(">I", zlib.crc32(ihdr)))
+        with open(os.path.join(self.photos, "huge.jpg"), "wb") as f:
+            f.truncate(513 << 20)  # sparse: over the 512 MiB a photo may have
+        so = ran_ok(self.run_import())
+        self.assertIn("9 files, 4 used (5 skipped)", so)
+        for name, why in (("cut.jpg", "undecodable (cannot decode JPEG"),
+                          ("fake.jpg", "not a PNG or JPEG (looks like GIF)"),
+                          ("huge.jpg", "over the size limit (is 537919488 bytes"),
+                          ("notes.txt", "not a PNG or JPEG (unrecognised content)"),
+                          ("wide.png", "over the size limit (image of 70000x10 exceeds the limit")):
+            self.assertIn("  skipped %s: %s" % (name, why), so)
+            self.assertIn("  %s: %s" % (name, why), read_text(os.path.join(self.out, "colmap.log")))
+
+    def test_a_silent_colmap_is_stopped(self):
+        make_photos(self.photos, 4)
+        line = one_error_line(self, self.run_import(mode="silent", extra=["--stall-minutes", "0.05"]),
+                              ["colmap feature_extractor", "no output and no progress for 3 s", "--stall-minutes",
+                               "desk.colmap.log"])
+        with open(os.path.join(self.pids, "colmap.feature_extractor")) as f:
+            self.assertFalse(alive(int(f.readline())), "colmap was left running")
+        self.assertEqual(self.beside_output(), ["desk.colmap.log"], line)
+        one_error_line(self, self.run_import(extra=["--stall-minutes", "-1"]), ["--stall-minutes"])
+
+    def test_colmap_dies_with_lact_even_by_kill_9(self):
+        make_photos(self.photos, 4)
+        p = subprocess.Popen([ARGS.lact, "import", self.photos, "-o", self.out, "-q"], env=self.env("slow"),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        pidfile = os.path.join(self.pids, "colmap.feature_extractor")
+        for _ in range(400):  # until colmap runs
+            if os.path.exists(pidfile) and os.path.getsize(pidfile):
+                break
+            time.sleep(0.05)
+        colmap = int(read_text(pidfile).split()[0])
+        self.assertTrue(alive(colmap))
+        p.kill()
+        p.communicate(timeout=60)
+        for _ in range(200):  # the kernel's SIGKILL is at once; allow a loaded machine 10 s to deliver it
+            if not alive(colmap):
+                break
+            time.sleep(0.05)
+        self.assertFalse(alive(colmap), "colmap outlived lact's kill -9")
+
+    def test_odd_numbers_from_ffprobe(self):
+        # A fake ffprobe: its count and duration were read with atol/atof, unchecked (a duration of 1e308 with
+        # --fps overflowed the frame count; "N/A" read as 0 and asked for one frame).
+        video = os.path.join(self.case, "clip.mp4")
+        with open(video, "wb") as f:
+            f.write(b"not read: the fake ffprobe answers")
+        with open(os.path.join(self.bin, "ffprobe"), "w") as f:
+            f.write("#!/bin/sh\nprintf '%s' \"$FAKE_PROBE\"\n")
+        os.chmod(os.path.join(self.bin, "ffprobe"), 0o755)
+        os.symlink("/bin/true", os.path.join(self.bin, "ffmpeg"))
+        for probe, extra, said in (
+                ("nb_read_packets=999999999\nduration=1e308\n", ["--fps", "1000"], ["--fps", "more than 100000"]),
+                ("nb_read_packets=12\nduration=N/A\n", ["--fps", "2"], [video, "no usable duration ('N/A')"]),
+                ("nb_read_packets=N/A\nduration=3\n", [], [video, "counts 'N/A' frames"]),
+                ("nb_read_packets=99999999999999999999\n", [], [video, "counts '99999999999999999999' frames"])):
+            env = dict(self.env(), FAKE_PROBE=probe)
+            one_error_line(self, self.lact(["import", video, "-o", self.out] + extra, env), said)
+            self.assertEqual(self.beside_output(), [])
+
+    def make_video(self, count, frame):
+        """A lossless video of `count` frames, frame(i) giving frame i."""
+        frames = os.path.join(self.case, "frames")
+        os.makedirs(frames)
+        for i in range(count):
+            frame(i).save(os.path.join(frames, "f%03d.png" % i))
+        video = os.path.join(self.case, "clip.mkv")
+        subprocess.run([FFMPEG, "-v", "error", "-framerate", "24", "-i", os.path.join(frames, "f%03d.png"), "-c:v",
+                        "ffv1", video], check=True)
+        return video
+
+    def frames_taken(self):
+        """The index each image of the scene was made from (its pixel (0, 0) holds it in red)."""
+        images = os.path.join(self.out, "images")
+        return [Image.open(os.path.join(images, name)).convert("RGB").getpixel((0, 0))[0]
+                for name in sorted(os.listdir(images))]
+
+    @unittest.skipUnless(FFMPEG, "ffmpeg is not installed")
+    def test_video_any_number_of_frames(self):
+        # ffmpeg's select expression took at most 100 eq() terms: --frames 150 failed on any video.
+        video = self.make_video(200, lambda i: Image.new("RGB", (160, 120), (i, 100, 100)))
+        so = ran_ok(self.run_import(source=video, extra=["--frames", "150", "--max-size", "64"], size=(64, 48),
+                                    quiet=True))
+        self.assertIn("150 frames, 150 used", so)
+        images = os.path.join(self.out, "images")
+        self.assertEqual({Image.open(os.path.join(images, n)).size for n in os.listdir(images)}, {(64, 48)})
+        # Windows of 4/3 frames, the frame holding the exact middle of each (w + 1/2) 4/3: frame 10 for window 7,
+        # which the floating-point w * length + length / 2 (9.999999999999998) missed.
+        self.assertEqual(self.frames_taken(), [math.floor((w + Fraction(1, 2)) * Fraction(200, 150)) for w in range(150)])
+
+    @unittest.skipUnless(FFMPEG, "ffmpeg is not installed")
+    def test_a_short_video_says_so_and_gives_every_frame(self):
+        # A video of 10 frames with the default --frames 60 (and --fps asking 24 of its 0.42 s) was clamped without
+        # a word; now one line says so, every frame is taken in order and none is reported skipped.
+        video = self.make_video(10, lambda i: Image.new("RGB", (64, 48), (20 * i, 100, 100)))
+        for extra, asked in (([], "--frames 60"), (["--fps", "57.6"], "--fps 57.6 (24)")):
+            so = ran_ok(self.run_import(source=video, extra=extra + ["--force"], size=(64, 48), quiet=True))
+            note = "%s has only 10 frames, fewer than %s asks for: all 10 taken" % (video, asked)
+            self.assertEqual(so.count(note), 1, so)
+            self.assertIn("10 frames, 10 used (0 skipped)", so)
+            self.assertNotIn("skipped frame", so)
+            self.assertEqual(self.frames_taken(), [20 * i for i in range(10)])
+        # Fewer asked than the video has: no line.
+        so = ran_ok(self.run_import(source=video, extra=["--frames", "5", "--force"], size=(64, 48), quiet=True))
+        self.assertNotIn("has only", so)
+        self.assertIn("5 frames, 5 used", so)
+
+    @unittest.skipUnless(FFMPEG, "ffmpeg is not installed")
+    def test_video_sharpest_with_the_default_frames(self):
+        # --sharpest with the default 60 frames: 180 candidates, past ffmpeg's 100 terms. Frame i is a
+        # checkerboard of contrast contrast(i) (distinct within any 3 frames): the sharpest is the highest.
+        def contrast(i):
+            return 20 + (i * 37) % 101
+
+        def frame(i):
+            image = Image.new("RGB", (64, 48))
+            for y in range(48):
+                for x in range(64):
+                    v = 128 + (contrast(i) // 2 if (x + y) % 2 else -(contrast(i) // 2))
+                    image.putpixel((x, y), (v, v, v))
+            image.putpixel((0, 0), (i, 0, 0))  # outside every interior pixel's neighbours: not in the measure
+            return image
+
+        video = self.make_video(200, frame)
+        ran_ok(self.run_import(source=video, extra=["--sharpest", "--force"], size=(64, 48), quiet=True))
+        length = Fraction(200, 60)  # 3 candidates in each window, each the middle of its third
+        want = []
+        for w in range(60):
+            candidates = [math.floor((w + (j + Fraction(1, 2)) / 3) * length) for j in range(3)]
+            want.append(max(candidates, key=contrast))
+        self.assertEqual(self.frames_taken(), want)
+
+if __name__ == "__main__":
+    ARGS, rest = parse_cli_args(__doc__)
+    ARGS.fixture = os.path.abspath(ARGS.fixture)
+    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)

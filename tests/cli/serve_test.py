@@ -1,0 +1,980 @@
+#!/usr/bin/env python3
+"""End-to-end tests of `lact serve` (the viewer in a browser) as a real process on loopback, with the shipped
+model and example scene: the API against `lact render` (pixel for pixel, and the PSNR of a test view), the token,
+the Origin check, and bad clients (malformed, oversized and NaN messages, huge sizes, 50 connections at once,
+abrupt disconnects, floods): the server answers with errors, keeps serving the others and never crashes; SIGINT
+and SIGTERM end it cleanly.
+
+  PYTHONPATH=tests/common:. python3 tests/cli/serve_test.py --lact build/app/lact --root .
+"""
+import argparse
+import json
+import os
+import resource
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+from serve_common import Server, camera_path, raw_exchange, rgb, shipped, write_json  # noqa: E402
+from ws_client import Closed, HandshakeRefused, WebSocket, frame_parts  # noqa: E402
+
+ARGS = None
+CRASH_MARKERS = ("Traceback", "terminate called", "what():", "Segmentation", "AddressSanitizer", "runtime error")
+TESTS = "2,10"
+
+
+def run(*argv, timeout=600):
+    p = subprocess.run([ARGS.lact] + [str(a) for a in argv], capture_output=True, text=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def stop_cleanly(server, tmp):
+    """Stops a class's server with SIGTERM and removes its folder: exit 0 and no crash on its stderr."""
+    rc, so, se = server.stop(signal.SIGTERM)
+    shutil.rmtree(tmp, ignore_errors=True)
+    for bad in CRASH_MARKERS:
+        assert bad not in se, se[-3000:]
+    assert rc == 0, (rc, so, se[-3000:])
+    return so
+
+
+def ok(result):
+    rc, so, se = result
+    assert rc == 0, "lact failed (rc %d): %s%s" % (rc, so, se)
+    return so
+
+
+MODULE_TMP = tempfile.mkdtemp(prefix="lact_serve_test_")
+STATE = []
+
+
+def encoded_state():
+    """The shipped scene encoded once (lact encode), for every server of this file."""
+    if not STATE:
+        model, data, inputs = shipped(ARGS.root)
+        path = os.path.join(MODULE_TMP, "state.safetensors")
+        ok(run("encode", "--model", model, "--data", data, "--inputs", inputs, "-o", path))
+        STATE.append(path)
+    return STATE[0]
+
+
+def tearDownModule():
+    shutil.rmtree(MODULE_TMP, ignore_errors=True)
+
+
+def next_message(ws, kind=None, timeout=60):
+    """The next message of `kind` ("frame" for a binary frame, or a text message's type), skipping status."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        message = ws.recv()
+        if isinstance(message, bytes):
+            if kind in (None, "frame"):
+                return frame_parts(message)
+            continue
+        value = json.loads(message)
+        if value["type"] == "status" and kind != "status":
+            continue
+        if kind is None or value["type"] == kind:
+            return value
+    raise AssertionError("no %s message in %d s" % (kind, timeout))
+
+
+class ServeTest(unittest.TestCase):
+    """One server (loopback, a chosen token) on a state encoded once; lact render on the same state."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="lact_serve_test_")
+        cls.model, cls.data, cls.inputs = shipped(ARGS.root)
+        cls.state = encoded_state()
+        cls.server = Server(ARGS.lact, "--state", cls.state, "--targets", TESTS, "--token", "test-token-1234",
+                            "--max-clients", 8, "--out", os.path.join(cls.tmp, "videos"))
+        cls.scene = cls.server.ready()
+
+    @classmethod
+    def tearDownClass(cls):
+        assert "stopped (SIGTERM)" in stop_cleanly(cls.server, cls.tmp)
+
+    def tearDown(self):
+        self.assertTrue(self.server.alive(), "".join(self.server.stderr_lines)[-3000:])
+
+    def view_camera(self, index):
+        return self.scene["views"][index]["camera"]
+
+    def free_camera(self):
+        path = os.path.join(self.tmp, "turntable.json")
+        ok(run("path", "turntable", "--frames", 7, "--size", "64x64", "-o", path, "--force"))
+        with open(path) as f:
+            return json.load(f)["frames"][3]
+
+    def render_path_png(self, camera, name):
+        """`lact render --path` of the one frame: its PNG's bytes."""
+        path = write_json(os.path.join(self.tmp, name + ".json"), camera_path([camera]))
+        out = os.path.join(self.tmp, name)
+        ok(run("render", "--state", self.state, "--path", path, "--out", out))
+        with open(os.path.join(out, "frame_0000.png"), "rb") as f:
+            return f.read()
+
+    # The API.
+
+    def test_scene_lists_the_views_with_roles_and_cameras(self):
+        s = self.scene
+        self.assertEqual(len(s["views"]), 64)
+        self.assertEqual((s["width"], s["height"]), (64, 64))
+        roles = {v["index"]: v["role"] for v in s["views"]}
+        for i in map(int, self.inputs.split(",")):
+            self.assertEqual(roles[i], "input")
+        self.assertEqual([i for i, r in roles.items() if r == "test"], [2, 10])
+        self.assertEqual(s["model"]["file"], "lact_tiny_obj64.safetensors")
+        self.assertEqual((s["from_state"], s["state"]), (True, "state.safetensors"))  # its file name, not its path
+        self.assertEqual(s["error_map"], {"saturation": 0.25})  # error_heat_map's gain of 4
+        self.assertEqual(s["status"]["status"], "ready")
+        for v in s["views"]:
+            self.assertEqual(set(v["camera"]), {"c2w", "fx", "fy", "cx", "cy", "w", "h"})
+        # No file-system path of this machine in what a client reads.
+        text = json.dumps(s)
+        for path in (self.tmp, MODULE_TMP, ARGS.root, os.path.abspath(ARGS.root), "/"):
+            if path != "/":
+                self.assertNotIn(path, text)
+
+    def test_render_equals_lact_render_path_for_input_test_and_free_cameras(self):
+        for name, camera in (("input", self.view_camera(16)), ("test", self.view_camera(2)),
+                             ("free", self.free_camera())):
+            status, kind, body = self.server.render(camera)
+            self.assertEqual((status, kind), (200, "image/png"), body[:300])
+            served, expected = rgb(body), rgb(self.render_path_png(camera, name))
+            self.assertEqual(served[:2], (64, 64))
+            self.assertEqual(served, expected, "%s camera: the served PNG differs from lact render --path" % name)
+            # The three cameras render three different images (the comparison is not of constants).
+            setattr(self, "pixels_" + name, served[2])
+        self.assertNotEqual(self.pixels_input, self.pixels_test)
+        self.assertNotEqual(self.pixels_test, self.pixels_free)
+
+    def test_render_as_jpeg(self):
+        status, kind, body = self.server.render(self.view_camera(2), "?format=jpeg&quality=90")
+        self.assertEqual((status, kind), (200, "image/jpeg"))
+        self.assertEqual(body[:2], b"\xff\xd8")
+        for query in ("?format=gif", "?quality=0", "?quality=101", "?quality=abc"):
+            self.assertEqual(self.server.render(self.view_camera(2), query)[0], 400, query)
+
+    def report_view(self, index):
+        """View `index` of `lact render --state --targets index`'s report."""
+        out = os.path.join(self.tmp, "report%d" % index)
+        if not os.path.exists(os.path.join(out, "report.json")):
+            ok(run("render", "--state", self.state, "--targets", index, "--out", out))
+        with open(os.path.join(out, "report.json")) as f:
+            return [v for v in json.load(f)["scenes"][0]["views"] if v["index"] == index][0]
+
+    def test_stream_measures_a_test_view_as_lact_render_does(self):
+        view = self.report_view(2)
+        ws = WebSocket(self.server.stream_url())
+        try:
+            self.assertEqual(next_message(ws, "scene")["views"][2]["role"], "test")
+            ws.send_json({"type": "camera", "camera": self.view_camera(2), "view": 2, "truth": True, "error": True})
+            header, images = next_message(ws, "frame")
+            self.assertEqual(header["format"], "png")
+            self.assertEqual(header["view"], 2)
+            self.assertAlmostEqual(header["psnr"], view["psnr"], places=4)
+            self.assertAlmostEqual(header["ssim"], view["ssim"], places=4)
+            self.assertEqual(header["nearest_input"], view["nearest_input"])
+            self.assertAlmostEqual(header["psnr_nearest_input"], view["psnr_nearest_input"], places=4)
+            self.assertNotIn("lpips", header)  # no weights given and none cached (XDG_CACHE_HOME is empty)
+            self.assertEqual(set(images), {"render", "truth", "error"})
+            self.assertEqual(rgb(images["render"]), rgb(self.render_path_png(self.view_camera(2), "stream2")))
+            # Moving: JPEG, and a camera that is not exactly the view is not measured.
+            moved = json.loads(json.dumps(self.view_camera(2)))
+            moved["c2w"][0][3] += 0.01
+            ws.send_json({"type": "camera", "camera": moved, "view": 2, "moving": True})
+            header, images = next_message(ws, "frame")
+            self.assertEqual((header["format"], header["view"]), ("jpeg", -1))
+            self.assertNotIn("psnr", header)
+            self.assertEqual(images["render"][:2], b"\xff\xd8")
+        finally:
+            ws.close()
+
+    def test_origin_of_another_site_is_refused(self):
+        with self.assertRaises(HandshakeRefused) as refused:
+            WebSocket(self.server.stream_url(), origin="http://evil.example")
+        self.assertEqual(refused.exception.status, 403)
+        ws = WebSocket(self.server.stream_url(), origin="http://127.0.0.1:%d" % self.server.port)
+        next_message(ws, "scene")
+        ws.close()
+
+    def test_wrong_token_is_refused(self):
+        for path in ("/", "/api/scene"):
+            self.assertEqual(self.server.request("GET", path, token=False)[0], 401)
+            self.assertEqual(self.server.request("GET", path + "?token=wrong-token", token=False)[0], 401)
+        status, _, body = self.server.request("GET", "/", token=False)
+        self.assertIn(b"token", body)
+        self.assertEqual(self.server.request("GET", "/", headers={"Authorization": "token test-token-1234"},
+                                             token=False)[0], 200)
+
+    def test_page_is_self_contained(self):
+        status, kind, body = self.server.request("GET", "/")
+        self.assertEqual((status, kind), (200, "text/html; charset=utf-8"))
+        page = body.decode()
+        for needed in ("<canvas", "/stream", "lact camera path v1", 'id="psnr"'):
+            self.assertIn(needed, page)
+        for remote in ("http://", "https://", "//cdn", "<link", "src="):
+            self.assertNotIn(remote, page)
+
+    def test_page_script_orbits_records_and_measures(self):
+        """The page's own script (under Node with a stub DOM, tests/browser/serve_page_harness.js) against this server."""
+        node = shutil.which("node") or shutil.which("nodejs")
+        if not node or subprocess.run([node, "--experimental-websocket", "-e", "if (typeof WebSocket !== 'function')"
+                                       " process.exit(1)"], capture_output=True).returncode:
+            self.skipTest("no Node.js with WebSocket (node --experimental-websocket, Node 20.10 or later)")
+        harness = os.path.join(ARGS.root, "tests", "browser", "serve_page_harness.js")
+        video = shutil.which("ffmpeg") and shutil.which("ffprobe")
+        p = subprocess.run([node, "--experimental-websocket", harness, self.server.url, "2"] + (["video"] if video else []),
+                           capture_output=True, text=True, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr[-3000:])
+        shown = json.loads(p.stdout.strip().splitlines()[-1])
+        self.assertEqual(shown["first_role"], "%d (test)" % int(TESTS.split(",")[0]))  # the start view: the first test view
+        # A state is loaded, not encoded: its file is named (before: "ready (encoded in 0.00 s)").
+        self.assertEqual(shown["stage"], "ready (loaded from state.safetensors)")
+        self.assertEqual((shown["moving_format"], shown["rest_role"]), ("jpeg", "free"))
+        self.assertEqual(shown["test_role"], "2 (test)")
+        view = self.report_view(2)
+        self.assertEqual(shown["psnr"], "%.2f" % view["psnr"])
+        self.assertEqual(shown["ssim"], "%.4f" % view["ssim"])
+        self.assertEqual(shown["baseline"], "%.2f (view %d)" % (view["psnr_nearest_input"], view["nearest_input"]))
+        self.assertEqual(shown["lpips"], "-")  # no weights given and none cached (XDG_CACHE_HOME is empty)
+        self.assertTrue(shown["truth_shown"] and shown["frame_download"])
+        # The recorded path is a lact camera path that lact render --path replays.
+        frames = shown["path"]["frames"]
+        self.assertGreater(len(frames), 2)
+        path = write_json(os.path.join(self.tmp, "recorded.json"), shown["path"])
+        out = os.path.join(self.tmp, "recorded")
+        ok(run("render", "--state", self.state, "--path", path, "--out", out))
+        self.assertEqual(len([f for f in os.listdir(out) if f.endswith(".png")]), len(frames))
+        # The page's "render video on the server": an MP4 of the recorded path, downloaded; its frames decode.
+        if not video:
+            return
+        self.assertTrue(shown["video_info"].startswith("done in "), shown["video_info"])
+        import base64
+        video = write_bytes(os.path.join(self.tmp, "page.mp4"), base64.b64decode(shown["video"]))
+        decoded = decoded_frames(video, frames[0]["w"], frames[0]["h"])
+        self.assertEqual(len(decoded), len(frames))
+        with open(os.path.join(out, "frame_%04d.png" % (len(frames) - 1)), "rb") as f:
+            self.assertGreater(psnr(decoded[-1], rgb(f.read())[2]), 30)
+
+    # Bad clients.
+
+    def test_bad_messages_get_errors_and_the_stream_keeps_serving(self):
+        ws = WebSocket(self.server.stream_url())
+        next_message(ws, "scene")
+        good = self.view_camera(16)
+        bad = [
+            "{not json",
+            json.dumps([1, 2, 3]),
+            json.dumps({"type": "open", "path": "/etc/passwd"}),
+            json.dumps({"type": "camera"}),
+            json.dumps({"type": "camera", "camera": dict(good, fx="NaN")}),
+            json.dumps({"type": "camera", "camera": dict(good, w=65536, h=65536)}),
+            json.dumps({"type": "camera", "camera": dict(good, w=4096, h=4096)}),
+            json.dumps({"type": "camera", "camera": dict(good, w=60)}),
+            json.dumps({"type": "camera", "camera": dict(good, c2w=[[1, 0, 0, 0]] * 4)}),
+            json.dumps({"type": "camera", "camera": good}).replace('"fx": %s' % json.dumps(good["fx"]), '"fx": 1e999'),
+            json.dumps({"type": "camera", "camera": good, "moving": "yes"}),
+        ]
+        for message in bad:
+            ws.send(message)
+            reply = next_message(ws, "error")
+            self.assertTrue(reply["message"], message)
+        ws.send(b"\x00\x01binary")
+        self.assertIn("binary", next_message(ws, "error")["message"])
+        ws.send_json({"type": "camera", "camera": good})
+        header, _ = next_message(ws, "frame")
+        self.assertEqual(header["width"], 64)
+        # Over the message limit: that stream ends; the server serves the next one.
+        with self.assertRaises((Closed, OSError)):
+            ws.send("x" * 100000)
+            for _ in range(10):
+                ws.recv()
+        ws.sock.close()
+        self.assertEqual(self.server.request("GET", "/api/scene")[0], 200)
+
+    def test_oversized_and_malformed_requests(self):
+        status, _, body = self.server.request("POST", "/api/render", body=b"{" * 200000)
+        self.assertEqual(status, 413, body)
+        status, _, body = self.server.render({"c2w": "x"})
+        self.assertEqual(status, 400)
+        self.assertIn(b"c2w", body)
+        self.assertEqual(self.server.request("POST", "/api/render", body=b"\xff\xfe")[0], 400)
+        self.assertEqual(self.server.request("GET", "/api/render")[0], 405)
+        self.assertEqual(self.server.request("GET", "/../../etc/passwd")[0], 404)
+        # Raw garbage instead of HTTP, and a header over the limit: the connection ends, the server stays.
+        for raw in (b"\x16\x03\x01garbage\r\n\r\n", b"GET / HTTP/1.1\r\nX: " + b"a" * 20000 + b"\r\n\r\n"):
+            with socket.create_connection((self.server.host, self.server.port), timeout=10) as s:
+                s.sendall(raw)
+                s.recv(4096)
+        self.assertEqual(self.server.request("GET", "/api/scene")[0], 200)
+
+    def test_fifty_connections_at_once(self):
+        results, sockets = [], []
+        lock = threading.Lock()
+
+        def connect():
+            try:
+                ws = WebSocket(self.server.stream_url(), timeout=60)
+                with lock:
+                    sockets.append(ws)
+                    results.append(101)
+            except HandshakeRefused as e:
+                with lock:
+                    results.append((e.status, e.body))
+            except OSError as e:
+                with lock:
+                    results.append(("error", str(e)))
+
+        threads = [threading.Thread(target=connect) for _ in range(50)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        try:
+            self.assertEqual(len(results), 50)
+            self.assertEqual(results.count(101), 8, results)  # --max-clients 8
+            for r in results:
+                # Refused with a 503 naming the flag, or, past the connection cap (48) before its handshake
+                # was read, closed to make room (the oldest connection that has not shown the token goes).
+                if r != 101 and r[0] != "error":
+                    self.assertEqual(r[0], 503, r)
+                    self.assertIn("--max-clients", r[1])
+            self.assertGreaterEqual(len([r for r in results if r != 101 and r[0] == 503]), 40, results)
+            # The eight admitted streams are each served.
+            for ws in sockets:
+                next_message(ws, "scene")
+                ws.send_json({"type": "camera", "camera": self.view_camera(16), "moving": True})
+            for ws in sockets:
+                self.assertEqual(next_message(ws, "frame")[0]["format"], "jpeg")
+        finally:
+            for ws in sockets:
+                ws.close()
+        time.sleep(0.5)
+        ws = WebSocket(self.server.stream_url())  # the slots are free again
+        next_message(ws, "scene")
+        ws.close()
+
+    def test_abrupt_disconnects_cost_nothing(self):
+        for i in range(20):
+            ws = WebSocket(self.server.stream_url())
+            ws.send_json({"type": "camera", "camera": self.view_camera(i % 8 * 2 + 17), "moving": i % 2 == 0})
+            ws.sock.close()  # no close frame, mid-frame
+        for i in range(5):
+            with socket.create_connection((self.server.host, self.server.port), timeout=10) as s:
+                body = json.dumps(self.view_camera(2)).encode()
+                s.sendall(b"POST /api/render?token=%s HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" %
+                          (self.server.token.encode(), len(body)) + body)
+        ws = WebSocket(self.server.stream_url())
+        next_message(ws, "scene")
+        ws.send_json({"type": "camera", "camera": self.view_camera(16)})
+        self.assertEqual(next_message(ws, "frame")[0]["format"], "png")
+        ws.close()
+
+    def test_a_flood_is_rate_limited(self):
+        ws = WebSocket(self.server.stream_url())
+        next_message(ws, "scene")
+        for _ in range(400):
+            ws.send("{}")
+        messages = [next_message(ws, "error")["message"] for _ in range(400)]
+        self.assertTrue(any("too many messages" in m for m in messages), messages[-3:])
+        ws.close()
+
+    # Hostile clients (issue 48): one connection never stops the server or keeps the token holder out.
+
+    def test_a_chunked_body_is_refused_on_its_header(self):
+        """A chunked trailer with a field over 64 KiB made Beast throw out of the read handler: the server died."""
+        token = b"?token=" + self.server.token.encode()
+        head = b"POST /api/render%s HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n"
+        for query, expected in ((b"", 401), (token, 411)):
+            status, reply = raw_exchange(self.server.host, self.server.port,
+                                         head % query + b"X: " + b"a" * 70000 + b"\r\n\r\n")
+            # None: the server closed with the trailer unread, and the reset overtook its answer.
+            self.assertIn(status, (expected, None), reply[:300])
+            self.assertTrue(self.server.alive(), "".join(self.server.stderr_lines)[-3000:])
+            self.assertEqual(self.server.request("GET", "/api/scene")[0], 200)
+        # An endless trailer: answered from the header at once, not read for the 30 s idle time.
+        with socket.create_connection((self.server.host, self.server.port), timeout=10) as s:
+            s.sendall(head % token + b"X: " + b"a" * 1000)
+            self.assertEqual(s.recv(12), b"HTTP/1.1 411")
+
+    def test_headers_that_are_not_utf8(self):
+        """The Origin check's 403 quoted the header, and nlohmann's strict dump() threw: the server died."""
+        upgrade = (b"GET /stream?token=%s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nUpgrade: websocket\r\n"
+                   b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                   b"Sec-WebSocket-Version: 13\r\nOrigin: http://\xff\r\n\r\n") % (self.server.token.encode(),
+                                                                                self.server.port)
+        status, reply = raw_exchange(self.server.host, self.server.port, upgrade)
+        self.assertEqual(status, 403, reply[:300])
+        self.assertIn("http://\\xff", json.loads(reply.partition(b"\r\n\r\n")[2])["error"])
+        status, reply = raw_exchange(self.server.host, self.server.port, b"GET /api/scene?token=%s HTTP/1.1\r\n"
+                                     b"Host: \xff\r\n\r\n" % self.server.token.encode())
+        self.assertEqual(status, 200, reply[:300])
+        self.assertEqual(self.server.request("GET", "/api/scene")[0], 200)
+
+    def test_parallel_api_renders_do_not_starve_a_stream(self):
+        """API renders take turns at the render thread one at a time: a stream's frame waits behind one of them,
+        not behind every render that 10 connections asked for at once (before: behind all of them)."""
+        big = dict(self.view_camera(20), w=128, h=128, fx=2 * self.view_camera(20)["fx"],
+                   fy=2 * self.view_camera(20)["fy"], cx=64, cy=64)
+        ws = WebSocket(self.server.stream_url())
+        next_message(ws, "scene")
+        answered, lock, first = [], threading.Lock(), threading.Event()
+
+        def render_one():
+            status = self.server.render(big)[0]
+            with lock:
+                answered.append(status)
+            first.set()
+
+        threads = [threading.Thread(target=render_one) for _ in range(10)]
+        try:
+            for t in threads:
+                t.start()
+            self.assertTrue(first.wait(300))  # the render thread is busy with them; the others wait
+            ws.send_json({"type": "camera", "camera": self.view_camera(16), "moving": True})
+            self.assertEqual(next_message(ws, "frame", timeout=300)[0]["format"], "jpeg")
+            with lock:
+                before_the_frame = len(answered)
+        finally:
+            for t in threads:
+                t.join()
+            ws.close()
+        self.assertEqual(answered, [200] * 10)
+        self.assertLessEqual(before_the_frame, 4, "the stream's frame waited for %d API renders" % before_the_frame)
+
+
+class Flood:
+    """Clients without the token, for as long as it runs: `idle` connections that send nothing, `slow` ones that
+    send a header a line at a time (a slowloris), each opened again when the server closes it, and a loop of
+    requests without the token."""
+
+    def __init__(self, host, port, idle, slow):
+        self.address, self.idle, self.slow = (host, port), idle, slow
+        self.stop_event, self.opened = threading.Event(), threading.Event()
+        self.requests = 0
+        self.threads = [threading.Thread(target=self._hold, daemon=True),
+                        threading.Thread(target=self._ask, daemon=True)]
+
+    def __enter__(self):
+        for t in self.threads:
+            t.start()
+        assert self.opened.wait(60), "the flood could not open its connections"
+        return self
+
+    def __exit__(self, *exc):
+        self.stop_event.set()
+        for t in self.threads:
+            t.join(timeout=60)
+
+    def _connect(self, slow):
+        try:
+            s = socket.create_connection(self.address, timeout=5)
+            s.setblocking(False)
+            if slow:
+                s.send(b"GET / HTTP/1.1\r\n")
+            return s
+        except OSError:
+            return None
+
+    def _hold(self):
+        sockets = [self._connect(i < self.slow) for i in range(self.idle + self.slow)]
+        self.opened.set()
+        while not self.stop_event.wait(0.1):
+            for i, s in enumerate(sockets):
+                try:
+                    if s is None or s.recv(4096) == b"":
+                        raise OSError("closed")
+                except BlockingIOError:
+                    pass
+                except OSError:
+                    if s is not None:
+                        s.close()
+                    sockets[i] = s = self._connect(i < self.slow)
+                if s is not None and i < self.slow:
+                    try:
+                        s.send(b"X-Slow: 1\r\n")
+                    except OSError:
+                        pass
+        for s in sockets:
+            if s is not None:
+                s.close()
+
+    def _ask(self):
+        while not self.stop_event.is_set():
+            try:
+                raw_exchange(self.address[0], self.address[1], b"GET /api/scene HTTP/1.1\r\nHost: x\r\n\r\n",
+                             timeout=5)
+                self.requests += 1
+            except OSError:
+                pass
+
+
+def page_harness(test, url, view):
+    """The page's script under Node (tests/browser/serve_page_harness.js) against `url`: what it showed, or a skip."""
+    node = shutil.which("node") or shutil.which("nodejs")
+    if not node or subprocess.run([node, "--experimental-websocket", "-e", "if (typeof WebSocket !== 'function')"
+                                   " process.exit(1)"], capture_output=True).returncode:
+        test.skipTest("no Node.js with WebSocket (node --experimental-websocket, Node 20.10 or later)")
+    harness = os.path.join(ARGS.root, "tests", "browser", "serve_page_harness.js")
+    p = subprocess.run([node, "--experimental-websocket", harness, url, str(view)], capture_output=True, text=True,
+                       timeout=300)
+    test.assertEqual(p.returncode, 0, p.stderr[-3000:])
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+class LpipsTest(unittest.TestCase):
+    """LPIPS on a test view (issue 53) with random weights in the published formats, converted by the project's
+    converter (tests/reference/lpips_reference_test.py): the stream's and the page's values against `lact render --lpips`."""
+
+    @classmethod
+    def setUpClass(cls):
+        try:
+            sys.path.insert(0, ARGS.root)  # tools.reference, which it imports
+            sys.path.insert(0, os.path.join(ARGS.root, "tests", "reference"))
+            import lpips_reference_test  # torch, and the converter
+        except ImportError as e:
+            raise unittest.SkipTest("no torch for the LPIPS weights: %s" % e)
+        cls.tmp = tempfile.mkdtemp(prefix="lact_serve_lpips_")
+        _, _, cls.weights = lpips_reference_test.write_weights(cls.tmp)
+        cls.state = encoded_state()
+        cls.server = Server(ARGS.lact, "--state", cls.state, "--targets", TESTS, "--lpips", cls.weights)
+        cls.scene = cls.server.ready()
+
+    @classmethod
+    def tearDownClass(cls):
+        stop_cleanly(cls.server, cls.tmp)
+
+    def test_a_test_view_has_the_lpips_of_lact_render(self):
+        out = os.path.join(self.tmp, "report")
+        ok(run("render", "--state", self.state, "--targets", 2, "--lpips", self.weights, "--out", out))
+        with open(os.path.join(out, "report.json")) as f:
+            view = [v for v in json.load(f)["scenes"][0]["views"] if v["index"] == 2][0]
+        ws = WebSocket(self.server.stream_url())
+        try:
+            next_message(ws, "scene")
+            ws.send_json({"type": "camera", "camera": self.scene["views"][2]["camera"], "view": 2})
+            header, _ = next_message(ws, "frame")
+        finally:
+            ws.close()
+        print("view 2: served LPIPS %.9f (nearest input %.9f), lact render %.9f (%.9f)" % (
+            header["lpips"], header["lpips_nearest_input"], view["lpips"], view["lpips_nearest_input"]))
+        self.assertAlmostEqual(header["lpips"], view["lpips"], delta=1e-6)
+        self.assertAlmostEqual(header["lpips_nearest_input"], view["lpips_nearest_input"], delta=1e-6)
+        self.assertNotAlmostEqual(header["lpips"], header["lpips_nearest_input"], delta=1e-6)  # two measurements
+        shown = page_harness(self, self.server.url, 2)
+        self.assertEqual(shown["lpips"], "%.4f (nearest input %.4f)" % (view["lpips"], view["lpips_nearest_input"]))
+
+def decoded_frames(mp4, width, height):
+    """Every frame of `mp4` decoded by ffmpeg as 8-bit RGB bytes."""
+    p = subprocess.run(["ffmpeg", "-v", "error", "-i", mp4, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"],
+                       capture_output=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    size = width * height * 3
+    return [p.stdout[i:i + size] for i in range(0, len(p.stdout), size)]
+
+
+def psnr(a, b):
+    import numpy as np
+    x, y = np.frombuffer(a, np.uint8).astype(np.float64), np.frombuffer(b, np.uint8).astype(np.float64)
+    mse = np.mean((x - y) ** 2)
+    return float("inf") if mse == 0 else 10 * np.log10(255.0 ** 2 / mse)
+
+
+class VideoTest(unittest.TestCase):
+    """Videos rendered on the server (issue 54 item 2): POST /api/video, its progress, the MP4 against `lact render
+    --path`, the bounds, one job per client, cancelling by DELETE and by leaving; files only under --out."""
+
+    @classmethod
+    def setUpClass(cls):
+        if not shutil.which("ffmpeg") or not shutil.which("ffprobe"):
+            raise unittest.SkipTest("no ffmpeg/ffprobe on PATH")
+        cls.tmp = tempfile.mkdtemp(prefix="lact_serve_video_")
+        cls.out = os.path.join(cls.tmp, "videos")
+        cls.state = encoded_state()
+        cls.server = Server(ARGS.lact, "--state", cls.state, "--targets", TESTS, "--out", cls.out,
+                            "--max-video-frames", 60, "--max-video-jobs", 2, "--max-side", 512)
+        cls.scene = cls.server.ready()
+        cls.path_file = os.path.join(cls.tmp, "keys.json")
+        ok(run("path", "interpolate", "--state", cls.state, "--keys", "2,10,20", "--frames", 12, "-o", cls.path_file))
+        with open(cls.path_file) as f:
+            cls.path = json.load(f)
+
+    @classmethod
+    def tearDownClass(cls):
+        stop_cleanly(cls.server, cls.tmp)
+
+    def tearDown(self):
+        self.assertTrue(self.server.alive(), "".join(self.server.stderr_lines)[-3000:])
+
+    def stream(self):
+        ws = WebSocket(self.server.stream_url())
+        return ws, next_message(ws, "scene")["client"]
+
+    def post(self, client, body):
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        status, _, answer = self.server.request("POST", "/api/video?client=%s" % client, body=data,
+                                                headers={"Content-Type": "application/json"})
+        return status, json.loads(answer)
+
+    def big_path(self, frames, scale=2):
+        """`frames` frames at `scale` times the example's size (128x128): slow enough to be caught running."""
+        cameras = []
+        for i in range(frames):
+            c = dict(self.path["frames"][i % len(self.path["frames"])])
+            for k in ("fx", "fy", "cx", "cy", "w", "h"):
+                c[k] = c[k] * scale
+            c["w"], c["h"] = int(c["w"]), int(c["h"])
+            cameras.append(c)
+        return camera_path(cameras)
+
+    def wait_for(self, job, client, states, timeout=300):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            status, _, body = self.server.request("GET", "/api/video/%d?client=%d" % (job, client))
+            self.assertEqual(status, 200, body)
+            value = json.loads(body)
+            if value["state"] in states:
+                return value
+            time.sleep(0.05)
+        raise AssertionError("video %d not %s in %d s" % (job, states, timeout))
+
+    def files(self):
+        return sorted(os.listdir(self.out)) if os.path.isdir(self.out) else []
+
+    def test_a_keyframed_path_becomes_an_mp4_matching_lact_render(self):
+        ws, client = self.stream()
+        body = dict(self.path, fps=24, name="../../escaped.mp4", file="/tmp/escaped.mp4", out="/tmp", folder="..")
+        try:
+            before = self.files()
+            status, job = self.post(client, body)
+            self.assertEqual(status, 202, job)
+            self.assertEqual((job["type"], job["frames"], job["fps"]), ("video", 12, 24))
+            pushed = []
+            while not pushed or pushed[-1]["state"] not in ("done", "failed", "cancelled"):
+                message = next_message(ws, "video", timeout=300)
+                if message["id"] == job["id"]:
+                    pushed.append(message)
+        finally:
+            ws.close()
+        self.assertEqual(pushed[-1]["state"], "done", pushed[-1])
+        # Pushed after each batch of 8; the last once the file is in place.
+        self.assertEqual([(m["state"], m["done"]) for m in pushed], [("rendering", 8), ("done", 12)])
+        self.assertEqual(pushed[-1]["download"], "/api/video/%d.mp4?client=%d" % (job["id"], client))
+        status, kind, mp4 = self.server.request("GET", pushed[-1]["download"])
+        self.assertEqual((status, kind), (200, "video/mp4"))
+        # Another client's id: not found (status, download, cancel).
+        for method, target in (("GET", "/api/video/%d"), ("GET", "/api/video/%d.mp4"), ("DELETE", "/api/video/%d")):
+            status, _, body = self.server.request(method, (target + "?client=%d") % (job["id"], client + 1))
+            self.assertEqual(status, 404, body)
+        self.assertEqual(self.files(), sorted(before + [pushed[-1]["file"]]))  # one file, under --out
+        self.assertEqual(pushed[-1]["file"], "video_%d.mp4" % job["id"])  # named by the server
+        for escaped in (os.path.join(self.tmp, "escaped.mp4"), "/tmp/escaped.mp4", os.path.join(self.out, "..", "..",
+                                                                                            "escaped.mp4")):
+            self.assertFalse(os.path.exists(escaped), escaped)
+        with open(os.path.join(self.out, pushed[-1]["file"]), "rb") as f:
+            self.assertEqual(f.read(), mp4)
+        downloaded = write_bytes(os.path.join(self.tmp, "downloaded.mp4"), mp4)
+        frames = decoded_frames(downloaded, 64, 64)
+        self.assertEqual(len(frames), 12)
+        out = os.path.join(self.tmp, "rendered")
+        ok(run("render", "--state", self.state, "--path", self.path_file, "--out", out))
+        for index in (0, 11):
+            with open(os.path.join(out, "frame_%04d.png" % index), "rb") as f:
+                expected = rgb(f.read())
+            value = psnr(frames[index], expected[2])
+            print("frame %d: PSNR %.2f dB against lact render --path's PNG" % (index, value))
+            self.assertGreater(value, 30)
+        self.assertLess(psnr(frames[0], rgb(open(os.path.join(out, "frame_0011.png"), "rb").read())[2]), 30)
+
+    def test_bad_and_over_bound_bodies_are_refused_in_one_line(self):
+        ws, client = self.stream()
+        try:
+            camera = self.path["frames"][0]
+            nan = dict(camera, fx="NaN")
+            cases = [
+                (b"not json", 400, "body"),
+                ({"frames": []}, 400, "no frames"),
+                ({"frames": {"a": 1}}, 400, "camera path"),
+                (camera_path([camera] * 61), 413, "at most 60"),  # --max-video-frames 60
+                (self.big_path(1, scale=16), 400, "--max-side"),  # 1024 > --max-side 512
+                (camera_path([camera, self.big_path(1)["frames"][0]]), 400, "differ in size"),
+                (camera_path([nan]), 400, "frames[0]"),
+                (dict(camera_path([camera]), fps=0), 400, "fps"),
+            ]
+            for body, code, words in cases:
+                status, answer = self.post(client, body)
+                self.assertEqual(status, code, (words, answer))
+                self.assertIn(words, answer["error"])
+                self.assertEqual(len(answer["error"].splitlines()), 1)
+            # Over 1 MiB: refused on its header (the body is never read).
+            request = ("POST /api/video?client=%d&token=%s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %d\r\n\r\n"
+                       % (client, self.server.token, (1 << 20) + 1)).encode() + b"{" * 4096
+            status, answer = raw_exchange(self.server.host, self.server.port, request)
+            self.assertEqual(status, 413, answer[:300])
+            self.assertEqual(self.post(client + 1000, camera_path([camera]))[0], 400)  # no such stream
+            self.assertEqual(self.server.request("POST", "/api/video", body=b"{}")[0], 400)  # no client
+            for target, code in (("/api/video/999", 404), ("/api/video/..%2F..%2Fetc", 404), ("/api/video/1.mp4x", 404),
+                                 ("/api/video/999.mp4", 404)):
+                self.assertEqual(self.server.request("GET", target + "?client=%d" % client)[0], code, target)
+            self.assertEqual(self.server.request("GET", "/api/video/1")[0], 400)  # no client
+            self.assertEqual(self.server.request("GET", "/api/video/1?client=0", token=False)[0], 401)
+            self.assertEqual(self.server.request("DELETE", "/api/video/999?client=%d" % client)[0], 404)
+        finally:
+            ws.close()
+
+    def test_one_job_per_client_a_queue_limit_and_delete_cancels_leaving_nothing(self):
+        streams = [self.stream() for _ in range(3)]
+        try:
+            before = self.files()
+            (ws, client), (ws2, client2), (ws3, client3) = streams
+            status, job = self.post(client, self.big_path(60))
+            self.assertEqual(status, 202, job)
+            self.wait_for(job["id"], client, ("rendering",))
+            status, second = self.post(client, camera_path(self.path["frames"]))
+            self.assertEqual(status, 409, second)
+            self.assertIn("one job per client", second["error"])
+            status, other = self.post(client2, self.big_path(60))  # another client: queued behind it
+            self.assertEqual((status, other["state"]), (202, "queued"), other)
+            status, full = self.post(client3, camera_path(self.path["frames"]))  # --max-video-jobs 2
+            self.assertEqual(status, 503, full)
+            self.assertIn("queue is full", full["error"])
+            for j, c in ((job, client), (other, client2)):
+                status, _, body = self.server.request("DELETE", "/api/video/%d?client=%d" % (j["id"], c))
+                self.assertEqual(status, 200, body)
+            for j, c in ((job, client), (other, client2)):
+                self.assertEqual(self.wait_for(j["id"], c, ("done", "failed", "cancelled"))["state"], "cancelled")
+            self.assertEqual(self.files(), before)  # no partial file, no temporary
+            self.assertEqual(self.server.request("GET", "/api/video/%d.mp4?client=%d" % (job["id"], client))[0], 404)
+        finally:
+            for ws, _ in streams:
+                ws.close()
+
+    def test_a_client_leaving_cancels_its_job_and_leaves_no_file(self):
+        before = self.files()
+        ws, client = self.stream()
+        status, job = self.post(client, self.big_path(60))
+        self.assertEqual(status, 202, job)
+        message = next_message(ws, "video", timeout=300)  # a batch is in ffmpeg: its temporary exists
+        self.assertEqual(message["state"], "rendering")
+        ws.close()
+        self.assertEqual(self.wait_for(job["id"], client, ("done", "failed", "cancelled"))["state"], "cancelled")
+        self.assertEqual(self.files(), before)
+
+    def test_a_job_over_its_time_fails_and_leaves_no_file(self):
+        out = os.path.join(self.tmp, "timed")
+        server = Server(ARGS.lact, "--state", self.state, "--out", out, "--max-video-seconds", 1)
+        try:
+            server.ready()
+            ws = WebSocket(server.stream_url())
+            client = next_message(ws, "scene")["client"]
+            status, _, body = server.request("POST", "/api/video?client=%d" % client,
+                                             body=json.dumps(self.big_path(60)).encode())
+            self.assertEqual(status, 202, body)
+            while True:  # 60 frames of 128x128 take well over a second here (8 frames a batch)
+                message = next_message(ws, "video", timeout=300)
+                if message["state"] != "rendering":
+                    break
+            ws.close()
+            self.assertEqual((message["state"], message["error"]), ("failed", "over --max-video-seconds 1"))
+            self.assertLess(message["done"], 60)
+            self.assertEqual(os.listdir(out), [])
+        finally:
+            self.assertEqual(server.stop(signal.SIGTERM)[0], 0)
+
+def write_bytes(path, data):
+    with open(path, "wb") as f:
+        f.write(data)
+    return path
+
+
+
+def cpu_seconds(pid):
+    """User + system CPU time of a process so far (/proc/PID/stat)."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class HostileClientsTest(unittest.TestCase):
+    """Issue 48: clients without the token cannot stop the server or keep the one with it out; servers of their
+    own (on the state encoded once), each stopped cleanly at the end."""
+
+    def serve(self, *flags):
+        server = Server(ARGS.lact, "--state", encoded_state(), "--targets", TESTS, *flags)
+        self.addCleanup(self.stopped_cleanly, server)
+        return server
+
+    def stopped_cleanly(self, server):
+        rc, so, se = server.stop(signal.SIGTERM)
+        for bad in CRASH_MARKERS:
+            self.assertNotIn(bad, se, se[-3000:])
+        self.assertEqual(rc, 0, se[-3000:])
+
+    def assert_served(self, server, scene):
+        """The token holder: the scene, a render and a streamed frame."""
+        for _ in range(3):
+            status, _, body = server.request("GET", "/api/scene", timeout=30)
+            self.assertEqual(status, 200, body[:300])
+        status, kind, body = server.render(scene["views"][2]["camera"])
+        self.assertEqual((status, kind), (200, "image/png"), body[:300])
+        ws = WebSocket(server.stream_url(), timeout=30)
+        try:
+            next_message(ws, "scene")
+            ws.send_json({"type": "camera", "camera": scene["views"][16]["camera"], "moving": True})
+            self.assertEqual(next_message(ws, "frame")[0]["format"], "jpeg")
+        finally:
+            ws.close()
+
+    def test_a_flood_without_the_token_leaves_the_token_holder_served(self):
+        """40 idle and 60 slowloris connections (opened again when closed) and a loop of requests without the
+        token, against a cap of 24 connections and 10 requests a second: before, the token holder got 503 (the
+        cap full) or 429 (the shared budget spent by requests without the token)."""
+        server = self.serve("--max-clients", 2, "--max-rate", 5)
+        scene = server.ready()
+        with Flood(server.host, server.port, idle=40, slow=60) as flood:
+            time.sleep(0.5)  # the cap is full and the requests run
+            self.assert_served(server, scene)
+            self.assertGreater(flood.requests, 0)
+
+    def test_out_of_descriptors_the_server_backs_off_and_serves(self):
+        """With `ulimit -n` spent by idle connections, accepting failed with EMFILE at once, forever (a spinning
+        loop), and the token holder waited in the backlog for the idle ones' 30 s timeout."""
+        server = self.serve()
+        scene = server.ready()
+        pid = server.proc.pid
+        _, hard = resource.prlimit(pid, resource.RLIMIT_NOFILE)
+        resource.prlimit(pid, resource.RLIMIT_NOFILE, (len(os.listdir("/proc/%d/fd" % pid)) + 8, hard))
+        idle = [socket.create_connection((server.host, server.port), timeout=10) for _ in range(24)]
+        try:
+            time.sleep(0.5)
+            before = cpu_seconds(pid)
+            # Behind the idle ones in the backlog: accepted once they are closed to free descriptors, 10 a second.
+            status, _, body = server.request("GET", "/api/scene", timeout=20)
+            self.assertEqual(status, 200, body[:300])
+            self.assertLess(cpu_seconds(pid) - before, 1.0, "the accept loop spins on EMFILE")
+        finally:
+            for s in idle:
+                s.close()
+        self.assertTrue(server.alive())
+        self.assert_served(server, scene)
+
+    def test_without_a_token_only_a_loopback_host_is_answered(self):
+        """DNS rebinding: a web page whose name resolves to 127.0.0.1 sends its own name as Host."""
+        server = self.serve("--no-token")
+        scene = server.ready()  # Host 127.0.0.1:PORT
+        camera = json.dumps(scene["views"][2]["camera"]).encode()
+        rebound = "rebound.example:%d" % server.port
+        for method, path, body in (("GET", "/", None), ("GET", "/api/scene", None), ("POST", "/api/render", camera)):
+            status, _, reply = server.request(method, path, body=body, headers={"Host": rebound})
+            self.assertEqual(status, 403, (method, path, reply[:300]))
+            self.assertIn(b"loopback", reply)
+        status, reply = raw_exchange(server.host, server.port, (
+            "GET /stream HTTP/1.1\r\nHost: %s\r\nOrigin: http://%s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n" % (rebound, rebound)).encode())
+        self.assertEqual(status, 403, reply[:300])
+        self.assertEqual(server.request("GET", "/api/scene", headers={"Host": "localhost:%d" % server.port})[0], 200)
+        self.assert_served(server, scene)
+
+    def test_a_scene_name_reaches_the_terminal_and_json_escaped(self):
+        """A folder named with an escape sequence and a byte that is not UTF-8: printed raw to the terminal
+        before, and GET /api/scene stopped the server (nlohmann's dump() threw)."""
+        model, data, inputs = shipped(ARGS.root)
+        folder = os.path.join(MODULE_TMP.encode(), b"toy\x1b]0;owned\x07\xff")
+        os.symlink(os.path.abspath(data).encode(), folder)
+        server = Server(ARGS.lact, "--model", model, "--data", os.fsdecode(folder), "--inputs", inputs)
+        try:
+            self.assertEqual(server.ready()["scene"], "toy\x1b]0;owned\x07\\xff")
+        finally:
+            rc, so, se = server.stop(signal.SIGTERM)
+        self.assertEqual(rc, 0, se[-3000:])
+        self.assertIn("toy\\x1b]0;owned\\x07\\xff", so)
+        for control in ("\x1b", "\x07"):
+            self.assertNotIn(control, so + se)
+
+    def test_max_side_below_the_working_size_is_refused(self):
+        """--max-side 4 started a server whose page could get no frame (64x64 asked, at most 4 allowed)."""
+        rc, so, se = run("serve", "--state", encoded_state(), "--max-side", 4, "--port", 0, timeout=60)
+        self.assertEqual(rc, 1, so + se)
+        self.assertEqual(len(se.strip().splitlines()), 1, se)
+        self.assertIn("--max-side", se)
+        self.assertIn("64x64", se)
+
+
+class TokenTest(unittest.TestCase):
+    """A server bound beyond loopback: every request without the token is refused."""
+
+    def test_without_the_token_every_request_is_refused_on_a_non_loopback_bind(self):
+        model, data, inputs = shipped(ARGS.root)
+        server = Server(ARGS.lact, "--model", model, "--data", data, "--inputs", inputs, "--bind", "0.0.0.0")
+        try:
+            self.assertEqual(len(server.token), 32)
+            scene = server.ready()
+            camera = json.dumps(scene["views"][2]["camera"]).encode()
+            for method, path, body in (("GET", "/", None), ("GET", "/api/scene", None),
+                                       ("POST", "/api/render", camera), ("GET", "/nothing", None)):
+                # A token one character off (flipped, so it never equals the real one by chance).
+                near = server.token[:-1] + ("1" if server.token[-1] == "0" else "0")
+                for query in ("", "?token=", "?token=" + near):
+                    status, _, reply = server.request(method, path + query, body=body, token=False)
+                    self.assertEqual(status, 401, (method, path, query, reply))
+            with self.assertRaises(HandshakeRefused) as refused:
+                WebSocket(server.stream_url(token=""))
+            self.assertEqual(refused.exception.status, 401)
+            self.assertEqual(server.render(scene["views"][2]["camera"])[0], 200)
+        finally:
+            rc, so, se = server.stop(signal.SIGINT)
+        self.assertEqual(rc, 0, se)
+        self.assertIn("stopped (SIGINT)", so)
+
+    def test_no_token_only_on_loopback(self):
+        model, data, inputs = shipped(ARGS.root)
+        rc, so, se = run("serve", "--model", model, "--data", data, "--inputs", inputs, "--bind", "0.0.0.0",
+                         "--no-token", timeout=60)
+        self.assertEqual(rc, 1, se)
+        self.assertEqual(len(se.strip().splitlines()), 1, se)
+        self.assertIn("--no-token", se)
+        for flags, name in ((["--port", "70000"], "--port"), (["--max-clients", "0"], "--max-clients"),
+                            (["--bind", "not-an-address"], "--bind"), (["--token", "short"], "--token")):
+            rc, so, se = run("serve", "--model", model, "--data", data, "--inputs", inputs, *flags, timeout=60)
+            self.assertEqual(rc, 1, se)
+            self.assertIn(name, se)
+            for bad in CRASH_MARKERS:
+                self.assertNotIn(bad, se)
+
+    def test_port_in_use_is_one_line(self):
+        model, data, inputs = shipped(ARGS.root)
+        with socket.socket() as taken:
+            taken.bind(("127.0.0.1", 0))
+            taken.listen(1)
+            port = taken.getsockname()[1]
+            rc, so, se = run("serve", "--model", model, "--data", data, "--inputs", inputs, "--port", port,
+                             timeout=60)
+        self.assertEqual(rc, 1, se)
+        self.assertIn("--port", se)
+        self.assertEqual(len(se.strip().splitlines()), 1, se)
+
+
+def main():
+    global ARGS
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lact", required=True)
+    parser.add_argument("--root", required=True, help="the checkout (models/, examples/)")
+    ARGS, rest = parser.parse_known_args()
+    ARGS.lact = os.path.abspath(ARGS.lact)
+    ARGS.root = os.path.abspath(ARGS.root)
+    # No weights a machine's `lact model fetch lpips` cached: LPIPS only where a test gives --lpips.
+    os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="lact_serve_cache_")
+    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,218 @@
+#!/usr/bin/env python3
+"""Nothing the user has is lost (issue 48): `lact import` never removes or writes into the photos, however the
+paths are spelled (links included), and never removes a folder it did not make; an evaluation interrupted by
+Ctrl-C, kill or kill -9 keeps every finished scene in an incomplete report.json, says so, and `--resume` finishes
+the rest into the report an uninterrupted run writes; a new run into the same --out leaves none of the previous
+run's images beside its own.
+
+Usage: PYTHONPATH=tests/common:. python3 tests/reliability/data_loss_test.py --lact build/app/lact --fixture ../shared/fixtures/lact_tiny
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+from cli_common import ROOT, one_error_line, parse_cli_args, ran_ok
+from cli_import_test import FAKE_COLMAP, make_photos
+
+ARGS = None
+
+
+def listing(folder):
+    """Every path under `folder`, relative, with each file's bytes: what a test compares before and after."""
+    found = {}
+    for top, dirs, files in os.walk(folder):
+        for name in dirs:
+            found[os.path.relpath(os.path.join(top, name), folder)] = None
+        for name in files:
+            with open(os.path.join(top, name), "rb") as f:
+                found[os.path.relpath(os.path.join(top, name), folder)] = f.read()
+    return found
+
+
+class ImportKeepsThePhotos(unittest.TestCase):
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory(prefix="lact_data_loss_")
+        self.case = self._tmp.name
+        self.bin = os.path.join(self.case, "bin")
+        self.pids = os.path.join(self.case, "pids")
+        os.makedirs(self.bin)
+        os.makedirs(self.pids)
+        with open(os.path.join(self.bin, "colmap"), "w") as f:
+            f.write("#!%s\n%s" % (sys.executable, FAKE_COLMAP))
+        os.chmod(os.path.join(self.bin, "colmap"), 0o755)
+        self.real = os.path.join(self.case, "real")
+        self.photos = os.path.join(self.real, "photos")
+        make_photos(self.photos, 4)
+        with open(os.path.join(self.real, "thesis.txt"), "w") as f:
+            f.write("years of work")
+        self.link = os.path.join(self.case, "plink")
+        os.symlink(self.photos, self.link)
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def lact(self, *argv):
+        env = dict(os.environ, PIDS=self.pids, FAKE_COLMAP="good", FAKE_SIZE="96 64",
+                   PATH=self.bin + ":/usr/bin:/bin")
+        p = subprocess.run([ARGS.lact, *argv], capture_output=True, text=True, timeout=120, env=env, errors="replace")
+        return p.returncode, p.stdout, p.stderr
+
+    def test_output_holding_the_input_through_a_link_is_refused(self):
+        before = listing(self.real)
+        # plink -> real/photos: -o real --force once removed real/ with the photos in it.
+        one_error_line(self, self.lact("import", self.link, "-o", self.real, "--force"), [self.real, "input"])
+        # -o plink/scene is inside the photos.
+        one_error_line(self, self.lact("import", self.link, "-o", os.path.join(self.link, "scene"), "--force"),
+                       ["input"])
+        # The output named through a link to the photos' folder, the input as typed.
+        other = os.path.join(self.case, "olink")
+        os.symlink(self.real, other)
+        one_error_line(self, self.lact("import", self.photos, "-o", other, "--force"), ["input"])
+        self.assertEqual(listing(self.real), before)
+
+    def test_force_replaces_only_a_scene_an_import_made(self):
+        scene = os.path.join(self.case, "scene")
+        ran_ok(self.lact("import", self.link, "-o", scene, "-q"))
+        ran_ok(self.lact("import", self.link, "-o", scene, "-q", "--force"))  # its own scene: replaced
+        self.assertEqual(sorted(os.listdir(scene)), ["colmap.log", "images", "sparse"])
+        with open(os.path.join(scene, "notes.txt"), "w") as f:
+            f.write("mine")
+        before = listing(scene)
+        one_error_line(self, self.lact("import", self.link, "-o", scene, "--force"), [scene, "notes.txt"])
+        self.assertEqual(listing(scene), before)
+        # A folder of someone's files is never removed, --force or not.
+        docs = os.path.join(self.case, "docs")
+        os.makedirs(docs)
+        with open(os.path.join(docs, "a.txt"), "w") as f:
+            f.write("a")
+        one_error_line(self, self.lact("import", self.link, "-o", docs, "--force"), [docs, "a.txt"])
+        self.assertEqual(os.listdir(docs), ["a.txt"])
+
+    def test_system_folders_are_refused(self):
+        before = set(os.listdir("/dev"))
+        one_error_line(self, self.lact("import", self.link, "-o", "/dev/null", "--force"), ["/dev/null", "/dev"])
+        self.assertEqual(set(os.listdir("/dev")) - before, set())  # no hidden working folder made there
+
+
+class InterruptedEvaluation(unittest.TestCase):
+    """Scenes are copies of the shipped example (64 views at 64x64), 10 targets each: about 0.1 s a scene."""
+    SCENES = 12
+
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory(prefix="lact_interrupt_")
+        self.case = self._tmp.name
+        example = os.path.join(ROOT, "examples", "gso_toy_64")
+        names = []
+        for i in range(self.SCENES):
+            name = "s%02d" % i
+            os.symlink(example, os.path.join(self.case, name))
+            names.append(name + "/" + [f for f in os.listdir(example) if f.endswith(".json")][0])
+        self.index = os.path.join(self.case, "index.json")
+        with open(self.index, "w") as f:
+            json.dump(names, f)
+        self.model = os.path.join(ROOT, "models", "lact_tiny_obj64.safetensors")
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def argv(self, out, targets="0-9", extra=()):
+        return [ARGS.lact, "render", "--model", self.model, "--data", self.index, "--inputs",
+                "16,20,24,28,34,38,42,46", "--targets", targets, "--out", out, "--threads", "1", *extra]
+
+    def run_lact(self, argv):
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+        return p.returncode, p.stdout, p.stderr
+
+    def interrupt(self, out, sig, after_scenes=2):
+        """Starts the evaluation and sends `sig` once report.json holds `after_scenes` finished scenes."""
+        p = subprocess.Popen(self.argv(out, extra=["--quiet"]), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+        report = os.path.join(out, "report.json")
+        deadline = time.time() + 300
+        while time.time() < deadline and p.poll() is None:
+            try:
+                with open(report) as f:
+                    if len(json.load(f)["scenes"]) >= after_scenes:
+                        break
+            except (OSError, ValueError):
+                pass
+            time.sleep(0.02)
+        self.assertIsNone(p.poll(), "the evaluation ended before it could be interrupted")
+        p.send_signal(sig)
+        so, se = p.communicate(timeout=120)
+        return p.returncode, so, se
+
+    def comparable(self, out):
+        """report.json without the timings (and the flags that do not change a result)."""
+        with open(os.path.join(out, "report.json")) as f:
+            report = json.load(f)
+        for key in ("encode_s_total", "render_ms_per_view"):
+            report.pop(key)
+        for scene in report["scenes"]:
+            scene.pop("encode_s")
+            scene.pop("render_ms_per_view")
+        return report
+
+    def test_interrupt_keeps_finished_scenes_and_resume_finishes_them(self):
+        whole = os.path.join(self.case, "whole")
+        ran_ok(self.run_lact(self.argv(whole, extra=["--quiet"])))
+        # Under the sanitizers (CI's second stage, several times slower) Ctrl-C alone.
+        signals = (signal.SIGINT,) if os.environ.get("LACT_SANITIZED") else (signal.SIGINT, signal.SIGTERM,
+                                                                               signal.SIGKILL)
+        for sig in signals:
+            out = os.path.join(self.case, "cut-%d" % sig)
+            rc, so, se = self.interrupt(out, sig)
+            self.assertEqual(rc, -sig, se)
+            with open(os.path.join(out, "report.json")) as f:
+                kept = json.load(f)
+            self.assertFalse(kept["complete"])
+            done = len(kept["scenes"])
+            self.assertGreaterEqual(done, 2)
+            self.assertLess(done, self.SCENES)
+            self.assertEqual(len(kept["resume"]["pending"]), self.SCENES - done)
+            for scene in kept["scenes"]:  # every kept scene's images are there
+                for view in scene["views"]:
+                    self.assertTrue(os.path.exists(os.path.join(out, scene["folder"], "%d.png" % view["index"])))
+            if sig != signal.SIGKILL:
+                self.assertIn("interrupted after %d of %d scenes" % (done, self.SCENES), se)
+                self.assertIn("--resume", se)
+            so = ran_ok(self.run_lact(self.argv(out, extra=["--resume"])))
+            self.assertEqual(self.comparable(out), self.comparable(whole), sig)
+            for scene in ("s00", "s11"):
+                for name in ("0.png", "9.png"):
+                    with open(os.path.join(out, scene, name), "rb") as a, open(os.path.join(whole, scene, name),
+                                                                               "rb") as b:
+                        self.assertEqual(a.read(), b.read(), (sig, scene, name))
+
+    def test_resume_refuses_another_run(self):
+        out = os.path.join(self.case, "cut")
+        self.interrupt(out, signal.SIGINT)
+        before = listing(out)
+        argv = self.argv(out, targets="0-3", extra=["--resume"])
+        one_error_line(self, self.run_lact(argv), ["--resume", "--targets", "0-3"])
+        self.assertEqual(listing(out), before)
+        whole = os.path.join(self.case, "whole")
+        ran_ok(self.run_lact(self.argv(whole, targets="0-3", extra=["--quiet"])))
+        one_error_line(self, self.run_lact(self.argv(whole, targets="0-3", extra=["--resume"])),
+                       ["--resume", "complete"])
+
+    def test_rerun_leaves_none_of_the_previous_images(self):
+        out = os.path.join(self.case, "out")
+        ran_ok(self.run_lact(self.argv(out, targets="0-5", extra=["--quiet", "--save-images"])))
+        with open(os.path.join(out, "s03", "notes.txt"), "w") as f:
+            f.write("mine")
+        ran_ok(self.run_lact(self.argv(out, targets="0,1", extra=["--quiet"])))
+        for i in range(self.SCENES):
+            want = ["0.png", "1.png"] + (["notes.txt"] if i == 3 else [])
+            self.assertEqual(sorted(os.listdir(os.path.join(out, "s%02d" % i))), want)
+
+
+if __name__ == "__main__":
+    ARGS, rest = parse_cli_args(__doc__)
+    unittest.main(argv=[sys.argv[0]] + rest)

@@ -1,0 +1,1075 @@
+// The CUDA backend's kernels and launch shapes (kernels/cuda/cuda_ops.cuh), run on the CPU through
+// tests/common/cuda_emulator.h, against the CPU backend's ops on random inputs; and the row-major -> cuBLAS
+// column-major GEMM mapping against a naive product. Sizes are chosen to leave partial warps, blocks and
+// key tiles. Outputs are poisoned with NaN first, so an element a kernel forgets to write fails the test.
+// On a GPU, test_ops runs the same ops through the real CUDA backend.
+#include <cblas.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <future>
+#include <limits>
+#include <set>
+#include <thread>
+
+#include "core/model.h"
+#include "core/safetensors.h"
+#include "kernels/backend.h"
+#include "kernels/backend_factory.h"
+#include "kernels/cuda/attention_library.h"
+#include "kernels/cuda/cuda_ops.cuh"
+#include "kernels/cuda/cudnn_sdpa_plan.h"
+#include "kernels/cuda/device_backend.h"
+#include "kernels/cuda/gemm_plan.h"
+#include "tests/common/fixture_views.h"
+#include "tests/common/lpips_case.h"
+#include "tests/common/test_util.h"
+
+namespace lact {
+namespace {
+
+using test::max_abs_error;
+using test::random_values;
+using test::relative_error;
+
+const float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+class EmulatedCuda : public ::testing::Test {
+ protected:
+  Tensor host(const Shape& shape, const std::vector<float>& v) { return cpu->from_host(shape, v.data()); }
+  std::unique_ptr<Backend> cpu = make_cpu_backend(2);
+  cuda_emulation::Launcher launch;
+};
+
+TEST_F(EmulatedCuda, LayerNormRmsNormAndL2Normalize) {
+  for (int64_t cols : {7, 32, 77, 200}) {
+    const int64_t rows = 13;  // 2 blocks of 8 warps, the second partly idle
+    const auto x = random_values(rows * cols, 1, 2.0f), w = random_values(cols, 2);
+    Tensor tx = host({rows, cols}, x), tw = host({cols}, w), ty = cpu->empty({rows, cols});
+    cpu->layer_norm(tx, tw, 1e-5f, ty);
+    std::vector<float> y(x.size(), kNaN);
+    cuda::layer_norm(launch, x.data(), w.data(), y.data(), rows, cols, 1e-5f);
+    EXPECT_LT(relative_error(y, cpu->to_host(ty)), 1e-5) << "layer_norm cols " << cols;
+
+    cpu->rms_norm(tx, tw, cols, 1e-6f, ty);
+    std::vector<float> r = x;  // in place, as the TTT layer calls it
+    cuda::rms_norm(launch, r.data(), w.data(), r.data(), rows, cols, 1e-6f);
+    EXPECT_LT(relative_error(r, cpu->to_host(ty)), 1e-5) << "rms_norm cols " << cols;
+
+    Tensor tl = host({rows, cols}, x);
+    cpu->l2_normalize(tl, cols, 1e-5f);
+    std::vector<float> l = x;
+    cuda::l2_normalize(launch, l.data(), rows, cols, 1e-5f);
+    EXPECT_LT(relative_error(l, cpu->to_host(tl)), 1e-5) << "l2_normalize cols " << cols;
+  }
+}
+
+TEST_F(EmulatedCuda, ActivationsAndElementwise) {
+  const int64_t n = 1000;
+  const auto x = random_values(n, 3, 4.0f), z = random_values(n, 4);
+  auto check_activation = [&](auto cuda_op, auto cpu_op, const char* name) {
+    Tensor t = host({n}, x);
+    cpu_op(t);
+    std::vector<float> v = x;
+    cuda_op(v.data());
+    EXPECT_LT(max_abs_error(v, cpu->to_host(t)), 1e-6) << name;
+  };
+  using cuda::Activation;
+  check_activation([&](float* p) { cuda::activation<Activation::Silu>(launch, p, n); },
+                   [&](Tensor& t) { cpu->silu(t); }, "silu");
+  check_activation([&](float* p) { cuda::activation<Activation::Gelu>(launch, p, n); },
+                   [&](Tensor& t) { cpu->gelu(t); }, "gelu");
+  check_activation([&](float* p) { cuda::activation<Activation::Sigmoid>(launch, p, n); },
+                   [&](Tensor& t) { cpu->sigmoid(t); }, "sigmoid");
+  std::vector<float> big = x;
+  for (float& v : big) v *= 8.0f;  // over PyTorch's softplus threshold of 20 too
+  Tensor tb = host({n}, big);
+  cpu->softplus(tb, 1.5f);
+  cuda::activation<Activation::Softplus>(launch, big.data(), n, 1.5f);
+  EXPECT_LT(max_abs_error(big, cpu->to_host(tb)), 1e-5) << "softplus";
+
+  Tensor ty = host({n}, x), tz = host({n}, z);
+  cpu->axpby(ty, 0.3f, tz, -1.25f);
+  cpu->add(ty, tz);
+  std::vector<float> y = x;
+  cuda::axpby(launch, y.data(), 0.3f, z.data(), -1.25f, n);
+  cuda::add(launch, y.data(), z.data(), n);
+  EXPECT_LT(max_abs_error(y, cpu->to_host(ty)), 1e-6) << "axpby + add";
+
+  const int64_t rows = 25, cols = 40;
+  const auto bias = random_values(cols, 5);
+  Tensor tx = host({rows, cols}, x), tbias = host({cols}, bias);
+  cpu->add_bias(tx, tbias);
+  std::vector<float> xb = x;
+  cuda::add_bias(launch, xb.data(), bias.data(), rows * cols, cols);
+  EXPECT_LT(max_abs_error(xb, cpu->to_host(tx)), 1e-6) << "add_bias";
+
+  std::vector<float> f(n, kNaN);
+  cuda::fill(launch, f.data(), n, 2.5f);
+  for (float v : f) ASSERT_EQ(v, 2.5f);
+}
+
+TEST_F(EmulatedCuda, RowAndBatchScalingAndIdentity) {
+  const int64_t batch = 3, rows = 17, cols = 11;
+  const auto x = random_values(batch * rows * cols, 6), s = random_values(200, 7);
+  Tensor tx = host({batch, rows, cols}, x);
+  cpu->scale_rows(tx, s.data() + 2, 5, 9);  // strided as the TTT layer's learning rates
+  std::vector<float> y = x;
+  cuda::scale_rows(launch, y.data(), s.data() + 2, batch, rows, cols, 5, 9);
+  EXPECT_LT(max_abs_error(y, cpu->to_host(tx)), 1e-6) << "scale_rows";
+
+  const std::vector<float> scale = {0.5f, -2.0f, 3.0f};
+  cpu->scale_batched(tx, scale);
+  cuda::scale_batched(launch, y.data(), scale.data(), batch, rows * cols);
+  EXPECT_LT(max_abs_error(y, cpu->to_host(tx)), 1e-6) << "scale_batched";
+
+  const int64_t n = 9;
+  const auto sq = random_values(batch * n * n, 8);
+  Tensor tsq = host({batch, n, n}, sq);
+  cpu->add_scaled_identity(tsq, 1.75f);
+  std::vector<float> q = sq;
+  cuda::add_scaled_identity(launch, q.data(), batch, n, 1.75f);
+  EXPECT_LT(max_abs_error(q, cpu->to_host(tsq)), 1e-6) << "add_scaled_identity";
+}
+
+TEST_F(EmulatedCuda, SplitAndMergeHeads) {
+  const int64_t views = 2, tokens = 19, heads = 3, head_dim = 8, width = 3 * heads * head_dim;
+  const auto x = random_values(views * tokens * width, 9);
+  Tensor tx = host({views, tokens, width}, x), tsplit = cpu->empty({views, heads, tokens, head_dim});
+  cpu->split_heads(tx, heads * head_dim, heads, head_dim, tsplit);
+  std::vector<float> split(views * heads * tokens * head_dim, kNaN);
+  cuda::split_heads(launch, x.data(), split.data(), views, tokens, width, heads * head_dim, heads, head_dim);
+  EXPECT_EQ(max_abs_error(split, cpu->to_host(tsplit)), 0.0);
+
+  Tensor tmerged = cpu->empty({views, tokens, heads * head_dim});
+  cpu->merge_heads(tsplit, tmerged);
+  std::vector<float> merged(split.size(), kNaN);
+  cuda::merge_heads(launch, split.data(), merged.data(), views, heads, tokens, head_dim);
+  EXPECT_EQ(max_abs_error(merged, cpu->to_host(tmerged)), 0.0);
+}
+
+TEST_F(EmulatedCuda, SwigluForwardAndBackward) {
+  const int64_t n = 777;
+  const auto g = random_values(n, 10, 2.0f), u = random_values(n, 11), d = random_values(n, 12);
+  Tensor tg = host({n}, g), tu = host({n}, u), td = host({n}, d), to = cpu->empty({n});
+  cpu->swiglu(tg, tu, to);
+  std::vector<float> out(n, kNaN);
+  cuda::swiglu(launch, g.data(), u.data(), out.data(), n);
+  EXPECT_LT(max_abs_error(out, cpu->to_host(to)), 1e-6) << "swiglu";
+
+  cpu->swiglu_backward(tg, tu, td);
+  std::vector<float> gg = g, uu = u, dd = d;
+  cuda::swiglu_backward(launch, gg.data(), uu.data(), dd.data(), n);
+  EXPECT_LT(max_abs_error(gg, cpu->to_host(tg)), 1e-6) << "dgate";
+  EXPECT_LT(max_abs_error(uu, cpu->to_host(tu)), 1e-6) << "hidden";
+  EXPECT_LT(max_abs_error(dd, cpu->to_host(td)), 1e-6) << "dup";
+}
+
+TEST_F(EmulatedCuda, BatchedDotColumnNormsAndRestore) {
+  const int64_t batch = 3, rows = 23, cols = 300;  // 6900 per entry: several partial-sum blocks
+  const auto a = random_values(batch * rows * cols, 13), b = random_values(batch * rows * cols, 14);
+  Tensor ta = host({batch, rows, cols}, a), tb = host({batch, rows, cols}, b);
+  const std::vector<double> expected = cpu->batched_dot(ta, tb);
+  const int64_t per = rows * cols, parts = cuda::batched_dot_parts(per);
+  EXPECT_GT(parts, 1);
+  std::vector<double> partial(batch * parts, std::nan(""));
+  cuda::batched_dot(launch, a.data(), b.data(), batch, per, partial.data());
+  for (int64_t i = 0; i < batch; ++i) {
+    double sum = 0;
+    for (int64_t p = 0; p < parts; ++p) sum += partial[i * parts + p];
+    EXPECT_NEAR(sum, expected[i], 1e-9 * std::abs(expected[i]) + 1e-9) << "batched_dot entry " << i;
+  }
+
+  Tensor tnorms = cpu->empty({batch, cols});
+  cpu->column_norms(ta, tnorms);
+  std::vector<float> norms(batch * cols, kNaN);
+  cuda::column_norms(launch, a.data(), norms.data(), batch, rows, cols);
+  EXPECT_LT(relative_error(norms, cpu->to_host(tnorms)), 1e-6) << "column_norms";
+
+  const auto target = random_values(batch * cols, 15);
+  Tensor ttarget = host({batch, cols}, target);
+  cpu->restore_column_norms(ta, ttarget, 1e-5f);
+  std::vector<float> w = a;
+  cuda::restore_column_norms(launch, w.data(), target.data(), batch, rows, cols, 1e-5f);
+  EXPECT_LT(relative_error(w, cpu->to_host(ta)), 1e-6) << "restore_column_norms";
+}
+
+struct AttentionCase {
+  int64_t batch, queries, keys;
+  int d;
+  float scale;
+};
+
+// The emulated kernel's relative error against the CPU backend's attention on random inputs.
+double emulated_attention_error(Backend& cpu, const AttentionCase& c, bool bf16, unsigned seed,
+                                cuda::OwnAttentionKernel kernel = cuda::OwnAttentionKernel::Fa2) {
+  const auto q = random_values(c.batch * c.queries * c.d, seed), k = random_values(c.batch * c.keys * c.d, seed + 1),
+             v = random_values(c.batch * c.keys * c.d, seed + 2);
+  Tensor tq = cpu.from_host({c.batch, c.queries, c.d}, q.data()), tk = cpu.from_host({c.batch, c.keys, c.d}, k.data()),
+         tv = cpu.from_host({c.batch, c.keys, c.d}, v.data()), to = cpu.empty({c.batch, c.queries, c.d});
+  cpu.attention(tq, tk, tv, c.scale, to);
+  std::vector<float> out(c.batch * c.queries * c.d, kNaN);
+  cuda_emulation::Launcher launch;
+  cuda::attention(launch, q.data(), k.data(), v.data(), out.data(), c.batch, c.queries, c.keys, c.d, c.scale, bf16,
+                  kernel);
+  return relative_error(out, cpu.to_host(to));
+}
+
+TEST_F(EmulatedCuda, FusedAttentionMatchesCpuAttention) {
+  // Head dims for every instantiation (16, 32, 64, 128) with padding, queries over one block, keys over
+  // partial tiles, a large scale to make the online softmax's rescaling matter.
+  for (const AttentionCase& c : {AttentionCase{2, 150, 70, 12, 0.3f}, AttentionCase{1, 129, 33, 32, 0.18f},
+                                 AttentionCase{3, 40, 200, 64, 2.0f}, AttentionCase{1, 130, 47, 100, 0.1f}})
+    EXPECT_LT(emulated_attention_error(*cpu, c, false, 16), 1e-5) << "d " << c.d << " keys " << c.keys;
+}
+
+// The older wmma tensor-core kernel (bf16 operands, LACT_ATTENTION=wmma): against the fp32 CPU attention within
+// bf16's tolerance (1e-2 relative), and visibly off fp32 (it did take the bf16 path).
+TEST_F(EmulatedCuda, TensorCoreAttentionMatchesCpuAttentionToBf16Precision) {
+  for (const AttentionCase& c : {AttentionCase{2, 70, 130, 64, 0.125f}, AttentionCase{1, 64, 64, 32, 0.5f},
+                                 AttentionCase{3, 17, 5, 16, 1.0f}, AttentionCase{1, 100, 200, 64, 0.5f}}) {
+    ASSERT_TRUE(cuda::attention_bf16_supports(c.d));
+    const double err = emulated_attention_error(*cpu, c, true, 26, cuda::OwnAttentionKernel::Wmma);
+    EXPECT_LT(err, 1e-2) << "d " << c.d << " keys " << c.keys;
+    EXPECT_GT(err, 1e-5) << "bf16 rounding should show";
+    std::printf("bf16 wmma attention d %d, %lld queries x %lld keys: rel err %.3g\n", c.d, (long long)c.queries,
+                (long long)c.keys, err);
+  }
+}
+
+TEST_F(EmulatedCuda, RayTokensMatchTheCpuBackend) {
+  const int height = 16, width = 32, patch = 8, views = 3;
+  std::vector<RayPose> poses(views);
+  for (int i = 0; i < views; ++i) {
+    poses[i] = {30.0f + i, 28.0f, 15.5f, 7.25f, {}};
+    const auto m = random_values(12, 50 + i);
+    for (int j = 0; j < 12; ++j) poses[i].c2w[j] = m[j];
+  }
+  const auto pixels = random_values(size_t(views) * height * width * 3, 53);
+  const int64_t n = int64_t(views) * height * width * 12;
+  Tensor images = host({views, height, width, 3}, pixels),
+         out = cpu->empty({n / (patch * patch * 12), patch * patch * 12});
+  for (bool with_images : {true, false}) {
+    cpu->ray_tokens(poses, with_images ? &images : nullptr, height, width, patch, out);
+    std::vector<float> tokens(n, kNaN);
+    cuda::ray_tokens(launch, poses.data(), with_images ? pixels.data() : nullptr, tokens.data(), views, height, width,
+                     patch);
+    EXPECT_EQ(max_abs_error(tokens, cpu->to_host(out)), 0.0) << "with images " << with_images;
+  }
+}
+
+TEST_F(EmulatedCuda, ZeroDepthProductScalesC) {
+  const int64_t batch = 2, m = 5, n = 6, ldc = 8, stride = 50;
+  std::vector<float> c(batch * stride, 1.0f), expected = c;
+  c[3] = kNaN;  // beta = 0 must not propagate NaN
+  cuda::scale_matrix(launch, c.data(), batch, m, n, ldc, stride, 0.0f);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t j = 0; j < n; ++j) expected[b * stride + r * ldc + j] = 0.0f;
+  EXPECT_EQ(max_abs_error(c, expected), 0.0);
+}
+
+// Runs a ColumnMajorGemm the way cuBLAS defines it, in double.
+void run_column_major(const cuda::ColumnMajorGemm& g, double alpha, double beta) {
+  for (int64_t x = 0; x < g.batch; ++x)
+    for (int64_t i = 0; i < g.m; ++i)
+      for (int64_t j = 0; j < g.n; ++j) {
+        double sum = 0;
+        for (int64_t p = 0; p < g.k; ++p) {
+          const float* a = g.a + x * g.stride_a;
+          const float* b = g.b + x * g.stride_b;
+          const double av = g.transpose_a ? a[p + i * g.lda] : a[i + p * g.lda];
+          const double bv = g.transpose_b ? b[j + p * g.ldb] : b[p + j * g.ldb];
+          sum += av * bv;
+        }
+        float& cv = g.c[x * g.stride_c + i + j * g.ldc];
+        cv = static_cast<float>(alpha * sum + (beta == 0 ? 0.0 : beta * cv));
+      }
+}
+
+TEST_F(EmulatedCuda, GemmPlanMapsRowMajorToColumnMajor) {
+  const int64_t batch = 2, m = 7, n = 5, k = 4;
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      // Padded leading dimensions and strides, a shared (stride 0) B.
+      const int64_t lda = (ta ? m : k) + 3, ldb = (tb ? k : n) + 2, ldc = n + 1;
+      const int64_t sa = (ta ? k : m) * lda + 5, sc = m * ldc + 4;
+      const auto a = random_values(batch * sa, 20), b = random_values((tb ? n : k) * ldb, 21),
+                 c0 = random_values(batch * sc, 22);
+      std::vector<float> c = c0;
+      const auto plan = cuda::plan_column_major_gemm(ta, tb, m, n, k, {a.data(), lda, sa}, {b.data(), ldb, 0}, c.data(),
+                                                     ldc, sc, batch);
+      run_column_major(plan, 0.5, -1.5);
+      for (int64_t x = 0; x < batch; ++x)
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j) {
+            double sum = 0;
+            for (int64_t p = 0; p < k; ++p)
+              sum += double(ta ? a[x * sa + p * lda + i] : a[x * sa + i * lda + p]) *
+                     (tb ? b[j * ldb + p] : b[p * ldb + j]);
+            const double want = 0.5 * sum - 1.5 * c0[x * sc + i * ldc + j];
+            EXPECT_NEAR(c[x * sc + i * ldc + j], want, 1e-5) << "ta " << ta << " tb " << tb;
+          }
+    }
+  EXPECT_THROW(cuda::plan_column_major_gemm(false, false, int64_t(1) << 32, 1, 1, {nullptr, 1, 0}, {nullptr, 1, 0},
+                                            nullptr, 1, 0, 1),
+               std::invalid_argument);
+}
+
+// The GPU backend's own code (kernels/cuda/device_backend.h) over a device made of host memory, the kernel
+// emulator and OpenBLAS in column-major mode (standing in for cuBLAS: the same column-major contract).
+// Every allocation starts as NaN, like uninitialised device memory at its worst: a read of anything no op
+// wrote shows up in the results.
+class EmulatedDevice;
+
+// A recording: the work captured between begin_capture and end_capture, and the memory allocated meanwhile
+// (owned by the recording, as a CUDA graph owns its memory nodes).
+struct EmulatedRecording final : Recording {
+  std::vector<std::function<void()>> work;
+  std::vector<void*> memory;
+  ~EmulatedRecording() override {
+    for (void* p : memory) std::free(p);
+  }
+};
+
+class EmulatedDevice {
+ public:
+  // Launches run at once, or are recorded while capturing (as a stream does).
+  struct Launcher {
+    EmulatedDevice* device;
+    template <typename... Params, typename... Args>
+    void operator()(void (*kernel)(Params...), dim3 grid, dim3 block, Args... args) {
+      device->run([=] { cuda_emulation::launch(kernel, grid, block, args...); });
+    }
+  };
+
+  Launcher& launcher() { return launcher_; }
+  std::string description() const { return "CUDA kernel emulator on the CPU"; }
+  void synchronize() {}
+  int64_t available() const { return -1; }
+  int64_t used() const { return -1; }
+  int64_t peak() const { return -1; }
+  void reset_peak() {}
+  std::shared_ptr<float> allocate(int64_t bytes, const Shape&) {
+    float* p = static_cast<float*>(std::malloc(bytes ? size_t(bytes) : 1));
+    for (int64_t i = 0; i < bytes / int64_t(sizeof(float)); ++i) p[i] = kNaN;
+    if (capture_) {  // graph memory: lives as long as the recording
+      capture_->memory.push_back(p);
+      return std::shared_ptr<float>(p, [](float*) {});
+    }
+    return std::shared_ptr<float>(p, [](float* q) { std::free(q); });
+  }
+  // Scratch taken while capturing is graph memory too (as cudaMallocAsync's is): the recording owns it, and the
+  // release inside the captured op leaves it to the replays.
+  void* scratch(size_t bytes) {
+    void* p = std::malloc(bytes ? bytes : 1);
+    if (capture_) capture_->memory.push_back(p);
+    return p;
+  }
+  void release(void* p) {
+    if (!capture_ || std::find(capture_->memory.begin(), capture_->memory.end(), p) == capture_->memory.end())
+      std::free(p);
+  }
+  void to_device(void* dst, const void* host, size_t bytes) { std::memcpy(dst, host, bytes); }
+  void to_host(void* host, const void* src, size_t bytes) { std::memcpy(host, src, bytes); }
+  void copy(void* dst, const void* src, size_t bytes) {
+    run([=] { std::memmove(dst, src, bytes); });
+  }
+  void copy_2d(void* dst, size_t dst_pitch, const void* src, size_t src_pitch, size_t width, size_t rows) {
+    run([=] {
+      for (size_t r = 0; r < rows; ++r)
+        std::memcpy(static_cast<char*>(dst) + r * dst_pitch, static_cast<const char*>(src) + r * src_pitch, width);
+    });
+  }
+  // At tf32 and bf16 the operands are rounded (to nearest even) to 10 and 7 mantissa bits first, as the
+  // tensor cores see them; products and sums stay float.
+  void gemm(const cuda::ColumnMajorGemm& g, float alpha, float beta, Precision precision) {
+    ++gemms;
+    run([=] { column_major_gemm(g, alpha, beta, precision); });
+  }
+  static void column_major_gemm(const cuda::ColumnMajorGemm& g, float alpha, float beta, Precision precision) {
+    const int64_t a_cols = g.transpose_a ? g.m : g.k, b_cols = g.transpose_b ? g.k : g.n;
+    for (int64_t x = 0; x < g.batch; ++x) {
+      const float* a = g.a + x * g.stride_a;
+      const float* b = g.b + x * g.stride_b;
+      std::vector<float> ra, rb;
+      if (precision != Precision::Fp32) {
+        ra.assign(a, a + (a_cols - 1) * g.lda + (g.transpose_a ? g.k : g.m));
+        rb.assign(b, b + (b_cols - 1) * g.ldb + (g.transpose_b ? g.n : g.k));
+        for (float& v : ra) v = round_mantissa(v, precision == Precision::Bf16 ? 7 : 10);
+        for (float& v : rb) v = round_mantissa(v, precision == Precision::Bf16 ? 7 : 10);
+        a = ra.data(), b = rb.data();
+      }
+      cblas_sgemm(CblasColMajor, g.transpose_a ? CblasTrans : CblasNoTrans, g.transpose_b ? CblasTrans : CblasNoTrans,
+                  int(g.m), int(g.n), int(g.k), alpha, a, int(g.lda), b, int(g.ldb), beta, g.c + x * g.stride_c,
+                  int(g.ldc));
+    }
+  }
+  static float round_mantissa(float v, int bits) {
+    uint32_t u;
+    std::memcpy(&u, &v, sizeof u);
+    const int drop = 23 - bits;
+    u += (1u << (drop - 1)) - 1 + ((u >> drop) & 1u);
+    u &= ~((1u << drop) - 1);
+    std::memcpy(&v, &u, sizeof v);
+    return v;
+  }
+  // Profiling: the emulated ops are synchronous, so host timestamps stand in for events.
+  size_t record_event() {
+    events_.push_back(std::chrono::steady_clock::now());
+    return events_.size() - 1;
+  }
+  double elapsed_ms(size_t from, size_t to) {
+    return std::chrono::duration<double, std::milli>(events_[to] - events_[from]).count();
+  }
+  void clear_events() { events_.clear(); }
+  // Recording: work is captured, not run, as in CUDA stream capture.
+  bool begin_capture() {
+    capture_ = std::make_unique<EmulatedRecording>();
+    return true;
+  }
+  std::unique_ptr<Recording> end_capture() {
+    ++recordings;
+    return std::move(capture_);
+  }
+  void replay(const Recording& r) {
+    ++replays;
+    for (const auto& w : static_cast<const EmulatedRecording&>(r).work) w();
+  }
+  void run(std::function<void()> work) {
+    if (capture_)
+      capture_->work.push_back(std::move(work));
+    else
+      work();
+  }
+  // The fused attention library (a stand-in for cuDNN's, set by a test), or why there is none.
+  cuda::AttentionLibrary* attention_library() { return library; }
+  std::string attention_unavailable() const { return unavailable; }
+  cuda::AttentionLibrary* library = nullptr;
+  std::string unavailable = "no attention library in the emulator";
+  int64_t gemms = 0, recordings = 0, replays = 0;
+
+ private:
+  Launcher launcher_{this};
+  std::unique_ptr<EmulatedRecording> capture_;
+  std::vector<std::chrono::steady_clock::time_point> events_;
+};
+
+// A stand-in for cuDNN's fused attention: the exact softmax attention (in double) of the bf16 operands it is handed,
+// rounded to bf16, run on the emulated stream (so a recording captures it). It can refuse shapes and fail runs.
+class FakeAttentionLibrary final : public cuda::AttentionLibrary {
+ public:
+  explicit FakeAttentionLibrary(EmulatedDevice& device) : device_(&device) {}
+  void attach(EmulatedDevice& device) { device_ = &device; }
+  std::string name() const override { return "fake 1.0"; }
+  bool prepare(const cuda::SdpaShape& shape, std::string* why) override {
+    ++prepares;
+    if (refuse_dim == shape.dim) {
+      *why = "head dim " + std::to_string(shape.dim) + " refused by the test";
+      return false;
+    }
+    prepared_.insert(shape);
+    return true;
+  }
+  bool prepared(const cuda::SdpaShape& shape) const override { return prepared_.count(shape) > 0; }
+  size_t workspace_bytes(const cuda::SdpaShape&) const override { return 64; }
+  bool run(const cuda::SdpaShape& s, const void* q, const void* k, const void* v, void* out, float scale,
+           void* workspace, std::string* why) override {
+    ++runs;
+    if (fail_runs) {
+      *why = "the test made it fail";
+      return false;
+    }
+    EXPECT_TRUE(prepared(s));
+    EXPECT_NE(workspace, nullptr);
+    shapes.push_back(s);
+    const auto* qb = static_cast<const __nv_bfloat16*>(q);
+    const auto *kb = static_cast<const __nv_bfloat16*>(k), *vb = static_cast<const __nv_bfloat16*>(v);
+    auto* ob = static_cast<__nv_bfloat16*>(out);
+    device_->run([=] { attention_of_bf16(s, qb, kb, vb, ob, scale); });
+    return true;
+  }
+  static void attention_of_bf16(const cuda::SdpaShape& s, const __nv_bfloat16* q, const __nv_bfloat16* k,
+                                const __nv_bfloat16* v, __nv_bfloat16* out, float scale) {
+    auto at = [](const __nv_bfloat16* p, int64_t i) { return double(__bfloat162float(p[i])); };
+    std::vector<double> weights(size_t(s.keys));
+    for (int64_t b = 0; b < s.batch; ++b)
+      for (int64_t i = 0; i < s.queries; ++i) {
+        double peak = -INFINITY, sum = 0;
+        for (int64_t j = 0; j < s.keys; ++j) {
+          double dot = 0;
+          for (int64_t e = 0; e < s.dim; ++e)
+            dot += at(q, (b * s.queries + i) * s.dim + e) * at(k, (b * s.keys + j) * s.dim + e);
+          weights[size_t(j)] = dot * scale;
+          peak = std::max(peak, weights[size_t(j)]);
+        }
+        for (double& w : weights) sum += (w = std::exp(w - peak));
+        for (int64_t e = 0; e < s.dim; ++e) {
+          double o = 0;
+          for (int64_t j = 0; j < s.keys; ++j) o += weights[size_t(j)] * at(v, (b * s.keys + j) * s.dim + e);
+          out[(b * s.queries + i) * s.dim + e] = __float2bfloat16(float(o / sum));
+        }
+      }
+  }
+  int64_t prepares = 0, runs = 0, refuse_dim = -1;
+  bool fail_runs = false;
+  std::vector<cuda::SdpaShape> shapes;  // of the runs that computed
+
+ private:
+  EmulatedDevice* device_;
+  std::set<cuda::SdpaShape> prepared_;
+};
+
+// ---- The PTX primitives of the FlashAttention-2-class kernel as the emulator runs them (kernels/cuda/
+// mma_primitives.cuh), against plain loops: the fragment layouts are the PTX ISA's tables, written out here.
+
+// One warp: A (16x16), B (16x8, stored [k][n]) and C (16x8) into mma.sync m16n8k16 fragments, acc = a b + c,
+// and acc back to D, all by the tables: lane = 4 group + quad; a[r] = A[group + 8 (r % 2)][2 quad + 8 (r / 2)
+// + {0,1}]; b[r] = B[2 quad + 8 r + {0,1}][group]; acc[r] = C[group + 8 (r / 2)][2 quad + r % 2].
+__global__ void mma_probe_kernel(const float* a, const float* b, const float* c, float* d) {
+  const int lane = threadIdx.x, group = lane / 4, quad = lane % 4;
+  uint32_t af[4], bf[2];
+  float acc[4];
+  for (int r = 0; r < 4; ++r) {
+    const int row = group + 8 * (r % 2), col = 2 * quad + 8 * (r / 2);
+    af[r] = cuda_emulation::pack_bf16x2(a[row * 16 + col], a[row * 16 + col + 1]);
+  }
+  for (int r = 0; r < 2; ++r) {
+    const int k = 2 * quad + 8 * r;
+    bf[r] = cuda_emulation::pack_bf16x2(b[k * 8 + group], b[(k + 1) * 8 + group]);
+  }
+  for (int r = 0; r < 4; ++r) acc[r] = c[(group + 8 * (r / 2)) * 8 + 2 * quad + r % 2];
+  cuda_emulation::mma_bf16_16x8x16(acc, af, bf);
+  for (int r = 0; r < 4; ++r) d[(group + 8 * (r / 2)) * 8 + 2 * quad + r % 2] = acc[r];
+}
+
+float bf16_rounded(float x) { return __bfloat162float(__float2bfloat16(x)); }
+
+TEST(EmulatedPrimitives, MmaM16n8k16MatchesAPlainProductOfBf16Operands) {
+  const auto a = random_values(16 * 16, 60), b = random_values(16 * 8, 61), c = random_values(16 * 8, 62);
+  std::vector<float> d(16 * 8, kNaN);
+  cuda_emulation::launch(mma_probe_kernel, dim3(1), dim3(32), a.data(), b.data(), c.data(), d.data());
+  double worst = 0, worst_unrounded = 0;
+  for (int i = 0; i < 16; ++i)
+    for (int j = 0; j < 8; ++j) {
+      double sum = c[i * 8 + j], exact = c[i * 8 + j];
+      for (int k = 0; k < 16; ++k) {
+        sum += double(bf16_rounded(a[i * 16 + k])) * bf16_rounded(b[k * 8 + j]);
+        exact += double(a[i * 16 + k]) * b[k * 8 + j];
+      }
+      worst = std::max(worst, std::abs(d[i * 8 + j] - sum));
+      worst_unrounded = std::max(worst_unrounded, std::abs(d[i * 8 + j] - exact));
+    }
+  EXPECT_LT(worst, 1e-5);                                            // fp32 accumulation of exact bf16 products
+  EXPECT_GT(worst_unrounded, 1e-4);                                  // and the operands were rounded to bf16
+  EXPECT_EQ(cuda_emulation::pack_bf16x2(1.0f, -2.0f), 0xc0003f80u);  // lo in the low half, round to nearest even
+  EXPECT_EQ(cuda_emulation::pack_bf16x2(1.0f + 1.0f / 256, 1.0f + 3.0f / 256), 0x3f823f80u);
+}
+
+// One warp, per thread two 16-byte copies in two groups (the second a zero-fill on odd lanes): what each thread
+// sees before any wait, after wait_group 1 and after wait_group 0.
+__global__ void cp_async_probe_kernel(const float* src, float* seen) {
+  __shared__ __align__(16) float tile[2][32 * 4];
+  const int t = threadIdx.x;
+  for (int s = 0; s < 2; ++s)
+    for (int e = 0; e < 4; ++e) tile[s][t * 4 + e] = -1.0f;
+  __syncthreads();
+  cuda_emulation::cp_async_16(&tile[0][t * 4], src + t * 4, true);
+  cuda_emulation::cp_async_commit();
+  cuda_emulation::cp_async_16(&tile[1][t * 4], src + 128 + t * 4, t % 2 == 0);
+  cuda_emulation::cp_async_commit();
+  seen[t * 4 + 0] = tile[0][t * 4 + 1];
+  cuda_emulation::cp_async_wait<1>();
+  seen[t * 4 + 1] = tile[0][t * 4 + 1];
+  seen[t * 4 + 2] = tile[1][t * 4 + 2];
+  cuda_emulation::cp_async_wait<0>();
+  seen[t * 4 + 3] = tile[1][t * 4 + 2];
+}
+
+TEST(EmulatedPrimitives, CpAsyncLandsByGroupAndZeroFills) {
+  std::vector<float> src(256), seen(128, kNaN);
+  for (int i = 0; i < 256; ++i) src[i] = float(i);
+  alignas(16) static float aligned[256];
+  std::copy(src.begin(), src.end(), aligned);
+  cuda_emulation::launch(cp_async_probe_kernel, dim3(1), dim3(32), static_cast<const float*>(aligned), seen.data());
+  for (int t = 0; t < 32; ++t) {
+    EXPECT_EQ(seen[t * 4 + 0], -1.0f) << t;             // not landed before a wait
+    EXPECT_EQ(seen[t * 4 + 1], float(t * 4 + 1)) << t;  // group 0 after wait_group 1
+    EXPECT_EQ(seen[t * 4 + 2], -1.0f) << t;             // group 1 still in flight
+    EXPECT_EQ(seen[t * 4 + 3], t % 2 ? 0.0f : float(128 + t * 4 + 2)) << t;
+  }
+}
+
+// lact's FlashAttention-2-class kernel (the default own bf16 kernel) on random inputs, against the CPU backend's
+// fp32 attention twice: of the inputs themselves, within bf16's tolerance (1e-2 relative, where the scale keeps
+// the logits' rounding small), and of the inputs rounded to bf16, which leaves only P's rounding and the fp32
+// sums (3e-3); visibly off fp32 either way. Queries over one 128-query block and not a multiple of it, keys over
+// partial tiles (32 keys at d 64, 64 at d <= 32, 16 at d 128), several view-heads, a large scale so that the
+// running max moves between tiles and the rescaling matters, a single key. Each case twice: the emulator's copies
+// landing at the wait (a read before the wait fails) and at the issue with warps at different speeds (a refill
+// of a stage another warp still reads fails); each was checked to fail with its barrier or wait removed.
+struct Fa2Schedule {
+  cuda_emulation::CopyLanding landing;
+  bool skewed;
+  explicit Fa2Schedule(bool adversarial) : landing(cuda_emulation::copy_landing), skewed(cuda_emulation::skewed_warps) {
+    cuda_emulation::copy_landing = adversarial ? cuda_emulation::CopyLanding::AtIssue : landing;
+    cuda_emulation::skewed_warps = adversarial;
+  }
+  ~Fa2Schedule() { cuda_emulation::copy_landing = landing, cuda_emulation::skewed_warps = skewed; }
+};
+
+TEST_F(EmulatedCuda, Fa2AttentionMatchesCpuAttentionToBf16Precision) {
+  for (const bool adversarial : {false, true})
+    for (const AttentionCase& c : {AttentionCase{2, 200, 150, 64, 0.125f}, AttentionCase{1, 129, 33, 32, 0.5f},
+                                   AttentionCase{3, 40, 300, 16, 1.0f}, AttentionCase{1, 130, 40, 128, 0.09f},
+                                   AttentionCase{2, 70, 97, 64, 3.0f}, AttentionCase{1, 5, 1, 64, 1.0f}}) {
+      ASSERT_TRUE(cuda::attention_fa2_supports(c.d));
+      auto q = random_values(c.batch * c.queries * c.d, 27), k = random_values(c.batch * c.keys * c.d, 28),
+           v = random_values(c.batch * c.keys * c.d, 29);
+      std::vector<float> out(q.size(), kNaN);
+      {
+        const Fa2Schedule schedule(adversarial);
+        cuda::attention(launch, q.data(), k.data(), v.data(), out.data(), c.batch, c.queries, c.keys, c.d, c.scale,
+                        true);
+      }
+      auto cpu_attention = [&] {
+        Tensor tq = host({c.batch, c.queries, c.d}, q), tk = host({c.batch, c.keys, c.d}, k),
+               tv = host({c.batch, c.keys, c.d}, v), to = cpu->empty({c.batch, c.queries, c.d});
+        cpu->attention(tq, tk, tv, c.scale, to);
+        return cpu->to_host(to);
+      };
+      const double err = relative_error(out, cpu_attention());
+      for (auto* x : {&q, &k, &v})
+        for (float& e : *x) e = bf16_rounded(e);
+      const double err_rounded = relative_error(out, cpu_attention());
+      const std::string what = "d " + std::to_string(c.d) + " keys " + std::to_string(c.keys) +
+                               (adversarial ? " (copies at issue, skewed warps)" : "");
+      if (c.scale <= 1.0f) {
+        EXPECT_LT(err, 1e-2) << what;
+      }
+      EXPECT_LT(err_rounded, 3e-3) << what;
+      if (c.keys > 1) {
+        EXPECT_GT(err_rounded, 1e-5) << what << ": P's bf16 rounding should show";
+      }
+      std::printf(
+          "bf16 fa2 attention d %d, %lld x %lld queries x %lld keys, scale %g%s: rel err %.3g (%.3g against "
+          "bf16-rounded inputs)\n",
+          c.d, (long long)c.batch, (long long)c.queries, (long long)c.keys, c.scale,
+          adversarial ? " (copies at issue, skewed warps)" : "", err, err_rounded);
+    }
+}
+
+// What the fa2 kernel does not take goes elsewhere: K/V rows not 16-byte aligned (cp.async's pieces) run the wmma
+// kernel (bit for bit), a head dim it has no instantiation for is refused by attention_fa2 with one line.
+TEST_F(EmulatedCuda, Fa2AttentionLeavesWhatItCannotCopyToTheWmmaKernel) {
+  const int64_t tokens = 40, d = 32;
+  const auto q = random_values(tokens * d, 70), kv = random_values(tokens * d + 1, 71);
+  std::vector<float> fa2(q.size(), kNaN), wmma(q.size(), kNaN);
+  const float* k = kv.data() + 1;  // 4 bytes past an allocation's alignment
+  ASSERT_FALSE(cuda::attention_fa2_aligned(cuda::split_head_operands(q.data(), k, k, fa2.data(), tokens, tokens, d)));
+  cuda::attention(launch, q.data(), k, k, fa2.data(), 1, tokens, tokens, d, 0.5f, true);
+  cuda::attention(launch, q.data(), k, k, wmma.data(), 1, tokens, tokens, d, 0.5f, true,
+                  cuda::OwnAttentionKernel::Wmma);
+  EXPECT_EQ(fa2, wmma);
+  std::vector<float> q48(tokens * 48), out48(tokens * 48);
+  EXPECT_THROW(
+      cuda::attention_fa2(
+          launch, cuda::split_head_operands(q48.data(), q48.data(), q48.data(), out48.data(), tokens, tokens, 48), 1, 1,
+          tokens, tokens, 48, 0.5f),
+      std::invalid_argument);
+}
+
+// The kernel on the packed qkv projection output in place ([views, tokens, 3 dim], head h's q, k, v at columns
+// h d, dim + h d, 2 dim + h d) writing columns [4, 4 + dim) of a wider output: against the CPU attention of the
+// split heads, and nothing outside its columns written.
+TEST_F(EmulatedCuda, Fa2AttentionReadsThePackedQkvInPlace) {
+  struct Packed {
+    int64_t views, tokens, heads;
+    int d;
+  };
+  for (const Packed& p : {Packed{2, 150, 3, 32}, Packed{1, 70, 2, 64}}) {
+    const int64_t dim = p.heads * p.d, width = 3 * dim, out_width = dim + 8, out_col = 4;
+    const auto qkv = random_values(p.views * p.tokens * width, 63);
+    const int64_t n = p.views * p.heads * p.tokens * p.d;
+    std::vector<float> q(n), k(n), v(n);
+    for (int64_t i = 0; i < n; ++i) {  // i over [views, heads, tokens, d]
+      const int64_t e = i % p.d, t = (i / p.d) % p.tokens, h = (i / (p.d * p.tokens)) % p.heads;
+      const int64_t src = (i / (p.d * p.tokens * p.heads) * p.tokens + t) * width + h * p.d + e;
+      q[i] = qkv[src], k[i] = qkv[src + dim], v[i] = qkv[src + 2 * dim];
+    }
+    const Shape shape{p.views * p.heads, p.tokens, p.d};
+    Tensor tq = cpu->from_host(shape, q.data()), tk = cpu->from_host(shape, k.data()),
+           tv = cpu->from_host(shape, v.data()), to = cpu->empty(shape);
+    cpu->attention(tq, tk, tv, 0.3f, to);
+    std::vector<float> out(p.views * p.tokens * out_width, kNaN), got(n);
+    cuda::attention_packed(launch, qkv.data(), width, 0, dim, 2 * dim, out.data(), out_width, out_col, p.views,
+                           p.tokens, p.heads, p.d, 0.3f);
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t e = i % p.d, t = (i / p.d) % p.tokens, h = (i / (p.d * p.tokens)) % p.heads;
+      got[i] = out[(i / (p.d * p.tokens * p.heads) * p.tokens + t) * out_width + out_col + h * p.d + e];
+    }
+    const double err = relative_error(got, cpu->to_host(to));
+    EXPECT_LT(err, 1e-2) << "d " << p.d;
+    EXPECT_GT(err, 1e-5);
+    int64_t written_outside = 0;
+    for (int64_t r = 0; r < p.views * p.tokens; ++r)
+      for (int64_t col = 0; col < out_width; ++col)
+        if ((col < out_col || col >= out_col + dim) && !std::isnan(out[r * out_width + col])) ++written_outside;
+    EXPECT_EQ(written_outside, 0);
+    std::printf("bf16 fa2 attention on packed qkv, %lld heads of %d: rel err %.3g\n", (long long)p.heads, p.d, err);
+  }
+}
+
+// A parity case (fixture or reference case) through the GPU backend's code: fast weights and rendered pixels.
+void check_case_through_gpu_code(const std::string& dir, bool all_precisions, bool bf16_only = false,
+                                 FakeAttentionLibrary* library = nullptr);
+
+TEST(EmulatedCudaBackend, OfficialFixtureThroughTheGpuBackendCode) {
+  const std::string dir = test::env_path("LACT_FIXTURE_DIR");
+  ASSERT_FALSE(dir.empty()) << "LACT_FIXTURE_DIR is not set";
+  check_case_through_gpu_code(dir, true);
+}
+
+// The linear-attention variants: the authors' V2 fixture and the PyTorch reference's cases for V1 (SwiGLU phi,
+// weight norm), V3 (phi the identity, Newton-Schulz) and V6 (no Newton-Schulz), in fp32 through both
+// Newton-Schulz routes. (test_parity runs every variant's case on the CPU; these three cover every code path
+// of the update and the apply, and keep CI's time.)
+TEST(EmulatedCudaBackend, VariantsThroughTheGpuBackendCode) {
+  const std::string v2 = test::env_path("LACT_FIXTURE_V2_DIR");
+  ASSERT_FALSE(v2.empty()) << "LACT_FIXTURE_V2_DIR is not set";
+  check_case_through_gpu_code(v2, false);
+  const std::string cases = test::env_path("LACT_REFERENCE_CASES");
+  int checked = 0;
+  if (!cases.empty() && std::filesystem::is_directory(cases))
+    for (const auto& entry : std::filesystem::directory_iterator(cases))
+      if (std::set<std::string>{"variant_v1", "variant_v3", "variant_v6"}.count(entry.path().filename().string())) {
+        SCOPED_TRACE(entry.path().string());
+        check_case_through_gpu_code(entry.path().string(), false);
+        ++checked;
+      }
+  EXPECT_EQ(checked, 3) << "the variant reference cases were not generated in " << cases;
+}
+
+void check_case_through_gpu_code(const std::string& dir, bool all_precisions, bool bf16_only,
+                                 FakeAttentionLibrary* library) {
+  const SafetensorsFile expected(dir + "/expected.safetensors");
+  const std::vector<PosedImage> views = test::fixture_inputs(expected);
+  const int height = views[0].image.height, width = views[0].image.width;
+  const int targets = int(expected.entry("target_c2w").shape[0]);
+  std::vector<Camera> cameras;
+  for (int i = 0; i < targets; ++i) cameras.push_back(test::fixture_camera(expected, "target", i, height, width));
+  const auto reference = expected.read_floats("target_render_rendering");
+
+  struct Run {
+    NewtonSchulzRoute route;
+    Precision precision;
+    double weight_tolerance, render_tolerance;  // fast weights (relative Frobenius), pixels (max abs)
+  };
+  // fp32 to the fixture's tolerance through both Newton-Schulz routes; tf32 and bf16 products (and bf16
+  // attention) on the default route, to the tolerances test_parity holds a GPU to (measured here: tf32
+  // 3.0e-3 and 8.2e-4, bf16 2.5e-2 and 6.2e-3).
+  for (const Run& run : {Run{NewtonSchulzRoute::Dense, Precision::Fp32, 1e-4, 1e-4},
+                         Run{NewtonSchulzRoute::LowRank, Precision::Fp32, 1e-4, 1e-4},
+                         Run{NewtonSchulzRoute::Auto, Precision::Tf32, 1e-2, 5e-3},
+                         Run{NewtonSchulzRoute::Auto, Precision::Bf16, 1e-1, 3e-2}}) {
+    if (!all_precisions && run.precision != Precision::Fp32) continue;
+    if (bf16_only && run.precision != Precision::Bf16) continue;
+    const NewtonSchulzRoute route = run.route;
+    cuda::DeviceBackend<EmulatedDevice> be("cuda-emulated", run.precision);
+    be.device().library = library;
+    if (library) library->attach(be.device());
+    ModelOptions options;
+    options.newton_schulz = route;
+    options.token_tile = route == NewtonSchulzRoute::Dense ? 40 : 16384;
+    const Model model(load_model(dir + "/model.safetensors", be), be, options);
+    ASSERT_TRUE(be.start_profiling());
+    const int64_t gemms_before = be.device().gemms;
+    const SceneState state = model.encode(views);
+    const std::vector<OpProfile> profile = be.stop_profiling();
+    int64_t profiled_gemms = 0;
+    for (const OpProfile& p : profile) {
+      EXPECT_GE(p.milliseconds, 0.0) << p.op;
+      if (p.op == "gemm") profiled_gemms = p.calls;
+    }
+    EXPECT_EQ(profiled_gemms, be.device().gemms - gemms_before);  // every product timed, once
+    ASSERT_FALSE(profile.empty());
+    for (size_t i = 1; i < profile.size(); ++i) EXPECT_GE(profile[i - 1].milliseconds, profile[i].milliseconds);
+    double worst_weight = 0;
+    for (size_t layer = 0; layer < state.modules.size(); ++layer)
+      for (const auto& [w, tensor] : state.modules[layer].tensors) {
+        const std::string name = "encode_block" + std::to_string(layer) + "_" + w;
+        worst_weight = std::max(worst_weight, relative_error(be.to_host(tensor), expected.read_floats(name)));
+      }
+    const std::vector<Image> images = model.render(state, cameras);
+    std::vector<float> rendered;  // back to the fixture's [V, 3, H, W]
+    for (const Image& img : images)
+      for (int c = 0; c < 3; ++c)
+        for (int p = 0; p < width * height; ++p) rendered.push_back(img.rgb[p * 3 + c]);
+    const double worst = max_abs_error(rendered, reference);
+    const std::string what = precision_name(run.precision) + " route " + std::to_string(int(route));
+    EXPECT_LT(worst_weight, run.weight_tolerance) << what;
+    EXPECT_LT(worst, run.render_tolerance) << what;
+    EXPECT_GT(be.device().gemms, 0);
+    std::printf("%s %s: fast weights rel err <= %.3g, render max abs %.3g (%lld cuBLAS-shaped products)\n",
+                std::filesystem::path(dir).filename().c_str(), what.c_str(), worst_weight, worst,
+                (long long)be.device().gemms);
+  }
+}
+
+// The recorded render path (CUDA graphs) against direct execution: the same images bit for bit, for the
+// first cameras (recorded), new cameras (replayed with new poses), another view count (a second recording)
+// and a new state (recorded again); host traffic while recording is refused.
+TEST(EmulatedCudaBackend, RecordedRenderEqualsDirectRender) {
+  const std::string dir = test::env_path("LACT_FIXTURE_DIR");
+  ASSERT_FALSE(dir.empty()) << "LACT_FIXTURE_DIR is not set";
+  const SafetensorsFile expected(dir + "/expected.safetensors");
+  const std::vector<PosedImage> views = test::fixture_inputs(expected);
+  const int height = views[0].image.height, width = views[0].image.width;
+  std::vector<Camera> first = {test::fixture_camera(expected, "target", 0, height, width)};
+  std::vector<Camera> second = {test::fixture_camera(expected, "target", 1, height, width)};
+  std::vector<Camera> pair = {first[0], second[0]};
+
+  cuda::DeviceBackend<EmulatedDevice> be("cuda-emulated", Precision::Fp32);
+  ModelOptions direct_options, recorded_options;
+  direct_options.graphs = false;
+  const Model direct(load_model(dir + "/model.safetensors", be), be, direct_options);
+  const Model recorded(load_model(dir + "/model.safetensors", be), be, recorded_options);
+  auto same = [](const std::vector<Image>& a, const std::vector<Image>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (a[i].rgb != b[i].rgb) return false;
+    return true;
+  };
+  const SceneState state = direct.encode(views);
+  EXPECT_TRUE(same(recorded.render(state, first), direct.render(state, first)));
+  EXPECT_EQ(be.device().recordings, 1);
+  EXPECT_TRUE(same(recorded.render(state, second), direct.render(state, second)));
+  EXPECT_EQ(be.device().recordings, 1);  // replayed with the new pose
+  EXPECT_TRUE(same(recorded.render(state, pair), direct.render(state, pair)));
+  EXPECT_EQ(be.device().recordings, 2);  // two views at once: another recording
+  const SceneState other = direct.encode({views[0], views[1]});
+  EXPECT_TRUE(same(recorded.render(other, first), direct.render(other, first)));
+  EXPECT_EQ(be.device().recordings, 3);  // the state changed
+  EXPECT_GE(be.device().replays, 4);
+  EXPECT_FALSE(same(recorded.render(other, first), recorded.render(state, first)));  // different states differ
+
+  Tensor other_thread_tensor = be.empty({4});
+  ASSERT_TRUE(be.begin_recording());
+  Tensor t = be.empty({4});
+  EXPECT_THROW(be.to_host(t), std::logic_error);
+  EXPECT_THROW(be.synchronize(), std::logic_error);
+  // Another thread's ops wait for the recording to end rather than land in it.
+  std::atomic<bool> done{false};
+  std::vector<float> seen;
+  std::thread worker([&] {
+    be.fill(other_thread_tensor, 3.0f);
+    seen = be.to_host(other_thread_tensor);
+    done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(done.load());
+  const std::unique_ptr<Recording> r = be.end_recording();
+  worker.join();
+  EXPECT_NE(r, nullptr);
+  EXPECT_EQ(static_cast<const EmulatedRecording&>(*r).work.size(), 0u);  // the fill ran, it was not recorded
+  EXPECT_EQ(seen, std::vector<float>(4, 3.0f));
+
+  // A RecordingScope left by an exception ends the recording and releases the backend: another thread's op
+  // runs (within 10 s: a leaked lock would hold it forever).
+  try {
+    RecordingScope scope(be);
+    ASSERT_TRUE(scope.recording());
+    be.to_host(t);  // host traffic while recording: throws
+    FAIL() << "to_host while recording should throw";
+  } catch (const std::logic_error&) {
+  }
+  auto after = std::async(std::launch::async, [&] {
+    be.fill(other_thread_tensor, 5.0f);
+    return be.to_host(other_thread_tensor);
+  });
+  ASSERT_EQ(after.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  EXPECT_EQ(after.get(), std::vector<float>(4, 5.0f));
+}
+
+// LPIPS (core/lpips.h: convolutions, pooling, column norms) through the GPU backend's code: the reference case's
+// pairs up to 2000 pixels (odd sizes, 31-pixel sides, values to clamp) within 1e-5 of PyTorch, as
+// tests/unit/core/test_lpips.cpp holds the CPU on all of them.
+TEST(EmulatedCudaBackend, LpipsMatchesPyTorch) {
+  cuda::DeviceBackend<EmulatedDevice> be("cuda-emulated", Precision::Fp32);
+  test::check_lpips_case(be, 2000);
+}
+
+// The attention op through a backend with the library: q, k, v random [batch, tokens, dim]; the relative error
+// against the CPU backend's fp32 attention.
+struct LibraryCase {
+  int64_t batch, queries, keys, dim;
+  float scale;
+};
+double backend_attention_error(Backend& be, const LibraryCase& c, unsigned seed) {
+  const std::unique_ptr<Backend> cpu = make_cpu_backend(2);
+  const auto q = random_values(c.batch * c.queries * c.dim, seed),
+             k = random_values(c.batch * c.keys * c.dim, seed + 1),
+             v = random_values(c.batch * c.keys * c.dim, seed + 2);
+  Tensor cq = cpu->from_host({c.batch, c.queries, c.dim}, q.data()),
+         ck = cpu->from_host({c.batch, c.keys, c.dim}, k.data()),
+         cv = cpu->from_host({c.batch, c.keys, c.dim}, v.data()), co = cpu->empty({c.batch, c.queries, c.dim});
+  cpu->attention(cq, ck, cv, c.scale, co);
+  Tensor gq = be.from_host({c.batch, c.queries, c.dim}, q.data()),
+         gk = be.from_host({c.batch, c.keys, c.dim}, k.data()), gv = be.from_host({c.batch, c.keys, c.dim}, v.data()),
+         go = be.empty({c.batch, c.queries, c.dim});
+  be.attention(gq, gk, gv, c.scale, go);
+  return relative_error(be.to_host(go), cpu->to_host(co));
+}
+
+// bf16 attention goes through the library, in chunks of the batch that keep the staging within its budget (each
+// chunk's operands at their own offsets), and agrees with the CPU's fp32 attention to bf16's precision.
+TEST(EmulatedCudaBackend, Bf16AttentionThroughTheLibraryInChunks) {
+  cuda::DeviceBackend<EmulatedDevice> be("cuda-emulated", Precision::Bf16);
+  FakeAttentionLibrary library(be.device());
+  be.device().library = &library;
+  EXPECT_EQ(cuda::attention_path(be), "fake 1.0");
+  const LibraryCase c{5, 70, 130, 64, 0.3f};
+  // 2 entries of 70 and 130 rows of 64 stage 2 x (2 x 8960 + 2 x 16640) bytes = 102,400: chunks 2, 2, 1.
+  be.set_attention_staging_budget(102400);
+  testing::internal::CaptureStderr();
+  const double err = backend_attention_error(be, c, 40);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");  // nothing fell back
+  EXPECT_LT(err, 1e-2);
+  EXPECT_GT(err, 1e-5) << "bf16 rounding should show";
+  ASSERT_EQ(library.shapes.size(), 3u);
+  EXPECT_EQ(library.shapes[0], (cuda::SdpaShape{2, 70, 130, 64}));
+  EXPECT_EQ(library.shapes[1], (cuda::SdpaShape{2, 70, 130, 64}));
+  EXPECT_EQ(library.shapes[2], (cuda::SdpaShape{1, 70, 130, 64}));
+  EXPECT_EQ(cuda::attention_path(be), "fake 1.0");
+  std::printf("bf16 attention through the library in 3 chunks: rel err %.3g\n", err);
+}
+
+// A shape the library refuses, a library that fails, no library, LACT_ATTENTION=own and fp32: our kernels run
+// instead, the result is as right, and the reason is said on stderr once (not for own, which asked for it).
+TEST(EmulatedCudaBackend, AttentionFallsBackToOurKernel) {
+  const LibraryCase c{3, 40, 75, 32, 0.5f};
+  {
+    cuda::DeviceBackend<EmulatedDevice> be("cuda-emulated", Precision::Bf16);
+    FakeAttentionLibrary library(be.device());
+    be.device().library = &library;
+    library.refuse_dim = 32;
+    testing::internal::CaptureStderr();
+    EXPECT_LT(backend_attention_error(be, c, 41), 1e-2);
+    EXPECT_LT(backend_attention_error(be, c, 42), 1e-2);
+    EXPECT_EQ(testing::internal::GetCapturedStderr(),
+              "lact: bf16 attention through lact's own kernel: fake 1.0 refuses this shape: head dim 32 refused by the "
+              "test\n");
+    EXPECT_TRUE(library.shapes.empty());
+    EXPECT_EQ(cuda::attention_path(be), "own fa2 (fake 1.0 refuses this shape: head dim 32 refused by the test)");
+  }
+  {
+    cuda::DeviceBackend<EmulatedDevice> be("cuda-emulated", Precision::Bf16);
+    FakeAttentionLibrary library(be.device());
+    be.device().library = &library;
+    library.fail_runs = true;
+    testing::internal::CaptureStderr();
+    EXPECT_LT(backend_attention_error(be, c, 43), 1e-2);
+    EXPECT_LT(backend_attention_error(be, c, 44), 1e-2);
+    EXPECT_EQ(testing::internal::GetCapturedStderr(),
+              "lact: bf16 attention through lact's own kernel: fake 1.0 failed: the test made it fail\n");
+    EXPECT_EQ(library.runs, 1);  // not tried again
+    EXPECT_EQ(cuda::attention_path(be), "own fa2 (fake 1.0 failed: the test made it fail)");
+  }
+  for (const std::string& unavailable :
+       {std::string("cannot open libcudnn.so.9 (...)"), std::string(cuda::kAttentionChosenOwn)}) {
+    cuda::DeviceBackend<EmulatedDevice> be("cuda-emulated", Precision::Bf16);
+    be.device().unavailable = unavailable;
+    testing::internal::CaptureStderr();
+    EXPECT_LT(backend_attention_error(be, c, 45), 1e-2);
+    const std::string said = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(said, unavailable == cuda::kAttentionChosenOwn
+                        ? ""
+                        : "lact: bf16 attention through lact's own kernel: " + unavailable + "\n");
+    EXPECT_EQ(cuda::attention_path(be), "own fa2 (" + unavailable + ")");
+  }
+  {
+    cuda::DeviceBackend<EmulatedDevice> be("cuda-emulated", Precision::Fp32);
+    FakeAttentionLibrary library(be.device());
+    be.device().library = &library;
+    EXPECT_LT(backend_attention_error(be, c, 46), 1e-5);
+    EXPECT_EQ(library.prepares, 0);
+    EXPECT_EQ(cuda::attention_path(be), "own (fp32: the library runs bf16 only)");
+  }
+}
+
+// LACT_ATTENTION=wmma: the backend runs the older wmma kernel (bit for bit what it computes called directly, not
+// what the FlashAttention-2-class one does), says nothing on stderr, and names it in its path.
+TEST(EmulatedCudaBackend, LactAttentionWmmaRunsTheOlderKernel) {
+  ::setenv("LACT_ATTENTION", "wmma", 1);
+  cuda::DeviceBackend<EmulatedDevice> be("cuda-emulated", Precision::Bf16);
+  ::unsetenv("LACT_ATTENTION");
+  be.device().unavailable = cuda::kAttentionChosenWmma;
+  const int64_t batch = 2, tokens = 50, d = 32;
+  const auto q = random_values(batch * tokens * d, 48), k = random_values(batch * tokens * d, 49),
+             v = random_values(batch * tokens * d, 50);
+  Tensor gq = be.from_host({batch, tokens, d}, q.data()), gk = be.from_host({batch, tokens, d}, k.data()),
+         gv = be.from_host({batch, tokens, d}, v.data()), go = be.empty({batch, tokens, d});
+  testing::internal::CaptureStderr();
+  be.attention(gq, gk, gv, 0.4f, go);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  EXPECT_EQ(cuda::attention_path(be), "own wmma (LACT_ATTENTION=wmma)");
+  std::vector<float> wmma(q.size()), fa2(q.size());
+  cuda_emulation::Launcher launch;
+  cuda::attention(launch, q.data(), k.data(), v.data(), wmma.data(), batch, tokens, tokens, d, 0.4f, true,
+                  cuda::OwnAttentionKernel::Wmma);
+  cuda::attention(launch, q.data(), k.data(), v.data(), fa2.data(), batch, tokens, tokens, d, 0.4f, true);
+  EXPECT_EQ(be.to_host(go), wmma);
+  EXPECT_NE(wmma, fa2);
+}
+
+// A recording that meets a shape the library has not prepared is discarded (preparing cannot be captured): the
+// caller runs directly, which prepares it; the next recording captures the library's run, and replaying it
+// computes what the direct call did.
+TEST(EmulatedCudaBackend, RecordingWaitsForAPreparedLibraryShape) {
+  cuda::DeviceBackend<EmulatedDevice> be("cuda-emulated", Precision::Bf16);
+  FakeAttentionLibrary library(be.device());
+  be.device().library = &library;
+  const int64_t batch = 2, tokens = 33, dim = 16;
+  const auto values = random_values(batch * tokens * dim, 47);
+  Tensor q = be.from_host({batch, tokens, dim}, values.data()), out = be.empty({batch, tokens, dim});
+  auto attend = [&] { be.attention(q, q, q, 0.25f, out); };
+  ASSERT_TRUE(be.begin_recording());
+  attend();
+  EXPECT_EQ(be.end_recording(), nullptr);
+  EXPECT_EQ(library.runs, 0);
+  attend();  // directly: prepares the shape and runs
+  EXPECT_EQ(library.runs, 1);
+  const std::vector<float> direct = be.to_host(out);
+  be.fill(out, 0.0f);
+  ASSERT_TRUE(be.begin_recording());
+  attend();
+  const std::unique_ptr<Recording> recording = be.end_recording();
+  ASSERT_NE(recording, nullptr);
+  EXPECT_EQ(library.runs, 2);  // queued into the recording
+  EXPECT_EQ(library.shapes.size(), 2u);
+  EXPECT_EQ(be.to_host(out), std::vector<float>(size_t(batch * tokens * dim), 0.0f));  // nothing ran yet
+  be.replay(*recording);
+  EXPECT_EQ(be.to_host(out), direct);
+}
+
+// The official fixture at bf16 through the GPU backend code with every attention through the library: within the
+// bf16 bounds test_parity holds a GPU to.
+TEST(EmulatedCudaBackend, OfficialFixtureAtBf16ThroughTheAttentionLibrary) {
+  const std::string dir = test::env_path("LACT_FIXTURE_DIR");
+  ASSERT_FALSE(dir.empty()) << "LACT_FIXTURE_DIR is not set";
+  EmulatedDevice device;  // attached to each backend's own device in check_case_through_gpu_code
+  FakeAttentionLibrary library(device);
+  testing::internal::CaptureStderr();
+  check_case_through_gpu_code(dir, true, true, &library);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  EXPECT_GT(library.shapes.size(), 0u);
+}
+
+}  // namespace
+}  // namespace lact

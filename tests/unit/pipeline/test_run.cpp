@@ -1,0 +1,114 @@
+// The Run's per-camera render (pipeline/run.h), as the viewer and a Python module call it: the fixture scene
+// encoded by a Run, one camera rendered at its own size and at another, against Model::render of a camera scaled
+// by hand from a state encoded without the Run; a size the patch does not divide is refused naming it.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "kernels/backend_factory.h"
+#include "pipeline/run.h"
+#include "system/error.h"
+#include "tests/common/test_util.h"
+
+namespace lact {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Fixture {
+  std::string model = (fs::path(test::env_path("LACT_FIXTURE_DIR")) / "model.safetensors").string();
+  DataOptions data;
+  Fixture() {
+    data.data = (fs::path(test::env_path("LACT_FIXTURE_DIR")) / "scene").string();
+    data.inputs = "0,1,2";
+  }
+};
+
+CommonOptions one_thread() {
+  CommonOptions common;
+  common.threads = 1;
+  return common;
+}
+
+// The fixture scene encoded by a Run, and its view 3: the camera the tests render.
+struct Encoded {
+  const Fixture f;
+  lact::Run run{one_thread()};  // qualified: a gtest body sees testing::Test::Run
+  SceneSelection selection;
+  SceneState state;
+  Camera target;
+  Encoded() {
+    run.load_model(f.model);
+    selection = run.select(f.data);
+    state = run.encode(selection);
+    target = selected_views(selection, {3}, false).at(0).camera;
+  }
+};
+
+// The camera at half its size, its intrinsics scaled by hand (the reference for the Run's own scaling).
+Camera halved(const Camera& c) {
+  Camera half = c;
+  half.width = c.width / 2, half.height = c.height / 2;
+  half.fx = c.fx / 2, half.fy = c.fy / 2, half.cx = c.cx / 2, half.cy = c.cy / 2;
+  return half;
+}
+
+float largest_difference(const Image& a, const Image& b) {
+  EXPECT_EQ(a.width, b.width);
+  EXPECT_EQ(a.height, b.height);
+  if (a.rgb.size() != b.rgb.size()) return 1e9f;
+  float most = 0;
+  for (size_t i = 0; i < a.rgb.size(); ++i) most = std::max(most, std::abs(a.rgb[i] - b.rgb[i]));
+  return most;
+}
+
+TEST(PipelineRun, RenderOneCameraAtItsSizeAndAnother) {
+  Encoded e;
+  auto& [f, run, selection, state, target] = e;
+
+  // The reference: the same views encoded by a model of its own, the camera scaled by hand.
+  std::unique_ptr<Backend> backend = make_backend(one_thread());
+  const Model model(load_model(f.model, *backend), *backend);
+  const SceneState reference = model.encode(selected_views(selection, selection.inputs, true));
+  const Camera half = halved(target);
+
+  const Image full = run.render(state, target, target.height, target.width);
+  EXPECT_EQ(full.height, target.height);
+  EXPECT_LT(largest_difference(full, model.render(reference, {target}).at(0)), 1e-5f);
+  const Image small = run.render(state, target, half.height, half.width);
+  EXPECT_EQ(small.width, half.width);
+  EXPECT_LT(largest_difference(small, model.render(reference, {half}).at(0)), 1e-5f);
+  EXPECT_GT(largest_difference(full, Image{full.width, full.height, std::vector<float>(full.rgb.size(), 0.0f)}),
+            0.01f);  // a real image, not an empty one
+}
+
+TEST(PipelineRun, RenderRefusesASizeThePatchDoesNotDivide) {
+  Encoded e;
+  auto& [f, run, selection, state, target] = e;
+  try {
+    run.render(state, target, 12, target.width);
+    FAIL() << "12 rows rendered with patch size 8";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("size 12x" + std::to_string(target.width)), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("patch size 8"), std::string::npos) << e.what();
+  }
+}
+
+// Views held in memory (the Python module's arrays) and a batch of cameras of two sizes, through the Run: the
+// same numbers as the model called directly.
+TEST(PipelineRun, EncodeViewsAndRenderCamerasAsTheModelDoes) {
+  Encoded e;
+  const std::vector<PosedImage> inputs = selected_views(e.selection, e.selection.inputs, true);
+  const SceneState state = e.run.encode_views(inputs, "images");
+  const Camera half = halved(e.target);
+  const std::vector<Image> images = e.run.render_cameras(state, {e.target, e.target, half}, "size");
+  ASSERT_EQ(images.size(), 3u);
+  std::unique_ptr<Backend> backend = make_backend(one_thread());
+  const Model model(load_model(e.f.model, *backend), *backend);
+  const std::vector<Image> reference = model.render(model.encode(inputs), {e.target, e.target, half});
+  for (size_t i = 0; i < images.size(); ++i) EXPECT_LT(largest_difference(images[i], reference[i]), 1e-5f) << i;
+  EXPECT_THROW(e.run.encode_views({}, "images"), Error);
+}
+
+}  // namespace
+}  // namespace lact
