@@ -130,15 +130,6 @@ std::vector<Camera> read_path_frames(const std::string& path, int patch) {
   return frames;
 }
 
-void render_camera_path(const Model& model, const SceneState& state, const std::string& path, const std::string& video,
-                        int fps, RunOutput& out) {
-  const std::vector<Camera> frames = read_path_frames(path, model.config().patch_size);
-  std::set<std::pair<int, int>> sizes;
-  for (const Camera& c : frames)
-    if (sizes.insert({c.height, c.width}).second) check_memory(model, 1, c.height, c.width, path + ": a frame of");
-  render_frames(model, state, path, frames, video, fps, out);
-}
-
 void render_frames(const Model& model, const SceneState& state, const std::string& path,
                    const std::vector<Camera>& frames, const std::string& video, int fps, RunOutput& out) {
   std::unique_ptr<VideoWriter> writer;  // ffmpeg and the container were checked before any work

@@ -54,9 +54,4 @@ std::vector<Camera> read_path_frames(const std::string& path, int patch);
 void render_frames(const Model& model, const SceneState& state, const std::string& path,
                    const std::vector<Camera>& frames, const std::string& video, int fps, RunOutput& out);
 
-// read_path_frames, the memory of one frame at each size checked, then render_frames (the viewer's export).
-// Cameras are used as given (the state's world).
-void render_camera_path(const Model& model, const SceneState& state, const std::string& path, const std::string& video,
-                        int fps, RunOutput& out);
-
 }  // namespace lact

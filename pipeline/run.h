@@ -125,6 +125,11 @@ class Run {
   // The camera path file `path` rendered from the request's state (or its inputs, encoded across the ranks)
   // to frames under --out and, with request.video, an MP4; the lead renders the frames.
   void render_path(SceneRequest request, const std::string& path);
+  // The viewer's export: `frames` rendered from an encoded `state` into `folder` (the viewer's own folder, its
+  // files replaced freely, locked while it writes) as path.json and frames, with `video` also path.mp4; the
+  // frames' memory checked as a path's is. Returns the folder's path.json.
+  std::string export_path(const SceneState& state, const std::vector<Camera>& frames, const std::string& folder,
+                          bool video, int fps);
 
  private:
   const Distribution& distribution() const { return backend_.distribution; }

@@ -127,7 +127,7 @@ nlohmann::json Hub::start_video(int client, const std::string& body) {
   if (!channels_.count(client) || !channels_.at(client).on_status)
     throw VideoRefusal{400, "client: " + std::to_string(client) +
                                 " is no open stream (give ?client=N, the \"client\" of the stream's scene message)"};
-  return videos_->start(client, body, *source_.model, encode_->state());
+  return videos_->start(client, body, *source_.run, encode_->state());
 }
 
 void Hub::deliver(int channel) {

@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <mutex>
 
-#include "core/model.h"
 #include "datasets/camera_path_io.h"
+#include "pipeline/run.h"
 #include "pipeline/video_writer.h"
 #include "system/error.h"
 #include "system/file_io.h"
@@ -72,7 +72,7 @@ VideoRequest parse_video_request(const std::string& body, const VideoLimits& lim
 struct VideoJobs::Job {
   int id = 0, client = -1, fps = 30;
   std::vector<Camera> frames;
-  const Model* model = nullptr;
+  Run* run = nullptr;  // used on the render thread only
   std::shared_ptr<const SceneState> state;
   std::string name, path;
   // Network thread only.
@@ -95,7 +95,7 @@ VideoJobs::VideoJobs(std::string out, VideoLimits limits, Post post, RunJob run_
 
 VideoJobs::~VideoJobs() = default;
 
-nlohmann::json VideoJobs::start(int client, const std::string& body, const Model& model,
+nlohmann::json VideoJobs::start(int client, const std::string& body, Run& run,
                                 std::shared_ptr<const SceneState> state) {
   VideoRequest request = parse_video_request(body, limits_);
   int unfinished = 0;
@@ -115,7 +115,7 @@ nlohmann::json VideoJobs::start(int client, const std::string& body, const Model
   if (error || !fs::is_directory(out_)) refuse(500, "--out: cannot create the video folder (" + error.message() + ")");
   auto job = std::make_shared<Job>();
   job->id = next_id_++, job->client = client, job->fps = request.fps, job->frames = std::move(request.frames);
-  job->model = &model, job->state = std::move(state);
+  job->run = &run, job->state = std::move(state);
   // The server's own name, never one from the client; a name taken (a file of an earlier server) is skipped.
   for (int k = 0;; ++k) {
     job->name = "video_" + std::to_string(job->id) + (k ? "_" + std::to_string(k) : "") + ".mp4";
@@ -158,7 +158,8 @@ void VideoJobs::step(const std::shared_ptr<Job>& job) {
       }
       const size_t begin = job->done, end = std::min(job->frames.size(), begin + kBatch);
       const std::vector<Camera> batch(job->frames.begin() + begin, job->frames.begin() + end);
-      const std::vector<Image> images = job->model->render(*job->state, batch);
+      const std::vector<Image> images =
+          job->run->render_cameras(*job->state, batch, "video frame " + std::to_string(begin));
       for (size_t i = 0; i < images.size(); ++i) {
         check_rendered_image(images[i], "frame " + std::to_string(begin + i));
         job->writer->add_frame(images[i]);

@@ -19,7 +19,7 @@
 #include "serve/camera_message.h"
 
 namespace lact {
-class Model;
+class Run;
 struct SceneState;
 class VideoWriter;
 }  // namespace lact
@@ -56,10 +56,10 @@ class VideoJobs {
   VideoJobs(std::string out, VideoLimits limits, Post post, RunJob run_job, Notify notify);
   ~VideoJobs();
 
-  // A job for `client` from `body` rendered with `model` from `state`: its status (with "id"). Throws
-  // VideoRefusal: a bad body, over a bound, the client's job unfinished, the queue full, --out unusable.
-  nlohmann::json start(int client, const std::string& body, const Model& model,
-                       std::shared_ptr<const SceneState> state);
+  // A job for `client` from `body` rendered by `run` (as `lact render --path` renders: Run::render_cameras, memory
+  // checked for each frame size) from `state`: its status (with "id"). Throws VideoRefusal: a bad body, over a
+  // bound, the client's job unfinished, the queue full, --out unusable.
+  nlohmann::json start(int client, const std::string& body, Run& run, std::shared_ptr<const SceneState> state);
   // Whether job `id` is `client`'s (the routes answer 404 for another client's).
   bool owns(int id, int client) const;
   // The job's status; nullptr when there is no such job.

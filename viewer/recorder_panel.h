@@ -1,5 +1,5 @@
 // The side panel's camera path section: keyframes, playback, save / load (the camera path JSON of
-// datasets/camera_path_io.h) and export through `lact render --path`'s code (pipeline/evaluate.h).
+// datasets/camera_path_io.h) and export through the Run, as `lact render --path` renders (Run::export_path).
 #pragma once
 
 #include <string>

@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "datasets/camera_path_io.h"
-#include "pipeline/evaluate.h"
+#include "pipeline/run.h"
 #include "system/clock.h"
 #include "system/error.h"
 #include "viewer/camera_input.h"
@@ -64,20 +64,12 @@ struct ExportOutcome {
   bool failed = false;
 };
 
-void export_path(const Model& model, const SceneState& state, const std::vector<Camera>& frames,
-                 const RecorderSettings& settings, ExportOutcome& outcome) {
+void export_path(Run& run, const SceneState& state, const std::vector<Camera>& frames, const RecorderSettings& settings,
+                 ExportOutcome& outcome) {
   std::string message;
   bool failed = false;
   try {
-    OutputOptions options;
-    options.folder = settings.export_folder;
-    options.quiet = true;
-    RunOutput out(options);  // the export folder holds the viewer's own outputs: replaced freely
-    out.folder.claim(true);  // locked while exporting: a lact render into the same folder is refused
-    const std::string file = out.folder.file("path.json", out.inputs);
-    write_camera_path(file, frames);
-    const std::string video = settings.video ? out.folder.file("path.mp4", out.inputs) : std::string();
-    render_camera_path(model, state, file, video, settings.fps, out);
+    run.export_path(state, frames, settings.export_folder, settings.video, settings.fps);
     message = "exported " + std::to_string(frames.size()) + " frames to " + settings.export_folder;
   } catch (const std::exception& e) {
     message = e.what();
@@ -388,10 +380,10 @@ void Viewer::apply_recorder(const RecorderActions& actions, double now) {
     } else {
       recorder_settings.exporting = true;
       recorder_settings.status = "exporting...";
-      const Model* model = source.model;
+      Run* run = source.run.get();  // the render thread's while the job runs (RenderThread::submit_job)
       std::shared_ptr<const SceneState> state = encode.state();
-      renderer->submit_job([model, state, frames = recorder.path(), settings = recorder_settings,
-                            outcome = export_outcome] { export_path(*model, *state, frames, settings, *outcome); });
+      renderer->submit_job([run, state, frames = recorder.path(), settings = recorder_settings,
+                            outcome = export_outcome] { export_path(*run, *state, frames, settings, *outcome); });
     }
   }
   if (std::optional<Camera> frame = recorder.frame_at(now)) camera.snap(*frame, -1);

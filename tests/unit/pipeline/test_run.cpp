@@ -2,9 +2,11 @@
 // encoded by a Run, one camera rendered at its own size and at another, against Model::render of a camera scaled
 // by hand from a state encoded without the Run; a size the patch does not divide is refused naming it.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 
+#include "datasets/image_io.h"
 #include "kernels/backend_factory.h"
 #include "pipeline/run.h"
 #include "system/error.h"
@@ -108,6 +110,47 @@ TEST(PipelineRun, EncodeViewsAndRenderCamerasAsTheModelDoes) {
   const std::vector<Image> reference = model.render(model.encode(inputs), {e.target, e.target, half});
   for (size_t i = 0; i < images.size(); ++i) EXPECT_LT(largest_difference(images[i], reference[i]), 1e-5f) << i;
   EXPECT_THROW(e.run.encode_views({}, "images"), Error);
+}
+
+// The viewer's path export through the Run (Run::export_path): path.json holds the frames, each frame's PNG is
+// the model's render of its camera (to 8-bit rounding); a frame over the memory limit is refused by the Run's
+// memory check, naming the path, before a frame is written.
+TEST(PipelineRun, ExportPathWritesThePathAndItsFrames) {
+  Encoded e;
+  const fs::path folder = fs::temp_directory_path() / ("lact_export_" + std::to_string(::getpid()));
+  fs::remove_all(folder);
+  const Camera half = halved(e.target);
+  const std::string file = e.run.export_path(e.state, {e.target, half}, folder.string(), false, 30);
+  EXPECT_EQ(fs::path(file).filename(), "path.json");
+  const std::vector<Camera> read = read_path_frames(file, 8);
+  ASSERT_EQ(read.size(), 2u);
+  EXPECT_EQ(read[1].width, half.width);
+  EXPECT_NEAR(read[1].fx, half.fx, 1e-4 * half.fx);
+  const std::vector<Image> reference = e.run.render_cameras(e.state, {e.target, half}, "size");
+  for (int i = 0; i < 2; ++i) {
+    const Rgba8Image png = read_image((folder / ("frame_000" + std::to_string(i) + ".png")).string());
+    ASSERT_EQ(png.width, reference[i].width);
+    ASSERT_EQ(png.height, reference[i].height);
+    float most = 0;
+    for (size_t p = 0; p < static_cast<size_t>(png.width) * png.height; ++p)
+      for (int c = 0; c < 3; ++c)
+        most = std::max(most, std::abs(png.pixels[p * 4 + c] / 255.0f - reference[i].rgb[p * 3 + c]));
+    EXPECT_LE(most, 0.5f / 255 + 1e-6f) << i;
+  }
+  fs::remove_all(folder);
+
+  CommonOptions tight = one_thread();
+  tight.memory_limit_gb = 1e-6;  // 1 kB: no frame fits
+  lact::Run limited(tight);
+  limited.load_model(e.f.model);
+  try {
+    limited.export_path(e.state, {e.target}, folder.string(), false, 30);
+    FAIL() << "a frame over the memory limit was exported";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("path.json: a frame of"), std::string::npos) << error.what();
+  }
+  EXPECT_FALSE(fs::exists(folder / "frame_0000.png"));
+  fs::remove_all(folder);
 }
 
 }  // namespace
