@@ -160,7 +160,7 @@ void info_data(const DataOptions& o, const std::string& targets_spec) {
       first = false;
     }
     std::printf("pose normalisation: mean pose of %s, translations / %.4g; camera distances after: %.4g..%.4g\n",
-                terminal_text(o.normalize_poses).c_str(), selection.pose.scale, radius.min, radius.max);
+                pose_normalization_name(o.normalize_poses), selection.pose.scale, radius.min, radius.max);
   }
 }
 

@@ -60,7 +60,7 @@ std::pair<int, int> default_path_size(const Camera& first) {
 SceneSelection path_scene(const PathOptions& o, PathFrame& frame) {
   if (o.state.empty()) {
     SceneSelection s = select_scene_views(o.data, 1);
-    frame = selection_frame(s, o.data.normalize_poses);
+    frame = selection_frame(s);
     return s;
   }
   const auto metadata = read_scene_state_metadata(o.state);
@@ -86,7 +86,7 @@ void run_path(const PathOptions& o) {
   check_path_flags(o);
   if (o.kind != "turntable" && o.kind != "orbit" && o.kind != "interpolate")
     throw Error("lact path", "unknown path kind '" + o.kind + "' (turntable, orbit, interpolate)");
-  if (!o.state.empty() && o.data.normalize_poses != "none")
+  if (!o.state.empty() && o.data.normalize_poses != PoseNormalization::None)
     throw Error("--normalize-poses", "not with --state: the path takes the state's own normalisation");
   InputFiles inputs;
   inputs.add(o.data.data);
@@ -98,8 +98,8 @@ void run_path(const PathOptions& o) {
   if (o.kind == "turntable") {
     // Around the origin of the state's frame when given (its size too), else raw at --size or 256x256.
     if (!o.state.empty()) frame = state_frame(read_scene_state_metadata(o.state), o.state);
-    const std::string size = !o.data.size.empty() || o.state.empty() ? o.data.size : state_size(o.state);
-    const auto [height, width] = parse_size(size.empty() ? "256x256" : size);
+    const std::string recorded = o.data.size.first || o.state.empty() ? "" : state_size(o.state);
+    const auto [height, width] = o.data.size.first ? o.data.size : parse_size(recorded.empty() ? "256x256" : recorded);
     path = turntable_path(o.frames, width, height, o.hfov, o.min_radius, o.max_radius, o.elevation);
   } else {
     path = scene_path(o, inputs, frame);

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "core/image_size.h"
+#include "datasets/preprocess.h"
 #include "kernels/backend_factory.h"
 #include "pipeline/model_cache.h"
 #include "system/error.h"
@@ -21,17 +23,22 @@ void add_data_options(CLI::App& command, DataOptions& o) {
   command.add_option(
       "--inputs", o.inputs,
       "Input views: 0,1,2 | 0-7 | uniform:N | random:N | fold8[:N] | all | rest (the views that are not --targets)");
-  command.add_option(
-      "--size", o.size,
+  // The typed values are parsed here, as the flags are read: a bad one is refused before any work.
+  command.add_option_function<std::string>(
+      "--size", [&o](const std::string& text) { o.size = parse_size(text); },
       "Working size HxW (N: NxN), divisible by 8 (default: the model's training pixel count at the views' "
       "aspect, each side a multiple of 8: 48x88 for 270x480 views and a 64x64 model; the views' own "
       "size for a model that records no training size)");
-  command.add_option("--background", o.background, "Background for RGBA images: white | black | grey | R,G,B")
-      ->capture_default_str();
   command
-      .add_option("--normalize-poses", o.normalize_poses,
-                  "Scene pose normalisation (mean pose, scale to [-1, 1]) from: none | inputs | all (views)")
-      ->capture_default_str();
+      .add_option_function<std::string>(
+          "--background", [&o](const std::string& text) { o.background = parse_background(text); },
+          "Background for RGBA images: white | black | grey | R,G,B")
+      ->default_str("white");
+  command
+      .add_option_function<std::string>(
+          "--normalize-poses", [&o](const std::string& text) { o.normalize_poses = parse_pose_normalization(text); },
+          "Scene pose normalisation (mean pose, scale to [-1, 1]) from: none | inputs | all (views)")
+      ->default_str("none");
   command.add_option("--seed", o.seed, "Seed for random:N and k-means view selection")
       ->capture_default_str()
       ->check(whole_number_up_to(UINT64_MAX));

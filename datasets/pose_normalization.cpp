@@ -12,11 +12,23 @@ namespace {
 constexpr const char* kDegenerateAxes = "pose normalisation: the cameras' mean axes are degenerate";
 }  // namespace
 
-PoseNormalization parse_pose_normalization(const std::string& text) {
+PoseNormalization parse_pose_normalization(const std::string& text, const std::string& flag) {
   if (text == "none") return PoseNormalization::None;
   if (text == "inputs") return PoseNormalization::Inputs;
   if (text == "all") return PoseNormalization::All;
-  throw Error("--normalize-poses", "'" + text + "' is not none, inputs or all");
+  throw Error(flag, "'" + text + "' is not none, inputs or all");
+}
+
+const char* pose_normalization_name(PoseNormalization normalization) {
+  switch (normalization) {
+    case PoseNormalization::Inputs:
+      return "inputs";
+    case PoseNormalization::All:
+      return "all";
+    case PoseNormalization::None:
+      break;
+  }
+  return "none";
 }
 
 PoseTransform mean_pose_transform(const std::vector<Camera>& reference) {

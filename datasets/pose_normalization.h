@@ -12,8 +12,10 @@ namespace lact {
 
 enum class PoseNormalization { None, Inputs, All };  // none (objects); from the inputs only; from every view
 
-// "none" | "inputs" | "all"
-PoseNormalization parse_pose_normalization(const std::string& text);
+// "none" | "inputs" | "all"; else an Error naming `flag`.
+PoseNormalization parse_pose_normalization(const std::string& text, const std::string& flag = "--normalize-poses");
+// "none" | "inputs" | "all", as parse_pose_normalization reads it.
+const char* pose_normalization_name(PoseNormalization normalization);
 
 struct PoseTransform {
   std::array<double, 16> world{1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};  // c2w' = world * c2w

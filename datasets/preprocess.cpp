@@ -177,7 +177,7 @@ std::vector<PosedImage> load_views(const Scene& scene, const std::vector<int>& i
   return views;
 }
 
-std::array<float, 3> parse_background(const std::string& text) {
+std::array<float, 3> parse_background(const std::string& text, const std::string& flag) {
   if (text == "white") return {1, 1, 1};
   if (text == "black") return {0, 0, 0};
   if (text == "grey" || text == "gray") return {0.5f, 0.5f, 0.5f};
@@ -186,7 +186,15 @@ std::array<float, 3> parse_background(const std::string& text) {
   if (std::sscanf(text.c_str(), "%f,%f,%f%c", &r, &g, &b, &extra) == 3 && r >= 0 && r <= 1 && g >= 0 && g <= 1 &&
       b >= 0 && b <= 1)
     return {r, g, b};
-  throw Error("--background", "'" + text + "' is not white, black, grey or R,G,B in [0, 1]");
+  throw Error(flag, "'" + text + "' is not white, black, grey or R,G,B in [0, 1]");
+}
+
+std::string background_text(const std::array<float, 3>& rgb) {
+  for (const char* name : {"white", "black", "grey"})
+    if (parse_background(name) == rgb) return name;
+  char text[64];
+  std::snprintf(text, sizeof(text), "%.9g,%.9g,%.9g", rgb[0], rgb[1], rgb[2]);
+  return text;
 }
 
 }  // namespace lact

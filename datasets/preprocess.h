@@ -43,6 +43,8 @@ std::vector<PosedImage> load_views(const Scene& scene, const std::vector<int>& i
                                    const std::array<float, 3>& background, bool with_images);
 
 // "white", "black", "grey" or "R,G,B" in [0, 1].
-std::array<float, 3> parse_background(const std::string& text);
+std::array<float, 3> parse_background(const std::string& text, const std::string& flag = "--background");
+// The text parse_background reads back to `rgb`: white, black, grey or R,G,B (each to float precision).
+std::string background_text(const std::array<float, 3>& rgb);
 
 }  // namespace lact

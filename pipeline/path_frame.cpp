@@ -17,11 +17,11 @@ PathFrame state_frame(const std::map<std::string, std::string>& metadata, const 
   return frame;
 }
 
-PathFrame selection_frame(const SceneSelection& selection, const std::string& normalize_poses) {
+PathFrame selection_frame(const SceneSelection& selection) {
   PathFrame frame;
   frame.recorded = true;
   if (selection.normalization == PoseNormalization::None) return frame;
-  frame.normalize_poses = normalize_poses;
+  frame.normalize_poses = pose_normalization_name(selection.normalization);
   frame.pose = selection.pose;
   return frame;
 }

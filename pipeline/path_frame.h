@@ -13,8 +13,8 @@ namespace lact {
 
 // A saved state's frame, from its metadata (normalize_poses, pose_world, pose_scale).
 PathFrame state_frame(const std::map<std::string, std::string>& metadata, const std::string& state_path);
-// The frame of a scene selected with --normalize-poses `normalize_poses`.
-PathFrame selection_frame(const SceneSelection& selection, const std::string& normalize_poses);
+// The frame of a scene selected with its --normalize-poses.
+PathFrame selection_frame(const SceneSelection& selection);
 
 // Error (one line: how to remake it) when the camera path file `path` records a frame other than `run`'s, which
 // comes from `state` (a state file) or, when that is empty, from the run's --normalize-poses. A path that

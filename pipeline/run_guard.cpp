@@ -60,7 +60,7 @@ void Run::announce(const SceneSelection& s, const std::string& work, const std::
 void Run::announce_scenes(size_t scenes, const SceneRequest& r) const {
   if (!leads()) return;
   const DataOptions& d = r.data;
-  const std::string size = !d.size.empty() ? "--size " + d.size
+  const std::string size = d.size.first ? "--size " + std::to_string(d.size.first) + "x" + std::to_string(d.size.second)
                            : d.trained_height > 0
                                ? "the model's " + std::to_string(d.trained_height) + "x" +
                                      std::to_string(d.trained_width) + " pixel count at each scene's aspect"

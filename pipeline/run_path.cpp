@@ -75,8 +75,8 @@ void Run::render_path(SceneRequest r, const std::string& path) {
   agree_on_inputs(distribution(), read);
   on_every_rank([&] {  // the path's cameras in the world the scene renders in
     const bool from_state = !r.state.empty();
-    const PathFrame frame = from_state ? state_frame(read_scene_state_metadata(r.state), r.state)
-                                       : selection_frame(selection, r.data.normalize_poses);
+    const PathFrame frame =
+        from_state ? state_frame(read_scene_state_metadata(r.state), r.state) : selection_frame(selection);
     check_path_frame(path, frame, r.state, leads());
   });
   if (r.state.empty()) on_every_rank([&] { check_guard_rails(selection, leads()); });

@@ -50,7 +50,7 @@ std::vector<int> select_inputs(const Scene& scene, const DataOptions& o, const s
 // The working size (see plan_scene) and, into s.size_rule, how it was chosen.
 std::pair<int, int> choose_size(SceneSelection& s, const DataOptions& o, int patch) {
   ViewLoadOptions load;
-  std::tie(load.height, load.width) = parse_size(o.size);
+  std::tie(load.height, load.width) = o.size;
   s.size_rule = "--size";
   const Camera* first = s.scene.views.empty() ? nullptr : &s.scene.views[s.inputs.empty() ? 0 : s.inputs[0]].camera;
   if (!load.height && o.trained_height > 0 && first && first->height > 0 && first->width > 0) {
@@ -71,9 +71,9 @@ SceneSelection plan_scene(const Scene& scene, const DataOptions& o, int patch, c
   SceneSelection s;
   s.scene = scene;
   if (!o.inputs.empty()) s.inputs = select_inputs(s.scene, o, targets);
-  s.background = parse_background(o.background);
+  s.background = o.background;
   std::tie(s.height, s.width) = choose_size(s, o, patch);
-  s.normalization = parse_pose_normalization(o.normalize_poses);
+  s.normalization = o.normalize_poses;
   if (s.normalization != PoseNormalization::None) {
     std::vector<Camera> reference;
     if (s.normalization == PoseNormalization::Inputs) {
@@ -137,10 +137,10 @@ std::map<std::string, std::string> origin_metadata(const DataOptions& o, const S
   put_text(m, "scene", s.scene.name);
   nlohmann::json inputs = s.inputs;
   m["inputs"] = inputs.dump();
-  put_text(m, "background", o.background);
+  put_text(m, "background", background_text(o.background));
   m["downscale"] = std::to_string(o.downscale);
   if (!o.images.empty()) put_text(m, "images", std::filesystem::absolute(o.images).lexically_normal().string());
-  put_text(m, "normalize_poses", o.normalize_poses);
+  put_text(m, "normalize_poses", pose_normalization_name(o.normalize_poses));
   nlohmann::json world = std::vector<double>(s.pose.world.begin(), s.pose.world.end());
   m["pose_world"] = world.dump();
   m["pose_scale"] = nlohmann::json(s.pose.scale).dump();
@@ -262,16 +262,17 @@ SceneSelection plan_from_state_metadata(const std::map<std::string, std::string>
       refuse_recorded(state_path, "data", data.data, "no such file or folder", "--data for the scene's cameras");
   }
   if (data.scene.empty()) data.scene = metadata_or(metadata, "scene", "");
-  data.background = metadata_or(metadata, "background", data.background);
+  if (metadata.count("background"))
+    data.background = parse_background(metadata_or(metadata, "background", ""), state_path + ": metadata background");
   if (data.images.empty()) data.images = metadata_or(metadata, "images", "");
   const std::string downscale = metadata_or(metadata, "downscale", "1");
   if (downscale.empty() || downscale.size() > 2 || downscale.find_first_not_of("0123456789") != std::string::npos ||
       std::stoi(downscale) < 1 || std::stoi(downscale) > 64)
     throw Error(state_path, "metadata downscale '" + downscale.substr(0, 20) + "' is not a factor in 1..64");
   data.downscale = std::stoi(downscale);
-  data.normalize_poses = "none";  // the state's own transform applies (below)
+  data.normalize_poses = PoseNormalization::None;  // the state's own transform applies (below)
   data.inputs.clear();
-  const bool state_size = data.size.empty();
+  const bool state_size = data.size.first == 0;
   if (state_size) {
     const std::string size = metadata_or(metadata, "height", "") + "x" + metadata_or(metadata, "width", "");
     int h = 0, w = 0;
@@ -279,7 +280,7 @@ SceneSelection plan_from_state_metadata(const std::map<std::string, std::string>
       throw Error(state_path, "metadata height/width '" + size.substr(0, 40) + "' is not a size in 1.." +
                                   std::to_string(kMaxImageSide) + " divisible by the patch size " +
                                   std::to_string(patch) + " (pass --size)");
-    data.size = size;
+    data.size = {h, w};
   }
   SceneSelection selection = select_scene_views(data, patch);
   if (state_size) selection.size_rule = "the state's size";

@@ -2,9 +2,11 @@
 // working size, pose normalisation, loading the input views, the memory check before any of it is allocated.
 #pragma once
 
+#include <array>
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/model.h"
@@ -13,9 +15,14 @@
 
 namespace lact {
 
+// The data flags, each typed value parsed where the flag is read (app/flags.cpp, the Python module), so a bad
+// value is refused before any work, naming its flag.
 struct DataOptions {
-  std::string data, scene, inputs, size, background = "white", normalize_poses = "none";
-  std::string images;  // COLMAP: the image folder (--images)
+  std::string data, scene, inputs;
+  std::pair<int, int> size{0, 0};                               // --size (height, width); {0, 0}: not given
+  std::array<float, 3> background{1, 1, 1};                     // --background (white)
+  PoseNormalization normalize_poses = PoseNormalization::None;  // --normalize-poses
+  std::string images;                                           // COLMAP: the image folder (--images)
   uint64_t seed = 0;
   int downscale = 1;
   // The model's training size (its metadata; apply_model_defaults): without --size, the working size is its pixel

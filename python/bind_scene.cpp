@@ -3,6 +3,7 @@
 
 #include <filesystem>
 
+#include "core/image_size.h"
 #include "datasets/view_selection.h"
 #include "pipeline/scene_selection.h"
 #include "python/arguments.h"
@@ -36,8 +37,10 @@ std::string view_name(const SceneView& view, size_t index) {
 SceneArrays read_scene(const py::object& path, const std::string& inputs, const std::string& targets,
                        const py::object& size, const std::string& normalize_poses, const py::object& scene) {
   DataOptions options;
-  options.data = path_argument(path, "path"), options.inputs = inputs, options.size = size_text(size);
-  options.normalize_poses = normalize_poses;
+  options.data = path_argument(path, "path"), options.inputs = inputs;
+  const std::string size_given = size_text(size);
+  if (!size_given.empty()) options.size = parse_size(size_given, "size");
+  options.normalize_poses = parse_pose_normalization(normalize_poses, "normalize_poses");
   if (!scene.is_none() && !py::isinstance<py::str>(scene))
     throw py::type_error("scene: expected a scene's name (str) or None, got " +
                          py::str(py::type::of(scene).attr("__name__")).cast<std::string>());

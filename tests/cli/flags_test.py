@@ -14,7 +14,7 @@ import subprocess
 import sys
 import unittest
 
-from cli_common import FixtureCase, one_error_line, parse_cli_args, ran_ok
+from cli_common import FixtureCase, one_error_line, parse_cli_args, ran_ok, read_safetensors, write_safetensors
 
 ARGS = None
 
@@ -113,6 +113,30 @@ class Consistency(FixtureCase):
         self.assertEqual((h % 8, w % 8), (0, 0))
         self.assertAlmostEqual(w / h, view["w"] / view["h"], delta=0.05)  # 16:9, not 1:1
         self.assertLess(abs(h * w - 256 * 256), 0.06 * 256 * 256)
+
+    def test_typed_flags_are_refused_as_they_are_read(self):
+        # --size, --background and --normalize-poses are parsed with the flags: a bad value is named before the
+        # model is opened (a missing model would otherwise be the error) and before any data is read.
+        missing = self.file("no_such_model.safetensors")
+        for flag, value in (("--background", "purple"), ("--normalize-poses", "sideways"), ("--size", "32x")):
+            for command in ("render", "encode"):
+                line = one_error_line(self, run(command, "--model", missing, "--data", self.index, "--inputs", "0,1",
+                                                flag, value, "-o" if command == "encode" else "--out",
+                                                self.file("never_%s" % command)), [flag, value])
+                self.assertNotIn("no_such_model", line)
+        self.assertFalse(os.path.exists(self.file("never_render")))
+
+    def test_a_state_records_the_background_it_read(self):
+        state = self.file("s.safetensors")
+        ran_ok(run("encode", "--model", self.model, *self.scene, "--background", "0.25,0.5,1", "-o", state))
+        header, data = read_safetensors(state)
+        self.assertEqual(header["__metadata__"]["background"], "0.25,0.5,1")  # the value read, as text it reads back
+        ran_ok(run("render", "--state", state, "--targets", "3", "--out", self.file("from_state")))
+        header["__metadata__"]["background"] = "purple"  # an edited state: refused naming it and the field
+        bad = self.file("bad_background.safetensors")
+        write_safetensors(bad, header, data)
+        one_error_line(self, run("render", "--state", bad, "--targets", "3", "--out", self.file("bad_out")),
+                       [bad, "background"])
 
 
 def main():
