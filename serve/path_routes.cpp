@@ -15,6 +15,8 @@ namespace lact::serve {
 
 namespace {
 
+constexpr size_t kMostListed = 1000;  // names in GET /api/paths
+
 [[noreturn]] void refuse(int status, const std::string& message) { throw PathRefusal{status, message}; }
 
 nlohmann::json parse_object(const std::string& body, const char* expected) {
@@ -98,7 +100,9 @@ void check_path_name(const std::string& name) {
 nlohmann::json list_paths(const std::string& folder) {
   std::vector<std::string> names;
   std::error_code error;
-  for (fs::directory_iterator it(folder, error), end; !error && it != end; it.increment(error)) {
+  size_t seen = 0;  // entries read: a folder of millions is not read whole
+  for (fs::directory_iterator it(folder, error), end; !error && it != end && ++seen <= 100 * kMostListed;
+       it.increment(error)) {
     const std::string file = it->path().filename().string();
     if (!it->is_regular_file(error) || it->is_symlink(error) || file.size() <= 5 ||
         file.compare(file.size() - 5, 5, ".json") != 0)
@@ -111,6 +115,7 @@ nlohmann::json list_paths(const std::string& folder) {
     }
   }
   std::sort(names.begin(), names.end());
+  if (names.size() > kMostListed) names.resize(kMostListed);  // the first, by name: the answer stays small
   return {{"paths", names}};
 }
 

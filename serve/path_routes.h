@@ -29,7 +29,8 @@ nlohmann::json interpolate_body(const std::string& body, const PathLimits& limit
 // A saved path's name: 1 to 64 of A-Z a-z 0-9 . _ -, not starting with '.', without "..". PathRefusal 400 else.
 void check_path_name(const std::string& name);
 
-// GET /api/paths: {"paths": [names]} of the regular NAME.json files in `folder` (sorted; none when it is absent).
+// GET /api/paths: {"paths": [names]} of the regular NAME.json files in `folder` (sorted; none when it is absent;
+// the first 1000 by name, of at most 100000 entries read).
 nlohmann::json list_paths(const std::string& folder);
 
 // GET /api/paths/NAME: the file's text (a lact camera path); 404 when there is none.

@@ -104,6 +104,11 @@ TEST(PathRoutes, SavedOnceListedLoadedReplacedOnlyWhenAsked) {
   EXPECT_EQ(refusal([&] { save_path(folder.string(), "../up", body, true, limits); }), 400);
   EXPECT_EQ(refusal([&] { save_path(folder.string(), "bad", "{\"frames\": [1]}", false, limits); }), 400);
   EXPECT_FALSE(fs::exists(folder / "bad.json"));
+  for (int i = 0; i < 1005; ++i) std::ofstream(folder / ("n" + std::to_string(10000 + i) + ".json")) << "{}";
+  const nlohmann::json many = list_paths(folder.string()).at("paths");
+  EXPECT_EQ(many.size(), 1000u);  // the first 1000 by name
+  EXPECT_EQ(many.front(), "n10000");
+  EXPECT_EQ(many.back(), "n10999");
   fs::remove_all(folder);
 }
 
