@@ -12,30 +12,23 @@ namespace {
 constexpr float kQkNormEps = FLT_EPSILON;
 }  // namespace
 
+// Q, K and V stay in the packed projection output: the qk norm runs in place on its q and k columns, the attention
+// reads its heads as strided views and writes each head's output into its columns of [tokens, dim].
 void window_attention(Backend& be, const AttentionParams& config, const AttentionWeights& w, const Tensor& y,
                       int64_t views, Tensor& out) {
   const int64_t tokens = y.dim(0), dim = y.dim(1);
   const int64_t per_view = tokens / views, head_dim = config.head_dim, heads = dim / head_dim;
   Tensor qkv = be.empty({tokens, 3 * dim});
   linear(be, y, w.qkv, qkv);
-  const Tensor qkv_views = qkv.reshape({views, per_view, 3 * dim});
-  Tensor q = be.empty({views, heads, per_view, head_dim});
-  Tensor k = be.empty(q.shape()), v = be.empty(q.shape());
-  be.split_heads(qkv_views, 0, heads, head_dim, q);
-  be.split_heads(qkv_views, dim, heads, head_dim, k);
-  be.split_heads(qkv_views, 2 * dim, heads, head_dim, v);
-  qkv = Tensor();  // free before the attention scratch
   if (config.use_qk_norm) {
-    be.rms_norm(q, w.q_norm, head_dim, kQkNormEps, q);
-    be.rms_norm(k, w.k_norm, head_dim, kQkNormEps, k);
+    be.rms_norm_columns(qkv, 0, dim, w.q_norm, kQkNormEps);
+    be.rms_norm_columns(qkv, dim, dim, w.k_norm, kQkNormEps);
   }
-  const Shape batched = {views * heads, per_view, head_dim};
-  Tensor attended = be.empty(batched);
-  be.attention(q.reshape(batched), k.reshape(batched), v.reshape(batched),
-               1.0f / std::sqrt(static_cast<float>(head_dim)), attended);
-  Tensor merged = be.empty({views, per_view, dim});
-  be.merge_heads(attended.reshape({views, heads, per_view, head_dim}), merged);
-  linear(be, merged.reshape({tokens, dim}), w.out_proj, out);
+  Tensor attended = be.empty({views, per_view, dim});
+  be.attention_packed(qkv.reshape({views, per_view, 3 * dim}), heads, head_dim,
+                      1.0f / std::sqrt(static_cast<float>(head_dim)), attended);
+  qkv = Tensor();  // free before the output projection
+  linear(be, attended.reshape({tokens, dim}), w.out_proj, out);
 }
 
 }  // namespace lact

@@ -126,6 +126,9 @@ class Backend {
   // RMSNorm over consecutive groups of `group` elements, weight of size `group`:
   // y = x / sqrt(mean(x^2) + eps) * weight.
   void rms_norm(const Tensor& x, const Tensor& weight, int64_t group, float eps, Tensor& y);
+  // The same RMSNorm in place on a column range of every row: x [..., width], columns [column_offset,
+  // column_offset + columns) in groups of weight.numel() (the qk norm on the packed qkv projection output).
+  void rms_norm_columns(Tensor& x, int64_t column_offset, int64_t columns, const Tensor& weight, float eps);
   // x = x / (||x||_2 + eps) over consecutive groups of `group` elements (eps added to the norm).
   void l2_normalize(Tensor& x, int64_t group, float eps);
   // x[b, t, :] *= scale[b * scale_batch_stride + t * scale_row_stride]; x = [batch, rows, cols].
@@ -140,6 +143,11 @@ class Backend {
 
   // ---- attention: out[b] = softmax(q[b] k[b]^T * scale) v[b]; q, k, v, out = [batch, tokens, d].
   void attention(const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out);
+  // The same per view and head, read straight from the packed qkv projection output: qkv [views, tokens, 3 dim]
+  // with dim = heads x head_dim holds head h's q at columns [h head_dim, (h + 1) head_dim), its k at dim + those,
+  // its v at 2 dim + those; head h's output goes to columns [h head_dim, (h + 1) head_dim) of out [views, tokens,
+  // dim] (no split_heads or merge_heads around it). out must not overlap qkv.
+  void attention_packed(const Tensor& qkv, int64_t heads, int64_t head_dim, float scale, Tensor& out);
 
   // ---- convolution and pooling (NCHW, as PyTorch's conv2d and max_pool2d; for the LPIPS metric, core/lpips.h)
   // y = conv(x, weight) + bias, then max(y, 0) where `relu`: x [N, C, H, W], weight [O, C, KH, KW], bias [O] or
@@ -213,12 +221,15 @@ class Backend {
   virtual void do_add_bias(Tensor& x, const Tensor& bias) = 0;
   virtual void do_layer_norm(const Tensor& x, const Tensor& weight, float eps, Tensor& y) = 0;
   virtual void do_rms_norm(const Tensor& x, const Tensor& weight, int64_t group, float eps, Tensor& y) = 0;
+  virtual void do_rms_norm_columns(Tensor& x, int64_t column_offset, int64_t columns, const Tensor& weight,
+                                   float eps) = 0;
   virtual void do_l2_normalize(Tensor& x, int64_t group, float eps) = 0;
   virtual void do_scale_rows(Tensor& x, const float* scale, int64_t scale_batch_stride, int64_t scale_row_stride) = 0;
   virtual void do_split_heads(const Tensor& src, int64_t column_offset, int64_t heads, int64_t head_dim,
                               Tensor& dst) = 0;
   virtual void do_merge_heads(const Tensor& src, Tensor& dst) = 0;
   virtual void do_attention(const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out) = 0;
+  virtual void do_attention_packed(const Tensor& qkv, int64_t heads, int64_t head_dim, float scale, Tensor& out) = 0;
   virtual void do_conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, int stride, int padding, bool relu,
                          Tensor& y) = 0;
   virtual void do_max_pool2d(const Tensor& x, int kernel, int stride, Tensor& y) = 0;

@@ -98,6 +98,11 @@ void Backend::rms_norm(const Tensor& x, const Tensor& weight, int64_t group, flo
   do_rms_norm(x, weight, group, eps, y);
 }
 
+void Backend::rms_norm_columns(Tensor& x, int64_t column_offset, int64_t columns, const Tensor& weight, float eps) {
+  checks::rms_norm_columns(*this, x, column_offset, columns, weight);
+  do_rms_norm_columns(x, column_offset, columns, weight, eps);
+}
+
 void Backend::l2_normalize(Tensor& x, int64_t group, float eps) {
   checks::l2_normalize(*this, x, group);
   do_l2_normalize(x, group, eps);
@@ -123,6 +128,11 @@ void Backend::merge_heads(const Tensor& src, Tensor& dst) {
 void Backend::attention(const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out) {
   checks::attention(*this, q, k, v, out);
   do_attention(q, k, v, scale, out);
+}
+
+void Backend::attention_packed(const Tensor& qkv, int64_t heads, int64_t head_dim, float scale, Tensor& out) {
+  checks::attention_packed(*this, qkv, heads, head_dim, out);
+  do_attention_packed(qkv, heads, head_dim, scale, out);
 }
 
 void Backend::conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, int stride, int padding, bool relu,

@@ -80,6 +80,17 @@ void rms_norm(const Backend& be, const Tensor& x, const Tensor& weight, int64_t 
              "weight " + shape_string(weight.shape()) + " for groups of " + std::to_string(group));
 }
 
+void rms_norm_columns(const Backend& be, const Tensor& x, int64_t column_offset, int64_t columns,
+                      const Tensor& weight) {
+  on_backend(be, "rms_norm_columns", {&x, &weight});
+  const int64_t group = weight.numel(), width = x.rank() > 0 ? x.dim(x.rank() - 1) : 0;
+  LACT_CHECK(x.rank() >= 1 && group > 0 && column_offset >= 0 && columns >= 0 && columns % group == 0 &&
+                 column_offset + columns <= width,
+             "rms_norm_columns",
+             "columns [" + std::to_string(column_offset) + ", " + std::to_string(column_offset + columns) + ") of " +
+                 shape_string(x.shape()) + " in groups of weight " + shape_string(weight.shape()));
+}
+
 void l2_normalize(const Backend& be, const Tensor& x, int64_t group) {
   on_backend(be, "l2_normalize", {&x});
   LACT_CHECK(group > 0 && x.numel() % group == 0, "l2_normalize", "group does not divide the tensor");
@@ -116,6 +127,19 @@ void attention(const Backend& be, const Tensor& q, const Tensor& k, const Tensor
              "attention",
              "q " + shape_string(q.shape()) + ", k " + shape_string(k.shape()) + ", v " + shape_string(v.shape()) +
                  ", out " + shape_string(out.shape()));
+}
+
+void attention_packed(const Backend& be, const Tensor& qkv, int64_t heads, int64_t head_dim, const Tensor& out) {
+  on_backend(be, "attention_packed", {&qkv, &out});
+  const int64_t dim = heads * head_dim;
+  LACT_CHECK(qkv.rank() == 3 && heads > 0 && head_dim > 0 && qkv.dim(2) == 3 * dim && out.rank() == 3 &&
+                 out.dim(0) == qkv.dim(0) && out.dim(1) == qkv.dim(1) && out.dim(2) == dim,
+             "attention_packed",
+             "qkv " + shape_string(qkv.shape()) + " is not [views, tokens, 3 x " + std::to_string(heads) + " heads x " +
+                 std::to_string(head_dim) + "], or out " + shape_string(out.shape()) + " is not [views, tokens, " +
+                 std::to_string(dim) + "]");
+  const float *q = qkv.data(), *o = out.data();
+  LACT_CHECK(out.numel() == 0 || o + out.numel() <= q || q + qkv.numel() <= o, "attention_packed", "out overlaps qkv");
 }
 
 void ray_tokens(const Backend& be, const std::vector<RayPose>& poses, const Tensor* images, int height, int width,

@@ -41,12 +41,16 @@ void add_scaled_identity(const Backend& be, const Tensor& y);
 void add_bias(const Backend& be, const Tensor& x, const Tensor& bias);
 void layer_norm(const Backend& be, const Tensor& x, const Tensor& weight, const Tensor& y);
 void rms_norm(const Backend& be, const Tensor& x, const Tensor& weight, int64_t group, const Tensor& y);
+// x [..., width]: columns [column_offset, column_offset + columns) of each row, in groups of weight's size.
+void rms_norm_columns(const Backend& be, const Tensor& x, int64_t column_offset, int64_t columns, const Tensor& weight);
 void l2_normalize(const Backend& be, const Tensor& x, int64_t group);
 void scale_rows(const Backend& be, const Tensor& x, const float* scale);
 void split_heads(const Backend& be, const Tensor& src, int64_t column_offset, int64_t heads, int64_t head_dim,
                  const Tensor& dst);
 void merge_heads(const Backend& be, const Tensor& src, const Tensor& dst);
 void attention(const Backend& be, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out);
+// qkv [views, tokens, 3 heads head_dim], out [views, tokens, heads head_dim], not overlapping qkv.
+void attention_packed(const Backend& be, const Tensor& qkv, int64_t heads, int64_t head_dim, const Tensor& out);
 // x [N, C, H, W], weight [O, C, KH, KW] no larger than x padded, bias [O] or empty, y of the output's shape.
 void conv2d(const Backend& be, const Tensor& x, const Tensor& weight, const Tensor& bias, int stride, int padding,
             const Tensor& y);

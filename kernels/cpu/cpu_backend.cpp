@@ -330,6 +330,23 @@ void CpuBackend::do_rms_norm(const Tensor& x, const Tensor& weight, int64_t grou
   }
 }
 
+// The rows' column ranges, each normalized as do_rms_norm normalizes a group (the same sums, in the same order).
+void CpuBackend::do_rms_norm_columns(Tensor& x, int64_t column_offset, int64_t columns, const Tensor& weight,
+                                     float eps) {
+  const OpTimer timer(*profiler_, "rms_norm");
+  const int64_t group = weight.numel(), width = x.dim(x.rank() - 1), per_row = columns / group;
+  const int64_t groups = width > 0 ? x.numel() / width * per_row : 0;
+  float* px = x.data();
+  const float* pw = weight.data();
+#pragma omp parallel for schedule(static) if (groups * group > kParallelMinimum)
+  for (int64_t g = 0; g < groups; ++g) {
+    float* xg = px + g / per_row * width + column_offset + g % per_row * group;
+    const double sum = dot_span(xg, xg, group);
+    const float inv = static_cast<float>(1.0 / std::sqrt(sum / static_cast<double>(group) + eps));
+    for (int64_t i = 0; i < group; ++i) xg[i] = xg[i] * inv * pw[i];
+  }
+}
+
 void CpuBackend::do_l2_normalize(Tensor& x, int64_t group, float eps) {
   const OpTimer timer(*profiler_, "l2_normalize");
   const int64_t groups = x.numel() / group;

@@ -63,11 +63,17 @@ class CpuBackend : public Backend {
   void do_add_bias(Tensor& x, const Tensor& bias) override;
   void do_layer_norm(const Tensor& x, const Tensor& weight, float eps, Tensor& y) override;
   void do_rms_norm(const Tensor& x, const Tensor& weight, int64_t group, float eps, Tensor& y) override;
+  void do_rms_norm_columns(Tensor& x, int64_t column_offset, int64_t columns, const Tensor& weight, float eps) override;
   void do_l2_normalize(Tensor& x, int64_t group, float eps) override;
   void do_scale_rows(Tensor& x, const float* scale, int64_t scale_batch_stride, int64_t scale_row_stride) override;
   void do_split_heads(const Tensor& src, int64_t column_offset, int64_t heads, int64_t head_dim, Tensor& dst) override;
   void do_merge_heads(const Tensor& src, Tensor& dst) override;
   void do_attention(const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out) override;
+  void do_attention_packed(const Tensor& qkv, int64_t heads, int64_t head_dim, float scale, Tensor& out) override;
+  // cpu_attention.cpp: the attention of `batch` entries whose strided operands entry(b) names.
+  template <typename Entry>
+  void strided_attention(int64_t batch, int64_t queries, int64_t keys, int64_t dim, int64_t value_dim, float scale,
+                         const Entry& entry);
   void do_conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, int stride, int padding, bool relu,
                  Tensor& y) override;
   void do_max_pool2d(const Tensor& x, int kernel, int stride, Tensor& y) override;

@@ -38,17 +38,20 @@ inline const char* own_attention_name(OwnAttentionKernel kernel) {
 }
 
 // One attention call: out[b] = softmax(q[b] k[b]^T * scale) v[b], q and out [batch, queries, dim], k and v
-// [batch, keys, dim], row-major and contiguous (the Backend::attention op's layout).
+// [batch, keys, dim], row-major and contiguous (the Backend::attention op's layout): heads = 0. With heads > 0, the
+// packed layout of Backend::attention_packed instead: batch views of queries = keys tokens, each row of the qkv
+// operand holding `heads` heads' q, then their k, then their v (head dim `dim`), out [batch, queries, heads dim].
 struct SdpaShape {
-  int64_t batch = 0, queries = 0, keys = 0, dim = 0;
+  int64_t batch = 0, queries = 0, keys = 0, dim = 0, heads = 0;
   bool operator<(const SdpaShape& o) const {
     if (batch != o.batch) return batch < o.batch;
     if (queries != o.queries) return queries < o.queries;
     if (keys != o.keys) return keys < o.keys;
-    return dim < o.dim;
+    if (dim != o.dim) return dim < o.dim;
+    return heads < o.heads;
   }
   bool operator==(const SdpaShape& o) const {
-    return batch == o.batch && queries == o.queries && keys == o.keys && dim == o.dim;
+    return batch == o.batch && queries == o.queries && keys == o.keys && dim == o.dim && heads == o.heads;
   }
 };
 
@@ -66,8 +69,9 @@ class AttentionLibrary {
   virtual bool prepared(const SdpaShape& shape) const = 0;
   // Device bytes of scratch a prepared shape's run needs.
   virtual size_t workspace_bytes(const SdpaShape& shape) const = 0;
-  // Queues the attention of a prepared shape on the backend's stream; q, k, v, out are bf16 [batch, tokens, dim]
-  // in device memory, `workspace` holds workspace_bytes(shape). False, with the reason, when the library fails.
+  // Queues the attention of a prepared shape on the backend's stream; q, k, v, out are bf16 in device memory, laid
+  // out as plan_sdpa(shape) (cudnn_sdpa_plan.h) says, `workspace` holds workspace_bytes(shape). False, with the reason,
+  // when the library fails.
   virtual bool run(const SdpaShape& shape, const void* q, const void* k, const void* v, void* out, float scale,
                    void* workspace, std::string* why) = 0;
 };

@@ -155,6 +155,19 @@ void rms_norm(Launch& launch, const float* x, const float* weight, float* y, int
   });
 }
 
+// In place on columns [offset, offset + columns) of x's `rows` rows of `width`, in groups of `group`.
+template <typename Launch>
+void rms_norm_columns(Launch& launch, float* x, const float* weight, int64_t rows, int64_t width, int64_t offset,
+                      int64_t columns, int64_t group, float eps) {
+  const int64_t per_row = columns / group;
+  if (per_row == 0) return;
+  const int64_t rows_per_launch = kRowsPerLaunch / per_row > 0 ? kRowsPerLaunch / per_row : 1;
+  for_chunks(rows, rows_per_launch, [&](int64_t begin, int64_t count) {
+    launch(rms_norm_columns_kernel, row_blocks(count * per_row), dim3(kRowsPerBlock * kWarp), x + begin * width, weight,
+           count * per_row, group, per_row, width, offset, eps);
+  });
+}
+
 template <typename Launch>
 void l2_normalize(Launch& launch, float* x, int64_t groups, int64_t group, float eps) {
   for_chunks(groups, kRowsPerLaunch, [&](int64_t begin, int64_t count) {

@@ -192,7 +192,7 @@ class CudnnSdpa final : public AttentionLibrary {
     if (problem.empty()) {
       try {
         auto plan = std::make_unique<Plan>();
-        build_graph(lib_, handle_, plan_staged_sdpa(shape), *plan);
+        build_graph(lib_, handle_, plan_sdpa(shape), *plan);
         build_execution_plan(lib_, handle_, *plan);
         if (plans_.size() >= kMostPlans) plans_.clear();  // a run uses a few shapes; a viewer may wander
         plans_[shape] = std::move(plan);

@@ -38,11 +38,13 @@ SdpaGraphPlan plan_staged_sdpa(const SdpaShape& s) {
 int64_t sdpa_chunk_batch(const SdpaShape& s, int64_t budget_bytes) {
   if (s.batch <= 0) return 1;
   // One batch entry's q, k, v and out in bf16; the alignment padding (under 1 KiB in all) takes a step or two off.
-  const int64_t per_entry = 2 * (2 * s.queries * s.dim + 2 * s.keys * s.dim);
+  const int64_t heads = s.heads > 0 ? s.heads : 1;
+  const int64_t per_entry = 2 * heads * (2 * s.queries * s.dim + 2 * s.keys * s.dim);
   int64_t chunk = budget_bytes / (per_entry > 0 ? per_entry : 1);
   chunk = chunk < 1 ? 1 : (chunk > s.batch ? s.batch : chunk);
-  while (chunk > 1 && plan_staged_sdpa({chunk, s.queries, s.keys, s.dim}).buffer_elements * 2 > budget_bytes) --chunk;
-  return chunk;
+  SdpaShape part = s;
+  for (part.batch = chunk; part.batch > 1 && plan_sdpa(part).buffer_elements * 2 > budget_bytes;) --part.batch;
+  return part.batch;
 }
 
 SdpaGraphPlan plan_packed_sdpa(int64_t views, int64_t tokens, int64_t heads, int64_t head_dim) {
@@ -57,12 +59,23 @@ SdpaGraphPlan plan_packed_sdpa(int64_t views, int64_t tokens, int64_t heads, int
   return p;
 }
 
+SdpaGraphPlan plan_staged_packed_sdpa(const SdpaShape& s) {
+  SdpaGraphPlan p = plan_packed_sdpa(s.batch, s.queries, s.heads, s.dim);
+  p.o.offset = aligned(p.buffer_elements);
+  p.buffer_elements = p.o.offset + aligned(s.batch * s.queries * s.heads * s.dim);
+  return p;
+}
+
+SdpaGraphPlan plan_sdpa(const SdpaShape& s) { return s.heads > 0 ? plan_staged_packed_sdpa(s) : plan_staged_sdpa(s); }
+
 std::string sdpa_shape_problem(const SdpaShape& s) {
   if (s.batch <= 0 || s.queries <= 0 || s.keys <= 0 || s.dim <= 0) return "an empty attention";
+  if (s.heads > 0 && s.queries != s.keys) return "a packed attention with queries and keys of different counts";
   if (s.dim % 8 != 0) return "head dim " + std::to_string(s.dim) + " is not a multiple of 8";
   if (s.dim > 256) return "head dim " + std::to_string(s.dim) + " is over 256";
   constexpr int64_t kMaxInt32 = 2147483647;
-  if (s.batch * s.queries * s.dim > kMaxInt32 || s.batch * s.keys * s.dim > kMaxInt32)
+  const int64_t row = s.heads > 0 ? 3 * s.heads : 1;  // the packed operands' extent is qkv's
+  if (s.batch * s.queries * s.dim * row > kMaxInt32 || s.batch * s.keys * s.dim * row > kMaxInt32)
     return "more than 2^31 elements in one operand";
   return "";
 }

@@ -38,7 +38,8 @@ SdpaGraphPlan plan_staged_sdpa(const SdpaShape& shape);
 
 // The batch entries one library call takes, so that its bf16 staging (plan_staged_sdpa's buffer) stays within
 // `budget_bytes` (at least 1): 48 views x 12 heads at 4096 tokens would otherwise stage 1.2 GB, which the memory
-// estimate does not count. Every chunk but the last has the same shape, so two plans serve a call.
+// estimate does not count. Every chunk but the last has the same shape, so two plans serve a call. Either layout
+// (plan_sdpa's buffer).
 constexpr int64_t kSdpaStagingBudgetBytes = int64_t(128) << 20;
 int64_t sdpa_chunk_batch(const SdpaShape& shape, int64_t budget_bytes);
 
@@ -47,6 +48,13 @@ int64_t sdpa_chunk_batch(const SdpaShape& shape, int64_t budget_bytes);
 // each) and O written straight into [views, tokens, heads * head_dim], so no head split or merge is needed.
 // Offsets count from qkv for Q, K, V and from the output for O; buffer_elements is qkv's size.
 SdpaGraphPlan plan_packed_sdpa(int64_t views, int64_t tokens, int64_t heads, int64_t head_dim);
+
+// The packed layout staged: plan_packed_sdpa's Q, K, V in the bf16 copy of qkv at the buffer's start, O after it
+// (aligned); buffer_elements counts both. For a shape with heads > 0 (batch = views, queries = keys = tokens).
+SdpaGraphPlan plan_staged_packed_sdpa(const SdpaShape& shape);
+// The graph of either layout, offsets within one staging buffer: plan_staged_packed_sdpa for heads > 0, else
+// plan_staged_sdpa.
+SdpaGraphPlan plan_sdpa(const SdpaShape& shape);
 
 // Why cuDNN's fused SDPA cannot take this shape ("" when it can): head dims that are not a multiple of 8 or
 // over 256, an empty shape, extents past what its 32-bit indexing takes.

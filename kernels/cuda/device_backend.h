@@ -247,6 +247,14 @@ class DeviceBackend final : public Backend, public AttentionPathSource {
     OpScope scope(*this, "rms_norm");
     cuda::rms_norm(device_.launcher(), x.data(), weight.data(), y.data(), x.numel() / group, group, eps);
   }
+  void do_rms_norm_columns(Tensor& x, int64_t column_offset, int64_t columns, const Tensor& weight,
+                           float eps) override {
+    const int64_t width = x.dim(x.rank() - 1);
+    if (x.numel() == 0) return;
+    OpScope scope(*this, "rms_norm");
+    cuda::rms_norm_columns(device_.launcher(), x.data(), weight.data(), x.numel() / width, width, column_offset,
+                           columns, weight.numel(), eps);
+  }
   void do_l2_normalize(Tensor& x, int64_t group, float eps) override {
     OpScope scope(*this, "l2_normalize");
     cuda::l2_normalize(device_.launcher(), x.data(), x.numel() / group, group, eps);
@@ -292,8 +300,51 @@ class DeviceBackend final : public Backend, public AttentionPathSource {
     }
   }
 
+  // The attention of the packed qkv projection output (Backend::attention_packed). bf16: the library's fused kernel
+  // on strided views of the staged qkv (in chunks of views that bound the staging), else our FlashAttention-2-class
+  // kernel in place; what neither takes (fp32 and tf32, LACT_ATTENTION=wmma, other head dims) splits the heads
+  // into scratch around the split-layout kernels.
+  void do_attention_packed(const Tensor& qkv, int64_t heads, int64_t head_dim, float scale, Tensor& out) override {
+    const int64_t views = qkv.dim(0), tokens = qkv.dim(1), dim = heads * head_dim;
+    if (views == 0 || tokens == 0) return;
+    OpScope scope(*this, "attention");
+    const int d = static_cast<int>(head_dim);
+    if (precision_ != Precision::Bf16) return split_attention(qkv.data(), views, tokens, heads, d, scale, out.data());
+    const int64_t chunk = sdpa_chunk_batch({views, tokens, tokens, head_dim, heads}, staging_budget_);
+    for (int64_t begin = 0; begin < views; begin += chunk) {
+      const int64_t count = views - begin < chunk ? views - begin : chunk;
+      const float* rows = qkv.data() + begin * tokens * 3 * dim;
+      float* o = out.data() + begin * tokens * dim;
+      if (library_attention({count, tokens, tokens, head_dim, heads}, rows, nullptr, nullptr, scale, o)) continue;
+      AttentionOperands ops;
+      ops.k = rows + dim, ops.v = rows + 2 * dim;
+      ops.kv_strides = {tokens * 3 * dim, head_dim, 3 * dim};
+      if (own_kernel_ == OwnAttentionKernel::Fa2 && attention_fa2_supports(d) && attention_fa2_aligned(ops) &&
+          heads <= kMaxGridY)
+        cuda::attention_packed(device_.launcher(), rows, 3 * dim, 0, dim, 2 * dim, o, dim, 0, count, tokens, heads, d,
+                               scale);
+      else
+        split_attention(rows, count, tokens, heads, d, scale, o);
+    }
+  }
+  // The packed attention through split heads: q, k, v copied out to [views, heads, tokens, d] scratch, the
+  // split-layout kernel (cuda::attention, bf16 at Precision::Bf16), the output merged back into out's columns.
+  void split_attention(const float* qkv, int64_t views, int64_t tokens, int64_t heads, int d, float scale, float* out) {
+    const int64_t dim = heads * d, elements = views * tokens * dim;
+    auto* scratch = static_cast<float*>(device_.scratch(static_cast<size_t>(4 * elements) * sizeof(float)));
+    float *q = scratch, *k = scratch + elements, *v = scratch + 2 * elements, *o = scratch + 3 * elements;
+    cuda::split_heads(device_.launcher(), qkv, q, views, tokens, 3 * dim, 0, heads, d);
+    cuda::split_heads(device_.launcher(), qkv, k, views, tokens, 3 * dim, dim, heads, d);
+    cuda::split_heads(device_.launcher(), qkv, v, views, tokens, 3 * dim, 2 * dim, heads, d);
+    cuda::attention(device_.launcher(), q, k, v, o, views * heads, tokens, tokens, d, scale,
+                    precision_ == Precision::Bf16, own_kernel_);
+    cuda::merge_heads(device_.launcher(), o, out, views, heads, tokens, d);
+    device_.release(scratch);
+  }
+
   // The attention through the device's fused library (bf16 operands staged from the fp32 tensors, the output
-  // widened back); false when it cannot run here, and our kernel runs instead.
+  // widened back); false when it cannot run here, and our kernel runs instead. For the packed layout (shape.heads
+  // > 0) `q` is the qkv rows and k, v are unused.
   bool library_attention(const SdpaShape& shape, const float* q, const float* k, const float* v, float scale,
                          float* out) {
     AttentionLibrary* library = library_failed_ ? nullptr : device_.attention_library();
@@ -304,13 +355,18 @@ class DeviceBackend final : public Backend, public AttentionPathSource {
       return false;
     }
     if (!library->prepare(shape, &why)) return fall_back(library->name() + " refuses this shape: " + why);
-    const SdpaGraphPlan plan = plan_staged_sdpa(shape);
-    const int64_t query_elements = shape.batch * shape.queries * shape.dim;
-    const int64_t key_elements = shape.batch * shape.keys * shape.dim;
+    const SdpaGraphPlan plan = plan_sdpa(shape);
+    const int64_t heads = shape.heads > 0 ? shape.heads : 1;
+    const int64_t query_elements = shape.batch * shape.queries * shape.dim * heads;
+    const int64_t key_elements = shape.batch * shape.keys * shape.dim * heads;
     auto* staging = static_cast<__nv_bfloat16*>(device_.scratch(static_cast<size_t>(plan.buffer_elements) * 2));
-    to_bf16(device_.launcher(), q, staging + plan.q.offset, query_elements);
-    to_bf16(device_.launcher(), k, staging + plan.k.offset, key_elements);
-    to_bf16(device_.launcher(), v, staging + plan.v.offset, key_elements);
+    if (shape.heads > 0) {  // one copy of the packed rows; Q, K and V are strided views of it
+      to_bf16(device_.launcher(), q, staging, 3 * query_elements);
+    } else {
+      to_bf16(device_.launcher(), q, staging + plan.q.offset, query_elements);
+      to_bf16(device_.launcher(), k, staging + plan.k.offset, key_elements);
+      to_bf16(device_.launcher(), v, staging + plan.v.offset, key_elements);
+    }
     const size_t workspace_bytes = library->workspace_bytes(shape);
     void* workspace = workspace_bytes ? device_.scratch(workspace_bytes) : nullptr;
     const bool ran = library->run(shape, staging + plan.q.offset, staging + plan.k.offset, staging + plan.v.offset,

@@ -49,11 +49,13 @@ class HookLogBackend final : public Backend {
   void do_add_bias(Tensor&, const Tensor&) override { note("add_bias"); }
   void do_layer_norm(const Tensor&, const Tensor&, float, Tensor&) override { note("layer_norm"); }
   void do_rms_norm(const Tensor&, const Tensor&, int64_t, float, Tensor&) override { note("rms_norm"); }
+  void do_rms_norm_columns(Tensor&, int64_t, int64_t, const Tensor&, float) override { note("rms_norm_columns"); }
   void do_l2_normalize(Tensor&, int64_t, float) override { note("l2_normalize"); }
   void do_scale_rows(Tensor&, const float*, int64_t, int64_t) override { note("scale_rows"); }
   void do_split_heads(const Tensor&, int64_t, int64_t, int64_t, Tensor&) override { note("split_heads"); }
   void do_merge_heads(const Tensor&, Tensor&) override { note("merge_heads"); }
   void do_attention(const Tensor&, const Tensor&, const Tensor&, float, Tensor&) override { note("attention"); }
+  void do_attention_packed(const Tensor&, int64_t, int64_t, float, Tensor&) override { note("attention_packed"); }
   void do_conv2d(const Tensor&, const Tensor&, const Tensor&, int, int, bool, Tensor&) override { note("conv2d"); }
   void do_max_pool2d(const Tensor&, int, int, Tensor&) override { note("max_pool2d"); }
   void do_ray_tokens(const std::vector<RayPose>&, const Tensor*, int, int, int, Tensor&) override {

@@ -38,6 +38,8 @@ class BackendChecks : public ::testing::Test {
   Tensor src = be.empty({1, 2, 4}), heads = be.empty({1, 2, 2, 2}), merged = be.empty({1, 2, 4});
   Tensor q = be.empty({1, 2, 4}), k = be.empty({1, 3, 4}), v = be.empty({1, 3, 4}), out = be.empty({1, 2, 4});
   Tensor k_dim2 = be.empty({1, 3, 2});
+  // The packed attention of 1 head of 2 over [1 view, 2 tokens, 6]: out [1, 2, 2].
+  Tensor qkv = be.empty({1, 2, 6}), packed_out = be.empty({1, 2, 2});
   // One 2x2 view in one patch of 2: 48 token floats.
   std::vector<RayPose> poses = std::vector<RayPose>(1);
   Tensor tokens = be.empty({1, 48}), tokens47 = be.empty({1, 47});
@@ -103,6 +105,8 @@ std::vector<OpCase> BackendChecks::elementwise_cases() {
        [this] { be.layer_norm(a, w4, 1e-5f, y); }},
       {"rms_norm", "rms_norm", [this] { be.rms_norm(a, w3, 3, 1e-5f, y); },
        [this] { be.rms_norm(a, w4, 3, 1e-5f, y); }},
+      {"rms_norm_columns", "rms_norm_columns", [this] { be.rms_norm_columns(src, 0, 4, w4, 1e-5f); },
+       [this] { be.rms_norm_columns(src, 2, 4, w4, 1e-5f); }},  // columns [2, 6) of rows of 4
       {"l2_normalize", "l2_normalize", [this] { be.l2_normalize(a, 3, 1e-5f); },
        [this] { be.l2_normalize(a, 4, 1e-5f); }},
       {"scale_rows", "scale_rows", [this] { be.scale_rows(rows, host.data(), 2, 1); },
@@ -117,6 +121,8 @@ std::vector<OpCase> BackendChecks::layout_cases() {
       {"merge_heads", "merge_heads", [this] { be.merge_heads(heads, merged); }, [this] { be.merge_heads(heads, c7); }},
       {"attention", "attention", [this] { be.attention(q, k, v, 0.5f, out); },
        [this] { be.attention(q, k_dim2, v, 0.5f, out); }},
+      {"attention_packed", "attention_packed", [this] { be.attention_packed(qkv, 1, 2, 0.5f, packed_out); },
+       [this] { be.attention_packed(qkv, 2, 2, 0.5f, packed_out); }},  // 2 heads of 2 need rows of 12
       {"conv2d", "conv2d", [this] { be.conv2d(image, kernel, conv_bias, 2, 1, true, conv_out); },
        [this] { be.conv2d(image, kernel, conv_bias, 1, 1, true, conv_out); }},  // stride 1 makes [1, 3, 5, 5]
       {"max_pool2d", "max_pool2d", [this] { be.max_pool2d(image, 3, 2, pooled); },
@@ -157,7 +163,7 @@ std::string refusal(const std::function<void()>& call) {
 
 TEST_F(BackendChecks, EveryOpRefusesBadOperandsBeforeItsHookRuns) {
   const std::vector<OpCase> cases = all_cases();
-  EXPECT_EQ(cases.size(), 32u);  // every hook of Backend (both ray_tokens)
+  EXPECT_EQ(cases.size(), 34u);  // every hook of Backend (both ray_tokens)
   for (const OpCase& c : cases) {
     be.log.clear();
     const std::string message = refusal(c.bad);
@@ -196,6 +202,15 @@ TEST_F(BackendChecks, ConvolutionAndPoolingRefuseEachMalformedOperand) {
   be.log.clear();  // no bias is a good call
   EXPECT_EQ(refusal([&] { be.conv2d(image, kernel, none, 2, 1, false, conv_out); }), "no error");
   EXPECT_EQ(be.log, std::vector<std::string>{"conv2d"});
+}
+
+// The packed attention writes out while it reads qkv: an out that overlaps qkv is refused, before the hook.
+TEST_F(BackendChecks, AttentionPackedRefusesAnOutputOverlappingQkv) {
+  be.log.clear();
+  Tensor inside = qkv.reshape({12}).slice(4, 8).reshape({1, 2, 2});
+  const std::string message = refusal([&] { be.attention_packed(qkv, 1, 2, 0.5f, inside); });
+  EXPECT_EQ(message, "attention_packed: out overlaps qkv");
+  EXPECT_TRUE(be.log.empty());
 }
 
 // The bad calls above break shapes; an operand of another backend is refused on its own, by the op's name.

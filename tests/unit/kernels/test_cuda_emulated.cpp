@@ -154,6 +154,27 @@ TEST_F(EmulatedCuda, SplitAndMergeHeads) {
   EXPECT_EQ(max_abs_error(merged, cpu->to_host(tmerged)), 0.0);
 }
 
+// The qk norm in place on packed rows (q's columns, then k's, in groups of the head dim): against the CPU backend's
+// rms_norm_columns, bit for bit what the rms_norm kernel computes on the split heads, other columns untouched.
+TEST_F(EmulatedCuda, RmsNormColumnsOnPackedRows) {
+  for (const int64_t d : {8, 64}) {
+    const int64_t rows = 13, heads = 3, dim = heads * d, width = 3 * dim;
+    const auto x = random_values(rows * width, 3, 2.0f), w = random_values(d, 4);
+    Tensor tx = host({rows, width}, x), tw = host({d}, w);
+    cpu->rms_norm_columns(tx, dim, dim, tw, 1e-6f);
+    std::vector<float> got = x;
+    cuda::rms_norm_columns(launch, got.data(), w.data(), rows, width, dim, dim, d, 1e-6f);
+    EXPECT_LT(relative_error(got, cpu->to_host(tx)), 1e-5) << "d " << d;
+    std::vector<float> k(rows * dim);  // the k third as split rows of groups
+    for (int64_t r = 0; r < rows; ++r) std::copy_n(x.begin() + r * width + dim, dim, k.begin() + r * dim);
+    cuda::rms_norm(launch, k.data(), w.data(), k.data(), rows * heads, d, 1e-6f);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < width; ++c)
+        ASSERT_EQ(got[r * width + c], c >= dim && c < 2 * dim ? k[r * dim + c - dim] : x[r * width + c])
+            << "d " << d << " row " << r << " column " << c;
+  }
+}
+
 TEST_F(EmulatedCuda, SwigluForwardAndBackward) {
   const int64_t n = 777;
   const auto g = random_values(n, 10, 2.0f), u = random_values(n, 11), d = random_values(n, 12);
@@ -495,27 +516,33 @@ class FakeAttentionLibrary final : public cuda::AttentionLibrary {
     device_->run([=] { attention_of_bf16(s, qb, kb, vb, ob, scale); });
     return true;
   }
+  // Each operand read through the graph's own dims and strides (plan_sdpa: the split or the packed layout), as
+  // cuDNN reads it.
   static void attention_of_bf16(const cuda::SdpaShape& s, const __nv_bfloat16* q, const __nv_bfloat16* k,
                                 const __nv_bfloat16* v, __nv_bfloat16* out, float scale) {
-    auto at = [](const __nv_bfloat16* p, int64_t i) { return double(__bfloat162float(p[i])); };
+    const cuda::SdpaGraphPlan p = cuda::plan_sdpa(s);
+    auto index = [](const cuda::SdpaTensorPlan& t, int64_t b, int64_t h, int64_t i, int64_t e) {
+      return b * t.strides[0] + h * t.strides[1] + i * t.strides[2] + e * t.strides[3];
+    };
+    auto at = [](const __nv_bfloat16* x, int64_t i) { return double(__bfloat162float(x[i])); };
     std::vector<double> weights(size_t(s.keys));
-    for (int64_t b = 0; b < s.batch; ++b)
-      for (int64_t i = 0; i < s.queries; ++i) {
-        double peak = -INFINITY, sum = 0;
-        for (int64_t j = 0; j < s.keys; ++j) {
-          double dot = 0;
-          for (int64_t e = 0; e < s.dim; ++e)
-            dot += at(q, (b * s.queries + i) * s.dim + e) * at(k, (b * s.keys + j) * s.dim + e);
-          weights[size_t(j)] = dot * scale;
-          peak = std::max(peak, weights[size_t(j)]);
+    for (int64_t b = 0; b < p.q.dims[0]; ++b)
+      for (int64_t h = 0; h < p.q.dims[1]; ++h)
+        for (int64_t i = 0; i < s.queries; ++i) {
+          double peak = -INFINITY, sum = 0;
+          for (int64_t j = 0; j < s.keys; ++j) {
+            double dot = 0;
+            for (int64_t e = 0; e < s.dim; ++e) dot += at(q, index(p.q, b, h, i, e)) * at(k, index(p.k, b, h, j, e));
+            weights[size_t(j)] = dot * scale;
+            peak = std::max(peak, weights[size_t(j)]);
+          }
+          for (double& w : weights) sum += (w = std::exp(w - peak));
+          for (int64_t e = 0; e < s.dim; ++e) {
+            double o = 0;
+            for (int64_t j = 0; j < s.keys; ++j) o += weights[size_t(j)] * at(v, index(p.v, b, h, j, e));
+            out[index(p.o, b, h, i, e)] = __float2bfloat16(float(o / sum));
+          }
         }
-        for (double& w : weights) sum += (w = std::exp(w - peak));
-        for (int64_t e = 0; e < s.dim; ++e) {
-          double o = 0;
-          for (int64_t j = 0; j < s.keys; ++j) o += weights[size_t(j)] * at(v, (b * s.keys + j) * s.dim + e);
-          out[(b * s.queries + i) * s.dim + e] = __float2bfloat16(float(o / sum));
-        }
-      }
   }
   int64_t prepares = 0, runs = 0, refuse_dim = -1;
   bool fail_runs = false;
@@ -1056,6 +1083,76 @@ TEST(EmulatedCudaBackend, RecordingWaitsForAPreparedLibraryShape) {
   EXPECT_EQ(be.to_host(out), std::vector<float>(size_t(batch * tokens * dim), 0.0f));  // nothing ran yet
   be.replay(*recording);
   EXPECT_EQ(be.to_host(out), direct);
+}
+
+// Backend::attention_packed through the GPU backend code, and today's path on the same backend (split_heads of q, k
+// and v, attention, merge_heads), for random packed qkv [views, tokens, 3 heads d].
+struct PackedResults {
+  std::vector<float> packed, split, cpu;
+};
+PackedResults packed_and_split(Backend& be, int64_t views, int64_t tokens, int64_t heads, int64_t d, float scale,
+                               unsigned seed) {
+  const auto qkv = random_values(views * tokens * 3 * heads * d, seed);
+  const std::unique_ptr<Backend> cpu = make_cpu_backend(2);
+  const Shape rows{views, tokens, 3 * heads * d}, merged{views, tokens, heads * d}, batched{views * heads, tokens, d};
+  Tensor cqkv = cpu->from_host(rows, qkv.data()), cout = cpu->empty(merged);
+  cpu->attention_packed(cqkv, heads, d, scale, cout);
+  Tensor gqkv = be.from_host(rows, qkv.data()), gout = be.empty(merged);
+  be.attention_packed(gqkv, heads, d, scale, gout);
+  Tensor q = be.empty(batched), k = be.empty(batched), v = be.empty(batched), o = be.empty(batched),
+         split = be.empty(merged);
+  be.split_heads(gqkv, 0, heads, d, q);
+  be.split_heads(gqkv, heads * d, heads, d, k);
+  be.split_heads(gqkv, 2 * heads * d, heads, d, v);
+  be.attention(q, k, v, scale, o);
+  be.merge_heads(o.reshape({views, heads, tokens, d}), split);
+  return {be.to_host(gout), be.to_host(split), cpu->to_host(cout)};
+}
+
+// The packed attention on each path the backend has, against the CPU backend's packed attention (fp32 1e-5
+// relative, bf16 1e-2 and visibly rounded) and against today's path: fp32, our fa2 kernel reading the packed rows
+// in place, LACT_ATTENTION=wmma and a head dim fa2 has no instantiation for (both split the heads internally) give
+// today's values bit for bit; the library gets the packed layout itself (one shape per chunk of views, heads set).
+TEST(EmulatedCudaBackend, AttentionPackedOnEveryPathMatchesTheCpu) {
+  const int64_t views = 3, tokens = 70, heads = 3;
+  struct Path {
+    const char* name;
+    Precision precision;
+    const char* choice;  // LACT_ATTENTION
+    int64_t d;
+    double tolerance;
+  };
+  for (const Path& p :
+       {Path{"fp32", Precision::Fp32, "", 32, 1e-5}, Path{"fa2", Precision::Bf16, "own", 32, 1e-2},
+        Path{"wmma", Precision::Bf16, "wmma", 32, 1e-2}, Path{"d 24", Precision::Bf16, "own", 24, 1e-5}}) {
+    ::setenv("LACT_ATTENTION", p.choice, 1);
+    cuda::DeviceBackend<EmulatedDevice> be("cuda-emulated", p.precision);
+    ::unsetenv("LACT_ATTENTION");
+    be.device().unavailable = p.choice == std::string("wmma") ? cuda::kAttentionChosenWmma : cuda::kAttentionChosenOwn;
+    const PackedResults r = packed_and_split(be, views, tokens, heads, p.d, 0.3f, 81);
+    const double err = relative_error(r.packed, r.cpu);
+    EXPECT_LT(err, p.tolerance) << p.name;
+    EXPECT_EQ(r.packed, r.split) << p.name;
+    std::printf("packed attention, %s: rel err %.3g against the cpu (%s)\n", p.name, err,
+                cuda::attention_path(be).c_str());
+  }
+  cuda::DeviceBackend<EmulatedDevice> be("cuda-emulated", Precision::Bf16);
+  FakeAttentionLibrary library(be.device());
+  be.device().library = &library;
+  // A view of 70 tokens stages 70 x 288 + 70 x 96 bf16 = 53,760 bytes: 2 views (107,520 and the padding) a chunk.
+  be.set_attention_staging_budget(120000);
+  testing::internal::CaptureStderr();
+  const PackedResults r = packed_and_split(be, views, tokens, heads, 32, 0.3f, 82);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  const double err = relative_error(r.packed, r.cpu);
+  EXPECT_LT(err, 1e-2);
+  EXPECT_GT(err, 1e-5) << "bf16 rounding should show";
+  EXPECT_LT(relative_error(r.packed, r.split), 1e-2);
+  ASSERT_GE(library.shapes.size(), 2u);
+  EXPECT_EQ(library.shapes[0], (cuda::SdpaShape{2, tokens, tokens, 32, heads}));
+  EXPECT_EQ(library.shapes[1], (cuda::SdpaShape{1, tokens, tokens, 32, heads}));
+  EXPECT_EQ(cuda::attention_path(be), "fake 1.0");
+  std::printf("packed attention through the library in 2 chunks: rel err %.3g\n", err);
 }
 
 // The official fixture at bf16 through the GPU backend code with every attention through the library: within the

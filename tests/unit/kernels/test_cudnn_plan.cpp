@@ -88,6 +88,34 @@ TEST(CudnnSdpaPlan, PackedProjectionViews) {
   EXPECT_EQ(via_strides, (1 * 10 + 7) * 144 + 96 + 32 + 5);
 }
 
+// What the backend stages for Backend::attention_packed (a shape with heads): the bf16 copy of qkv first (Q, K, V
+// views of it as above), O after it on a 128-element boundary. plan_sdpa picks the layout by the shape's heads, and
+// the chunks of views bound that staging.
+TEST(CudnnSdpaPlan, StagedPackedProjection) {
+  const SdpaShape shape{2, 10, 10, 16, 3};
+  const SdpaGraphPlan p = plan_staged_packed_sdpa(shape), views = plan_packed_sdpa(2, 10, 3, 16);
+  for (const auto& [staged, view] : {std::pair{p.q, views.q}, {p.k, views.k}, {p.v, views.v}}) {
+    EXPECT_EQ(staged.dims, view.dims);
+    EXPECT_EQ(staged.strides, view.strides);
+    EXPECT_EQ(staged.offset, view.offset);
+  }
+  EXPECT_EQ(p.o.dims, views.o.dims);
+  EXPECT_EQ(p.o.strides, (Dims{480, 16, 48, 1}));
+  EXPECT_EQ(p.o.offset, 2944);                // qkv's 2 x 10 x 144 = 2880 elements, padded to 23 x 128
+  EXPECT_EQ(p.buffer_elements, 2944 + 1024);  // O's 960 padded to 1024
+  const SdpaGraphPlan picked = plan_sdpa(shape), split = plan_sdpa({3, 5, 7, 8});
+  EXPECT_EQ(picked.o.offset, p.o.offset);
+  EXPECT_EQ(picked.k.strides, p.k.strides);
+  EXPECT_EQ(split.k.strides, plan_staged_sdpa({3, 5, 7, 8}).k.strides);
+  EXPECT_EQ(split.buffer_elements, plan_staged_sdpa({3, 5, 7, 8}).buffer_elements);
+  // The paper's setting: a 4096-token view of 12 heads of 64 stages 4096 x (2304 + 768) x 2 bytes = 24 MiB, so 5
+  // views a call within 128 MiB (10 calls for 48 views).
+  const int64_t mib = int64_t(1) << 20;
+  EXPECT_EQ(sdpa_chunk_batch({48, 4096, 4096, 64, 12}, 128 * mib), 5);
+  EXPECT_EQ(plan_sdpa({5, 4096, 4096, 64, 12}).buffer_elements * 2, 120 * mib);
+  EXPECT_EQ(sdpa_chunk_batch({48, 4096, 4096, 64, 12}, 120 * mib - 1), 4);
+}
+
 TEST(CudnnSdpaPlan, ShapesTheFusedKernelRefuses) {
   EXPECT_EQ(sdpa_shape_problem({576, 4096, 4096, 64}), "");
   EXPECT_EQ(sdpa_shape_problem({1, 1, 1, 256}), "");
@@ -96,6 +124,11 @@ TEST(CudnnSdpaPlan, ShapesTheFusedKernelRefuses) {
   EXPECT_EQ(sdpa_shape_problem({0, 10, 10, 64}), "an empty attention");
   EXPECT_EQ(sdpa_shape_problem({1, 10, 0, 64}), "an empty attention");
   EXPECT_EQ(sdpa_shape_problem({1 << 16, 1 << 10, 1 << 4, 64}), "more than 2^31 elements in one operand");
+  // Packed: the operands are views of all of qkv, 3 x heads as wide as a head.
+  EXPECT_EQ(sdpa_shape_problem({64, 4096, 4096, 64, 12}), "");
+  EXPECT_EQ(sdpa_shape_problem({256, 4096, 4096, 64, 12}), "more than 2^31 elements in one operand");
+  EXPECT_EQ(sdpa_shape_problem({256, 4096, 4096, 64}), "");
+  EXPECT_EQ(sdpa_shape_problem({2, 10, 12, 64, 3}), "a packed attention with queries and keys of different counts");
 }
 
 TEST(CudnnSdpaPlan, Versions) {

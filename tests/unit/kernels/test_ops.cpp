@@ -380,6 +380,126 @@ TEST_P(BackendOps, AttentionAtEveryPrecision) {
   }
 }
 
+// One third of the packed qkv [views, tokens, 3 heads d] (0: q, 1: k, 2: v) as [views * heads, tokens, d].
+std::vector<float> packed_third(const std::vector<float>& qkv, int64_t views, int64_t tokens, int64_t heads, int64_t d,
+                                int64_t third) {
+  std::vector<float> out(views * heads * tokens * d);
+  const int64_t width = 3 * heads * d;
+  for (int64_t v = 0; v < views; ++v)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t t = 0; t < tokens; ++t)
+        for (int64_t e = 0; e < d; ++e)
+          out[((v * heads + h) * tokens + t) * d + e] = qkv[(v * tokens + t) * width + (third * heads + h) * d + e];
+  return out;
+}
+
+// naive_attention of each view's heads taken from the packed qkv, merged into [views, tokens, heads d].
+std::vector<double> naive_packed_attention(const std::vector<float>& qkv, int64_t views, int64_t tokens, int64_t heads,
+                                           int64_t d, double scale) {
+  const std::vector<double> per_head =
+      naive_attention(packed_third(qkv, views, tokens, heads, d, 0), packed_third(qkv, views, tokens, heads, d, 1),
+                      packed_third(qkv, views, tokens, heads, d, 2), views * heads, tokens, tokens, d, scale);
+  std::vector<double> out(per_head.size());
+  for (int64_t v = 0; v < views; ++v)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t t = 0; t < tokens; ++t)
+        for (int64_t e = 0; e < d; ++e)
+          out[(v * tokens + t) * heads * d + h * d + e] = per_head[((v * heads + h) * tokens + t) * d + e];
+  return out;
+}
+
+// Today's path on `be`: split_heads of q, k and v, attention, merge_heads.
+Tensor split_path_attention(Backend& be, const Tensor& qkv, int64_t heads, int64_t d, float scale) {
+  const int64_t views = qkv.dim(0), tokens = qkv.dim(1);
+  Tensor q = be.empty({views, heads, tokens, d}), k = be.empty(q.shape()), v = be.empty(q.shape());
+  be.split_heads(qkv, 0, heads, d, q);
+  be.split_heads(qkv, heads * d, heads, d, k);
+  be.split_heads(qkv, 2 * heads * d, heads, d, v);
+  const Shape batched{views * heads, tokens, d};
+  Tensor o = be.empty(batched), merged = be.empty({views, tokens, heads * d});
+  be.attention(q.reshape(batched), k.reshape(batched), v.reshape(batched), scale, o);
+  be.merge_heads(o.reshape({views, heads, tokens, d}), merged);
+  return merged;
+}
+
+// Attention straight from the packed qkv projection output (each head's q, k, v strided columns of it, its output
+// written into its columns of [views, tokens, heads d]) against the double loop: 700 tokens (more than one query
+// tile of the CPU kernel), 3 heads of 16, output poisoned with NaN; qkv is left as it was.
+TEST_P(BackendOps, AttentionPackedMatchesSoftmaxLoop) {
+  const int64_t views = 2, tokens = 700, heads = 3, d = 16;
+  const auto qkv = random_values(views * tokens * 3 * heads * d, 17);
+  Tensor tqkv = upload({views, tokens, 3 * heads * d}, qkv), out = be->empty({views, tokens, heads * d});
+  be->fill(out, NAN);
+  const double scale = 0.25;
+  be->attention_packed(tqkv, heads, d, static_cast<float>(scale), out);
+  EXPECT_LT(max_abs_error(be->to_host(out), naive_packed_attention(qkv, views, tokens, heads, d, scale)), 1e-5);
+  EXPECT_EQ(be->to_host(tqkv), qkv);
+}
+
+// The packed attention at each precision, head dim 64 (cuDNN's and the fa2 kernel's at bf16): against the double
+// loop with AttentionAtEveryPrecision's bounds (fp32 and tf32 1e-5 relative, bf16 1e-2), and against today's path on
+// the same backend (split_heads, attention, merge_heads): 1e-6 relative at fp32 and tf32, 1e-2 at bf16.
+TEST_P(BackendOps, AttentionPackedAtEveryPrecision) {
+  const int64_t views = 2, tokens = 130, heads = 2, d = 64;
+  const auto qkv = random_values(views * tokens * 3 * heads * d, 63);
+  const double scale = 0.125;
+  const std::vector<double> expected = naive_packed_attention(qkv, views, tokens, heads, d, scale);
+  struct Case {
+    Precision precision;
+    double tolerance, against_split;
+  };
+  for (const Case& pc :
+       {Case{Precision::Fp32, 1e-5, 1e-6}, Case{Precision::Tf32, 1e-5, 1e-6}, Case{Precision::Bf16, 1e-2, 1e-2}}) {
+    if (GetParam() == "cpu" && pc.precision != Precision::Fp32) continue;
+    auto backend = make_backend(GetParam(), 2, pc.precision);
+    Tensor tqkv = backend->from_host({views, tokens, 3 * heads * d}, qkv.data()),
+           out = backend->empty({views, tokens, heads * d});
+    backend->fill(out, NAN);
+    backend->attention_packed(tqkv, heads, d, static_cast<float>(scale), out);
+    const std::vector<float> got = backend->to_host(out);
+    const double err = relative_error(got, expected);
+    EXPECT_LT(err, pc.tolerance) << precision_name(pc.precision);
+    const std::vector<float> split = backend->to_host(split_path_attention(*backend, tqkv, heads, d, float(scale)));
+    EXPECT_LT(relative_error(got, std::vector<double>(split.begin(), split.end())), pc.against_split)
+        << precision_name(pc.precision);
+    std::printf("%s %s packed attention rel err %.3g (%s)\n", GetParam().c_str(), precision_name(pc.precision).c_str(),
+                err, cuda::attention_path(*backend).c_str());
+  }
+}
+
+// The qk norm in place on the packed rows: q's and k's columns in groups of the head dim, each with its weight,
+// against the double loop; v's columns untouched; and bit for bit what rms_norm computes on the split heads.
+TEST_P(BackendOps, RmsNormColumnsOnPackedRows) {
+  const int64_t views = 2, tokens = 37, heads = 3, d = 16, dim = heads * d, width = 3 * dim;
+  const auto x = random_values(views * tokens * width, 18, 3.0f), wq = random_values(d, 19), wk = random_values(d, 20);
+  Tensor tx = upload({views, tokens, width}, x), twq = upload({d}, wq), twk = upload({d}, wk);
+  Tensor q = be->empty({views, heads, tokens, d}), k = be->empty(q.shape());
+  be->split_heads(tx, 0, heads, d, q);
+  be->split_heads(tx, dim, heads, d, k);
+  be->rms_norm(q, twq, d, 1e-5f, q);
+  be->rms_norm(k, twk, d, 1e-5f, k);
+  be->rms_norm_columns(tx, 0, dim, twq, 1e-5f);
+  be->rms_norm_columns(tx, dim, dim, twk, 1e-5f);
+  const std::vector<float> got = be->to_host(tx);
+  std::vector<double> expected(x.begin(), x.end());
+  for (int64_t r = 0; r < views * tokens; ++r)
+    for (int64_t g = 0; g < 2 * heads; ++g) {
+      const int64_t at = r * width + g * d;
+      const std::vector<float>& w = g < heads ? wq : wk;
+      double ms = 0;
+      for (int64_t i = 0; i < d; ++i) ms += double(x[at + i]) * x[at + i] / double(d);
+      for (int64_t i = 0; i < d; ++i) expected[at + i] = x[at + i] / std::sqrt(ms + 1e-5) * w[i];
+    }
+  EXPECT_LT(max_abs_error(got, expected), 1e-5);
+  for (int64_t r = 0; r < views * tokens; ++r)
+    for (int64_t c = 2 * dim; c < width; ++c) ASSERT_EQ(got[r * width + c], x[r * width + c]);
+  Tensor q2 = be->empty(q.shape()), k2 = be->empty(q.shape());
+  be->split_heads(tx, 0, heads, d, q2);
+  be->split_heads(tx, dim, heads, d, k2);
+  EXPECT_EQ(be->to_host(q2), be->to_host(q));
+  EXPECT_EQ(be->to_host(k2), be->to_host(k));
+}
+
 // The backend's token builder against core/tokens.cpp's build_tokens (itself checked by hand in test_tokens):
 // two views with images, then the same cameras as targets (no images: zero colour channels).
 TEST_P(BackendOps, RayTokensMatchHostTokens) {
