@@ -1,6 +1,12 @@
 #include "serve/path_routes.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <vector>
 
@@ -8,6 +14,7 @@
 #include "datasets/camera_path_io.h"
 #include "serve/camera_message.h"
 #include "system/file_io.h"
+#include "system/signal_cleanup.h"
 
 namespace fs = std::filesystem;
 
@@ -69,6 +76,43 @@ nlohmann::json frames_json(const std::vector<Camera>& cameras) {
 std::string file_of(const std::string& folder, const std::string& name) {
   check_path_name(name);
   return (fs::path(folder) / (name + ".json")).string();
+}
+
+// A failed step of write_path_file: the temporary removed, the saved file as it was.
+[[noreturn]] void write_failed(int fd, const std::string& temporary, const std::string& name, const char* what) {
+  const int error = errno;
+  if (fd >= 0) ::close(fd);
+  ::unlink(temporary.c_str());
+  if (error == EEXIST) refuse(409, "a saved path '" + name + "' appeared meanwhile: kept");
+  refuse(500, "saved path '" + name + "': " + what + " (" + std::strerror(error) + ")");
+}
+
+// `text` into `file` through a temporary beside it: renamed over the old file when `replace` (atomic: a failed
+// write leaves the old file whole), else linked in, which never replaces a file that appeared meanwhile.
+void write_path_file(const std::string& file, const std::string& name, const std::string& text, bool replace) {
+  static std::atomic<unsigned> serial{0};
+  const std::string temporary = file + ".part-" + std::to_string(::getpid()) + "-" + std::to_string(serial++);
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) refuse(500, "saved path '" + name + "': cannot write in the paths folder (" + std::strerror(errno) + ")");
+  const int token = register_temporary(temporary);  // a signal meanwhile removes it
+  struct Unregister {
+    int token;
+    ~Unregister() { unregister_temporary(token); }
+  } unregister{token};
+  for (size_t done = 0; done < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0)
+      write_failed(fd, temporary, name, n == 0 || errno == EFBIG || errno == ENOSPC ? "disk full?" : "write failed");
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0) write_failed(fd, temporary, name, "cannot flush to disk");
+  if (::close(fd) != 0) write_failed(-1, temporary, name, "cannot close");
+  if (replace && ::rename(temporary.c_str(), file.c_str()) != 0) write_failed(-1, temporary, name, "cannot rename");
+  if (!replace) {
+    if (::link(temporary.c_str(), file.c_str()) != 0) write_failed(-1, temporary, name, "cannot link");
+    ::unlink(temporary.c_str());
+  }
 }
 
 }  // namespace
@@ -152,14 +196,8 @@ nlohmann::json save_path(const std::string& folder, const std::string& name, con
   if (fs::exists(status)) {
     if (!replace) refuse(409, "a saved path '" + name + "' exists (save with ?replace=1 to replace it)");
     if (!fs::is_regular_file(status)) refuse(409, "'" + name + "' is not a regular file: not replaced");
-    fs::remove(file, error);
   }
-  try {
-    require_new_file(file);  // the rename never replaces a file that appeared meanwhile
-    write_file_atomically(file, out.dump(1) + "\n");
-  } catch (const std::exception& e) {
-    refuse(409, std::string("saved path '") + name + "': " + e.what());
-  }
+  write_path_file(file, name, out.dump(1) + "\n", replace);
   return {{"name", name}, {"file", name + ".json"}, {"frames", frames.size()}};
 }
 

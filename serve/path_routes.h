@@ -38,7 +38,8 @@ std::string load_path(const std::string& folder, const std::string& name, const 
 
 // POST /api/paths/NAME: `body`, a lact camera path (its frames checked as a video's; optional "keyframes",
 // "smoothness", "fps", "duration" of the editor), written to folder/NAME.json atomically; 409 when the file exists
-// and `replace` is false. Answers {"name", "file", "frames"}.
+// and `replace` is false; with `replace` the new file is written beside it and renamed over it, so a failed write
+// (500) keeps the old one whole. Answers {"name", "file", "frames"}.
 nlohmann::json save_path(const std::string& folder, const std::string& name, const std::string& body, bool replace,
                          const PathLimits& limits);
 

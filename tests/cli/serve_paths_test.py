@@ -11,6 +11,7 @@ import argparse
 import json
 import math
 import os
+import resource
 import shutil
 import signal
 import subprocess
@@ -245,6 +246,41 @@ class PathEditorTest(unittest.TestCase):
         self.assertEqual(self.server.request("GET", "/api/paths/planted")[0], 404)
         self.assert_refused("/api/paths/planted?replace=1", body, 409)
         os.remove(os.path.join(self.out, "paths", "planted.json"))
+
+    def test_a_replace_that_fails_to_write_keeps_the_old_file(self):
+        # A server whose files may not grow past 4 KiB (RLIMIT_FSIZE, SIGXFSZ ignored: write() fails with EFBIG):
+        # a 1-frame path fits, a 40-frame one fails mid-write. Before the fix the old file was removed first.
+        def small_files():
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+
+        out = os.path.join(self.tmp, "small_out")
+        server = Server(ARGS.lact, "--state", self.state, "--out", out, preexec_fn=small_files)
+        try:
+            server.ready()
+            frames = self.interpolate(40, 0)
+            post = lambda target, body: server.request("POST", target, body=json.dumps(body).encode(),
+                                                       headers={"Content-Type": "application/json"})[::2]
+            status, answer = post("/api/paths/kept", {"frames": frames[:1]})
+            self.assertEqual(status, 201, answer)
+            file = os.path.join(out, "paths", "kept.json")
+            with open(file, "rb") as f:
+                before = f.read()
+            status, answer = post("/api/paths/kept?replace=1", {"frames": frames})
+            self.assertEqual(status, 500, answer)
+            self.assertEqual(answer.count(b"\n"), 1, answer)
+            self.assertIn(b"kept", answer)
+            with open(file, "rb") as f:
+                self.assertEqual(f.read(), before)
+            self.assertEqual(sorted(os.listdir(os.path.join(out, "paths"))), ["kept.json"])  # no temporary left
+            status, answer = post("/api/paths/kept?replace=1", {"frames": frames[1:2]})  # one that fits: replaced
+            self.assertEqual(status, 201, answer)
+            with open(file) as f:
+                self.assertEqual(json.load(f)["frames"], frames[1:2])
+            self.assertTrue(server.alive())
+        finally:
+            rc, _, se = server.stop(signal.SIGTERM)
+        self.assertEqual(rc, 0, se[-3000:])
 
     def test_a_saved_path_renders_with_lact_render_as_the_server_renders_it(self):
         frames = self.interpolate(6, 0.75)

@@ -19,9 +19,9 @@ URL = re.compile(r"open (http://\S+)")
 class Server:
     """`lact serve ARGS` with --port 0; url, host, port and token from what it prints; ready() waits for the encode."""
 
-    def __init__(self, lact, *args, env=None):
+    def __init__(self, lact, *args, env=None, preexec_fn=None):
         self.proc = subprocess.Popen([lact, "serve", "--port", "0"] + [str(a) for a in args], stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True, env=env,
+                                     stderr=subprocess.PIPE, text=True, env=env, preexec_fn=preexec_fn,
                                      errors="backslashreplace")  # bytes that are not UTF-8 shown, not fatal
         self.stderr_lines = []
         self.stdout_lines = []
