@@ -70,10 +70,11 @@ class CpuBackend : public Backend {
   void do_merge_heads(const Tensor& src, Tensor& dst) override;
   void do_attention(const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out) override;
   void do_attention_packed(const Tensor& qkv, int64_t heads, int64_t head_dim, float scale, Tensor& out) override;
-  // cpu_attention.cpp: the attention of `batch` entries whose strided operands entry(b) names.
+  // cpu_attention.cpp: the attention of `batch` entries whose operands entry(b) names (`strided`: rows that may
+  // not be contiguous, copied per work item).
   template <typename Entry>
   void strided_attention(int64_t batch, int64_t queries, int64_t keys, int64_t dim, int64_t value_dim, float scale,
-                         const Entry& entry);
+                         bool strided, const Entry& entry);
   void do_conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, int stride, int padding, bool relu,
                  Tensor& y) override;
   void do_max_pool2d(const Tensor& x, int kernel, int stride, Tensor& y) override;

@@ -224,6 +224,34 @@ TEST_P(BackendOps, AttentionMatchesSoftmaxLoop) {
   EXPECT_LT(max_abs_error(be->to_host(out), naive_attention(q, k, v, batch, queries, keys, dim, scale)), 1e-5);
 }
 
+// Values wider than the keys (the op allows it; the CUDA kernels refuse it with one line): each output row is the
+// softmax-weighted sum of value rows of their own width, against the double loop.
+TEST_P(BackendOps, AttentionWithValuesWiderThanKeys) {
+  if (GetParam() != "cpu") GTEST_SKIP() << "the cuda kernels take value dim = query dim";
+  const int64_t batch = 2, queries = 30, keys = 41, dim = 8, value_dim = 12;
+  const auto q = random_values(batch * queries * dim, 21), k = random_values(batch * keys * dim, 22),
+             v = random_values(batch * keys * value_dim, 23);
+  Tensor tq = upload({batch, queries, dim}, q), tk = upload({batch, keys, dim}, k),
+         tv = upload({batch, keys, value_dim}, v), out = be->empty({batch, queries, value_dim});
+  be->attention(tq, tk, tv, 0.5f, out);
+  std::vector<double> expected(batch * queries * value_dim), p(keys);
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t i = 0; i < queries; ++i) {
+      double sum = 0;
+      for (int64_t j = 0; j < keys; ++j) {
+        double s = 0;
+        for (int64_t d = 0; d < dim; ++d) s += double(q[(b * queries + i) * dim + d]) * k[(b * keys + j) * dim + d];
+        sum += (p[j] = std::exp(0.5 * s));
+      }
+      for (int64_t e = 0; e < value_dim; ++e) {
+        double o = 0;
+        for (int64_t j = 0; j < keys; ++j) o += p[j] / sum * v[(b * keys + j) * value_dim + e];
+        expected[(b * queries + i) * value_dim + e] = o;
+      }
+    }
+  EXPECT_LT(max_abs_error(be->to_host(out), expected), 1e-5);
+}
+
 // Views of thousands of tokens (8040 at 536x960): the CPU kernel's query tiles shrink to keep the scores in cache
 // and its work items run in parallel or, fewer than the threads, one at a time. Both, against the double loop,
 // with sharp softmaxes too (scores spread over hundreds: the exp far into its negative range).
