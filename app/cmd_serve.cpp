@@ -42,6 +42,10 @@ void add_serve_command(CLI::App& app) {
   command->add_option("--max-video-seconds", o->max_video_seconds, "A video job rendering longer fails")
       ->capture_default_str()
       ->check(CLI::Range(1.0, 86400.0));
+  command->add_option("--compare-model", o->compare_model,
+                      "Side b: the same inputs encoded by this second model too, shown beside the first");
+  command->add_option("--compare-state", o->compare_state,
+                      "Side b: this second encoded state of the same scene, shown beside the first");
   add_common_options(*command, o->common);
   command->callback([o]() { serve::run_server(*o); });
 }

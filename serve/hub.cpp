@@ -7,7 +7,7 @@
 namespace lact::serve {
 
 Hub::Hub(const ServeOptions& options, session::SceneSource& source, std::string token, Post post,
-         std::function<void(const std::string&)> failed)
+         std::function<void(const std::string&)> failed, std::unique_ptr<session::SceneSource> compare)
     : options_(options),
       source_(source),
       token_(std::move(token)),
@@ -32,6 +32,7 @@ Hub::Hub(const ServeOptions& options, session::SceneSource& source, std::string 
         auto found = channels_.find(client);
         if (found != channels_.end() && found->second.on_status) found->second.on_status(message);
       });
+  if (compare) open_compare(std::move(compare));
   encode_ = std::make_unique<session::EncodeJob>(source_, options.common.threads, [this] {
     // From the encode's thread: one pending notice at a time is enough (it reads the newest progress).
     if (!encode_posted_.exchange(true)) post_([this] { encode_changed(); });
@@ -43,9 +44,27 @@ Hub::~Hub() { stop(); }
 void Hub::stop() {
   renderer_.reset();
   encode_.reset();
+  if (compare_) compare_->stop();
 }
 
-void Hub::start() { encode_->start(); }
+void Hub::start() {
+  encode_->start();
+  if (compare_) compare_->start();
+}
+
+void Hub::open_compare(std::unique_ptr<session::SceneSource> compare) {
+  compare_ = std::make_unique<CompareSide>(std::move(compare), options_, post_, failed_,
+                                           [this](int channel, session::RenderedView view) {
+                                             auto found = channels_.find(channel);
+                                             if (found == channels_.end() || !found->second.on_side_b) return;
+                                             OnView on_view = found->second.on_side_b;  // may close its channel
+                                             on_view(std::move(view));
+                                           });
+  nlohmann::json a = side_names(source_);
+  a["side"] = "a";
+  description_["sides"] = nlohmann::json::array({a, side_names(compare_->source())});
+  description_["sides"][1]["side"] = "b";
+}
 
 nlohmann::json Hub::status() const {
   const session::EncodeJob::Progress progress = encode_->progress();
@@ -69,6 +88,7 @@ nlohmann::json Hub::status() const {
 nlohmann::json Hub::scene() const {
   nlohmann::json out = description_;
   out["status"] = status();
+  if (compare_) out["sides"][1] = compare_->describe();
   return out;
 }
 
@@ -101,9 +121,9 @@ void Hub::encode_changed() {
     if (channel.on_status) channel.on_status(message);
 }
 
-int Hub::open_channel(OnView on_view, OnStatus on_status) {
+int Hub::open_channel(OnView on_view, OnStatus on_status, OnView on_side_b) {
   const int channel = next_channel_++;
-  channels_[channel] = Channel{std::move(on_view), std::move(on_status)};
+  channels_[channel] = Channel{std::move(on_view), std::move(on_status), std::move(on_side_b)};
   return channel;
 }
 
@@ -112,10 +132,14 @@ void Hub::close_channel(int channel) {
   channels_.erase(channel);
   held_.erase(channel);
   if (renderer_) renderer_->forget(channel);
+  if (compare_) compare_->forget(channel);
 }
 
-void Hub::submit(int channel, const session::RenderRequest& request) {
-  if (!channels_.count(channel)) return;
+void Hub::submit(int channel, const session::RenderRequest& request, bool side_a, bool side_b) {
+  auto found = channels_.find(channel);
+  if (found == channels_.end()) return;
+  if (side_b && compare_ && found->second.on_side_b) compare_->submit(channel, request);
+  if (!side_a) return;
   if (renderer_)
     renderer_->submit(request, channel);
   else

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "serve/compare_side.h"
 #include "serve/messages.h"
 #include "serve/serve_options.h"
 #include "serve/video_jobs.h"
@@ -25,9 +26,10 @@ class Hub {
   using Post = std::function<void(std::function<void()>)>;
   using OnView = std::function<void(session::RenderedView)>;
   using OnStatus = std::function<void(const nlohmann::json&)>;
-  // `failed` runs on the network thread when the encode fails (the server then stops).
+  // `failed` runs on the network thread when the encode fails (the server then stops). `compare`: side b
+  // (open_compare_source), rendered beside the scene for every camera a channel submits; null: none.
   Hub(const ServeOptions& options, session::SceneSource& source, std::string token, Post post,
-      std::function<void(const std::string&)> failed);
+      std::function<void(const std::string&)> failed, std::unique_ptr<session::SceneSource> compare = nullptr);
   ~Hub();  // stop()
   Hub(const Hub&) = delete;
   Hub& operator=(const Hub&) = delete;
@@ -46,11 +48,13 @@ class Hub {
   nlohmann::json status() const;
 
   // A client's channel: `on_view` gets each result of its requests, `on_status` the encode's progress (may be
-  // empty). Network thread only.
-  int open_channel(OnView on_view, OnStatus on_status = {});
+  // empty), `on_side_b` side b's results when comparing (empty: the channel asks side a only). Network thread only.
+  int open_channel(OnView on_view, OnStatus on_status = {}, OnView on_side_b = {});
   void close_channel(int channel);  // its pending render dropped, a render in progress ignored
-  // The channel's newest request (before the scene is ready: held, and sent when it is).
-  void submit(int channel, const session::RenderRequest& request);
+  // The channel's newest request (before the scene is ready: held, and sent when it is), to side a when
+  // `side_a`, and to side b too when comparing and the channel has on_side_b.
+  void submit(int channel, const session::RenderRequest& request, bool side_a = true, bool side_b = true);
+  const CompareSide* compare() const { return compare_.get(); }
 
   // Videos rendered on the server (serve/video_jobs.h); a job's client is a stream's channel, told of its
   // progress by the channel's on_status and cancelling the job when it closes.
@@ -64,6 +68,7 @@ class Hub {
 
  private:
   void encode_changed();  // network thread
+  void open_compare(std::unique_ptr<session::SceneSource> compare);
   void deliver(int channel);
 
   const ServeOptions& options_;
@@ -77,11 +82,13 @@ class Hub {
   std::unique_ptr<session::EncodeJob> encode_;
   std::unique_ptr<session::RenderThread> renderer_;
   std::unique_ptr<VideoJobs> videos_;
+  std::unique_ptr<CompareSide> compare_;
   std::atomic<bool> encode_posted_{false};
   std::string last_printed_;
   struct Channel {
     OnView on_view;
     OnStatus on_status;
+    OnView on_side_b;
   };
   std::map<int, Channel> channels_;
   std::map<int, session::RenderRequest> held_;  // requests before the scene was ready

@@ -21,6 +21,8 @@ struct ServeOptions : session::SceneOptions {
   int max_video_frames = 2000;      // frames of one video job
   int max_video_jobs = 4;           // video jobs queued or rendering, all clients together
   double max_video_seconds = 3600;  // a video job rendering longer fails
+  // Side b (serve/compare_side.h): the same inputs encoded by this model, or this second state of the scene.
+  std::string compare_model, compare_state;
 };
 
 }  // namespace lact::serve

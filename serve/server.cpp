@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "serve/access.h"
+#include "serve/compare_side.h"
 #include "serve/http_session.h"
 #include "serve/keep_serving.h"
 #include "system/error.h"
@@ -122,6 +123,7 @@ void run_server(const ServeOptions& o) {
   check_serve_options(o);
   session::SceneSource source = session::open_scene_source(o);
   check_max_side(o, source);
+  std::unique_ptr<session::SceneSource> compare = open_compare_source(o, source);  // side b, checked here
   const std::string token = o.no_token ? "" : o.token.empty() ? generate_token() : o.token;
 
   // Destroyed in this order: the io_context's handlers (sessions close their channels), the threads (their
@@ -134,7 +136,8 @@ void run_server(const ServeOptions& o) {
       [&](const std::string& error) {
         failure = error;
         io->stop();
-      });
+      },
+      std::move(compare));
   ServerContext context{*hub, *io, 0, connection_cap(o.max_clients), RateLimit(o.max_rate * o.max_clients)};
   auto acceptor = std::make_unique<tcp::acceptor>(*io);
   auto pause = std::make_unique<asio::steady_timer>(*io);

@@ -44,6 +44,7 @@ class StreamSession : public std::enable_shared_from_this<StreamSession> {
     std::string data;
     bool binary = false;
     bool frame = false;
+    int side = 0;  // a frame's side (0: a, 1: b)
   };
 
   void accepted(beast::error_code error) {
@@ -55,6 +56,9 @@ class StreamSession : public std::enable_shared_from_this<StreamSession> {
         },
         [self](const nlohmann::json& status) {
           if (auto s = self.lock()) s->send_text(json_text(status));
+        },
+        [self](session::RenderedView view) {
+          if (auto s = self.lock()) s->rendered(std::move(view), 1);
         });
     nlohmann::json scene = context_.hub.scene();
     scene["type"] = "scene";
@@ -89,20 +93,26 @@ class StreamSession : public std::enable_shared_from_this<StreamSession> {
     } catch (const std::exception& e) {
       return send_error(e.what());
     }
-    // Resting on the frame just shown: send it again losslessly rather than render it again.
-    if (!tag_moving(request.tag) && last_ && session::same_camera(last_->request.camera, request.camera) &&
-        last_->request.view == request.view && tag_moving(last_->request.tag)) {
-      session::RenderedView again = *last_;
-      again.request.tag = request.tag;
-      return rendered(std::move(again));
+    // Resting on the frame just shown: send it again losslessly rather than render it again (on each side).
+    bool render_side[2] = {true, true};
+    for (int side = 0; side < 2; ++side) {
+      const std::optional<session::RenderedView>& last = last_[side];
+      if (!tag_moving(request.tag) && last && session::same_camera(last->request.camera, request.camera) &&
+          last->request.view == request.view && tag_moving(last->request.tag)) {
+        session::RenderedView again = *last;
+        again.request.tag = request.tag;
+        rendered(std::move(again), side);
+        render_side[side] = false;
+      }
     }
-    context_.hub.submit(channel_, request);
+    if (render_side[0] || render_side[1]) context_.hub.submit(channel_, request, render_side[0], render_side[1]);
   }
 
-  void rendered(session::RenderedView view) {
-    if (!view.error.empty()) return send_error("render: " + view.error);
+  // A result of side a (0) or, when comparing, side b (1).
+  void rendered(session::RenderedView view, int side = 0) {
+    if (!view.error.empty()) return send_error(std::string(side ? "side b: " : "") + "render: " + view.error);
     const double now = context_.now();
-    fps_.tick(now);
+    fps_[side].tick(now);
     const int64_t tag = view.request.tag;
     try {
       const bool moving = tag_moving(tag);
@@ -111,15 +121,16 @@ class StreamSession : public std::enable_shared_from_this<StreamSession> {
       images.emplace_back("render", moving ? encode_jpeg(view.image, kMovingJpegQuality) : encode_png(view.image));
       if (view.measured && tag_truth(tag)) images.emplace_back("truth", encode_png(view.truth));
       if (view.measured && tag_error(tag)) images.emplace_back("error", encode_png(view.error_map));
-      nlohmann::json header = frame_header(view, moving ? "jpeg" : "png", fps_.per_second(now));
+      nlohmann::json header = frame_header(view, moving ? "jpeg" : "png", fps_[side].per_second(now));
+      if (context_.hub.compare()) header["side"] = side ? "b" : "a";
       header["encode_ms"] = 1000 * std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       for (const auto& [name, bytes] : images) header["images"].push_back({{"name", name}, {"bytes", bytes.size()}});
       const std::string text = json_text(header);
-      Outgoing out{std::string(4, '\0'), true, true};
+      Outgoing out{std::string(4, '\0'), true, true, side};
       for (int i = 0; i < 4; ++i) out.data[i] = static_cast<char>((text.size() >> (8 * i)) & 0xff);
       out.data += text;
       for (const auto& image : images) out.data += image.second;
-      last_ = std::move(view);
+      last_[side] = std::move(view);
       send(std::move(out));
     } catch (const std::exception& e) {
       send_error(std::string("encoding the frame: ") + e.what());
@@ -133,10 +144,11 @@ class StreamSession : public std::enable_shared_from_this<StreamSession> {
 
   void send(Outgoing message) {
     if (closed_) return;
-    // The newest frame wins on the way out too: replace a frame still waiting (not the one being written).
+    // The newest frame wins on the way out too: replace a frame of its side still waiting (not the one being
+    // written).
     if (message.frame)
       for (size_t i = writing_ ? 1 : 0; i < queue_.size(); ++i)
-        if (queue_[i].frame) {
+        if (queue_[i].frame && queue_[i].side == message.side) {
           queue_[i] = std::move(message);
           return;
         }
@@ -172,8 +184,8 @@ class StreamSession : public std::enable_shared_from_this<StreamSession> {
   beast::flat_buffer buffer_;
   int channel_ = -1;
   RateLimit rate_;
-  session::RateMeter fps_;
-  std::optional<session::RenderedView> last_;
+  session::RateMeter fps_[2];                     // per side
+  std::optional<session::RenderedView> last_[2];  // per side
   std::deque<Outgoing> queue_;
   bool writing_ = false, closed_ = false;
 };
