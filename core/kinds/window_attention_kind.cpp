@@ -39,7 +39,9 @@ class WindowAttentionKind final : public AttentionKind {
   }
   double encode_scratch_floats(const ModelConfig& c, const ModuleConfig&, const ModelOptions&, double, double,
                                double chunk) const override {
-    // qkv + q, k, v (qkv is freed before attention); attended, merged.
+    // The packed attention: qkv and its output (4 dim a token); the CUDA backend's split fallback (fp32, tf32, other
+    // head dims) adds q, k, v and o scratch of half the views (2 dim a token). Counted as before the packed op
+    // (qkv + q, k, v; then q, k, v + attended + merged): 6 dim a token bounds both.
     const double dim = c.dim;
     return std::max(3 * chunk * dim + 3 * chunk * dim, 3 * chunk * dim + 2 * chunk * dim);
   }

@@ -328,17 +328,23 @@ class DeviceBackend final : public Backend, public AttentionPathSource {
     }
   }
   // The packed attention through split heads: q, k, v copied out to [views, heads, tokens, d] scratch, the
-  // split-layout kernel (cuda::attention, bf16 at Precision::Bf16), the output merged back into out's columns.
+  // split-layout kernel (cuda::attention, bf16 at Precision::Bf16), the output merged back into out's columns. Half
+  // the views at a time (one where there is one): the scratch then stays within two dim-wide rows a token, so the
+  // layer's qkv, out and scratch fit the six the memory estimate counts (window_attention_kind.cpp).
   void split_attention(const float* qkv, int64_t views, int64_t tokens, int64_t heads, int d, float scale, float* out) {
-    const int64_t dim = heads * d, elements = views * tokens * dim;
+    const int64_t dim = heads * d, group = views > 1 ? views / 2 : 1, elements = group * tokens * dim;
     auto* scratch = static_cast<float*>(device_.scratch(static_cast<size_t>(4 * elements) * sizeof(float)));
     float *q = scratch, *k = scratch + elements, *v = scratch + 2 * elements, *o = scratch + 3 * elements;
-    cuda::split_heads(device_.launcher(), qkv, q, views, tokens, 3 * dim, 0, heads, d);
-    cuda::split_heads(device_.launcher(), qkv, k, views, tokens, 3 * dim, dim, heads, d);
-    cuda::split_heads(device_.launcher(), qkv, v, views, tokens, 3 * dim, 2 * dim, heads, d);
-    cuda::attention(device_.launcher(), q, k, v, o, views * heads, tokens, tokens, d, scale,
-                    precision_ == Precision::Bf16, own_kernel_);
-    cuda::merge_heads(device_.launcher(), o, out, views, heads, tokens, d);
+    for (int64_t begin = 0; begin < views; begin += group) {
+      const int64_t count = views - begin < group ? views - begin : group;
+      const float* rows = qkv + begin * tokens * 3 * dim;
+      cuda::split_heads(device_.launcher(), rows, q, count, tokens, 3 * dim, 0, heads, d);
+      cuda::split_heads(device_.launcher(), rows, k, count, tokens, 3 * dim, dim, heads, d);
+      cuda::split_heads(device_.launcher(), rows, v, count, tokens, 3 * dim, 2 * dim, heads, d);
+      cuda::attention(device_.launcher(), q, k, v, o, count * heads, tokens, tokens, d, scale,
+                      precision_ == Precision::Bf16, own_kernel_);
+      cuda::merge_heads(device_.launcher(), o, out + begin * tokens * dim, count, heads, tokens, d);
+    }
     device_.release(scratch);
   }
 
