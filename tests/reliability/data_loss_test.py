@@ -18,7 +18,7 @@ import time
 import unittest
 
 from cli_common import ROOT, one_error_line, parse_cli_args, ran_ok
-from cli_import_test import FAKE_COLMAP, make_photos
+from fake_colmap import FAKE_COLMAP, make_photos
 
 ARGS = None
 
