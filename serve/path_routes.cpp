@@ -84,7 +84,8 @@ std::string file_of(const std::string& folder, const std::string& name) {
   if (fd >= 0) ::close(fd);
   ::unlink(temporary.c_str());
   if (error == EEXIST) refuse(409, "a saved path '" + name + "' appeared meanwhile: kept");
-  refuse(500, "saved path '" + name + "': " + what + " (" + std::strerror(error) + ")");
+  const bool full = error == ENOSPC || error == EFBIG;
+  refuse(500, "saved path '" + name + "': " + what + " (" + std::strerror(error) + (full ? ": disk full?" : "") + ")");
 }
 
 // `text` into `file` through a temporary beside it: renamed over the old file when `replace` (atomic: a failed
@@ -102,8 +103,10 @@ void write_path_file(const std::string& file, const std::string& name, const std
   for (size_t done = 0; done < text.size();) {
     const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0)
-      write_failed(fd, temporary, name, n == 0 || errno == EFBIG || errno == ENOSPC ? "disk full?" : "write failed");
+    if (n <= 0) {
+      if (n == 0) errno = ENOSPC;
+      write_failed(fd, temporary, name, "write failed");
+    }
     done += static_cast<size_t>(n);
   }
   if (::fsync(fd) != 0) write_failed(fd, temporary, name, "cannot flush to disk");
