@@ -40,7 +40,7 @@ std::vector<Camera> key_cameras(const py::object& intrinsics_in, const py::objec
 
 py::tuple camera_path(const std::string& kind, int frames, const py::object& size, const py::object& intrinsics,
                       const py::object& c2w, double hfov, double min_radius, double max_radius, double elevation,
-                      double radius) {
+                      double radius, double smoothness) {
   if (frames < 1 || frames > 100000) throw py::value_error("frames: expected 1..100000, got " + std::to_string(frames));
   const auto [height, width] = size_argument(size, "size", "(H, W), two integers");
   if (height < 1 || width < 1 || height > kMaxImageSide || width > kMaxImageSide)
@@ -50,13 +50,15 @@ py::tuple camera_path(const std::string& kind, int frames, const py::object& siz
   if (!(min_radius > 0 && max_radius >= min_radius && max_radius < 1e6))
     throw py::value_error("min_radius, max_radius: expected 0 < min_radius <= max_radius < 1e6");
   if (!(radius >= 0 && radius < 1e6)) throw py::value_error("radius: expected [0, 1e6) (0: the cameras' distance)");
+  if (!(smoothness >= 0 && smoothness <= 1)) throw py::value_error("smoothness: expected [0, 1]");
+  if (smoothness != 0 && kind != "interpolate") throw py::value_error("smoothness: only for interpolate paths");
   std::vector<Camera> path;
   if (kind == "turntable") {
     path = turntable_path(frames, width, height, hfov, min_radius, max_radius, elevation);
   } else if (kind == "orbit") {
     path = orbit_around(key_cameras(intrinsics, c2w, height, width, kind), frames, radius, elevation);
   } else if (kind == "interpolate") {
-    path = interpolate_path_frames(key_cameras(intrinsics, c2w, height, width, kind), frames);
+    path = interpolate_path_frames(key_cameras(intrinsics, c2w, height, width, kind), frames, smoothness);
   } else {
     throw py::value_error("kind: expected 'turntable', 'orbit' or 'interpolate', got '" + kind + "'");
   }
@@ -93,7 +95,7 @@ void bind_metrics(py::module_& m) {
   m.def("camera_path", &camera_path, py::arg("kind"), py::arg("frames") = 120,
         py::arg("size") = py::make_tuple(256, 256), py::arg("intrinsics") = py::none(), py::arg("c2w") = py::none(),
         py::arg("hfov") = 50.0, py::arg("min_radius") = 1.7, py::arg("max_radius") = 3.0, py::arg("elevation") = 30.0,
-        py::arg("radius") = 0.0, docs::kCameraPath);
+        py::arg("radius") = 0.0, py::arg("smoothness") = 0.0, docs::kCameraPath);
 }
 
 }  // namespace lact::python

@@ -93,7 +93,9 @@ Cameras along a path, as `lact path` writes them: (frames, 4) intrinsics at `siz
   "turntable": the official demo's (hfov=50, min_radius=1.7, max_radius=3.0, elevation=30; z up, at the origin);
   "orbit": a circle around the point the given cameras look at (radius=0: their mean distance, elevation=30),
            with the first camera's intrinsics;
-  "interpolate": through the given cameras in order (positions and intrinsics linear, rotations slerp).
+  "interpolate": through the given cameras in order (positions and intrinsics linear, rotations slerp; smoothness
+                 in [0, 1] bends positions and rotations towards a Catmull-Rom spline through them, as
+                 `lact path interpolate --smoothness` does).
 orbit and interpolate need intrinsics (K, 4) and c2w (K, 4, 4) of key cameras at `size`.)";
 
 }  // namespace docs

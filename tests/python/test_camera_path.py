@@ -46,6 +46,23 @@ def test_scene_paths_are_the_cli_paths(lact, kind):
         np.testing.assert_allclose(c2w[-1], scene.c2w[-1], atol=1e-6)
 
 
+def test_smoothed_interpolation_is_the_cli_path(lact):
+    # smoothness bends the path towards a spline through the keys: the CLI's cameras at 0.5, and not the linear ones.
+    scene = lact.read_scene(os.path.join(FIXTURE, "index.json"))
+    _, linear = lact.camera_path("interpolate", frames=9, size=(32, 48), intrinsics=scene.intrinsics, c2w=scene.c2w)
+    intrinsics, c2w = lact.camera_path("interpolate", frames=9, size=(32, 48), intrinsics=scene.intrinsics,
+                                       c2w=scene.c2w, smoothness=0.5)
+    cli_intrinsics, cli_c2w = cli_path("interpolate", "--frames", "9", "--size", "32x48", "--smoothness", "0.5",
+                                       "--data", os.path.join(FIXTURE, "index.json"))
+    np.testing.assert_allclose(intrinsics, cli_intrinsics, rtol=1e-6)
+    np.testing.assert_allclose(c2w, cli_c2w, atol=1e-6)
+    assert np.abs(c2w[:, :3, 3] - linear[:, :3, 3]).max() > 1e-4
+    with pytest.raises(ValueError, match="smoothness"):
+        lact.camera_path("interpolate", intrinsics=scene.intrinsics, c2w=scene.c2w, smoothness=1.5)
+    with pytest.raises(ValueError, match="smoothness"):
+        lact.camera_path("turntable", smoothness=0.5)
+
+
 def test_bad_path_arguments(lact):
     with pytest.raises(ValueError, match="kind"):
         lact.camera_path("spiral")
