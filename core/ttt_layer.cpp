@@ -103,11 +103,9 @@ Directions token_directions(Backend& be, const FastWeights& initial, const TttPr
   be.gemm(false, false, n, hidden, d, 1.0f, k, whole(initial.w0), 0.0f, r.gate.data(), hidden, n * hidden, heads);
   be.gemm(false, false, n, hidden, d, 1.0f, k, whole(initial.w2), 0.0f, r.up.data(), hidden, n * hidden, heads);
   be.gemm(false, true, n, hidden, d, 1.0f, v, whole(initial.w1), 0.0f, r.dhidden.data(), hidden, n * hidden, heads);
-  be.swiglu_backward(r.gate, r.up, r.dhidden);
-  const float* lr = p.lr.data() + begin * 3 * heads;  // lr_j of head h at token t: lr[t*3H + j*H + h]
-  be.scale_rows(r.gate, lr, 1, 3 * heads);
-  be.scale_rows(r.up, lr + heads, 1, 3 * heads);
-  be.scale_rows(r.dhidden, lr + 2 * heads, 1, 3 * heads);
+  // lr_j of head h at token t: lr[t*3H + j*H + h], applied in the same pass (issue 51 item 4)
+  const float* lr = p.lr.data() + begin * 3 * heads;
+  be.swiglu_backward_scaled(r.gate, r.up, r.dhidden, lr, heads, 1, 3 * heads);
   return r;
 }
 

@@ -187,6 +187,12 @@ class Backend {
   // The TTT inner backward. In: gate = K W0, up = K W2, dhidden = V W1^T. Out, in place:
   // gate <- dL/dgate (through SiLU), up <- silu(gate) * up (the hidden), dhidden <- dhidden * silu(gate).
   void swiglu_backward(Tensor& gate, Tensor& up, Tensor& dhidden);
+  // The same with scale_rows folded in (one pass, the same values as swiglu_backward then scale_rows on each):
+  // gate, up, dhidden [batch, rows, cols]; row (b, r) of gate is multiplied by scale[b * scale_batch_stride +
+  // r * scale_row_stride], up's by the scale scale_part_stride after that, dhidden's by the one 2 scale_part_stride
+  // after (the TTT layer's per-token learning rates lr0, lr1, lr2).
+  void swiglu_backward_scaled(Tensor& gate, Tensor& up, Tensor& dhidden, const float* scale, int64_t scale_part_stride,
+                              int64_t scale_batch_stride, int64_t scale_row_stride);
 
   // ---- reductions
   // For each of the batch matrices (first dim): sum over elements of a*b, in double.
@@ -238,6 +244,9 @@ class Backend {
   virtual void do_ray_tokens(const Tensor& poses, int height, int width, int patch, Tensor& tokens) = 0;
   virtual void do_swiglu(const Tensor& gate, const Tensor& up, Tensor& out) = 0;
   virtual void do_swiglu_backward(Tensor& gate, Tensor& up, Tensor& dhidden) = 0;
+  virtual void do_swiglu_backward_scaled(Tensor& gate, Tensor& up, Tensor& dhidden, const float* scale,
+                                         int64_t scale_part_stride, int64_t scale_batch_stride,
+                                         int64_t scale_row_stride) = 0;
   virtual std::vector<double> do_batched_dot(const Tensor& a, const Tensor& b) = 0;
   virtual void do_column_norms(const Tensor& w, Tensor& norms) = 0;
   virtual void do_restore_column_norms(Tensor& w, const Tensor& target, float eps) = 0;

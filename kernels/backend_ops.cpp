@@ -169,6 +169,12 @@ void Backend::swiglu_backward(Tensor& gate, Tensor& up, Tensor& dhidden) {
   do_swiglu_backward(gate, up, dhidden);
 }
 
+void Backend::swiglu_backward_scaled(Tensor& gate, Tensor& up, Tensor& dhidden, const float* scale,
+                                     int64_t scale_part_stride, int64_t scale_batch_stride, int64_t scale_row_stride) {
+  checks::swiglu_backward_scaled(*this, gate, up, dhidden, scale);
+  do_swiglu_backward_scaled(gate, up, dhidden, scale, scale_part_stride, scale_batch_stride, scale_row_stride);
+}
+
 std::vector<double> Backend::batched_dot(const Tensor& a, const Tensor& b) {
   checks::batched_dot(*this, a, b);
   return do_batched_dot(a, b);

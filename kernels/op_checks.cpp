@@ -220,6 +220,16 @@ void swiglu_backward(const Backend& be, const Tensor& gate, const Tensor& up, co
   same_size(gate, dhidden, "swiglu_backward");
 }
 
+void swiglu_backward_scaled(const Backend& be, const Tensor& gate, const Tensor& up, const Tensor& dhidden,
+                            const float* scale) {
+  const char* op = "swiglu_backward_scaled";
+  on_backend(be, op, {&gate, &up, &dhidden});
+  same_size(gate, up, op);
+  same_size(gate, dhidden, op);
+  LACT_CHECK(gate.rank() == 3 && (scale || gate.numel() == 0), op,
+             "gate " + shape_string(gate.shape()) + " is not [batch, rows, cols] with scales");
+}
+
 void batched_dot(const Backend& be, const Tensor& a, const Tensor& b) {
   on_backend(be, "batched_dot", {&a, &b});
   same_size(a, b, "batched_dot");

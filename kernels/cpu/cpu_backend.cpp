@@ -438,6 +438,27 @@ void CpuBackend::do_swiglu_backward(Tensor& gate, Tensor& up, Tensor& dhidden) {
            [=](int64_t start, int64_t count) { swiglu_backward_span(pg + start, pu + start, pd + start, count); });
 }
 
+// Row by row: swiglu_backward_span on the row's elements, then each output row times its scale, while the row is in
+// cache (the same products as do_swiglu_backward and then do_scale_rows on each).
+void CpuBackend::do_swiglu_backward_scaled(Tensor& gate, Tensor& up, Tensor& dhidden, const float* scale,
+                                           int64_t scale_part_stride, int64_t scale_batch_stride,
+                                           int64_t scale_row_stride) {
+  const OpTimer timer(*profiler_, "swiglu_backward");
+  const int64_t rows = gate.dim(1), cols = gate.dim(2), all_rows = gate.dim(0) * rows;
+  float *pg = gate.data(), *pu = up.data(), *pd = dhidden.data();
+#pragma omp parallel for schedule(static) if (gate.numel() > kParallelMinimum)
+  for (int64_t row = 0; row < all_rows; ++row) {
+    const int64_t at = row * cols;
+    const float* s = scale + row / rows * scale_batch_stride + row % rows * scale_row_stride;
+    swiglu_backward_span(pg + at, pu + at, pd + at, cols);
+    for (int64_t part = 0; part < 3; ++part) {
+      float* x = (part == 0 ? pg : part == 1 ? pu : pd) + at;
+      const float f = s[part * scale_part_stride];
+      for (int64_t c = 0; c < cols; ++c) x[c] *= f;
+    }
+  }
+}
+
 void CpuBackend::do_conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, int stride, int padding,
                            bool relu, Tensor& y) {
   // the FLOPs (two per multiply-add), for a rate in lact bench --profile

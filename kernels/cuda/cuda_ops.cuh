@@ -81,6 +81,16 @@ void swiglu_backward(Launch& launch, float* gate, float* up, float* dhidden, int
   if (n > 0) launch(swiglu_backward_kernel, grid_stride_blocks(n), dim3(kElementwiseBlock), gate, up, dhidden, n);
 }
 
+// gate, up, dhidden [batch, rows, cols] (see swiglu_backward_scaled_kernel).
+template <typename Launch>
+void swiglu_backward_scaled(Launch& launch, float* gate, float* up, float* dhidden, const float* scale, int64_t batch,
+                            int64_t rows, int64_t cols, int64_t part_stride, int64_t batch_stride, int64_t row_stride) {
+  const int64_t n = batch * rows * cols;
+  if (n > 0)
+    launch(swiglu_backward_scaled_kernel, grid_stride_blocks(n), dim3(kElementwiseBlock), gate, up, dhidden, scale,
+           rows, cols, n, part_stride, batch_stride, row_stride);
+}
+
 // dst = src rounded to bf16; src = the bf16 values widened to fp32 (exact).
 template <typename Launch>
 void to_bf16(Launch& launch, const float* src, __nv_bfloat16* dst, int64_t n) {

@@ -440,6 +440,13 @@ class DeviceBackend final : public Backend, public AttentionPathSource {
     OpScope scope(*this, "swiglu_backward");
     cuda::swiglu_backward(device_.launcher(), gate.data(), up.data(), dhidden.data(), gate.numel());
   }
+  void do_swiglu_backward_scaled(Tensor& gate, Tensor& up, Tensor& dhidden, const float* scale,
+                                 int64_t scale_part_stride, int64_t scale_batch_stride,
+                                 int64_t scale_row_stride) override {
+    OpScope scope(*this, "swiglu_backward");
+    cuda::swiglu_backward_scaled(device_.launcher(), gate.data(), up.data(), dhidden.data(), scale, gate.dim(0),
+                                 gate.dim(1), gate.dim(2), scale_part_stride, scale_batch_stride, scale_row_stride);
+  }
 
   // ---- reductions
   std::vector<double> do_batched_dot(const Tensor& a, const Tensor& b) override {

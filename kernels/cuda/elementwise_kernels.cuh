@@ -83,6 +83,25 @@ __global__ void swiglu_backward_kernel(float* gate, float* up, float* dhidden, i
   }
 }
 
+// swiglu_backward_kernel with scale_rows folded in (Backend::swiglu_backward_scaled): each output times its row's
+// scale, row (b, r) of [batch, rows, cols] reading scale[b * batch_stride + r * row_stride] for gate, part_stride
+// further for up, 2 part_stride for dhidden. The same products, in the same order, as the two kernels.
+__global__ void swiglu_backward_scaled_kernel(float* gate, float* up, float* dhidden, const float* scale, int64_t rows,
+                                              int64_t cols, int64_t n, int64_t part_stride, int64_t batch_stride,
+                                              int64_t row_stride) {
+  LACT_GRID_STRIDE(i, n) {
+    const int64_t row = i / cols;
+    const float* s = scale + row / rows * batch_stride + row % rows * row_stride;
+    const float g = gate[i], u = up[i], d = dhidden[i];
+    const float sig = 1.0f / (1.0f + expf(-g));
+    const float act = g * sig;
+    const float dgate = d * u * sig * (1.0f + g * (1.0f - sig)), hidden = act * u, dup = d * act;
+    gate[i] = dgate * s[0];
+    up[i] = hidden * s[part_stride];
+    dhidden[i] = dup * s[2 * part_stride];
+  }
+}
+
 // src [views, tokens, width] columns [offset, offset + heads*head_dim) -> dst [views, heads, tokens, head_dim];
 // i runs over dst.
 __global__ void split_heads_kernel(const float* src, float* dst, int64_t tokens, int64_t width, int64_t offset,

@@ -192,6 +192,31 @@ TEST_F(EmulatedCuda, SwigluForwardAndBackward) {
   EXPECT_LT(max_abs_error(dd, cpu->to_host(td)), 1e-6) << "dup";
 }
 
+// The fused backward with the learning rates (swiglu_backward_scaled_kernel): against the CPU backend's op, and bit
+// for bit the swiglu_backward kernel followed by the scale_rows kernel on each output.
+TEST_F(EmulatedCuda, SwigluBackwardScaledFoldsTheRowScaling) {
+  const int64_t heads = 3, tokens = 29, cols = 40, n = heads * tokens * cols;
+  const auto g = random_values(n, 13, 2.0f), u = random_values(n, 14), d = random_values(n, 15),
+             lr = random_values(tokens * 3 * heads, 16);
+  const Shape shape{heads, tokens, cols};
+  Tensor tg = host(shape, g), tu = host(shape, u), td = host(shape, d);
+  cpu->swiglu_backward_scaled(tg, tu, td, lr.data(), heads, 1, 3 * heads);
+  std::vector<float> gg = g, uu = u, dd = d;
+  cuda::swiglu_backward_scaled(launch, gg.data(), uu.data(), dd.data(), lr.data(), heads, tokens, cols, heads, 1,
+                               3 * heads);
+  EXPECT_LT(max_abs_error(gg, cpu->to_host(tg)), 1e-6) << "dgate";
+  EXPECT_LT(max_abs_error(uu, cpu->to_host(tu)), 1e-6) << "hidden";
+  EXPECT_LT(max_abs_error(dd, cpu->to_host(td)), 1e-6) << "dup";
+  std::vector<float> sg = g, su = u, sd = d;
+  cuda::swiglu_backward(launch, sg.data(), su.data(), sd.data(), n);
+  cuda::scale_rows(launch, sg.data(), lr.data(), heads, tokens, cols, 1, 3 * heads);
+  cuda::scale_rows(launch, su.data(), lr.data() + heads, heads, tokens, cols, 1, 3 * heads);
+  cuda::scale_rows(launch, sd.data(), lr.data() + 2 * heads, heads, tokens, cols, 1, 3 * heads);
+  EXPECT_EQ(gg, sg);
+  EXPECT_EQ(uu, su);
+  EXPECT_EQ(dd, sd);
+}
+
 TEST_F(EmulatedCuda, BatchedDotColumnNormsAndRestore) {
   const int64_t batch = 3, rows = 23, cols = 300;  // 6900 per entry: several partial-sum blocks
   const auto a = random_values(batch * rows * cols, 13), b = random_values(batch * rows * cols, 14);

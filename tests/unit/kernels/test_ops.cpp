@@ -315,6 +315,38 @@ TEST_P(BackendOps, SwigluForwardAndBackward) {
   EXPECT_LT(max_abs_error(be->to_host(td), dup), 1e-5);
 }
 
+// The TTT layer's per-token learning rates folded into the backward pass: [2 heads, 37 tokens, 24], gate's row
+// (h, t) times lr[t * 6 + h], up's lr[t * 6 + 2 + h], dhidden's lr[t * 6 + 4 + h] (the layer's layout), against the
+// double loop, and bit for bit swiglu_backward followed by scale_rows on each.
+TEST_P(BackendOps, SwigluBackwardScaledFoldsTheRowScaling) {
+  const int64_t heads = 2, tokens = 37, cols = 24, n = heads * tokens * cols;
+  const auto g = random_values(n, 24, 3.0f), u = random_values(n, 25), d = random_values(n, 26),
+             lr = random_values(tokens * 3 * heads, 27);
+  const Shape shape{heads, tokens, cols};
+  Tensor tlr = upload({tokens * 3 * heads}, lr), tg = upload(shape, g), tu = upload(shape, u), td = upload(shape, d);
+  be->swiglu_backward_scaled(tg, tu, td, tlr.data(), heads, 1, 3 * heads);
+  std::vector<double> dgate(n), hidden(n), dup(n);
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t h = i / (tokens * cols), t = i / cols % tokens;
+    const double sig = 1 / (1 + std::exp(-double(g[i]))), act = g[i] * sig;
+    dgate[i] = d[i] * u[i] * sig * (1 + g[i] * (1 - sig)) * lr[t * 3 * heads + h];
+    hidden[i] = act * u[i] * lr[t * 3 * heads + heads + h];
+    dup[i] = d[i] * act * lr[t * 3 * heads + 2 * heads + h];
+  }
+  const std::vector<float> fg = be->to_host(tg), fu = be->to_host(tu), fd = be->to_host(td);
+  EXPECT_LT(max_abs_error(fg, dgate), 1e-5);
+  EXPECT_LT(max_abs_error(fu, hidden), 1e-5);
+  EXPECT_LT(max_abs_error(fd, dup), 1e-5);
+  Tensor sg = upload(shape, g), su = upload(shape, u), sd = upload(shape, d);
+  be->swiglu_backward(sg, su, sd);
+  be->scale_rows(sg, tlr.data(), 1, 3 * heads);
+  be->scale_rows(su, tlr.data() + heads, 1, 3 * heads);
+  be->scale_rows(sd, tlr.data() + 2 * heads, 1, 3 * heads);
+  EXPECT_EQ(fg, be->to_host(sg));
+  EXPECT_EQ(fu, be->to_host(su));
+  EXPECT_EQ(fd, be->to_host(sd));
+}
+
 TEST_P(BackendOps, ColumnNormsAndRestore) {
   const int64_t batch = 2, rows = 30, cols = 11;
   const auto w = random_values(batch * rows * cols, 20), target = random_values(batch * cols, 21);
