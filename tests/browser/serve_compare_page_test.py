@@ -9,11 +9,9 @@ Exits 77 (ctest: skipped) when no Chromium is installed.
   PYTHONPATH=tests/common:. python3 tests/browser/serve_compare_page_test.py --lact build/app/lact --root .
 """
 import argparse
-import array
 import base64
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -21,23 +19,13 @@ import sys
 import tempfile
 import time
 
-from cli_common import read_safetensors, write_safetensors  # noqa: E402
+from cli_common import scaled_model  # noqa: E402
 from serve_common import Server, camera_path, rgb, shipped, write_json  # noqa: E402
-from serve_page_test import SKIPPED, DevTools, chromium  # noqa: E402
+from serve_page_test import SKIPPED, DevTools, chromium, launch_chromium, stop_chromium  # noqa: E402
 
 TOLERANCE = 2  # levels: the screenshot of a canvas painted from the PNG (no colour management in headless)
 
 
-def scaled_model(source, target, factor):
-    """Every F32 weight times `factor` (as tests/reliability/mapped_test.py): a second model of the same shapes."""
-    header, data = read_safetensors(source)
-    data = bytearray(data)
-    for name, entry in header.items():
-        if name == "__metadata__" or entry["dtype"] != "F32":
-            continue
-        begin, end = entry["data_offsets"]
-        data[begin:end] = array.array("f", (v * factor for v in array.array("f", bytes(data[begin:end])))).tobytes()
-    write_safetensors(target, header, bytes(data))
 
 
 def lact(binary, *argv):
@@ -120,17 +108,7 @@ def run_page(args, browser, tmp):
         lact(args.lact, "render", "--model", other, "--data", data, "--inputs", inputs, "--path", path, "--out",
              os.path.join(tmp, "b"))
         expected = [rgb(open(os.path.join(tmp, side, "frame_0000.png"), "rb").read()) for side in ("a", "b")]
-        chrome = subprocess.Popen([browser, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                                   "--remote-debugging-port=0", "--user-data-dir=" + os.path.join(tmp, "profile"),
-                                   "--window-size=1200,900", "about:blank"], stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.PIPE, text=True)
-        url = None
-        for line in chrome.stderr:
-            m = re.search(r"DevTools listening on (ws://\S+)", line)
-            if m:
-                url = m.group(1)
-                break
-        assert url, "Chromium printed no DevTools URL"
+        chrome, url = launch_chromium(browser, os.path.join(tmp, "profile"))
         page = DevTools(url)
         page.call("Page.enable")
         page.call("Page.navigate", {"url": server.url})
@@ -160,12 +138,7 @@ def run_page(args, browser, tmp):
         assert not page.evaluate("document.getElementById('b_tile').hidden")
         print("ok: the side b button hides and shows side b")
     finally:
-        if chrome:
-            chrome.send_signal(signal.SIGTERM)
-            try:
-                chrome.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                chrome.kill()
+        stop_chromium(chrome)
         rc, _, se = server.stop(signal.SIGTERM)
         assert rc == 0 and "terminate called" not in se, se[-3000:]
 

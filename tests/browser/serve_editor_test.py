@@ -13,16 +13,14 @@ import base64
 import json
 import math
 import os
-import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
 
 from serve_common import Server, rgb, shipped  # noqa: E402
-from serve_page_test import DevTools, chromium  # noqa: E402
+from serve_page_test import DevTools, chromium, launch_chromium, stop_chromium  # noqa: E402
 
 SKIPPED = 77
 FRAMES, FPS = 12, 12  # a 1 s path
@@ -219,17 +217,7 @@ def run_editor(args, tmp, browser):
     chrome = None
     try:
         scene = server.ready()
-        chrome = subprocess.Popen([browser, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                                   "--remote-debugging-port=0", "--user-data-dir=" + os.path.join(tmp, "profile"),
-                                   "--window-size=1200,900", "about:blank"], stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.PIPE, text=True)
-        url = None
-        for line in chrome.stderr:
-            m = re.search(r"DevTools listening on (ws://\S+)", line)
-            if m:
-                url = m.group(1)
-                break
-        assert url, "Chromium printed no DevTools URL"
+        chrome, url = launch_chromium(browser, os.path.join(tmp, "profile"))
         page = DevTools(url)
         session, page.session = page.session, None  # a browser-wide command
         page.call("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": downloads})
@@ -255,12 +243,7 @@ def run_editor(args, tmp, browser):
         print("ok: %s; loaded back and uploaded: the same keyframes" % check_save_load_upload(page, out, downloads))
         return 0
     finally:
-        if chrome:
-            chrome.send_signal(signal.SIGTERM)
-            try:
-                chrome.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                chrome.kill()
+        stop_chromium(chrome)
         rc, _, se = server.stop()
         assert rc == 0, se[-2000:]
 

@@ -113,6 +113,30 @@ def chromium():
     return None
 
 
+def launch_chromium(browser, profile):
+    """Headless Chromium at 1200x900 with its own profile folder: (its process, its DevTools URL)."""
+    chrome = subprocess.Popen([browser, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                               "--remote-debugging-port=0", "--user-data-dir=" + profile, "--window-size=1200,900",
+                               "about:blank"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    for line in chrome.stderr:
+        m = re.search(r"DevTools listening on (ws://\S+)", line)
+        if m:
+            return chrome, m.group(1)
+    chrome.kill()
+    raise AssertionError("Chromium printed no DevTools URL")
+
+
+def stop_chromium(chrome):
+    """SIGTERM, then SIGKILL after 10 s; nothing when `chrome` is None."""
+    if not chrome:
+        return
+    chrome.send_signal(signal.SIGTERM)
+    try:
+        chrome.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        chrome.kill()
+
+
 # The view controls and the comparison (issue 54 items 3 and 4), each against a reference computed here.
 
 def heat(t):
@@ -356,17 +380,7 @@ def main():
         server = Server(os.path.abspath(args.lact), "--model", model, "--data", data, "--inputs", inputs, "--targets", "2",
                         "--max-side", "128")
         scene = server.ready()
-        chrome = subprocess.Popen([browser, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                                   "--remote-debugging-port=0", "--user-data-dir=" + os.path.join(tmp, "profile"),
-                                   "--window-size=1200,900", "about:blank"], stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.PIPE, text=True)
-        url = None
-        for line in chrome.stderr:
-            m = re.search(r"DevTools listening on (ws://\S+)", line)
-            if m:
-                url = m.group(1)
-                break
-        assert url, "Chromium printed no DevTools URL"
+        chrome, url = launch_chromium(browser, os.path.join(tmp, "profile"))
         page = DevTools(url)
         page.call("Page.enable")
         page.call("Page.navigate", {"url": server.url})
@@ -392,12 +406,7 @@ def main():
         check_controls(page, server, scene)
         return 0
     finally:
-        if chrome:
-            chrome.send_signal(signal.SIGTERM)
-            try:
-                chrome.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                chrome.kill()
+        stop_chromium(chrome)
         if server:
             rc, _, se = server.stop()
             assert rc == 0, se[-2000:]

@@ -9,7 +9,6 @@ are one line each, before the port is bound.
   PYTHONPATH=tests/common python3 tests/cli/serve_compare_test.py --lact build/app/lact --root .
 """
 import argparse
-import array
 import json
 import os
 import shutil
@@ -20,7 +19,7 @@ import tempfile
 import time
 import unittest
 
-from cli_common import read_safetensors, write_safetensors  # noqa: E402
+from cli_common import scaled_model  # noqa: E402
 from serve_common import Server, camera_path, rgb, shipped, write_json  # noqa: E402
 from ws_client import WebSocket, frame_parts  # noqa: E402
 
@@ -40,16 +39,6 @@ def ok(result):
     return so
 
 
-def scaled_model(source, target, factor):
-    """The same shapes and metadata, every F32 weight times `factor` (as tests/reliability/mapped_test.py)."""
-    header, data = read_safetensors(source)
-    data = bytearray(data)
-    for name, entry in header.items():
-        if name == "__metadata__" or entry["dtype"] != "F32":
-            continue
-        begin, end = entry["data_offsets"]
-        data[begin:end] = array.array("f", (v * factor for v in array.array("f", bytes(data[begin:end])))).tobytes()
-    write_safetensors(target, header, bytes(data))
 
 
 def both_frames(ws, timeout=60):

@@ -100,6 +100,20 @@ def write_safetensors(path, header, data):
         f.write(struct.pack("<Q", len(head)) + head + data)
 
 
+def scaled_model(source, target, factor):
+    """The same shapes and metadata, every F32 weight times `factor`: another model lact cannot tell by shape."""
+    import array
+    header, data = read_safetensors(source)
+    data = bytearray(data)
+    for name, entry in header.items():
+        if name == "__metadata__" or entry["dtype"] != "F32":
+            continue
+        begin, end = entry["data_offsets"]
+        values = array.array("f", bytes(data[begin:end]))
+        data[begin:end] = array.array("f", (v * factor for v in values)).tobytes()
+    write_safetensors(target, header, bytes(data))
+
+
 def parse_cli_args(description, fixture_required=True):
     """The options each CLI test file is registered with (tests/cli/, tests/reliability/ ...): --lact, --fixture,
     --tools, --data. Returns (args, the arguments left for unittest); --lact made absolute."""

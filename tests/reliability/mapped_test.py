@@ -9,8 +9,6 @@ of the same shapes; a state written before states recorded their model loads wit
 
 Usage: PYTHONPATH=tests/common:. python3 tests/reliability/mapped_test.py --lact build/app/lact --fixture ../shared/fixtures/lact_tiny
 """
-import array
-import json
 import os
 import shutil
 import struct
@@ -19,7 +17,7 @@ import sys
 import time
 import unittest
 
-from cli_common import FixtureCase, one_error_line, parse_cli_args, read_safetensors, write_safetensors
+from cli_common import FixtureCase, one_error_line, parse_cli_args, read_safetensors, scaled_model, write_safetensors
 
 ARGS = None
 SANITIZED = bool(os.environ.get("LACT_SANITIZED"))
@@ -32,17 +30,6 @@ def run(*argv, timeout=120):
     return p.returncode, p.stdout, p.stderr
 
 
-def scaled_model(source, target, factor):
-    """The same shapes and metadata, every F32 weight times `factor`: another model lact cannot tell by shape."""
-    header, data = read_safetensors(source)
-    data = bytearray(data)
-    for name, entry in header.items():
-        if name == "__metadata__" or entry["dtype"] != "F32":
-            continue
-        begin, end = entry["data_offsets"]
-        values = array.array("f", bytes(data[begin:end]))
-        data[begin:end] = array.array("f", (v * factor for v in values)).tobytes()
-    write_safetensors(target, header, bytes(data))
 
 
 def largest_tensor(path):
