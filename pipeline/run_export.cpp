@@ -1,8 +1,7 @@
 // Run::export_path: the viewer's recorded path rendered through the Run, as `lact render --path` renders one.
-#include <set>
-
 #include "datasets/camera_path_io.h"
 #include "pipeline/run.h"
+#include "pipeline/run_work.h"
 
 namespace lact {
 
@@ -14,11 +13,8 @@ std::string Run::export_path(const SceneState& state, const std::vector<Camera>&
   RunOutput out(options);  // the export folder holds the viewer's own outputs: replaced freely
   out.folder.claim(true);  // locked while exporting: a lact render into the same folder is refused
   const std::string file = out.folder.file("path.json", out.inputs);
-  MemoryNeed need;  // one rendered view at each of the frames' sizes
-  std::set<std::pair<int, int>> sizes;
-  for (const Camera& c : frames)
-    if (sizes.insert({c.height, c.width}).second) need.render_sizes.push_back({c.height, c.width});
-  need.render_flag = file + ": a frame of";
+  MemoryNeed need;
+  add_frame_sizes(frames, file, need);
   check_memory(need);
   write_camera_path(file, frames);
   const std::string mp4 = video ? out.folder.file("path.mp4", out.inputs) : std::string();

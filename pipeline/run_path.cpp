@@ -12,10 +12,7 @@ namespace {
 // The frames of `path` and, into `need`, one rendered view at each of their sizes.
 std::vector<Camera> path_frames(const std::string& path, int patch, MemoryNeed& need) {
   std::vector<Camera> frames = read_path_frames(path, patch);
-  std::set<std::pair<int, int>> sizes;
-  for (const Camera& c : frames)
-    if (sizes.insert({c.height, c.width}).second) need.render_sizes.push_back({c.height, c.width});
-  need.render_flag = path + ": a frame of";
+  add_frame_sizes(frames, path, need);
   return frames;
 }
 // Encoding the share (from inputs) and rendering the frames, for the time estimate.

@@ -1,5 +1,6 @@
 #include "pipeline/run_work.h"
 
+#include <set>
 #include <string>
 
 #include "system/error.h"
@@ -34,6 +35,13 @@ WorkSize encode_work(const SceneSelection& selection, std::pair<size_t, size_t> 
   work.state_views = static_cast<int64_t>(selection.inputs.size());
   work.height = selection.height, work.width = selection.width;
   return work;
+}
+
+void add_frame_sizes(const std::vector<Camera>& frames, const std::string& path, MemoryNeed& need) {
+  std::set<std::pair<int, int>> sizes;
+  for (const Camera& c : frames)
+    if (sizes.insert({c.height, c.width}).second) need.render_sizes.push_back({c.height, c.width});
+  need.render_flag = path + ": a frame of";
 }
 
 }  // namespace lact
