@@ -9,7 +9,6 @@ Exits 77 (ctest: skipped) when no Chromium is installed.
   PYTHONPATH=tests/common:. python3 tests/browser/serve_compare_page_test.py --lact build/app/lact --root .
 """
 import argparse
-import base64
 import json
 import os
 import shutil
@@ -21,7 +20,7 @@ import time
 
 from cli_common import scaled_model  # noqa: E402
 from serve_common import Server, camera_path, rgb, shipped, write_json  # noqa: E402
-from serve_page_test import SKIPPED, DevTools, chromium, launch_chromium, stop_chromium  # noqa: E402
+from serve_page_test import SKIPPED, DevTools, canvas_pixels, chromium, launch_chromium, stop_chromium  # noqa: E402
 
 TOLERANCE = 2  # levels: the screenshot of a canvas painted from the PNG (no colour management in headless)
 
@@ -32,25 +31,6 @@ def lact(binary, *argv):
     subprocess.run([binary] + [str(a) for a in argv], check=True, capture_output=True)
 
 
-def shot_pixels(page, canvas_id):
-    """(width, height, RGB) of canvas `canvas_id` as the screen shows it: a screenshot of its box, sampled at the
-    centre of each image pixel (the canvas is zoomed by an integer factor, pixelated)."""
-    box, size = page.evaluate("(() => { const c = document.getElementById('%s'); const r = c.getBoundingClientRect();"
-                              " return [[r.x + scrollX, r.y + scrollY, r.width, r.height], [c.width, c.height]]; })()"
-                              % canvas_id)
-    shot = page.call("Page.captureScreenshot", {"format": "png",
-                                                "clip": {"x": box[0], "y": box[1], "width": box[2], "height": box[3],
-                                                         "scale": 1}})
-    sw, sh, pixels = rgb(base64.b64decode(shot["data"]))
-    w, h = size
-    out = bytearray()
-    for y in range(h):
-        for x in range(w):
-            sx, sy = int((x + 0.5) * sw / w), int((y + 0.5) * sh / h)
-            out += pixels[3 * (sy * sw + sx):3 * (sy * sw + sx) + 3]
-    return w, h, bytes(out)
-
-
 def largest_difference(a, b):
     assert a[:2] == b[:2], (a[:2], b[:2])
     return max(abs(p - q) for p, q in zip(a[2], b[2]))
@@ -58,7 +38,7 @@ def largest_difference(a, b):
 
 def check_halves(page, expected_a, expected_b, where):
     """Both halves on screen show their model's pixels, and not the other's."""
-    shown_a, shown_b = shot_pixels(page, "view"), shot_pixels(page, "b_view")
+    shown_a, shown_b = canvas_pixels(page, "view"), canvas_pixels(page, "b_view")
     da, db = largest_difference(shown_a, expected_a), largest_difference(shown_b, expected_b)
     assert da <= TOLERANCE and db <= TOLERANCE, "%s: side a off by %d, side b by %d levels" % (where, da, db)
     assert largest_difference(shown_a, expected_b) > 10 * TOLERANCE, where  # the halves are told apart

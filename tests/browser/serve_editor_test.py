@@ -9,7 +9,6 @@ uploaded. Exits 77 (ctest: skipped) without Chromium or ffmpeg.
   python3 tests/browser/serve_editor_test.py --lact build/app/lact --root .
 """
 import argparse
-import base64
 import json
 import math
 import os
@@ -19,8 +18,8 @@ import sys
 import tempfile
 import time
 
-from serve_common import Server, rgb, shipped  # noqa: E402
-from serve_page_test import DevTools, chromium, launch_chromium, stop_chromium  # noqa: E402
+from serve_common import Server, decoded_frames, psnr, rgb, shipped  # noqa: E402
+from serve_page_test import DevTools, canvas_pixels, chromium, launch_chromium, stop_chromium  # noqa: E402
 
 SKIPPED = 77
 FRAMES, FPS = 12, 12  # a 1 s path
@@ -51,23 +50,6 @@ def same_cameras(a, b):
     return True
 
 
-def screenshot_pixels(page):
-    """The view canvas as Chromium draws it on screen, sampled at each canvas pixel's centre (integer zoom,
-    pixelated): (width, height, RGB bytes)."""
-    w, h, box = page.evaluate("(() => { const c = document.getElementById('view'); c.scrollIntoView();"
-                              " const r = c.getBoundingClientRect(); return [c.width, c.height,"
-                              " [r.x, r.y, r.width, r.height]]; })()")
-    shot = page.call("Page.captureScreenshot", {"format": "png", "clip": {"x": box[0], "y": box[1], "width": box[2],
-                                                                         "height": box[3], "scale": 1}})
-    sw, sh, data = rgb(base64.b64decode(shot["data"]))
-    out = bytearray()
-    for y in range(h):
-        for x in range(w):
-            sx, sy = int((x + 0.5) * sw / w), int((y + 0.5) * sh / h)
-            out += data[3 * (sy * sw + sx):3 * (sy * sw + sx) + 3]
-    return w, h, bytes(out)
-
-
 def wait_file(path, timeout=60):
     deadline = time.time() + timeout
     while time.time() < deadline:
@@ -77,19 +59,6 @@ def wait_file(path, timeout=60):
         time.sleep(0.2)
     raise AssertionError("no download %s in %d s (the folder holds %s)" % (path, timeout,
                                                                       os.listdir(os.path.dirname(path))))
-
-
-def decoded_frames(mp4, width, height):
-    p = subprocess.run(["ffmpeg", "-v", "error", "-i", mp4, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"],
-                       capture_output=True, timeout=120)
-    assert p.returncode == 0, p.stderr[-2000:]
-    size = width * height * 3
-    return [p.stdout[i:i + size] for i in range(0, len(p.stdout), size)]
-
-
-def psnr(a, b):
-    mse = sum((x - y) ** 2 for x, y in zip(a, b)) / len(a)
-    return float("inf") if mse == 0 else 10 * math.log10(255.0 ** 2 / mse)
 
 
 def add_keyframes(page):
@@ -135,7 +104,7 @@ def scrub(page, server, frame):
     expected = rgb(png)
     painted = page.pixels("view")
     assert painted == expected, "the canvas differs from POST /api/render of the interpolated camera"
-    on_screen = screenshot_pixels(page)
+    on_screen = canvas_pixels(page, "view")
     worst = max(abs(a - b) for a, b in zip(on_screen[2], expected[2]))
     assert on_screen[:2] == expected[:2] and worst <= 2, (on_screen[:2], worst)
     return expected, worst

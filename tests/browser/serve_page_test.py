@@ -113,6 +113,23 @@ def chromium():
     return None
 
 
+def canvas_pixels(page, canvas_id):
+    """(width, height, RGB bytes) of canvas `canvas_id` as Chromium shows it: scrolled into view, a screenshot of its
+    box sampled at the centre of each canvas pixel (the canvas is zoomed by an integer factor, pixelated)."""
+    w, h, box = page.evaluate("(() => { const c = document.getElementById('%s'); c.scrollIntoView();"
+                              " const r = c.getBoundingClientRect(); return [c.width, c.height,"
+                              " [r.x + scrollX, r.y + scrollY, r.width, r.height]]; })()" % canvas_id)
+    shot = page.call("Page.captureScreenshot", {"format": "png", "clip": {"x": box[0], "y": box[1], "width": box[2],
+                                                                         "height": box[3], "scale": 1}})
+    sw, sh, pixels = rgb(base64.b64decode(shot["data"]))
+    out = bytearray()
+    for y in range(h):
+        for x in range(w):
+            sx, sy = int((x + 0.5) * sw / w), int((y + 0.5) * sh / h)
+            out += pixels[3 * (sy * sw + sx):3 * (sy * sw + sx) + 3]
+    return w, h, bytes(out)
+
+
 def launch_chromium(browser, profile):
     """Headless Chromium at 1200x900 with its own profile folder: (its process, its DevTools URL)."""
     chrome = subprocess.Popen([browser, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",

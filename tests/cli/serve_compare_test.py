@@ -19,24 +19,18 @@ import tempfile
 import time
 import unittest
 
-from cli_common import scaled_model  # noqa: E402
+from cli_common import CRASH_MARKERS, ran_ok, scaled_model  # noqa: E402
 from serve_common import Server, camera_path, rgb, shipped, write_json  # noqa: E402
 from ws_client import WebSocket, frame_parts  # noqa: E402
 
 ARGS = None
 TESTS = "2,10"
-CRASH_MARKERS = ("Traceback", "terminate called", "what():", "Segmentation", "AddressSanitizer", "runtime error")
 
 
 def run(*argv, timeout=600):
     p = subprocess.run([ARGS.lact] + [str(a) for a in argv], capture_output=True, text=True, timeout=timeout)
     return p.returncode, p.stdout, p.stderr
 
-
-def ok(result):
-    rc, so, se = result
-    assert rc == 0, "lact failed (rc %d): %s%s" % (rc, so, se)
-    return so
 
 
 
@@ -63,7 +57,7 @@ class CompareTest(unittest.TestCase):
         cls.other = os.path.join(cls.tmp, "other.safetensors")
         scaled_model(cls.model, cls.other, 0.9)
         cls.state = os.path.join(cls.tmp, "state.safetensors")
-        ok(run("encode", "--model", cls.model, "--data", cls.data, "--inputs", cls.inputs, "-o", cls.state))
+        ran_ok(run("encode", "--model", cls.model, "--data", cls.data, "--inputs", cls.inputs, "-o", cls.state))
         cls.servers = []
 
     @classmethod
@@ -90,8 +84,8 @@ class CompareTest(unittest.TestCase):
     def reference(self, name, camera, *model_flags):
         """`lact render` of the other model: the PNG of `camera` (--path) and the report's view 2."""
         path = write_json(os.path.join(self.tmp, name + ".json"), camera_path([camera]))
-        ok(run("render", *model_flags, "--path", path, "--out", os.path.join(self.tmp, name)))
-        ok(run("render", *model_flags, "--targets", 2, "--out", os.path.join(self.tmp, name + "_report")))
+        ran_ok(run("render", *model_flags, "--path", path, "--out", os.path.join(self.tmp, name)))
+        ran_ok(run("render", *model_flags, "--targets", 2, "--out", os.path.join(self.tmp, name + "_report")))
         with open(os.path.join(self.tmp, name, "frame_0000.png"), "rb") as f:
             png = f.read()
         with open(os.path.join(self.tmp, name + "_report", "report.json")) as f:
@@ -137,7 +131,7 @@ class CompareTest(unittest.TestCase):
         by_model = self.check_sides(server, scene, png, view)
         # The same model's state, encoded by lact encode: the same side b, now named by its state.
         state2 = os.path.join(self.tmp, "other_state.safetensors")
-        ok(run("encode", "--model", self.other, "--data", self.data, "--inputs", self.inputs, "-o", state2))
+        ran_ok(run("encode", "--model", self.other, "--data", self.data, "--inputs", self.inputs, "-o", state2))
         server, scene = self.serve("--compare-state", state2)
         self.assertEqual((scene["sides"][1]["model"], scene["sides"][1]["state"]),
                          ("other.safetensors", "other_state.safetensors"))
@@ -177,7 +171,7 @@ class CompareTest(unittest.TestCase):
         missing = os.path.join(self.tmp, "missing.safetensors")
         junk = write_json(os.path.join(self.tmp, "junk.safetensors"), {"not": "a model"})
         small = os.path.join(self.tmp, "small.safetensors")
-        ok(run("encode", "--model", self.model, "--data", self.data, "--inputs", self.inputs, "--size", "32x32",
+        ran_ok(run("encode", "--model", self.model, "--data", self.data, "--inputs", self.inputs, "--size", "32x32",
                "-o", small))
         self.refused(["--compare-model", missing], ["--compare-model", "missing.safetensors", "no such file"])
         self.refused(["--compare-state", missing], ["--compare-state", "missing.safetensors"])

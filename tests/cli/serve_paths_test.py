@@ -19,6 +19,7 @@ import sys
 import tempfile
 import unittest
 
+from cli_common import ran_ok  # noqa: E402
 from serve_common import Server, raw_exchange, rgb, shipped, write_json  # noqa: E402
 
 ARGS = None
@@ -29,11 +30,6 @@ def run(*argv, timeout=600):
     p = subprocess.run([ARGS.lact] + [str(a) for a in argv], capture_output=True, text=True, timeout=timeout)
     return p.returncode, p.stdout, p.stderr
 
-
-def ok(result):
-    rc, so, se = result
-    assert rc == 0, "lact failed (rc %d): %s%s" % (rc, so, se)
-    return so
 
 
 def catmull_rom(a, b, c, d, t):
@@ -75,7 +71,7 @@ class PathEditorTest(unittest.TestCase):
         cls.tmp = tempfile.mkdtemp(prefix="lact_serve_paths_")
         model, data, inputs = shipped(ARGS.root)
         cls.state = os.path.join(cls.tmp, "state.safetensors")
-        ok(run("encode", "--model", model, "--data", data, "--inputs", inputs, "-o", cls.state))
+        ran_ok(run("encode", "--model", model, "--data", data, "--inputs", inputs, "-o", cls.state))
         cls.out = os.path.join(cls.tmp, "out")
         cls.server = Server(ARGS.lact, "--state", cls.state, "--out", cls.out, "--max-video-frames", 300)
         cls.scene = cls.server.ready()
@@ -100,7 +96,7 @@ class PathEditorTest(unittest.TestCase):
     def cli_path(self, frames, smoothness=None, name="cli"):
         path = os.path.join(self.tmp, name + ".json")
         extra = [] if smoothness is None else ["--smoothness", smoothness]
-        ok(run("path", "interpolate", "--state", self.state, "--keys", KEYS, "--frames", frames, "-o", path, "--force",
+        ran_ok(run("path", "interpolate", "--state", self.state, "--keys", KEYS, "--frames", frames, "-o", path, "--force",
                *extra))
         with open(path) as f:
             return json.load(f)["frames"], path
@@ -290,7 +286,7 @@ class PathEditorTest(unittest.TestCase):
         status, _, text = self.server.request("GET", "/api/paths/render-me")
         path = write_json(os.path.join(self.tmp, "downloaded.json"), json.loads(text))
         out = os.path.join(self.tmp, "rendered")
-        ok(run("render", "--state", self.state, "--path", path, "--out", out))
+        ran_ok(run("render", "--state", self.state, "--path", path, "--out", out))
         images = []
         for i, camera in enumerate(frames):
             status, _, png = self.server.render(camera)

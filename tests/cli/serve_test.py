@@ -21,11 +21,11 @@ import threading
 import time
 import unittest
 
-from serve_common import Server, camera_path, raw_exchange, rgb, shipped, write_json  # noqa: E402
+from cli_common import CRASH_MARKERS, ran_ok  # noqa: E402
+from serve_common import Server, camera_path, decoded_frames, psnr, raw_exchange, rgb, shipped, write_json  # noqa: E402
 from ws_client import Closed, HandshakeRefused, WebSocket, frame_parts  # noqa: E402
 
 ARGS = None
-CRASH_MARKERS = ("Traceback", "terminate called", "what():", "Segmentation", "AddressSanitizer", "runtime error")
 TESTS = "2,10"
 
 
@@ -44,11 +44,6 @@ def stop_cleanly(server, tmp):
     return so
 
 
-def ok(result):
-    rc, so, se = result
-    assert rc == 0, "lact failed (rc %d): %s%s" % (rc, so, se)
-    return so
-
 
 MODULE_TMP = tempfile.mkdtemp(prefix="lact_serve_test_")
 STATE = []
@@ -59,7 +54,7 @@ def encoded_state():
     if not STATE:
         model, data, inputs = shipped(ARGS.root)
         path = os.path.join(MODULE_TMP, "state.safetensors")
-        ok(run("encode", "--model", model, "--data", data, "--inputs", inputs, "-o", path))
+        ran_ok(run("encode", "--model", model, "--data", data, "--inputs", inputs, "-o", path))
         STATE.append(path)
     return STATE[0]
 
@@ -109,7 +104,7 @@ class ServeTest(unittest.TestCase):
 
     def free_camera(self):
         path = os.path.join(self.tmp, "turntable.json")
-        ok(run("path", "turntable", "--frames", 7, "--size", "64x64", "-o", path, "--force"))
+        ran_ok(run("path", "turntable", "--frames", 7, "--size", "64x64", "-o", path, "--force"))
         with open(path) as f:
             return json.load(f)["frames"][3]
 
@@ -117,7 +112,7 @@ class ServeTest(unittest.TestCase):
         """`lact render --path` of the one frame: its PNG's bytes."""
         path = write_json(os.path.join(self.tmp, name + ".json"), camera_path([camera]))
         out = os.path.join(self.tmp, name)
-        ok(run("render", "--state", self.state, "--path", path, "--out", out))
+        ran_ok(run("render", "--state", self.state, "--path", path, "--out", out))
         with open(os.path.join(out, "frame_0000.png"), "rb") as f:
             return f.read()
 
@@ -167,7 +162,7 @@ class ServeTest(unittest.TestCase):
         """View `index` of `lact render --state --targets index`'s report."""
         out = os.path.join(self.tmp, "report%d" % index)
         if not os.path.exists(os.path.join(out, "report.json")):
-            ok(run("render", "--state", self.state, "--targets", index, "--out", out))
+            ran_ok(run("render", "--state", self.state, "--targets", index, "--out", out))
         with open(os.path.join(out, "report.json")) as f:
             return [v for v in json.load(f)["scenes"][0]["views"] if v["index"] == index][0]
 
@@ -252,7 +247,7 @@ class ServeTest(unittest.TestCase):
         self.assertGreater(len(frames), 2)
         path = write_json(os.path.join(self.tmp, "recorded.json"), shown["path"])
         out = os.path.join(self.tmp, "recorded")
-        ok(run("render", "--state", self.state, "--path", path, "--out", out))
+        ran_ok(run("render", "--state", self.state, "--path", path, "--out", out))
         self.assertEqual(len([f for f in os.listdir(out) if f.endswith(".png")]), len(frames))
         # The page's "render video on the server": an MP4 of the recorded path, downloaded; its frames decode.
         if not video:
@@ -555,7 +550,7 @@ class LpipsTest(unittest.TestCase):
 
     def test_a_test_view_has_the_lpips_of_lact_render(self):
         out = os.path.join(self.tmp, "report")
-        ok(run("render", "--state", self.state, "--targets", 2, "--lpips", self.weights, "--out", out))
+        ran_ok(run("render", "--state", self.state, "--targets", 2, "--lpips", self.weights, "--out", out))
         with open(os.path.join(out, "report.json")) as f:
             view = [v for v in json.load(f)["scenes"][0]["views"] if v["index"] == 2][0]
         ws = WebSocket(self.server.stream_url())
@@ -573,22 +568,6 @@ class LpipsTest(unittest.TestCase):
         shown = page_harness(self, self.server.url, 2)
         self.assertEqual(shown["lpips"], "%.4f (nearest input %.4f)" % (view["lpips"], view["lpips_nearest_input"]))
 
-def decoded_frames(mp4, width, height):
-    """Every frame of `mp4` decoded by ffmpeg as 8-bit RGB bytes."""
-    p = subprocess.run(["ffmpeg", "-v", "error", "-i", mp4, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"],
-                       capture_output=True, timeout=120)
-    assert p.returncode == 0, p.stderr[-2000:]
-    size = width * height * 3
-    return [p.stdout[i:i + size] for i in range(0, len(p.stdout), size)]
-
-
-def psnr(a, b):
-    import numpy as np
-    x, y = np.frombuffer(a, np.uint8).astype(np.float64), np.frombuffer(b, np.uint8).astype(np.float64)
-    mse = np.mean((x - y) ** 2)
-    return float("inf") if mse == 0 else 10 * np.log10(255.0 ** 2 / mse)
-
-
 class VideoTest(unittest.TestCase):
     """Videos rendered on the server (issue 54 item 2): POST /api/video, its progress, the MP4 against `lact render
     --path`, the bounds, one job per client, cancelling by DELETE and by leaving; files only under --out."""
@@ -604,7 +583,7 @@ class VideoTest(unittest.TestCase):
                             "--max-video-frames", 60, "--max-video-jobs", 2, "--max-side", 512)
         cls.scene = cls.server.ready()
         cls.path_file = os.path.join(cls.tmp, "keys.json")
-        ok(run("path", "interpolate", "--state", cls.state, "--keys", "2,10,20", "--frames", 12, "-o", cls.path_file))
+        ran_ok(run("path", "interpolate", "--state", cls.state, "--keys", "2,10,20", "--frames", 12, "-o", cls.path_file))
         with open(cls.path_file) as f:
             cls.path = json.load(f)
 
@@ -686,7 +665,7 @@ class VideoTest(unittest.TestCase):
         frames = decoded_frames(downloaded, 64, 64)
         self.assertEqual(len(frames), 12)
         out = os.path.join(self.tmp, "rendered")
-        ok(run("render", "--state", self.state, "--path", self.path_file, "--out", out))
+        ran_ok(run("render", "--state", self.state, "--path", self.path_file, "--out", out))
         for index in (0, 11):
             with open(os.path.join(out, "frame_%04d.png" % index), "rb") as f:
                 expected = rgb(f.read())

@@ -189,3 +189,20 @@ def shipped(root):
     """The shipped model and example scene, and the example's 8 inputs (README)."""
     return (os.path.join(root, "models", "lact_tiny_obj64.safetensors"), os.path.join(root, "examples", "gso_toy_64"),
             "16,20,24,28,34,38,42,46")
+
+
+def decoded_frames(mp4, width, height):
+    """Every frame of `mp4` decoded by ffmpeg as 8-bit RGB bytes."""
+    p = subprocess.run(["ffmpeg", "-v", "error", "-i", mp4, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"],
+                       capture_output=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    size = width * height * 3
+    return [p.stdout[i:i + size] for i in range(0, len(p.stdout), size)]
+
+
+def psnr(a, b):
+    """PSNR (dB) of two 8-bit byte strings of one length."""
+    import numpy as np
+    x, y = np.frombuffer(a, np.uint8).astype(np.float64), np.frombuffer(b, np.uint8).astype(np.float64)
+    mse = np.mean((x - y) ** 2)
+    return float("inf") if mse == 0 else 10 * np.log10(255.0 ** 2 / mse)

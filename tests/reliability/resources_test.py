@@ -7,7 +7,6 @@ huge --size included) against the least of MemAvailable, ulimit -v, ulimit -d, t
 Usage: PYTHONPATH=tests/common:. python3 tests/reliability/resources_test.py --lact build/app/lact --fixture ../shared/fixtures/lact_tiny
        --tools tools --data ../shared/data
 """
-import argparse
 import json
 import os
 import shlex
@@ -17,7 +16,7 @@ import tempfile
 import time
 import unittest
 
-from cli_common import FixtureCase, one_error_line, use_fixture
+from cli_common import FixtureCase, one_error_line, parse_cli_args
 
 ARGS = None
 SANITIZED = os.environ.get("LACT_SANITIZED") == "1"
@@ -236,14 +235,7 @@ class Resources(FixtureCase):
 
 def main():
     global ARGS
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--lact", required=True)
-    parser.add_argument("--fixture", required=True)
-    parser.add_argument("--tools", default="tools")
-    parser.add_argument("--data", default="../shared/data")
-    ARGS, rest = parser.parse_known_args()
-    use_fixture(ARGS.fixture)
-    ARGS.lact = os.path.abspath(ARGS.lact)
+    ARGS, rest = parse_cli_args(__doc__)
     unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
 
 

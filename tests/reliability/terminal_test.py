@@ -12,7 +12,6 @@
 
 Usage: PYTHONPATH=tests/common:. python3 tests/reliability/terminal_test.py --lact build/app/lact --fixture ../shared/fixtures/lact_tiny --tools tools
 """
-import argparse
 import array
 import json
 import math
@@ -23,7 +22,7 @@ import subprocess
 import sys
 import unittest
 
-from cli_common import FixtureCase, read_safetensors, run_on_a_pty, use_fixture, write_safetensors
+from cli_common import FixtureCase, parse_cli_args, read_safetensors, run_on_a_pty, write_safetensors
 
 
 ARGS = None
@@ -321,14 +320,7 @@ class Terminal(FixtureCase):
 
 def main():
     global ARGS
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--lact", required=True)
-    parser.add_argument("--fixture", required=True)
-    parser.add_argument("--tools")
-    parser.add_argument("--data")
-    ARGS, rest = parser.parse_known_args()
-    use_fixture(ARGS.fixture)
-    ARGS.lact = os.path.abspath(ARGS.lact)
+    ARGS, rest = parse_cli_args(__doc__)
     unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
 
 

@@ -7,7 +7,6 @@ shell characters in paths) must simply work.
 
 Usage: PYTHONPATH=tests/common:. python3 tests/reliability/untrusted_test.py --lact build/app/lact --fixture ../shared/fixtures/lact_tiny --tools tools
 """
-import argparse
 import csv
 import hashlib
 import json
@@ -23,7 +22,7 @@ import time
 import unittest
 import zlib
 
-from cli_common import FixtureCase, one_error_line, ran_ok, use_fixture
+from cli_common import FixtureCase, one_error_line, parse_cli_args, ran_ok
 
 ARGS = None
 
@@ -502,11 +501,5 @@ class Untrusted(FixtureCase):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--lact", required=True)
-    parser.add_argument("--fixture", required=True)
-    parser.add_argument("--tools", required=True)
-    ARGS, rest = parser.parse_known_args()
-    use_fixture(ARGS.fixture)
-    ARGS.lact = os.path.abspath(ARGS.lact)
+    ARGS, rest = parse_cli_args(__doc__)
     unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)

@@ -11,7 +11,6 @@ The fake ffmpegs are shell scripts in a folder put first on PATH; ffprobe is the
 
 Usage: PYTHONPATH=tests/common:. python3 tests/reliability/video_test.py --lact build/app/lact --fixture ../shared/fixtures/lact_tiny --tools tools
 """
-import argparse
 import os
 import shutil
 import signal
@@ -21,7 +20,7 @@ import tempfile
 import time
 import unittest
 
-from cli_common import FixtureCase, alive, one_error_line, use_fixture
+from cli_common import FixtureCase, alive, one_error_line, parse_cli_args
 
 ARGS = None
 FFMPEG = shutil.which("ffmpeg")
@@ -264,12 +263,5 @@ class Video(FixtureCase):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--lact", required=True)
-    parser.add_argument("--fixture", required=True)
-    parser.add_argument("--tools", required=True)
-    parser.add_argument("--data")
-    ARGS, rest = parser.parse_known_args()
-    use_fixture(ARGS.fixture)
-    ARGS.lact = os.path.abspath(ARGS.lact)
+    ARGS, rest = parse_cli_args(__doc__)
     unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
