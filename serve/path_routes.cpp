@@ -1,20 +1,14 @@
 #include "serve/path_routes.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <vector>
 
 #include "core/camera_geometry.h"
 #include "datasets/camera_path_io.h"
 #include "serve/camera_message.h"
+#include "system/error.h"
 #include "system/file_io.h"
-#include "system/signal_cleanup.h"
 
 namespace fs = std::filesystem;
 
@@ -78,43 +72,21 @@ std::string file_of(const std::string& folder, const std::string& name) {
   return (fs::path(folder) / (name + ".json")).string();
 }
 
-// A failed step of write_path_file: the temporary removed, the saved file as it was.
-[[noreturn]] void write_failed(int fd, const std::string& temporary, const std::string& name, const char* what) {
-  const int error = errno;
-  if (fd >= 0) ::close(fd);
-  ::unlink(temporary.c_str());
-  if (error == EEXIST) refuse(409, "a saved path '" + name + "' appeared meanwhile: kept");
-  const bool full = error == ENOSPC || error == EFBIG;
-  refuse(500, "saved path '" + name + "': " + what + " (" + std::strerror(error) + (full ? ": disk full?" : "") + ")");
-}
-
-// `text` into `file` through a temporary beside it: renamed over the old file when `replace` (atomic: a failed
-// write leaves the old file whole), else linked in, which never replaces a file that appeared meanwhile.
+// `text` into `file` atomically (system/file_io.h's AtomicFile): a failed write leaves an old file whole; without
+// `replace` it never replaces a file that appeared meanwhile. The client is told the path's name, not the
+// server's folder.
 void write_path_file(const std::string& file, const std::string& name, const std::string& text, bool replace) {
-  static std::atomic<unsigned> serial{0};
-  const std::string temporary = file + ".part-" + std::to_string(::getpid()) + "-" + std::to_string(serial++);
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) refuse(500, "saved path '" + name + "': cannot write in the paths folder (" + std::strerror(errno) + ")");
-  const int token = register_temporary(temporary);  // a signal meanwhile removes it
-  struct Unregister {
-    int token;
-    ~Unregister() { unregister_temporary(token); }
-  } unregister{token};
-  for (size_t done = 0; done < text.size();) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      if (n == 0) errno = ENOSPC;
-      write_failed(fd, temporary, name, "write failed");
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0) write_failed(fd, temporary, name, "cannot flush to disk");
-  if (::close(fd) != 0) write_failed(-1, temporary, name, "cannot close");
-  if (replace && ::rename(temporary.c_str(), file.c_str()) != 0) write_failed(-1, temporary, name, "cannot rename");
-  if (!replace) {
-    if (::link(temporary.c_str(), file.c_str()) != 0) write_failed(-1, temporary, name, "cannot link");
-    ::unlink(temporary.c_str());
+  try {
+    AtomicFile out(file, replace ? Replace::Allowed : Replace::Never);
+    out.write(text);
+    out.commit();
+  } catch (const Error& e) {
+    std::error_code error;
+    if (!replace && fs::exists(fs::symlink_status(file, error)))
+      refuse(409, "a saved path '" + name + "' appeared meanwhile: kept");
+    std::string what = e.what();
+    if (what.compare(0, file.size() + 2, file + ": ") == 0) what.erase(0, file.size() + 2);
+    refuse(500, "saved path '" + name + "': " + what);
   }
 }
 

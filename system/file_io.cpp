@@ -110,8 +110,9 @@ Error appeared_meanwhile(const std::string& shown) {
 }
 
 // rename_into_place, naming `shown` (the path as the user gave it) in its errors.
-void move_into_place(const std::string& temporary, const std::string& path, const std::string& shown) {
-  if (!must_be_new(path)) {
+void move_into_place(const std::string& temporary, const std::string& path, const std::string& shown,
+                     bool never_replace) {
+  if (!never_replace && !must_be_new(path)) {
     if (::rename(temporary.c_str(), path.c_str()) != 0)
       throw Error(shown, "cannot replace the file (" + errno_text(errno) + ")");
     return;
@@ -190,10 +191,10 @@ void require_new_file(const std::string& path) {
 }
 
 void rename_into_place(const std::string& temporary, const std::string& path) {
-  move_into_place(temporary, path, path);
+  move_into_place(temporary, path, path, false);
 }
 
-AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
+AtomicFile::AtomicFile(std::string path, Replace replace) : path_(std::move(path)), replace_(replace) {
   target_ = resolve_output_path(path_);
   int error = 0;
   for (unsigned attempt = 0; attempt < 16 && fd_ < 0; ++attempt) {
@@ -254,7 +255,7 @@ void AtomicFile::commit() {
   fd_ = -1;
   if (::close(fd) != 0) fail("cannot close");
   try {
-    move_into_place(temp_, target_, path_);
+    move_into_place(temp_, target_, path_, replace_ == Replace::Never);
   } catch (...) {
     remove_temporary();
     throw;

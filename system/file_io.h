@@ -49,13 +49,17 @@ void require_new_file(const std::string& path);
 // Error(path, "appeared while this run worked ..."). `temporary` is left in place when it fails.
 void rename_into_place(const std::string& temporary, const std::string& path);
 
+// Whether an AtomicFile's commit may replace a file at its path: Never for this one file as require_new_file
+// makes it for every later write of a path (renameat2 RENAME_NOREPLACE, else link+unlink).
+enum class Replace { Allowed, Never };
+
 // An output file written atomically. Bytes go to a temporary file in the same folder (so the rename cannot
 // cross filesystems, and registered so a signal removes it); commit() checks, fsyncs and renames it into place
-// (rename_into_place). Destroyed without commit(), or when any step fails, it removes the temporary and leaves
-// `path` as it was. Errors name `path` as given.
+// (rename_into_place; with Replace::Never, never over a file there). Destroyed without commit(), or when any
+// step fails, it removes the temporary and leaves `path` as it was. Errors name `path` as given.
 class AtomicFile {
  public:
-  explicit AtomicFile(std::string path);
+  explicit AtomicFile(std::string path, Replace replace = Replace::Allowed);
   ~AtomicFile();
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
@@ -70,6 +74,7 @@ class AtomicFile {
   void remove_temporary();
   std::string path_, target_, temp_;
   int fd_ = -1, temp_token_ = -1;
+  Replace replace_;
 };
 
 // write_file_atomically(path, bytes): AtomicFile in one call.
