@@ -19,7 +19,7 @@ void add_serve_command(CLI::App& app) {
       "serve",
       "The viewer in a web browser: encode the input views (or open a saved --state) once, then serve a page that "
       "streams novel views as you orbit, pan, zoom and fly (ssh -L 8080:localhost:8080 host, then open the URL)");
-  add_scene_source_options(*command, *o);
+  add_scene_source_options(*command, *o, &o->states);
   command->add_option("--port", o->port, "TCP port (0: any free one)")->capture_default_str();
   command->add_option("--bind", o->bind, "Address to listen on (0.0.0.0: every interface; the token then matters)")
       ->capture_default_str();
@@ -46,8 +46,16 @@ void add_serve_command(CLI::App& app) {
                       "Side b: the same inputs encoded by this second model too, shown beside the first");
   command->add_option("--compare-state", o->compare_state,
                       "Side b: this second encoded state of the same scene, shown beside the first");
+  command
+      ->add_option("--cache-memory", o->cache_memory_gb,
+                   "GB of scene states kept in memory when serving many scenes (--data with several, or several "
+                   "--state): the least recently used are released, read back from their state files")
+      ->capture_default_str();
   add_common_options(*command, o->common);
-  command->callback([o]() { serve::run_server(*o); });
+  command->callback([o]() {
+    if (o->states.size() == 1) o->state = o->states[0], o->states.clear();  // one scene, as lact view's --state
+    serve::run_server(*o);
+  });
 }
 
 #else

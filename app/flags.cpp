@@ -145,13 +145,17 @@ CLI::Validator finite_range(double min, double max) {
       "FINITE in [" + range + "]");
 }
 
-void add_scene_source_options(CLI::App& command, session::SceneOptions& options) {
+void add_scene_source_options(CLI::App& command, session::SceneOptions& options, std::vector<std::string>* states) {
   command
       .add_option("--model", options.model,
                   "Model weights (.safetensors with the config in its metadata), or a name from lact model fetch")
       ->transform(model_file());
   add_data_options(command, options.data);
-  command.add_option("--state", options.state, "Scene state from `lact encode` (replaces --inputs)");
+  if (states)
+    command.add_option("--state", *states,
+                       "Scene state from `lact encode` (replaces --inputs); several: one scene each");
+  else
+    command.add_option("--state", options.state, "Scene state from `lact encode` (replaces --inputs)");
   command
       .add_option("--targets", options.targets,
                   "Test views (measured against their ground truth; [ ] snaps through inputs and these): 3,4 | rest")

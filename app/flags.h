@@ -13,8 +13,10 @@ namespace lact::app {
 
 void add_data_options(CLI::App& command, DataOptions& options);
 // What `lact view` and `lact serve` open alike: --model, the data flags, --state, --targets, --camera and
-// --render-threads (session/scene_options.h).
-void add_scene_source_options(CLI::App& command, session::SceneOptions& options);
+// --render-threads (session/scene_options.h). `states`: --state may be given several times (lact serve's many
+// scenes), each one into it.
+void add_scene_source_options(CLI::App& command, session::SceneOptions& options,
+                              std::vector<std::string>* states = nullptr);
 void add_common_options(CLI::App& command, CommonOptions& options);
 // --distributed and --memory-limit (encode, render, bench).
 void add_distributed_options(CLI::App& command, CommonOptions& options);

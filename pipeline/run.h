@@ -62,6 +62,10 @@ class Run {
   Run(const Run&) = delete;
   Run& operator=(const Run&) = delete;
 
+  // Held by whoever uses this Run from a worker thread (an encode job, a render thread) while others may too:
+  // `lact serve`'s scenes share one Run (one model, one device), used by one thread at a time.
+  std::mutex& exclusive() { return exclusive_; }
+
   // This process prints and writes the shared files (the state, the report, a path's frames): rank 0.
   bool leads() const { return distribution().leads(); }
   int ranks() const { return distribution().size(); }
@@ -76,6 +80,7 @@ class Run {
   // Loads the model on every rank (the path recorded as an input); later calls replace it.
   const Model& load_model(const std::string& path);
   const Model& model() const;
+  const std::string& model_path() const { return model_path_; }  // empty: none loaded
   // Fills --size and --inputs from what the model was trained with where not given; Error(where, message) when
   // there are still no input views.
   void require_inputs(DataOptions& data, const std::string& where, const std::string& message);
@@ -218,6 +223,7 @@ class Run {
   bool lpips_by_default_ = false;                      // SceneRequest::lpips_by_default
   const Lpips* lpips_at(int height, int width) const;  // lpips_, unless the size is too small for a default
   std::string model_path_;
+  std::mutex exclusive_;
   std::set<std::pair<int, int>> rendered_sizes_;     // render(): sizes whose memory was checked
   bool stage_bars_ = false;                          // a command's run: bars for encode layers and rendered views
   RateCache rate_cache_{RateCache::default_path()};  // the product rates time estimates read (check_time)

@@ -42,7 +42,7 @@ CameraMessage parse_camera_message(const std::string& text, const std::vector<Ca
   if (message.is_discarded()) throw Error("message", "not JSON");
   if (!message.is_object() || !message.contains("type") || !message.at("type").is_string())
     throw Error("message", "expected an object with a \"type\"");
-  if (message.at("type") != "camera") throw Error("message", "unknown type (expected \"camera\")");
+  if (message.at("type") != "camera") throw Error("message", "unknown type (expected \"camera\" or \"scene\")");
   if (!message.contains("camera")) throw Error("message", "no \"camera\"");
   CameraMessage out;
   out.camera = client_camera(message.at("camera"), limits, "camera");
@@ -58,6 +58,31 @@ CameraMessage parse_camera_message(const std::string& text, const std::vector<Ca
       out.view = static_cast<int>(v);
   }
   return out;
+}
+
+namespace {
+
+int scene_index(const nlohmann::json& value, int scenes, const std::string& where) {
+  if (!value.is_number_integer() || value.get<int64_t>() < 0 || value.get<int64_t>() >= scenes)
+    throw Error(where, "field 'scene' must be a scene index in [0, " + std::to_string(scenes) + ") (GET /api/scenes)");
+  return static_cast<int>(value.get<int64_t>());
+}
+
+}  // namespace
+
+std::optional<int> body_scene(const std::string& body, int scenes) {
+  const nlohmann::json parsed = nlohmann::json::parse(body, nullptr, false);
+  if (parsed.is_discarded() || !parsed.is_object() || !parsed.contains("scene")) return std::nullopt;
+  return scene_index(parsed.at("scene"), scenes, "scene");
+}
+
+std::optional<int> scene_message(const std::string& text, int scenes, const RenderLimits& limits) {
+  if (text.size() > limits.max_message) return std::nullopt;  // parse_camera_message refuses it
+  const nlohmann::json message = nlohmann::json::parse(text, nullptr, false);
+  if (message.is_discarded() || !message.is_object() || message.value("type", nlohmann::json()) != "scene")
+    return std::nullopt;
+  if (!message.contains("scene")) throw Error("message", "no \"scene\"");
+  return scene_index(message.at("scene"), scenes, "message");
 }
 
 int64_t camera_tag(const CameraMessage& m) { return (m.moving ? 1 : 0) | (m.truth ? 2 : 0) | (m.error ? 4 : 0); }

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,13 @@ struct CameraMessage {
 // Error("message", ...) for anything else.
 CameraMessage parse_camera_message(const std::string& text, const std::vector<Camera>& views,
                                    const RenderLimits& limits);
+
+// The "scene" a request body (POST /api/render, /api/video) names: nullopt when it names none (or is no JSON
+// object: its own parse says so); Error("scene", ...) for one that is not an index below `scenes`.
+std::optional<int> body_scene(const std::string& body, int scenes);
+// A stream message {"type": "scene", "scene": N} (the client moves to scene N): N, or nullopt for another type;
+// Error("message", ...) for a bad one.
+std::optional<int> scene_message(const std::string& text, int scenes, const RenderLimits& limits);
 
 // The flags of a request's tag (what the stream sends back with a rendered view).
 int64_t camera_tag(const CameraMessage& message);

@@ -57,69 +57,29 @@ nlohmann::json side_names(const session::SceneSource& s) {
 
 CompareSide::CompareSide(std::unique_ptr<session::SceneSource> source, const ServeOptions& options, Post post,
                          std::function<void(const std::string&)> failed, Deliver deliver)
-    : source_(std::move(source)),
-      options_(options),
-      post_(std::move(post)),
-      failed_(std::move(failed)),
-      deliver_(std::move(deliver)) {
-  encode_ = std::make_unique<session::EncodeJob>(*source_, options.common.threads, [this] {
-    if (!encode_posted_.exchange(true)) post_([this] { encode_changed(); });
-  });
-}
-
-CompareSide::~CompareSide() { stop(); }
-
-void CompareSide::start() { encode_->start(); }
-
-void CompareSide::stop() {
-  renderer_.reset();
-  encode_.reset();
+    : source_(std::move(source)), failed_(std::move(failed)) {
+  engine_ = std::make_unique<SceneEngine>(*source_, options.common.threads, session::render_threads(options, *source_),
+                                          std::move(post), std::move(deliver), [this] { changed(); });
 }
 
 nlohmann::json CompareSide::describe() const {
   nlohmann::json out = side_names(*source_);
   out["side"] = "b";
-  if (!encode_) return out;
-  const session::EncodeJob::Progress progress = encode_->progress();
-  const bool failed = encode_->finished() && !encode_->error().empty();
-  out["status"] = ready() ? "ready" : failed ? "failed" : "encoding";
-  out["fraction"] = progress.fraction;
-  if (ready()) out["encode_s"] = encode_->encode_seconds();
-  if (failed) out["error"] = encode_->error();
+  const nlohmann::json progress = engine_->progress();
+  out["status"] = progress.at("status") == "idle" ? "encoding" : progress.at("status");
+  out["fraction"] = progress.value("fraction", 0.0);
+  for (const char* key : {"encode_s", "error"})
+    if (progress.contains(key)) out[key] = progress.at(key);
   return out;
 }
 
-void CompareSide::encode_changed() {
-  encode_posted_ = false;
-  if (!encode_ || !encode_->finished() || renderer_) return;
-  if (!encode_->error().empty()) return failed_("side b (" + source_->model_path + "): " + encode_->error());
+void CompareSide::changed() {
+  const SceneEngine::Stage stage = engine_->stage();
+  if (stage == SceneEngine::Stage::failed) return failed_("side b (" + source_->model_path + "): " + engine_->error());
+  if (stage != SceneEngine::Stage::ready || announced_) return;
+  announced_ = true;
   std::fprintf(stderr, "lact serve: side b ready (%s)\n",
                terminal_text(fs::path(source_->model_path).filename().string()).c_str());
-  session::SceneSource& s = *source_;
-  renderer_ = std::make_unique<session::RenderThread>(
-      *s.run, encode_->state(), [&s](int view) { return s.ground_truth(view); }, s.width, s.height,
-      session::render_threads(options_, s), [this](int channel) { post_([this, channel] { take(channel); }); },
-      [&s](int view) { return s.nearest_input(view); });
-  for (const auto& [channel, request] : held_) renderer_->submit(request, channel);
-  held_.clear();
-}
-
-void CompareSide::submit(int channel, const session::RenderRequest& request) {
-  if (renderer_)
-    renderer_->submit(request, channel);
-  else
-    held_[channel] = request;
-}
-
-void CompareSide::forget(int channel) {
-  held_.erase(channel);
-  if (renderer_) renderer_->forget(channel);
-}
-
-void CompareSide::take(int channel) {
-  if (!renderer_ || channel < 0) return;
-  std::optional<session::RenderedView> view = renderer_->take(channel);
-  if (view) deliver_(channel, std::move(*view));
 }
 
 }  // namespace lact::serve

@@ -5,16 +5,13 @@
 // network code: the Hub forwards cameras and hands results back on its network thread through `post`.
 #pragma once
 
-#include <atomic>
 #include <functional>
-#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "serve/scene_engine.h"
 #include "serve/serve_options.h"
-#include "session/encode_job.h"
-#include "session/render_thread.h"
 #include "session/scene_source.h"
 
 namespace lact::serve {
@@ -30,38 +27,31 @@ nlohmann::json side_names(const session::SceneSource& source);
 
 class CompareSide {
  public:
-  using Post = std::function<void(std::function<void()>)>;
-  using Deliver = std::function<void(int channel, session::RenderedView view)>;  // network thread
+  using Post = SceneEngine::Post;
+  using Deliver = SceneEngine::Deliver;
   // `failed` (network thread) when side b's encode fails; `deliver` each result of a channel's camera.
   CompareSide(std::unique_ptr<session::SceneSource> source, const ServeOptions& options, Post post,
               std::function<void(const std::string&)> failed, Deliver deliver);
-  ~CompareSide();  // stop()
   CompareSide(const CompareSide&) = delete;
   CompareSide& operator=(const CompareSide&) = delete;
 
-  void start();  // the encode (or the state's load)
-  void stop();   // the render thread (a render in progress finishes), then the encode
-  bool ready() const { return renderer_ != nullptr; }
+  void start() { engine_->start(); }  // the encode (or the state's load)
+  void stop() { engine_->stop(); }    // the encode, then the render thread (a render in progress finishes)
+  bool ready() const { return engine_->ready(); }
   // {"side": "b", "model", "state", "status": encoding | ready | failed, "fraction", "encode_s"}.
   nlohmann::json describe() const;
   const session::SceneSource& source() const { return *source_; }
 
-  void submit(int channel, const session::RenderRequest& request);  // held until ready
-  void forget(int channel);
+  void submit(int channel, const session::RenderRequest& request) { engine_->submit(channel, request); }
+  void forget(int channel) { engine_->forget(channel); }
 
  private:
-  void encode_changed();  // network thread
-  void take(int channel);
+  void changed();  // network thread
 
   std::unique_ptr<session::SceneSource> source_;
-  const ServeOptions& options_;
-  Post post_;
   std::function<void(const std::string&)> failed_;
-  Deliver deliver_;
-  std::unique_ptr<session::EncodeJob> encode_;
-  std::unique_ptr<session::RenderThread> renderer_;
-  std::map<int, session::RenderRequest> held_;
-  std::atomic<bool> encode_posted_{false};
+  std::unique_ptr<SceneEngine> engine_;
+  bool announced_ = false;
 };
 
 }  // namespace lact::serve

@@ -63,7 +63,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void video();
   void download_video();
   void paths();
-  void start_render(const Camera& camera);
+  void start_render(const Camera& camera, int scene);
   void rendered(session::RenderedView view);
 
   void refuse_too_large() {
@@ -168,7 +168,12 @@ void HttpSession::act() {
     case Action::page:
       return respond(http::status::ok, "text/html; charset=utf-8", std::string(page_html()));
     case Action::scene:
-      return respond(http::status::ok, "application/json", json_text(context_.hub.scene()) + "\n");
+      if (decision_.scene >= context_.hub.scene_count())
+        return reply(http::status::not_found,
+                     "scene: no scene " + std::to_string(decision_.scene) + " (GET /api/scenes)");
+      return respond(http::status::ok, "application/json", json_text(context_.hub.scene(decision_.scene)) + "\n");
+    case Action::scenes:
+      return respond(http::status::ok, "application/json", json_text(context_.hub.scene_list()) + "\n");
     case Action::render:
       return render();
     case Action::stream:
@@ -260,18 +265,26 @@ void HttpSession::download_video() {
 }
 
 void HttpSession::render() {
-  if (!context_.hub.ready()) return reply(http::status::service_unavailable, "the scene is still being encoded");
+  Hub& hub = context_.hub;
   Camera camera;
+  int scene = 0;
   try {
-    camera = render_body_camera(parser_->get().body(), context_.hub.limits());
+    camera = render_body_camera(parser_->get().body(), hub.limits());
+    scene = body_scene(parser_->get().body(), hub.scene_count()).value_or(0);
   } catch (const std::exception& e) {
     return reply(http::status::bad_request, e.what());
   }
-  context_.queue_render([self = shared_from_this(), camera] { self->start_render(camera); });
+  if (!hub.ready(scene)) {
+    hub.use_scene(scene);  // its encode (or its state's load) starts: ask again
+    return reply(http::status::service_unavailable, hub.scene_count() > 1
+                                                        ? "scene " + std::to_string(scene) + " is still being encoded"
+                                                        : "the scene is still being encoded");
+  }
+  context_.queue_render([self = shared_from_this(), camera, scene] { self->start_render(camera, scene); });
 }
 
 // Its own channel: the render thread hands the view back on the network thread.
-void HttpSession::start_render(const Camera& camera) {
+void HttpSession::start_render(const Camera& camera, int scene) {
   session::RenderRequest request;
   request.camera = camera;
   auto channel = std::make_shared<int>(-1);
@@ -280,6 +293,7 @@ void HttpSession::start_render(const Camera& camera) {
     self->context_.render_done();
     self->rendered(std::move(v));
   });
+  context_.hub.select_scene(*channel, scene);
   context_.hub.submit(*channel, request);
 }
 

@@ -6,49 +6,40 @@
 
 namespace lact::serve {
 
-Hub::Hub(const ServeOptions& options, session::SceneSource& source, std::string token, Post post,
-         std::function<void(const std::string&)> failed, std::unique_ptr<session::SceneSource> compare)
-    : options_(options),
-      source_(source),
-      token_(std::move(token)),
-      post_(std::move(post)),
-      failed_(std::move(failed)),
-      frame_(session::scene_frame(source.cameras)) {
-  limits_.patch = source.model->config().patch_size;
+Hub::Hub(const ServeOptions& options, std::vector<std::unique_ptr<session::SceneSource>> scenes, std::string token,
+         Post post, std::function<void(const std::string&)> failed, std::unique_ptr<session::SceneSource> compare)
+    : options_(options), token_(std::move(token)), post_(std::move(post)), failed_(std::move(failed)) {
+  limits_.patch = scenes.at(0)->model->config().patch_size;  // one model for every scene
   limits_.max_side = options.max_side;
-  description_ = scene_description(source, frame_, limits_);
+  for (const auto& source : scenes) frames_.push_back(session::scene_frame(source->cameras));
+  scenes_ = std::make_unique<ServedScenes>(
+      std::move(scenes), options, post_,
+      [this](int scene, int channel, session::RenderedView view) { deliver(scene, channel, std::move(view)); },
+      [this](int scene) { scene_changed(scene); });
+  scenes_->pinned = [this](int scene) { return pinned(scene); };
   VideoLimits video_limits;
   video_limits.max_frames = options.max_video_frames, video_limits.max_jobs = options.max_video_jobs;
   video_limits.max_side = options.max_side, video_limits.patch = limits_.patch;
   video_limits.max_seconds = options.max_video_seconds;
   videos_ = std::make_unique<VideoJobs>(
       options.out, video_limits, post_,
-      [this](std::function<void()> job) {
-        if (!renderer_) return false;
-        renderer_->submit_job(std::move(job));
-        return true;
-      },
+      [this](int scene, std::function<void()> job) { return scenes_->engine(scene).submit_job(std::move(job)); },
       [this](int client, const nlohmann::json& message) {
         auto found = channels_.find(client);
         if (found != channels_.end() && found->second.on_status) found->second.on_status(message);
       });
   if (compare) open_compare(std::move(compare));
-  encode_ = std::make_unique<session::EncodeJob>(source_, options.common.threads, [this] {
-    // From the encode's thread: one pending notice at a time is enough (it reads the newest progress).
-    if (!encode_posted_.exchange(true)) post_([this] { encode_changed(); });
-  });
 }
 
 Hub::~Hub() { stop(); }
 
 void Hub::stop() {
-  renderer_.reset();
-  encode_.reset();
+  scenes_->stop();
   if (compare_) compare_->stop();
 }
 
 void Hub::start() {
-  encode_->start();
+  scenes_->use(0);
   if (compare_) compare_->start();
 }
 
@@ -60,65 +51,60 @@ void Hub::open_compare(std::unique_ptr<session::SceneSource> compare) {
                                              OnView on_view = found->second.on_side_b;  // may close its channel
                                              on_view(std::move(view));
                                            });
-  nlohmann::json a = side_names(source_);
-  a["side"] = "a";
-  description_["sides"] = nlohmann::json::array({a, side_names(compare_->source())});
-  description_["sides"][1]["side"] = "b";
 }
 
-nlohmann::json Hub::status() const {
-  const session::EncodeJob::Progress progress = encode_->progress();
+nlohmann::json Hub::status(int index) const {
+  const nlohmann::json progress = scenes_->engine(index).progress();
+  const bool on_disk = !scenes_->source(index).state_path.empty();
+  const std::string idle = scenes_->queued(index) ? "waiting for another scene's encode"
+                           : on_disk              ? "not in memory (its state file is read when asked for)"
+                                                  : "not encoded yet (encoded when asked for)";
   nlohmann::json out{{"type", "status"},
-                     {"stage", progress.stage},
-                     {"fraction", progress.fraction},
-                     {"elapsed_s", progress.elapsed_s}};
-  if (ready()) {
-    out["status"] = "ready";
-    out["encode_s"] = encode_->encode_seconds();
-  } else {
-    // Finished without an error but the renderer not yet made (encode_changed runs after the job ends): still
-    // "encoding" for a moment, never "failed" with no error (a client polling then saw a failure, one CI run).
-    const bool failed = encode_->finished() && !encode_->error().empty();
-    out["status"] = failed ? "failed" : "encoding";
-    if (failed) out["error"] = encode_->error();
+                     {"scene_index", index},
+                     {"stage", progress.value("stage", idle)},
+                     {"fraction", progress.value("fraction", 0.0)},
+                     {"elapsed_s", progress.value("elapsed_s", 0.0)}};
+  const std::string now = progress.at("status");
+  // Idle (not started, queued or released) reads as "encoding": a client asking for it starts it.
+  out["status"] = now == "idle" ? "encoding" : now;
+  for (const char* key : {"encode_s", "error"})
+    if (progress.contains(key)) out[key] = progress.at(key);
+  return out;
+}
+
+nlohmann::json Hub::scene(int index) const {
+  nlohmann::json out = scene_description(scenes_->source(index), frames_.at(index), limits_);
+  out["status"] = status(index);
+  out["index"] = index;
+  out["scenes"] = scenes_->size();
+  if (compare_) {
+    nlohmann::json a = side_names(scenes_->source(index));
+    a["side"] = "a";
+    out["sides"] = nlohmann::json::array({a, compare_->describe()});
   }
   return out;
 }
 
-nlohmann::json Hub::scene() const {
-  nlohmann::json out = description_;
-  out["status"] = status();
-  if (compare_) out["sides"][1] = compare_->describe();
-  return out;
+bool Hub::pinned(int scene) const {
+  if (videos_->uses_scene(scene)) return true;
+  for (const auto& [id, channel] : channels_)
+    if (channel.scene == scene && scenes_->engine(scene).holds(id)) return true;
+  return false;
 }
 
-void Hub::encode_changed() {
-  encode_posted_ = false;
-  const nlohmann::json now = status();
+void Hub::scene_changed(int index) {
+  const nlohmann::json now = status(index);
   const std::string line = now.at("stage").get<std::string>();
-  if (line != last_printed_) {
-    std::fprintf(stderr, "lact serve: %s (%.0f%%)\n", terminal_text(line).c_str(),
+  const bool idle = scenes_->engine(index).stage() == SceneEngine::Stage::idle;  // released: said so already
+  if (line != last_printed_[index] && !idle) {
+    const std::string name = scene_count() > 1 ? "scene '" + source(index).selection.scene.name + "': " : "";
+    std::fprintf(stderr, "lact serve: %s%s (%.0f%%)\n", terminal_text(name).c_str(), terminal_text(line).c_str(),
                  100 * now.at("fraction").get<double>());
-    last_printed_ = line;
+    last_printed_[index] = line;
   }
-  if (encode_->finished() && !renderer_) {
-    if (!encode_->error().empty()) {
-      for (auto& [id, channel] : channels_)
-        if (channel.on_status) channel.on_status(now);
-      failed_(encode_->error());
-      return;
-    }
-    renderer_ = std::make_unique<session::RenderThread>(
-        *source_.run, encode_->state(), [this](int view) { return source_.ground_truth(view); }, source_.width,
-        source_.height, session::render_threads(options_, source_),
-        [this](int channel) { post_([this, channel] { deliver(channel); }); },
-        [this](int view) { return source_.nearest_input(view); });
-    for (const auto& [channel, request] : held_) renderer_->submit(request, channel);
-    held_.clear();
-  }
-  const nlohmann::json message = status();
   for (auto& [id, channel] : channels_)
-    if (channel.on_status) channel.on_status(message);
+    if (channel.on_status && channel.scene == index) channel.on_status(now);
+  if (now.at("status") == "failed" && scene_count() == 1) failed_(now.at("error").get<std::string>());
 }
 
 int Hub::open_channel(OnView on_view, OnStatus on_status, OnView on_side_b) {
@@ -128,11 +114,27 @@ int Hub::open_channel(OnView on_view, OnStatus on_status, OnView on_side_b) {
 }
 
 void Hub::close_channel(int channel) {
-  if (channels_.count(channel)) videos_->client_left(channel);  // its video job cancelled
-  channels_.erase(channel);
-  held_.erase(channel);
-  if (renderer_) renderer_->forget(channel);
+  auto found = channels_.find(channel);
+  if (found == channels_.end()) return;
+  videos_->client_left(channel);  // its video job cancelled
+  scenes_->engine(found->second.scene).forget(channel);
   if (compare_) compare_->forget(channel);
+  channels_.erase(found);
+}
+
+nlohmann::json Hub::select_scene(int channel, int index) {
+  auto found = channels_.find(channel);
+  if (found != channels_.end() && found->second.scene != index) {
+    scenes_->engine(found->second.scene).forget(channel);
+    found->second.scene = index;
+  }
+  scenes_->use(index);
+  return scene(index);
+}
+
+int Hub::channel_scene(int channel) const {
+  auto found = channels_.find(channel);
+  return found == channels_.end() ? 0 : found->second.scene;
 }
 
 void Hub::submit(int channel, const session::RenderRequest& request, bool side_a, bool side_b) {
@@ -140,28 +142,36 @@ void Hub::submit(int channel, const session::RenderRequest& request, bool side_a
   if (found == channels_.end()) return;
   if (side_b && compare_ && found->second.on_side_b) compare_->submit(channel, request);
   if (!side_a) return;
-  if (renderer_)
-    renderer_->submit(request, channel);
-  else
-    held_[channel] = request;
+  const int index = found->second.scene;
+  scenes_->engine(index).submit(channel, request);  // held until ready
+  scenes_->use(index);
 }
 
 nlohmann::json Hub::start_video(int client, const std::string& body) {
-  if (!ready()) throw VideoRefusal{503, "the scene is still being encoded"};
   if (!channels_.count(client) || !channels_.at(client).on_status)
     throw VideoRefusal{400, "client: " + std::to_string(client) +
                                 " is no open stream (give ?client=N, the \"client\" of the stream's scene message)"};
-  return videos_->start(client, body, *source_.run, encode_->state());
+  int index = channels_.at(client).scene;
+  try {
+    index = body_scene(body, scene_count()).value_or(index);
+  } catch (const std::exception& e) {
+    throw VideoRefusal{400, e.what()};
+  }
+  if (!ready(index)) {
+    scenes_->use(index);
+    throw VideoRefusal{503, scene_count() > 1 ? "scene " + std::to_string(index) + " is still being encoded (or read)"
+                                              : "the scene is still being encoded"};
+  }
+  scenes_->use(index);
+  return videos_->start(client, body, *source(index).run, scenes_->engine(index).state(), index);
 }
 
-void Hub::deliver(int channel) {
-  if (!renderer_ || channel < 0) return;
-  std::optional<session::RenderedView> view = renderer_->take(channel);
+void Hub::deliver(int index, int channel, session::RenderedView view) {
   auto found = channels_.find(channel);
-  if (!view || found == channels_.end()) return;
+  if (found == channels_.end() || found->second.scene != index) return;  // a late result of another scene
   // A copy of the callback: it may close its own channel.
   OnView on_view = found->second.on_view;
-  on_view(std::move(*view));
+  on_view(std::move(view));
 }
 
 }  // namespace lact::serve

@@ -56,7 +56,15 @@ Decision route(const std::string& method, const Target& target, Decision d) {
     return d;
   };
   if (path == "/" && get) return d.action = Action::page, d;
-  if (path == "/api/scene" && get) return d.action = Action::scene, d;
+  if (path == "/api/scene" && get) {
+    const auto scene = target.query.find("scene");  // checked against the scenes when answered
+    if (scene != target.query.end() &&
+        (scene->second.empty() || scene->second.size() > 6 || !all_digits(scene->second)))
+      return refuse(400, "scene: give ?scene=N, a scene index (GET /api/scenes)");
+    if (scene != target.query.end()) d.scene = std::stoi(scene->second);
+    return d.action = Action::scene, d;
+  }
+  if (path == "/api/scenes" && get) return d.action = Action::scenes, d;
   if (path == "/api/render" && post) {
     if (target.query.count("format")) {
       const std::string& format = target.query.at("format");
@@ -92,10 +100,11 @@ Decision route(const std::string& method, const Target& target, Decision d) {
     d.replace = post && replace != target.query.end() && replace->second == "1";
     return d.action = get ? Action::path_load : Action::path_save, d;
   }
-  if (path == "/" || path == "/api/scene" || path == "/api/render") return refuse(405, "method not allowed here");
+  if (path == "/" || path == "/api/scene" || path == "/api/scenes" || path == "/api/render")
+    return refuse(405, "method not allowed here");
   return refuse(404,
-                "not found (the page is /, the API /api/scene, /api/render, /api/video, /api/path/interpolate "
-                "and /api/paths)");
+                "not found (the page is /, the API /api/scene, /api/scenes, /api/render, /api/video, "
+                "/api/path/interpolate and /api/paths)");
 }
 
 }  // namespace

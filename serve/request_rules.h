@@ -31,7 +31,8 @@ struct ServerRules {
 enum class Action {
   refuse,
   page,
-  scene,
+  scene,   // GET /api/scene[?scene=N]
+  scenes,  // GET /api/scenes
   render,
   stream,
   video_start,
@@ -66,6 +67,7 @@ struct Decision {
   int client = -1;          // the video routes: the stream a job belongs to (?client=N)
   std::string name;         // path_load, path_save: the NAME of /api/paths/NAME, as sent (checked when used)
   bool replace = false;     // path_save: ?replace=1
+  int scene = 0;            // scene: ?scene=N, as sent (checked against the scenes when answered)
 };
 
 // The decision for one request header. Refusals, in order: 403 a Host that is not a loopback name (without a

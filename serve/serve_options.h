@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "session/scene_options.h"
 
@@ -23,6 +24,10 @@ struct ServeOptions : session::SceneOptions {
   double max_video_seconds = 3600;  // a video job rendering longer fails
   // Side b (serve/compare_side.h): the same inputs encoded by this model, or this second state of the scene.
   std::string compare_model, compare_state;
+  // Many scenes (serve/served_scenes.h): several --state files (then `state` stays empty), and the bound on the
+  // scene states held in memory (GiB).
+  std::vector<std::string> states;
+  double cache_memory_gb = 4;
 };
 
 }  // namespace lact::serve

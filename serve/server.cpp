@@ -12,6 +12,7 @@
 #include "serve/compare_side.h"
 #include "serve/http_session.h"
 #include "serve/keep_serving.h"
+#include "serve/served_scenes.h"
 #include "system/error.h"
 #include "system/terminal_text.h"
 
@@ -117,13 +118,16 @@ void check_serve_options(const ServeOptions& o) {
   if (o.max_clients < 1 || o.max_clients > 1024) throw Error("--max-clients", "must be in [1, 1024]");
   if (o.max_side < 1 || o.max_side > 8192) throw Error("--max-side", "must be in [1, 8192]");
   if (!(o.max_rate >= 1 && o.max_rate <= 100000)) throw Error("--max-rate", "must be in [1, 100000]");
+  if (!(o.cache_memory_gb >= 0 && o.cache_memory_gb <= 1e6)) throw Error("--cache-memory", "must be in [0, 1e6] GB");
 }
 
 void run_server(const ServeOptions& o) {
   check_serve_options(o);
-  session::SceneSource source = session::open_scene_source(o);
-  check_max_side(o, source);
-  std::unique_ptr<session::SceneSource> compare = open_compare_source(o, source);  // side b, checked here
+  std::vector<std::unique_ptr<session::SceneSource>> scenes = open_served_scenes(o);
+  for (const auto& scene : scenes) check_max_side(o, *scene);
+  std::unique_ptr<session::SceneSource> compare = open_compare_source(o, *scenes[0]);  // side b, checked here
+  const std::string title =
+      scenes.size() > 1 ? std::to_string(scenes.size()) + " scenes" : terminal_text(scenes[0]->selection.scene.name);
   const std::string token = o.no_token ? "" : o.token.empty() ? generate_token() : o.token;
 
   // Destroyed in this order: the io_context's handlers (sessions close their channels), the threads (their
@@ -132,7 +136,7 @@ void run_server(const ServeOptions& o) {
   auto io = std::make_unique<asio::io_context>(1);
   std::string failure;
   hub = std::make_unique<Hub>(
-      o, source, token, [&io](std::function<void()> f) { asio::post(*io, std::move(f)); },
+      o, std::move(scenes), token, [&io](std::function<void()> f) { asio::post(*io, std::move(f)); },
       [&](const std::string& error) {
         failure = error;
         io->stop();
@@ -143,8 +147,7 @@ void run_server(const ServeOptions& o) {
   auto pause = std::make_unique<asio::steady_timer>(*io);
   listen(*acceptor, o);
   const int port = acceptor->local_endpoint().port();
-  std::printf("lact serve: %s on %s:%d\n  open %s\n", terminal_text(source.selection.scene.name).c_str(),
-              o.bind.c_str(), port, url(o, port, token).c_str());
+  std::printf("lact serve: %s on %s:%d\n  open %s\n", title.c_str(), o.bind.c_str(), port, url(o, port, token).c_str());
   if (!is_loopback(o.bind)) std::printf("  (listening beyond this machine: keep the token secret)\n");
   std::fflush(stdout);
 

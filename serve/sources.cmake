@@ -11,4 +11,6 @@ set(LACT_SERVE_CORE_SOURCES
   messages.cpp
   frame_encoding.cpp
   path_routes.cpp
+  scene_engine.cpp
+  served_scenes.cpp
 )

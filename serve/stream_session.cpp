@@ -87,8 +87,12 @@ class StreamSession : public std::enable_shared_from_this<StreamSession> {
 
   void handle(const std::string& message) {
     session::RenderRequest request;
+    Hub& hub = context_.hub;
     try {
-      const CameraMessage m = parse_camera_message(message, context_.hub.source().cameras, context_.hub.limits());
+      if (const std::optional<int> scene = scene_message(message, hub.scene_count(), hub.limits()))
+        return moved_to(*scene);
+      const CameraMessage m =
+          parse_camera_message(message, hub.source(hub.channel_scene(channel_)).cameras, hub.limits());
       request.camera = m.camera, request.view = m.view, request.tag = camera_tag(m);
     } catch (const std::exception& e) {
       return send_error(e.what());
@@ -106,6 +110,16 @@ class StreamSession : public std::enable_shared_from_this<StreamSession> {
       }
     }
     if (render_side[0] || render_side[1]) context_.hub.submit(channel_, request, render_side[0], render_side[1]);
+  }
+
+  // The client moved to another scene: its description (as the first message), and no frame of the old one
+  // sent again as this one's.
+  void moved_to(int scene) {
+    nlohmann::json description = context_.hub.select_scene(channel_, scene);
+    description["type"] = "scene";
+    description["client"] = channel_;
+    last_[0].reset(), last_[1].reset();
+    send_text(json_text(description));
   }
 
   // A result of side a (0) or, when comparing, side b (1).

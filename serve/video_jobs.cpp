@@ -70,7 +70,7 @@ VideoRequest parse_video_request(const std::string& body, const VideoLimits& lim
 }
 
 struct VideoJobs::Job {
-  int id = 0, client = -1, fps = 30;
+  int id = 0, client = -1, fps = 30, scene = 0;
   std::vector<Camera> frames;
   Run* run = nullptr;  // used on the render thread only
   std::shared_ptr<const SceneState> state;
@@ -95,8 +95,8 @@ VideoJobs::VideoJobs(std::string out, VideoLimits limits, Post post, RunJob run_
 
 VideoJobs::~VideoJobs() = default;
 
-nlohmann::json VideoJobs::start(int client, const std::string& body, Run& run,
-                                std::shared_ptr<const SceneState> state) {
+nlohmann::json VideoJobs::start(int client, const std::string& body, Run& run, std::shared_ptr<const SceneState> state,
+                                int scene) {
   VideoRequest request = parse_video_request(body, limits_);
   int unfinished = 0;
   for (const auto& [id, job] : jobs_) {
@@ -115,7 +115,7 @@ nlohmann::json VideoJobs::start(int client, const std::string& body, Run& run,
   if (error || !fs::is_directory(out_)) refuse(500, "--out: cannot create the video folder (" + error.message() + ")");
   auto job = std::make_shared<Job>();
   job->id = next_id_++, job->client = client, job->fps = request.fps, job->frames = std::move(request.frames);
-  job->run = &run, job->state = std::move(state);
+  job->run = &run, job->state = std::move(state), job->scene = scene;
   // The server's own name, never one from the client; a name taken (a file of an earlier server) is skipped.
   for (int k = 0;; ++k) {
     job->name = "video_" + std::to_string(job->id) + (k ? "_" + std::to_string(k) : "") + ".mp4";
@@ -135,7 +135,7 @@ void VideoJobs::start_next() {
     queue_.pop_front();
     running_ = job->id;
     job->phase = "rendering", job->started = now_s();
-    if (!run_job_([this, job] { step(job); })) {
+    if (!run_job_(job->scene, [this, job] { step(job); })) {
       job->phase = "failed", job->error = "the scene is not ready", running_ = 0;
       changed(job, true);
     }
@@ -184,7 +184,7 @@ void VideoJobs::step(const std::shared_ptr<Job>& job) {
     }
     if (now_s() - job->started > limits_.max_seconds) job->timed_out = true, job->cancelled = true;
     changed(job, false);
-    if (!run_job_([this, job] { step(job); })) job->phase = "failed", job->error = "the server stopped";
+    if (!run_job_(job->scene, [this, job] { step(job); })) job->phase = "failed", job->error = "the server stopped";
   });
 }
 
@@ -228,6 +228,12 @@ bool VideoJobs::cancel(int id) {
     changed(job, true);
   }
   return true;
+}
+
+bool VideoJobs::uses_scene(int scene) const {
+  for (const auto& [id, job] : jobs_)
+    if (job->scene == scene && !job->finished()) return true;
+  return false;
 }
 
 void VideoJobs::client_left(int client) {

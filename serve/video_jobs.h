@@ -50,16 +50,20 @@ VideoRequest parse_video_request(const std::string& body, const VideoLimits& lim
 
 class VideoJobs {
  public:
-  using Post = std::function<void(std::function<void()>)>;                // run on the network thread
-  using RunJob = std::function<bool(std::function<void()>)>;              // run on the render thread (false: not ready)
+  using Post = std::function<void(std::function<void()>)>;  // run on the network thread
+  // Runs a job on the render thread of scene N (false: not ready).
+  using RunJob = std::function<bool(int scene, std::function<void()>)>;
   using Notify = std::function<void(int client, const nlohmann::json&)>;  // a job's state, to its client
   VideoJobs(std::string out, VideoLimits limits, Post post, RunJob run_job, Notify notify);
   ~VideoJobs();
 
   // A job for `client` from `body` rendered by `run` (as `lact render --path` renders: Run::render_cameras, memory
-  // checked for each frame size) from `state`: its status (with "id"). Throws VideoRefusal: a bad body, over a
-  // bound, the client's job unfinished, the queue full, --out unusable.
-  nlohmann::json start(int client, const std::string& body, Run& run, std::shared_ptr<const SceneState> state);
+  // checked for each frame size) from `state`, of scene `scene` (whose render thread renders it): its status (with
+  // "id"). Throws VideoRefusal: a bad body, over a bound, the client's job unfinished, the queue full, --out
+  // unusable.
+  nlohmann::json start(int client, const std::string& body, Run& run, std::shared_ptr<const SceneState> state,
+                       int scene = 0);
+  bool uses_scene(int scene) const;  // a job of it queued or rendering
   // Whether job `id` is `client`'s (the routes answer 404 for another client's).
   bool owns(int id, int client) const;
   // The job's status; nullptr when there is no such job.

@@ -60,6 +60,7 @@ void EncodeJob::run() {
   try {
     if (!source.state_path.empty()) {
       set_progress("loading the scene state", 0);
+      std::lock_guard<std::mutex> exclusive(source.run->exclusive());
       const auto start = std::chrono::steady_clock::now();
       LoadedSceneState loaded = load_scene_state(source.state_path, model.weights(), source.run->backend());
       encode_seconds_ = seconds_since(start);
@@ -76,6 +77,7 @@ void EncodeJob::run() {
       const int layers = model.config().layers;
       set_progress("encoding " + std::to_string(n) + " views: layer 1 of " + std::to_string(layers), 0.2);
       int done = 0;
+      std::lock_guard<std::mutex> exclusive(source.run->exclusive());  // after another scene's render or encode
       const auto start = std::chrono::steady_clock::now();
       // Through the Run: the memory of the encode checked once, naming --inputs, before anything is allocated.
       SceneState encoded = source.run->encode_views(inputs, "--inputs", [&](const std::string& name, const Tensor&) {

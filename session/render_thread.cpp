@@ -160,11 +160,18 @@ void RenderThread::loop(int threads) {
       }
     }
     if (job) {
-      job();  // reports its own outcome
+      {
+        std::lock_guard<std::mutex> exclusive(run_.exclusive());  // the Run may be shared (lact serve's scenes)
+        job();                                                    // reports its own outcome
+      }
       std::lock_guard<std::mutex> lock(mutex_);
       job_busy_ = false;
     } else {
-      RenderedView view = render(request.serial, request.request);
+      RenderedView view;
+      {
+        std::lock_guard<std::mutex> exclusive(run_.exclusive());
+        view = render(request.serial, request.request);
+      }
       std::lock_guard<std::mutex> lock(mutex_);
       if (rendering_ == channel) done_[channel] = std::move(view);  // else forgotten while rendering
       busy_ = false;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "core/camera_geometry.h"
@@ -15,13 +16,30 @@
 
 namespace lact::session {
 
+namespace fs = std::filesystem;
+
 namespace {
+
+// The model at `path`, loaded into the source's Run unless that Run (shared by other scenes) holds it already:
+// the scenes of one server share one model, so a scene that names another is refused, naming `where`.
+void use_model(SceneSource& s, const std::string& path, const std::string& where) {
+  s.model_path = path;
+  const std::string& held = s.run->model_path();
+  std::error_code error;
+  if (held.empty()) {
+    s.model = &s.run->load_model(path);
+  } else if (held == path || fs::equivalent(held, path, error)) {
+    s.model = &s.run->model();
+  } else {
+    throw Error(where, "needs the model '" + path + "', the other scenes '" + held +
+                           "': the scenes one server shows share one model (give --model)");
+  }
+}
 
 // As `lact render --state`: the model, data, scene and preprocessing the state recorded.
 void plan_from_state(const SceneOptions& o, SceneSource& s) {
   const auto metadata = read_scene_state_metadata(o.state);
-  s.model_path = o.model.empty() ? model_recorded_in_state(metadata, o.state) : o.model;
-  s.model = &s.run->load_model(s.model_path);
+  use_model(s, o.model.empty() ? model_recorded_in_state(metadata, o.state) : o.model, o.state);
 
   s.selection = plan_from_state_metadata(metadata, o.data, o.state, s.model->config().patch_size);
   s.state_path = o.state;
@@ -83,14 +101,13 @@ void open_lpips(const SceneOptions& o, SceneSource& s) {
   s.lpips_path = path;
 }
 
-SceneSource open_scene_source(const SceneOptions& o) {
+SceneSource open_scene_source(const SceneOptions& o, std::shared_ptr<Run> shared) {
   SceneSource s;
-  s.run = std::make_unique<Run>(o.common);
+  s.run = shared ? std::move(shared) : std::make_shared<Run>(o.common);
   if (!o.state.empty()) {
     plan_from_state(o, s);
   } else {
-    s.model_path = o.model;
-    s.model = &s.run->load_model(o.model);
+    use_model(s, o.model, "--model");
     DataOptions data = o.data;  // the model's trained size and input count when not given
     apply_model_defaults(data, *s.model, true);
     if (data.inputs.empty()) throw Error(o.command, "give --inputs (to encode) or --state (a saved scene state)");

@@ -16,7 +16,9 @@
 namespace lact::session {
 
 struct SceneSource {
-  std::unique_ptr<Run> run;      // the backend and the model (one process); renders the novel views
+  // The backend and the model (one process); renders the novel views. Shared by the scenes of one `lact serve`
+  // (open_scene_source's `shared`): used under run->exclusive() from worker threads.
+  std::shared_ptr<Run> run;
   const Model* model = nullptr;  // run's
   std::string model_path;
   std::string state_path;  // set: open this encoded state instead of encoding
@@ -49,8 +51,9 @@ struct SceneSource {
   std::vector<PosedImage> input_view(int index) const;
 };
 
-// Throws Error for anything wrong (flags, data, model, --camera out of range).
-SceneSource open_scene_source(const SceneOptions& options);
+// Throws Error for anything wrong (flags, data, model, --camera out of range). `shared`: this Run (its model
+// loaded once: the model the options name must be the one it holds) instead of a new one.
+SceneSource open_scene_source(const SceneOptions& options, std::shared_ptr<Run> shared = nullptr);
 
 // The render thread's OpenMP threads: `options.render_threads`, else 1 for views under ~1 GFLOP, else --threads.
 int render_threads(const SceneOptions& options, const SceneSource& source);

@@ -10,5 +10,4 @@ set(LACT_SESSION_SOURCES
   scene_source.cpp
   encode_job.cpp
   render_thread.cpp
-  state_cache.cpp
 )

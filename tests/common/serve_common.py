@@ -191,6 +191,22 @@ def shipped(root):
             "16,20,24,28,34,38,42,46")
 
 
+def scene_index(root, folder, names=("toy_a", "toy_b", "toy_c")):
+    """An index of scenes under `folder`, each the shipped example's cameras and images, every second one's
+    colours inverted (so a render tells the scenes apart): the index's path."""
+    from PIL import Image, ImageOps
+    _, example, _ = shipped(root)
+    for k, name in enumerate(names):
+        os.makedirs(os.path.join(folder, name))
+        with open(os.path.join(example, "opencv_cameras.json"), "rb") as f, \
+                open(os.path.join(folder, name, "opencv_cameras.json"), "wb") as g:
+            g.write(f.read())
+        for file in sorted(f for f in os.listdir(example) if f.endswith(".png")):
+            image = Image.open(os.path.join(example, file)).convert("RGB")
+            (ImageOps.invert(image) if k % 2 else image).save(os.path.join(folder, name, file))
+    return write_json(os.path.join(folder, "index.json"), [n + "/opencv_cameras.json" for n in names])
+
+
 def decoded_frames(mp4, width, height):
     """Every frame of `mp4` decoded by ffmpeg as 8-bit RGB bytes."""
     p = subprocess.run(["ffmpeg", "-v", "error", "-i", mp4, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"],
