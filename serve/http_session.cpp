@@ -274,12 +274,8 @@ void HttpSession::render() {
   } catch (const std::exception& e) {
     return reply(http::status::bad_request, e.what());
   }
-  if (!hub.ready(scene)) {
-    hub.use_scene(scene);  // its encode (or its state's load) starts: ask again
-    return reply(http::status::service_unavailable, hub.scene_count() > 1
-                                                        ? "scene " + std::to_string(scene) + " is still being encoded"
-                                                        : "the scene is still being encoded");
-  }
+  if (const std::optional<Hub::Unavailable> why = hub.unavailable(scene))
+    return reply(static_cast<http::status>(why->status), why->message);
   context_.queue_render([self = shared_from_this(), camera, scene] { self->start_render(camera, scene); });
 }
 

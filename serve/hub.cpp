@@ -94,7 +94,10 @@ bool Hub::pinned(int scene) const {
 
 void Hub::scene_changed(int index) {
   const nlohmann::json now = status(index);
-  const std::string line = now.at("stage").get<std::string>();
+  const bool failed = now.at("status") == "failed";
+  // With one scene its failure ends the server, whose last line says why.
+  const std::string line = failed && scene_count() > 1 ? "failed: " + now.at("error").get<std::string>()
+                                                       : now.at("stage").get<std::string>();
   const bool idle = scenes_->engine(index).stage() == SceneEngine::Stage::idle;  // released: said so already
   if (line != last_printed_[index] && !idle) {
     const std::string name = scene_count() > 1 ? "scene '" + source(index).selection.scene.name + "': " : "";
@@ -104,7 +107,7 @@ void Hub::scene_changed(int index) {
   }
   for (auto& [id, channel] : channels_)
     if (channel.on_status && channel.scene == index) channel.on_status(now);
-  if (now.at("status") == "failed" && scene_count() == 1) failed_(now.at("error").get<std::string>());
+  if (failed && scene_count() == 1) failed_(now.at("error").get<std::string>());
 }
 
 int Hub::open_channel(OnView on_view, OnStatus on_status, OnView on_side_b) {
@@ -157,13 +160,18 @@ nlohmann::json Hub::start_video(int client, const std::string& body) {
   } catch (const std::exception& e) {
     throw VideoRefusal{400, e.what()};
   }
-  if (!ready(index)) {
-    scenes_->use(index);
-    throw VideoRefusal{503, scene_count() > 1 ? "scene " + std::to_string(index) + " is still being encoded (or read)"
-                                              : "the scene is still being encoded"};
-  }
-  scenes_->use(index);
+  if (const std::optional<Unavailable> why = unavailable(index)) throw VideoRefusal{why->status, why->message};
   return videos_->start(client, body, *source(index).run, scenes_->engine(index).state(), index);
+}
+
+std::optional<Hub::Unavailable> Hub::unavailable(int index) {
+  scenes_->use(index);  // its encode or load starts when it is not in memory
+  const SceneEngine& engine = scenes_->engine(index);
+  if (engine.ready()) return std::nullopt;
+  const std::string name = scene_count() > 1 ? "scene " + std::to_string(index) : "the scene";
+  if (engine.stage() == SceneEngine::Stage::failed)
+    return Unavailable{500, name + " could not be encoded: " + engine.error()};
+  return Unavailable{503, name + " is still being encoded (or its state read): ask again"};
 }
 
 void Hub::deliver(int index, int channel, session::RenderedView view) {

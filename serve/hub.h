@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,8 +52,13 @@ class Hub {
   nlohmann::json scene(int index = 0) const;
   nlohmann::json status(int index = 0) const;
   nlohmann::json scene_list() const { return scenes_->list(); }  // GET /api/scenes
-  // Marks the scene used and starts its encode or load when it has no state (an API request for it).
-  void use_scene(int scene) { scenes_->use(scene); }
+  // Why scene N cannot render now (an API request for it), as an HTTP status and one line: 503 while it is encoded
+  // or read (started here when it is not in memory), 500 when its encode failed; nullopt when it is ready.
+  struct Unavailable {
+    int status;
+    std::string message;
+  };
+  std::optional<Unavailable> unavailable(int scene);
 
   // A client's channel, on scene 0: `on_view` gets each result of its requests, `on_status` its scene's encode
   // progress (may be empty), `on_side_b` side b's results when comparing (empty: the channel asks side a only).

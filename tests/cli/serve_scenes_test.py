@@ -18,7 +18,7 @@ import time
 import unittest
 
 from cli_common import CRASH_MARKERS, ran_ok, scaled_model  # noqa: E402
-from serve_common import Server, camera_path, psnr, rgb, scene_index, shipped, write_json  # noqa: E402
+from serve_common import Server, camera_path, decoded_frames, psnr, rgb, scene_index, shipped, write_json  # noqa: E402
 from ws_client import WebSocket, frame_parts  # noqa: E402
 
 ARGS = None
@@ -194,8 +194,38 @@ class ManyScenesTest(unittest.TestCase):
             self.assertEqual(status, code, (query, body))
         self.assertEqual(self.server.request("POST", "/api/scenes")[0], 405)
 
+    def test_4_a_video_of_another_scene(self):
+        ws = WebSocket(self.server.stream_url())
+        try:
+            client = next_message(ws, "scene")["client"]  # on scene 0
+            query = "/api/video?client=%d" % client
+            body = dict(camera_path([self.camera] * 3), fps=10, scene=1)
+            status, _, answer = self.server.request("POST", query, body=json.dumps(body).encode())
+            self.assertEqual(status, 202, answer)
+            job = json.loads(answer)["id"]
+            status, _, answer = self.server.request("POST", query, body=json.dumps(dict(body, scene=3)).encode())
+            self.assertEqual(status, 400, answer)
+            self.assertIn("scene", json.loads(answer)["error"])
+            while True:
+                state = next_message(ws, "video")
+                if state["state"] in ("done", "failed", "cancelled"):
+                    break
+            self.assertEqual(state["state"], "done", state)
+            status, _, mp4 = self.server.request("GET", "/api/video/%d.mp4?client=%d" % (job, client))
+            self.assertEqual(status, 200)
+            path = os.path.join(self.tmp, "scene1.mp4")
+            with open(path, "wb") as f:
+                f.write(mp4)
+            first = decoded_frames(path, 64, 64)[0]
+            expected = self.rendered_from_state(self.state_file(1), "video1")[2]
+            self.assertGreater(psnr(first, expected), 30)  # toy_b's frame, through the video codec
+            self.assertLess(psnr(first, self.rendered_from_state(self.state_file(0), "video0")[2]), 20)
+        finally:
+            ws.close()
+
     def test_5_a_second_server_reads_the_saved_states(self):
         # A state file under --out/states recording another encoding (toy_a's in toy_b's place) is left alone.
+        expected = rgb(self.scenes.render(2, self.camera))  # before a file the first server reads changes
         replaced = self.state_file(1)
         shutil.copy(self.state_file(1), replaced + ".bak")
         shutil.copy(self.state_file(0), replaced)
@@ -205,7 +235,7 @@ class ManyScenesTest(unittest.TestCase):
             scenes = Scenes(second)
             cache = scenes.list()["cache"]
             self.assertEqual((cache["encodes"], cache["loads"]), (0, 1), cache)  # toy_a read at start
-            self.assertEqual(rgb(scenes.render(2, self.camera)), rgb(self.scenes.render(2, self.camera)))
+            self.assertEqual(rgb(scenes.render(2, self.camera)), expected)
             cache = scenes.list()["cache"]
             self.assertEqual((cache["encodes"], cache["loads"]), (0, 2), cache)
             served = rgb(scenes.render(1, self.camera))
@@ -218,6 +248,37 @@ class ManyScenesTest(unittest.TestCase):
         finally:
             stop_cleanly(second)
             shutil.move(replaced + ".bak", replaced)
+
+
+class FailedSceneTest(unittest.TestCase):
+    """A scene whose input view does not decode fails alone: its requests are refused saying why, the others serve."""
+
+    def test_a_failed_scene_is_refused_and_the_others_serve(self):
+        tmp = tempfile.mkdtemp(prefix="lact_serve_failed_")
+        model, _, inputs = shipped(ARGS.root)
+        index = scene_index(ARGS.root, tmp, ("toy_a", "broken"))
+        with open(os.path.join(tmp, "broken", "016.png"), "r+b") as f:  # input view 16, cut short
+            f.truncate(100)
+        server = Server(ARGS.lact, "--model", model, "--data", index, "--inputs", inputs, "--no-token",
+                        "--out", os.path.join(tmp, "out"))
+        try:
+            camera = server.ready()["views"][2]["camera"]
+            deadline = time.time() + 120
+            while time.time() < deadline:
+                status, _, body = server.render(dict(camera, scene=1))
+                if status != 503:
+                    break
+                time.sleep(0.2)
+            self.assertEqual(status, 500, body)
+            self.assertIn("scene 1 could not be encoded: ", json.loads(body)["error"])
+            self.assertIn("016.png", json.loads(body)["error"])
+            self.assertEqual([s["status"] for s in Scenes(server).list()["scenes"]], ["ready", "failed"])
+            self.assertEqual(Scenes(server).render(0, camera)[:4], b"\x89PNG")
+            self.assertTrue(server.alive())
+        finally:
+            se = stop_cleanly(server)
+            shutil.rmtree(tmp, ignore_errors=True)
+        self.assertIn("scene 'broken': failed: ", se)
 
 
 class SeveralStatesTest(unittest.TestCase):
