@@ -54,17 +54,25 @@ void mlp(Backend& be, const MlpWeights& weights, const Tensor& y, Tensor& out);
 // ---- the large-chunk TTT layer
 
 struct TttWeights : KindWeights {
-  Tensor qkv;                           // f.to_qkv.weight [3 dim, dim]
-  Tensor out_proj;                      // f.c_proj.weight [dim, dim]
-  Tensor w0, w1, w2;                    // initial fast weights [heads, D, d_h], [heads, d_h, D], [heads, D, d_h]
-  Tensor lr_weight, lr_bias;            // lr_fc [3 heads, dim], [3 heads]
-  Tensor o_norm;                        // per-head RMSNorm [D]
-  Tensor w0_norms, w1_norms, w2_norms;  // column norms of the initial fast weights (the weight-norm targets)
+  Tensor qkv;       // f.to_qkv.weight [3 dim, dim]
+  Tensor out_proj;  // f.c_proj.weight [dim, dim]
+  // The initial fast weights: W0 and W2 (f.w0, f.w2, each [heads, D, d_h]) side by side, [heads, D, 2 d_h] with W0
+  // in columns [0, d_h), so that one product K [W0|W2] applies both (issue 51 item 4); W1 [heads, d_h, D].
+  Tensor w02, w1;
+  Tensor lr_weight, lr_bias;  // lr_fc [3 heads, dim], [3 heads]
+  Tensor o_norm;              // per-head RMSNorm [D]
+  // Column norms of the initial fast weights (the weight-norm targets): [heads, 2 d_h] for [W0|W2], [heads, D].
+  Tensor w02_norms, w1_norms;
 };
 
+// The fast weights, W0 and W2 side by side as in TttWeights: w02 [heads, D, 2 d_h], w1 [heads, d_h, D]. The
+// update's summed directions take the same form ([dW0|dW2] from one product K^T [dgate|dup]).
 struct FastWeights {
-  Tensor w0, w1, w2;  // [heads, D, d_h], [heads, d_h, D], [heads, D, d_h]
+  Tensor w02, w1;
 };
+// W0 and W2 as the separate tensors [heads, D, d_h] a state file holds, and back.
+void unpack_w02(Backend& be, const Tensor& w02, Tensor& w0, Tensor& w2);
+Tensor pack_w02(Backend& be, const Tensor& w0, const Tensor& w2);
 
 // Per-head projections of y: q (and k, v, per-token learning rates when `with_keys`).
 struct TttProjections {
@@ -99,6 +107,11 @@ inline MatrixOperand rows_from(const Tensor& t, int64_t begin) {
   return {t.data() + begin * t.dim(2), t.dim(2), t.dim(1) * t.dim(2)};
 }
 inline MatrixOperand whole(const Tensor& t) { return {t.data(), t.dim(2), t.dim(1) * t.dim(2)}; }
+// Columns [first, first + cols) of every batch entry of t [batch, rows, width], as a GEMM operand (W0 or W2 of a
+// packed [W0|W2]).
+inline MatrixOperand column_block(const Tensor& t, int64_t first) {
+  return {t.data() + first, t.dim(2), t.dim(1) * t.dim(2)};
+}
 
 // (ttt_low_rank_route, the choice of the Newton-Schulz route, is the kind's: core/kinds/ttt_kind.h.)
 

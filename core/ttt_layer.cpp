@@ -29,7 +29,23 @@ void finish_apply(Backend& be, const TttWeights& w, Tensor& o, Tensor& out) {
 
 }  // namespace
 
-FastWeights initial_fast_weights(const TttWeights& w) { return {w.w0, w.w1, w.w2}; }
+FastWeights initial_fast_weights(const TttWeights& w) { return {w.w02, w.w1}; }
+
+void unpack_w02(Backend& be, const Tensor& w02, Tensor& w0, Tensor& w2) {
+  const int64_t batch = w02.dim(0), rows = w02.dim(1), cols = w02.dim(2) / 2;
+  w0 = be.empty({batch, rows, cols});
+  w2 = be.empty({batch, rows, cols});
+  be.copy_blocks(w0.data(), cols, w02.data(), 2 * cols, cols, batch * rows);
+  be.copy_blocks(w2.data(), cols, w02.data() + cols, 2 * cols, cols, batch * rows);
+}
+
+Tensor pack_w02(Backend& be, const Tensor& w0, const Tensor& w2) {
+  const int64_t batch = w0.dim(0), rows = w0.dim(1), cols = w0.dim(2);
+  Tensor w02 = be.empty({batch, rows, 2 * cols});
+  be.copy_blocks(w02.data(), 2 * cols, w0.data(), cols, cols, batch * rows);
+  be.copy_blocks(w02.data() + cols, 2 * cols, w2.data(), cols, cols, batch * rows);
+  return w02;
+}
 
 namespace {
 
@@ -89,60 +105,68 @@ namespace {
 
 // The token-wise part of the update for tokens [begin, end): the inner forward and backward of the
 // SwiGLU fast weight on the keys, with the per-token learning rates folded into the row scaling.
-// Outputs, each [heads, n, d_h]: gate <- lr0 * dL/dgate, up <- lr1 * hidden, dhidden <- lr2 * dL/dup,
-// so that dW0 = K^T gate, dW1 = up^T V, dW2 = K^T dhidden ((diag(lr) K)^T X = K^T (diag(lr) X)).
+// gate_up [heads, n, 2 d_h] = K [W0|W2] (one product), then [lr0 dL/dgate | lr2 dL/dup]; hidden [heads, n, d_h] =
+// V W1^T, then lr1 * hidden: so that [dW0|dW2] = K^T gate_up and dW1 = hidden^T V ((diag(lr) K)^T X =
+// K^T (diag(lr) X)).
 struct Directions {
-  Tensor gate, up, dhidden;
+  Tensor gate_up, hidden;
 };
 
 Directions token_directions(Backend& be, const FastWeights& initial, const TttProjections& p, int64_t begin,
                             int64_t end) {
-  const int64_t heads = p.k.dim(0), d = p.k.dim(2), hidden = initial.w0.dim(2), n = end - begin;
+  const int64_t heads = p.k.dim(0), d = p.k.dim(2), hidden = initial.w1.dim(1), n = end - begin;
   const MatrixOperand k = rows_from(p.k, begin), v = rows_from(p.v, begin);
-  Directions r{be.empty({heads, n, hidden}), be.empty({heads, n, hidden}), be.empty({heads, n, hidden})};
-  be.gemm(false, false, n, hidden, d, 1.0f, k, whole(initial.w0), 0.0f, r.gate.data(), hidden, n * hidden, heads);
-  be.gemm(false, false, n, hidden, d, 1.0f, k, whole(initial.w2), 0.0f, r.up.data(), hidden, n * hidden, heads);
-  be.gemm(false, true, n, hidden, d, 1.0f, v, whole(initial.w1), 0.0f, r.dhidden.data(), hidden, n * hidden, heads);
+  Directions r{be.empty({heads, n, 2 * hidden}), be.empty({heads, n, hidden})};
+  be.gemm(false, false, n, 2 * hidden, d, 1.0f, k, whole(initial.w02), 0.0f, r.gate_up.data(), 2 * hidden,
+          n * 2 * hidden, heads);
+  be.gemm(false, true, n, hidden, d, 1.0f, v, whole(initial.w1), 0.0f, r.hidden.data(), hidden, n * hidden, heads);
   // lr_j of head h at token t: lr[t*3H + j*H + h], applied in the same pass (issue 51 item 4)
   const float* lr = p.lr.data() + begin * 3 * heads;
-  be.swiglu_backward_scaled(r.gate, r.up, r.dhidden, lr, heads, 1, 3 * heads);
+  be.swiglu_backward_packed(r.gate_up, r.hidden, lr, heads, 1, 3 * heads);
   return r;
 }
 
 FastWeights copy_of(Backend& be, const FastWeights& w) {
-  FastWeights c{be.empty(w.w0.shape()), be.empty(w.w1.shape()), be.empty(w.w2.shape())};
-  be.copy(c.w0, w.w0);
+  FastWeights c{be.empty(w.w02.shape()), be.empty(w.w1.shape())};
+  be.copy(c.w02, w.w02);
   be.copy(c.w1, w.w1);
-  be.copy(c.w2, w.w2);
   return c;
 }
 
 void restore_norms(Backend& be, const TttWeights& w, FastWeights& fast) {
-  be.restore_column_norms(fast.w0, w.w0_norms, kWeightNormEps);
+  be.restore_column_norms(fast.w02, w.w02_norms, kWeightNormEps);  // per column: W0's and W2's alike
   be.restore_column_norms(fast.w1, w.w1_norms, kWeightNormEps);
-  be.restore_column_norms(fast.w2, w.w2_norms, kWeightNormEps);
+}
+
+// Newton-Schulz on dW0 and dW2 each (the packed [dW0|dW2] split and packed back).
+void newton_schulz_w02(Backend& be, Tensor& dw02, int steps) {
+  Tensor dw0, dw2;
+  unpack_w02(be, dw02, dw0, dw2);
+  newton_schulz5(be, dw0, steps);
+  newton_schulz5(be, dw2, steps);
+  dw02 = pack_w02(be, dw0, dw2);
 }
 
 }  // namespace
 
 void ttt_accumulate_directions(Backend& be, const FastWeights& initial, const TttProjections& p, int64_t begin,
                                int64_t end, FastWeights& dw) {
-  const int64_t heads = p.k.dim(0), d = p.k.dim(2), hidden = initial.w0.dim(2), n = end - begin;
+  const int64_t heads = p.k.dim(0), d = p.k.dim(2), hidden = initial.w1.dim(1), n = end - begin;
   if (n <= 0) return;
   const Directions r = token_directions(be, initial, p, begin, end);
   const MatrixOperand k = rows_from(p.k, begin), v = rows_from(p.v, begin);
-  be.gemm(true, false, d, hidden, n, 1.0f, k, whole(r.gate), 1.0f, dw.w0.data(), hidden, d * hidden, heads);
-  be.gemm(true, false, hidden, d, n, 1.0f, whole(r.up), v, 1.0f, dw.w1.data(), d, hidden * d, heads);
-  be.gemm(true, false, d, hidden, n, 1.0f, k, whole(r.dhidden), 1.0f, dw.w2.data(), hidden, d * hidden, heads);
+  be.gemm(true, false, d, 2 * hidden, n, 1.0f, k, whole(r.gate_up), 1.0f, dw.w02.data(), 2 * hidden, d * 2 * hidden,
+          heads);
+  be.gemm(true, false, hidden, d, n, 1.0f, whole(r.hidden), v, 1.0f, dw.w1.data(), d, hidden * d, heads);
 }
 
 FastWeights ttt_finish_update(Backend& be, const TttParams& config, const TttWeights& w, const FastWeights& initial,
                               FastWeights& dw) {
-  for (Tensor* delta : {&dw.w0, &dw.w1, &dw.w2}) newton_schulz5(be, *delta, config.muon_update_steps);
+  newton_schulz_w02(be, dw.w02, config.muon_update_steps);
+  newton_schulz5(be, dw.w1, config.muon_update_steps);
   FastWeights updated = copy_of(be, initial);
-  be.add(updated.w0, dw.w0);
+  be.add(updated.w02, dw.w02);
   be.add(updated.w1, dw.w1);
-  be.add(updated.w2, dw.w2);
   restore_norms(be, w, updated);
   return updated;
 }
@@ -150,17 +174,17 @@ FastWeights ttt_finish_update(Backend& be, const TttParams& config, const TttWei
 FastWeights ttt_update(Backend& be, const TttParams& config, const TttWeights& w, const TttProjections& p,
                        NewtonSchulzRoute route, int64_t token_tile, Collective* collective) {
   const FastWeights initial = initial_fast_weights(w);
-  const int64_t local = p.k.dim(1), d = p.k.dim(2), hidden = initial.w0.dim(2);
+  const int64_t local = p.k.dim(1), d = p.k.dim(2), hidden = initial.w1.dim(1);
   const int64_t tokens = sum_over_ranks(collective, local);  // the route is every rank's choice alike
   const int steps = config.muon_update_steps;
   const bool low_rank = ttt_low_rank_route(route, tokens, token_tile, d, hidden, steps);
 
   if (!low_rank) {
-    FastWeights dw{be.zeros(initial.w0.shape()), be.zeros(initial.w1.shape()), be.zeros(initial.w2.shape())};
+    FastWeights dw{be.zeros(initial.w02.shape()), be.zeros(initial.w1.shape())};
     for (int64_t begin = 0; begin < local; begin += token_tile)
       ttt_accumulate_directions(be, initial, p, begin, std::min(local, begin + token_tile), dw);
     if (collective)  // one sum over ranks per direction; Newton-Schulz then runs on the same total everywhere
-      for (Tensor* delta : {&dw.w0, &dw.w1, &dw.w2}) collective->all_reduce_sum(be, *delta);
+      for (Tensor* delta : {&dw.w02, &dw.w1}) collective->all_reduce_sum(be, *delta);
     return ttt_finish_update(be, config, w, initial, dw);
   }
 
@@ -168,10 +192,15 @@ FastWeights ttt_update(Backend& be, const TttParams& config, const TttWeights& w
   // the factors (N <= one token tile) are gathered, so every rank computes what one process would.
   const Directions r = token_directions(be, initial, p, 0, local);
   const Tensor k = gather_token_rows(be, collective, p.k), v = gather_token_rows(be, collective, p.v);
-  FastWeights updated = copy_of(be, initial);
-  newton_schulz5_low_rank_add(be, k, gather_token_rows(be, collective, r.gate), steps, updated.w0);  // K^T dgate
-  newton_schulz5_low_rank_add(be, gather_token_rows(be, collective, r.up), v, steps, updated.w1);    // hidden^T V
-  newton_schulz5_low_rank_add(be, k, gather_token_rows(be, collective, r.dhidden), steps, updated.w2);
+  Tensor dgate, dup, w0, w2;
+  unpack_w02(be, r.gate_up, dgate, dup);
+  unpack_w02(be, initial.w02, w0, w2);
+  FastWeights updated{Tensor(), be.empty(initial.w1.shape())};
+  be.copy(updated.w1, initial.w1);
+  newton_schulz5_low_rank_add(be, k, gather_token_rows(be, collective, dgate), steps, w0);             // K^T dgate
+  newton_schulz5_low_rank_add(be, gather_token_rows(be, collective, r.hidden), v, steps, updated.w1);  // hidden^T V
+  newton_schulz5_low_rank_add(be, k, gather_token_rows(be, collective, dup), steps, w2);
+  updated.w02 = pack_w02(be, w0, w2);
   restore_norms(be, w, updated);
   return updated;
 }
@@ -185,19 +214,18 @@ void ttt_apply(Backend& be, const TttParams& config, const TttWeights& w, const 
     finish_apply(be, w, o, out);
     return;
   }
-  const int64_t hidden = fast.w0.dim(2);
+  const int64_t hidden = fast.w1.dim(1), width = 2 * hidden;
   const int64_t tile = std::max<int64_t>(1, std::min(token_tile, tokens));
-  Tensor gate = be.empty({heads, tile, hidden}), up = be.empty(gate.shape());
+  Tensor gate_up = be.empty({heads, tile, width});
   for (int64_t begin = 0; begin < tokens; begin += tile) {
     const int64_t n = std::min(tile, tokens - begin);
-    const MatrixOperand qs = rows_from(q, begin);
-    be.gemm(false, false, n, hidden, d, 1.0f, qs, whole(fast.w0), 0.0f, gate.data(), hidden, n * hidden, heads);
-    be.gemm(false, false, n, hidden, d, 1.0f, qs, whole(fast.w2), 0.0f, up.data(), hidden, n * hidden, heads);
-    Tensor g = gate.reshape({heads * tile, hidden}).slice(0, heads * n).reshape({heads, n, hidden});
-    Tensor u = up.reshape({heads * tile, hidden}).slice(0, heads * n).reshape({heads, n, hidden});
-    be.swiglu(g, u, g);
-    be.gemm(false, false, n, d, hidden, 1.0f, whole(g), whole(fast.w1), 0.0f, o.data() + begin * d, d, tokens * d,
-            heads);
+    // [gate | up] = q [W0|W2] in one product, then silu(gate) * up into gate's columns, read with row stride 2 d_h
+    be.gemm(false, false, n, width, d, 1.0f, rows_from(q, begin), whole(fast.w02), 0.0f, gate_up.data(), width,
+            n * width, heads);
+    Tensor gu = gate_up.reshape({heads * tile, width}).slice(0, heads * n).reshape({heads, n, width});
+    be.swiglu_packed(gu);
+    be.gemm(false, false, n, d, hidden, 1.0f, {gu.data(), width, n * width}, whole(fast.w1), 0.0f, o.data() + begin * d,
+            d, tokens * d, heads);
   }
   finish_apply(be, w, o, out);
 }

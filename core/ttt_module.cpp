@@ -14,24 +14,23 @@ namespace {
 std::shared_ptr<const KindWeights> load_ttt(Backend& be, const TttParams& m,
                                             const std::function<Tensor(const std::string&)>& get) {
   auto w = std::make_shared<TttWeights>();
-  for (auto [field, name] : {std::pair{&w->w0, "f.w0"},
-                             {&w->w1, "f.w1"},
-                             {&w->w2, "f.w2"},
+  for (auto [field, name] : {std::pair{&w->w1, "f.w1"},
                              {&w->qkv, "f.to_qkv.weight"},
                              {&w->out_proj, "f.c_proj.weight"},
                              {&w->lr_weight, "f.lr_fc.weight"},
                              {&w->lr_bias, "f.lr_fc.bias"},
                              {&w->o_norm, "f.o_norm.weight"}})
     *field = get(name);
+  // W0 and W2 side by side, so that one product applies both (the file's tensors are not kept).
+  w->w02 = pack_w02(be, get("f.w0"), get("f.w2"));
+  be.mark_constant(w->w02);
   // The weight-norm targets: column norms of the initial fast weights (W1's only, when only W1 updates).
-  const int64_t heads = w->w0.dim(0);
+  const int64_t heads = w->w1.dim(0);
   w->w1_norms = be.empty({heads, w->w1.dim(2)});
   be.column_norms(w->w1, w->w1_norms);
   if (m.variant.only_w1) return w;
-  w->w0_norms = be.empty({heads, w->w0.dim(2)});
-  w->w2_norms = be.empty({heads, w->w2.dim(2)});
-  be.column_norms(w->w0, w->w0_norms);
-  be.column_norms(w->w2, w->w2_norms);
+  w->w02_norms = be.empty({heads, w->w02.dim(2)});
+  be.column_norms(w->w02, w->w02_norms);
   return w;
 }
 
@@ -43,7 +42,7 @@ class DenseUpdate {
   explicit DenseUpdate(const ModuleContext& ctx)
       : ctx_(ctx), m_(ctx.config.params_as<TttParams>()), w_(ctx.weights.as<TttWeights>()) {
     dw_.w1 = ctx.be.zeros(w_.w1.shape());
-    if (!m_.variant.only_w1) dw_.w0 = ctx.be.zeros(w_.w0.shape()), dw_.w2 = ctx.be.zeros(w_.w2.shape());
+    if (!m_.variant.only_w1) dw_.w02 = ctx.be.zeros(w_.w02.shape());
   }
   // Adds the directions of p's tokens: `views` whole views.
   void add(const TttProjections& p, int64_t views) {
@@ -62,10 +61,10 @@ class DenseUpdate {
     Backend& be = ctx_.be;
     if (m_.variant.only_w1) {
       if (ctx_.collective) ctx_.collective->all_reduce_sum(be, dw_.w1);
-      return {w_.w0, ttt_finish_w1(be, m_, w_, dw_.w1), w_.w2};
+      return {w_.w02, ttt_finish_w1(be, m_, w_, dw_.w1)};
     }
     if (ctx_.collective)
-      for (Tensor* delta : {&dw_.w0, &dw_.w1, &dw_.w2}) ctx_.collective->all_reduce_sum(be, *delta);
+      for (Tensor* delta : {&dw_.w02, &dw_.w1}) ctx_.collective->all_reduce_sum(be, *delta);
     return ttt_finish_update(be, m_, w_, initial_fast_weights(w_), dw_);
   }
 
@@ -87,11 +86,15 @@ bool dense_route(const TttParams& m, const ModelOptions& o, int64_t tokens) {
            ttt_low_rank_route(o.newton_schulz, tokens, o.token_tile, m.hidden(), m.head_dim, steps));
 }
 
-FastWeights state_weights(const TttParams& m, const FastWeights& fast, ModuleState& state) {
-  if (m.variant.only_w1)
+// The state holds W0, W1 and W2 as separate tensors (the state file's layout; W1 only for a variant).
+FastWeights state_weights(Backend& be, const TttParams& m, const FastWeights& fast, ModuleState& state) {
+  if (m.variant.only_w1) {
     state.tensors = {{"w1", fast.w1}};
-  else
-    state.tensors = {{"w0", fast.w0}, {"w1", fast.w1}, {"w2", fast.w2}};
+    return fast;
+  }
+  Tensor w0, w2;
+  unpack_w02(be, fast.w02, w0, w2);
+  state.tensors = {{"w0", w0}, {"w1", fast.w1}, {"w2", w2}};
   return fast;
 }
 
@@ -111,12 +114,13 @@ class FastWeightTttModule final : public BlockModule {
     if (dense_route(m, ctx.options, sum_over_ranks(ctx.collective, p.k.dim(1)))) {
       DenseUpdate update(ctx);
       update.add(p, ctx.views);
-      fast = state_weights(m, update.finish(), state);
+      fast = state_weights(ctx.be, m, update.finish(), state);
     } else if (m.variant.only_w1) {
-      fast = state_weights(m, {w.w0, ttt_update_w1(ctx.be, m, w, p, ctx.options, ctx.collective), w.w2}, state);
+      fast = state_weights(ctx.be, m, {w.w02, ttt_update_w1(ctx.be, m, w, p, ctx.options, ctx.collective)}, state);
     } else {
       fast = state_weights(
-          m, ttt_update(ctx.be, m, w, p, ctx.options.newton_schulz, ctx.options.token_tile, ctx.collective), state);
+          ctx.be, m, ttt_update(ctx.be, m, w, p, ctx.options.newton_schulz, ctx.options.token_tile, ctx.collective),
+          state);
     }
     if (output_needed) ttt_apply(ctx.be, m, w, fast, p.q, ctx.options.token_tile, out);
     return state;
@@ -133,7 +137,7 @@ class FastWeightTttModule final : public BlockModule {
                     Tensor&) { update.add(ttt_project_keys(chunk.be, m, w, y), chunk.views); },
                 false);
     ModuleState state;
-    const FastWeights fast = state_weights(m, update.finish(), state);
+    const FastWeights fast = state_weights(ctx.be, m, update.finish(), state);
     if (!output_needed) return state;
     chunks.each(
         [&](const ModuleContext& chunk, const Tensor& y, Tensor& out) {
@@ -147,8 +151,11 @@ class FastWeightTttModule final : public BlockModule {
     const auto& m = ctx.config.params_as<TttParams>();
     const auto& w = ctx.weights.as<TttWeights>();
     const TttProjections p = ttt_project(ctx.be, m, w, y, false);
-    const FastWeights fast = m.variant.only_w1 ? FastWeights{w.w0, state->at("w1"), w.w2}
-                                               : FastWeights{state->at("w0"), state->at("w1"), state->at("w2")};
+    // The state's separate W0 and W2 side by side again: a copy of 2 D d_h floats a head, against the 4 D d_h
+    // FLOPs a query token of the one product they then make.
+    const FastWeights fast = m.variant.only_w1
+                                 ? FastWeights{w.w02, state->at("w1")}
+                                 : FastWeights{pack_w02(ctx.be, state->at("w0"), state->at("w2")), state->at("w1")};
     ttt_apply(ctx.be, m, w, fast, p.q, ctx.options.token_tile, out);
   }
 };

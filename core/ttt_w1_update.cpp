@@ -32,12 +32,13 @@ Tensor ttt_key_features(Backend& be, const TttParams& config, const TttWeights& 
   if (config.variant.straight_qk) {
     phi = rows_copy(be, p.k, begin, end);
   } else {
-    const int64_t hidden = w.w0.dim(2);
+    const int64_t hidden = w.w1.dim(1);
     phi = be.empty({heads, n, hidden});
     Tensor up = be.empty({heads, n, hidden});
-    const MatrixOperand k = rows_from(p.k, begin);
-    be.gemm(false, false, n, hidden, d, 1.0f, k, whole(w.w0), 0.0f, phi.data(), hidden, n * hidden, heads);
-    be.gemm(false, false, n, hidden, d, 1.0f, k, whole(w.w2), 0.0f, up.data(), hidden, n * hidden, heads);
+    const MatrixOperand k = rows_from(p.k, begin);  // W0 and W2: the column blocks of [W0|W2]
+    be.gemm(false, false, n, hidden, d, 1.0f, k, column_block(w.w02, 0), 0.0f, phi.data(), hidden, n * hidden, heads);
+    be.gemm(false, false, n, hidden, d, 1.0f, k, column_block(w.w02, hidden), 0.0f, up.data(), hidden, n * hidden,
+            heads);
     be.swiglu(phi, up, phi);
   }
   if (config.variant.lr1) be.scale_rows(phi, p.lr.data() + begin * 3 * heads + heads, 1, 3 * heads);  // lr1 of head h
@@ -74,7 +75,7 @@ Tensor gradient_step_w1(Backend& be, const TttParams& config, const TttWeights& 
   Tensor direction = be.zeros(w.w1.shape());
   if (!config.variant.straight_qk) {
     const FastWeights initial = initial_fast_weights(w);
-    FastWeights dw{be.zeros(w.w0.shape()), direction, be.zeros(w.w2.shape())};
+    FastWeights dw{be.zeros(w.w02.shape()), direction};
     for (int64_t begin = 0; begin < tokens; begin += token_tile)
       ttt_accumulate_directions(be, initial, p, begin, std::min(tokens, begin + token_tile), dw);
     if (collective) collective->all_reduce_sum(be, direction);

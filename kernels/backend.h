@@ -187,12 +187,18 @@ class Backend {
   // The TTT inner backward. In: gate = K W0, up = K W2, dhidden = V W1^T. Out, in place:
   // gate <- dL/dgate (through SiLU), up <- silu(gate) * up (the hidden), dhidden <- dhidden * silu(gate).
   void swiglu_backward(Tensor& gate, Tensor& up, Tensor& dhidden);
-  // The same with scale_rows folded in (one pass, the same values as swiglu_backward then scale_rows on each):
-  // gate, up, dhidden [batch, rows, cols]; row (b, r) of gate is multiplied by scale[b * scale_batch_stride +
-  // r * scale_row_stride], up's by the scale scale_part_stride after that, dhidden's by the one 2 scale_part_stride
-  // after (the TTT layer's per-token learning rates lr0, lr1, lr2).
-  void swiglu_backward_scaled(Tensor& gate, Tensor& up, Tensor& dhidden, const float* scale, int64_t scale_part_stride,
+  // The same on the packed product of [W0|W2], with the per-row scales folded in (one pass, issue 51 item 4).
+  // In: gate_up [batch, rows, 2 cols] = [K W0 | K W2] (gate in columns [0, cols), up in [cols, 2 cols)),
+  // dhidden [batch, rows, cols] = V W1^T. Out, in place: gate_up <- [s0 dL/dgate | s2 dL/dup] and dhidden <- s1
+  // silu(gate) up (the hidden), so that one product K^T gate_up gives [dW0 | dW2]. Row (b, r)'s s0 is
+  // scale[b * scale_batch_stride + r * scale_row_stride], s1 the scale scale_part_stride after it, s2 the one
+  // 2 scale_part_stride after (the TTT layer's per-token learning rates lr0, lr1, lr2). The same values as
+  // swiglu_backward and then scale_rows on each output.
+  void swiglu_backward_packed(Tensor& gate_up, Tensor& dhidden, const float* scale, int64_t scale_part_stride,
                               int64_t scale_batch_stride, int64_t scale_row_stride);
+  // SwiGLU on the packed product: gate_up [batch, rows, 2 cols] as above; columns [0, cols) <- silu(gate) * up
+  // (read next with leading dimension 2 cols), columns [cols, 2 cols) unchanged.
+  void swiglu_packed(Tensor& gate_up);
 
   // ---- reductions
   // For each of the batch matrices (first dim): sum over elements of a*b, in double.
@@ -244,9 +250,10 @@ class Backend {
   virtual void do_ray_tokens(const Tensor& poses, int height, int width, int patch, Tensor& tokens) = 0;
   virtual void do_swiglu(const Tensor& gate, const Tensor& up, Tensor& out) = 0;
   virtual void do_swiglu_backward(Tensor& gate, Tensor& up, Tensor& dhidden) = 0;
-  virtual void do_swiglu_backward_scaled(Tensor& gate, Tensor& up, Tensor& dhidden, const float* scale,
+  virtual void do_swiglu_backward_packed(Tensor& gate_up, Tensor& dhidden, const float* scale,
                                          int64_t scale_part_stride, int64_t scale_batch_stride,
                                          int64_t scale_row_stride) = 0;
+  virtual void do_swiglu_packed(Tensor& gate_up) = 0;
   virtual std::vector<double> do_batched_dot(const Tensor& a, const Tensor& b) = 0;
   virtual void do_column_norms(const Tensor& w, Tensor& norms) = 0;
   virtual void do_restore_column_norms(Tensor& w, const Tensor& target, float eps) = 0;

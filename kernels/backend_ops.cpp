@@ -169,10 +169,15 @@ void Backend::swiglu_backward(Tensor& gate, Tensor& up, Tensor& dhidden) {
   do_swiglu_backward(gate, up, dhidden);
 }
 
-void Backend::swiglu_backward_scaled(Tensor& gate, Tensor& up, Tensor& dhidden, const float* scale,
-                                     int64_t scale_part_stride, int64_t scale_batch_stride, int64_t scale_row_stride) {
-  checks::swiglu_backward_scaled(*this, gate, up, dhidden, scale);
-  do_swiglu_backward_scaled(gate, up, dhidden, scale, scale_part_stride, scale_batch_stride, scale_row_stride);
+void Backend::swiglu_backward_packed(Tensor& gate_up, Tensor& dhidden, const float* scale, int64_t scale_part_stride,
+                                     int64_t scale_batch_stride, int64_t scale_row_stride) {
+  checks::swiglu_backward_packed(*this, gate_up, dhidden, scale);
+  do_swiglu_backward_packed(gate_up, dhidden, scale, scale_part_stride, scale_batch_stride, scale_row_stride);
+}
+
+void Backend::swiglu_packed(Tensor& gate_up) {
+  checks::swiglu_packed(*this, gate_up);
+  do_swiglu_packed(gate_up);
 }
 
 std::vector<double> Backend::batched_dot(const Tensor& a, const Tensor& b) {

@@ -220,14 +220,21 @@ void swiglu_backward(const Backend& be, const Tensor& gate, const Tensor& up, co
   same_size(gate, dhidden, "swiglu_backward");
 }
 
-void swiglu_backward_scaled(const Backend& be, const Tensor& gate, const Tensor& up, const Tensor& dhidden,
-                            const float* scale) {
-  const char* op = "swiglu_backward_scaled";
-  on_backend(be, op, {&gate, &up, &dhidden});
-  same_size(gate, up, op);
-  same_size(gate, dhidden, op);
-  LACT_CHECK(gate.rank() == 3 && (scale || gate.numel() == 0), op,
-             "gate " + shape_string(gate.shape()) + " is not [batch, rows, cols] with scales");
+void swiglu_backward_packed(const Backend& be, const Tensor& gate_up, const Tensor& dhidden, const float* scale) {
+  const char* op = "swiglu_backward_packed";
+  on_backend(be, op, {&gate_up, &dhidden});
+  LACT_CHECK(gate_up.rank() == 3 && dhidden.rank() == 3 && gate_up.dim(0) == dhidden.dim(0) &&
+                 gate_up.dim(1) == dhidden.dim(1) && gate_up.dim(2) == 2 * dhidden.dim(2),
+             op,
+             "gate_up " + shape_string(gate_up.shape()) + " is not [batch, rows, 2 cols] for dhidden " +
+                 shape_string(dhidden.shape()));
+  LACT_CHECK(scale || dhidden.numel() == 0, op, "no scales");
+}
+
+void swiglu_packed(const Backend& be, const Tensor& gate_up) {
+  on_backend(be, "swiglu_packed", {&gate_up});
+  LACT_CHECK(gate_up.rank() == 3 && gate_up.dim(2) % 2 == 0, "swiglu_packed",
+             "gate_up " + shape_string(gate_up.shape()) + " is not [batch, rows, 2 cols]");
 }
 
 void batched_dot(const Backend& be, const Tensor& a, const Tensor& b) {

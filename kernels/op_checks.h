@@ -60,9 +60,10 @@ void ray_tokens(const Backend& be, const std::vector<RayPose>& poses, const Tens
 void ray_tokens(const Backend& be, const Tensor& poses, int height, int width, int patch, const Tensor& tokens);
 void swiglu(const Backend& be, const Tensor& gate, const Tensor& up, const Tensor& out);
 void swiglu_backward(const Backend& be, const Tensor& gate, const Tensor& up, const Tensor& dhidden);
-// swiglu_backward's operands, [batch, rows, cols], with scales.
-void swiglu_backward_scaled(const Backend& be, const Tensor& gate, const Tensor& up, const Tensor& dhidden,
-                            const float* scale);
+// gate_up [batch, rows, 2 cols] and dhidden [batch, rows, cols], with scales.
+void swiglu_backward_packed(const Backend& be, const Tensor& gate_up, const Tensor& dhidden, const float* scale);
+// gate_up [batch, rows, 2 cols].
+void swiglu_packed(const Backend& be, const Tensor& gate_up);
 void batched_dot(const Backend& be, const Tensor& a, const Tensor& b);
 void column_norms(const Backend& be, const Tensor& w, const Tensor& norms);
 void restore_column_norms(const Backend& be, const Tensor& w, const Tensor& target);

@@ -438,25 +438,37 @@ void CpuBackend::do_swiglu_backward(Tensor& gate, Tensor& up, Tensor& dhidden) {
            [=](int64_t start, int64_t count) { swiglu_backward_span(pg + start, pu + start, pd + start, count); });
 }
 
-// Row by row: swiglu_backward_span on the row's elements, then each output row times its scale, while the row is in
-// cache (the same products as do_swiglu_backward and then do_scale_rows on each).
-void CpuBackend::do_swiglu_backward_scaled(Tensor& gate, Tensor& up, Tensor& dhidden, const float* scale,
+// Row by row: swiglu_backward_span on the row's gate, up and dhidden, then each output times its scale while the
+// row is in cache (the same products as do_swiglu_backward and then do_scale_rows on each); dL/dup and the hidden
+// trade places, so that gate_up ends as [s0 dL/dgate | s2 dL/dup] (Backend::swiglu_backward_packed).
+void CpuBackend::do_swiglu_backward_packed(Tensor& gate_up, Tensor& dhidden, const float* scale,
                                            int64_t scale_part_stride, int64_t scale_batch_stride,
                                            int64_t scale_row_stride) {
   const OpTimer timer(*profiler_, "swiglu_backward");
-  const int64_t rows = gate.dim(1), cols = gate.dim(2), all_rows = gate.dim(0) * rows;
-  float *pg = gate.data(), *pu = up.data(), *pd = dhidden.data();
-#pragma omp parallel for schedule(static) if (gate.numel() > kParallelMinimum)
+  const int64_t rows = dhidden.dim(1), cols = dhidden.dim(2), all_rows = dhidden.dim(0) * rows;
+  float *pgu = gate_up.data(), *pd = dhidden.data();
+#pragma omp parallel for schedule(static) if (dhidden.numel() > kParallelMinimum)
   for (int64_t row = 0; row < all_rows; ++row) {
-    const int64_t at = row * cols;
+    float *g = pgu + row * 2 * cols, *u = g + cols, *d = pd + row * cols;
     const float* s = scale + row / rows * scale_batch_stride + row % rows * scale_row_stride;
-    swiglu_backward_span(pg + at, pu + at, pd + at, cols);
-    for (int64_t part = 0; part < 3; ++part) {
-      float* x = (part == 0 ? pg : part == 1 ? pu : pd) + at;
-      const float f = s[part * scale_part_stride];
-      for (int64_t c = 0; c < cols; ++c) x[c] *= f;
+    swiglu_backward_span(g, u, d, cols);  // g <- dL/dgate, u <- hidden, d <- dL/dup
+    const float s0 = s[0], s1 = s[scale_part_stride], s2 = s[2 * scale_part_stride];
+    for (int64_t c = 0; c < cols; ++c) {
+      const float hidden = u[c];
+      g[c] *= s0;
+      u[c] = d[c] * s2;
+      d[c] = hidden * s1;
     }
   }
+}
+
+void CpuBackend::do_swiglu_packed(Tensor& gate_up) {
+  const OpTimer timer(*profiler_, "swiglu");
+  const int64_t cols = gate_up.dim(2) / 2, all_rows = gate_up.dim(0) * gate_up.dim(1);
+  float* p = gate_up.data();
+#pragma omp parallel for schedule(static) if (gate_up.numel() > kParallelMinimum)
+  for (int64_t row = 0; row < all_rows; ++row)
+    swiglu_span(p + row * 2 * cols, p + row * 2 * cols + cols, p + row * 2 * cols, cols);
 }
 
 void CpuBackend::do_conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, int stride, int padding,

@@ -83,9 +83,9 @@ class CpuBackend : public Backend {
   void do_ray_tokens(const Tensor& poses, int height, int width, int patch, Tensor& tokens) override;
   void do_swiglu(const Tensor& gate, const Tensor& up, Tensor& out) override;
   void do_swiglu_backward(Tensor& gate, Tensor& up, Tensor& dhidden) override;
-  void do_swiglu_backward_scaled(Tensor& gate, Tensor& up, Tensor& dhidden, const float* scale,
-                                 int64_t scale_part_stride, int64_t scale_batch_stride,
-                                 int64_t scale_row_stride) override;
+  void do_swiglu_backward_packed(Tensor& gate_up, Tensor& dhidden, const float* scale, int64_t scale_part_stride,
+                                 int64_t scale_batch_stride, int64_t scale_row_stride) override;
+  void do_swiglu_packed(Tensor& gate_up) override;
   std::vector<double> do_batched_dot(const Tensor& a, const Tensor& b) override;
   void do_column_norms(const Tensor& w, Tensor& norms) override;
   void do_restore_column_norms(Tensor& w, const Tensor& target, float eps) override;

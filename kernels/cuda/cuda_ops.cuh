@@ -81,14 +81,21 @@ void swiglu_backward(Launch& launch, float* gate, float* up, float* dhidden, int
   if (n > 0) launch(swiglu_backward_kernel, grid_stride_blocks(n), dim3(kElementwiseBlock), gate, up, dhidden, n);
 }
 
-// gate, up, dhidden [batch, rows, cols] (see swiglu_backward_scaled_kernel).
+// gate_up [batch, rows, 2 cols], dhidden [batch, rows, cols] (see swiglu_backward_packed_kernel).
 template <typename Launch>
-void swiglu_backward_scaled(Launch& launch, float* gate, float* up, float* dhidden, const float* scale, int64_t batch,
+void swiglu_backward_packed(Launch& launch, float* gate_up, float* dhidden, const float* scale, int64_t batch,
                             int64_t rows, int64_t cols, int64_t part_stride, int64_t batch_stride, int64_t row_stride) {
   const int64_t n = batch * rows * cols;
   if (n > 0)
-    launch(swiglu_backward_scaled_kernel, grid_stride_blocks(n), dim3(kElementwiseBlock), gate, up, dhidden, scale,
-           rows, cols, n, part_stride, batch_stride, row_stride);
+    launch(swiglu_backward_packed_kernel, grid_stride_blocks(n), dim3(kElementwiseBlock), gate_up, dhidden, scale, rows,
+           cols, n, part_stride, batch_stride, row_stride);
+}
+
+// gate_up [rows, 2 cols] (see swiglu_packed_kernel).
+template <typename Launch>
+void swiglu_packed(Launch& launch, float* gate_up, int64_t rows, int64_t cols) {
+  const int64_t n = rows * cols;
+  if (n > 0) launch(swiglu_packed_kernel, grid_stride_blocks(n), dim3(kElementwiseBlock), gate_up, cols, n);
 }
 
 // dst = src rounded to bf16; src = the bf16 values widened to fp32 (exact).

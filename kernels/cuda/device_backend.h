@@ -440,12 +440,16 @@ class DeviceBackend final : public Backend, public AttentionPathSource {
     OpScope scope(*this, "swiglu_backward");
     cuda::swiglu_backward(device_.launcher(), gate.data(), up.data(), dhidden.data(), gate.numel());
   }
-  void do_swiglu_backward_scaled(Tensor& gate, Tensor& up, Tensor& dhidden, const float* scale,
-                                 int64_t scale_part_stride, int64_t scale_batch_stride,
-                                 int64_t scale_row_stride) override {
+  void do_swiglu_backward_packed(Tensor& gate_up, Tensor& dhidden, const float* scale, int64_t scale_part_stride,
+                                 int64_t scale_batch_stride, int64_t scale_row_stride) override {
     OpScope scope(*this, "swiglu_backward");
-    cuda::swiglu_backward_scaled(device_.launcher(), gate.data(), up.data(), dhidden.data(), scale, gate.dim(0),
-                                 gate.dim(1), gate.dim(2), scale_part_stride, scale_batch_stride, scale_row_stride);
+    cuda::swiglu_backward_packed(device_.launcher(), gate_up.data(), dhidden.data(), scale, dhidden.dim(0),
+                                 dhidden.dim(1), dhidden.dim(2), scale_part_stride, scale_batch_stride,
+                                 scale_row_stride);
+  }
+  void do_swiglu_packed(Tensor& gate_up) override {
+    OpScope scope(*this, "swiglu");
+    cuda::swiglu_packed(device_.launcher(), gate_up.data(), gate_up.dim(0) * gate_up.dim(1), gate_up.dim(2) / 2);
   }
 
   // ---- reductions

@@ -83,22 +83,33 @@ __global__ void swiglu_backward_kernel(float* gate, float* up, float* dhidden, i
   }
 }
 
-// swiglu_backward_kernel with scale_rows folded in (Backend::swiglu_backward_scaled): each output times its row's
-// scale, row (b, r) of [batch, rows, cols] reading scale[b * batch_stride + r * row_stride] for gate, part_stride
-// further for up, 2 part_stride for dhidden. The same products, in the same order, as the two kernels.
-__global__ void swiglu_backward_scaled_kernel(float* gate, float* up, float* dhidden, const float* scale, int64_t rows,
+// swiglu_backward_kernel on the packed product of [W0|W2] with scale_rows folded in (Backend::swiglu_backward_packed):
+// gate_up [batch, rows, 2 cols] = [gate | up], dhidden [batch, rows, cols]; i runs over dhidden. Row (b, r) reads
+// its scales at scale[b * batch_stride + r * row_stride] (s0), part_stride further (s1), 2 part_stride (s2); out:
+// gate <- s0 dL/dgate, up's columns <- s2 dL/dup, dhidden <- s1 hidden. The same products, in the same order, as
+// swiglu_backward_kernel and then scale_rows_kernel on each output.
+__global__ void swiglu_backward_packed_kernel(float* gate_up, float* dhidden, const float* scale, int64_t rows,
                                               int64_t cols, int64_t n, int64_t part_stride, int64_t batch_stride,
                                               int64_t row_stride) {
   LACT_GRID_STRIDE(i, n) {
-    const int64_t row = i / cols;
+    const int64_t row = i / cols, at = row * 2 * cols + i % cols;
     const float* s = scale + row / rows * batch_stride + row % rows * row_stride;
-    const float g = gate[i], u = up[i], d = dhidden[i];
+    const float g = gate_up[at], u = gate_up[at + cols], d = dhidden[i];
     const float sig = 1.0f / (1.0f + expf(-g));
     const float act = g * sig;
     const float dgate = d * u * sig * (1.0f + g * (1.0f - sig)), hidden = act * u, dup = d * act;
-    gate[i] = dgate * s[0];
-    up[i] = hidden * s[part_stride];
-    dhidden[i] = dup * s[2 * part_stride];
+    gate_up[at] = dgate * s[0];
+    gate_up[at + cols] = dup * s[2 * part_stride];
+    dhidden[i] = hidden * s[part_stride];
+  }
+}
+
+// swiglu_kernel on the packed product: gate_up [rows, 2 cols]; gate's columns <- silu(gate) * up. i runs over
+// rows x cols.
+__global__ void swiglu_packed_kernel(float* gate_up, int64_t cols, int64_t n) {
+  LACT_GRID_STRIDE(i, n) {
+    const int64_t at = i / cols * 2 * cols + i % cols;
+    gate_up[at] = silu_of(gate_up[at]) * gate_up[at + cols];
   }
 }
 

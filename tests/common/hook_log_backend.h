@@ -64,9 +64,10 @@ class HookLogBackend final : public Backend {
   void do_ray_tokens(const Tensor&, int, int, int, Tensor&) override { note("ray_tokens(poses tensor)"); }
   void do_swiglu(const Tensor&, const Tensor&, Tensor&) override { note("swiglu"); }
   void do_swiglu_backward(Tensor&, Tensor&, Tensor&) override { note("swiglu_backward"); }
-  void do_swiglu_backward_scaled(Tensor&, Tensor&, Tensor&, const float*, int64_t, int64_t, int64_t) override {
-    note("swiglu_backward_scaled");
+  void do_swiglu_backward_packed(Tensor&, Tensor&, const float*, int64_t, int64_t, int64_t) override {
+    note("swiglu_backward_packed");
   }
+  void do_swiglu_packed(Tensor&) override { note("swiglu_packed"); }
   std::vector<double> do_batched_dot(const Tensor&, const Tensor&) override {
     note("batched_dot");
     return {};

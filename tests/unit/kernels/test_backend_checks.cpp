@@ -34,7 +34,7 @@ class BackendChecks : public ::testing::Test {
   Tensor foreign = other.empty({2, 3});  // same shape, another backend
   // gemm: A = a [2, 3] x B [3, 2] -> C [2, 2]. scale_rows: [1, 2, 3].
   Tensor b = be.empty({3, 2}), c = be.empty({2, 2}), rows = be.empty({1, 2, 3});
-  Tensor rows2 = be.empty({1, 2, 3}), rows3 = be.empty({1, 2, 3});  // swiglu_backward_scaled's up and dhidden
+  Tensor rows6 = be.empty({1, 2, 6});  // swiglu_backward_packed's gate_up for dhidden `rows`
   // Two heads of 2 from [1 view, 2 tokens, 4 channels]; attention of 2 queries over 3 keys of dim 4.
   Tensor src = be.empty({1, 2, 4}), heads = be.empty({1, 2, 2, 2}), merged = be.empty({1, 2, 4});
   Tensor q = be.empty({1, 2, 4}), k = be.empty({1, 3, 4}), v = be.empty({1, 3, 4}), out = be.empty({1, 2, 4});
@@ -140,9 +140,11 @@ std::vector<OpCase> BackendChecks::reduction_cases() {
       {"swiglu", "swiglu", [this] { be.swiglu(a, a2, y); }, [this] { be.swiglu(a, c7, y); }},
       {"swiglu_backward", "swiglu_backward", [this] { be.swiglu_backward(a, a2, y); },
        [this] { be.swiglu_backward(a, c7, y); }},
-      {"swiglu_backward_scaled", "swiglu_backward_scaled",
-       [this] { be.swiglu_backward_scaled(rows, rows2, rows3, host.data(), 1, 1, 3); },
-       [this] { be.swiglu_backward_scaled(a, a2, y, host.data(), 1, 1, 3); }},  // not [batch, rows, cols]
+      {"swiglu_backward_packed", "swiglu_backward_packed",
+       [this] { be.swiglu_backward_packed(rows6, rows, host.data(), 1, 1, 3); },
+       [this] { be.swiglu_backward_packed(rows, rows, host.data(), 1, 1, 3); }},  // gate_up not 2 cols wide
+      {"swiglu_packed", "swiglu_packed", [this] { be.swiglu_packed(rows6); },
+       [this] { be.swiglu_packed(a); }},  // not [batch, rows, 2 cols]
       {"batched_dot", "batched_dot", [this] { be.batched_dot(a, a2); }, [this] { be.batched_dot(a, c7); }},
       {"column_norms", "column_norms", [this] { be.column_norms(w, norms); }, [this] { be.column_norms(w, norms3); }},
       {"restore_column_norms", "restore_column_norms", [this] { be.restore_column_norms(w, norms, 1e-5f); },
@@ -167,7 +169,7 @@ std::string refusal(const std::function<void()>& call) {
 
 TEST_F(BackendChecks, EveryOpRefusesBadOperandsBeforeItsHookRuns) {
   const std::vector<OpCase> cases = all_cases();
-  EXPECT_EQ(cases.size(), 35u);  // every hook of Backend (both ray_tokens)
+  EXPECT_EQ(cases.size(), 36u);  // every hook of Backend (both ray_tokens)
   for (const OpCase& c : cases) {
     be.log.clear();
     const std::string message = refusal(c.bad);

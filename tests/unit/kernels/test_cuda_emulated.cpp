@@ -192,29 +192,49 @@ TEST_F(EmulatedCuda, SwigluForwardAndBackward) {
   EXPECT_LT(max_abs_error(dd, cpu->to_host(td)), 1e-6) << "dup";
 }
 
-// The fused backward with the learning rates (swiglu_backward_scaled_kernel): against the CPU backend's op, and bit
-// for bit the swiglu_backward kernel followed by the scale_rows kernel on each output.
-TEST_F(EmulatedCuda, SwigluBackwardScaledFoldsTheRowScaling) {
+// Rows of a and b side by side: [rows, 2 cols] from two [rows, cols] (the product with [W0|W2]).
+std::vector<float> side_by_side(const std::vector<float>& a, const std::vector<float>& b, int64_t cols) {
+  std::vector<float> packed;
+  for (size_t at = 0; at < a.size(); at += static_cast<size_t>(cols)) {
+    packed.insert(packed.end(), a.begin() + at, a.begin() + at + cols);
+    packed.insert(packed.end(), b.begin() + at, b.begin() + at + cols);
+  }
+  return packed;
+}
+
+// The packed backward with the learning rates (swiglu_backward_packed_kernel): against the CPU backend's op, and bit
+// for bit the swiglu_backward kernel followed by the scale_rows kernel on each output of the separate tensors.
+TEST_F(EmulatedCuda, SwigluBackwardPackedFoldsTheRowScaling) {
   const int64_t heads = 3, tokens = 29, cols = 40, n = heads * tokens * cols;
   const auto g = random_values(n, 13, 2.0f), u = random_values(n, 14), d = random_values(n, 15),
              lr = random_values(tokens * 3 * heads, 16);
-  const Shape shape{heads, tokens, cols};
-  Tensor tg = host(shape, g), tu = host(shape, u), td = host(shape, d);
-  cpu->swiglu_backward_scaled(tg, tu, td, lr.data(), heads, 1, 3 * heads);
-  std::vector<float> gg = g, uu = u, dd = d;
-  cuda::swiglu_backward_scaled(launch, gg.data(), uu.data(), dd.data(), lr.data(), heads, tokens, cols, heads, 1,
-                               3 * heads);
-  EXPECT_LT(max_abs_error(gg, cpu->to_host(tg)), 1e-6) << "dgate";
-  EXPECT_LT(max_abs_error(uu, cpu->to_host(tu)), 1e-6) << "hidden";
-  EXPECT_LT(max_abs_error(dd, cpu->to_host(td)), 1e-6) << "dup";
+  const Shape shape{heads, tokens, cols}, packed{heads, tokens, 2 * cols};
+  Tensor tgu = host(packed, side_by_side(g, u, cols)), td = host(shape, d);
+  cpu->swiglu_backward_packed(tgu, td, lr.data(), heads, 1, 3 * heads);
+  std::vector<float> gu = side_by_side(g, u, cols), dd = d;
+  cuda::swiglu_backward_packed(launch, gu.data(), dd.data(), lr.data(), heads, tokens, cols, heads, 1, 3 * heads);
+  EXPECT_LT(max_abs_error(gu, cpu->to_host(tgu)), 1e-6) << "dgate | dup";
+  EXPECT_LT(max_abs_error(dd, cpu->to_host(td)), 1e-6) << "hidden";
   std::vector<float> sg = g, su = u, sd = d;
   cuda::swiglu_backward(launch, sg.data(), su.data(), sd.data(), n);
   cuda::scale_rows(launch, sg.data(), lr.data(), heads, tokens, cols, 1, 3 * heads);
   cuda::scale_rows(launch, su.data(), lr.data() + heads, heads, tokens, cols, 1, 3 * heads);
   cuda::scale_rows(launch, sd.data(), lr.data() + 2 * heads, heads, tokens, cols, 1, 3 * heads);
-  EXPECT_EQ(gg, sg);
-  EXPECT_EQ(uu, su);
-  EXPECT_EQ(dd, sd);
+  EXPECT_EQ(gu, side_by_side(sg, sd, cols));
+  EXPECT_EQ(dd, su);
+}
+
+// swiglu_packed_kernel: against the CPU backend's op, and bit for bit swiglu_kernel on the separate tensors.
+TEST_F(EmulatedCuda, SwigluPackedWritesTheGateColumns) {
+  const int64_t rows = 41, cols = 37, n = rows * cols;
+  const auto g = random_values(n, 17, 2.0f), u = random_values(n, 18);
+  Tensor tgu = host({1, rows, 2 * cols}, side_by_side(g, u, cols));
+  cpu->swiglu_packed(tgu);
+  std::vector<float> gu = side_by_side(g, u, cols), out(n, kNaN);
+  cuda::swiglu_packed(launch, gu.data(), rows, cols);
+  EXPECT_LT(max_abs_error(gu, cpu->to_host(tgu)), 1e-6);
+  cuda::swiglu(launch, g.data(), u.data(), out.data(), n);
+  EXPECT_EQ(gu, side_by_side(out, u, cols));
 }
 
 TEST_F(EmulatedCuda, BatchedDotColumnNormsAndRestore) {

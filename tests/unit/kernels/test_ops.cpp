@@ -315,16 +315,36 @@ TEST_P(BackendOps, SwigluForwardAndBackward) {
   EXPECT_LT(max_abs_error(be->to_host(td), dup), 1e-5);
 }
 
-// The TTT layer's per-token learning rates folded into the backward pass: [2 heads, 37 tokens, 24], gate's row
-// (h, t) times lr[t * 6 + h], up's lr[t * 6 + 2 + h], dhidden's lr[t * 6 + 4 + h] (the layer's layout), against the
-// double loop, and bit for bit swiglu_backward followed by scale_rows on each.
-TEST_P(BackendOps, SwigluBackwardScaledFoldsTheRowScaling) {
+// Rows of a and b side by side: [rows, 2 cols] from two [rows, cols] (the product with [W0|W2]).
+std::vector<float> side_by_side(const std::vector<float>& a, const std::vector<float>& b, int64_t cols) {
+  std::vector<float> packed;
+  for (size_t at = 0; at < a.size(); at += static_cast<size_t>(cols)) {
+    packed.insert(packed.end(), a.begin() + at, a.begin() + at + cols);
+    packed.insert(packed.end(), b.begin() + at, b.begin() + at + cols);
+  }
+  return packed;
+}
+
+// Columns [first, first + cols) of every row of packed [rows, 2 cols].
+std::vector<float> column_block(const std::vector<float>& packed, int64_t first, int64_t cols) {
+  std::vector<float> block;
+  for (size_t at = 0; at < packed.size(); at += static_cast<size_t>(2 * cols))
+    block.insert(block.end(), packed.begin() + at + first, packed.begin() + at + first + cols);
+  return block;
+}
+
+// The TTT layer's inner backward on the packed product [K W0 | K W2] with its per-token learning rates folded in:
+// [2 heads, 37 tokens, 2 x 24], gate's row (h, t) times lr[t * 6 + h] (lr0), the hidden's lr[t * 6 + 2 + h] (lr1),
+// dL/dup's lr[t * 6 + 4 + h] (lr2), the layer's layout; against the double loop, and bit for bit swiglu_backward
+// followed by scale_rows on each output of the separate tensors.
+TEST_P(BackendOps, SwigluBackwardPackedFoldsTheRowScaling) {
   const int64_t heads = 2, tokens = 37, cols = 24, n = heads * tokens * cols;
   const auto g = random_values(n, 24, 3.0f), u = random_values(n, 25), d = random_values(n, 26),
              lr = random_values(tokens * 3 * heads, 27);
   const Shape shape{heads, tokens, cols};
-  Tensor tlr = upload({tokens * 3 * heads}, lr), tg = upload(shape, g), tu = upload(shape, u), td = upload(shape, d);
-  be->swiglu_backward_scaled(tg, tu, td, tlr.data(), heads, 1, 3 * heads);
+  Tensor tlr = upload({tokens * 3 * heads}, lr), tgu = upload({heads, tokens, 2 * cols}, side_by_side(g, u, cols));
+  Tensor td = upload(shape, d);
+  be->swiglu_backward_packed(tgu, td, tlr.data(), heads, 1, 3 * heads);
   std::vector<double> dgate(n), hidden(n), dup(n);
   for (int64_t i = 0; i < n; ++i) {
     const int64_t h = i / (tokens * cols), t = i / cols % tokens;
@@ -333,18 +353,36 @@ TEST_P(BackendOps, SwigluBackwardScaledFoldsTheRowScaling) {
     hidden[i] = act * u[i] * lr[t * 3 * heads + heads + h];
     dup[i] = d[i] * act * lr[t * 3 * heads + 2 * heads + h];
   }
-  const std::vector<float> fg = be->to_host(tg), fu = be->to_host(tu), fd = be->to_host(td);
+  const std::vector<float> fgu = be->to_host(tgu), fd = be->to_host(td);
+  const std::vector<float> fg = column_block(fgu, 0, cols), fu = column_block(fgu, cols, cols);
   EXPECT_LT(max_abs_error(fg, dgate), 1e-5);
-  EXPECT_LT(max_abs_error(fu, hidden), 1e-5);
-  EXPECT_LT(max_abs_error(fd, dup), 1e-5);
+  EXPECT_LT(max_abs_error(fu, dup), 1e-5);  // dL/dup in up's columns, for K^T [dgate | dup]
+  EXPECT_LT(max_abs_error(fd, hidden), 1e-5);
   Tensor sg = upload(shape, g), su = upload(shape, u), sd = upload(shape, d);
   be->swiglu_backward(sg, su, sd);
   be->scale_rows(sg, tlr.data(), 1, 3 * heads);
   be->scale_rows(su, tlr.data() + heads, 1, 3 * heads);
   be->scale_rows(sd, tlr.data() + 2 * heads, 1, 3 * heads);
   EXPECT_EQ(fg, be->to_host(sg));
-  EXPECT_EQ(fu, be->to_host(su));
-  EXPECT_EQ(fd, be->to_host(sd));
+  EXPECT_EQ(fd, be->to_host(su));
+  EXPECT_EQ(fu, be->to_host(sd));
+}
+
+// SwiGLU on the packed product [3, 19, 2 x 33]: gate's columns become silu(gate) * up, up's stay; against the double
+// loop and bit for bit swiglu on the separate tensors.
+TEST_P(BackendOps, SwigluPackedWritesTheGateColumns) {
+  const int64_t batch = 3, rows = 19, cols = 33, n = batch * rows * cols;
+  const auto g = random_values(n, 28, 3.0f), u = random_values(n, 29);
+  Tensor tgu = upload({batch, rows, 2 * cols}, side_by_side(g, u, cols));
+  be->swiglu_packed(tgu);
+  std::vector<double> fwd(n);
+  for (int64_t i = 0; i < n; ++i) fwd[i] = g[i] / (1 + std::exp(-double(g[i]))) * u[i];
+  const std::vector<float> got = be->to_host(tgu);
+  EXPECT_LT(max_abs_error(column_block(got, 0, cols), fwd), 1e-5);
+  EXPECT_EQ(column_block(got, cols, cols), u);
+  Tensor tg = upload({batch, rows, cols}, g), tu = upload({batch, rows, cols}, u);
+  be->swiglu(tg, tu, tg);
+  EXPECT_EQ(column_block(got, 0, cols), be->to_host(tg));
 }
 
 TEST_P(BackendOps, ColumnNormsAndRestore) {
