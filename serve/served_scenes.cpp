@@ -151,10 +151,7 @@ void ServedScenes::stop() {
 void ServedScenes::use(int index) {
   Scene& scene = scenes_.at(index);
   scene.last_used = ++clock_;
-  if (scene.engine->stage() != SceneEngine::Stage::idle) {
-    if (scene.engine->ready()) ++hits_;
-    return;
-  }
+  if (scene.engine->stage() != SceneEngine::Stage::idle) return;
   if (index == encoding_ || queued(index)) return;
   waiting_.push_back(index);
   start_next();
@@ -264,8 +261,7 @@ nlohmann::json ServedScenes::cache() const {
           {"held", held},
           {"encodes", encodes_},
           {"loads", loads_},
-          {"releases", releases_},
-          {"hits", hits_}};
+          {"releases", releases_}};
 }
 
 nlohmann::json ServedScenes::list() const {

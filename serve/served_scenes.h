@@ -55,7 +55,7 @@ class ServedScenes {
   // GET /api/scenes: {"scenes": [{"index", "name", "views", "size", "status", "state_file", "state_bytes"}],
   // "cache": cache()}.
   nlohmann::json list() const;
-  // {"memory_bytes" (the bound), "held_bytes", "held", "encodes", "loads", "releases", "hits"}.
+  // {"memory_bytes" (the bound), "held_bytes", "held", "encodes", "loads", "releases"}.
   nlohmann::json cache() const;
 
  private:
@@ -82,7 +82,7 @@ class ServedScenes {
   std::deque<int> waiting_;  // scenes to encode or load, in order
   int encoding_ = -1;
   uint64_t clock_ = 0;
-  int encodes_ = 0, loads_ = 0, releases_ = 0, hits_ = 0;
+  int encodes_ = 0, loads_ = 0, releases_ = 0;
 };
 
 }  // namespace lact::serve
