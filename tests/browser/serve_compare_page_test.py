@@ -8,19 +8,16 @@ Exits 77 (ctest: skipped) when no Chromium is installed.
 
   PYTHONPATH=tests/common:. python3 tests/browser/serve_compare_page_test.py --lact build/app/lact --root .
 """
-import argparse
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 from cli_common import scaled_model  # noqa: E402
 from serve_common import Server, camera_path, rgb, shipped, write_json  # noqa: E402
-from serve_page_test import SKIPPED, DevTools, canvas_pixels, chromium, launch_chromium, stop_chromium  # noqa: E402
+from serve_page_test import DevTools, browser_main, canvas_pixels, launch_chromium, stop_chromium  # noqa: E402
 
 TOLERANCE = 2  # levels: the screenshot of a canvas painted from the PNG (no colour management in headless)
 
@@ -124,20 +121,7 @@ def run_page(args, browser, tmp):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lact", required=True)
-    parser.add_argument("--root", required=True)
-    args = parser.parse_args()
-    browser = chromium()
-    if not browser:
-        print("skipped: no Chromium installed (Debian: chromium)")
-        return SKIPPED
-    tmp = tempfile.mkdtemp(prefix="lact_serve_compare_browser_")
-    try:
-        run_page(args, browser, tmp)
-        return 0
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    return browser_main(__doc__.splitlines()[0], run_page, "lact_serve_compare_browser_")
 
 
 if __name__ == "__main__":

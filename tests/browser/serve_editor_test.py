@@ -8,20 +8,16 @@ uploaded. Exits 77 (ctest: skipped) without Chromium or ffmpeg.
 
   python3 tests/browser/serve_editor_test.py --lact build/app/lact --root .
 """
-import argparse
 import json
 import math
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 
 from serve_common import Server, decoded_frames, psnr, rgb, shipped  # noqa: E402
-from serve_page_test import DevTools, canvas_pixels, chromium, launch_chromium, stop_chromium  # noqa: E402
+from serve_page_test import DevTools, browser_main, canvas_pixels, launch_chromium, stop_chromium  # noqa: E402
 
-SKIPPED = 77
 FRAMES, FPS = 12, 12  # a 1 s path
 
 
@@ -175,7 +171,7 @@ def check_save_load_upload(page, out, downloads):
     return message
 
 
-def run_editor(args, tmp, browser):
+def run_editor(args, browser, tmp):
     model, data, inputs = shipped(os.path.abspath(args.root))
     state = os.path.join(tmp, "state.safetensors")
     subprocess.run([args.lact, "encode", "--model", model, "--data", data, "--inputs", inputs, "-o", state],
@@ -218,20 +214,7 @@ def run_editor(args, tmp, browser):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lact", required=True)
-    parser.add_argument("--root", required=True)
-    args = parser.parse_args()
-    args.lact = os.path.abspath(args.lact)
-    browser = chromium()
-    if not browser or not shutil.which("ffmpeg"):
-        print("skipped: no Chromium or no ffmpeg installed (Debian: chromium, ffmpeg)")
-        return SKIPPED
-    tmp = tempfile.mkdtemp(prefix="lact_serve_editor_")
-    try:
-        return run_editor(args, tmp, browser)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    return browser_main(__doc__.splitlines()[0], run_editor, "lact_serve_editor_", ffmpeg=True)
 
 
 if __name__ == "__main__":

@@ -113,6 +113,27 @@ def chromium():
     return None
 
 
+def browser_main(description, run_page, prefix, ffmpeg=False):
+    """A browser test's main: --lact and --root parsed (made absolute), 77 (ctest: skipped) without Chromium (or,
+    with `ffmpeg`, without ffmpeg), else run_page(args, browser, tmp) in a temporary folder removed after it: 0."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--lact", required=True)
+    parser.add_argument("--root", required=True)
+    args = parser.parse_args()
+    args.lact, args.root = os.path.abspath(args.lact), os.path.abspath(args.root)
+    browser = chromium()
+    if not browser or (ffmpeg and not shutil.which("ffmpeg")):
+        print("skipped: no Chromium%s installed (Debian: chromium%s)" % ((" or no ffmpeg", ", ffmpeg") if ffmpeg
+                                                                        else ("", "")))
+        return SKIPPED
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    try:
+        run_page(args, browser, tmp)
+        return 0
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def canvas_pixels(page, canvas_id):
     """(width, height, RGB bytes) of canvas `canvas_id` as Chromium shows it: scrolled into view, a screenshot of its
     box sampled at the centre of each canvas pixel (the canvas is zoomed by an integer factor, pixelated)."""

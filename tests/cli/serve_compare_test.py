@@ -8,7 +8,6 @@ are one line each, before the port is bound.
 
   PYTHONPATH=tests/common python3 tests/cli/serve_compare_test.py --lact build/app/lact --root .
 """
-import argparse
 import json
 import os
 import shutil
@@ -20,7 +19,7 @@ import time
 import unittest
 
 from cli_common import CRASH_MARKERS, ran_ok, scaled_model  # noqa: E402
-from serve_common import Server, camera_path, rgb, shipped, write_json  # noqa: E402
+from serve_common import Server, camera_path, rgb, serve_test_args, shipped, write_json  # noqa: E402
 from ws_client import WebSocket, frame_parts  # noqa: E402
 
 ARGS = None
@@ -182,15 +181,6 @@ class CompareTest(unittest.TestCase):
         self.refused(["--compare-state", self.tmp], ["--compare-state", "not a regular file"])
 
 
-def main():
-    global ARGS
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--lact", required=True)
-    parser.add_argument("--root", required=True)
-    ARGS, rest = parser.parse_known_args()
-    ARGS.lact = os.path.abspath(ARGS.lact)
-    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
-
-
 if __name__ == "__main__":
-    main()
+    ARGS, rest = serve_test_args(__doc__.splitlines()[0])
+    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)

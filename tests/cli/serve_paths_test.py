@@ -7,7 +7,6 @@ of the same cameras.
 
   python3 tests/cli/serve_paths_test.py --lact build/app/lact --root .
 """
-import argparse
 import json
 import math
 import os
@@ -20,7 +19,7 @@ import tempfile
 import unittest
 
 from cli_common import ran_ok  # noqa: E402
-from serve_common import Server, raw_exchange, rgb, shipped, write_json  # noqa: E402
+from serve_common import Server, raw_exchange, rgb, serve_test_args, shipped, write_json  # noqa: E402
 
 ARGS = None
 KEYS = "2,4,7"  # neighbouring views: no two keys half a turn apart (where q and -q tie)
@@ -298,15 +297,6 @@ class PathEditorTest(unittest.TestCase):
         print("ok: a saved 6-frame path rendered by lact render --path equals the server's renders, pixel for pixel")
 
 
-def main():
-    global ARGS
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lact", required=True)
-    parser.add_argument("--root", required=True)
-    ARGS, rest = parser.parse_known_args()
-    ARGS.lact, ARGS.root = os.path.abspath(ARGS.lact), os.path.abspath(ARGS.root)
-    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
-
-
 if __name__ == "__main__":
-    main()
+    ARGS, rest = serve_test_args(__doc__.splitlines()[0])
+    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)

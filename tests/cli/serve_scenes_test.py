@@ -6,7 +6,6 @@ each scene's frames equal `lact render` of that scene's state; a bad scene choic
 
   PYTHONPATH=tests/common:. python3 tests/cli/serve_scenes_test.py --lact build/app/lact --root .
 """
-import argparse
 import json
 import os
 import shutil
@@ -18,7 +17,8 @@ import time
 import unittest
 
 from cli_common import CRASH_MARKERS, ran_ok, scaled_model  # noqa: E402
-from serve_common import Server, camera_path, decoded_frames, psnr, rgb, scene_index, shipped, write_json  # noqa: E402
+from serve_common import (  # noqa: E402
+    Server, camera_path, decoded_frames, psnr, rgb, scene_index, serve_test_args, shipped, write_json)
 from ws_client import WebSocket, frame_parts  # noqa: E402
 
 ARGS = None
@@ -64,17 +64,21 @@ class Scenes:
         assert status == 200, (status, body)
         return json.loads(body)
 
-    def render(self, scene, camera, timeout=300):
-        """The PNG of `camera` in `scene` (POST /api/render with "scene"): 503 while its state is not in memory."""
-        body = dict(camera, scene=scene)
+    def answer(self, scene, camera, timeout=300):
+        """(status, body) of POST /api/render of `camera` in `scene`, asked again while it answers 503 (the scene's
+        state is being made)."""
         deadline = time.time() + timeout
         while time.time() < deadline:
-            status, _, data = self.server.render(body)
+            status, _, data = self.server.render(dict(camera, scene=scene))
             if status != 503:
-                assert status == 200, (status, data)
-                return data
+                return status, data
             time.sleep(0.2)
         raise AssertionError("scene %d was not ready in %d s" % (scene, timeout))
+
+    def render(self, scene, camera):
+        status, data = self.answer(scene, camera)
+        assert status == 200, (status, data)
+        return data
 
 
 class ManyScenesTest(unittest.TestCase):
@@ -263,12 +267,7 @@ class FailedSceneTest(unittest.TestCase):
                         "--out", os.path.join(tmp, "out"))
         try:
             camera = server.ready()["views"][2]["camera"]
-            deadline = time.time() + 120
-            while time.time() < deadline:
-                status, _, body = server.render(dict(camera, scene=1))
-                if status != 503:
-                    break
-                time.sleep(0.2)
+            status, body = Scenes(server).answer(1, camera)
             self.assertEqual(status, 500, body)
             self.assertIn("scene 1 could not be encoded: ", json.loads(body)["error"])
             self.assertIn("016.png", json.loads(body)["error"])
@@ -340,15 +339,6 @@ class SeveralStatesTest(unittest.TestCase):
         self.refused(["--state", self.states[0], "--cache-memory", "-1"], ["--cache-memory"])
 
 
-def main():
-    global ARGS
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--lact", required=True)
-    parser.add_argument("--root", required=True)
-    ARGS, rest = parser.parse_known_args()
-    ARGS.lact = os.path.abspath(ARGS.lact)
-    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
-
-
 if __name__ == "__main__":
-    main()
+    ARGS, rest = serve_test_args(__doc__.splitlines()[0])
+    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)

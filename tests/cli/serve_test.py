@@ -7,7 +7,6 @@ and SIGTERM end it cleanly.
 
   PYTHONPATH=tests/common:. python3 tests/cli/serve_test.py --lact build/app/lact --root .
 """
-import argparse
 import json
 import os
 import resource
@@ -22,7 +21,8 @@ import time
 import unittest
 
 from cli_common import CRASH_MARKERS, ran_ok  # noqa: E402
-from serve_common import Server, camera_path, decoded_frames, psnr, raw_exchange, rgb, shipped, write_json  # noqa: E402
+from serve_common import (  # noqa: E402
+    Server, camera_path, decoded_frames, psnr, raw_exchange, rgb, serve_test_args, shipped, write_json)
 from ws_client import Closed, HandshakeRefused, WebSocket, frame_parts  # noqa: E402
 
 ARGS = None
@@ -942,18 +942,6 @@ class TokenTest(unittest.TestCase):
         self.assertEqual(len(se.strip().splitlines()), 1, se)
 
 
-def main():
-    global ARGS
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lact", required=True)
-    parser.add_argument("--root", required=True, help="the checkout (models/, examples/)")
-    ARGS, rest = parser.parse_known_args()
-    ARGS.lact = os.path.abspath(ARGS.lact)
-    ARGS.root = os.path.abspath(ARGS.root)
-    # No weights a machine's `lact model fetch lpips` cached: LPIPS only where a test gives --lpips.
-    os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="lact_serve_cache_")
-    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)
-
-
 if __name__ == "__main__":
-    main()
+    ARGS, rest = serve_test_args(__doc__.splitlines()[0])
+    unittest.main(argv=[sys.argv[0]] + rest, verbosity=2)

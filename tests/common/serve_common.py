@@ -191,6 +191,21 @@ def shipped(root):
             "16,20,24,28,34,38,42,46")
 
 
+def serve_test_args(description):
+    """The options lact serve's test files are registered with: (args with --lact and --root made absolute, the
+    arguments left for unittest). No LPIPS weights a machine's `lact model fetch lpips` cached are read: the tests
+    get a cache folder of their own."""
+    import argparse
+    import tempfile
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--lact", required=True)
+    parser.add_argument("--root", required=True, help="the checkout (models/, examples/)")
+    args, rest = parser.parse_known_args()
+    args.lact, args.root = os.path.abspath(args.lact), os.path.abspath(args.root)
+    os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="lact_serve_cache_")
+    return args, rest
+
+
 def scene_index(root, folder, names=("toy_a", "toy_b", "toy_c")):
     """An index of scenes under `folder`, each the shipped example's cameras and images, every second one's
     colours inverted (so a render tells the scenes apart): the index's path."""
