@@ -63,8 +63,9 @@ class Run {
   Run& operator=(const Run&) = delete;
 
   // Held by whoever uses this Run from a worker thread (an encode job, a render thread) while others may too:
-  // `lact serve`'s scenes share one Run (one model, one device), used by one thread at a time.
-  std::mutex& exclusive() { return exclusive_; }
+  // `lact serve`'s scenes share one Run (one model, one device), used by one thread at a time. Timed, so that a
+  // thread waiting for it can give up when it is told to stop (a released scene's render thread).
+  std::timed_mutex& exclusive() { return exclusive_; }
 
   // This process prints and writes the shared files (the state, the report, a path's frames): rank 0.
   bool leads() const { return distribution().leads(); }
@@ -223,7 +224,7 @@ class Run {
   bool lpips_by_default_ = false;                      // SceneRequest::lpips_by_default
   const Lpips* lpips_at(int height, int width) const;  // lpips_, unless the size is too small for a default
   std::string model_path_;
-  std::mutex exclusive_;
+  std::timed_mutex exclusive_;
   std::set<std::pair<int, int>> rendered_sizes_;     // render(): sizes whose memory was checked
   bool stage_bars_ = false;                          // a command's run: bars for encode layers and rendered views
   RateCache rate_cache_{RateCache::default_path()};  // the product rates time estimates read (check_time)

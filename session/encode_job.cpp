@@ -50,6 +50,13 @@ std::string EncodeJob::error() const {
   return error_;
 }
 
+std::unique_lock<std::timed_mutex> EncodeJob::take_run() {
+  std::unique_lock<std::timed_mutex> lock(source_.run->exclusive(), std::defer_lock);
+  while (!lock.try_lock_for(std::chrono::milliseconds(5)))
+    if (cancel_) throw Cancelled{};
+  return lock;
+}
+
 void EncodeJob::run() {
   const SceneSource& source = source_;
   // OpenMP's thread count is per thread: set it on this one.
@@ -60,7 +67,7 @@ void EncodeJob::run() {
   try {
     if (!source.state_path.empty()) {
       set_progress("loading the scene state", 0);
-      std::lock_guard<std::mutex> exclusive(source.run->exclusive());
+      const std::unique_lock<std::timed_mutex> exclusive = take_run();
       const auto start = std::chrono::steady_clock::now();
       LoadedSceneState loaded = load_scene_state(source.state_path, model.weights(), source.run->backend());
       encode_seconds_ = seconds_since(start);
@@ -77,7 +84,7 @@ void EncodeJob::run() {
       const int layers = model.config().layers;
       set_progress("encoding " + std::to_string(n) + " views: layer 1 of " + std::to_string(layers), 0.2);
       int done = 0;
-      std::lock_guard<std::mutex> exclusive(source.run->exclusive());  // after another scene's render or encode
+      const std::unique_lock<std::timed_mutex> exclusive = take_run();  // after another scene's render or encode
       const auto start = std::chrono::steady_clock::now();
       // Through the Run: the memory of the encode checked once, naming --inputs, before anything is allocated.
       SceneState encoded = source.run->encode_views(inputs, "--inputs", [&](const std::string& name, const Tensor&) {

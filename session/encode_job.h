@@ -40,6 +40,9 @@ class EncodeJob {
 
  private:
   void run();
+  // The Run, after any other thread using it (lact serve's scenes share one); throws Cancelled when cancelled
+  // meanwhile.
+  std::unique_lock<std::timed_mutex> take_run();
   void set_progress(const std::string& stage, double fraction);
 
   const SceneSource& source_;

@@ -133,6 +133,15 @@ RenderedView RenderThread::render(uint64_t serial, const RenderRequest& request)
   return out;
 }
 
+std::unique_lock<std::timed_mutex> RenderThread::take_run() {
+  std::unique_lock<std::timed_mutex> lock(run_.exclusive(), std::defer_lock);
+  while (!lock.try_lock_for(std::chrono::milliseconds(5))) {
+    std::lock_guard<std::mutex> guard(mutex_);
+    if (stop_) break;
+  }
+  return lock;
+}
+
 void RenderThread::loop(int threads) {
   if (threads > 0) run_.backend().set_threads(threads);  // OpenMP's count is per thread
   for (;;) {
@@ -161,16 +170,17 @@ void RenderThread::loop(int threads) {
     }
     if (job) {
       {
-        std::lock_guard<std::mutex> exclusive(run_.exclusive());  // the Run may be shared (lact serve's scenes)
-        job();                                                    // reports its own outcome
+        // The Run may be shared (lact serve's scenes); a job reports its own outcome.
+        const std::unique_lock<std::timed_mutex> exclusive = take_run();
+        if (exclusive.owns_lock()) job();
       }
       std::lock_guard<std::mutex> lock(mutex_);
       job_busy_ = false;
     } else {
       RenderedView view;
       {
-        std::lock_guard<std::mutex> exclusive(run_.exclusive());
-        view = render(request.serial, request.request);
+        const std::unique_lock<std::timed_mutex> exclusive = take_run();
+        if (exclusive.owns_lock()) view = render(request.serial, request.request);  // else stopped: dropped
       }
       std::lock_guard<std::mutex> lock(mutex_);
       if (rendering_ == channel) done_[channel] = std::move(view);  // else forgotten while rendering

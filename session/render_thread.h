@@ -74,6 +74,8 @@ class RenderThread {
 
  private:
   void loop(int threads);
+  // The Run, after any other thread using it (lact serve's scenes share one); not owned when stopped meanwhile.
+  std::unique_lock<std::timed_mutex> take_run();
   RenderedView render(uint64_t serial, const RenderRequest& request);
   void measure(const Image& image, int view, RenderedView& out);
 
