@@ -276,6 +276,10 @@ void HttpSession::render() {
   }
   if (const std::optional<Hub::Unavailable> why = hub.unavailable(scene))
     return reply(static_cast<http::status>(why->status), why->message);
+  if (decision_.side_b && !hub.compare())
+    return reply(http::status::not_found, "side: no side b (start lact serve with --compare-model or --compare-state)");
+  if (decision_.side_b && !hub.compare()->ready())
+    return reply(http::status::service_unavailable, "side b is still being encoded: ask again");
   context_.queue_render([self = shared_from_this(), camera, scene] { self->start_render(camera, scene); });
 }
 
@@ -284,13 +288,15 @@ void HttpSession::start_render(const Camera& camera, int scene) {
   session::RenderRequest request;
   request.camera = camera;
   auto channel = std::make_shared<int>(-1);
-  *channel = context_.hub.open_channel([self = shared_from_this(), channel](session::RenderedView v) {
+  const Hub::OnView done = [self = shared_from_this(), channel](session::RenderedView v) {
     self->context_.hub.close_channel(*channel);
     self->context_.render_done();
     self->rendered(std::move(v));
-  });
+  };
+  const bool side_b = decision_.side_b;  // one side's render: a, or b of the comparison
+  *channel = context_.hub.open_channel(done, {}, side_b ? done : Hub::OnView());
   context_.hub.select_scene(*channel, scene);
-  context_.hub.submit(*channel, request);
+  context_.hub.submit(*channel, request, !side_b, side_b);
 }
 
 void HttpSession::rendered(session::RenderedView view) {

@@ -77,6 +77,11 @@ Decision route(const std::string& method, const Target& target, Decision d) {
         return refuse(400, "quality: an integer from 1 to 100");
       d.quality = std::stoi(q);
     }
+    if (target.query.count("side")) {
+      const std::string& side = target.query.at("side");
+      if (side != "a" && side != "b") return refuse(400, "side: a or b (b: --compare-model / --compare-state)");
+      d.side_b = side == "b";
+    }
     return d.action = Action::render, d;
   }
   const std::string prefix = "/api/video/";

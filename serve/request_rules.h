@@ -63,6 +63,7 @@ struct Decision {
   bool keep_alive = false;  // the connection may carry another request after the answer (no body left unread)
   bool jpeg = false;        // render: the answer's format
   int quality = 90;         // render: its JPEG quality
+  bool side_b = false;      // render: ?side=b, the comparison's second side
   int video = -1;           // video_status, video_cancel, video_download: the job's id
   int client = -1;          // the video routes: the stream a job belongs to (?client=N)
   std::string name;         // path_load, path_save: the NAME of /api/paths/NAME, as sent (checked when used)

@@ -106,6 +106,12 @@ class CompareTest(unittest.TestCase):
             # Side a is the served state's own render: other pixels, another PSNR.
             self.assertNotEqual(rgb(a_images["render"])[2], rgb(b_images["render"])[2])
             self.assertGreater(abs(a["psnr"] - b["psnr"]), 1e-3)
+            # The API renders either side: ?side=b is side b's frame, ?side=a (the default) side a's.
+            for side, images in (("b", b_images), ("a", a_images)):
+                status, kind, body = server.render(camera, "?side=" + side)
+                self.assertEqual((status, kind), (200, "image/png"), body[:300])
+                self.assertEqual(rgb(body), rgb(images["render"]), side)
+            self.assertEqual(server.render(camera, "?side=c")[0], 400)
             # A moving camera: two JPEG frames, one per side, neither measured.
             moved = json.loads(json.dumps(camera))
             moved["c2w"][0][3] += 0.01
@@ -142,6 +148,9 @@ class CompareTest(unittest.TestCase):
         self.servers.append(server)
         scene = server.ready()
         self.assertNotIn("sides", scene)
+        status, _, body = server.render(scene["views"][2]["camera"], "?side=b")
+        self.assertEqual(status, 404, body)
+        self.assertIn("--compare-model", json.loads(body)["error"])
         ws = WebSocket(server.stream_url())
         try:
             ws.send_json({"type": "camera", "camera": scene["views"][2]["camera"], "view": 2})

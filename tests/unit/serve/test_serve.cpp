@@ -228,6 +228,13 @@ TEST(RequestRules, RoutesAndRenderQuery) {
   EXPECT_TRUE(jpeg.jpeg);
   EXPECT_EQ(jpeg.quality, 70);
   EXPECT_EQ(screen_request(head("POST", "/api/render?quality=0&token=good-token-123"), kWithToken).status, 400);
+  EXPECT_TRUE(screen_request(head("POST", "/api/render?side=b&token=good-token-123"), kWithToken).side_b);
+  EXPECT_FALSE(screen_request(head("POST", "/api/render?side=a&token=good-token-123"), kWithToken).side_b);
+  EXPECT_EQ(screen_request(head("POST", "/api/render?side=c&token=good-token-123"), kWithToken).status, 400);
+  const Decision scene = screen_request(head("GET", "/api/scene?scene=2&token=good-token-123"), kWithToken);
+  EXPECT_EQ((std::pair<Action, int>(scene.action, scene.scene)), (std::pair<Action, int>(Action::scene, 2)));
+  EXPECT_EQ(screen_request(head("GET", "/api/scene?scene=-1&token=good-token-123"), kWithToken).status, 400);
+  EXPECT_EQ(screen_request(head("GET", "/api/scenes?token=good-token-123"), kWithToken).action, Action::scenes);
   EXPECT_EQ(screen_request(head("GET", "/api/render?token=good-token-123"), kWithToken).status, 405);
   EXPECT_EQ(screen_request(head("GET", "/../etc/passwd?token=good-token-123"), kWithToken).status, 404);
   EXPECT_EQ(screen_request(head("GET", "/?token=good-token-123"), kWithToken).action, Action::page);
