@@ -135,6 +135,16 @@ void scale_matrix(Launch& launch, float* c, int64_t batch, int64_t m, int64_t n,
            count);
 }
 
+// c [batch, m, n] (row stride ldc, stride_c apart) = the sum of partial [slices, batch, m, n] + beta * c.
+template <typename Launch>
+void sum_slices(Launch& launch, const float* partial, int64_t slices, float* c, int64_t batch, int64_t m, int64_t n,
+                int64_t ldc, int64_t stride_c, float beta) {
+  const int64_t count = batch * m * n;
+  if (count > 0)
+    launch(sum_slices_kernel, grid_stride_blocks(count), dim3(kElementwiseBlock), partial, slices, c, m, n, ldc,
+           stride_c, beta, count);
+}
+
 template <typename Launch>
 void ray_tokens(Launch& launch, const RayPose* poses, const float* images, float* tokens, int64_t views, int height,
                 int width, int patch) {

@@ -212,6 +212,11 @@ class DeviceBackend final : public Backend, public AttentionPathSource {
       cuda::scale_matrix(device_.launcher(), c, batch, m, n, ldc, stride_c, beta);
       return;
     }
+    const SplitK split = split_k_ ? plan_split_k(m, n, k, batch) : SplitK{1, k};
+    if (split.slices > 1) {
+      gemm_split_k(split, transpose_a, transpose_b, m, n, k, alpha, a, b, beta, c, ldc, stride_c, batch);
+      return;
+    }
     device_.gemm(plan_column_major_gemm(transpose_a, transpose_b, m, n, k, a, b, c, ldc, stride_c, batch), alpha, beta,
                  precision_);
   }
@@ -517,6 +522,34 @@ class DeviceBackend final : public Backend, public AttentionPathSource {
 
   static size_t bytes(const Tensor& t) { return static_cast<size_t>(t.numel()) * sizeof(float); }
 
+  // The product in split.slices slices of the reduction (gemm_plan.h's plan_split_k): slice s covers
+  // [s slice_k, (s + 1) slice_k), the last one up to k; each writes alpha op(A_s) op(B_s) into its own partial
+  // [batch, m, n] (one strided-batched call over the equal slices for a single matrix, one call per slice for
+  // several), then one kernel sums them in slice order and adds beta C.
+  void gemm_split_k(SplitK split, bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
+                    MatrixOperand a, MatrixOperand b, float beta, float* c, int64_t ldc, int64_t stride_c,
+                    int64_t batch) {
+    const int64_t per = batch * m * n, q = split.slice_k, slices = split.slices;
+    auto* partial = static_cast<float*>(device_.scratch(static_cast<size_t>(slices * per) * sizeof(float)));
+    // Slice s's operands: op(A) m x k takes columns [s q, ...), op(B) k x n rows [s q, ...).
+    const int64_t a_step = transpose_a ? q * a.ld : q, b_step = transpose_b ? q : q * b.ld;
+    auto slice = [&](int64_t s, int64_t length, int64_t count) {
+      const MatrixOperand as{a.data + s * a_step, a.ld, count > 1 ? a_step : a.stride};
+      const MatrixOperand bs{b.data + s * b_step, b.ld, count > 1 ? b_step : b.stride};
+      device_.gemm(plan_column_major_gemm(transpose_a, transpose_b, m, n, length, as, bs, partial + s * per, n,
+                                          count > 1 ? per : m * n, count > 1 ? count : batch),
+                   alpha, 0.0f, precision_);
+    };
+    if (batch == 1) {
+      slice(0, q, slices - 1);  // the equal slices as one batched product
+    } else {
+      for (int64_t s = 0; s + 1 < slices; ++s) slice(s, q, 1);
+    }
+    slice(slices - 1, k - (slices - 1) * q, 1);
+    cuda::sum_slices(device_.launcher(), partial, slices, c, batch, m, n, ldc, stride_c, beta);
+    device_.release(partial);
+  }
+
   template <Activation A>
   void activation(Tensor& x, float shift) {
     OpScope scope(*this, A == Activation::Silu      ? "silu"
@@ -539,6 +572,7 @@ class DeviceBackend final : public Backend, public AttentionPathSource {
   std::set<std::string> said_;
   bool library_failed_ = false, abandon_recording_ = false;
   int64_t staging_budget_ = kSdpaStagingBudgetBytes;
+  bool split_k_ = split_k_from_environment();  // LACT_SPLIT_K=0: every product in one call (for comparison)
   std::vector<Timing> timings_;
 };
 

@@ -145,6 +145,19 @@ __global__ void scale_matrix_kernel(float* c, int64_t m, int64_t cols, int64_t l
   }
 }
 
+// Split-K's sum (gemm_plan.h): c[b, r, col] = the sum over the slices of partial[slice, b, r, col], in slice order,
+// plus beta * c (beta 0: c's old contents ignored, NaN included); partial [slices, batch, m, cols] contiguous.
+__global__ void sum_slices_kernel(const float* partial, int64_t slices, float* c, int64_t m, int64_t cols, int64_t ldc,
+                                  int64_t stride_c, float beta, int64_t n) {
+  LACT_GRID_STRIDE(i, n) {
+    const int64_t col = i % cols, r = (i / cols) % m, b = i / (cols * m);
+    float sum = partial[i];
+    for (int64_t s = 1; s < slices; ++s) sum += partial[s * n + i];
+    float& v = c[b * stride_c + r * ldc + col];
+    v = beta == 0.0f ? sum : sum + beta * v;
+  }
+}
+
 // One thread per pixel of views x height x width: its 12 token channels (kernels/ray_tokens.h).
 __global__ void ray_tokens_kernel(const RayPose* poses, const float* images, float* tokens, int height, int width,
                                   int patch, int64_t n) {

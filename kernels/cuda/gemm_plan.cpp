@@ -1,6 +1,8 @@
 #include "kernels/cuda/gemm_plan.h"
 
+#include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
@@ -15,5 +17,27 @@ ColumnMajorGemm plan_column_major_gemm(bool transpose_a, bool transpose_b, int64
   // Column-major: C^T (n x m) = op(B)^T (n x k) * op(A)^T (k x m).
   return {transpose_b, transpose_a, n, m, k, b.data, b.ld, b.stride, a.data, a.ld, a.stride, c, ldc, stride_c, batch};
 }
+
+SplitK plan_split_k(int64_t m, int64_t n, int64_t k, int64_t batch) {
+  const SplitK whole{1, k};
+  if (k < kSplitKMinReduction || m <= 0 || n <= 0 || batch <= 0) return whole;
+  const int64_t tiles = (m + 127) / 128 * ((n + 127) / 128) * batch;
+  if (tiles >= kSplitKTargetTiles) return whole;
+  const int64_t partial_bytes = m * n * batch * static_cast<int64_t>(sizeof(float));
+  const int64_t slices = std::min({(kSplitKTargetTiles + tiles - 1) / tiles, k / kSplitKMinSlice, kSplitKMaxSlices,
+                                   kSplitKMaxPartialBytes / partial_bytes});
+  if (slices < 2) return whole;
+  return {slices, k / slices};
+}
+
+bool parse_split_k(const char* value) {
+  const std::string text = value ? value : "";
+  if (text.empty() || text == "1") return true;
+  if (text == "0") return false;
+  throw std::invalid_argument("LACT_SPLIT_K: '" + text.substr(0, 40) +
+                              "' is not 0 or 1 (unset: 1, split-K where chosen)");
+}
+
+bool split_k_from_environment() { return parse_split_k(std::getenv("LACT_SPLIT_K")); }
 
 }  // namespace lact::cuda

@@ -28,4 +28,22 @@ ColumnMajorGemm plan_column_major_gemm(bool transpose_a, bool transpose_b, int64
                                        MatrixOperand a, MatrixOperand b, float* c, int64_t ldc, int64_t stride_c,
                                        int64_t batch);
 
+// Split-K for a product whose output is too small to fill the GPU and whose reduction is long (the TTT update's
+// D x d_h directions summed over every token: 768 x 1536 over 196,608 tokens makes 72 tiles of 128^2 for 132 SMs):
+// the reduction runs as `slices` products over consecutive ranges of `slice_k` (the last takes the remainder)
+// into partial outputs, then one sum. slices = 1: the product as planned. Chosen when k >= kSplitKMinReduction
+// and the output has fewer than kSplitKTargetTiles tiles of 128 x 128 (two waves of an H100/H200's 132 SMs):
+// enough slices to reach that count, each at least kSplitKMinSlice long, at most kSplitKMaxSlices, with the
+// partial outputs within kSplitKMaxPartialBytes.
+constexpr int64_t kSplitKMinReduction = 16384, kSplitKTargetTiles = 264, kSplitKMinSlice = 4096;
+constexpr int64_t kSplitKMaxSlices = 16, kSplitKMaxPartialBytes = int64_t{64} << 20;
+struct SplitK {
+  int64_t slices, slice_k;
+};
+SplitK plan_split_k(int64_t m, int64_t n, int64_t k, int64_t batch);
+// LACT_SPLIT_K: 1 or unset, split-K where plan_split_k chooses it; 0, every product in one call (to compare
+// against). Throws std::invalid_argument naming the variable for any other value.
+bool parse_split_k(const char* value);
+bool split_k_from_environment();
+
 }  // namespace lact::cuda

@@ -1200,6 +1200,75 @@ TEST(EmulatedCudaBackend, AttentionPackedOnEveryPathMatchesTheCpu) {
   std::printf("packed attention through the library in 2 chunks: rel err %.3g\n", err);
 }
 
+// Split-K's choice (gemm_plan.h): the TTT update's products over 196,608 tokens split until the output has about
+// two waves of tiles, short reductions and outputs that fill the GPU do not, and the slice count stays within its
+// bounds (slices of at least 4096, at most 16, partial outputs within 64 MiB).
+TEST(SplitK, ChosenOnlyForLongReductionsIntoSmallOutputs) {
+  auto slices = [](int64_t m, int64_t n, int64_t k, int64_t batch) {
+    return cuda::plan_split_k(m, n, k, batch).slices;
+  };
+  EXPECT_EQ(slices(768, 3072, 196608, 1), 2);  // [dW0|dW2]: 144 tiles
+  EXPECT_EQ(slices(1536, 768, 196608, 1), 4);  // dW1: 72 tiles
+  EXPECT_EQ(cuda::plan_split_k(1536, 768, 196608, 1).slice_k, 49152);
+  EXPECT_EQ(slices(768, 3072, 16383, 1), 1);      // short reduction
+  EXPECT_EQ(slices(4096, 1536, 196608, 1), 1);    // 384 tiles fill the GPU
+  EXPECT_EQ(slices(64, 64, 20000, 1), 4);         // slices of at least 4096
+  EXPECT_EQ(slices(64, 64, 1 << 20, 2), 16);      // at most 16
+  EXPECT_EQ(slices(8192, 16, 1 << 20, 1), 5);     // 64 tiles: 5 x 64 reach 264
+  EXPECT_EQ(slices(2048, 2048, 1 << 20, 4), 1);   // 1024 tiles over 4 heads
+  EXPECT_EQ(slices(16, 1 << 20, 1 << 20, 1), 1);  // 8192 tiles
+  EXPECT_TRUE(cuda::parse_split_k(nullptr));
+  EXPECT_TRUE(cuda::parse_split_k("1"));
+  EXPECT_FALSE(cuda::parse_split_k("0"));
+  EXPECT_THROW(cuda::parse_split_k("off"), std::invalid_argument);
+}
+
+// Products with long reductions through the GPU backend code take the split-K path (the device's GEMM count says
+// so) and equal the CPU backend's within float rounding: every transpose, one matrix and several (shared A as the
+// TTT layer's keys), alpha and beta, a remainder in the last slice; with LACT_SPLIT_K=0 one call as before.
+TEST(SplitK, ProductsThroughTheGpuCodeMatchTheCpu) {
+  const std::unique_ptr<Backend> cpu = make_cpu_backend(2);
+  const int64_t m = 40, n = 24, k = 16385;  // 4 slices of 4096, the last 4097
+  for (int64_t batch : {1, 3})
+    for (bool ta : {false, true})
+      for (bool tb : {false, true})
+        for (float beta : {0.0f, 1.0f}) {
+          cuda::DeviceBackend<EmulatedDevice> be("cuda-emulated", Precision::Fp32);
+          const auto a = random_values(m * k * batch, 40), b = random_values(k * n * batch, 41),
+                     c0 = random_values(m * n * batch, 42);
+          const Shape as = ta ? Shape{batch, k, m} : Shape{batch, m, k},
+                      bs = tb ? Shape{batch, n, k} : Shape{batch, k, n};
+          Tensor ga = be.from_host(as, a.data()), gb = be.from_host(bs, b.data()),
+                 gc = be.from_host({batch, m, n}, c0.data());
+          Tensor ca = cpu->from_host(as, a.data()), cb = cpu->from_host(bs, b.data()),
+                 cc = cpu->from_host({batch, m, n}, c0.data());
+          const int64_t lda = ta ? m : k, ldb = tb ? k : n;
+          be.gemm(ta, tb, m, n, k, 0.5f, {ga.data(), lda, m * k}, {gb.data(), ldb, k * n}, beta, gc.data(), n, m * n,
+                  batch);
+          cpu->gemm(ta, tb, m, n, k, 0.5f, {ca.data(), lda, m * k}, {cb.data(), ldb, k * n}, beta, cc.data(), n, m * n,
+                    batch);
+          EXPECT_LT(relative_error(be.to_host(gc), cpu->to_host(cc)), 1e-5)
+              << "batch " << batch << " ta " << ta << " tb " << tb << " beta " << beta;
+          EXPECT_EQ(be.device().gemms, batch == 1 ? 2 : 4);  // the equal slices batched, the last alone; or each
+        }
+  // A shared by the batch entries (stride 0).
+  cuda::DeviceBackend<EmulatedDevice> be("cuda-emulated", Precision::Fp32);
+  const auto a = random_values(k * m, 43), b = random_values(2 * k * n, 44);
+  Tensor ga = be.from_host({k, m}, a.data()), gb = be.from_host({2, k, n}, b.data()), gc = be.empty({2, m, n});
+  Tensor ca = cpu->from_host({k, m}, a.data()), cb = cpu->from_host({2, k, n}, b.data()), cc = cpu->empty({2, m, n});
+  be.gemm(true, false, m, n, k, 1.0f, {ga.data(), m, 0}, {gb.data(), n, k * n}, 0.0f, gc.data(), n, m * n, 2);
+  cpu->gemm(true, false, m, n, k, 1.0f, {ca.data(), m, 0}, {cb.data(), n, k * n}, 0.0f, cc.data(), n, m * n, 2);
+  EXPECT_LT(relative_error(be.to_host(gc), cpu->to_host(cc)), 1e-5) << "shared A";
+
+  setenv("LACT_SPLIT_K", "0", 1);
+  cuda::DeviceBackend<EmulatedDevice> whole("cuda-emulated", Precision::Fp32);
+  unsetenv("LACT_SPLIT_K");
+  Tensor wa = whole.from_host({k, m}, a.data()), wb = whole.from_host({2, k, n}, b.data()), wc = whole.empty({2, m, n});
+  whole.gemm(true, false, m, n, k, 1.0f, {wa.data(), m, 0}, {wb.data(), n, k * n}, 0.0f, wc.data(), n, m * n, 2);
+  EXPECT_EQ(whole.device().gemms, 1);
+  EXPECT_LT(relative_error(whole.to_host(wc), cpu->to_host(cc)), 1e-5) << "LACT_SPLIT_K=0";
+}
+
 // The official fixture at bf16 through the GPU backend code with every attention through the library: within the
 // bf16 bounds test_parity holds a GPU to.
 TEST(EmulatedCudaBackend, OfficialFixtureAtBf16ThroughTheAttentionLibrary) {
