@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <optional>
 #include <string>
 #include <typeinfo>
 
@@ -73,9 +74,14 @@ bool one_request(const uint8_t* data, size_t size, size_t& at) {
   check_decision(d, has_body);
   const lact::serve::RenderLimits limits{8, 256, kMaxBody};
   if (d.action == Action::stream) {  // the rest is the stream's: one message
+    const std::string message(reinterpret_cast<const char*>(data + at), size - at);
     try {
-      lact::serve::parse_camera_message(std::string(reinterpret_cast<const char*>(data + at), size - at), views(),
-                                        limits);
+      lact::serve::parse_camera_message(message, views(), limits);
+    } catch (const lact::Error&) {
+    }
+    try {
+      const std::optional<int> scene = lact::serve::scene_message(message, 3, limits);
+      if (scene && (*scene < 0 || *scene >= 3)) __builtin_trap();  // a scene outside the list passed
     } catch (const lact::Error&) {
     }
     return false;
@@ -85,6 +91,11 @@ bool one_request(const uint8_t* data, size_t size, size_t& at) {
     if (!feed(parser, data, size, at, [&parser] { return parser.is_done(); })) return false;
     try {
       lact::serve::render_body_camera(parser.get().body(), limits);
+    } catch (const lact::Error&) {
+    }
+    try {
+      const std::optional<int> scene = lact::serve::body_scene(parser.get().body(), 3);
+      if (scene && (*scene < 0 || *scene >= 3)) __builtin_trap();
     } catch (const lact::Error&) {
     }
     return true;
