@@ -1,5 +1,7 @@
 #include "serve/scene_engine.h"
 
+#include <atomic>
+
 namespace lact::serve {
 
 SceneEngine::SceneEngine(session::SceneSource& source, int encode_threads, int render_threads, Post post,
@@ -22,9 +24,9 @@ SceneEngine::Stage SceneEngine::stage() const {
 void SceneEngine::start() {
   if (encode_) return;
   const int generation = ++generation_;
-  auto posted = posted_ = std::make_shared<std::atomic<bool>>(false);
+  // One notice in flight at a time is enough: it reads the newest progress.
+  auto posted = std::make_shared<std::atomic<bool>>(false);
   encode_ = std::make_unique<session::EncodeJob>(source_, encode_threads_, [this, generation, posted] {
-    // From the encode's thread: one pending notice at a time is enough (it reads the newest progress).
     if (!posted->exchange(true))
       post_([this, generation, posted] {
         posted->store(false);

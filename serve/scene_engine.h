@@ -6,7 +6,6 @@
 // through `post`.
 #pragma once
 
-#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -63,9 +62,8 @@ class SceneEngine {
   std::unique_ptr<session::EncodeJob> encode_;
   std::unique_ptr<session::RenderThread> renderer_;
   std::map<int, session::RenderRequest> held_;
-  // Set by a notice in flight from the encode's thread; the encode is cleared only after that notice ran
-  // (`generation_` tells a notice of a released encode from the current one's).
-  std::shared_ptr<std::atomic<bool>> posted_ = std::make_shared<std::atomic<bool>>(false);
+  // Each start() is a generation: a notice of an encode released since (still on its way to the network thread)
+  // is told from the current one's and ignored.
   int generation_ = 0;
 };
 
