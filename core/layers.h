@@ -89,7 +89,7 @@ TttProjections ttt_project_keys(Backend& be, const TttParams& config, const TttW
 // splits over token tiles, views or processes. dW starts at zero.
 void ttt_accumulate_directions(Backend& be, const FastWeights& initial, const TttProjections& p, int64_t begin,
                                int64_t end, FastWeights& directions);
-// W' = weight_norm(W + NS(dW)) from the summed directions.
+// W' = weight_norm(W + NS(dW)) from the summed directions, which it uses up (NS in place; the packed w02 released).
 FastWeights ttt_finish_update(Backend& be, const TttParams& config, const TttWeights& weights,
                               const FastWeights& initial, FastWeights& directions);
 

@@ -138,15 +138,6 @@ void restore_norms(Backend& be, const TttWeights& w, FastWeights& fast) {
   be.restore_column_norms(fast.w1, w.w1_norms, kWeightNormEps);
 }
 
-// Newton-Schulz on dW0 and dW2 each (the packed [dW0|dW2] split and packed back).
-void newton_schulz_w02(Backend& be, Tensor& dw02, int steps) {
-  Tensor dw0, dw2;
-  unpack_w02(be, dw02, dw0, dw2);
-  newton_schulz5(be, dw0, steps);
-  newton_schulz5(be, dw2, steps);
-  dw02 = pack_w02(be, dw0, dw2);
-}
-
 }  // namespace
 
 void ttt_accumulate_directions(Backend& be, const FastWeights& initial, const TttProjections& p, int64_t begin,
@@ -162,10 +153,18 @@ void ttt_accumulate_directions(Backend& be, const FastWeights& initial, const Tt
 
 FastWeights ttt_finish_update(Backend& be, const TttParams& config, const TttWeights& w, const FastWeights& initial,
                               FastWeights& dw) {
-  newton_schulz_w02(be, dw.w02, config.muon_update_steps);
-  newton_schulz5(be, dw.w1, config.muon_update_steps);
-  FastWeights updated = copy_of(be, initial);
-  be.add(updated.w02, dw.w02);
+  const int steps = config.muon_update_steps;
+  // Newton-Schulz per matrix: dW0 and dW2 out of the packed sum, whose memory goes back before it runs.
+  Tensor dw0, dw2;
+  unpack_w02(be, dw.w02, dw0, dw2);
+  dw.w02 = Tensor();
+  newton_schulz5(be, dw0, steps);
+  newton_schulz5(be, dw.w1, steps);
+  newton_schulz5(be, dw2, steps);
+  FastWeights updated{pack_w02(be, dw0, dw2), be.empty(initial.w1.shape())};
+  dw0 = dw2 = Tensor();
+  be.add(updated.w02, initial.w02);  // NS(dW) + W: the same floats as W + NS(dW)
+  be.copy(updated.w1, initial.w1);
   be.add(updated.w1, dw.w1);
   restore_norms(be, w, updated);
   return updated;
@@ -190,16 +189,20 @@ FastWeights ttt_update(Backend& be, const TttParams& config, const TttWeights& w
 
   // Low rank: every direction is P^T Q over the N tokens; Newton-Schulz runs on N x N matrices. Across ranks
   // the factors (N <= one token tile) are gathered, so every rank computes what one process would.
-  const Directions r = token_directions(be, initial, p, 0, local);
-  const Tensor k = gather_token_rows(be, collective, p.k), v = gather_token_rows(be, collective, p.v);
+  Directions r = token_directions(be, initial, p, 0, local);
   Tensor dgate, dup, w0, w2;
-  unpack_w02(be, r.gate_up, dgate, dup);
+  unpack_w02(be, r.gate_up, dgate, dup);  // each factor alone, and only as long as it is needed
+  r.gate_up = Tensor();
+  const Tensor k = gather_token_rows(be, collective, p.k), v = gather_token_rows(be, collective, p.v);
   unpack_w02(be, initial.w02, w0, w2);
   FastWeights updated{Tensor(), be.empty(initial.w1.shape())};
   be.copy(updated.w1, initial.w1);
-  newton_schulz5_low_rank_add(be, k, gather_token_rows(be, collective, dgate), steps, w0);             // K^T dgate
+  newton_schulz5_low_rank_add(be, k, gather_token_rows(be, collective, dgate), steps, w0);  // K^T dgate
+  dgate = Tensor();
   newton_schulz5_low_rank_add(be, gather_token_rows(be, collective, r.hidden), v, steps, updated.w1);  // hidden^T V
+  r.hidden = Tensor();
   newton_schulz5_low_rank_add(be, k, gather_token_rows(be, collective, dup), steps, w2);
+  dup = Tensor();
   updated.w02 = pack_w02(be, w0, w2);
   restore_norms(be, w, updated);
   return updated;

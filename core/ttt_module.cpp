@@ -2,6 +2,7 @@
 // weights with the weight-norm targets, encode (the update, then the apply) and render, for the baseline and
 // for the linear-attention variants.
 #include <algorithm>
+#include <utility>
 
 #include "core/block_module.h"
 #include "core/kinds/kind_list.h"
@@ -86,16 +87,30 @@ bool dense_route(const TttParams& m, const ModelOptions& o, int64_t tokens) {
            ttt_low_rank_route(o.newton_schulz, tokens, o.token_tile, m.hidden(), m.head_dim, steps));
 }
 
-// The state holds W0, W1 and W2 as separate tensors (the state file's layout; W1 only for a variant).
-FastWeights state_weights(Backend& be, const TttParams& m, const FastWeights& fast, ModuleState& state) {
+// The state holds W0, W1 and W2 as separate tensors (the state file's layout; W1 only for a variant). Called once
+// the apply is done and its inputs are gone, so the split copies add to nothing else.
+ModuleState state_of(Backend& be, const TttParams& m, FastWeights fast) {
+  ModuleState state;
   if (m.variant.only_w1) {
     state.tensors = {{"w1", fast.w1}};
-    return fast;
+    return state;
   }
   Tensor w0, w2;
   unpack_w02(be, fast.w02, w0, w2);
   state.tensors = {{"w0", w0}, {"w1", fast.w1}, {"w2", w2}};
-  return fast;
+  return state;
+}
+
+// The update of p's tokens: the dense route's (one tile of views at a time), a variant's W1-only one, or the
+// low-rank route's.
+FastWeights update_of(const ModuleContext& ctx, const TttParams& m, const TttWeights& w, const TttProjections& p) {
+  if (dense_route(m, ctx.options, sum_over_ranks(ctx.collective, p.k.dim(1)))) {
+    DenseUpdate update(ctx);
+    update.add(p, ctx.views);
+    return update.finish();
+  }
+  if (m.variant.only_w1) return {w.w02, ttt_update_w1(ctx.be, m, w, p, ctx.options, ctx.collective)};
+  return ttt_update(ctx.be, m, w, p, ctx.options.newton_schulz, ctx.options.token_tile, ctx.collective);
 }
 
 class FastWeightTttModule final : public BlockModule {
@@ -108,22 +123,13 @@ class FastWeightTttModule final : public BlockModule {
   ModuleState encode(const ModuleContext& ctx, const Tensor& y, Tensor& out, bool output_needed) const override {
     const auto& m = ctx.config.params_as<TttParams>();
     const auto& w = ctx.weights.as<TttWeights>();
-    const TttProjections p = ttt_project(ctx.be, m, w, y, true);
-    ModuleState state;
     FastWeights fast;
-    if (dense_route(m, ctx.options, sum_over_ranks(ctx.collective, p.k.dim(1)))) {
-      DenseUpdate update(ctx);
-      update.add(p, ctx.views);
-      fast = state_weights(ctx.be, m, update.finish(), state);
-    } else if (m.variant.only_w1) {
-      fast = state_weights(ctx.be, m, {w.w02, ttt_update_w1(ctx.be, m, w, p, ctx.options, ctx.collective)}, state);
-    } else {
-      fast = state_weights(
-          ctx.be, m, ttt_update(ctx.be, m, w, p, ctx.options.newton_schulz, ctx.options.token_tile, ctx.collective),
-          state);
+    {
+      const TttProjections p = ttt_project(ctx.be, m, w, y, true);
+      fast = update_of(ctx, m, w, p);
+      if (output_needed) ttt_apply(ctx.be, m, w, fast, p.q, ctx.options.token_tile, out);
     }
-    if (output_needed) ttt_apply(ctx.be, m, w, fast, p.q, ctx.options.token_tile, out);
-    return state;
+    return state_of(ctx.be, m, std::move(fast));
   }
   bool streams(const ModuleConfig& mc, const ModelOptions& o, int64_t tokens) const override {
     return dense_route(mc.params_as<TttParams>(), o, tokens);
@@ -136,16 +142,15 @@ class FastWeightTttModule final : public BlockModule {
     chunks.each([&](const ModuleContext& chunk, const Tensor& y,
                     Tensor&) { update.add(ttt_project_keys(chunk.be, m, w, y), chunk.views); },
                 false);
-    ModuleState state;
-    const FastWeights fast = state_weights(ctx.be, m, update.finish(), state);
-    if (!output_needed) return state;
+    FastWeights fast = update.finish();
+    if (!output_needed) return state_of(ctx.be, m, std::move(fast));
     chunks.each(
         [&](const ModuleContext& chunk, const Tensor& y, Tensor& out) {
           const TttProjections p = ttt_project(chunk.be, m, w, y, false);
           ttt_apply(chunk.be, m, w, fast, p.q, chunk.options.token_tile, out);
         },
         true);
-    return state;
+    return state_of(ctx.be, m, std::move(fast));
   }
   void render(const ModuleContext& ctx, const ModuleState* state, const Tensor& y, Tensor& out) const override {
     const auto& m = ctx.config.params_as<TttParams>();
