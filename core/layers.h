@@ -134,6 +134,10 @@ Tensor ttt_update_w1(Backend& be, const TttParams& config, const TttWeights& wei
 // straight_qk).
 void ttt_apply(Backend& be, const TttParams& config, const TttWeights& weights, const FastWeights& fast,
                const Tensor& q, int64_t token_tile, Tensor& out);
+// The same with W0 and W2 apart, as a state holds them (the render): two products write the one packed [gate | up],
+// so no per-call copy of the weights is made and a backend's converted copies of the state's tensors stay in use.
+void ttt_apply_state(Backend& be, const TttParams& config, const TttWeights& weights, const Tensor& w0,
+                     const Tensor& w1, const Tensor& w2, const Tensor& q, int64_t token_tile, Tensor& out);
 
 // The initial fast weights of a TTT module (shared tensors, not copies).
 FastWeights initial_fast_weights(const TttWeights& weights);

@@ -208,29 +208,52 @@ FastWeights ttt_update(Backend& be, const TttParams& config, const TttWeights& w
   return updated;
 }
 
-void ttt_apply(Backend& be, const TttParams& config, const TttWeights& w, const FastWeights& fast, const Tensor& q,
-               int64_t token_tile, Tensor& out) {
+namespace {
+
+// The apply over tiles of q's tokens: `first(n, q_rows, gate_up)` writes [q W0 | q W2] for n query rows into
+// gate_up [heads, n, 2 d_h]; then silu(gate) * up goes into gate's columns, read by the W1 product with row stride
+// 2 d_h.
+template <typename FirstProduct>
+void apply_tiles(Backend& be, const TttParams& config, const TttWeights& w, const Tensor& w1, const Tensor& q,
+                 int64_t token_tile, Tensor& out, const FirstProduct& first) {
   const int64_t heads = q.dim(0), tokens = q.dim(1), d = q.dim(2);
   Tensor o = be.empty({heads, tokens, d});
   if (config.variant.straight_qk) {  // phi is the identity: o = q W1
-    be.gemm(false, false, tokens, d, d, 1.0f, whole(q), whole(fast.w1), 0.0f, o.data(), d, tokens * d, heads);
+    be.gemm(false, false, tokens, d, d, 1.0f, whole(q), whole(w1), 0.0f, o.data(), d, tokens * d, heads);
     finish_apply(be, w, o, out);
     return;
   }
-  const int64_t hidden = fast.w1.dim(1), width = 2 * hidden;
+  const int64_t hidden = w1.dim(1), width = 2 * hidden;
   const int64_t tile = std::max<int64_t>(1, std::min(token_tile, tokens));
   Tensor gate_up = be.empty({heads, tile, width});
   for (int64_t begin = 0; begin < tokens; begin += tile) {
     const int64_t n = std::min(tile, tokens - begin);
-    // [gate | up] = q [W0|W2] in one product, then silu(gate) * up into gate's columns, read with row stride 2 d_h
-    be.gemm(false, false, n, width, d, 1.0f, rows_from(q, begin), whole(fast.w02), 0.0f, gate_up.data(), width,
-            n * width, heads);
+    first(n, rows_from(q, begin), gate_up.data());
     Tensor gu = gate_up.reshape({heads * tile, width}).slice(0, heads * n).reshape({heads, n, width});
     be.swiglu_packed(gu);
-    be.gemm(false, false, n, d, hidden, 1.0f, {gu.data(), width, n * width}, whole(fast.w1), 0.0f, o.data() + begin * d,
-            d, tokens * d, heads);
+    be.gemm(false, false, n, d, hidden, 1.0f, {gu.data(), width, n * width}, whole(w1), 0.0f, o.data() + begin * d, d,
+            tokens * d, heads);
   }
   finish_apply(be, w, o, out);
+}
+
+}  // namespace
+
+void ttt_apply(Backend& be, const TttParams& config, const TttWeights& w, const FastWeights& fast, const Tensor& q,
+               int64_t token_tile, Tensor& out) {
+  const int64_t heads = q.dim(0), d = q.dim(2), width = fast.w02.dim(2);
+  apply_tiles(be, config, w, fast.w1, q, token_tile, out, [&](int64_t n, MatrixOperand rows, float* gate_up) {
+    be.gemm(false, false, n, width, d, 1.0f, rows, whole(fast.w02), 0.0f, gate_up, width, n * width, heads);
+  });
+}
+
+void ttt_apply_state(Backend& be, const TttParams& config, const TttWeights& w, const Tensor& w0, const Tensor& w1,
+                     const Tensor& w2, const Tensor& q, int64_t token_tile, Tensor& out) {
+  const int64_t heads = q.dim(0), d = q.dim(2), hidden = w1.dim(1), width = 2 * hidden;
+  apply_tiles(be, config, w, w1, q, token_tile, out, [&](int64_t n, MatrixOperand rows, float* gate_up) {
+    be.gemm(false, false, n, hidden, d, 1.0f, rows, whole(w0), 0.0f, gate_up, width, n * width, heads);
+    be.gemm(false, false, n, hidden, d, 1.0f, rows, whole(w2), 0.0f, gate_up + hidden, width, n * width, heads);
+  });
 }
 
 }  // namespace lact

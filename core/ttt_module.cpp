@@ -156,12 +156,11 @@ class FastWeightTttModule final : public BlockModule {
     const auto& m = ctx.config.params_as<TttParams>();
     const auto& w = ctx.weights.as<TttWeights>();
     const TttProjections p = ttt_project(ctx.be, m, w, y, false);
-    // The state's separate W0 and W2 side by side again: a copy of 2 D d_h floats a head, against the 4 D d_h
-    // FLOPs a query token of the one product they then make.
-    const FastWeights fast = m.variant.only_w1
-                                 ? FastWeights{w.w02, state->at("w1")}
-                                 : FastWeights{pack_w02(ctx.be, state->at("w0"), state->at("w2")), state->at("w1")};
-    ttt_apply(ctx.be, m, w, fast, p.q, ctx.options.token_tile, out);
+    if (m.variant.only_w1)  // W0 and W2 are the model's, [W0|W2] packed at load
+      ttt_apply(ctx.be, m, w, {w.w02, state->at("w1")}, p.q, ctx.options.token_tile, out);
+    else
+      ttt_apply_state(ctx.be, m, w, state->at("w0"), state->at("w1"), state->at("w2"), p.q, ctx.options.token_tile,
+                      out);
   }
 };
 
