@@ -204,6 +204,7 @@ class ManyScenesTest(unittest.TestCase):
             client = next_message(ws, "scene")["client"]  # on scene 0
             query = "/api/video?client=%d" % client
             body = dict(camera_path([self.camera] * 3), fps=10, scene=1)
+            self.scenes.render(1, self.camera)  # scene 1 in memory (a video of a scene not in memory is a 503)
             status, _, answer = self.server.request("POST", query, body=json.dumps(body).encode())
             self.assertEqual(status, 202, answer)
             job = json.loads(answer)["id"]
