@@ -17,7 +17,7 @@ import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "tests"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "common"))
 from serve_common import Server, shipped  # noqa: E402
 from ws_client import WebSocket, frame_parts  # noqa: E402
 
