@@ -20,29 +20,17 @@ namespace {
 
 constexpr double kBytesPerGb = 1024.0 * 1024.0 * 1024.0;
 
-// Each scene's flags: one per --state, one per scene of a --data index given without --scene, else the one.
-std::vector<session::SceneOptions> scene_flags(const ServeOptions& o) {
-  std::vector<session::SceneOptions> each;
-  for (const std::string& state : o.states) {
-    session::SceneOptions one = o;
-    one.state = state;
-    each.push_back(one);
-  }
-  if (each.empty() && o.state.empty() && !o.data.data.empty() && o.data.scene.empty()) {
-    const SceneList list = read_scene_list(o.data.data, read_options(o.data));
-    if (!list.failed.empty() && list.scenes.size() + list.failed.size() > 1) throw Error(list.failed[0].second);
-    std::set<std::string> names;
-    for (const Scene& scene : list.scenes) {
-      if (!names.insert(scene.name).second)
-        throw Error(o.data.data, "two scenes are called '" + scene.name + "' (give --scene to serve one)");
-      session::SceneOptions one = o;
-      one.data.scene = scene.name;
-      each.push_back(one);
-    }
-    if (each.size() < 2) each.clear();
-  }
-  if (each.empty()) each.push_back(o);
-  return each;
+// The scenes of a --data index given without --scene (read once: each scene is planned from this list, not by
+// reading the index again); empty when the flags name one scene.
+SceneList index_scenes(const ServeOptions& o) {
+  if (!o.states.empty() || !o.state.empty() || o.data.data.empty() || !o.data.scene.empty()) return {};
+  SceneList list = read_scene_list(o.data.data, read_options(o.data));
+  if (!list.failed.empty() && list.scenes.size() + list.failed.size() > 1) throw Error(list.failed[0].second);
+  std::set<std::string> names;
+  for (const Scene& scene : list.scenes)
+    if (!names.insert(scene.name).second)
+      throw Error(o.data.data, "two scenes are called '" + scene.name + "' (give --scene to serve one)");
+  return list;
 }
 
 std::string safe_file_name(const std::string& name) {
@@ -73,13 +61,24 @@ bool records_scene(const std::string& path, const std::map<std::string, std::str
 
 std::vector<std::unique_ptr<session::SceneSource>> open_served_scenes(const ServeOptions& o) {
   if (!o.state.empty() && !o.states.empty()) throw Error("--state", "given twice");
-  const std::vector<session::SceneOptions> each = scene_flags(o);
   std::vector<std::unique_ptr<session::SceneSource>> sources;
   std::shared_ptr<Run> shared;
-  for (const session::SceneOptions& one : each) {
-    sources.push_back(std::make_unique<session::SceneSource>(session::open_scene_source(one, shared)));
+  const auto open = [&](const session::SceneOptions& one, const Scene* scene) {
+    sources.push_back(std::make_unique<session::SceneSource>(session::open_scene_source(one, shared, scene)));
     shared = sources.back()->run;
+  };
+  for (const std::string& state : o.states) {  // one scene per --state
+    session::SceneOptions one = o;
+    one.state = state;
+    open(one, nullptr);
   }
+  const SceneList index = index_scenes(o);
+  for (size_t i = 0; index.scenes.size() > 1 && i < index.scenes.size(); ++i) {  // one per scene of the index
+    session::SceneOptions one = o;
+    one.data.scene = index.scenes[i].name;
+    open(one, &index.scenes[i]);
+  }
+  if (sources.empty()) open(o, nullptr);  // the one scene of the usual flags
   if (sources.size() > 1 && !(o.compare_model.empty() && o.compare_state.empty()))
     throw Error(o.compare_model.empty() ? "--compare-state" : "--compare-model",
                 "compares two encodings of one scene: serve one scene (--scene, or one --state)");

@@ -97,11 +97,11 @@ void open_lpips(const SceneOptions& o, SceneSource& s) {
   }
   const std::string path = !o.lpips.empty() ? o.lpips : cached_lpips_weights().value_or("");
   if (path.empty()) return;
-  s.run->use_lpips(path);
+  if (!s.run->lpips()) s.run->use_lpips(path);  // a shared Run's weights: read for its first scene
   s.lpips_path = path;
 }
 
-SceneSource open_scene_source(const SceneOptions& o, std::shared_ptr<Run> shared) {
+SceneSource open_scene_source(const SceneOptions& o, std::shared_ptr<Run> shared, const Scene* read) {
   SceneSource s;
   s.run = shared ? std::move(shared) : std::make_shared<Run>(o.common);
   if (!o.state.empty()) {
@@ -111,7 +111,8 @@ SceneSource open_scene_source(const SceneOptions& o, std::shared_ptr<Run> shared
     DataOptions data = o.data;  // the model's trained size and input count when not given
     apply_model_defaults(data, *s.model, true);
     if (data.inputs.empty()) throw Error(o.command, "give --inputs (to encode) or --state (a saved scene state)");
-    s.selection = select_scene_views(data, s.model->config().patch_size, o.targets);
+    const int patch = s.model->config().patch_size;
+    s.selection = read ? plan_scene(*read, data, patch, o.targets) : select_scene_views(data, patch, o.targets);
   }
   s.height = s.selection.height;
   s.width = s.selection.width;

@@ -52,8 +52,10 @@ struct SceneSource {
 };
 
 // Throws Error for anything wrong (flags, data, model, --camera out of range). `shared`: this Run (its model
-// loaded once: the model the options name must be the one it holds) instead of a new one.
-SceneSource open_scene_source(const SceneOptions& options, std::shared_ptr<Run> shared = nullptr);
+// loaded once: the model the options name must be the one it holds; its LPIPS weights likewise) instead of a new
+// one. `read`: the scene of --data, read already (one of an index's many), instead of reading --data again.
+SceneSource open_scene_source(const SceneOptions& options, std::shared_ptr<Run> shared = nullptr,
+                              const Scene* read = nullptr);
 
 // The render thread's OpenMP threads: `options.render_threads`, else 1 for views under ~1 GFLOP, else --threads.
 int render_threads(const SceneOptions& options, const SceneSource& source);
