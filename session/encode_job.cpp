@@ -4,6 +4,7 @@
 #include <new>
 
 #include "core/scene_state_io.h"
+#include "session/run_turn.h"
 #include "system/clock.h"
 
 namespace lact::session {
@@ -51,9 +52,8 @@ std::string EncodeJob::error() const {
 }
 
 std::unique_lock<std::timed_mutex> EncodeJob::take_run() {
-  std::unique_lock<std::timed_mutex> lock(source_.run->exclusive(), std::defer_lock);
-  while (!lock.try_lock_for(std::chrono::milliseconds(5)))
-    if (cancel_) throw Cancelled{};
+  std::unique_lock<std::timed_mutex> lock = take_run_turn(*source_.run, [this] { return cancel_.load(); });
+  if (!lock.owns_lock()) throw Cancelled{};
   return lock;
 }
 

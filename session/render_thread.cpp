@@ -5,6 +5,7 @@
 
 #include "core/lpips.h"
 #include "core/metrics.h"
+#include "session/run_turn.h"
 
 namespace lact::session {
 
@@ -134,12 +135,10 @@ RenderedView RenderThread::render(uint64_t serial, const RenderRequest& request)
 }
 
 std::unique_lock<std::timed_mutex> RenderThread::take_run() {
-  std::unique_lock<std::timed_mutex> lock(run_.exclusive(), std::defer_lock);
-  while (!lock.try_lock_for(std::chrono::milliseconds(5))) {
+  return take_run_turn(run_, [this] {
     std::lock_guard<std::mutex> guard(mutex_);
-    if (stop_) break;
-  }
-  return lock;
+    return stop_;
+  });
 }
 
 void RenderThread::loop(int threads) {
