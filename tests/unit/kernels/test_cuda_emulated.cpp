@@ -29,6 +29,7 @@
 #include "kernels/cuda/gemm_plan.h"
 #include "tests/common/fixture_views.h"
 #include "tests/common/lpips_case.h"
+#include "tests/common/packed_columns.h"
 #include "tests/common/test_util.h"
 
 namespace lact {
@@ -192,16 +193,6 @@ TEST_F(EmulatedCuda, SwigluForwardAndBackward) {
   EXPECT_LT(max_abs_error(dd, cpu->to_host(td)), 1e-6) << "dup";
 }
 
-// Rows of a and b side by side: [rows, 2 cols] from two [rows, cols] (the product with [W0|W2]).
-std::vector<float> side_by_side(const std::vector<float>& a, const std::vector<float>& b, int64_t cols) {
-  std::vector<float> packed;
-  for (size_t at = 0; at < a.size(); at += static_cast<size_t>(cols)) {
-    packed.insert(packed.end(), a.begin() + at, a.begin() + at + cols);
-    packed.insert(packed.end(), b.begin() + at, b.begin() + at + cols);
-  }
-  return packed;
-}
-
 // The packed backward with the learning rates (swiglu_backward_packed_kernel): against the CPU backend's op, and bit
 // for bit the swiglu_backward kernel followed by the scale_rows kernel on each output of the separate tensors.
 TEST_F(EmulatedCuda, SwigluBackwardPackedFoldsTheRowScaling) {
@@ -209,9 +200,9 @@ TEST_F(EmulatedCuda, SwigluBackwardPackedFoldsTheRowScaling) {
   const auto g = random_values(n, 13, 2.0f), u = random_values(n, 14), d = random_values(n, 15),
              lr = random_values(tokens * 3 * heads, 16);
   const Shape shape{heads, tokens, cols}, packed{heads, tokens, 2 * cols};
-  Tensor tgu = host(packed, side_by_side(g, u, cols)), td = host(shape, d);
+  Tensor tgu = host(packed, test::side_by_side(g, u, cols)), td = host(shape, d);
   cpu->swiglu_backward_packed(tgu, td, lr.data(), heads, 1, 3 * heads);
-  std::vector<float> gu = side_by_side(g, u, cols), dd = d;
+  std::vector<float> gu = test::side_by_side(g, u, cols), dd = d;
   cuda::swiglu_backward_packed(launch, gu.data(), dd.data(), lr.data(), heads, tokens, cols, heads, 1, 3 * heads);
   EXPECT_LT(max_abs_error(gu, cpu->to_host(tgu)), 1e-6) << "dgate | dup";
   EXPECT_LT(max_abs_error(dd, cpu->to_host(td)), 1e-6) << "hidden";
@@ -220,7 +211,7 @@ TEST_F(EmulatedCuda, SwigluBackwardPackedFoldsTheRowScaling) {
   cuda::scale_rows(launch, sg.data(), lr.data(), heads, tokens, cols, 1, 3 * heads);
   cuda::scale_rows(launch, su.data(), lr.data() + heads, heads, tokens, cols, 1, 3 * heads);
   cuda::scale_rows(launch, sd.data(), lr.data() + 2 * heads, heads, tokens, cols, 1, 3 * heads);
-  EXPECT_EQ(gu, side_by_side(sg, sd, cols));
+  EXPECT_EQ(gu, test::side_by_side(sg, sd, cols));
   EXPECT_EQ(dd, su);
 }
 
@@ -228,13 +219,13 @@ TEST_F(EmulatedCuda, SwigluBackwardPackedFoldsTheRowScaling) {
 TEST_F(EmulatedCuda, SwigluPackedWritesTheGateColumns) {
   const int64_t rows = 41, cols = 37, n = rows * cols;
   const auto g = random_values(n, 17, 2.0f), u = random_values(n, 18);
-  Tensor tgu = host({1, rows, 2 * cols}, side_by_side(g, u, cols));
+  Tensor tgu = host({1, rows, 2 * cols}, test::side_by_side(g, u, cols));
   cpu->swiglu_packed(tgu);
-  std::vector<float> gu = side_by_side(g, u, cols), out(n, kNaN);
+  std::vector<float> gu = test::side_by_side(g, u, cols), out(n, kNaN);
   cuda::swiglu_packed(launch, gu.data(), rows, cols);
   EXPECT_LT(max_abs_error(gu, cpu->to_host(tgu)), 1e-6);
   cuda::swiglu(launch, g.data(), u.data(), out.data(), n);
-  EXPECT_EQ(gu, side_by_side(out, u, cols));
+  EXPECT_EQ(gu, test::side_by_side(out, u, cols));
 }
 
 TEST_F(EmulatedCuda, BatchedDotColumnNormsAndRestore) {

@@ -20,6 +20,7 @@
 #include "kernels/cuda/cublas_library.h"
 #endif
 #include "tests/common/conv_reference.h"
+#include "tests/common/packed_columns.h"
 #include "tests/common/test_util.h"
 
 namespace lact {
@@ -315,16 +316,6 @@ TEST_P(BackendOps, SwigluForwardAndBackward) {
   EXPECT_LT(max_abs_error(be->to_host(td), dup), 1e-5);
 }
 
-// Rows of a and b side by side: [rows, 2 cols] from two [rows, cols] (the product with [W0|W2]).
-std::vector<float> side_by_side(const std::vector<float>& a, const std::vector<float>& b, int64_t cols) {
-  std::vector<float> packed;
-  for (size_t at = 0; at < a.size(); at += static_cast<size_t>(cols)) {
-    packed.insert(packed.end(), a.begin() + at, a.begin() + at + cols);
-    packed.insert(packed.end(), b.begin() + at, b.begin() + at + cols);
-  }
-  return packed;
-}
-
 // Columns [first, first + cols) of every row of packed [rows, 2 cols].
 std::vector<float> column_block(const std::vector<float>& packed, int64_t first, int64_t cols) {
   std::vector<float> block;
@@ -342,7 +333,8 @@ TEST_P(BackendOps, SwigluBackwardPackedFoldsTheRowScaling) {
   const auto g = random_values(n, 24, 3.0f), u = random_values(n, 25), d = random_values(n, 26),
              lr = random_values(tokens * 3 * heads, 27);
   const Shape shape{heads, tokens, cols};
-  Tensor tlr = upload({tokens * 3 * heads}, lr), tgu = upload({heads, tokens, 2 * cols}, side_by_side(g, u, cols));
+  Tensor tlr = upload({tokens * 3 * heads}, lr),
+         tgu = upload({heads, tokens, 2 * cols}, test::side_by_side(g, u, cols));
   Tensor td = upload(shape, d);
   be->swiglu_backward_packed(tgu, td, tlr.data(), heads, 1, 3 * heads);
   std::vector<double> dgate(n), hidden(n), dup(n);
@@ -373,7 +365,7 @@ TEST_P(BackendOps, SwigluBackwardPackedFoldsTheRowScaling) {
 TEST_P(BackendOps, SwigluPackedWritesTheGateColumns) {
   const int64_t batch = 3, rows = 19, cols = 33, n = batch * rows * cols;
   const auto g = random_values(n, 28, 3.0f), u = random_values(n, 29);
-  Tensor tgu = upload({batch, rows, 2 * cols}, side_by_side(g, u, cols));
+  Tensor tgu = upload({batch, rows, 2 * cols}, test::side_by_side(g, u, cols));
   be->swiglu_packed(tgu);
   std::vector<double> fwd(n);
   for (int64_t i = 0; i < n; ++i) fwd[i] = g[i] / (1 + std::exp(-double(g[i]))) * u[i];
