@@ -1,0 +1,88 @@
+// The launch side of lact's FlashAttention-2-class kernel (attention_fa2_kernel.cuh): which operands it takes, the
+// grid, and the packed-qkv and split-heads layouts as operands. Templated on the launcher as cuda_ops.cuh is.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include "kernels/cuda/attention_fa2_kernel.cuh"
+
+namespace lact::cuda {
+
+constexpr int64_t kFa2MaxGrid = 65535;  // gridDim.y and gridDim.z
+
+// f(begin, count) over the views in chunks that fit gridDim.z.
+template <typename F>
+void for_fa2_view_chunks(int64_t views, F&& f) {
+  for (int64_t begin = 0; begin < views; begin += kFa2MaxGrid)
+    f(begin, views - begin < kFa2MaxGrid ? views - begin : kFa2MaxGrid);
+}
+
+// Whether the FlashAttention-2-class kernel takes this head dim, and these operands: cp.async copies K and V in
+// 16-byte pieces, so their pointers and strides must keep every row 16-byte aligned.
+inline bool attention_fa2_supports(int d) { return d == 16 || d == 32 || d == 64 || d == 128; }
+inline bool attention_fa2_aligned(const AttentionOperands& ops) {
+  const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+  const HeadStrides& s = ops.kv_strides;
+  return aligned(ops.k) && aligned(ops.v) && s.view % 4 == 0 && s.head % 4 == 0 && s.token % 4 == 0;
+}
+
+template <int D, typename Launch>
+void attention_fa2_with(Launch& launch, const AttentionOperands& ops, int64_t views, int64_t heads, int64_t queries,
+                        int64_t keys, float scale) {
+  const unsigned query_blocks = static_cast<unsigned>((queries + kFa2Queries - 1) / kFa2Queries);
+  const float scale_log2 = scale * 1.4426950408889634f;  // softmax through exp2
+  for_fa2_view_chunks(views, [&](int64_t begin, int64_t count) {
+    AttentionOperands part = ops;
+    part.q += begin * ops.q_strides.view;
+    part.k += begin * ops.kv_strides.view;
+    part.v += begin * ops.kv_strides.view;
+    part.out += begin * ops.out_strides.view;
+    launch(attention_fa2_kernel<D>, dim3(query_blocks, static_cast<unsigned>(heads), static_cast<unsigned>(count)),
+           dim3(kFa2Warps * 32), part, queries, keys, scale_log2);
+  });
+}
+
+// The FlashAttention-2-class kernel on operands in place (see HeadStrides): for each of `views` x `heads`,
+// out = softmax(q k^T * scale) v over `queries` x `keys` tokens of head dim d. Throws for a head dim or an
+// alignment it does not take (attention_fa2_supports, attention_fa2_aligned); heads <= 65535.
+template <typename Launch>
+void attention_fa2(Launch& launch, const AttentionOperands& ops, int64_t views, int64_t heads, int64_t queries,
+                   int64_t keys, int d, float scale) {
+  if (views == 0 || heads == 0 || queries == 0) return;
+  if (keys < 1) throw std::invalid_argument("attention: no keys");
+  if (!attention_fa2_supports(d) || !attention_fa2_aligned(ops) || heads > kFa2MaxGrid)
+    throw std::invalid_argument("attention_fa2: head dim " + std::to_string(d) +
+                                " not 16, 32, 64 or 128, or K/V rows not 16-byte aligned, or over 65535 heads");
+  if (d == 16) return attention_fa2_with<16>(launch, ops, views, heads, queries, keys, scale);
+  if (d == 32) return attention_fa2_with<32>(launch, ops, views, heads, queries, keys, scale);
+  if (d == 64) return attention_fa2_with<64>(launch, ops, views, heads, queries, keys, scale);
+  attention_fa2_with<128>(launch, ops, views, heads, queries, keys, scale);
+}
+
+// The attention of the packed qkv projection output, read in place: qkv [views, tokens, width] holds head h's q, k
+// and v at columns q_col + h d, k_col + h d, v_col + h d; head h's output goes to columns out_col + h d of out
+// [views, tokens, out_width]. No split_heads or merge_heads.
+template <typename Launch>
+void attention_packed(Launch& launch, const float* qkv, int64_t width, int64_t q_col, int64_t k_col, int64_t v_col,
+                      float* out, int64_t out_width, int64_t out_col, int64_t views, int64_t tokens, int64_t heads,
+                      int d, float scale) {
+  AttentionOperands ops;
+  ops.q = qkv + q_col, ops.k = qkv + k_col, ops.v = qkv + v_col, ops.out = out + out_col;
+  ops.q_strides = ops.kv_strides = {tokens * width, d, width};
+  ops.out_strides = {tokens * out_width, d, out_width};
+  attention_fa2(launch, ops, views, heads, tokens, tokens, d, scale);
+}
+
+// The split-heads layout of the Backend::attention op ([batch, tokens, d], contiguous) as operands.
+inline AttentionOperands split_head_operands(const float* q, const float* k, const float* v, float* out,
+                                             int64_t queries, int64_t keys, int d) {
+  AttentionOperands ops;
+  ops.q = q, ops.k = k, ops.v = v, ops.out = out;
+  ops.q_strides = {queries * d, 0, d};
+  ops.kv_strides = {keys * d, 0, d};
+  ops.out_strides = {queries * d, 0, d};
+  return ops;
+}
+
+}  // namespace lact::cuda
