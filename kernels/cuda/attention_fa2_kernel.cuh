@@ -6,9 +6,14 @@
 // O += P V. K and V tiles are double-buffered in shared memory through cp.async: tile j + 1 is in flight while
 // tile j is multiplied. The operands are read in place through strides, so Q, K and V can be column ranges of
 // the packed qkv projection output and O a column range of [tokens, dim] (no head split or merge).
+// The operands are stored as T: float, converted to bf16 fragments in registers, or __nv_bfloat16 (bf16 storage),
+// whose K/V tiles take half the shared memory (twice the keys a tile), whose Q and K fragments are the stored bf16
+// pairs as they are and whose V fragments are built from the stored bits; O is rounded to bf16 (nearest even) on store.
 #pragma once
 
 #include <cmath>
+#include <cstring>
+#include <type_traits>
 
 #include "kernels/cuda/device_compat.h"
 #include "kernels/cuda/mma_primitives.cuh"
@@ -19,72 +24,117 @@ namespace lact::cuda {
 struct HeadStrides {
   int64_t view = 0, head = 0, token = 0;
 };
-struct AttentionOperands {
-  const float *q = nullptr, *k = nullptr, *v = nullptr;
-  float* out = nullptr;
+template <typename T>
+struct AttentionOperandsOf {
+  const T *q = nullptr, *k = nullptr, *v = nullptr;
+  T* out = nullptr;
   HeadStrides q_strides, kv_strides, out_strides;  // k and v share theirs
 };
+using AttentionOperands = AttentionOperandsOf<float>;
 
 constexpr int kFa2Warps = 8;
 constexpr int kFa2Queries = kFa2Warps * 16;  // queries per block
-// Keys per tile: two stages of K and V (fp32) within the 48 KB of static shared memory.
-template <int D>
-constexpr int kFa2TileKeys = D <= 32   ? 64
-                             : D <= 64 ? 32
-                                       : 16;
-// Row strides (floats) of the K and V tiles, padded so the fragment reads below hit 32 distinct banks.
-template <int D>
+template <typename T>
+constexpr bool kFa2Bf16 = std::is_same_v<T, __nv_bfloat16>;
+// Keys per tile: two stages of K and V within the 48 KB of static shared memory (fp32: 64/32/16 keys at d <= 32/64/
+// 128; bf16: 64/64/32).
+template <int D, typename T = float>
+constexpr int kFa2TileKeys = D <= 32 ? 64 : (kFa2Bf16<T> ? 2 : 1) * (D <= 64 ? 32 : 16);
+// Row strides (elements) of the K and V tiles, padded so the fragment reads below hit 32 distinct banks (bf16: 16
+// bytes of padding, so rows stay 16-byte aligned for cp.async).
+template <int D, typename T = float>
 constexpr int kFa2KeyLd = D + 8;
-template <int D>
-constexpr int kFa2ValueLd = D + 4;
+template <int D, typename T = float>
+constexpr int kFa2ValueLd = kFa2Bf16<T> ? D + 8 : D + 4;
+
+// The raw bits of stored bf16: two adjacent elements as one register (the lower one in the low half), one element,
+// and a register stored as two adjacent elements. Plain loads and stores on the GPU; memcpy in the emulation.
+__device__ __forceinline__ uint32_t fa2_load_pair(const __nv_bfloat16* p) {
+#if defined(__CUDACC__)
+  return *reinterpret_cast<const uint32_t*>(p);
+#else
+  uint32_t bits;
+  std::memcpy(&bits, p, sizeof bits);
+  return bits;
+#endif
+}
+__device__ __forceinline__ uint32_t fa2_bits(const __nv_bfloat16& x) {
+#if defined(__CUDACC__)
+  return __bfloat16_as_ushort(x);
+#else
+  return x.bits;
+#endif
+}
+__device__ __forceinline__ void fa2_store_pair(__nv_bfloat16* p, float lo, float hi) {
+  const uint32_t bits = pack_bf16x2(lo, hi);
+#if defined(__CUDACC__)
+  *reinterpret_cast<uint32_t*>(p) = bits;
+#else
+  std::memcpy(static_cast<void*>(p), &bits, sizeof bits);
+#endif
+}
+__device__ __forceinline__ void fa2_store_pair(float* p, float lo, float hi) { p[0] = lo, p[1] = hi; }
+
+// A fragment register of two adjacent elements of a row (Q from global memory, K from its tile), and of the same
+// element of two rows (V from its tile).
+__device__ __forceinline__ uint32_t fa2_query_pair(const float* p) { return pack_bf16x2(p[0], p[1]); }
+__device__ __forceinline__ uint32_t fa2_query_pair(const __nv_bfloat16* p) { return fa2_load_pair(p); }
+__device__ __forceinline__ uint32_t fa2_key_pair(const float* p) {
+  const float2 x = *reinterpret_cast<const float2*>(p);
+  return pack_bf16x2(x.x, x.y);
+}
+__device__ __forceinline__ uint32_t fa2_key_pair(const __nv_bfloat16* p) { return fa2_load_pair(p); }
+__device__ __forceinline__ uint32_t fa2_value_pair(const float& lo, const float& hi) { return pack_bf16x2(lo, hi); }
+__device__ __forceinline__ uint32_t fa2_value_pair(const __nv_bfloat16& lo, const __nv_bfloat16& hi) {
+  return fa2_bits(lo) | fa2_bits(hi) << 16;
+}
 
 // This warp's 16 queries as bf16 A fragments, one per 16 dims (rows past `queries` are zeros).
-template <int D>
-__device__ __forceinline__ void fa2_load_queries(const float* qb, int64_t token_stride, int64_t row0, int64_t queries,
+template <int D, typename T>
+__device__ __forceinline__ void fa2_load_queries(const T* qb, int64_t token_stride, int64_t row0, int64_t queries,
                                                  uint32_t (&qf)[D / 16][4]) {
   const int lane = threadIdx.x % 32, group = lane / 4, quad = lane % 4;
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     const int64_t row = row0 + group + 8 * r;
-    const float* p = row < queries ? qb + row * token_stride : nullptr;
+    const T* p = row < queries ? qb + row * token_stride : nullptr;
 #pragma unroll
     for (int s = 0; s < D / 16; ++s)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int col = s * 16 + h * 8 + quad * 2;
-        qf[s][r + 2 * h] = p ? pack_bf16x2(p[col], p[col + 1]) : 0u;
+        qf[s][r + 2 * h] = p ? fa2_query_pair(p + col) : 0u;
       }
   }
 }
 
 // Queues the copies of keys [start, start + KT) of K and V into one stage (zeros past `keys`), by the block.
-template <int D, int KT>
-__device__ __forceinline__ void fa2_copy_tile(const float* kb, const float* vb, int64_t token_stride, int64_t start,
-                                              int64_t keys, float* key_tile, float* value_tile) {
-  constexpr int kChunks = D / 4;  // 16-byte chunks per row
+template <int D, int KT, typename T>
+__device__ __forceinline__ void fa2_copy_tile(const T* kb, const T* vb, int64_t token_stride, int64_t start,
+                                              int64_t keys, T* key_tile, T* value_tile) {
+  constexpr int kPiece = 16 / static_cast<int>(sizeof(T));  // elements per 16-byte copy
+  constexpr int kChunks = D / kPiece;                       // copies per row
   for (int i = threadIdx.x; i < KT * kChunks; i += kFa2Warps * 32) {
-    const int r = i / kChunks, c = (i % kChunks) * 4;
+    const int r = i / kChunks, c = (i % kChunks) * kPiece;
     const bool inside = start + r < keys;
     const int64_t offset = inside ? (start + r) * token_stride + c : 0;
-    cp_async_16(key_tile + r * kFa2KeyLd<D> + c, kb + offset, inside);
-    cp_async_16(value_tile + r * kFa2ValueLd<D> + c, vb + offset, inside);
+    cp_async_16(key_tile + r * kFa2KeyLd<D, T> + c, kb + offset, inside);
+    cp_async_16(value_tile + r * kFa2ValueLd<D, T> + c, vb + offset, inside);
   }
 }
 
 // S = Q K^T for this warp's 16 queries and the tile's KT keys: s[n] is keys [8n, 8n + 8) in the C layout.
-template <int D, int KT>
-__device__ __forceinline__ void fa2_tile_scores(const uint32_t (&qf)[D / 16][4], const float* key_tile,
+template <int D, int KT, typename T>
+__device__ __forceinline__ void fa2_tile_scores(const uint32_t (&qf)[D / 16][4], const T* key_tile,
                                                 float (&s)[KT / 8][4]) {
   const int lane = threadIdx.x % 32, group = lane / 4, quad = lane % 4;
 #pragma unroll
   for (int n = 0; n < KT / 8; ++n) {
     s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
-    const float* krow = key_tile + (n * 8 + group) * kFa2KeyLd<D> + quad * 2;  // B[k][n] = K[key n][dim k]
+    const T* krow = key_tile + (n * 8 + group) * kFa2KeyLd<D, T> + quad * 2;  // B[k][n] = K[key n][dim k]
 #pragma unroll
     for (int st = 0; st < D / 16; ++st) {
-      const float2 lo = *reinterpret_cast<const float2*>(krow + st * 16);
-      const float2 hi = *reinterpret_cast<const float2*>(krow + st * 16 + 8);
-      const uint32_t b[2] = {pack_bf16x2(lo.x, lo.y), pack_bf16x2(hi.x, hi.y)};
+      const uint32_t b[2] = {fa2_key_pair(krow + st * 16), fa2_key_pair(krow + st * 16 + 8)};
       mma_bf16_16x8x16(s[n], qf[st], b);
     }
   }
@@ -128,29 +178,29 @@ __device__ __forceinline__ void fa2_online_softmax(float (&s)[KT / 8][4], int ti
 
 // O += P V: P's accumulator layout for keys [16k, 16k + 16) is the A fragment of step k, so P never leaves the
 // registers.
-template <int D, int KT>
-__device__ __forceinline__ void fa2_tile_values(const float (&p)[KT / 8][4], const float* value_tile,
+template <int D, int KT, typename T>
+__device__ __forceinline__ void fa2_tile_values(const float (&p)[KT / 8][4], const T* value_tile,
                                                 float (&o)[D / 8][4]) {
-  constexpr int kLd = kFa2ValueLd<D>;
+  constexpr int kLd = kFa2ValueLd<D, T>;
   const int lane = threadIdx.x % 32, group = lane / 4, quad = lane % 4;
 #pragma unroll
   for (int kk = 0; kk < KT / 16; ++kk) {
     const uint32_t a[4] = {pack_bf16x2(p[2 * kk][0], p[2 * kk][1]), pack_bf16x2(p[2 * kk][2], p[2 * kk][3]),
                            pack_bf16x2(p[2 * kk + 1][0], p[2 * kk + 1][1]),
                            pack_bf16x2(p[2 * kk + 1][2], p[2 * kk + 1][3])};
-    const float* v0 = value_tile + (kk * 16 + quad * 2) * kLd + group;  // B[k][n] = V[key k][dim n]
+    const T* v0 = value_tile + (kk * 16 + quad * 2) * kLd + group;  // B[k][n] = V[key k][dim n]
 #pragma unroll
     for (int n = 0; n < D / 8; ++n) {
-      const uint32_t b[2] = {pack_bf16x2(v0[n * 8], v0[kLd + n * 8]),
-                             pack_bf16x2(v0[8 * kLd + n * 8], v0[9 * kLd + n * 8])};
+      const uint32_t b[2] = {fa2_value_pair(v0[n * 8], v0[kLd + n * 8]),
+                             fa2_value_pair(v0[8 * kLd + n * 8], v0[9 * kLd + n * 8])};
       mma_bf16_16x8x16(o[n], a, b);
     }
   }
 }
 
 // O / sum for this lane's two rows (the sums completed across the quad), rows past `queries` not written.
-template <int D>
-__device__ __forceinline__ void fa2_store(float* ob, int64_t token_stride, int64_t row0, int64_t queries,
+template <int D, typename T>
+__device__ __forceinline__ void fa2_store(T* ob, int64_t token_stride, int64_t row0, int64_t queries,
                                           const float (&o)[D / 8][4], float (&row_sum)[2]) {
   const int lane = threadIdx.x % 32, group = lane / 4, quad = lane % 4;
 #pragma unroll
@@ -160,54 +210,55 @@ __device__ __forceinline__ void fa2_store(float* ob, int64_t token_stride, int64
     const int64_t row = row0 + group + 8 * r;
     if (row >= queries) continue;
     const float inv = 1.0f / row_sum[r];
-    float* orow = ob + row * token_stride + quad * 2;
+    T* orow = ob + row * token_stride + quad * 2;
 #pragma unroll
-    for (int n = 0; n < D / 8; ++n) orow[n * 8] = o[n][2 * r] * inv, orow[n * 8 + 1] = o[n][2 * r + 1] * inv;
+    for (int n = 0; n < D / 8; ++n) fa2_store_pair(orow + n * 8, o[n][2 * r] * inv, o[n][2 * r + 1] * inv);
   }
 }
 
 // grid (query blocks, heads, views), kFa2Warps * 32 threads. scale_log2 = scale * log2(e).
-template <int D>
+template <int D, typename T = float>
 __global__ void __launch_bounds__(kFa2Warps * 32)
-    attention_fa2_kernel(AttentionOperands ops, int64_t queries, int64_t keys, float scale_log2) {
+    attention_fa2_kernel(AttentionOperandsOf<T> ops, int64_t queries, int64_t keys, float scale_log2) {
   static_assert(D % 16 == 0 && D <= 128, "head dim 16, 32, 64 or 128");
-  constexpr int KT = kFa2TileKeys<D>;
-  __shared__ __align__(16) float key_tiles[2][KT * kFa2KeyLd<D>];
-  __shared__ __align__(16) float value_tiles[2][KT * kFa2ValueLd<D>];
+  static_assert(std::is_same_v<T, float> || kFa2Bf16<T>, "float or bf16 storage");
+  constexpr int KT = kFa2TileKeys<D, T>;
+  __shared__ __align__(16) T key_tiles[2][KT * kFa2KeyLd<D, T>];
+  __shared__ __align__(16) T value_tiles[2][KT * kFa2ValueLd<D, T>];
 
   const int64_t head = blockIdx.y, view = blockIdx.z;
-  const float* qb = ops.q + view * ops.q_strides.view + head * ops.q_strides.head;
-  const float* kb = ops.k + view * ops.kv_strides.view + head * ops.kv_strides.head;
-  const float* vb = ops.v + view * ops.kv_strides.view + head * ops.kv_strides.head;
-  float* ob = ops.out + view * ops.out_strides.view + head * ops.out_strides.head;
+  const T* qb = ops.q + view * ops.q_strides.view + head * ops.q_strides.head;
+  const T* kb = ops.k + view * ops.kv_strides.view + head * ops.kv_strides.head;
+  const T* vb = ops.v + view * ops.kv_strides.view + head * ops.kv_strides.head;
+  T* ob = ops.out + view * ops.out_strides.view + head * ops.out_strides.head;
   const int64_t row0 = static_cast<int64_t>(blockIdx.x) * kFa2Queries + (threadIdx.x / 32) * 16;
 
   uint32_t qf[D / 16][4];
-  fa2_load_queries<D>(qb, ops.q_strides.token, row0, queries, qf);
+  fa2_load_queries<D, T>(qb, ops.q_strides.token, row0, queries, qf);
   float o[D / 8][4];
 #pragma unroll
   for (int n = 0; n < D / 8; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
   float row_max[2] = {-INFINITY, -INFINITY}, row_sum[2] = {0.0f, 0.0f};
 
   const int64_t tiles = (keys + KT - 1) / KT;
-  fa2_copy_tile<D, KT>(kb, vb, ops.kv_strides.token, 0, keys, key_tiles[0], value_tiles[0]);
+  fa2_copy_tile<D, KT, T>(kb, vb, ops.kv_strides.token, 0, keys, key_tiles[0], value_tiles[0]);
   cp_async_commit();
   for (int64_t j = 0; j < tiles; ++j) {
     const int stage = static_cast<int>(j % 2);
     if (j + 1 < tiles)  // the other stage was released by the __syncthreads that ended tile j - 1
-      fa2_copy_tile<D, KT>(kb, vb, ops.kv_strides.token, (j + 1) * KT, keys, key_tiles[1 - stage],
-                           value_tiles[1 - stage]);
+      fa2_copy_tile<D, KT, T>(kb, vb, ops.kv_strides.token, (j + 1) * KT, keys, key_tiles[1 - stage],
+                              value_tiles[1 - stage]);
     cp_async_commit();   // an empty group on the last tile keeps the count uniform
     cp_async_wait<1>();  // tile j has landed (this thread's copies) ...
     __syncthreads();     // ... and every thread's
     float s[KT / 8][4];
-    fa2_tile_scores<D, KT>(qf, key_tiles[stage], s);
+    fa2_tile_scores<D, KT, T>(qf, key_tiles[stage], s);
     const int tile_keys = static_cast<int>(keys - j * KT < KT ? keys - j * KT : KT);
     fa2_online_softmax<D, KT>(s, tile_keys, scale_log2, row_max, row_sum, o);
-    fa2_tile_values<D, KT>(s, value_tiles[stage], o);
+    fa2_tile_values<D, KT, T>(s, value_tiles[stage], o);
     __syncthreads();  // every warp is done with this stage before it is refilled
   }
-  fa2_store<D>(ob, ops.out_strides.token, row0, queries, o, row_sum);
+  fa2_store<D, T>(ob, ops.out_strides.token, row0, queries, o, row_sum);
 }
 
 }  // namespace lact::cuda
