@@ -259,6 +259,11 @@ class CudaRuntimeDevice {
 
 }  // namespace
 
+// Our fa2 kernel on bf16 storage (attention_fa2_launch.cuh), compiled by nvcc here whether or not an op calls it yet.
+template void cuda::attention_packed<StreamLauncher, __nv_bfloat16>(StreamLauncher&, const __nv_bfloat16*, int64_t,
+                                                                    int64_t, int64_t, int64_t, __nv_bfloat16*, int64_t,
+                                                                    int64_t, int64_t, int64_t, int64_t, int, float);
+
 std::unique_ptr<Backend> make_cuda_backend(int device, Precision precision) {
   return std::make_unique<cuda::DeviceBackend<CudaRuntimeDevice>>("cuda", precision, device);
 }
