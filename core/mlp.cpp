@@ -4,8 +4,9 @@
 
 namespace lact {
 
+// The hidden layer is the backend's activation type (bf16 on CUDA at bf16; GELU computes in float32 either way).
 void mlp(Backend& be, const MlpWeights& w, const Tensor& y, Tensor& out) {
-  Tensor hidden = be.empty({y.dim(0), w.fc.dim(0)});
+  Tensor hidden = be.empty({y.dim(0), w.fc.dim(0)}, be.activation_type());
   linear(be, y, w.fc, hidden);
   be.gelu(hidden);
   linear(be, hidden, w.out_proj, out);

@@ -13,18 +13,20 @@ constexpr float kQkNormEps = FLT_EPSILON;
 }  // namespace
 
 // Q, K and V stay in the packed projection output: the qk norm runs in place on its q and k columns, the attention
-// reads its heads as strided views and writes each head's output into its columns of [tokens, dim].
+// reads its heads as strided views and writes each head's output into its columns of [tokens, dim]. The packed
+// output and the attention's are the backend's activation type (bf16 on CUDA at bf16, as the official code's
+// autocast leaves a linear's output; the norm computes in float32 either way).
 void window_attention(Backend& be, const AttentionParams& config, const AttentionWeights& w, const Tensor& y,
                       int64_t views, Tensor& out) {
   const int64_t tokens = y.dim(0), dim = y.dim(1);
   const int64_t per_view = tokens / views, head_dim = config.head_dim, heads = dim / head_dim;
-  Tensor qkv = be.empty({tokens, 3 * dim});
+  Tensor qkv = be.empty({tokens, 3 * dim}, be.activation_type());
   linear(be, y, w.qkv, qkv);
   if (config.use_qk_norm) {
     be.rms_norm_columns(qkv, 0, dim, w.q_norm, kQkNormEps);
     be.rms_norm_columns(qkv, dim, dim, w.k_norm, kQkNormEps);
   }
-  Tensor attended = be.empty({views, per_view, dim});
+  Tensor attended = be.empty({views, per_view, dim}, be.activation_type());
   be.attention_packed(qkv.reshape({views, per_view, 3 * dim}), heads, head_dim,
                       1.0f / std::sqrt(static_cast<float>(head_dim)), attended);
   qkv = Tensor();  // free before the output projection

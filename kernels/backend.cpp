@@ -47,6 +47,10 @@ void linear(Backend& be, const Tensor& x, const Tensor& weight, Tensor& y) {
   if (x.numel() != rows * in || y.numel() != rows * out)
     throw std::invalid_argument("linear: x " + shape_string(x.shape()) + ", weight " + shape_string(weight.shape()) +
                                 ", y " + shape_string(y.shape()));
+  if (x.dtype() != DType::F32 || y.dtype() != DType::F32) {
+    Tensor y2 = y.reshape({rows, out});
+    return be.linear_bf16(x.reshape({rows, in}), weight, y2);
+  }
   be.gemm(false, true, rows, out, in, 1.0f, {x.data(), in, 0}, {weight.data(), in, 0}, 0.0f, y.data(), out, 0, 1);
 }
 

@@ -3,7 +3,8 @@
 // the backend's private `do_` hook (kernels/backend_ops.cpp): a backend implements only the hooks, so no backend
 // can skip or forget a check.
 // The model is written once against these ops; each op is tested on every backend against naive loops.
-// All tensors are float32, row-major, contiguous, and live in the backend's memory.
+// Tensors are row-major, contiguous, and live in the backend's memory; float32, except that a backend that
+// stores bf16 (stores_bf16(): the CUDA backend at bf16) takes bf16 activations in the ops that say so.
 #pragma once
 
 #include <algorithm>
@@ -52,6 +53,12 @@ class Backend {
   virtual void set_threads(int threads) = 0;
   virtual void synchronize() {}
   virtual Precision precision() const { return Precision::Fp32; }
+  // Whether empty() takes DType::BF16 here (the CUDA backend's; the CPU keeps float32 only).
+  virtual bool stores_bf16() const { return false; }
+  // The storage type the model gives the activations between products that may be bf16 (the window attention's
+  // packed qkv and output, the MLP's hidden layer): BF16 on the CUDA backend at bf16 unless
+  // LACT_BF16_ACTIVATIONS=0, F32 elsewhere. Norms, residuals, the TTT layer and the state stay float32.
+  virtual DType activation_type() const { return DType::F32; }
   // One line about the device, e.g. "NVIDIA H200, sm_90, 139.8 GiB" or "CPU, 2 threads".
   virtual std::string device_description() const = 0;
   // Bytes the backend can still allocate (-1 when unknown), for the memory estimate before an encode.
@@ -87,7 +94,7 @@ class Backend {
   virtual std::vector<OpProfile> stop_profiling() { return {}; }
 
   // ---- memory
-  Tensor empty(const Shape& shape);
+  Tensor empty(const Shape& shape, DType dtype = DType::F32);
   Tensor zeros(const Shape& shape);
   Tensor from_host(const Shape& shape, const float* host);
   std::vector<float> to_host(const Tensor& t);
@@ -100,9 +107,10 @@ class Backend {
   // `t`'s values do not change while it lives (a model weight): the backend may keep copies derived from it
   // (the CPU's bf16 products keep it converted to bf16 instead of converting it at every product).
   virtual void mark_constant(const Tensor& /*t*/) {}
+  // upload and download convert between the host's floats and a bf16 tensor's storage (rounding to nearest even).
   void download(const Tensor& src, float* host);
-  void copy(Tensor& dst, const Tensor& src);
-  void fill(Tensor& t, float value);
+  void copy(Tensor& dst, const Tensor& src);  // the same storage type
+  void fill(Tensor& t, float value);          // either storage type
   // For i in [0, count): copy `block` floats from src + i*src_stride to dst + i*dst_stride (device memory).
   void copy_blocks(float* dst, int64_t dst_stride, const float* src, int64_t src_stride, int64_t block, int64_t count);
 
@@ -112,10 +120,16 @@ class Backend {
   void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, MatrixOperand a,
             MatrixOperand b, float beta, float* c, int64_t ldc, int64_t stride_c, int64_t batch);
 
+  // y [rows, out] = x [rows, in] W^T for x and y of either storage type (the linear() below calls it when one is
+  // bf16): the product on bf16 operands (a float32 x rounded to bf16, the weight's bf16 copy) with float32
+  // accumulation, y rounded to its type. weight [out, in] float32.
+  void linear_bf16(const Tensor& x, const Tensor& weight, Tensor& y);
+
   // ---- elementwise and row ops (in place unless an output is given)
   void add(Tensor& y, const Tensor& x);                      // y += x
   void axpby(Tensor& y, float a, const Tensor& x, float b);  // y = a*x + b*y
   void add_scaled_identity(Tensor& y, float a);              // y[b] += a*I, y = [batch, n, n]
+  // The activations take either storage type (computed in float32, stored rounded).
   void silu(Tensor& x);
   void gelu(Tensor& x);  // exact (erf) GELU
   void sigmoid(Tensor& x);
@@ -127,7 +141,8 @@ class Backend {
   // y = x / sqrt(mean(x^2) + eps) * weight.
   void rms_norm(const Tensor& x, const Tensor& weight, int64_t group, float eps, Tensor& y);
   // The same RMSNorm in place on a column range of every row: x [..., width], columns [column_offset,
-  // column_offset + columns) in groups of weight.numel() (the qk norm on the packed qkv projection output).
+  // column_offset + columns) in groups of weight.numel() (the qk norm on the packed qkv projection output). x of
+  // either storage type.
   void rms_norm_columns(Tensor& x, int64_t column_offset, int64_t columns, const Tensor& weight, float eps);
   // x = x / (||x||_2 + eps) over consecutive groups of `group` elements (eps added to the norm).
   void l2_normalize(Tensor& x, int64_t group, float eps);
@@ -146,7 +161,8 @@ class Backend {
   // The same per view and head, read straight from the packed qkv projection output: qkv [views, tokens, 3 dim]
   // with dim = heads x head_dim holds head h's q at columns [h head_dim, (h + 1) head_dim), its k at dim + those,
   // its v at 2 dim + those; head h's output goes to columns [h head_dim, (h + 1) head_dim) of out [views, tokens,
-  // dim] (no split_heads or merge_heads around it). out must not overlap qkv.
+  // dim] (no split_heads or merge_heads around it). out must not overlap qkv. qkv and out of one storage type,
+  // either.
   void attention_packed(const Tensor& qkv, int64_t heads, int64_t head_dim, float scale, Tensor& out);
 
   // ---- convolution and pooling (NCHW, as PyTorch's conv2d and max_pool2d; for the LPIPS metric, core/lpips.h)
@@ -213,7 +229,7 @@ class Backend {
  private:
   // The ops as each backend implements them: called by the public op of the same name once its operand checks
   // (kernels/op_checks.h) have passed, so a hook may assume well-formed operands on this backend.
-  virtual Tensor do_empty(const Shape& shape) = 0;
+  virtual Tensor do_empty(const Shape& shape, DType dtype) = 0;
   virtual void do_upload(Tensor& dst, const float* host) = 0;
   virtual void do_download(const Tensor& src, float* host) = 0;
   virtual void do_copy(Tensor& dst, const Tensor& src) = 0;
@@ -223,6 +239,7 @@ class Backend {
   virtual void do_gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
                        MatrixOperand a, MatrixOperand b, float beta, float* c, int64_t ldc, int64_t stride_c,
                        int64_t batch) = 0;
+  virtual void do_linear_bf16(const Tensor& x, const Tensor& weight, Tensor& y);  // default: throws (no bf16)
   virtual void do_add(Tensor& y, const Tensor& x) = 0;
   virtual void do_axpby(Tensor& y, float a, const Tensor& x, float b) = 0;
   virtual void do_add_scaled_identity(Tensor& y, float a) = 0;

@@ -1,5 +1,7 @@
 // Backend's public ops: each runs its operand checks (kernels/op_checks.h) and then the backend's do_ hook. The
 // checks live here, not in the backends, so that a backend cannot skip one: it only implements the hooks.
+#include <stdexcept>
+
 #include "kernels/backend.h"
 #include "kernels/op_checks.h"
 
@@ -7,9 +9,10 @@ namespace lact {
 
 // ---- memory
 
-Tensor Backend::empty(const Shape& shape) {
+Tensor Backend::empty(const Shape& shape, DType dtype) {
   checks::shape(shape);
-  return do_empty(shape);
+  checks::storage(*this, dtype);
+  return do_empty(shape, dtype);
 }
 
 void Backend::upload(Tensor& dst, const float* host) {
@@ -44,6 +47,15 @@ void Backend::gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int
                    MatrixOperand b, float beta, float* c, int64_t ldc, int64_t stride_c, int64_t batch) {
   checks::gemm(transpose_a, transpose_b, m, n, k, a, b, c, ldc, batch);
   do_gemm(transpose_a, transpose_b, m, n, k, alpha, a, b, beta, c, ldc, stride_c, batch);
+}
+
+void Backend::linear_bf16(const Tensor& x, const Tensor& weight, Tensor& y) {
+  checks::linear_bf16(*this, x, weight, y);
+  do_linear_bf16(x, weight, y);
+}
+
+void Backend::do_linear_bf16(const Tensor&, const Tensor&, Tensor&) {
+  throw std::logic_error("linear_bf16 on the " + name() + " backend, which keeps no bf16 storage");
 }
 
 // ---- elementwise and row ops

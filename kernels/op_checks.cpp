@@ -8,10 +8,28 @@ namespace lact::checks {
 
 void fail(const char* op, const std::string& message) { throw std::invalid_argument(std::string(op) + ": " + message); }
 
-void on_backend(const Backend& be, const char* op, std::initializer_list<const Tensor*> operands) {
+void on_backend_any_type(const Backend& be, const char* op, std::initializer_list<const Tensor*> operands) {
   for (const Tensor* t : operands)
     LACT_CHECK(!t || t->empty() || t->backend() == &be, op,
                "an operand of shape " + shape_string(t->shape()) + " lives on another backend");
+}
+
+void on_backend(const Backend& be, const char* op, std::initializer_list<const Tensor*> operands) {
+  on_backend_any_type(be, op, operands);
+  for (const Tensor* t : operands)
+    LACT_CHECK(!t || t->empty() || t->dtype() == DType::F32, op,
+               "an operand of shape " + shape_string(t->shape()) + " is " + dtype_name(t->dtype()) +
+                   ": this op takes float32 tensors only");
+}
+
+void same_type(const Tensor& a, const Tensor& b, const char* op) {
+  LACT_CHECK(a.dtype() == b.dtype(), op,
+             std::string("storage types differ, ") + dtype_name(a.dtype()) + " vs " + dtype_name(b.dtype()));
+}
+
+void storage(const Backend& be, DType dtype) {
+  LACT_CHECK(dtype == DType::F32 || be.stores_bf16(), "empty",
+             std::string(dtype_name(dtype)) + " storage on the " + be.name() + " backend, which keeps float32 only");
 }
 
 void same_size(const Tensor& a, const Tensor& b, const char* op) {
@@ -23,11 +41,12 @@ void shape(const Shape& shape) {
     if (d < 0) throw std::invalid_argument("negative dimension in tensor shape " + shape_string(shape));
 }
 
-void transfer(const Backend& be, const char* op, const Tensor& t) { on_backend(be, op, {&t}); }
+void transfer(const Backend& be, const char* op, const Tensor& t) { on_backend_any_type(be, op, {&t}); }
 
 void copy(const Backend& be, const Tensor& dst, const Tensor& src) {
-  on_backend(be, "copy", {&dst, &src});
+  on_backend_any_type(be, "copy", {&dst, &src});
   same_size(dst, src, "copy");
+  same_type(dst, src, "copy");
 }
 
 void copy_blocks(int64_t dst_stride, int64_t src_stride, int64_t block, int64_t count) {
@@ -55,7 +74,16 @@ void same_size_op(const Backend& be, const char* op, const Tensor& y, const Tens
   same_size(y, x, op);
 }
 
-void unary(const Backend& be, const char* op, const Tensor& x) { on_backend(be, op, {&x}); }
+void unary(const Backend& be, const char* op, const Tensor& x) { on_backend_any_type(be, op, {&x}); }
+
+void linear_bf16(const Backend& be, const Tensor& x, const Tensor& weight, const Tensor& y) {
+  on_backend_any_type(be, "linear", {&x, &y});
+  on_backend(be, "linear", {&weight});
+  const bool ranks = x.rank() == 2 && weight.rank() == 2 && y.rank() == 2;
+  LACT_CHECK(ranks && weight.dim(1) == x.dim(1) && y.dim(0) == x.dim(0) && y.dim(1) == weight.dim(0), "linear",
+             "x " + shape_string(x.shape()) + ", weight " + shape_string(weight.shape()) + ", y " +
+                 shape_string(y.shape()) + " (want x [rows, in], weight [out, in], y [rows, out])");
+}
 
 void add_scaled_identity(const Backend& be, const Tensor& y) {
   on_backend(be, "add_scaled_identity", {&y});
@@ -82,7 +110,8 @@ void rms_norm(const Backend& be, const Tensor& x, const Tensor& weight, int64_t 
 
 void rms_norm_columns(const Backend& be, const Tensor& x, int64_t column_offset, int64_t columns,
                       const Tensor& weight) {
-  on_backend(be, "rms_norm_columns", {&x, &weight});
+  on_backend_any_type(be, "rms_norm_columns", {&x});
+  on_backend(be, "rms_norm_columns", {&weight});
   const int64_t group = weight.numel(), width = x.rank() > 0 ? x.dim(x.rank() - 1) : 0;
   LACT_CHECK(x.rank() >= 1 && group > 0 && column_offset >= 0 && columns >= 0 && columns % group == 0 &&
                  column_offset + columns <= width,
@@ -130,7 +159,8 @@ void attention(const Backend& be, const Tensor& q, const Tensor& k, const Tensor
 }
 
 void attention_packed(const Backend& be, const Tensor& qkv, int64_t heads, int64_t head_dim, const Tensor& out) {
-  on_backend(be, "attention_packed", {&qkv, &out});
+  on_backend_any_type(be, "attention_packed", {&qkv, &out});
+  same_type(qkv, out, "attention_packed");
   const int64_t dim = heads * head_dim;
   LACT_CHECK(qkv.rank() == 3 && heads > 0 && head_dim > 0 && qkv.dim(2) == 3 * dim && out.rank() == 3 &&
                  out.dim(0) == qkv.dim(0) && out.dim(1) == qkv.dim(1) && out.dim(2) == dim,
@@ -138,8 +168,8 @@ void attention_packed(const Backend& be, const Tensor& qkv, int64_t heads, int64
              "qkv " + shape_string(qkv.shape()) + " is not [views, tokens, 3 x " + std::to_string(heads) + " heads x " +
                  std::to_string(head_dim) + "], or out " + shape_string(out.shape()) + " is not [views, tokens, " +
                  std::to_string(dim) + "]");
-  const float *q = qkv.data(), *o = out.data();
-  LACT_CHECK(out.numel() == 0 || o + out.numel() <= q || q + qkv.numel() <= o, "attention_packed", "out overlaps qkv");
+  const char *q = static_cast<const char*>(qkv.raw()), *o = static_cast<const char*>(out.raw());
+  LACT_CHECK(out.numel() == 0 || o + out.bytes() <= q || q + qkv.bytes() <= o, "attention_packed", "out overlaps qkv");
 }
 
 void ray_tokens(const Backend& be, const std::vector<RayPose>& poses, const Tensor* images, int height, int width,

@@ -23,9 +23,15 @@ namespace lact::checks {
 
 [[noreturn]] void fail(const char* op, const std::string& message);
 
-// Every non-empty operand was allocated by `be` (or views memory that was).
+// Every non-empty operand was allocated by `be` (or views memory that was) and is float32: the ops that also take
+// bf16 storage (transfers, copy, fill and the activations, rms_norm_columns, attention_packed, linear_bf16) check
+// with on_backend_any_type instead.
 void on_backend(const Backend& be, const char* op, std::initializer_list<const Tensor*> operands);
+void on_backend_any_type(const Backend& be, const char* op, std::initializer_list<const Tensor*> operands);
 void same_size(const Tensor& a, const Tensor& b, const char* op);
+void same_type(const Tensor& a, const Tensor& b, const char* op);
+// Storage of this type is one the backend keeps (bf16 only where Backend::stores_bf16()).
+void storage(const Backend& be, DType dtype);
 
 // No negative dimension (the message names the shape; empty() is the only op without an op prefix).
 void shape(const Shape& shape);
@@ -37,6 +43,8 @@ void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, M
           const float* c, int64_t ldc, int64_t batch);
 void same_size_op(const Backend& be, const char* op, const Tensor& y, const Tensor& x);  // add, axpby
 void unary(const Backend& be, const char* op, const Tensor& x);                          // activations, fill
+// x [rows, in] and y [rows, out] of either storage type, weight [out, in] float32.
+void linear_bf16(const Backend& be, const Tensor& x, const Tensor& weight, const Tensor& y);
 void add_scaled_identity(const Backend& be, const Tensor& y);
 void add_bias(const Backend& be, const Tensor& x, const Tensor& bias);
 void layer_norm(const Backend& be, const Tensor& x, const Tensor& weight, const Tensor& y);

@@ -20,6 +20,7 @@ set(LACT_KERNELS_BACKEND_SOURCES
   cpu/bf16_constants.cpp
   cpu/cpu_conv.cpp
   cuda/gemm_plan.cpp
+  cuda/bf16_storage.cpp
   cuda/attention_library.cpp
   cuda/cudnn_sdpa_plan.cpp
 )

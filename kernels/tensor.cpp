@@ -19,8 +19,15 @@ int64_t shape_numel(const Shape& shape) {
   return n;
 }
 
-Tensor::Tensor(std::shared_ptr<float> storage, float* data, Shape shape, Backend* backend)
-    : storage_(std::move(storage)), data_(data), shape_(std::move(shape)), backend_(backend) {}
+const char* dtype_name(DType type) { return type == DType::F32 ? "float32" : "bfloat16"; }
+
+Tensor::Tensor(std::shared_ptr<float> storage, void* data, Shape shape, Backend* backend, DType dtype)
+    : storage_(std::move(storage)), data_(data), shape_(std::move(shape)), backend_(backend), dtype_(dtype) {}
+
+void Tensor::not_float32() const {
+  throw std::logic_error(std::string("a ") + dtype_name(dtype_) + " tensor " + shape_string(shape_) +
+                         " read as float32");
+}
 
 int64_t Tensor::dim(int axis) const {
   if (axis < 0) axis += rank();
@@ -35,13 +42,13 @@ Tensor Tensor::slice(int64_t begin, int64_t end) const {
   const int64_t row = shape_[0] ? numel() / shape_[0] : 0;
   Shape shape = shape_;
   shape[0] = end - begin;
-  return Tensor(storage_, data_ + begin * row, shape, backend_);
+  return Tensor(storage_, static_cast<char*>(data_) + begin * row * dtype_bytes(dtype_), shape, backend_, dtype_);
 }
 
 Tensor Tensor::reshape(Shape shape) const {
   if (shape_numel(shape) != numel())
     throw std::invalid_argument("cannot reshape " + shape_string(shape_) + " to " + shape_string(shape));
-  return Tensor(storage_, data_, std::move(shape), backend_);
+  return Tensor(storage_, data_, std::move(shape), backend_, dtype_);
 }
 
 }  // namespace lact

@@ -142,7 +142,7 @@ Tensor CpuBackend::adopt_host(const Shape& shape, std::shared_ptr<float> storage
   return Tensor(std::move(storage), data, shape, this);
 }
 
-Tensor CpuBackend::do_empty(const Shape& shape) {
+Tensor CpuBackend::do_empty(const Shape& shape, DType) {  // float32 only: stores_bf16() is false
   const OpTimer timer(*profiler_, "empty");
   const size_t count = static_cast<size_t>(shape_numel(shape));
   const size_t bytes = ((count * sizeof(float) + 63) / 64) * 64;

@@ -44,7 +44,7 @@ class CpuBackend : public Backend {
 
  private:
   // The ops (Backend's public ops have checked the operands).
-  Tensor do_empty(const Shape& shape) override;
+  Tensor do_empty(const Shape& shape, DType dtype) override;
   void do_upload(Tensor& dst, const float* host) override;
   void do_download(const Tensor& src, float* host) override;
   void do_copy(Tensor& dst, const Tensor& src) override;

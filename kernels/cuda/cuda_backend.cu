@@ -157,13 +157,15 @@ class CudaRuntimeDevice {
     LACT_CUDA_CHECK(cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, width, rows, cudaMemcpyDeviceToDevice, stream_));
   }
 
+  // bf16 operands (Backend::linear_bf16) run cuBLAS's native bf16 kernels: fp32 compute, no operand conversion.
   void gemm(const cuda::ColumnMajorGemm& g, float alpha, float beta, Precision precision) {
+    const auto type = [](DType t) { return t == DType::BF16 ? CUDA_R_16BF : CUDA_R_32F; };
+    const cublasComputeType_t compute = g.a_type == DType::BF16 ? CUBLAS_COMPUTE_32F : compute_type(precision);
     LACT_CUBLAS_CHECK(cuda::cublas().gemm_strided_batched_ex(
         blas_, g.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N, g.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N,
-        static_cast<int>(g.m), static_cast<int>(g.n), static_cast<int>(g.k), &alpha, g.a, CUDA_R_32F,
-        static_cast<int>(g.lda), g.stride_a, g.b, CUDA_R_32F, static_cast<int>(g.ldb), g.stride_b, &beta, g.c,
-        CUDA_R_32F, static_cast<int>(g.ldc), g.stride_c, static_cast<int>(g.batch), compute_type(precision),
-        CUBLAS_GEMM_DEFAULT));
+        static_cast<int>(g.m), static_cast<int>(g.n), static_cast<int>(g.k), &alpha, g.a, type(g.a_type),
+        static_cast<int>(g.lda), g.stride_a, g.b, type(g.b_type), static_cast<int>(g.ldb), g.stride_b, &beta, g.c,
+        type(g.c_type), static_cast<int>(g.ldc), g.stride_c, static_cast<int>(g.batch), compute, CUBLAS_GEMM_DEFAULT));
   }
 
   // Profiling: events recorded on the stream, reused across profiles.
@@ -258,11 +260,6 @@ class CudaRuntimeDevice {
 };
 
 }  // namespace
-
-// Our fa2 kernel on bf16 storage (attention_fa2_launch.cuh), compiled by nvcc here whether or not an op calls it yet.
-template void cuda::attention_packed<StreamLauncher, __nv_bfloat16>(StreamLauncher&, const __nv_bfloat16*, int64_t,
-                                                                    int64_t, int64_t, int64_t, __nv_bfloat16*, int64_t,
-                                                                    int64_t, int64_t, int64_t, int64_t, int, float);
 
 std::unique_ptr<Backend> make_cuda_backend(int device, Precision precision) {
   return std::make_unique<cuda::DeviceBackend<CudaRuntimeDevice>>("cuda", precision, device);

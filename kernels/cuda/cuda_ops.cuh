@@ -24,9 +24,9 @@ inline dim3 grid_stride_blocks(int64_t n, int64_t per_block = kElementwiseBlock)
   return dim3(static_cast<unsigned>(blocks < kMaxGridStrideBlocks ? blocks : kMaxGridStrideBlocks));
 }
 
-template <typename Launch>
-void fill(Launch& launch, float* p, int64_t n, float value) {
-  if (n > 0) launch(fill_kernel, grid_stride_blocks(n), dim3(kElementwiseBlock), p, n, value);
+template <typename Launch, typename T>
+void fill(Launch& launch, T* p, int64_t n, float value) {
+  if (n > 0) launch(fill_kernel<T>, grid_stride_blocks(n), dim3(kElementwiseBlock), p, n, value);
 }
 
 template <typename Launch>
@@ -46,9 +46,9 @@ void add_scaled_identity(Launch& launch, float* y, int64_t batch, int64_t n, flo
     launch(add_scaled_identity_kernel, grid_stride_blocks(entries), dim3(kElementwiseBlock), y, n, entries, a);
 }
 
-template <Activation A, typename Launch>
-void activation(Launch& launch, float* p, int64_t n, float shift = 0.0f) {
-  if (n > 0) launch(activation_kernel<A>, grid_stride_blocks(n), dim3(kElementwiseBlock), p, n, shift);
+template <Activation A, typename Launch, typename T>
+void activation(Launch& launch, T* p, int64_t n, float shift = 0.0f) {
+  if (n > 0) launch(activation_kernel<A, T>, grid_stride_blocks(n), dim3(kElementwiseBlock), p, n, shift);
 }
 
 template <typename Launch>
@@ -183,15 +183,15 @@ void rms_norm(Launch& launch, const float* x, const float* weight, float* y, int
 }
 
 // In place on columns [offset, offset + columns) of x's `rows` rows of `width`, in groups of `group`.
-template <typename Launch>
-void rms_norm_columns(Launch& launch, float* x, const float* weight, int64_t rows, int64_t width, int64_t offset,
+template <typename Launch, typename T>
+void rms_norm_columns(Launch& launch, T* x, const float* weight, int64_t rows, int64_t width, int64_t offset,
                       int64_t columns, int64_t group, float eps) {
   const int64_t per_row = columns / group;
   if (per_row == 0) return;
   const int64_t rows_per_launch = kRowsPerLaunch / per_row > 0 ? kRowsPerLaunch / per_row : 1;
   for_chunks(rows, rows_per_launch, [&](int64_t begin, int64_t count) {
-    launch(rms_norm_columns_kernel, row_blocks(count * per_row), dim3(kRowsPerBlock * kWarp), x + begin * width, weight,
-           count * per_row, group, per_row, width, offset, eps);
+    launch(rms_norm_columns_kernel<T>, row_blocks(count * per_row), dim3(kRowsPerBlock * kWarp), x + begin * width,
+           weight, count * per_row, group, per_row, width, offset, eps);
   });
 }
 

@@ -34,6 +34,7 @@
 
 #include "kernels/backend.h"
 #include "kernels/cuda/attention_library.h"
+#include "kernels/cuda/bf16_storage.h"
 #include "kernels/cuda/conv_kernels.cuh"
 #include "kernels/cuda/cuda_ops.cuh"
 #include "kernels/cuda/cudnn_sdpa_plan.h"
@@ -60,6 +61,18 @@ class DeviceBackend final : public Backend, public AttentionPathSource {
   std::string name() const override { return name_; }
   void set_threads(int) override {}
   Precision precision() const override { return precision_; }
+  bool stores_bf16() const override { return true; }
+  DType activation_type() const override {
+    return precision_ == Precision::Bf16 && bf16_activations_ ? DType::BF16 : DType::F32;
+  }
+  // A weight read by linear_bf16 gets its bf16 copy on first use there (made once, outside a recording); the
+  // copy lives as long as the weight does (an entry whose weight is gone is dropped).
+  void mark_constant(const Tensor& t) override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    if (t.dtype() != DType::F32 || t.numel() == 0 || precision_ != Precision::Bf16) return;
+    drop_expired_constants();
+    constants_.emplace(ConstantKey{t.raw(), t.numel()}, ConstantCopy{t.storage(), nullptr});
+  }
   std::string device_description() const override {
     return device_.description() + ", " + precision_name(precision_) + " products";
   }
@@ -168,29 +181,42 @@ class DeviceBackend final : public Backend, public AttentionPathSource {
  private:
   // The ops (Backend's public ops have checked the operands; the checks here are this device's own limits).
   // ---- memory
-  Tensor do_empty(const Shape& shape) override {
+  Tensor do_empty(const Shape& shape, DType dtype) override {
     std::lock_guard<std::recursive_mutex> lock(mutex_);
-    std::shared_ptr<float> storage = device_.allocate(shape_numel(shape) * static_cast<int64_t>(sizeof(float)), shape);
-    return Tensor(storage, storage.get(), shape, this);
+    std::shared_ptr<float> storage = device_.allocate(shape_numel(shape) * dtype_bytes(dtype), shape);
+    return Tensor(storage, storage.get(), shape, this, dtype);
   }
+  // A bf16 tensor's values are rounded (or widened) on the host: the transfer moves the stored bytes.
   void do_upload(Tensor& dst, const float* host) override {
     OpScope scope(*this, "upload");
     no_host_traffic("upload");
     if (dst.numel() == 0) return;
-    device_.to_device(dst.data(), host, bytes(dst));
+    if (dst.dtype() == DType::BF16) {
+      std::vector<uint16_t> bits(static_cast<size_t>(dst.numel()));
+      for (size_t i = 0; i < bits.size(); ++i) bits[i] = bf16_bits(host[i]);
+      device_.to_device(dst.raw(), bits.data(), static_cast<size_t>(dst.bytes()));
+      device_.synchronize();  // `bits` is freed on return
+      return;
+    }
+    device_.to_device(dst.raw(), host, static_cast<size_t>(dst.bytes()));
     device_.synchronize();  // the caller may free `host` on return
   }
   void do_download(const Tensor& src, float* host) override {
     OpScope scope(*this, "download");
     no_host_traffic("download");
-    if (src.numel() > 0) device_.to_host(host, src.data(), bytes(src));
+    if (src.numel() == 0) return;
+    if (src.dtype() == DType::F32) return device_.to_host(host, src.raw(), static_cast<size_t>(src.bytes()));
+    std::vector<uint16_t> bits(static_cast<size_t>(src.numel()));
+    device_.to_host(bits.data(), src.raw(), static_cast<size_t>(src.bytes()));
+    for (size_t i = 0; i < bits.size(); ++i) host[i] = bf16_value(bits[i]);
   }
   void do_copy(Tensor& dst, const Tensor& src) override {
     OpScope scope(*this, "copy");
-    if (dst.data() != src.data() && src.numel() > 0) device_.copy(dst.data(), src.data(), bytes(src));
+    if (dst.raw() != src.raw() && src.numel() > 0) device_.copy(dst.raw(), src.raw(), static_cast<size_t>(src.bytes()));
   }
   void do_fill(Tensor& t, float value) override {
     OpScope scope(*this, "fill");
+    if (t.dtype() == DType::BF16) return cuda::fill(device_.launcher(), bf16_data(t), t.numel(), value);
     cuda::fill(device_.launcher(), t.data(), t.numel(), value);
   }
   void do_copy_blocks(float* dst, int64_t dst_stride, const float* src, int64_t src_stride, int64_t block,
@@ -219,6 +245,22 @@ class DeviceBackend final : public Backend, public AttentionPathSource {
     }
     device_.gemm(plan_column_major_gemm(transpose_a, transpose_b, m, n, k, a, b, c, ldc, stride_c, batch), alpha, beta,
                  precision_);
+  }
+
+  // y = x W^T on bf16 operands (Backend::linear_bf16): a float32 x rounded into scratch, the weight's bf16 copy (a
+  // marked constant's, made once) or a rounded scratch copy, y written in its own type by cuBLAS's bf16 kernels.
+  void do_linear_bf16(const Tensor& x, const Tensor& weight, Tensor& y) override {
+    const int64_t rows = x.dim(0), in = x.dim(1), out = weight.dim(0);
+    if (rows == 0 || out == 0) return;
+    if (in == 0) return do_fill(y, 0.0f);
+    OpScope scope(*this, "gemm");
+    const void* xb = x.dtype() == DType::BF16 ? x.raw() : rounded_copy(x.data(), x.numel());
+    const void* wb = constant_bf16(weight);
+    const bool staged_weight = wb == nullptr;
+    if (staged_weight) wb = rounded_copy(weight.data(), weight.numel());
+    device_.gemm(plan_linear_bf16(rows, out, in, xb, wb, y.raw(), y.dtype()), 1.0f, 0.0f, precision_);
+    if (staged_weight) device_.release(const_cast<void*>(wb));
+    if (x.dtype() != DType::BF16) device_.release(const_cast<void*>(xb));
   }
 
   // ---- elementwise and row ops
@@ -257,6 +299,9 @@ class DeviceBackend final : public Backend, public AttentionPathSource {
     const int64_t width = x.dim(x.rank() - 1);
     if (x.numel() == 0) return;
     OpScope scope(*this, "rms_norm");
+    if (x.dtype() == DType::BF16)
+      return cuda::rms_norm_columns(device_.launcher(), bf16_data(x), weight.data(), x.numel() / width, width,
+                                    column_offset, columns, weight.numel(), eps);
     cuda::rms_norm_columns(device_.launcher(), x.data(), weight.data(), x.numel() / width, width, column_offset,
                            columns, weight.numel(), eps);
   }
@@ -313,6 +358,7 @@ class DeviceBackend final : public Backend, public AttentionPathSource {
     const int64_t views = qkv.dim(0), tokens = qkv.dim(1), dim = heads * head_dim;
     if (views == 0 || tokens == 0) return;
     OpScope scope(*this, "attention");
+    if (qkv.dtype() == DType::BF16) return attention_packed_bf16(qkv, heads, head_dim, scale, out);
     const int d = static_cast<int>(head_dim);
     if (precision_ != Precision::Bf16) return split_attention(qkv.data(), views, tokens, heads, d, scale, out.data());
     const int64_t chunk = sdpa_chunk_batch({views, tokens, tokens, head_dim, heads}, staging_budget_);
@@ -320,16 +366,52 @@ class DeviceBackend final : public Backend, public AttentionPathSource {
       const int64_t count = views - begin < chunk ? views - begin : chunk;
       const float* rows = qkv.data() + begin * tokens * 3 * dim;
       float* o = out.data() + begin * tokens * dim;
-      if (library_attention({count, tokens, tokens, head_dim, heads}, rows, nullptr, nullptr, scale, o)) continue;
-      AttentionOperands ops;
-      ops.k = rows + dim, ops.v = rows + 2 * dim;
-      ops.kv_strides = {tokens * 3 * dim, head_dim, 3 * dim};
+      if (!library_attention({count, tokens, tokens, head_dim, heads}, rows, nullptr, nullptr, scale, o))
+        own_attention_packed(rows, count, tokens, heads, d, scale, o);
+    }
+  }
+  // Our kernels on `views` views of packed float rows: the FlashAttention-2-class one in place where it takes the
+  // head dim and alignment, else through split heads.
+  void own_attention_packed(const float* rows, int64_t views, int64_t tokens, int64_t heads, int d, float scale,
+                            float* o) {
+    const int64_t dim = heads * d;
+    AttentionOperands ops;
+    ops.k = rows + dim, ops.v = rows + 2 * dim;
+    ops.kv_strides = {tokens * 3 * dim, d, 3 * dim};
+    if (own_kernel_ == OwnAttentionKernel::Fa2 && attention_fa2_supports(d) && attention_fa2_aligned(ops) &&
+        heads <= kMaxGridY)
+      return cuda::attention_packed(device_.launcher(), rows, 3 * dim, 0, dim, 2 * dim, o, dim, 0, views, tokens, heads,
+                                    d, scale);
+    split_attention(rows, views, tokens, heads, d, scale, o);
+  }
+  // The packed attention on bf16 storage, a chunk of views at a time: the library on the rows in place, else our
+  // FlashAttention-2-class kernel on them in place, else (LACT_ATTENTION=wmma, other head dims) our kernels on the
+  // rows widened to float scratch, the output rounded back.
+  void attention_packed_bf16(const Tensor& qkv, int64_t heads, int64_t head_dim, float scale, Tensor& out) {
+    const int64_t views = qkv.dim(0), tokens = qkv.dim(1), dim = heads * head_dim;
+    const int d = static_cast<int>(head_dim);
+    const int64_t chunk = sdpa_chunk_batch({views, tokens, tokens, head_dim, heads}, staging_budget_);
+    for (int64_t begin = 0; begin < views; begin += chunk) {
+      const int64_t count = views - begin < chunk ? views - begin : chunk;
+      const __nv_bfloat16* rows = bf16_data(qkv) + begin * tokens * 3 * dim;
+      __nv_bfloat16* o = bf16_data(out) + begin * tokens * dim;
+      if (library_attention_packed({count, tokens, tokens, head_dim, heads}, rows, o, scale)) continue;
+      AttentionOperandsOf<__nv_bfloat16> ops;
+      ops.q = rows, ops.k = rows + dim, ops.v = rows + 2 * dim, ops.out = o;
+      ops.q_strides = ops.kv_strides = {tokens * 3 * dim, head_dim, 3 * dim};
+      ops.out_strides = {tokens * dim, head_dim, dim};
       if (own_kernel_ == OwnAttentionKernel::Fa2 && attention_fa2_supports(d) && attention_fa2_aligned(ops) &&
-          heads <= kMaxGridY)
+          heads <= kMaxGridY) {
         cuda::attention_packed(device_.launcher(), rows, 3 * dim, 0, dim, 2 * dim, o, dim, 0, count, tokens, heads, d,
                                scale);
-      else
-        split_attention(rows, count, tokens, heads, d, scale, o);
+        continue;
+      }
+      const int64_t in_elements = count * tokens * 3 * dim, out_elements = count * tokens * dim;
+      auto* wide = static_cast<float*>(device_.scratch(static_cast<size_t>(in_elements + out_elements) * 4));
+      from_bf16(device_.launcher(), rows, wide, in_elements);
+      own_attention_packed(wide, count, tokens, heads, d, scale, wide + in_elements);
+      to_bf16(device_.launcher(), wide + in_elements, o, out_elements);
+      device_.release(wide);
     }
   }
   // The packed attention through split heads: q, k, v copied out to [views, heads, tokens, d] scratch, the
@@ -358,14 +440,8 @@ class DeviceBackend final : public Backend, public AttentionPathSource {
   // > 0) `q` is the qkv rows and k, v are unused.
   bool library_attention(const SdpaShape& shape, const float* q, const float* k, const float* v, float scale,
                          float* out) {
-    AttentionLibrary* library = library_failed_ ? nullptr : device_.attention_library();
-    std::string why;
-    if (!library) return fall_back(library_failed_ ? last_fallback_ : device_.attention_unavailable());
-    if (recording_ && !library->prepared(shape)) {
-      abandon_recording_ = true;  // see end_recording; what is launched instead is discarded with the capture
-      return false;
-    }
-    if (!library->prepare(shape, &why)) return fall_back(library->name() + " refuses this shape: " + why);
+    AttentionLibrary* library = library_for(shape);
+    if (!library) return false;
     const SdpaGraphPlan plan = plan_sdpa(shape);
     const int64_t heads = shape.heads > 0 ? shape.heads : 1;
     const int64_t query_elements = shape.batch * shape.queries * shape.dim * heads;
@@ -378,19 +454,48 @@ class DeviceBackend final : public Backend, public AttentionPathSource {
       to_bf16(device_.launcher(), k, staging + plan.k.offset, key_elements);
       to_bf16(device_.launcher(), v, staging + plan.v.offset, key_elements);
     }
-    const size_t workspace_bytes = library->workspace_bytes(shape);
-    void* workspace = workspace_bytes ? device_.scratch(workspace_bytes) : nullptr;
-    const bool ran = library->run(shape, staging + plan.q.offset, staging + plan.k.offset, staging + plan.v.offset,
-                                  staging + plan.o.offset, scale, workspace, &why);
+    const bool ran = library_run(*library, shape, staging + plan.q.offset, staging + plan.k.offset,
+                                 staging + plan.v.offset, staging + plan.o.offset, scale);
     if (ran) from_bf16(device_.launcher(), staging + plan.o.offset, out, query_elements);
-    if (workspace) device_.release(workspace);
     device_.release(staging);
+    return ran;
+  }
+  // The packed attention on bf16 storage through the library: Q, K and V are strided views of the qkv rows as
+  // they are and O is written into out's rows (plan_packed_sdpa's layout), nothing staged.
+  bool library_attention_packed(const SdpaShape& shape, const __nv_bfloat16* rows, __nv_bfloat16* out, float scale) {
+    AttentionLibrary* library = library_for(shape);
+    if (!library) return false;
+    const SdpaGraphPlan plan = plan_packed_sdpa(shape.batch, shape.queries, shape.heads, shape.dim);
+    return library_run(*library, shape, rows + plan.q.offset, rows + plan.k.offset, rows + plan.v.offset,
+                       out + plan.o.offset, scale);
+  }
+  // The device's fused library ready for `shape`, or null (our kernel runs this call; why is said once).
+  AttentionLibrary* library_for(const SdpaShape& shape) {
+    AttentionLibrary* library = library_failed_ ? nullptr : device_.attention_library();
+    std::string why;
+    if (!library) return fall_back(library_failed_ ? last_fallback_ : device_.attention_unavailable()), nullptr;
+    if (recording_ && !library->prepared(shape)) {
+      abandon_recording_ = true;  // see end_recording; what is launched instead is discarded with the capture
+      return nullptr;
+    }
+    if (!library->prepare(shape, &why)) return fall_back(library->name() + " refuses this shape: " + why), nullptr;
+    return library;
+  }
+  // Runs a prepared shape on bf16 operands in device memory; false when the library fails (then it is not trusted
+  // again in this process).
+  bool library_run(AttentionLibrary& library, const SdpaShape& shape, const __nv_bfloat16* q, const __nv_bfloat16* k,
+                   const __nv_bfloat16* v, __nv_bfloat16* o, float scale) {
+    std::string why;
+    const size_t workspace_bytes = library.workspace_bytes(shape);
+    void* workspace = workspace_bytes ? device_.scratch(workspace_bytes) : nullptr;
+    const bool ran = library.run(shape, q, k, v, o, scale, workspace, &why);
+    if (workspace) device_.release(workspace);
     if (ran) {
       ++library_attention_calls_;
       return true;
     }
-    library_failed_ = true;  // a library that failed to run once is not trusted again in this process
-    return fall_back(library->name() + " failed: " + why);
+    library_failed_ = true;
+    return fall_back(library.name() + " failed: " + why);
   }
   // Our kernel runs this call: the reason is said once on stderr (not for LACT_ATTENTION=own or wmma, which asked for
   // it).
@@ -520,7 +625,34 @@ class DeviceBackend final : public Backend, public AttentionPathSource {
     size_t start_ = 0;
   };
 
-  static size_t bytes(const Tensor& t) { return static_cast<size_t>(t.numel()) * sizeof(float); }
+  static __nv_bfloat16* bf16_data(const Tensor& t) { return static_cast<__nv_bfloat16*>(t.raw()); }
+
+  // `count` floats rounded to bf16 into stream-ordered scratch (the caller releases it).
+  void* rounded_copy(const float* src, int64_t count) {
+    auto* copy = static_cast<__nv_bfloat16*>(device_.scratch(static_cast<size_t>(count) * 2));
+    to_bf16(device_.launcher(), src, copy, count);
+    return copy;
+  }
+  // The bf16 copy of a marked constant (made here on first use), or null: not marked, or first met while recording
+  // (allocating is not captured; the caller stages it this time).
+  const void* constant_bf16(const Tensor& t) {
+    auto it = constants_.find(ConstantKey{t.raw(), t.numel()});
+    if (it == constants_.end()) return nullptr;
+    ConstantCopy& c = it->second;
+    if (c.source.expired() || c.source.owner_before(t.storage()) || t.storage().owner_before(c.source)) {
+      constants_.erase(it);  // the address now belongs to another tensor
+      return nullptr;
+    }
+    if (!c.copy && !recording_) {
+      c.copy = device_.allocate(t.numel() * 2, t.shape());
+      to_bf16(device_.launcher(), t.data(), reinterpret_cast<__nv_bfloat16*>(c.copy.get()), t.numel());
+    }
+    return c.copy.get();
+  }
+  void drop_expired_constants() {
+    for (auto it = constants_.begin(); it != constants_.end();)
+      it = it->second.source.expired() ? constants_.erase(it) : std::next(it);
+  }
 
   // The product in split.slices slices of the reduction (gemm_plan.h's plan_split_k): slice s covers
   // [s slice_k, (s + 1) slice_k), the last one up to k; each writes alpha op(A_s) op(B_s) into its own partial
@@ -556,6 +688,7 @@ class DeviceBackend final : public Backend, public AttentionPathSource {
                          : A == Activation::Gelu    ? "gelu"
                          : A == Activation::Sigmoid ? "sigmoid"
                                                     : "softplus");
+    if (x.dtype() == DType::BF16) return cuda::activation<A>(device_.launcher(), bf16_data(x), x.numel(), shift);
     cuda::activation<A>(device_.launcher(), x.data(), x.numel(), shift);
   }
 
@@ -573,6 +706,14 @@ class DeviceBackend final : public Backend, public AttentionPathSource {
   bool library_failed_ = false, abandon_recording_ = false;
   int64_t staging_budget_ = kSdpaStagingBudgetBytes;
   bool split_k_ = split_k_from_environment();  // LACT_SPLIT_K=0: every product in one call (for comparison)
+  bool bf16_activations_ = bf16_activations_from_environment();  // LACT_BF16_ACTIVATIONS=0: float32 (to compare)
+  // Marked constants by address and size: the weight (weakly, to tell a reused address) and its bf16 copy.
+  using ConstantKey = std::pair<const void*, int64_t>;
+  struct ConstantCopy {
+    std::weak_ptr<float> source;
+    std::shared_ptr<float> copy;
+  };
+  std::map<ConstantKey, ConstantCopy> constants_;
   std::vector<Timing> timings_;
 };
 

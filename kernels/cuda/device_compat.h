@@ -3,6 +3,7 @@
 #pragma once
 
 #if defined(__CUDACC__)
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #elif defined(LACT_CUDA_EMULATION)
 #include "tests/common/cuda_emulator.h"
@@ -11,3 +12,14 @@
 #endif
 
 #include <cstdint>
+
+namespace lact::cuda {
+
+// An element of either storage type (kernels/tensor.h's DType) read as float and a float stored as one (bf16
+// rounded to nearest even): the kernels that take bf16 activations are templated on the element type through these.
+__device__ __forceinline__ float load_float(const float* p) { return *p; }
+__device__ __forceinline__ float load_float(const __nv_bfloat16* p) { return __bfloat162float(*p); }
+__device__ __forceinline__ void store_float(float* p, float v) { *p = v; }
+__device__ __forceinline__ void store_float(__nv_bfloat16* p, float v) { *p = __float2bfloat16(v); }
+
+}  // namespace lact::cuda

@@ -17,7 +17,10 @@ namespace lact::cuda {
 
 __device__ __forceinline__ float silu_of(float x) { return x / (1.0f + expf(-x)); }
 
-__global__ void fill_kernel(float* p, int64_t n, float value) { LACT_GRID_STRIDE(i, n) p[i] = value; }
+template <typename T>
+__global__ void fill_kernel(T* p, int64_t n, float value) {
+  LACT_GRID_STRIDE(i, n) store_float(p + i, value);
+}
 
 __global__ void add_kernel(float* y, const float* x, int64_t n) { LACT_GRID_STRIDE(i, n) y[i] += x[i]; }
 
@@ -35,17 +38,20 @@ __global__ void add_scaled_identity_kernel(float* y, int64_t n, int64_t diagonal
 
 enum class Activation { Silu, Gelu, Sigmoid, Softplus };
 
-template <Activation A>
-__global__ void activation_kernel(float* p, int64_t n, float shift) {
+// In float whatever the storage T (float, or bf16 rounded on the store).
+template <Activation A, typename T>
+__global__ void activation_kernel(T* p, int64_t n, float shift) {
   LACT_GRID_STRIDE(i, n) {
-    const float x = p[i];
-    if (A == Activation::Silu) p[i] = silu_of(x);
-    if (A == Activation::Gelu) p[i] = 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
-    if (A == Activation::Sigmoid) p[i] = 1.0f / (1.0f + expf(-x));
+    const float x = load_float(p + i);
+    float y = x;
+    if (A == Activation::Silu) y = silu_of(x);
+    if (A == Activation::Gelu) y = 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+    if (A == Activation::Sigmoid) y = 1.0f / (1.0f + expf(-x));
     if (A == Activation::Softplus) {
       const float v = x + shift;
-      p[i] = v > 20.0f ? v : log1pf(expf(v));  // PyTorch's threshold 20
+      y = v > 20.0f ? v : log1pf(expf(v));  // PyTorch's threshold 20
     }
+    store_float(p + i, y);
   }
 }
 

@@ -18,6 +18,16 @@ ColumnMajorGemm plan_column_major_gemm(bool transpose_a, bool transpose_b, int64
   return {transpose_b, transpose_a, n, m, k, b.data, b.ld, b.stride, a.data, a.ld, a.stride, c, ldc, stride_c, batch};
 }
 
+ColumnMajorGemm plan_linear_bf16(int64_t rows, int64_t out, int64_t in, const void* x, const void* weight, void* y,
+                                 DType y_type) {
+  ColumnMajorGemm g =
+      plan_column_major_gemm(false, true, rows, out, in, {nullptr, in, 0}, {nullptr, in, 0}, nullptr, out, 0, 1);
+  g.a = weight, g.b = x, g.c = y;  // column-major: y^T = W x^T (the operands swapped, as above)
+  g.a_type = g.b_type = DType::BF16;
+  g.c_type = y_type;
+  return g;
+}
+
 SplitK plan_split_k(int64_t m, int64_t n, int64_t k, int64_t batch) {
   const SplitK whole{1, k};
   if (k < kSplitKMinReduction || m <= 0 || n <= 0 || batch <= 0) return whole;

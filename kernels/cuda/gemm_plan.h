@@ -10,23 +10,29 @@
 
 namespace lact::cuda {
 
-// One cublasGemmStridedBatchedEx call, column-major: C = alpha op(A) op(B) + beta C, op(A) m x k.
+// One cublasGemmStridedBatchedEx call, column-major: C = alpha op(A) op(B) + beta C, op(A) m x k. Each operand's
+// storage type: float32 (the products of Backend::gemm) or bf16 (Backend::linear_bf16's; A and B then both bf16).
 struct ColumnMajorGemm {
   bool transpose_a, transpose_b;
   int64_t m, n, k;
-  const float* a;
+  const void* a;
   int64_t lda, stride_a;
-  const float* b;
+  const void* b;
   int64_t ldb, stride_b;
-  float* c;
+  void* c;
   int64_t ldc, stride_c;
   int64_t batch;
+  DType a_type = DType::F32, b_type = DType::F32, c_type = DType::F32;
 };
 
 // Throws std::invalid_argument when a size exceeds what cuBLAS takes (int dimensions and leading dims).
 ColumnMajorGemm plan_column_major_gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k,
                                        MatrixOperand a, MatrixOperand b, float* c, int64_t ldc, int64_t stride_c,
                                        int64_t batch);
+
+// y [rows, out] = x [rows, in] W^T, weight [out, in], on bf16 x and W (Backend::linear_bf16), y of `y_type`.
+ColumnMajorGemm plan_linear_bf16(int64_t rows, int64_t out, int64_t in, const void* x, const void* weight, void* y,
+                                 DType y_type);
 
 // Split-K for a product whose output is too small to fill the GPU and whose reduction is long (the TTT update's
 // D x d_h directions summed over every token: 768 x 1536 over 196,608 tokens makes 72 tiles of 128^2 for 132 SMs):

@@ -61,18 +61,22 @@ __global__ void rms_norm_kernel(const float* x, const float* weight, float* y, i
 
 // The same RMSNorm in place on column ranges: group g is `group` columns from offset + (g % per_row) * group of row
 // g / per_row (rows `width` apart). Each group's sums and products are rms_norm_kernel's, so the results are equal.
-__global__ void rms_norm_columns_kernel(float* x, const float* weight, int64_t groups, int64_t group, int64_t per_row,
+template <typename T>
+__global__ void rms_norm_columns_kernel(T* x, const float* weight, int64_t groups, int64_t group, int64_t per_row,
                                         int64_t width, int64_t offset, float eps) {
   const int64_t g = warp_row();
   const int lane = threadIdx.x % kWarp;
   const bool active = g < groups;
-  float* xg = x + (active ? g / per_row * width + offset + g % per_row * group : 0);
+  T* xg = x + (active ? g / per_row * width + offset + g % per_row * group : 0);
   float squares = 0.0f;
   if (active)
-    for (int64_t i = lane; i < group; i += kWarp) squares += xg[i] * xg[i];
+    for (int64_t i = lane; i < group; i += kWarp) {
+      const float v = load_float(xg + i);
+      squares += v * v;
+    }
   const float inv = 1.0f / sqrtf(warp_sum(squares) / static_cast<float>(group) + eps);
   if (active)
-    for (int64_t i = lane; i < group; i += kWarp) xg[i] = xg[i] * inv * weight[i];
+    for (int64_t i = lane; i < group; i += kWarp) store_float(xg + i, load_float(xg + i) * inv * weight[i]);
 }
 
 // x = x / (||x||_2 + eps) over groups of `group`.

@@ -24,7 +24,7 @@ class HookLogBackend final : public Backend {
  private:
   void note(const char* hook) { log.emplace_back(hook); }
 
-  Tensor do_empty(const Shape& shape) override {
+  Tensor do_empty(const Shape& shape, DType) override {
     note("empty");
     const int64_t count = shape_numel(shape);
     std::shared_ptr<float> storage(count ? new float[count]() : nullptr, std::default_delete<float[]>());

@@ -23,10 +23,12 @@
 #include "kernels/backend.h"
 #include "kernels/backend_factory.h"
 #include "kernels/cuda/attention_library.h"
+#include "kernels/cuda/bf16_storage.h"
 #include "kernels/cuda/cuda_ops.cuh"
 #include "kernels/cuda/cudnn_sdpa_plan.h"
 #include "kernels/cuda/device_backend.h"
 #include "kernels/cuda/gemm_plan.h"
+#include "tests/common/emulated_cuda_device.h"
 #include "tests/common/fixture_views.h"
 #include "tests/common/lpips_case.h"
 #include "tests/common/packed_columns.h"
@@ -35,6 +37,9 @@
 namespace lact {
 namespace {
 
+using test::EmulatedDevice;
+using test::EmulatedRecording;
+using test::FakeAttentionLibrary;
 using test::max_abs_error;
 using test::random_values;
 using test::relative_error;
@@ -339,13 +344,13 @@ void run_column_major(const cuda::ColumnMajorGemm& g, double alpha, double beta)
       for (int64_t j = 0; j < g.n; ++j) {
         double sum = 0;
         for (int64_t p = 0; p < g.k; ++p) {
-          const float* a = g.a + x * g.stride_a;
-          const float* b = g.b + x * g.stride_b;
+          const float* a = static_cast<const float*>(g.a) + x * g.stride_a;
+          const float* b = static_cast<const float*>(g.b) + x * g.stride_b;
           const double av = g.transpose_a ? a[p + i * g.lda] : a[i + p * g.lda];
           const double bv = g.transpose_b ? b[j + p * g.ldb] : b[p + j * g.ldb];
           sum += av * bv;
         }
-        float& cv = g.c[x * g.stride_c + i + j * g.ldc];
+        float& cv = static_cast<float*>(g.c)[x * g.stride_c + i + j * g.ldc];
         cv = static_cast<float>(alpha * sum + (beta == 0 ? 0.0 : beta * cv));
       }
 }
@@ -378,216 +383,6 @@ TEST_F(EmulatedCuda, GemmPlanMapsRowMajorToColumnMajor) {
                                             nullptr, 1, 0, 1),
                std::invalid_argument);
 }
-
-// The GPU backend's own code (kernels/cuda/device_backend.h) over a device made of host memory, the kernel
-// emulator and OpenBLAS in column-major mode (standing in for cuBLAS: the same column-major contract).
-// Every allocation starts as NaN, like uninitialised device memory at its worst: a read of anything no op
-// wrote shows up in the results.
-class EmulatedDevice;
-
-// A recording: the work captured between begin_capture and end_capture, and the memory allocated meanwhile
-// (owned by the recording, as a CUDA graph owns its memory nodes).
-struct EmulatedRecording final : Recording {
-  std::vector<std::function<void()>> work;
-  std::vector<void*> memory;
-  ~EmulatedRecording() override {
-    for (void* p : memory) std::free(p);
-  }
-};
-
-class EmulatedDevice {
- public:
-  // Launches run at once, or are recorded while capturing (as a stream does).
-  struct Launcher {
-    EmulatedDevice* device;
-    template <typename... Params, typename... Args>
-    void operator()(void (*kernel)(Params...), dim3 grid, dim3 block, Args... args) {
-      device->run([=] { cuda_emulation::launch(kernel, grid, block, args...); });
-    }
-  };
-
-  Launcher& launcher() { return launcher_; }
-  std::string description() const { return "CUDA kernel emulator on the CPU"; }
-  void synchronize() {}
-  int64_t available() const { return -1; }
-  int64_t used() const { return -1; }
-  int64_t peak() const { return -1; }
-  void reset_peak() {}
-  std::shared_ptr<float> allocate(int64_t bytes, const Shape&) {
-    float* p = static_cast<float*>(std::malloc(bytes ? size_t(bytes) : 1));
-    for (int64_t i = 0; i < bytes / int64_t(sizeof(float)); ++i) p[i] = kNaN;
-    if (capture_) {  // graph memory: lives as long as the recording
-      capture_->memory.push_back(p);
-      return std::shared_ptr<float>(p, [](float*) {});
-    }
-    return std::shared_ptr<float>(p, [](float* q) { std::free(q); });
-  }
-  // Scratch taken while capturing is graph memory too (as cudaMallocAsync's is): the recording owns it, and the
-  // release inside the captured op leaves it to the replays.
-  void* scratch(size_t bytes) {
-    void* p = std::malloc(bytes ? bytes : 1);
-    if (capture_) capture_->memory.push_back(p);
-    return p;
-  }
-  void release(void* p) {
-    if (!capture_ || std::find(capture_->memory.begin(), capture_->memory.end(), p) == capture_->memory.end())
-      std::free(p);
-  }
-  void to_device(void* dst, const void* host, size_t bytes) { std::memcpy(dst, host, bytes); }
-  void to_host(void* host, const void* src, size_t bytes) { std::memcpy(host, src, bytes); }
-  void copy(void* dst, const void* src, size_t bytes) {
-    run([=] { std::memmove(dst, src, bytes); });
-  }
-  void copy_2d(void* dst, size_t dst_pitch, const void* src, size_t src_pitch, size_t width, size_t rows) {
-    run([=] {
-      for (size_t r = 0; r < rows; ++r)
-        std::memcpy(static_cast<char*>(dst) + r * dst_pitch, static_cast<const char*>(src) + r * src_pitch, width);
-    });
-  }
-  // At tf32 and bf16 the operands are rounded (to nearest even) to 10 and 7 mantissa bits first, as the
-  // tensor cores see them; products and sums stay float.
-  void gemm(const cuda::ColumnMajorGemm& g, float alpha, float beta, Precision precision) {
-    ++gemms;
-    run([=] { column_major_gemm(g, alpha, beta, precision); });
-  }
-  static void column_major_gemm(const cuda::ColumnMajorGemm& g, float alpha, float beta, Precision precision) {
-    const int64_t a_cols = g.transpose_a ? g.m : g.k, b_cols = g.transpose_b ? g.k : g.n;
-    for (int64_t x = 0; x < g.batch; ++x) {
-      const float* a = g.a + x * g.stride_a;
-      const float* b = g.b + x * g.stride_b;
-      std::vector<float> ra, rb;
-      if (precision != Precision::Fp32) {
-        ra.assign(a, a + (a_cols - 1) * g.lda + (g.transpose_a ? g.k : g.m));
-        rb.assign(b, b + (b_cols - 1) * g.ldb + (g.transpose_b ? g.n : g.k));
-        for (float& v : ra) v = round_mantissa(v, precision == Precision::Bf16 ? 7 : 10);
-        for (float& v : rb) v = round_mantissa(v, precision == Precision::Bf16 ? 7 : 10);
-        a = ra.data(), b = rb.data();
-      }
-      cblas_sgemm(CblasColMajor, g.transpose_a ? CblasTrans : CblasNoTrans, g.transpose_b ? CblasTrans : CblasNoTrans,
-                  int(g.m), int(g.n), int(g.k), alpha, a, int(g.lda), b, int(g.ldb), beta, g.c + x * g.stride_c,
-                  int(g.ldc));
-    }
-  }
-  static float round_mantissa(float v, int bits) {
-    uint32_t u;
-    std::memcpy(&u, &v, sizeof u);
-    const int drop = 23 - bits;
-    u += (1u << (drop - 1)) - 1 + ((u >> drop) & 1u);
-    u &= ~((1u << drop) - 1);
-    std::memcpy(&v, &u, sizeof v);
-    return v;
-  }
-  // Profiling: the emulated ops are synchronous, so host timestamps stand in for events.
-  size_t record_event() {
-    events_.push_back(std::chrono::steady_clock::now());
-    return events_.size() - 1;
-  }
-  double elapsed_ms(size_t from, size_t to) {
-    return std::chrono::duration<double, std::milli>(events_[to] - events_[from]).count();
-  }
-  void clear_events() { events_.clear(); }
-  // Recording: work is captured, not run, as in CUDA stream capture.
-  bool begin_capture() {
-    capture_ = std::make_unique<EmulatedRecording>();
-    return true;
-  }
-  std::unique_ptr<Recording> end_capture() {
-    ++recordings;
-    return std::move(capture_);
-  }
-  void replay(const Recording& r) {
-    ++replays;
-    for (const auto& w : static_cast<const EmulatedRecording&>(r).work) w();
-  }
-  void run(std::function<void()> work) {
-    if (capture_)
-      capture_->work.push_back(std::move(work));
-    else
-      work();
-  }
-  // The fused attention library (a stand-in for cuDNN's, set by a test), or why there is none.
-  cuda::AttentionLibrary* attention_library() { return library; }
-  std::string attention_unavailable() const { return unavailable; }
-  cuda::AttentionLibrary* library = nullptr;
-  std::string unavailable = "no attention library in the emulator";
-  int64_t gemms = 0, recordings = 0, replays = 0;
-
- private:
-  Launcher launcher_{this};
-  std::unique_ptr<EmulatedRecording> capture_;
-  std::vector<std::chrono::steady_clock::time_point> events_;
-};
-
-// A stand-in for cuDNN's fused attention: the exact softmax attention (in double) of the bf16 operands it is handed,
-// rounded to bf16, run on the emulated stream (so a recording captures it). It can refuse shapes and fail runs.
-class FakeAttentionLibrary final : public cuda::AttentionLibrary {
- public:
-  explicit FakeAttentionLibrary(EmulatedDevice& device) : device_(&device) {}
-  void attach(EmulatedDevice& device) { device_ = &device; }
-  std::string name() const override { return "fake 1.0"; }
-  bool prepare(const cuda::SdpaShape& shape, std::string* why) override {
-    ++prepares;
-    if (refuse_dim == shape.dim) {
-      *why = "head dim " + std::to_string(shape.dim) + " refused by the test";
-      return false;
-    }
-    prepared_.insert(shape);
-    return true;
-  }
-  bool prepared(const cuda::SdpaShape& shape) const override { return prepared_.count(shape) > 0; }
-  size_t workspace_bytes(const cuda::SdpaShape&) const override { return 64; }
-  bool run(const cuda::SdpaShape& s, const void* q, const void* k, const void* v, void* out, float scale,
-           void* workspace, std::string* why) override {
-    ++runs;
-    if (fail_runs) {
-      *why = "the test made it fail";
-      return false;
-    }
-    EXPECT_TRUE(prepared(s));
-    EXPECT_NE(workspace, nullptr);
-    shapes.push_back(s);
-    const auto* qb = static_cast<const __nv_bfloat16*>(q);
-    const auto *kb = static_cast<const __nv_bfloat16*>(k), *vb = static_cast<const __nv_bfloat16*>(v);
-    auto* ob = static_cast<__nv_bfloat16*>(out);
-    device_->run([=] { attention_of_bf16(s, qb, kb, vb, ob, scale); });
-    return true;
-  }
-  // Each operand read through the graph's own dims and strides (plan_sdpa: the split or the packed layout), as
-  // cuDNN reads it.
-  static void attention_of_bf16(const cuda::SdpaShape& s, const __nv_bfloat16* q, const __nv_bfloat16* k,
-                                const __nv_bfloat16* v, __nv_bfloat16* out, float scale) {
-    const cuda::SdpaGraphPlan p = cuda::plan_sdpa(s);
-    auto index = [](const cuda::SdpaTensorPlan& t, int64_t b, int64_t h, int64_t i, int64_t e) {
-      return b * t.strides[0] + h * t.strides[1] + i * t.strides[2] + e * t.strides[3];
-    };
-    auto at = [](const __nv_bfloat16* x, int64_t i) { return double(__bfloat162float(x[i])); };
-    std::vector<double> weights(size_t(s.keys));
-    for (int64_t b = 0; b < p.q.dims[0]; ++b)
-      for (int64_t h = 0; h < p.q.dims[1]; ++h)
-        for (int64_t i = 0; i < s.queries; ++i) {
-          double peak = -INFINITY, sum = 0;
-          for (int64_t j = 0; j < s.keys; ++j) {
-            double dot = 0;
-            for (int64_t e = 0; e < s.dim; ++e) dot += at(q, index(p.q, b, h, i, e)) * at(k, index(p.k, b, h, j, e));
-            weights[size_t(j)] = dot * scale;
-            peak = std::max(peak, weights[size_t(j)]);
-          }
-          for (double& w : weights) sum += (w = std::exp(w - peak));
-          for (int64_t e = 0; e < s.dim; ++e) {
-            double o = 0;
-            for (int64_t j = 0; j < s.keys; ++j) o += weights[size_t(j)] * at(v, index(p.v, b, h, j, e));
-            out[index(p.o, b, h, i, e)] = __float2bfloat16(float(o / sum));
-          }
-        }
-  }
-  int64_t prepares = 0, runs = 0, refuse_dim = -1;
-  bool fail_runs = false;
-  std::vector<cuda::SdpaShape> shapes;  // of the runs that computed
-
- private:
-  EmulatedDevice* device_;
-  std::set<cuda::SdpaShape> prepared_;
-};
 
 // ---- The PTX primitives of the FlashAttention-2-class kernel as the emulator runs them (kernels/cuda/
 // mma_primitives.cuh), against plain loops: the fragment layouts are the PTX ISA's tables, written out here.
@@ -879,6 +674,8 @@ void check_case_through_gpu_code(const std::string& dir, bool all_precisions, bo
     EXPECT_LT(worst_weight, run.weight_tolerance) << what;
     EXPECT_LT(worst, run.render_tolerance) << what;
     EXPECT_GT(be.device().gemms, 0);
+    // bf16 runs the window attention's and MLP's products on bf16 activations (Backend::activation_type).
+    EXPECT_EQ(be.device().bf16_gemms > 0, run.precision == Precision::Bf16) << what;
     std::printf("%s %s: fast weights rel err <= %.3g, render max abs %.3g (%lld cuBLAS-shaped products)\n",
                 std::filesystem::path(dir).filename().c_str(), what.c_str(), worst_weight, worst,
                 (long long)be.device().gemms);

@@ -16,6 +16,7 @@
 #include "kernels/backend_factory.h"
 #include "kernels/cpu/dnnl_gemm.h"
 #include "kernels/cuda/attention_library.h"
+#include "kernels/cuda/bf16_storage.h"
 #ifdef LACT_HAVE_CUDA
 #include "kernels/cuda/cublas_library.h"
 #endif
@@ -555,6 +556,62 @@ TEST_P(BackendOps, AttentionPackedAtEveryPrecision) {
     std::printf("%s %s packed attention rel err %.3g (%s)\n", GetParam().c_str(), precision_name(pc.precision).c_str(),
                 err, cuda::attention_path(*backend).c_str());
   }
+}
+
+// bf16 storage where a backend has it (CUDA at bf16; skipped elsewhere): the ops the model gives bf16 activations,
+// against double loops on the same bf16-rounded values. linear_bf16 within float32 rounding of the exact product (a
+// bf16 y within one bf16 step), GELU and the qk norm within one bf16 step of the CPU's float32 op, the packed
+// attention within bf16's 1e-2.
+TEST_P(BackendOps, Bf16StorageOpsAgainstTheCpu) {
+  if (!be->stores_bf16()) GTEST_SKIP() << GetParam() << " keeps float32 only";
+  auto backend = make_backend(GetParam(), 2, Precision::Bf16);
+  auto rounded = [](std::vector<float> v) {
+    for (float& x : v) x = cuda::bf16_value(cuda::bf16_bits(x));
+    return v;
+  };
+  auto bf16_tensor = [&](const Shape& shape, const std::vector<float>& v) {
+    Tensor t = backend->empty(shape, DType::BF16);
+    backend->upload(t, v.data());
+    return t;
+  };
+  const int64_t rows = 130, in = 64, out = 48;
+  const auto x = rounded(random_values(rows * in, 71)), w = random_values(out * in, 72, 0.5f), wr = rounded(w);
+  std::vector<double> product(size_t(rows * out));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t o = 0; o < out; ++o)
+      for (int64_t i = 0; i < in; ++i) product[size_t(r * out + o)] += double(x[r * in + i]) * wr[o * in + i];
+  Tensor tw = backend->from_host({out, in}, w.data());
+  backend->mark_constant(tw);
+  Tensor tx = bf16_tensor({rows, in}, x), y32 = backend->empty({rows, out}),
+         y16 = backend->empty({rows, out}, DType::BF16);
+  linear(*backend, tx, tw, y32);
+  EXPECT_LT(relative_error(backend->to_host(y32), product), 1e-5);
+  Tensor tx32 = backend->from_host({rows, in}, x.data());
+  linear(*backend, tx32, tw, y16);
+  EXPECT_LT(relative_error(backend->to_host(y16), product), 4e-3);
+
+  const std::unique_ptr<Backend> cpu = make_cpu_backend(1);
+  auto against_cpu = [&](const char* name, auto&& op) {
+    Tensor c = cpu->from_host({rows, in}, x.data()), b = bf16_tensor({rows, in}, x);
+    op(*cpu, c);
+    op(*backend, b);
+    EXPECT_LT(relative_error(backend->to_host(b), rounded(cpu->to_host(c))), 4e-3) << name;
+  };
+  against_cpu("gelu", [](Backend& on, Tensor& t) { on.gelu(t); });
+  const auto g = random_values(16, 73);
+  Tensor gc = cpu->from_host({16}, g.data()), gb = backend->from_host({16}, g.data());
+  against_cpu("rms_norm_columns",
+              [&](Backend& on, Tensor& t) { on.rms_norm_columns(t, 16, 32, &on == cpu.get() ? gc : gb, 1e-6f); });
+
+  const int64_t views = 2, tokens = 130, heads = 2, d = 64;
+  const auto qkv = rounded(random_values(views * tokens * 3 * heads * d, 74));
+  Tensor tqkv = bf16_tensor({views, tokens, 3 * heads * d}, qkv),
+         o = backend->empty({views, tokens, heads * d}, DType::BF16);
+  backend->attention_packed(tqkv, heads, d, 0.125f, o);
+  const double err = relative_error(backend->to_host(o), naive_packed_attention(qkv, views, tokens, heads, d, 0.125));
+  EXPECT_LT(err, 1e-2);
+  std::printf("%s bf16 storage: packed attention rel err %.3g (%s)\n", GetParam().c_str(), err,
+              cuda::attention_path(*backend).c_str());
 }
 
 // The qk norm in place on the packed rows: q's and k's columns in groups of the head dim, each with its weight,

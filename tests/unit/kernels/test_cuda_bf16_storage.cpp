@@ -1,0 +1,218 @@
+// bf16 storage on the CUDA backend (issue 51 item 3), through kernels/cuda/device_backend.h's code on the emulated
+// device: the host rounding, transfers, the ops that take bf16 tensors (linear_bf16, the activations, the qk norm,
+// the packed attention on each path) against double-precision loops or the CPU backend on the same rounded values,
+// the checks that refuse bf16 where an op takes float32 only, and a recorded bf16 render equal to a direct one.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "core/model.h"
+#include "core/safetensors.h"
+#include "core/weights.h"
+#include "kernels/backend.h"
+#include "kernels/backend_factory.h"
+#include "kernels/cuda/bf16_storage.h"
+#include "kernels/cuda/device_backend.h"
+#include "tests/common/emulated_cuda_device.h"
+#include "tests/common/fixture_views.h"
+#include "tests/common/test_util.h"
+
+namespace lact {
+namespace {
+
+using test::EmulatedDevice;
+using test::FakeAttentionLibrary;
+using test::random_values;
+using test::relative_error;
+using EmulatedBackend = cuda::DeviceBackend<EmulatedDevice>;
+
+float rounded(float x) { return cuda::bf16_value(cuda::bf16_bits(x)); }
+std::vector<float> rounded(std::vector<float> v) {
+  for (float& x : v) x = rounded(x);
+  return v;
+}
+// The largest difference in units of the bf16 spacing at the expected value (2^-7 relative to its power of two).
+double worst_bf16_steps(const std::vector<float>& got, const std::vector<double>& want) {
+  double worst = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double step = std::ldexp(1.0, std::ilogb(std::max(std::abs(want[i]), 1e-30)) - 7);
+    worst = std::max(worst, std::abs(got[i] - want[i]) / step);
+  }
+  return worst;
+}
+
+// Hand values: ties go to the even neighbour, overflow to infinity, NaN stays NaN; and the host's rounding is the
+// device's (the emulator's __float2bfloat16) on random values.
+TEST(Bf16Storage, HostRoundingIsNearestEven) {
+  EXPECT_EQ(cuda::bf16_bits(1.0f), 0x3f80);
+  EXPECT_EQ(cuda::bf16_bits(1.0f + 1.0f / 256), 0x3f80);  // halfway between 1 and 1 + 2^-7: to 1 (even)
+  EXPECT_EQ(cuda::bf16_bits(1.0f + 3.0f / 256), 0x3f82);  // halfway between 1 + 2^-7 and 1 + 2^-6: up (even)
+  EXPECT_EQ(cuda::bf16_bits(1.0f + 1.5f / 256), 0x3f81);  // past halfway: up
+  EXPECT_EQ(cuda::bf16_bits(-2.0f), 0xc000);
+  EXPECT_EQ(cuda::bf16_bits(std::numeric_limits<float>::max()), 0x7f80);  // rounds to infinity
+  EXPECT_TRUE(std::isnan(cuda::bf16_value(cuda::bf16_bits(std::numeric_limits<float>::quiet_NaN()))));
+  EXPECT_EQ(cuda::bf16_value(0x3fc0), 1.5f);
+  for (float x : random_values(10000, 1, 1000.0f)) ASSERT_EQ(cuda::bf16_bits(x), __float2bfloat16(x).bits) << x;
+  EXPECT_TRUE(cuda::parse_bf16_activations(nullptr));
+  EXPECT_FALSE(cuda::parse_bf16_activations("0"));
+  EXPECT_THROW(cuda::parse_bf16_activations("yes"), std::invalid_argument);
+}
+
+// Transfers round on the way in and widen exactly on the way out; copy and fill keep the type; an op that takes
+// float32 only, a copy across types and bf16 on the CPU backend are refused with one line naming the problem.
+TEST(Bf16Storage, TransfersCopyFillAndRefusals) {
+  EmulatedBackend be("cuda-emulated", Precision::Bf16);
+  EXPECT_EQ(be.activation_type(), DType::BF16);
+  const auto values = random_values(300, 2, 3.0f);
+  Tensor t = be.from_host({300}, values.data());
+  Tensor b = be.empty({3, 100}, DType::BF16);
+  EXPECT_EQ(b.bytes(), 600);
+  be.upload(b, values.data());
+  const std::vector<float> stored = rounded(values);
+  EXPECT_EQ(be.to_host(b), stored);
+  EXPECT_NE(stored, values);
+  Tensor c = be.empty({3, 100}, DType::BF16);
+  be.copy(c, b);
+  EXPECT_EQ(be.to_host(c.slice(1, 3)), std::vector<float>(stored.begin() + 100, stored.end()));
+  be.fill(c, 1.0f / 3);
+  EXPECT_EQ(be.to_host(c), std::vector<float>(300, rounded(1.0f / 3)));
+  EXPECT_THROW(b.data(), std::logic_error);
+  const auto message = [](auto&& op) {
+    try {
+      op();
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message([&] { be.add(t, b.reshape({300})); }),
+            "add: an operand of shape [300] is bfloat16: this op takes float32 tensors only");
+  EXPECT_EQ(message([&] { be.copy(t, b.reshape({300})); }), "copy: storage types differ, float32 vs bfloat16");
+  const std::unique_ptr<Backend> cpu = make_cpu_backend(1);
+  EXPECT_EQ(message([&] { cpu->empty({2}, DType::BF16); }),
+            "empty: bfloat16 storage on the cpu backend, which keeps float32 only");
+  EXPECT_EQ(cpu->activation_type(), DType::F32);
+  EmulatedBackend fp32("cuda-emulated", Precision::Fp32);
+  EXPECT_EQ(fp32.activation_type(), DType::F32);
+  ::setenv("LACT_BF16_ACTIVATIONS", "0", 1);
+  EXPECT_EQ(EmulatedBackend("cuda-emulated", Precision::Bf16).activation_type(), DType::F32);
+  ::unsetenv("LACT_BF16_ACTIVATIONS");
+}
+
+// y = x W^T for x and y of each storage type, the weight marked constant (its bf16 copy made once) or not, against
+// a double loop on the bf16-rounded operands: a float32 y within float32 rounding, a bf16 y within one bf16 step.
+TEST(Bf16Storage, LinearOnBf16OperandsMatchesADoubleLoop) {
+  const int64_t rows = 37, in = 48, out = 20;
+  const auto x = random_values(rows * in, 3), w = random_values(out * in, 4, 0.5f);
+  const auto xr = rounded(x), wr = rounded(w);
+  std::vector<double> want(size_t(rows * out));
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t o = 0; o < out; ++o) {
+      double sum = 0;
+      for (int64_t i = 0; i < in; ++i) sum += double(xr[r * in + i]) * wr[o * in + i];
+      want[size_t(r * out + o)] = sum;
+    }
+  for (bool mark : {false, true})
+    for (DType xt : {DType::F32, DType::BF16})
+      for (DType yt : {DType::F32, DType::BF16}) {
+        if (xt == DType::F32 && yt == DType::F32) continue;  // a plain gemm
+        EmulatedBackend be("cuda-emulated", Precision::Bf16);
+        Tensor tw = be.from_host({out, in}, w.data());
+        if (mark) be.mark_constant(tw);
+        Tensor tx = be.empty({rows, in}, xt), ty = be.empty({rows, out}, yt);
+        be.upload(tx, x.data());
+        linear(be, tx, tw, ty);
+        linear(be, tx, tw, ty);  // the constant's copy reused
+        const std::vector<float> got = be.to_host(ty);
+        const std::string what =
+            std::string("x ") + dtype_name(xt) + ", y " + dtype_name(yt) + (mark ? ", marked" : "");
+        if (yt == DType::F32)
+          EXPECT_LT(relative_error(got, want), 1e-6) << what;
+        else
+          EXPECT_LE(worst_bf16_steps(got, want), 0.5001) << what;  // the nearest bf16 of a float32-exact sum
+        EXPECT_EQ(be.device().bf16_gemms, 2) << what;
+      }
+}
+
+// GELU, SiLU and the qk norm on bf16 tensors: the CPU's float32 op on the same rounded values, rounded.
+TEST(Bf16Storage, ActivationsAndQkNormComputeInFloatAndRoundOnce) {
+  EmulatedBackend be("cuda-emulated", Precision::Bf16);
+  const std::unique_ptr<Backend> cpu = make_cpu_backend(1);
+  const int64_t rows = 9, width = 96;
+  const auto x = rounded(random_values(rows * width, 5, 3.0f)), g = random_values(16, 6);
+  auto check = [&](const char* name, auto&& op) {
+    Tensor c = cpu->from_host({rows, width}, x.data()), b = be.empty({rows, width}, DType::BF16);
+    be.upload(b, x.data());
+    op(*cpu, c);
+    op(be, b);
+    const std::vector<float> want = rounded(cpu->to_host(c)), got = be.to_host(b);
+    EXPECT_LT(relative_error(got, want), 4e-3) << name;  // a float32 ulp apart before rounding: rarely a step
+    EXPECT_NE(got, x) << name;
+  };
+  check("gelu", [](Backend& on, Tensor& t) { on.gelu(t); });
+  check("silu", [](Backend& on, Tensor& t) { on.silu(t); });
+  Tensor gc = cpu->from_host({16}, g.data()), gb = be.from_host({16}, g.data());
+  check("rms_norm_columns",
+        [&](Backend& on, Tensor& t) { on.rms_norm_columns(t, 16, 32, &on == cpu.get() ? gc : gb, 1e-6f); });
+}
+
+// The packed attention on bf16 qkv and out, on each path: the library on the rows in place (nothing staged), our
+// fa2 kernel in place, LACT_ATTENTION=wmma and a head dim fa2 lacks (widened to float around our kernels); each
+// against the CPU's attention of the same rounded values (bf16's 1e-2 relative).
+TEST(Bf16Storage, PackedAttentionOnEveryPath) {
+  const int64_t views = 3, tokens = 70, heads = 2;
+  for (const auto& [name, choice, d, with_library] :
+       {std::tuple<const char*, const char*, int64_t, bool>{"library", "", 32, true},
+        {"fa2", "own", 32, false},
+        {"wmma", "wmma", 32, false},
+        {"d 24", "own", 24, false}}) {
+    ::setenv("LACT_ATTENTION", choice, 1);
+    EmulatedBackend be("cuda-emulated", Precision::Bf16);
+    ::unsetenv("LACT_ATTENTION");
+    FakeAttentionLibrary library(be.device());
+    if (with_library) be.device().library = &library;
+    const auto qkv = rounded(random_values(views * tokens * 3 * heads * d, 7, 2.0f));
+    const std::unique_ptr<Backend> cpu = make_cpu_backend(1);
+    const Shape rows{views, tokens, 3 * heads * d}, merged{views, tokens, heads * d};
+    Tensor cq = cpu->from_host(rows, qkv.data()), co = cpu->empty(merged);
+    cpu->attention_packed(cq, heads, d, 0.3f, co);
+    Tensor bq = be.empty(rows, DType::BF16), bo = be.empty(merged, DType::BF16);
+    be.upload(bq, qkv.data());
+    be.attention_packed(bq, heads, d, 0.3f, bo);
+    EXPECT_LT(relative_error(be.to_host(bo), cpu->to_host(co)), 1e-2) << name;
+    EXPECT_EQ(library.runs, with_library ? 1 : 0) << name;
+  }
+}
+
+// A render recorded as a CUDA graph on bf16 activations equals the direct render bit for bit (the weights' bf16
+// copies made before the capture, by the encode), and the encode ran its window attention and MLP products on
+// bf16 operands.
+TEST(Bf16Storage, RecordedBf16RenderEqualsDirectRender) {
+  const std::string dir = test::env_path("LACT_FIXTURE_DIR");
+  ASSERT_FALSE(dir.empty()) << "LACT_FIXTURE_DIR is not set";
+  const SafetensorsFile expected(dir + "/expected.safetensors");
+  const std::vector<PosedImage> views = test::fixture_inputs(expected);
+  const int height = views[0].image.height, width = views[0].image.width;
+  const std::vector<Camera> first = {test::fixture_camera(expected, "target", 0, height, width)};
+  EmulatedBackend be("cuda-emulated", Precision::Bf16);
+  ModelOptions direct_options;
+  direct_options.graphs = false;
+  const Model direct(load_model(dir + "/model.safetensors", be), be, direct_options);
+  const Model recorded(load_model(dir + "/model.safetensors", be), be, ModelOptions());
+  const SceneState state = direct.encode(views);
+  EXPECT_GT(be.device().bf16_gemms, 0);
+  const std::vector<Image> a = recorded.render(state, first), b = direct.render(state, first);
+  EXPECT_EQ(be.device().recordings, 1);
+  ASSERT_EQ(a.size(), b.size());
+  EXPECT_EQ(a[0].rgb, b[0].rgb);
+  const std::vector<Image> c = recorded.render(state, first);  // replayed
+  EXPECT_EQ(c[0].rgb, b[0].rgb);
+  EXPECT_GE(be.device().replays, 1);
+}
+
+}  // namespace
+}  // namespace lact
