@@ -143,6 +143,8 @@ bench_extra() {  # tag, timeout, args...: timings beside the table (bench_<tag>.
     >"$out/bench_$tag.log" 2>&1
   echo "bench $tag rc=$?" >>"$out/bench_status.txt"
 }
+# The activations in float32 (LACT_BF16_ACTIVATIONS=0, the path before issue 51 item 3), against the cudnn row's bf16.
+LACT_BF16_ACTIVATIONS=0 bench_extra bf16_activations_off 60 --precision "$precision" --no-fp32-baseline --repeat 2
 # The fast-weight update's products in one call each (LACT_SPLIT_K=0), against the cudnn row's split-K.
 LACT_SPLIT_K=0 bench_extra split_k_off 60 --precision "$precision" --no-fp32-baseline --repeat 2
 bench_extra tf32 60 --precision "$([ "$dry" = 1 ] && echo fp32 || echo tf32)" --no-fp32-baseline --repeat 2

@@ -4,7 +4,8 @@ attention TFLOP/s for each lact attention path and the official code, with the r
 
 usage: python3 tools/gpu/summary.py OUT_DIR --layers 24 --dim 768 [STATUS_LINE ...]
 Reads OUT_DIR/device.txt, ceilings.txt, bench_status.txt, bench_attn_<path>.json (lact bench --json, with
---profile) and official.json (tools/gpu/official_bench.py).
+--profile), bench_<tag>.json (gpu_check.sh's bench_extra rows: bf16_activations_off, split_k_off, tf32) and
+official.json (tools/gpu/official_bench.py).
 """
 import argparse
 import json
@@ -15,24 +16,29 @@ def read(path):
     return open(path).read().strip() if os.path.exists(path) else ""
 
 
+def bench_files(out):
+    """(file name, the table's label for it): the attention paths' benches first, then the extra rows."""
+    names = sorted(n for n in os.listdir(out) if n.startswith("bench_") and n.endswith(".json"))
+    paths = [(n, "LACT_ATTENTION=" + n[len("bench_attn_"):-len(".json")]) for n in names if n.startswith("bench_attn_")]
+    extras = [(n, n[len("bench_"):-len(".json")]) for n in names if not n.startswith("bench_attn_")]
+    return paths + extras
+
+
 def lact_rows(out, layers, dim):
-    """One row per bench_attn_<path>.json: its lact row's medians and the attention's rate from its profile."""
+    """One row per bench JSON: its lact row's medians and, with a profile, the attention's rate."""
     rows = []
-    for name in sorted(os.listdir(out)):
-        if not (name.startswith("bench_attn_") and name.endswith(".json")):
-            continue
+    for name, label in bench_files(out):
         for r in json.load(open(os.path.join(out, name))).get("rows", []):
             if r.get("model") != "lact":
                 continue
-            path = name[len("bench_attn_"):-len(".json")]
             if r.get("skipped"):
-                rows.append({"code": f"lact, LACT_ATTENTION={path}", "skipped": r["skipped"]})
+                rows.append({"code": f"lact, {label}", "skipped": r["skipped"]})
                 continue
             # Per view and layer the attention multiplies [tokens, dim] by [dim, tokens] and back: 4 t^2 d FLOP.
             tokens = (r["height"] // 8) * (r["width"] // 8)
             flop = 4.0 * tokens * tokens * dim * r["views"] * layers
             attention_ms = sum(p["ms"] for p in r.get("encode_profile", []) if p["op"] == "attention")
-            rows.append({"code": f"lact, LACT_ATTENTION={path}", "attention": r.get("attention", "?"),
+            rows.append({"code": f"lact, {label}", "attention": r.get("attention", "?"),
                          "precision": r["precision"], "encode_s": r["encode_s"], "render_fps": r["render_fps"],
                          "attention_tflops": flop / (attention_ms / 1e3) / 1e12 if attention_ms > 0 else None,
                          "views": r["views"], "size": r["height"]})
