@@ -22,7 +22,7 @@ double inverse_softplus(double x) { return x + std::log(-std::expm1(-x)); }
 void finish_apply(Backend& be, const TttWeights& w, Tensor& o, Tensor& out) {
   const int64_t heads = o.dim(0), tokens = o.dim(1), d = o.dim(2);
   be.rms_norm(o, w.o_norm, d, kOutputNormEps, o);
-  Tensor merged = be.empty({1, tokens, heads * d});
+  Tensor merged = be.empty({1, tokens, heads * d}, be.activation_type());
   be.merge_heads(o.reshape({1, heads, tokens, d}), merged);
   linear(be, merged.reshape({tokens, heads * d}), w.out_proj, out);
 }
@@ -68,7 +68,7 @@ TttProjections ttt_project(Backend& be, const TttParams& config, const TttWeight
   // Render needs only q: the first dim rows of to_qkv.
   const Tensor projection = with_keys ? w.qkv : w.qkv.slice(0, dim);
   const int64_t width = projection.dim(0);
-  Tensor qkv = be.empty({tokens, width});
+  Tensor qkv = be.empty({tokens, width}, be.activation_type());  // bf16 on CUDA at bf16; q, k, v split out float32
   linear(be, y, projection, qkv);
   be.silu(qkv);  // SiLU on q, k and v alike
   const Tensor rows = qkv.reshape({1, tokens, width});
@@ -88,7 +88,7 @@ TttProjections ttt_project(Backend& be, const TttParams& config, const TttWeight
 TttProjections ttt_project_keys(Backend& be, const TttParams& config, const TttWeights& w, const Tensor& y) {
   const int64_t tokens = y.dim(0), dim = y.dim(1), head_dim = config.head_dim, heads = dim / head_dim;
   TttProjections p;
-  Tensor kv = be.empty({tokens, 2 * dim});  // rows dim..3 dim of to_qkv: k and v
+  Tensor kv = be.empty({tokens, 2 * dim}, be.activation_type());  // rows dim..3 dim of to_qkv: k and v
   linear(be, y, w.qkv.slice(dim, 3 * dim), kv);
   be.silu(kv);
   const Tensor rows = kv.reshape({1, tokens, 2 * dim});

@@ -56,8 +56,9 @@ class Backend {
   // Whether empty() takes DType::BF16 here (the CUDA backend's; the CPU keeps float32 only).
   virtual bool stores_bf16() const { return false; }
   // The storage type the model gives the activations between products that may be bf16 (the window attention's
-  // packed qkv and output, the MLP's hidden layer): BF16 on the CUDA backend at bf16 unless
-  // LACT_BF16_ACTIVATIONS=0, F32 elsewhere. Norms, residuals, the TTT layer and the state stay float32.
+  // packed qkv and output, the MLP's hidden layer, the TTT layer's projection output and merged heads): BF16 on the
+  // CUDA backend at bf16 unless LACT_BF16_ACTIVATIONS=0, F32 elsewhere. The residual stream and norms' outputs,
+  // the TTT layer's q, k, v, fast-weight products and updates, and the state stay float32.
   virtual DType activation_type() const { return DType::F32; }
   // One line about the device, e.g. "NVIDIA H200, sm_90, 139.8 GiB" or "CPU, 2 threads".
   virtual std::string device_description() const = 0;
@@ -151,9 +152,9 @@ class Backend {
 
   // ---- layout
   // src [views, tokens, C]; dst [views, heads, tokens, head_dim] taking columns
-  // [column_offset, column_offset + heads*head_dim) of src.
+  // [column_offset, column_offset + heads*head_dim) of src. src of either storage type, dst float32.
   void split_heads(const Tensor& src, int64_t column_offset, int64_t heads, int64_t head_dim, Tensor& dst);
-  // src [views, heads, tokens, head_dim] -> dst [views, tokens, heads*head_dim].
+  // src [views, heads, tokens, head_dim] -> dst [views, tokens, heads*head_dim]; src float32, dst either type.
   void merge_heads(const Tensor& src, Tensor& dst);
 
   // ---- attention: out[b] = softmax(q[b] k[b]^T * scale) v[b]; q, k, v, out = [batch, tokens, d].

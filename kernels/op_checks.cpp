@@ -133,7 +133,8 @@ void scale_rows(const Backend& be, const Tensor& x, const float* scale) {
 
 void split_heads(const Backend& be, const Tensor& src, int64_t column_offset, int64_t heads, int64_t head_dim,
                  const Tensor& dst) {
-  on_backend(be, "split_heads", {&src, &dst});
+  on_backend_any_type(be, "split_heads", {&src});
+  on_backend(be, "split_heads", {&dst});
   LACT_CHECK(src.rank() == 3 && column_offset >= 0 && heads >= 0 && head_dim >= 0, "split_heads",
              "source " + shape_string(src.shape()) + " is not [views, tokens, channels]");
   const int64_t views = src.dim(0), tokens = src.dim(1), width = src.dim(2);
@@ -142,7 +143,8 @@ void split_heads(const Backend& be, const Tensor& src, int64_t column_offset, in
 }
 
 void merge_heads(const Backend& be, const Tensor& src, const Tensor& dst) {
-  on_backend(be, "merge_heads", {&src, &dst});
+  on_backend(be, "merge_heads", {&src});
+  on_backend_any_type(be, "merge_heads", {&dst});
   LACT_CHECK(src.rank() == 4, "merge_heads",
              "source " + shape_string(src.shape()) + " is not [views, heads, tokens, d]");
   same_size(dst, src, "merge_heads");

@@ -24,7 +24,8 @@ namespace lact::checks {
 [[noreturn]] void fail(const char* op, const std::string& message);
 
 // Every non-empty operand was allocated by `be` (or views memory that was) and is float32: the ops that also take
-// bf16 storage (transfers, copy, fill and the activations, rms_norm_columns, attention_packed, linear_bf16) check
+// bf16 storage (transfers, copy, fill and the activations, rms_norm_columns, attention_packed, linear_bf16, the
+// source of split_heads and the destination of merge_heads) check
 // with on_backend_any_type instead.
 void on_backend(const Backend& be, const char* op, std::initializer_list<const Tensor*> operands);
 void on_backend_any_type(const Backend& be, const char* op, std::initializer_list<const Tensor*> operands);

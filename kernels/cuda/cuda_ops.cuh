@@ -109,21 +109,22 @@ void from_bf16(Launch& launch, const __nv_bfloat16* src, float* dst, int64_t n) 
   if (n > 0) launch(from_bf16_kernel, grid_stride_blocks(n), dim3(kElementwiseBlock), src, dst, n);
 }
 
-template <typename Launch>
-void split_heads(Launch& launch, const float* src, float* dst, int64_t views, int64_t tokens, int64_t width,
-                 int64_t offset, int64_t heads, int64_t head_dim) {
+template <typename Launch, typename Src, typename Dst>
+void split_heads(Launch& launch, const Src* src, Dst* dst, int64_t views, int64_t tokens, int64_t width, int64_t offset,
+                 int64_t heads, int64_t head_dim) {
   const int64_t n = views * heads * tokens * head_dim;
   if (n > 0)
-    launch(split_heads_kernel, grid_stride_blocks(n), dim3(kElementwiseBlock), src, dst, tokens, width, offset, heads,
-           head_dim, n);
+    launch(split_heads_kernel<Src, Dst>, grid_stride_blocks(n), dim3(kElementwiseBlock), src, dst, tokens, width,
+           offset, heads, head_dim, n);
 }
 
-template <typename Launch>
-void merge_heads(Launch& launch, const float* src, float* dst, int64_t views, int64_t heads, int64_t tokens,
+template <typename Launch, typename Src, typename Dst>
+void merge_heads(Launch& launch, const Src* src, Dst* dst, int64_t views, int64_t heads, int64_t tokens,
                  int64_t head_dim) {
   const int64_t n = views * heads * tokens * head_dim;
   if (n > 0)
-    launch(merge_heads_kernel, grid_stride_blocks(n), dim3(kElementwiseBlock), src, dst, heads, tokens, head_dim, n);
+    launch(merge_heads_kernel<Src, Dst>, grid_stride_blocks(n), dim3(kElementwiseBlock), src, dst, heads, tokens,
+           head_dim, n);
 }
 
 template <typename Launch>

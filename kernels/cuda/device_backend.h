@@ -319,10 +319,16 @@ class DeviceBackend final : public Backend, public AttentionPathSource {
   void do_split_heads(const Tensor& src, int64_t column_offset, int64_t heads, int64_t head_dim, Tensor& dst) override {
     const int64_t views = src.dim(0), tokens = src.dim(1), width = src.dim(2);
     OpScope scope(*this, "split_heads");
+    if (src.dtype() == DType::BF16)
+      return cuda::split_heads(device_.launcher(), bf16_data(src), dst.data(), views, tokens, width, column_offset,
+                               heads, head_dim);
     cuda::split_heads(device_.launcher(), src.data(), dst.data(), views, tokens, width, column_offset, heads, head_dim);
   }
   void do_merge_heads(const Tensor& src, Tensor& dst) override {
     OpScope scope(*this, "merge_heads");
+    if (dst.dtype() == DType::BF16)
+      return cuda::merge_heads(device_.launcher(), src.data(), bf16_data(dst), src.dim(0), src.dim(1), src.dim(2),
+                               src.dim(3));
     cuda::merge_heads(device_.launcher(), src.data(), dst.data(), src.dim(0), src.dim(1), src.dim(2), src.dim(3));
   }
 

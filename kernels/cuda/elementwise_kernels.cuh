@@ -121,22 +121,25 @@ __global__ void swiglu_packed_kernel(float* gate_up, int64_t cols, int64_t n) {
 
 // src [views, tokens, width] columns [offset, offset + heads*head_dim) -> dst [views, heads, tokens, head_dim];
 // i runs over dst.
-__global__ void split_heads_kernel(const float* src, float* dst, int64_t tokens, int64_t width, int64_t offset,
+// Either side float or bf16 (a bf16 projection output split into float heads, float heads merged into bf16 rows).
+template <typename Src, typename Dst>
+__global__ void split_heads_kernel(const Src* src, Dst* dst, int64_t tokens, int64_t width, int64_t offset,
                                    int64_t heads, int64_t head_dim, int64_t n) {
   LACT_GRID_STRIDE(i, n) {
     const int64_t e = i % head_dim, t = (i / head_dim) % tokens, vh = i / (head_dim * tokens);
     const int64_t h = vh % heads, v = vh / heads;
-    dst[i] = src[(v * tokens + t) * width + offset + h * head_dim + e];
+    store_float(dst + i, load_float(src + (v * tokens + t) * width + offset + h * head_dim + e));
   }
 }
 
 // src [views, heads, tokens, head_dim] -> dst [views, tokens, heads*head_dim]; i runs over dst.
-__global__ void merge_heads_kernel(const float* src, float* dst, int64_t heads, int64_t tokens, int64_t head_dim,
+template <typename Src, typename Dst>
+__global__ void merge_heads_kernel(const Src* src, Dst* dst, int64_t heads, int64_t tokens, int64_t head_dim,
                                    int64_t n) {
   LACT_GRID_STRIDE(i, n) {
     const int64_t e = i % head_dim, h = (i / head_dim) % heads, vt = i / (head_dim * heads);
     const int64_t t = vt % tokens, v = vt / tokens;
-    dst[i] = src[((v * heads + h) * tokens + t) * head_dim + e];
+    store_float(dst + i, load_float(src + ((v * heads + h) * tokens + t) * head_dim + e));
   }
 }
 

@@ -160,6 +160,30 @@ TEST(Bf16Storage, ActivationsAndQkNormComputeInFloatAndRoundOnce) {
         [&](Backend& on, Tensor& t) { on.rms_norm_columns(t, 16, 32, &on == cpu.get() ? gc : gb, 1e-6f); });
 }
 
+// The TTT layer's bf16 projection split into float32 heads, and float32 heads merged into bf16 rows: the CPU's
+// split and merge of the same values, exactly (widening is exact) and rounded once.
+TEST(Bf16Storage, SplitFromAndMergeIntoBf16Rows) {
+  EmulatedBackend be("cuda-emulated", Precision::Bf16);
+  const std::unique_ptr<Backend> cpu = make_cpu_backend(1);
+  const int64_t views = 2, tokens = 11, heads = 3, d = 8, width = 3 * heads * d;
+  const auto x = random_values(views * tokens * width, 8, 2.0f), xr = rounded(x);
+  Tensor bx = be.empty({views, tokens, width}, DType::BF16), cx = cpu->from_host({views, tokens, width}, xr.data());
+  be.upload(bx, x.data());
+  Tensor bq = be.empty({views, heads, tokens, d}), cq = cpu->empty({views, heads, tokens, d});
+  be.split_heads(bx, heads * d, heads, d, bq);
+  cpu->split_heads(cx, heads * d, heads, d, cq);
+  EXPECT_EQ(be.to_host(bq), cpu->to_host(cq));
+  const auto h = random_values(views * heads * tokens * d, 9);
+  Tensor bh = be.from_host({views, heads, tokens, d}, h.data()), ch = cpu->from_host(bh.shape(), h.data());
+  Tensor bm = be.empty({views, tokens, heads * d}, DType::BF16), cm = cpu->empty({views, tokens, heads * d});
+  be.merge_heads(bh, bm);
+  cpu->merge_heads(ch, cm);
+  EXPECT_EQ(be.to_host(bm), rounded(cpu->to_host(cm)));
+  Tensor bf16_heads = bm.reshape(bq.shape());
+  EXPECT_THROW(be.split_heads(bq.reshape({views, tokens, heads * d}), 0, heads, d, bf16_heads),
+               std::invalid_argument);  // the heads are float32: a bf16 destination is refused
+}
+
 // The packed attention on bf16 qkv and out, on each path: the library on the rows in place (nothing staged), our
 // fa2 kernel in place, LACT_ATTENTION=wmma and a head dim fa2 lacks (widened to float around our kernels); each
 // against the CPU's attention of the same rounded values (bf16's 1e-2 relative).
