@@ -185,9 +185,13 @@ void info_devices() {
     if (name == "cpu")  // what --precision bf16 would use here
       std::printf("      bf16 products: %s%s\n", cpu_bf16_capability().c_str(),
                   cpu_bf16_available() ? "" : " (--precision bf16 refused)");
-    if (name == "cuda")  // which code --precision bf16's attention would run (loads cuDNN to tell)
+    if (name == "cuda") {  // which code --precision bf16's attention would run (loads cuDNN to tell)
+      const auto bf16 = lact::make_backend(name, 0, Precision::Bf16);
       std::printf("      bf16 attention: %s (LACT_ATTENTION=cudnn|own; unset: cudnn where it loads)\n",
-                  cuda::attention_path(*lact::make_backend(name, 0, Precision::Bf16)).c_str());
+                  cuda::attention_path(*bf16).c_str());
+      std::printf("      bf16 activations: %s between products (LACT_BF16_ACTIVATIONS=0: float32)\n",
+                  dtype_name(bf16->activation_type()));
+    }
   }
 }
 

@@ -25,7 +25,7 @@ nlohmann::json rows_json(const std::vector<Row>& rows) {
   for (const Row& r : rows) {
     nlohmann::json j{{"model", r.model},   {"precision", r.precision}, {"gemm_gflops", r.gemm_gflops},
                      {"views", r.views},   {"height", r.height},       {"width", r.width},
-                     {"tokens", r.tokens}, {"attention", r.attention}};
+                     {"tokens", r.tokens}, {"attention", r.attention}, {"activations", r.activations}};
     if (r.skipped.empty()) {
       j.update({{"encode_s", r.encode_s},
                 {"render_fps", r.render_fps},

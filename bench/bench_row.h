@@ -23,13 +23,14 @@ struct Row {
   std::string precision;
   int views = 0, height = 0, width = 0;
   int64_t tokens = 0;
-  double open_s = -1;      // opening the model file (--model; -1: random weights)
-  double gemm_gflops = 0;  // the backend's n^3 product rate at this row's precision (the ceiling)
-  std::string device;      // the backend's description
-  int threads = 0;         // the CPU threads it ran on (--threads, or the default the backend used)
-  std::string attention;   // the code that ran the row's attention: "cpu", "own (why)", "cudnn 9.19.0", ...
-  Samples encode, render;  // seconds per encode, seconds per rendered view (the frames after a scene's first)
-  Samples first_frame;     // seconds to render the targets the first time after an encode
+  double open_s = -1;       // opening the model file (--model; -1: random weights)
+  double gemm_gflops = 0;   // the backend's n^3 product rate at this row's precision (the ceiling)
+  std::string device;       // the backend's description
+  int threads = 0;          // the CPU threads it ran on (--threads, or the default the backend used)
+  std::string attention;    // the code that ran the row's attention: "cpu", "own (why)", "cudnn 9.19.0", ...
+  std::string activations;  // the storage of the activations between products: "float32" or "bfloat16" (CUDA)
+  Samples encode, render;   // seconds per encode, seconds per rendered view (the frames after a scene's first)
+  Samples first_frame;      // seconds to render the targets the first time after an encode
   // Medians: encode seconds, rendered views per second, and what follows from them.
   double encode_s = 0, render_fps = 0, state_mib = 0, encode_gflops = 0, render_gflops = 0;
   double encode_gflop = 0, render_gflop = 0;  // counted FLOPs of one encode, one rendered view (core/flop_model.h)

@@ -181,12 +181,13 @@ std::vector<Row> run_precision_pass(const BenchOptions& o, const std::string& pr
         row.device = backend->device_description();
         row.threads = o.common.threads > 0 ? o.common.threads : default_threads_used(*backend);
         row.attention = cuda::attention_path(*backend);  // what ran so far (a fallback shows here)
+        row.activations = dtype_name(backend->activation_type());
         if (built[m].first == "lact") row.open_s = open_s;
         if (row.skipped.empty()) measured[m] = std::max(measured[m], row.encode_gflops);
-        std::fprintf(stderr, "  %s %s %d views %dx%d: %s; attention %s\n", row.model.c_str(), row.precision.c_str(), v,
-                     height, width,
+        std::fprintf(stderr, "  %s %s %d views %dx%d: %s; attention %s; %s activations\n", row.model.c_str(),
+                     row.precision.c_str(), v, height, width,
                      row.skipped.empty() ? (std::to_string(row.encode_s) + " s encode").c_str() : row.skipped.c_str(),
-                     row.attention.c_str());
+                     row.attention.c_str(), row.activations.c_str());
         rows.push_back(row);
       }
   // The ceiling once more after the rows, the higher of the two kept: a burst of other work on a shared machine

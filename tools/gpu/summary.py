@@ -38,7 +38,8 @@ def lact_rows(out, layers, dim):
             tokens = (r["height"] // 8) * (r["width"] // 8)
             flop = 4.0 * tokens * tokens * dim * r["views"] * layers
             attention_ms = sum(p["ms"] for p in r.get("encode_profile", []) if p["op"] == "attention")
-            rows.append({"code": f"lact, {label}", "attention": r.get("attention", "?"),
+            attention = r.get("attention", "?") + (f"; {r['activations']} activations" if r.get("activations") else "")
+            rows.append({"code": f"lact, {label}", "attention": attention,
                          "precision": r["precision"], "encode_s": r["encode_s"], "render_fps": r["render_fps"],
                          "attention_tflops": flop / (attention_ms / 1e3) / 1e12 if attention_ms > 0 else None,
                          "views": r["views"], "size": r["height"]})
