@@ -76,11 +76,16 @@ Tensor pack_w02(Backend& be, const Tensor& w0, const Tensor& w2);
 
 // Per-head projections of y: q (and k, v, per-token learning rates when `with_keys`).
 struct TttProjections {
-  Tensor q, k, v;  // [heads, tokens, D]; q and k L2-normalised
+  Tensor q, k, v;  // [heads, tokens, D]; q and k L2-normalised; of ttt_head_type's storage
   Tensor lr;       // [tokens, 3 heads], channel (lrs h): lr_j of head h at column j*heads + h
 };
 TttProjections ttt_project(Backend& be, const TttParams& config, const TttWeights& weights, const Tensor& y,
                            bool with_keys);
+// The heads' storage: the backend's activation type where the update is ttt_accumulate_directions' (bf16 on CUDA at
+// bf16, as the official code's autocast leaves k and v), float32 for the variants' W1-only updates.
+DType ttt_head_type(const Backend& be, const TttParams& config);
+// p with float32 heads (p itself when they are): for the low-rank route, whose factors stay float32.
+TttProjections float32_heads(Backend& be, const TttProjections& p);
 // k, v and the learning rates only (q left empty): what the update reads, for an encode that projects the
 // queries in a second pass (core/ttt_module.cpp's streamed encode).
 TttProjections ttt_project_keys(Backend& be, const TttParams& config, const TttWeights& weights, const Tensor& y);
@@ -112,6 +117,21 @@ inline MatrixOperand whole(const Tensor& t) { return {t.data(), t.dim(2), t.dim(
 inline MatrixOperand column_block(const Tensor& t, int64_t first) {
   return {t.data() + first, t.dim(2), t.dim(1) * t.dim(2)};
 }
+
+// A product operand that knows its storage (core/ttt_products.cpp): elements from `offset` on of *t, row stride
+// ld, batch stride `stride`. The heads are bf16 on the CUDA backend at bf16 (ttt_head_type), float32 elsewhere.
+struct TttOperand {
+  const Tensor* t;
+  int64_t offset, ld, stride;
+};
+TttOperand rows_of(const Tensor& t, int64_t begin);  // rows [begin, ...) of t [batch, rows, cols]
+TttOperand all_of(const Tensor& t);
+// C = alpha op(A) op(B) + beta C batched (Backend::gemm's convention) on A and B of one storage type: gemm for
+// float32 ones and C, gemm_bf16 otherwise (C float32 or bf16).
+void ttt_product(Backend& be, bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
+                 TttOperand a, TttOperand b, float beta, TttOperand c, int64_t batch);
+// t itself when it has storage `type`, else a copy of that type (the fast weights the bf16 products read).
+Tensor stored_as(Backend& be, const Tensor& t, DType type);
 
 // (ttt_low_rank_route, the choice of the Newton-Schulz route, is the kind's: core/kinds/ttt_kind.h.)
 

@@ -24,6 +24,7 @@ set(LACT_CORE_MODEL_SOURCES
   global_attention.cpp
   mlp.cpp
   ttt_layer.cpp
+  ttt_products.cpp
   ttt_w1_update.cpp
   ttt_module.cpp
   block_module.cpp

@@ -62,6 +62,17 @@ void project_learning_rates(Backend& be, const TttParams& config, const TttWeigh
 
 }  // namespace
 
+DType ttt_head_type(const Backend& be, const TttParams& config) {
+  return config.variant.only_w1 ? DType::F32 : be.activation_type();
+}
+
+TttProjections float32_heads(Backend& be, const TttProjections& p) {
+  TttProjections f = p;
+  for (Tensor* t : {&f.q, &f.k, &f.v})
+    if (!t->empty()) *t = stored_as(be, *t, DType::F32);
+  return f;
+}
+
 TttProjections ttt_project(Backend& be, const TttParams& config, const TttWeights& w, const Tensor& y, bool with_keys) {
   const int64_t tokens = y.dim(0), dim = y.dim(1), head_dim = config.head_dim, heads = dim / head_dim;
   TttProjections p;
@@ -72,12 +83,12 @@ TttProjections ttt_project(Backend& be, const TttParams& config, const TttWeight
   linear(be, y, projection, qkv);
   be.silu(qkv);  // SiLU on q, k and v alike
   const Tensor rows = qkv.reshape({1, tokens, width});
-  p.q = be.empty({heads, tokens, head_dim});
+  p.q = be.empty({heads, tokens, head_dim}, ttt_head_type(be, config));
   be.split_heads(rows, 0, heads, head_dim, p.q);
   be.l2_normalize(p.q, head_dim, kQkL2Eps);
   if (!with_keys) return p;
-  p.k = be.empty(p.q.shape());
-  p.v = be.empty(p.q.shape());
+  p.k = be.empty(p.q.shape(), p.q.dtype());
+  p.v = be.empty(p.q.shape(), p.q.dtype());
   be.split_heads(rows, dim, heads, head_dim, p.k);
   be.split_heads(rows, 2 * dim, heads, head_dim, p.v);
   be.l2_normalize(p.k, head_dim, kQkL2Eps);
@@ -92,8 +103,8 @@ TttProjections ttt_project_keys(Backend& be, const TttParams& config, const TttW
   linear(be, y, w.qkv.slice(dim, 3 * dim), kv);
   be.silu(kv);
   const Tensor rows = kv.reshape({1, tokens, 2 * dim});
-  p.k = be.empty({heads, tokens, head_dim});
-  p.v = be.empty(p.k.shape());
+  p.k = be.empty({heads, tokens, head_dim}, ttt_head_type(be, config));
+  p.v = be.empty(p.k.shape(), p.k.dtype());
   be.split_heads(rows, 0, heads, head_dim, p.k);
   be.split_heads(rows, dim, heads, head_dim, p.v);
   be.l2_normalize(p.k, head_dim, kQkL2Eps);
@@ -115,11 +126,12 @@ struct Directions {
 Directions token_directions(Backend& be, const FastWeights& initial, const TttProjections& p, int64_t begin,
                             int64_t end) {
   const int64_t heads = p.k.dim(0), d = p.k.dim(2), hidden = initial.w1.dim(1), n = end - begin;
-  const MatrixOperand k = rows_from(p.k, begin), v = rows_from(p.v, begin);
-  Directions r{be.empty({heads, n, 2 * hidden}), be.empty({heads, n, hidden})};
-  be.gemm(false, false, n, 2 * hidden, d, 1.0f, k, whole(initial.w02), 0.0f, r.gate_up.data(), 2 * hidden,
-          n * 2 * hidden, heads);
-  be.gemm(false, true, n, hidden, d, 1.0f, v, whole(initial.w1), 0.0f, r.hidden.data(), hidden, n * hidden, heads);
+  const DType type = p.k.dtype();  // bf16 heads: bf16 products, bf16 directions (the update's sums stay float32)
+  const Tensor w02 = stored_as(be, initial.w02, type), w1 = stored_as(be, initial.w1, type);
+  Directions r{be.empty({heads, n, 2 * hidden}, type), be.empty({heads, n, hidden}, type)};
+  ttt_product(be, false, false, n, 2 * hidden, d, 1.0f, rows_of(p.k, begin), all_of(w02), 0.0f, all_of(r.gate_up),
+              heads);
+  ttt_product(be, false, true, n, hidden, d, 1.0f, rows_of(p.v, begin), all_of(w1), 0.0f, all_of(r.hidden), heads);
   // lr_j of head h at token t: lr[t*3H + j*H + h], applied in the same pass (issue 51 item 4)
   const float* lr = p.lr.data() + begin * 3 * heads;
   be.swiglu_backward_packed(r.gate_up, r.hidden, lr, heads, 1, 3 * heads);
@@ -145,10 +157,9 @@ void ttt_accumulate_directions(Backend& be, const FastWeights& initial, const Tt
   const int64_t heads = p.k.dim(0), d = p.k.dim(2), hidden = initial.w1.dim(1), n = end - begin;
   if (n <= 0) return;
   const Directions r = token_directions(be, initial, p, begin, end);
-  const MatrixOperand k = rows_from(p.k, begin), v = rows_from(p.v, begin);
-  be.gemm(true, false, d, 2 * hidden, n, 1.0f, k, whole(r.gate_up), 1.0f, dw.w02.data(), 2 * hidden, d * 2 * hidden,
-          heads);
-  be.gemm(true, false, hidden, d, n, 1.0f, whole(r.hidden), v, 1.0f, dw.w1.data(), d, hidden * d, heads);
+  ttt_product(be, true, false, d, 2 * hidden, n, 1.0f, rows_of(p.k, begin), all_of(r.gate_up), 1.0f, all_of(dw.w02),
+              heads);
+  ttt_product(be, true, false, hidden, d, n, 1.0f, all_of(r.hidden), rows_of(p.v, begin), 1.0f, all_of(dw.w1), heads);
 }
 
 FastWeights ttt_finish_update(Backend& be, const TttParams& config, const TttWeights& w, const FastWeights& initial,
@@ -170,9 +181,10 @@ FastWeights ttt_finish_update(Backend& be, const TttParams& config, const TttWei
   return updated;
 }
 
-FastWeights ttt_update(Backend& be, const TttParams& config, const TttWeights& w, const TttProjections& p,
+FastWeights ttt_update(Backend& be, const TttParams& config, const TttWeights& w, const TttProjections& projections,
                        NewtonSchulzRoute route, int64_t token_tile, Collective* collective) {
   const FastWeights initial = initial_fast_weights(w);
+  const TttProjections& p = projections;
   const int64_t local = p.k.dim(1), d = p.k.dim(2), hidden = initial.w1.dim(1);
   const int64_t tokens = sum_over_ranks(collective, local);  // the route is every rank's choice alike
   const int steps = config.muon_update_steps;
@@ -188,12 +200,14 @@ FastWeights ttt_update(Backend& be, const TttParams& config, const TttWeights& w
   }
 
   // Low rank: every direction is P^T Q over the N tokens; Newton-Schulz runs on N x N matrices. Across ranks
-  // the factors (N <= one token tile) are gathered, so every rank computes what one process would.
-  Directions r = token_directions(be, initial, p, 0, local);
+  // the factors (N <= one token tile) are gathered, so every rank computes what one process would. The factors are
+  // float32 (a few tokens: bf16 heads are widened first).
+  const TttProjections p32 = float32_heads(be, projections);
+  Directions r = token_directions(be, initial, p32, 0, local);
   Tensor dgate, dup, w0, w2;
   unpack_w02(be, r.gate_up, dgate, dup);  // each factor alone, and only as long as it is needed
   r.gate_up = Tensor();
-  const Tensor k = gather_token_rows(be, collective, p.k), v = gather_token_rows(be, collective, p.v);
+  const Tensor k = gather_token_rows(be, collective, p32.k), v = gather_token_rows(be, collective, p32.v);
   unpack_w02(be, initial.w02, w0, w2);
   FastWeights updated{Tensor(), be.empty(initial.w1.shape())};
   be.copy(updated.w1, initial.w1);
@@ -210,29 +224,30 @@ FastWeights ttt_update(Backend& be, const TttParams& config, const TttWeights& w
 
 namespace {
 
-// The apply over tiles of q's tokens: `first(n, q_rows, gate_up)` writes [q W0 | q W2] for n query rows into
-// gate_up [heads, n, 2 d_h]; then silu(gate) * up goes into gate's columns, read by the W1 product with row stride
-// 2 d_h.
+// The apply over tiles of q's tokens: `first(n, begin, gate_up)` writes [q W0 | q W2] for the n query rows from
+// `begin` into gate_up [heads, n, 2 d_h]; then silu(gate) * up goes into gate's columns, read by the W1 product
+// with row stride 2 d_h. gate_up has q's storage (bf16 products on bf16 heads), o is float32 (its RMSNorm).
 template <typename FirstProduct>
-void apply_tiles(Backend& be, const TttParams& config, const TttWeights& w, const Tensor& w1, const Tensor& q,
+void apply_tiles(Backend& be, const TttParams& config, const TttWeights& w, const Tensor& fast_w1, const Tensor& q,
                  int64_t token_tile, Tensor& out, const FirstProduct& first) {
   const int64_t heads = q.dim(0), tokens = q.dim(1), d = q.dim(2);
+  const Tensor w1 = stored_as(be, fast_w1, q.dtype());
   Tensor o = be.empty({heads, tokens, d});
   if (config.variant.straight_qk) {  // phi is the identity: o = q W1
-    be.gemm(false, false, tokens, d, d, 1.0f, whole(q), whole(w1), 0.0f, o.data(), d, tokens * d, heads);
+    ttt_product(be, false, false, tokens, d, d, 1.0f, all_of(q), all_of(w1), 0.0f, all_of(o), heads);
     finish_apply(be, w, o, out);
     return;
   }
   const int64_t hidden = w1.dim(1), width = 2 * hidden;
   const int64_t tile = std::max<int64_t>(1, std::min(token_tile, tokens));
-  Tensor gate_up = be.empty({heads, tile, width});
+  Tensor gate_up = be.empty({heads, tile, width}, q.dtype());
   for (int64_t begin = 0; begin < tokens; begin += tile) {
     const int64_t n = std::min(tile, tokens - begin);
-    first(n, rows_from(q, begin), gate_up.data());
     Tensor gu = gate_up.reshape({heads * tile, width}).slice(0, heads * n).reshape({heads, n, width});
+    first(n, begin, gu);
     be.swiglu_packed(gu);
-    be.gemm(false, false, n, d, hidden, 1.0f, {gu.data(), width, n * width}, whole(w1), 0.0f, o.data() + begin * d, d,
-            tokens * d, heads);
+    ttt_product(be, false, false, n, d, hidden, 1.0f, {&gu, 0, width, n * width}, all_of(w1), 0.0f, rows_of(o, begin),
+                heads);
   }
   finish_apply(be, w, o, out);
 }
@@ -242,17 +257,20 @@ void apply_tiles(Backend& be, const TttParams& config, const TttWeights& w, cons
 void ttt_apply(Backend& be, const TttParams& config, const TttWeights& w, const FastWeights& fast, const Tensor& q,
                int64_t token_tile, Tensor& out) {
   const int64_t heads = q.dim(0), d = q.dim(2), width = fast.w02.dim(2);
-  apply_tiles(be, config, w, fast.w1, q, token_tile, out, [&](int64_t n, MatrixOperand rows, float* gate_up) {
-    be.gemm(false, false, n, width, d, 1.0f, rows, whole(fast.w02), 0.0f, gate_up, width, n * width, heads);
+  const Tensor w02 = config.variant.straight_qk ? Tensor() : stored_as(be, fast.w02, q.dtype());
+  apply_tiles(be, config, w, fast.w1, q, token_tile, out, [&](int64_t n, int64_t begin, Tensor& gate_up) {
+    ttt_product(be, false, false, n, width, d, 1.0f, rows_of(q, begin), all_of(w02), 0.0f, all_of(gate_up), heads);
   });
 }
 
 void ttt_apply_state(Backend& be, const TttParams& config, const TttWeights& w, const Tensor& w0, const Tensor& w1,
                      const Tensor& w2, const Tensor& q, int64_t token_tile, Tensor& out) {
   const int64_t heads = q.dim(0), d = q.dim(2), hidden = w1.dim(1), width = 2 * hidden;
-  apply_tiles(be, config, w, w1, q, token_tile, out, [&](int64_t n, MatrixOperand rows, float* gate_up) {
-    be.gemm(false, false, n, hidden, d, 1.0f, rows, whole(w0), 0.0f, gate_up, width, n * width, heads);
-    be.gemm(false, false, n, hidden, d, 1.0f, rows, whole(w2), 0.0f, gate_up + hidden, width, n * width, heads);
+  const Tensor w0q = stored_as(be, w0, q.dtype()), w2q = stored_as(be, w2, q.dtype());
+  apply_tiles(be, config, w, w1, q, token_tile, out, [&](int64_t n, int64_t begin, Tensor& gate_up) {
+    const TttOperand gate{&gate_up, 0, width, n * width}, up{&gate_up, hidden, width, n * width};
+    ttt_product(be, false, false, n, hidden, d, 1.0f, rows_of(q, begin), all_of(w0q), 0.0f, gate, heads);
+    ttt_product(be, false, false, n, hidden, d, 1.0f, rows_of(q, begin), all_of(w2q), 0.0f, up, heads);
   });
 }
 

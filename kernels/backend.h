@@ -31,6 +31,12 @@ struct MatrixOperand {
   int64_t ld;
   int64_t stride;
 };
+// The same for an operand of bf16 storage (gemm_bf16): data points into a bf16 tensor, ld and stride in elements.
+struct Bf16Operand {
+  const void* data;
+  int64_t ld;
+  int64_t stride;
+};
 
 // Device time spent in one kind of op during profiling.
 struct OpProfile {
@@ -110,7 +116,7 @@ class Backend {
   virtual void mark_constant(const Tensor& /*t*/) {}
   // upload and download convert between the host's floats and a bf16 tensor's storage (rounding to nearest even).
   void download(const Tensor& src, float* host);
-  void copy(Tensor& dst, const Tensor& src);  // the same storage type
+  void copy(Tensor& dst, const Tensor& src);  // between storage types: rounded to bf16, or widened (exact)
   void fill(Tensor& t, float value);          // either storage type
   // For i in [0, count): copy `block` floats from src + i*src_stride to dst + i*dst_stride (device memory).
   void copy_blocks(float* dst, int64_t dst_stride, const float* src, int64_t src_stride, int64_t block, int64_t count);
@@ -121,6 +127,10 @@ class Backend {
   void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, MatrixOperand a,
             MatrixOperand b, float beta, float* c, int64_t ldc, int64_t stride_c, int64_t batch);
 
+  // gemm() on bf16 operands (A and B in bf16 tensors) with float32 accumulation, C float32 or bf16 (c_type): the
+  // TTT layer's fast-weight products on bf16 activations. A backend that stores bf16 implements it.
+  void gemm_bf16(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, Bf16Operand a,
+                 Bf16Operand b, float beta, void* c, DType c_type, int64_t ldc, int64_t stride_c, int64_t batch);
   // y [rows, out] = x [rows, in] W^T for x and y of either storage type (the linear() below calls it when one is
   // bf16): the product on bf16 operands (a float32 x rounded to bf16, the weight's bf16 copy) with float32
   // accumulation, y rounded to its type. weight [out, in] float32.
@@ -145,14 +155,14 @@ class Backend {
   // column_offset + columns) in groups of weight.numel() (the qk norm on the packed qkv projection output). x of
   // either storage type.
   void rms_norm_columns(Tensor& x, int64_t column_offset, int64_t columns, const Tensor& weight, float eps);
-  // x = x / (||x||_2 + eps) over consecutive groups of `group` elements (eps added to the norm).
+  // x = x / (||x||_2 + eps) over consecutive groups of `group` elements (eps added to the norm); either type.
   void l2_normalize(Tensor& x, int64_t group, float eps);
   // x[b, t, :] *= scale[b * scale_batch_stride + t * scale_row_stride]; x = [batch, rows, cols].
   void scale_rows(Tensor& x, const float* scale, int64_t scale_batch_stride, int64_t scale_row_stride);
 
   // ---- layout
   // src [views, tokens, C]; dst [views, heads, tokens, head_dim] taking columns
-  // [column_offset, column_offset + heads*head_dim) of src. src of either storage type, dst float32.
+  // [column_offset, column_offset + heads*head_dim) of src. src and dst of either storage type.
   void split_heads(const Tensor& src, int64_t column_offset, int64_t heads, int64_t head_dim, Tensor& dst);
   // src [views, heads, tokens, head_dim] -> dst [views, tokens, heads*head_dim]; src float32, dst either type.
   void merge_heads(const Tensor& src, Tensor& dst);
@@ -210,11 +220,11 @@ class Backend {
   // silu(gate) up (the hidden), so that one product K^T gate_up gives [dW0 | dW2]. Row (b, r)'s s0 is
   // scale[b * scale_batch_stride + r * scale_row_stride], s1 the scale scale_part_stride after it, s2 the one
   // 2 scale_part_stride after (the TTT layer's per-token learning rates lr0, lr1, lr2). The same values as
-  // swiglu_backward and then scale_rows on each output.
+  // swiglu_backward and then scale_rows on each output. gate_up and dhidden of one storage type, either.
   void swiglu_backward_packed(Tensor& gate_up, Tensor& dhidden, const float* scale, int64_t scale_part_stride,
                               int64_t scale_batch_stride, int64_t scale_row_stride);
   // SwiGLU on the packed product: gate_up [batch, rows, 2 cols] as above; columns [0, cols) <- silu(gate) * up
-  // (read next with leading dimension 2 cols), columns [cols, 2 cols) unchanged.
+  // (read next with leading dimension 2 cols), columns [cols, 2 cols) unchanged. Either storage type.
   void swiglu_packed(Tensor& gate_up);
 
   // ---- reductions
@@ -241,6 +251,9 @@ class Backend {
                        MatrixOperand a, MatrixOperand b, float beta, float* c, int64_t ldc, int64_t stride_c,
                        int64_t batch) = 0;
   virtual void do_linear_bf16(const Tensor& x, const Tensor& weight, Tensor& y);  // default: throws (no bf16)
+  virtual void do_gemm_bf16(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
+                            Bf16Operand a, Bf16Operand b, float beta, void* c, DType c_type, int64_t ldc,
+                            int64_t stride_c, int64_t batch);  // default: throws (no bf16)
   virtual void do_add(Tensor& y, const Tensor& x) = 0;
   virtual void do_axpby(Tensor& y, float a, const Tensor& x, float b) = 0;
   virtual void do_add_scaled_identity(Tensor& y, float a) = 0;

@@ -58,6 +58,18 @@ void Backend::do_linear_bf16(const Tensor&, const Tensor&, Tensor&) {
   throw std::logic_error("linear_bf16 on the " + name() + " backend, which keeps no bf16 storage");
 }
 
+void Backend::gemm_bf16(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, Bf16Operand a,
+                        Bf16Operand b, float beta, void* c, DType c_type, int64_t ldc, int64_t stride_c,
+                        int64_t batch) {
+  checks::gemm_bf16(transpose_a, transpose_b, m, n, k, a, b, c, ldc, batch);
+  do_gemm_bf16(transpose_a, transpose_b, m, n, k, alpha, a, b, beta, c, c_type, ldc, stride_c, batch);
+}
+
+void Backend::do_gemm_bf16(bool, bool, int64_t, int64_t, int64_t, float, Bf16Operand, Bf16Operand, float, void*, DType,
+                           int64_t, int64_t, int64_t) {
+  throw std::logic_error("gemm_bf16 on the " + name() + " backend, which keeps no bf16 storage");
+}
+
 // ---- elementwise and row ops
 
 void Backend::add(Tensor& y, const Tensor& x) {

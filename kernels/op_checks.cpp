@@ -46,12 +46,19 @@ void transfer(const Backend& be, const char* op, const Tensor& t) { on_backend_a
 void copy(const Backend& be, const Tensor& dst, const Tensor& src) {
   on_backend_any_type(be, "copy", {&dst, &src});
   same_size(dst, src, "copy");
-  same_type(dst, src, "copy");
 }
 
 void copy_blocks(int64_t dst_stride, int64_t src_stride, int64_t block, int64_t count) {
   LACT_CHECK(count <= 1 || (dst_stride >= block && src_stride >= block), "copy_blocks",
              "strides smaller than the block");
+}
+
+void gemm_bf16(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, Bf16Operand a, Bf16Operand b,
+               const void* c, int64_t ldc, int64_t batch) {
+  // The same sizes and strides as gemm's: only whether each pointer is set is read from it.
+  const auto as_float = [](const void* p) { return static_cast<const float*>(p); };
+  gemm(transpose_a, transpose_b, m, n, k, {as_float(a.data), a.ld, a.stride}, {as_float(b.data), b.ld, b.stride},
+       as_float(c), ldc, batch);
 }
 
 void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, MatrixOperand a, MatrixOperand b,
@@ -121,7 +128,7 @@ void rms_norm_columns(const Backend& be, const Tensor& x, int64_t column_offset,
 }
 
 void l2_normalize(const Backend& be, const Tensor& x, int64_t group) {
-  on_backend(be, "l2_normalize", {&x});
+  on_backend_any_type(be, "l2_normalize", {&x});
   LACT_CHECK(group > 0 && x.numel() % group == 0, "l2_normalize", "group does not divide the tensor");
 }
 
@@ -133,8 +140,7 @@ void scale_rows(const Backend& be, const Tensor& x, const float* scale) {
 
 void split_heads(const Backend& be, const Tensor& src, int64_t column_offset, int64_t heads, int64_t head_dim,
                  const Tensor& dst) {
-  on_backend_any_type(be, "split_heads", {&src});
-  on_backend(be, "split_heads", {&dst});
+  on_backend_any_type(be, "split_heads", {&src, &dst});
   LACT_CHECK(src.rank() == 3 && column_offset >= 0 && heads >= 0 && head_dim >= 0, "split_heads",
              "source " + shape_string(src.shape()) + " is not [views, tokens, channels]");
   const int64_t views = src.dim(0), tokens = src.dim(1), width = src.dim(2);
@@ -254,7 +260,8 @@ void swiglu_backward(const Backend& be, const Tensor& gate, const Tensor& up, co
 
 void swiglu_backward_packed(const Backend& be, const Tensor& gate_up, const Tensor& dhidden, const float* scale) {
   const char* op = "swiglu_backward_packed";
-  on_backend(be, op, {&gate_up, &dhidden});
+  on_backend_any_type(be, op, {&gate_up, &dhidden});
+  same_type(gate_up, dhidden, op);
   LACT_CHECK(gate_up.rank() == 3 && dhidden.rank() == 3 && gate_up.dim(0) == dhidden.dim(0) &&
                  gate_up.dim(1) == dhidden.dim(1) && gate_up.dim(2) == 2 * dhidden.dim(2),
              op,
@@ -264,7 +271,7 @@ void swiglu_backward_packed(const Backend& be, const Tensor& gate_up, const Tens
 }
 
 void swiglu_packed(const Backend& be, const Tensor& gate_up) {
-  on_backend(be, "swiglu_packed", {&gate_up});
+  on_backend_any_type(be, "swiglu_packed", {&gate_up});
   LACT_CHECK(gate_up.rank() == 3 && gate_up.dim(2) % 2 == 0, "swiglu_packed",
              "gate_up " + shape_string(gate_up.shape()) + " is not [batch, rows, 2 cols]");
 }

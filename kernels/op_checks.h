@@ -42,6 +42,8 @@ void copy_blocks(int64_t dst_stride, int64_t src_stride, int64_t block, int64_t 
 // Sizes not negative; C, and for k > 0 A and B, present with row strides that hold their rows.
 void gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, MatrixOperand a, MatrixOperand b,
           const float* c, int64_t ldc, int64_t batch);
+void gemm_bf16(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, Bf16Operand a, Bf16Operand b,
+               const void* c, int64_t ldc, int64_t batch);
 void same_size_op(const Backend& be, const char* op, const Tensor& y, const Tensor& x);  // add, axpby
 void unary(const Backend& be, const char* op, const Tensor& x);                          // activations, fill
 // x [rows, in] and y [rows, out] of either storage type, weight [out, in] float32.

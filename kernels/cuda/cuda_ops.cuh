@@ -82,20 +82,20 @@ void swiglu_backward(Launch& launch, float* gate, float* up, float* dhidden, int
 }
 
 // gate_up [batch, rows, 2 cols], dhidden [batch, rows, cols] (see swiglu_backward_packed_kernel).
-template <typename Launch>
-void swiglu_backward_packed(Launch& launch, float* gate_up, float* dhidden, const float* scale, int64_t batch,
-                            int64_t rows, int64_t cols, int64_t part_stride, int64_t batch_stride, int64_t row_stride) {
+template <typename Launch, typename T>
+void swiglu_backward_packed(Launch& launch, T* gate_up, T* dhidden, const float* scale, int64_t batch, int64_t rows,
+                            int64_t cols, int64_t part_stride, int64_t batch_stride, int64_t row_stride) {
   const int64_t n = batch * rows * cols;
   if (n > 0)
-    launch(swiglu_backward_packed_kernel, grid_stride_blocks(n), dim3(kElementwiseBlock), gate_up, dhidden, scale, rows,
-           cols, n, part_stride, batch_stride, row_stride);
+    launch(swiglu_backward_packed_kernel<T>, grid_stride_blocks(n), dim3(kElementwiseBlock), gate_up, dhidden, scale,
+           rows, cols, n, part_stride, batch_stride, row_stride);
 }
 
 // gate_up [rows, 2 cols] (see swiglu_packed_kernel).
-template <typename Launch>
-void swiglu_packed(Launch& launch, float* gate_up, int64_t rows, int64_t cols) {
+template <typename Launch, typename T>
+void swiglu_packed(Launch& launch, T* gate_up, int64_t rows, int64_t cols) {
   const int64_t n = rows * cols;
-  if (n > 0) launch(swiglu_packed_kernel, grid_stride_blocks(n), dim3(kElementwiseBlock), gate_up, cols, n);
+  if (n > 0) launch(swiglu_packed_kernel<T>, grid_stride_blocks(n), dim3(kElementwiseBlock), gate_up, cols, n);
 }
 
 // dst = src rounded to bf16; src = the bf16 values widened to fp32 (exact).
@@ -127,12 +127,12 @@ void merge_heads(Launch& launch, const Src* src, Dst* dst, int64_t views, int64_
            head_dim, n);
 }
 
-template <typename Launch>
-void scale_matrix(Launch& launch, float* c, int64_t batch, int64_t m, int64_t n, int64_t ldc, int64_t stride_c,
+template <typename Launch, typename T>
+void scale_matrix(Launch& launch, T* c, int64_t batch, int64_t m, int64_t n, int64_t ldc, int64_t stride_c,
                   float beta) {
   const int64_t count = batch * m * n;
   if (count > 0)
-    launch(scale_matrix_kernel, grid_stride_blocks(count), dim3(kElementwiseBlock), c, m, n, ldc, stride_c, beta,
+    launch(scale_matrix_kernel<T>, grid_stride_blocks(count), dim3(kElementwiseBlock), c, m, n, ldc, stride_c, beta,
            count);
 }
 
@@ -196,10 +196,11 @@ void rms_norm_columns(Launch& launch, T* x, const float* weight, int64_t rows, i
   });
 }
 
-template <typename Launch>
-void l2_normalize(Launch& launch, float* x, int64_t groups, int64_t group, float eps) {
+template <typename Launch, typename T>
+void l2_normalize(Launch& launch, T* x, int64_t groups, int64_t group, float eps) {
   for_chunks(groups, kRowsPerLaunch, [&](int64_t begin, int64_t count) {
-    launch(l2_normalize_kernel, row_blocks(count), dim3(kRowsPerBlock * kWarp), x + begin * group, count, group, eps);
+    launch(l2_normalize_kernel<T>, row_blocks(count), dim3(kRowsPerBlock * kWarp), x + begin * group, count, group,
+           eps);
   });
 }
 

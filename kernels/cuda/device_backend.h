@@ -212,6 +212,10 @@ class DeviceBackend final : public Backend, public AttentionPathSource {
   }
   void do_copy(Tensor& dst, const Tensor& src) override {
     OpScope scope(*this, "copy");
+    if (dst.dtype() == DType::BF16 && src.dtype() == DType::F32)
+      return to_bf16(device_.launcher(), src.data(), bf16_data(dst), src.numel());
+    if (dst.dtype() == DType::F32 && src.dtype() == DType::BF16)
+      return from_bf16(device_.launcher(), bf16_data(src), dst.data(), src.numel());
     if (dst.raw() != src.raw() && src.numel() > 0) device_.copy(dst.raw(), src.raw(), static_cast<size_t>(src.bytes()));
   }
   void do_fill(Tensor& t, float value) override {
@@ -232,18 +236,30 @@ class DeviceBackend final : public Backend, public AttentionPathSource {
   // ---- matrix products
   void do_gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, MatrixOperand a,
                MatrixOperand b, float beta, float* c, int64_t ldc, int64_t stride_c, int64_t batch) override {
+    product(transpose_a, transpose_b, m, n, k, alpha, {a.data, a.ld, a.stride, DType::F32},
+            {b.data, b.ld, b.stride, DType::F32}, beta, c, DType::F32, ldc, stride_c, batch);
+  }
+  void do_gemm_bf16(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, Bf16Operand a,
+                    Bf16Operand b, float beta, void* c, DType c_type, int64_t ldc, int64_t stride_c,
+                    int64_t batch) override {
+    product(transpose_a, transpose_b, m, n, k, alpha, {a.data, a.ld, a.stride, DType::BF16},
+            {b.data, b.ld, b.stride, DType::BF16}, beta, c, c_type, ldc, stride_c, batch);
+  }
+  // gemm and gemm_bf16: one cuBLAS call, or split-K into float32 partials where it pays and C is float32.
+  void product(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, TypedOperand a,
+               TypedOperand b, float beta, void* c, DType c_type, int64_t ldc, int64_t stride_c, int64_t batch) {
     if (m == 0 || n == 0 || batch == 0) return;
     OpScope scope(*this, "gemm");
     if (k == 0) {  // as CpuBackend defines it: C = beta * C, 0 for beta = 0
-      cuda::scale_matrix(device_.launcher(), c, batch, m, n, ldc, stride_c, beta);
-      return;
+      if (c_type == DType::BF16)
+        return cuda::scale_matrix(device_.launcher(), static_cast<__nv_bfloat16*>(c), batch, m, n, ldc, stride_c, beta);
+      return cuda::scale_matrix(device_.launcher(), static_cast<float*>(c), batch, m, n, ldc, stride_c, beta);
     }
-    const SplitK split = split_k_ ? plan_split_k(m, n, k, batch) : SplitK{1, k};
-    if (split.slices > 1) {
-      gemm_split_k(split, transpose_a, transpose_b, m, n, k, alpha, a, b, beta, c, ldc, stride_c, batch);
-      return;
-    }
-    device_.gemm(plan_column_major_gemm(transpose_a, transpose_b, m, n, k, a, b, c, ldc, stride_c, batch), alpha, beta,
+    const SplitK split = split_k_ && c_type == DType::F32 ? plan_split_k(m, n, k, batch) : SplitK{1, k};
+    if (split.slices > 1)
+      return gemm_split_k(split, transpose_a, transpose_b, m, n, k, alpha, a, b, beta, static_cast<float*>(c), ldc,
+                          stride_c, batch);
+    device_.gemm(plan_typed_gemm(transpose_a, transpose_b, m, n, k, a, b, c, c_type, ldc, stride_c, batch), alpha, beta,
                  precision_);
   }
 
@@ -307,6 +323,8 @@ class DeviceBackend final : public Backend, public AttentionPathSource {
   }
   void do_l2_normalize(Tensor& x, int64_t group, float eps) override {
     OpScope scope(*this, "l2_normalize");
+    if (x.dtype() == DType::BF16)
+      return cuda::l2_normalize(device_.launcher(), bf16_data(x), x.numel() / group, group, eps);
     cuda::l2_normalize(device_.launcher(), x.data(), x.numel() / group, group, eps);
   }
   void do_scale_rows(Tensor& x, const float* scale, int64_t scale_batch_stride, int64_t scale_row_stride) override {
@@ -319,10 +337,14 @@ class DeviceBackend final : public Backend, public AttentionPathSource {
   void do_split_heads(const Tensor& src, int64_t column_offset, int64_t heads, int64_t head_dim, Tensor& dst) override {
     const int64_t views = src.dim(0), tokens = src.dim(1), width = src.dim(2);
     OpScope scope(*this, "split_heads");
-    if (src.dtype() == DType::BF16)
-      return cuda::split_heads(device_.launcher(), bf16_data(src), dst.data(), views, tokens, width, column_offset,
-                               heads, head_dim);
-    cuda::split_heads(device_.launcher(), src.data(), dst.data(), views, tokens, width, column_offset, heads, head_dim);
+    const auto split = [&](const auto* from, auto* to) {
+      cuda::split_heads(device_.launcher(), from, to, views, tokens, width, column_offset, heads, head_dim);
+    };
+    const bool bf16_src = src.dtype() == DType::BF16, bf16_dst = dst.dtype() == DType::BF16;
+    if (bf16_src && bf16_dst) return split(bf16_data(src), bf16_data(dst));
+    if (bf16_src) return split(bf16_data(src), dst.data());
+    if (bf16_dst) return split(src.data(), bf16_data(dst));
+    split(src.data(), dst.data());
   }
   void do_merge_heads(const Tensor& src, Tensor& dst) override {
     OpScope scope(*this, "merge_heads");
@@ -559,12 +581,19 @@ class DeviceBackend final : public Backend, public AttentionPathSource {
   void do_swiglu_backward_packed(Tensor& gate_up, Tensor& dhidden, const float* scale, int64_t scale_part_stride,
                                  int64_t scale_batch_stride, int64_t scale_row_stride) override {
     OpScope scope(*this, "swiglu_backward");
+    if (gate_up.dtype() == DType::BF16)
+      return cuda::swiglu_backward_packed(device_.launcher(), bf16_data(gate_up), bf16_data(dhidden), scale,
+                                          dhidden.dim(0), dhidden.dim(1), dhidden.dim(2), scale_part_stride,
+                                          scale_batch_stride, scale_row_stride);
     cuda::swiglu_backward_packed(device_.launcher(), gate_up.data(), dhidden.data(), scale, dhidden.dim(0),
                                  dhidden.dim(1), dhidden.dim(2), scale_part_stride, scale_batch_stride,
                                  scale_row_stride);
   }
   void do_swiglu_packed(Tensor& gate_up) override {
     OpScope scope(*this, "swiglu");
+    if (gate_up.dtype() == DType::BF16)
+      return cuda::swiglu_packed(device_.launcher(), bf16_data(gate_up), gate_up.dim(0) * gate_up.dim(1),
+                                 gate_up.dim(2) / 2);
     cuda::swiglu_packed(device_.launcher(), gate_up.data(), gate_up.dim(0) * gate_up.dim(1), gate_up.dim(2) / 2);
   }
 
@@ -665,17 +694,20 @@ class DeviceBackend final : public Backend, public AttentionPathSource {
   // [batch, m, n] (one strided-batched call over the equal slices for a single matrix, one call per slice for
   // several), then one kernel sums them in slice order and adds beta C.
   void gemm_split_k(SplitK split, bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
-                    MatrixOperand a, MatrixOperand b, float beta, float* c, int64_t ldc, int64_t stride_c,
+                    TypedOperand a, TypedOperand b, float beta, float* c, int64_t ldc, int64_t stride_c,
                     int64_t batch) {
     const int64_t per = batch * m * n, q = split.slice_k, slices = split.slices;
     auto* partial = static_cast<float*>(device_.scratch(static_cast<size_t>(slices * per) * sizeof(float)));
     // Slice s's operands: op(A) m x k takes columns [s q, ...), op(B) k x n rows [s q, ...).
     const int64_t a_step = transpose_a ? q * a.ld : q, b_step = transpose_b ? q : q * b.ld;
+    const auto at = [](const TypedOperand& o, int64_t elements) {
+      return static_cast<const char*>(o.data) + elements * dtype_bytes(o.type);
+    };
     auto slice = [&](int64_t s, int64_t length, int64_t count) {
-      const MatrixOperand as{a.data + s * a_step, a.ld, count > 1 ? a_step : a.stride};
-      const MatrixOperand bs{b.data + s * b_step, b.ld, count > 1 ? b_step : b.stride};
-      device_.gemm(plan_column_major_gemm(transpose_a, transpose_b, m, n, length, as, bs, partial + s * per, n,
-                                          count > 1 ? per : m * n, count > 1 ? count : batch),
+      const TypedOperand as{at(a, s * a_step), a.ld, count > 1 ? a_step : a.stride, a.type};
+      const TypedOperand bs{at(b, s * b_step), b.ld, count > 1 ? b_step : b.stride, b.type};
+      device_.gemm(plan_typed_gemm(transpose_a, transpose_b, m, n, length, as, bs, partial + s * per, DType::F32, n,
+                                   count > 1 ? per : m * n, count > 1 ? count : batch),
                    alpha, 0.0f, precision_);
     };
     if (batch == 1) {

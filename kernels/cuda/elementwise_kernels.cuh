@@ -94,28 +94,30 @@ __global__ void swiglu_backward_kernel(float* gate, float* up, float* dhidden, i
 // its scales at scale[b * batch_stride + r * row_stride] (s0), part_stride further (s1), 2 part_stride (s2); out:
 // gate <- s0 dL/dgate, up's columns <- s2 dL/dup, dhidden <- s1 hidden. The same products, in the same order, as
 // swiglu_backward_kernel and then scale_rows_kernel on each output.
-__global__ void swiglu_backward_packed_kernel(float* gate_up, float* dhidden, const float* scale, int64_t rows,
-                                              int64_t cols, int64_t n, int64_t part_stride, int64_t batch_stride,
+template <typename T>
+__global__ void swiglu_backward_packed_kernel(T* gate_up, T* dhidden, const float* scale, int64_t rows, int64_t cols,
+                                              int64_t n, int64_t part_stride, int64_t batch_stride,
                                               int64_t row_stride) {
   LACT_GRID_STRIDE(i, n) {
     const int64_t row = i / cols, at = row * 2 * cols + i % cols;
     const float* s = scale + row / rows * batch_stride + row % rows * row_stride;
-    const float g = gate_up[at], u = gate_up[at + cols], d = dhidden[i];
+    const float g = load_float(gate_up + at), u = load_float(gate_up + at + cols), d = load_float(dhidden + i);
     const float sig = 1.0f / (1.0f + expf(-g));
     const float act = g * sig;
     const float dgate = d * u * sig * (1.0f + g * (1.0f - sig)), hidden = act * u, dup = d * act;
-    gate_up[at] = dgate * s[0];
-    gate_up[at + cols] = dup * s[2 * part_stride];
-    dhidden[i] = hidden * s[part_stride];
+    store_float(gate_up + at, dgate * s[0]);
+    store_float(gate_up + at + cols, dup * s[2 * part_stride]);
+    store_float(dhidden + i, hidden * s[part_stride]);
   }
 }
 
 // swiglu_kernel on the packed product: gate_up [rows, 2 cols]; gate's columns <- silu(gate) * up. i runs over
-// rows x cols.
-__global__ void swiglu_packed_kernel(float* gate_up, int64_t cols, int64_t n) {
+// [rows, cols].
+template <typename T>
+__global__ void swiglu_packed_kernel(T* gate_up, int64_t cols, int64_t n) {
   LACT_GRID_STRIDE(i, n) {
     const int64_t at = i / cols * 2 * cols + i % cols;
-    gate_up[at] = silu_of(gate_up[at]) * gate_up[at + cols];
+    store_float(gate_up + at, silu_of(load_float(gate_up + at)) * load_float(gate_up + at + cols));
   }
 }
 
@@ -145,12 +147,13 @@ __global__ void merge_heads_kernel(const Src* src, Dst* dst, int64_t heads, int6
 
 // The k = 0 product: C = beta * C, and 0 where beta = 0 (NaN in C included), as CpuBackend defines it.
 // C = [batch] matrices of m x n with row stride ldc and batch stride stride_c.
-__global__ void scale_matrix_kernel(float* c, int64_t m, int64_t cols, int64_t ldc, int64_t stride_c, float beta,
+template <typename T>
+__global__ void scale_matrix_kernel(T* c, int64_t m, int64_t cols, int64_t ldc, int64_t stride_c, float beta,
                                     int64_t n) {
   LACT_GRID_STRIDE(i, n) {
     const int64_t col = i % cols, r = (i / cols) % m, b = i / (cols * m);
-    float& v = c[b * stride_c + r * ldc + col];
-    v = beta == 0.0f ? 0.0f : beta * v;
+    T* v = c + b * stride_c + r * ldc + col;
+    store_float(v, beta == 0.0f ? 0.0f : beta * load_float(v));
   }
 }
 

@@ -18,14 +18,19 @@ ColumnMajorGemm plan_column_major_gemm(bool transpose_a, bool transpose_b, int64
   return {transpose_b, transpose_a, n, m, k, b.data, b.ld, b.stride, a.data, a.ld, a.stride, c, ldc, stride_c, batch};
 }
 
+ColumnMajorGemm plan_typed_gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, TypedOperand a,
+                                TypedOperand b, void* c, DType c_type, int64_t ldc, int64_t stride_c, int64_t batch) {
+  ColumnMajorGemm g = plan_column_major_gemm(transpose_a, transpose_b, m, n, k, {nullptr, a.ld, a.stride},
+                                             {nullptr, b.ld, b.stride}, nullptr, ldc, stride_c, batch);
+  g.a = b.data, g.b = a.data, g.c = c;  // swapped, as plan_column_major_gemm swaps them
+  g.a_type = b.type, g.b_type = a.type, g.c_type = c_type;
+  return g;
+}
+
 ColumnMajorGemm plan_linear_bf16(int64_t rows, int64_t out, int64_t in, const void* x, const void* weight, void* y,
                                  DType y_type) {
-  ColumnMajorGemm g =
-      plan_column_major_gemm(false, true, rows, out, in, {nullptr, in, 0}, {nullptr, in, 0}, nullptr, out, 0, 1);
-  g.a = weight, g.b = x, g.c = y;  // column-major: y^T = W x^T (the operands swapped, as above)
-  g.a_type = g.b_type = DType::BF16;
-  g.c_type = y_type;
-  return g;
+  return plan_typed_gemm(false, true, rows, out, in, {x, in, 0, DType::BF16}, {weight, in, 0, DType::BF16}, y, y_type,
+                         out, 0, 1);
 }
 
 SplitK plan_split_k(int64_t m, int64_t n, int64_t k, int64_t batch) {

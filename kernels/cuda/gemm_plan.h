@@ -30,6 +30,15 @@ ColumnMajorGemm plan_column_major_gemm(bool transpose_a, bool transpose_b, int64
                                        MatrixOperand a, MatrixOperand b, float* c, int64_t ldc, int64_t stride_c,
                                        int64_t batch);
 
+// An operand of either storage type (Backend::gemm's float32 ones, gemm_bf16's and linear_bf16's bf16 ones).
+struct TypedOperand {
+  const void* data;
+  int64_t ld, stride;
+  DType type;
+};
+// plan_column_major_gemm for operands and C of any storage types (the same sizes and range checks).
+ColumnMajorGemm plan_typed_gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, TypedOperand a,
+                                TypedOperand b, void* c, DType c_type, int64_t ldc, int64_t stride_c, int64_t batch);
 // y [rows, out] = x [rows, in] W^T, weight [out, in], on bf16 x and W (Backend::linear_bf16), y of `y_type`.
 ColumnMajorGemm plan_linear_bf16(int64_t rows, int64_t out, int64_t in, const void* x, const void* weight, void* y,
                                  DType y_type);

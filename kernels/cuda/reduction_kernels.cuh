@@ -79,18 +79,22 @@ __global__ void rms_norm_columns_kernel(T* x, const float* weight, int64_t group
     for (int64_t i = lane; i < group; i += kWarp) store_float(xg + i, load_float(xg + i) * inv * weight[i]);
 }
 
-// x = x / (||x||_2 + eps) over groups of `group`.
-__global__ void l2_normalize_kernel(float* x, int64_t groups, int64_t group, float eps) {
+// x = x / (||x||_2 + eps) over groups of `group`, x float or bf16 (the sums in float).
+template <typename T>
+__global__ void l2_normalize_kernel(T* x, int64_t groups, int64_t group, float eps) {
   const int64_t g = warp_row();
   const int lane = threadIdx.x % kWarp;
   const bool active = g < groups;
-  float* xg = x + (active ? g : 0) * group;
+  T* xg = x + (active ? g : 0) * group;
   float squares = 0.0f;
   if (active)
-    for (int64_t i = lane; i < group; i += kWarp) squares += xg[i] * xg[i];
+    for (int64_t i = lane; i < group; i += kWarp) {
+      const float v = load_float(xg + i);
+      squares += v * v;
+    }
   const float inv = 1.0f / (sqrtf(warp_sum(squares)) + eps);
   if (active)
-    for (int64_t i = lane; i < group; i += kWarp) xg[i] *= inv;
+    for (int64_t i = lane; i < group; i += kWarp) store_float(xg + i, load_float(xg + i) * inv);
 }
 
 constexpr int kDotBlock = 256;

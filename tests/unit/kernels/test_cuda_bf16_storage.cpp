@@ -91,7 +91,11 @@ TEST(Bf16Storage, TransfersCopyFillAndRefusals) {
   };
   EXPECT_EQ(message([&] { be.add(t, b.reshape({300})); }),
             "add: an operand of shape [300] is bfloat16: this op takes float32 tensors only");
-  EXPECT_EQ(message([&] { be.copy(t, b.reshape({300})); }), "copy: storage types differ, float32 vs bfloat16");
+  Tensor widened = be.empty({300}), narrowed = be.empty({300}, DType::BF16);
+  be.copy(widened, b.reshape({300}));  // bf16 -> float32: exact
+  EXPECT_EQ(be.to_host(widened), stored);
+  be.copy(narrowed, t);  // float32 -> bf16: rounded
+  EXPECT_EQ(be.to_host(narrowed), stored);
   const std::unique_ptr<Backend> cpu = make_cpu_backend(1);
   EXPECT_EQ(message([&] { cpu->empty({2}, DType::BF16); }),
             "empty: bfloat16 storage on the cpu backend, which keeps float32 only");
@@ -160,8 +164,9 @@ TEST(Bf16Storage, ActivationsAndQkNormComputeInFloatAndRoundOnce) {
         [&](Backend& on, Tensor& t) { on.rms_norm_columns(t, 16, 32, &on == cpu.get() ? gc : gb, 1e-6f); });
 }
 
-// The TTT layer's bf16 projection split into float32 heads, and float32 heads merged into bf16 rows: the CPU's
-// split and merge of the same values, exactly (widening is exact) and rounded once.
+// The TTT layer's bf16 projection split into float32 or bf16 heads, float32 rows split into bf16 heads, and float32
+// heads merged into bf16 rows: the CPU's split and merge of the same values, exactly (widening is exact) or rounded
+// once.
 TEST(Bf16Storage, SplitFromAndMergeIntoBf16Rows) {
   EmulatedBackend be("cuda-emulated", Precision::Bf16);
   const std::unique_ptr<Backend> cpu = make_cpu_backend(1);
@@ -179,9 +184,15 @@ TEST(Bf16Storage, SplitFromAndMergeIntoBf16Rows) {
   be.merge_heads(bh, bm);
   cpu->merge_heads(ch, cm);
   EXPECT_EQ(be.to_host(bm), rounded(cpu->to_host(cm)));
-  Tensor bf16_heads = bm.reshape(bq.shape());
-  EXPECT_THROW(be.split_heads(bq.reshape({views, tokens, heads * d}), 0, heads, d, bf16_heads),
-               std::invalid_argument);  // the heads are float32: a bf16 destination is refused
+  Tensor bf16_heads = be.empty(bq.shape(), DType::BF16);
+  be.split_heads(bx, heads * d, heads, d, bf16_heads);  // bf16 -> bf16: the same values
+  EXPECT_EQ(be.to_host(bf16_heads), cpu->to_host(cq));
+  Tensor fx = be.from_host({views, tokens, width}, x.data());
+  be.split_heads(fx, heads * d, heads, d, bf16_heads);  // float32 -> bf16: rounded once
+  cpu->upload(cx, x.data());
+  cpu->split_heads(cx, heads * d, heads, d, cq);
+  EXPECT_EQ(be.to_host(bf16_heads), rounded(cpu->to_host(cq)));
+  EXPECT_THROW(be.merge_heads(bf16_heads, bm), std::invalid_argument);  // merge reads float32 heads only
 }
 
 // The packed attention on bf16 qkv and out, on each path: the library on the rows in place (nothing staged), our
