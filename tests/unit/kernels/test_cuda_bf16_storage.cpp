@@ -142,7 +142,60 @@ TEST(Bf16Storage, LinearOnBf16OperandsMatchesADoubleLoop) {
       }
 }
 
-// GELU, SiLU and the qk norm on bf16 tensors: the CPU's float32 op on the same rounded values, rounded.
+// gemm_bf16 against a double loop on the same bf16 values: every transpose, batched, beta 0 and 1 into float32 C
+// (within float32 rounding) and into bf16 C (within one bf16 step), and a long reduction that split-K slices (its
+// partial outputs float32, the slices cut in bf16 elements).
+TEST(Bf16Storage, GemmBf16MatchesADoubleLoop) {
+  struct Case {
+    bool ta, tb;
+    int64_t m, n, k, batch;
+    float beta;
+    DType c_type;
+  };
+  for (const Case& c :
+       {Case{false, false, 9, 13, 24, 2, 0.0f, DType::F32}, Case{true, false, 9, 13, 24, 2, 1.0f, DType::F32},
+        Case{false, true, 16, 8, 40, 3, 0.0f, DType::BF16}, Case{true, true, 7, 5, 33, 1, 1.0f, DType::BF16},
+        Case{true, false, 64, 64, 20000, 1, 1.0f, DType::F32}}) {
+    EmulatedBackend be("cuda-emulated", Precision::Bf16);
+    const int64_t a_rows = c.ta ? c.k : c.m, a_cols = c.ta ? c.m : c.k, b_rows = c.tb ? c.n : c.k,
+                  b_cols = c.tb ? c.k : c.n;
+    const auto a = rounded(random_values(c.batch * a_rows * a_cols, 11)),
+               b = rounded(random_values(c.batch * b_rows * b_cols, 12));
+    auto c0 = random_values(c.batch * c.m * c.n, 13);
+    if (c.c_type == DType::BF16) c0 = rounded(c0);
+    std::vector<double> want(c0.size());
+    for (int64_t x = 0; x < c.batch; ++x)
+      for (int64_t i = 0; i < c.m; ++i)
+        for (int64_t j = 0; j < c.n; ++j) {
+          double sum = 0;
+          for (int64_t p = 0; p < c.k; ++p) {
+            const double av = a[x * a_rows * a_cols + (c.ta ? p * a_cols + i : i * a_cols + p)];
+            const double bv = b[x * b_rows * b_cols + (c.tb ? j * b_cols + p : p * b_cols + j)];
+            sum += av * bv;
+          }
+          const size_t at = size_t((x * c.m + i) * c.n + j);
+          want[at] = 0.5 * sum + c.beta * c0[at];
+        }
+    Tensor ta = be.empty({c.batch, a_rows, a_cols}, DType::BF16), tb = be.empty({c.batch, b_rows, b_cols}, DType::BF16);
+    Tensor tc = be.empty({c.batch, c.m, c.n}, c.c_type);
+    be.upload(ta, a.data());
+    be.upload(tb, b.data());
+    be.upload(tc, c0.data());
+    const int64_t gemms_before = be.device().gemms;
+    be.gemm_bf16(c.ta, c.tb, c.m, c.n, c.k, 0.5f, {ta.raw(), a_cols, a_rows * a_cols},
+                 {tb.raw(), b_cols, b_rows * b_cols}, c.beta, tc.raw(), c.c_type, c.n, c.m * c.n, c.batch);
+    const std::vector<float> got = be.to_host(tc);
+    const std::string what = "m " + std::to_string(c.m) + " k " + std::to_string(c.k);
+    if (c.c_type == DType::F32)
+      EXPECT_LT(relative_error(got, want), 1e-5) << what;
+    else
+      EXPECT_LE(worst_bf16_steps(got, want), 0.5001) << what;
+    EXPECT_EQ(be.device().gemms - gemms_before, c.k >= cuda::kSplitKMinReduction ? 2 : 1) << what;  // split: 4 slices
+  }
+}
+
+// GELU, SiLU, the qk norm, the L2 norm and the packed SwiGLU on bf16 tensors: the CPU's float32 op on the same
+// rounded values, rounded.
 TEST(Bf16Storage, ActivationsAndQkNormComputeInFloatAndRoundOnce) {
   EmulatedBackend be("cuda-emulated", Precision::Bf16);
   const std::unique_ptr<Backend> cpu = make_cpu_backend(1);
@@ -158,10 +211,35 @@ TEST(Bf16Storage, ActivationsAndQkNormComputeInFloatAndRoundOnce) {
     EXPECT_NE(got, x) << name;
   };
   check("gelu", [](Backend& on, Tensor& t) { on.gelu(t); });
+  check("l2_normalize", [](Backend& on, Tensor& t) { on.l2_normalize(t, 32, 1e-5f); });
+  check("swiglu_packed", [](Backend& on, Tensor& t) {
+    Tensor packed = t.reshape({1, rows, width});
+    on.swiglu_packed(packed);
+  });
   check("silu", [](Backend& on, Tensor& t) { on.silu(t); });
   Tensor gc = cpu->from_host({16}, g.data()), gb = be.from_host({16}, g.data());
   check("rms_norm_columns",
         [&](Backend& on, Tensor& t) { on.rms_norm_columns(t, 16, 32, &on == cpu.get() ? gc : gb, 1e-6f); });
+}
+
+// The TTT backward on bf16 directions with float32 learning rates: the CPU's on the same values, rounded once.
+TEST(Bf16Storage, SwigluBackwardOnBf16Directions) {
+  EmulatedBackend be("cuda-emulated", Precision::Bf16);
+  const std::unique_ptr<Backend> cpu = make_cpu_backend(1);
+  const int64_t heads = 2, rows = 21, cols = 24;
+  const auto gu = rounded(random_values(heads * rows * 2 * cols, 14, 2.0f)),
+             dh = rounded(random_values(heads * rows * cols, 15)), lr = random_values(rows * 3 * heads, 16);
+  Tensor cgu = cpu->from_host({heads, rows, 2 * cols}, gu.data()), cdh = cpu->from_host({heads, rows, cols}, dh.data());
+  Tensor clr = cpu->from_host({rows * 3 * heads}, lr.data()), blr = be.from_host({rows * 3 * heads}, lr.data());
+  Tensor bgu = be.empty(cgu.shape(), DType::BF16), bdh = be.empty(cdh.shape(), DType::BF16);
+  be.upload(bgu, gu.data());
+  be.upload(bdh, dh.data());
+  cpu->swiglu_backward_packed(cgu, cdh, clr.data(), heads, 1, 3 * heads);
+  be.swiglu_backward_packed(bgu, bdh, blr.data(), heads, 1, 3 * heads);
+  EXPECT_LT(relative_error(be.to_host(bgu), rounded(cpu->to_host(cgu))), 4e-3);
+  EXPECT_LT(relative_error(be.to_host(bdh), rounded(cpu->to_host(cdh))), 4e-3);
+  Tensor f32 = be.empty(cdh.shape());
+  EXPECT_THROW(be.swiglu_backward_packed(bgu, f32, blr.data(), heads, 1, 3 * heads), std::invalid_argument);
 }
 
 // The TTT layer's bf16 projection split into float32 or bf16 heads, float32 rows split into bf16 heads, and float32

@@ -590,6 +590,19 @@ TEST_P(BackendOps, Bf16StorageOpsAgainstTheCpu) {
   linear(*backend, tx32, tw, y16);
   EXPECT_LT(relative_error(backend->to_host(y16), product), 4e-3);
 
+  // gemm_bf16, batched over 2 with B transposed, beta 1 into float32 C (the TTT update's sum): x [2, 65, 64] times
+  // W [2, 24, 64]^T, W's rows the first 48 of w.
+  Tensor a2 = bf16_tensor({2, 65, in}, x), b2 = bf16_tensor({2, 24, in}, wr), c2 = backend->zeros({2, 65, 24});
+  backend->gemm_bf16(false, true, 65, 24, in, 1.0f, {a2.raw(), in, 65 * in}, {b2.raw(), in, 24 * in}, 1.0f, c2.raw(),
+                     DType::F32, 24, 65 * 24, 2);
+  std::vector<double> batched(size_t(2 * 65 * 24));
+  for (int64_t z = 0; z < 2; ++z)
+    for (int64_t r = 0; r < 65; ++r)
+      for (int64_t o = 0; o < 24; ++o)
+        for (int64_t i = 0; i < in; ++i)
+          batched[size_t((z * 65 + r) * 24 + o)] += double(x[(z * 65 + r) * in + i]) * wr[(z * 24 + o) * in + i];
+  EXPECT_LT(relative_error(backend->to_host(c2), batched), 1e-5);
+
   const std::unique_ptr<Backend> cpu = make_cpu_backend(1);
   auto against_cpu = [&](const char* name, auto&& op) {
     Tensor c = cpu->from_host({rows, in}, x.data()), b = bf16_tensor({rows, in}, x);
@@ -598,6 +611,7 @@ TEST_P(BackendOps, Bf16StorageOpsAgainstTheCpu) {
     EXPECT_LT(relative_error(backend->to_host(b), rounded(cpu->to_host(c))), 4e-3) << name;
   };
   against_cpu("gelu", [](Backend& on, Tensor& t) { on.gelu(t); });
+  against_cpu("l2_normalize", [](Backend& on, Tensor& t) { on.l2_normalize(t, 32, 1e-5f); });
   const auto g = random_values(16, 73);
   Tensor gc = cpu->from_host({16}, g.data()), gb = backend->from_host({16}, g.data());
   against_cpu("rms_norm_columns",
