@@ -348,6 +348,19 @@ inline std::vector<std::vector<char>>& fiber_stacks() {
 // round-robin hides (one warp refilling shared memory that another still reads).
 inline bool skewed_warps = false;
 
+// The schedule for a scope, restored at its end: adversarial = copies landing at issue with warps at different speeds
+// (a stage refilled while another warp still reads it fails), else the copies landing at the wait (a read before its
+// wait fails).
+struct ScheduleScope {
+  CopyLanding landing;
+  bool skewed;
+  explicit ScheduleScope(bool adversarial) : landing(copy_landing), skewed(skewed_warps) {
+    copy_landing = adversarial ? CopyLanding::AtIssue : landing;
+    skewed_warps = adversarial;
+  }
+  ~ScheduleScope() { copy_landing = landing, skewed_warps = skewed; }
+};
+
 // Launches kernel<<<grid, block>>>(args...) on the CPU: block after block, the threads of a block as fibers.
 template <typename... Params, typename... Args>
 void launch(void (*kernel)(Params...), dim3 grid, dim3 block, Args... args) {

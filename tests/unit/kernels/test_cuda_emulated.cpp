@@ -472,15 +472,7 @@ TEST(EmulatedPrimitives, CpAsyncLandsByGroupAndZeroFills) {
 // running max moves between tiles and the rescaling matters, a single key. Each case twice: the emulator's copies
 // landing at the wait (a read before the wait fails) and at the issue with warps at different speeds (a refill
 // of a stage another warp still reads fails); each was checked to fail with its barrier or wait removed.
-struct Fa2Schedule {
-  cuda_emulation::CopyLanding landing;
-  bool skewed;
-  explicit Fa2Schedule(bool adversarial) : landing(cuda_emulation::copy_landing), skewed(cuda_emulation::skewed_warps) {
-    cuda_emulation::copy_landing = adversarial ? cuda_emulation::CopyLanding::AtIssue : landing;
-    cuda_emulation::skewed_warps = adversarial;
-  }
-  ~Fa2Schedule() { cuda_emulation::copy_landing = landing, cuda_emulation::skewed_warps = skewed; }
-};
+using Fa2Schedule = cuda_emulation::ScheduleScope;
 
 TEST_F(EmulatedCuda, Fa2AttentionMatchesCpuAttentionToBf16Precision) {
   for (const bool adversarial : {false, true})

@@ -94,15 +94,7 @@ std::vector<float> output_columns(const PackedCase& c, const std::vector<T>& out
 
 // What each schedule of the emulator exposes (as test_cuda_emulated's fa2 tests): copies landing at the wait (a read
 // before the wait fails), or at issue with warps at different speeds (a stage refilled while another warp reads it).
-struct Fa2Schedule {
-  cuda_emulation::CopyLanding landing;
-  bool skewed;
-  explicit Fa2Schedule(bool adversarial) : landing(cuda_emulation::copy_landing), skewed(cuda_emulation::skewed_warps) {
-    cuda_emulation::copy_landing = adversarial ? cuda_emulation::CopyLanding::AtIssue : landing;
-    cuda_emulation::skewed_warps = adversarial;
-  }
-  ~Fa2Schedule() { cuda_emulation::copy_landing = landing, cuda_emulation::skewed_warps = skewed; }
-};
+using Fa2Schedule = cuda_emulation::ScheduleScope;
 
 struct Outputs {
   std::vector<float> qkv;      // the bf16 inputs, widened to float (exact)
