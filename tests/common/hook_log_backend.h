@@ -20,21 +20,27 @@ class HookLogBackend final : public Backend {
   void set_threads(int) override {}
   std::string device_description() const override { return "hook log (computes nothing)"; }
   int64_t available_memory() const override { return -1; }
+  bool stores_bf16() const override { return true; }  // so the bf16 ops' checks are reached too
 
  private:
   void note(const char* hook) { log.emplace_back(hook); }
 
-  Tensor do_empty(const Shape& shape, DType) override {
+  Tensor do_empty(const Shape& shape, DType dtype) override {
     note("empty");
-    const int64_t count = shape_numel(shape);
+    const int64_t count = shape_numel(shape);  // float-sized elements: enough for bf16 ones too
     std::shared_ptr<float> storage(count ? new float[count]() : nullptr, std::default_delete<float[]>());
-    return Tensor(storage, storage.get(), shape, this);
+    return Tensor(storage, storage.get(), shape, this, dtype);
   }
   void do_upload(Tensor&, const float*) override { note("upload"); }
   void do_download(const Tensor&, float*) override { note("download"); }
   void do_copy(Tensor&, const Tensor&) override { note("copy"); }
   void do_fill(Tensor&, float) override { note("fill"); }
   void do_copy_blocks(float*, int64_t, const float*, int64_t, int64_t, int64_t) override { note("copy_blocks"); }
+  void do_gemm_bf16(bool, bool, int64_t, int64_t, int64_t, float, Bf16Operand, Bf16Operand, float, void*, DType,
+                    int64_t, int64_t, int64_t) override {
+    note("gemm_bf16");
+  }
+  void do_linear_bf16(const Tensor&, const Tensor&, Tensor&) override { note("linear_bf16"); }
   void do_gemm(bool, bool, int64_t, int64_t, int64_t, float, MatrixOperand, MatrixOperand, float, float*, int64_t,
                int64_t, int64_t) override {
     note("gemm");

@@ -34,6 +34,7 @@ class BackendChecks : public ::testing::Test {
   Tensor foreign = other.empty({2, 3});  // same shape, another backend
   // gemm: A = a [2, 3] x B [3, 2] -> C [2, 2]. scale_rows: [1, 2, 3].
   Tensor b = be.empty({3, 2}), c = be.empty({2, 2}), rows = be.empty({1, 2, 3});
+  Tensor a16 = be.empty({2, 3}, DType::BF16), b16 = be.empty({3, 2}, DType::BF16), w23 = be.empty({2, 3});
   Tensor rows6 = be.empty({1, 2, 6});  // swiglu_backward_packed's gate_up for dhidden `rows`
   // Two heads of 2 from [1 view, 2 tokens, 4 channels]; attention of 2 queries over 3 keys of dim 4.
   Tensor src = be.empty({1, 2, 4}), heads = be.empty({1, 2, 2, 2}), merged = be.empty({1, 2, 4});
@@ -88,6 +89,18 @@ std::vector<OpCase> BackendChecks::memory_cases() {
        [this] {
          be.gemm(false, false, 2, 2, 3, 1.0f, {a.data(), 3, 0}, {b.data(), 2, 0}, 0.0f, c.data(), 1, 0, 1);
        }},
+      // The same on bf16 storage; the bad one gives A a row stride of 2 for 3 columns.
+      {"gemm_bf16", "gemm",
+       [this] {
+         be.gemm_bf16(false, false, 2, 2, 3, 1.0f, {a16.raw(), 3, 0}, {b16.raw(), 2, 0}, 0.0f, c.raw(), DType::F32, 2,
+                      0, 1);
+       },
+       [this] {
+         be.gemm_bf16(false, false, 2, 2, 3, 1.0f, {a16.raw(), 2, 0}, {b16.raw(), 2, 0}, 0.0f, c.raw(), DType::F32, 2,
+                      0, 1);
+       }},
+      // y [2, 2] = a16 [2, 3] W^T for W [2, 3]; the bad one's weight is bf16 (weights are float32).
+      {"linear_bf16", "linear", [this] { be.linear_bf16(a16, w23, c); }, [this] { be.linear_bf16(a16, a16, c); }},
   };
 }
 
@@ -169,7 +182,7 @@ std::string refusal(const std::function<void()>& call) {
 
 TEST_F(BackendChecks, EveryOpRefusesBadOperandsBeforeItsHookRuns) {
   const std::vector<OpCase> cases = all_cases();
-  EXPECT_EQ(cases.size(), 36u);  // every hook of Backend (both ray_tokens)
+  EXPECT_EQ(cases.size(), 38u);  // every hook of Backend (both ray_tokens)
   for (const OpCase& c : cases) {
     be.log.clear();
     const std::string message = refusal(c.bad);
