@@ -45,8 +45,8 @@ class DeviceAttention {
     return library_attention_calls_ == 0 ? own : library->name() + " and " + own;
   }
 
-  // Backend::attention (q, k, v [batch, tokens, d], value dim = query dim).
-  void split_heads(const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out, bool recording) {
+  // Backend::attention: the split-heads layout (q, k, v [batch, tokens, d], value dim = query dim).
+  void split_layout(const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out, bool recording) {
     recording_ = recording;
     const int64_t batch = q.dim(0), queries = q.dim(1), dim = q.dim(2), keys = k.dim(1);
     if (precision_ != Precision::Bf16)
@@ -66,10 +66,11 @@ class DeviceAttention {
     }
   }
 
-  // The attention of the packed qkv projection output (Backend::attention_packed). bf16: the library's fused kernel
-  // on strided views of the staged qkv (in chunks of views that bound the staging), else our FlashAttention-2-class
-  // kernel in place; what neither takes (fp32 and tf32, LACT_ATTENTION=wmma, other head dims) splits the heads
-  // into scratch around the split-layout kernels.
+  // The attention of the packed qkv projection output (Backend::attention_packed). bf16 storage: see
+  // attention_packed_bf16. float32 storage at bf16: the library's fused kernel on strided views of the staged qkv
+  // (in chunks of views that bound the staging), else our FlashAttention-2-class kernel in place; what neither takes
+  // (fp32 and tf32, LACT_ATTENTION=wmma, other head dims) splits the heads into scratch around the split-layout
+  // kernels.
   void packed(const Tensor& qkv, int64_t heads, int64_t head_dim, float scale, Tensor& out, bool recording) {
     recording_ = recording;
     const int64_t views = qkv.dim(0), tokens = qkv.dim(1), dim = heads * head_dim;

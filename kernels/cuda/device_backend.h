@@ -353,7 +353,7 @@ class DeviceBackend final : public Backend, public AttentionPathSource {
                "the cuda kernel needs value dim = query dim, not " + shape_string(v.shape()) + " for q " +
                    shape_string(q.shape()));
     OpScope scope(*this, "attention");
-    attention_.split_heads(q, k, v, scale, out, recording_);
+    attention_.split_layout(q, k, v, scale, out, recording_);
   }
   void do_attention_packed(const Tensor& qkv, int64_t heads, int64_t head_dim, float scale, Tensor& out) override {
     if (qkv.dim(0) == 0 || qkv.dim(1) == 0) return;
