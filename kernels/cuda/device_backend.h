@@ -66,13 +66,16 @@ class DeviceBackend final : public Backend, public AttentionPathSource {
   DType activation_type() const override {
     return precision_ == Precision::Bf16 && bf16_activations_ ? DType::BF16 : DType::F32;
   }
-  // A weight read by linear_bf16 gets its bf16 copy on first use there (made once, outside a recording); the
-  // copy lives as long as the weight does (an entry whose weight is gone is dropped).
+  // A weight read by linear_bf16 keeps a bf16 copy, made here for a matrix (a linear's weight: at load, so the
+  // memory check that follows counts it and no render recording converts it every frame) and on first use in
+  // linear_bf16 for any other marked tensor (outside a recording). The copy lives as long as the weight does (an
+  // entry whose weight is gone is dropped).
   void mark_constant(const Tensor& t) override {
     std::lock_guard<std::recursive_mutex> lock(mutex_);
-    if (t.dtype() != DType::F32 || t.numel() == 0 || precision_ != Precision::Bf16) return;
+    if (t.dtype() != DType::F32 || t.numel() == 0 || activation_type() != DType::BF16) return;
     drop_expired_constants();
     constants_.emplace(ConstantKey{t.raw(), t.numel()}, ConstantCopy{t.storage(), nullptr});
+    if (t.rank() == 2) constant_bf16(t);
   }
   std::string device_description() const override {
     return device_.description() + ", " + precision_name(precision_) + " products";

@@ -50,6 +50,7 @@ class EmulatedDevice {
     EmulatedDevice* device;
     template <typename... Params, typename... Args>
     void operator()(void (*kernel)(Params...), dim3 grid, dim3 block, Args... args) {
+      ++device->launches;
       device->run([=] { cuda_emulation::launch(kernel, grid, block, args...); });
     }
   };
@@ -175,7 +176,7 @@ class EmulatedDevice {
   std::string attention_unavailable() const { return unavailable; }
   cuda::AttentionLibrary* library = nullptr;
   std::string unavailable = "no attention library in the emulator";
-  int64_t gemms = 0, bf16_gemms = 0, recordings = 0, replays = 0;
+  int64_t gemms = 0, bf16_gemms = 0, launches = 0, recordings = 0, replays = 0;
 
  private:
   Launcher launcher_{this};

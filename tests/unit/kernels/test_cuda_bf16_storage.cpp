@@ -142,6 +142,32 @@ TEST(Bf16Storage, LinearOnBf16OperandsMatchesADoubleLoop) {
       }
 }
 
+// A marked weight matrix gets its bf16 copy when it is marked (at load): a product recorded later launches only the
+// product (an unmarked weight is rounded into scratch inside the recording, every replay), and the replay computes
+// what the direct call did.
+TEST(Bf16Storage, AMarkedWeightIsRoundedOnceWhenMarked) {
+  EmulatedBackend be("cuda-emulated", Precision::Bf16);
+  const auto x = random_values(4 * 8, 17), w = random_values(6 * 8, 18);
+  Tensor tx = be.empty({4, 8}, DType::BF16), tw = be.from_host({6, 8}, w.data()), y = be.empty({4, 6});
+  be.upload(tx, x.data());
+  const int64_t launches_before_mark = be.device().launches;
+  be.mark_constant(tw);
+  EXPECT_EQ(be.device().launches, launches_before_mark + 1);  // the rounding, once
+  for (bool marked : {true, false}) {
+    Tensor weight = marked ? tw : be.from_host({6, 8}, w.data());
+    linear(be, tx, weight, y);
+    const std::vector<float> direct = be.to_host(y);
+    be.fill(y, 0.0f);
+    ASSERT_TRUE(be.begin_recording());
+    linear(be, tx, weight, y);
+    const std::unique_ptr<Recording> r = be.end_recording();
+    ASSERT_NE(r, nullptr);
+    EXPECT_EQ(static_cast<const test::EmulatedRecording&>(*r).work.size(), marked ? 1u : 2u) << marked;
+    be.replay(*r);
+    EXPECT_EQ(be.to_host(y), direct) << marked;
+  }
+}
+
 // gemm_bf16 against a double loop on the same bf16 values: every transpose, batched, beta 0 and 1 into float32 C
 // (within float32 rounding) and into bf16 C (within one bf16 step), and a long reduction that split-K slices (its
 // partial outputs float32, the slices cut in bf16 elements).
