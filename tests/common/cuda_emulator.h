@@ -68,6 +68,7 @@ struct LaunchState {
   std::vector<Barrier> warp_barriers;
   std::vector<double> shuffle_slots;                // one per thread of the block
   std::vector<std::array<uint32_t, 10>> mma_slots;  // one per thread: an mma.sync's a, b and c registers
+  std::vector<const void*> ldmatrix_rows;           // one per thread: the row address it gives an ldmatrix
   std::vector<AsyncCopies> async_copies;            // one per thread
   std::vector<Fiber> fibers;
   ucontext_t scheduler;
@@ -278,6 +279,34 @@ inline void mma_bf16_16x8x16(float (&acc)[4], const uint32_t (&a)[4], const uint
   for (int r = 0; r < 4; ++r) acc[r] = result[r];
 }
 
+// ldmatrix.sync.aligned.m8n8.x4{.trans}.shared.b16, a warp-wide operation (all 32 lanes, as on the GPU): lane i gives
+// the address of row i % 8 of matrix i / 8 (eight 16-bit elements, 16-byte aligned); every lane receives in r[m], for
+// matrix m, its elements (row lane / 4, columns 2 (lane % 4) + {0,1}), or with trans those of the transposed matrix
+// (rows 2 (lane % 4) + {0,1}, column lane / 4), the first of the two in the low half.
+inline void ldmatrix_x4_emulated(uint32_t (&r)[4], const void* row, bool trans) {
+  auto& s = *current;
+  const int t = linear_thread, warp = t / 32, lane = t % 32;
+  if (s.warp_barriers[warp].count != 32) throw std::logic_error("emulated ldmatrix in a partial warp");
+  if (reinterpret_cast<uintptr_t>(row) % 16) throw std::logic_error("emulated ldmatrix: a row not 16-byte aligned");
+  s.ldmatrix_rows[t] = row;
+  wait(s.warp_barriers[warp]);
+  const auto* rows = &s.ldmatrix_rows[warp * 32];
+  const auto element = [&](int m, int i, int j) {  // element (i, j) of matrix m
+    uint16_t bits;
+    std::memcpy(&bits, static_cast<const char*>(rows[8 * m + i]) + 2 * j, 2);
+    return static_cast<uint32_t>(bits);
+  };
+  uint32_t result[4];
+  const int group = lane / 4, pair = 2 * (lane % 4);
+  for (int m = 0; m < 4; ++m)
+    result[m] = trans ? element(m, pair, group) | element(m, pair + 1, group) << 16
+                      : element(m, group, pair) | element(m, group, pair + 1) << 16;
+  wait(s.warp_barriers[warp]);  // every lane has read the addresses before any gives its next
+  for (int m = 0; m < 4; ++m) r[m] = result[m];
+}
+inline void ldmatrix_x4(uint32_t (&r)[4], const void* row) { ldmatrix_x4_emulated(r, row, false); }
+inline void ldmatrix_x4_trans(uint32_t (&r)[4], const void* row) { ldmatrix_x4_emulated(r, row, true); }
+
 // When the emulated copies land: at the wait that retires their group (the latest the GPU may land them: a read
 // before the wait sees stale data), or at once when issued (the earliest: a refill of a buffer that other warps
 // still read, without a barrier between, overwrites what they read). The tests run a kernel in both.
@@ -378,6 +407,7 @@ void launch(void (*kernel)(Params...), dim3 grid, dim3 block, Args... args) {
   for (int w = 0; w * 32 < threads; ++w) state.warp_barriers.push_back({std::min(32, threads - w * 32)});
   state.shuffle_slots.assign(static_cast<size_t>((threads + 31) / 32 * 32), 0.0);
   state.mma_slots.resize(static_cast<size_t>(threads));
+  state.ldmatrix_rows.resize(static_cast<size_t>(threads));
   state.fibers.resize(static_cast<size_t>(threads));
   state.body = [&] { kernel(static_cast<Params>(args)...); };
   auto& stacks = fiber_stacks();

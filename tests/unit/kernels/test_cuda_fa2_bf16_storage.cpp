@@ -4,6 +4,7 @@
 // double-precision attention of the same bf16 values, and against the float-storage kernel on those values widened
 // to float (bit for bit after the output's bf16 rounding where both kernels use the same key tiles). Outputs are
 // poisoned with NaN first, so an element the kernel forgets to write, or one it writes outside its columns, fails.
+// Also the emulated ldmatrix the bf16 kernel reads its K and V fragments with, against the PTX ISA's fragment table.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -90,6 +91,48 @@ std::vector<float> output_columns(const PackedCase& c, const std::vector<T>& out
       got[((v * c.heads + h) * t + i) * d + e] = x;
     }
   return got;
+}
+
+// The emulated ldmatrix.x4 and .x4.trans (kernels/cuda/mma_primitives.cuh) on one warp: a 32 x 24 bf16 tile of distinct
+// bit patterns, lane l giving the address of tile row (7 l + 3) % 32 from column 8 ((l / 3) % 3), so each matrix row
+// comes from a different place; every lane's four registers from both forms.
+constexpr int kProbeLd = 24;
+int probe_row(int lane) { return (7 * lane + 3) % 32; }
+int probe_col(int lane) { return 8 * (lane / 3 % 3); }
+
+__global__ void ldmatrix_probe_kernel(const bf16* src, uint32_t* plain, uint32_t* transposed) {
+  __shared__ __align__(16) bf16 tile[32 * kProbeLd];
+  const int lane = threadIdx.x;
+  for (int i = lane; i < 32 * kProbeLd; i += 32) tile[i] = src[i];
+  __syncwarp();
+  uint32_t r[4], t[4];
+  cuda::ldmatrix_x4(r, tile + probe_row(lane) * kProbeLd + probe_col(lane));
+  cuda::ldmatrix_x4_trans(t, tile + probe_row(lane) * kProbeLd + probe_col(lane));
+  for (int m = 0; m < 4; ++m) plain[lane * 4 + m] = r[m], transposed[lane * 4 + m] = t[m];
+}
+
+// The PTX ISA's ldmatrix fragment table, element by element: element (i, j) of matrix m (row i given by lane 8 m + i)
+// goes to register m of lane 4 i + j / 2, half j % 2; with .trans to lane 4 j + i / 2, half i % 2.
+TEST(Fa2Bf16Storage, EmulatedLdmatrixFollowsThePtxFragmentTable) {
+  std::vector<bf16> src(32 * kProbeLd);
+  for (size_t i = 0; i < src.size(); ++i) src[i].bits = static_cast<uint16_t>(0x1000 + 37 * i);  // distinct
+  std::vector<uint32_t> plain(128, 0xdeadbeefu), transposed(128, 0xdeadbeefu);
+  cuda_emulation::launch(ldmatrix_probe_kernel, dim3(1), dim3(32), static_cast<const bf16*>(src.data()), plain.data(),
+                         transposed.data());
+  std::vector<uint32_t> want(128, 0), want_trans(128, 0);
+  for (int m = 0; m < 4; ++m)
+    for (int i = 0; i < 8; ++i)
+      for (int j = 0; j < 8; ++j) {
+        const int giver = 8 * m + i;
+        const uint32_t bits = src[probe_row(giver) * kProbeLd + probe_col(giver) + j].bits;
+        want[(4 * i + j / 2) * 4 + m] |= bits << (16 * (j % 2));
+        want_trans[(4 * j + i / 2) * 4 + m] |= bits << (16 * (i % 2));
+      }
+  for (int lane = 0; lane < 32; ++lane)
+    for (int m = 0; m < 4; ++m) {
+      EXPECT_EQ(plain[lane * 4 + m], want[lane * 4 + m]) << "lane " << lane << " matrix " << m;
+      EXPECT_EQ(transposed[lane * 4 + m], want_trans[lane * 4 + m]) << "lane " << lane << " matrix " << m << " .trans";
+    }
 }
 
 // What each schedule of the emulator exposes (as test_cuda_emulated's fa2 tests): copies landing at the wait (a read
