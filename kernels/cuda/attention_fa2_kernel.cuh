@@ -7,8 +7,9 @@
 // tile j is multiplied. The operands are read in place through strides, so Q, K and V can be column ranges of
 // the packed qkv projection output and O a column range of [tokens, dim] (no head split or merge).
 // The operands are stored as T: float, converted to bf16 fragments in registers, or __nv_bfloat16 (bf16 storage),
-// whose K/V tiles take half the shared memory (twice the keys a tile), whose Q and K fragments are the stored bf16
-// pairs as they are and whose V fragments are built from the stored bits; O is rounded to bf16 (nearest even) on store.
+// whose K/V tiles take half the shared memory (twice the keys a tile), whose Q fragments are the stored bf16 pairs as
+// they are, whose K and V fragments come from the tiles through ldmatrix.x4 (V's with .trans), two mma.sync products'
+// B fragments per instruction, and whose O is rounded to bf16 (nearest even) on store.
 #pragma once
 
 #include <cmath>
@@ -41,14 +42,15 @@ constexpr bool kFa2Bf16 = std::is_same_v<T, __nv_bfloat16>;
 template <int D, typename T = float>
 constexpr int kFa2TileKeys = D <= 32 ? 64 : (kFa2Bf16<T> ? 2 : 1) * (D <= 64 ? 32 : 16);
 // Row strides (elements) of the K and V tiles, padded so the fragment reads below hit 32 distinct banks (bf16: 16
-// bytes of padding, so rows stay 16-byte aligned for cp.async).
+// bytes of padding, so rows stay 16-byte aligned for cp.async and ldmatrix, and the 8 rows an ldmatrix reads at once
+// fall on 8 distinct 4-bank groups).
 template <int D, typename T = float>
 constexpr int kFa2KeyLd = D + 8;
 template <int D, typename T = float>
 constexpr int kFa2ValueLd = kFa2Bf16<T> ? D + 8 : D + 4;
 
-// The raw bits of stored bf16: two adjacent elements as one register (the lower one in the low half), one element,
-// and a register stored as two adjacent elements. Plain loads and stores on the GPU; memcpy in the emulation.
+// The raw bits of stored bf16: two adjacent elements as one register (the lower one in the low half), and a register
+// stored as two adjacent elements. Plain loads and stores on the GPU; memcpy in the emulation.
 __device__ __forceinline__ uint32_t fa2_load_pair(const __nv_bfloat16* p) {
 #if defined(__CUDACC__)
   return *reinterpret_cast<const uint32_t*>(p);
@@ -56,13 +58,6 @@ __device__ __forceinline__ uint32_t fa2_load_pair(const __nv_bfloat16* p) {
   uint32_t bits;
   std::memcpy(&bits, p, sizeof bits);
   return bits;
-#endif
-}
-__device__ __forceinline__ uint32_t fa2_bits(const __nv_bfloat16& x) {
-#if defined(__CUDACC__)
-  return __bfloat16_as_ushort(x);
-#else
-  return x.bits;
 #endif
 }
 __device__ __forceinline__ void fa2_store_pair(__nv_bfloat16* p, float lo, float hi) {
@@ -75,19 +70,15 @@ __device__ __forceinline__ void fa2_store_pair(__nv_bfloat16* p, float lo, float
 }
 __device__ __forceinline__ void fa2_store_pair(float* p, float lo, float hi) { p[0] = lo, p[1] = hi; }
 
-// A fragment register of two adjacent elements of a row (Q from global memory, K from its tile), and of the same
-// element of two rows (V from its tile).
+// A fragment register of two adjacent elements of a row (Q from global memory, K from its float tile), and of the
+// same element of two rows (V from its float tile).
 __device__ __forceinline__ uint32_t fa2_query_pair(const float* p) { return pack_bf16x2(p[0], p[1]); }
 __device__ __forceinline__ uint32_t fa2_query_pair(const __nv_bfloat16* p) { return fa2_load_pair(p); }
 __device__ __forceinline__ uint32_t fa2_key_pair(const float* p) {
   const float2 x = *reinterpret_cast<const float2*>(p);
   return pack_bf16x2(x.x, x.y);
 }
-__device__ __forceinline__ uint32_t fa2_key_pair(const __nv_bfloat16* p) { return fa2_load_pair(p); }
 __device__ __forceinline__ uint32_t fa2_value_pair(const float& lo, const float& hi) { return pack_bf16x2(lo, hi); }
-__device__ __forceinline__ uint32_t fa2_value_pair(const __nv_bfloat16& lo, const __nv_bfloat16& hi) {
-  return fa2_bits(lo) | fa2_bits(hi) << 16;
-}
 
 // This warp's 16 queries as bf16 A fragments, one per 16 dims (rows past `queries` are zeros).
 template <int D, typename T>
@@ -120,6 +111,31 @@ __device__ __forceinline__ void fa2_copy_tile(const T* kb, const T* vb, int64_t 
     const int64_t offset = inside ? (start + r) * token_stride + c : 0;
     cp_async_16(key_tile + r * kFa2KeyLd<D, T> + c, kb + offset, inside);
     cp_async_16(value_tile + r * kFa2ValueLd<D, T> + c, vb + offset, inside);
+  }
+}
+
+// bf16 storage: S = Q K^T with the B fragments of two key groups per ldmatrix.x4 (matrices: keys [16 n2, 16 n2 + 8)
+// and [16 n2 + 8, 16 n2 + 16), each at dims [16 st, 16 st + 8) and [16 st + 8, 16 st + 16)); each s[n] still takes
+// its dim steps in order, so the sums are those of the per-element loads.
+template <int D, int KT>
+__device__ __forceinline__ void fa2_tile_scores_ldmatrix(const uint32_t (&qf)[D / 16][4], const __nv_bfloat16* key_tile,
+                                                         float (&s)[KT / 8][4]) {
+  const int lane = threadIdx.x % 32;
+  // This lane's row: row lane % 8 of matrix lane / 8 (keys + 8 for matrices 2 and 3, dims + 8 for 1 and 3).
+  const __nv_bfloat16* row = key_tile + (lane / 16 * 8 + lane % 8) * kFa2KeyLd<D, __nv_bfloat16> + lane / 8 % 2 * 8;
+#pragma unroll
+  for (int n2 = 0; n2 < KT / 16; ++n2) {
+    float(&s0)[4] = s[2 * n2];
+    float(&s1)[4] = s[2 * n2 + 1];
+    s0[0] = s0[1] = s0[2] = s0[3] = s1[0] = s1[1] = s1[2] = s1[3] = 0.0f;
+#pragma unroll
+    for (int st = 0; st < D / 16; ++st) {
+      uint32_t r[4];
+      ldmatrix_x4(r, row + n2 * 16 * kFa2KeyLd<D, __nv_bfloat16> + st * 16);
+      const uint32_t b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
+      mma_bf16_16x8x16(s0, qf[st], b0);
+      mma_bf16_16x8x16(s1, qf[st], b1);
+    }
   }
 }
 
@@ -176,6 +192,38 @@ __device__ __forceinline__ void fa2_online_softmax(float (&s)[KT / 8][4], int ti
     }
 }
 
+// P's accumulator layout for keys [16 kk, 16 kk + 16) as the A fragment of step kk.
+template <int KT>
+__device__ __forceinline__ void fa2_probability_fragment(const float (&p)[KT / 8][4], int kk, uint32_t (&a)[4]) {
+  a[0] = pack_bf16x2(p[2 * kk][0], p[2 * kk][1]), a[1] = pack_bf16x2(p[2 * kk][2], p[2 * kk][3]);
+  a[2] = pack_bf16x2(p[2 * kk + 1][0], p[2 * kk + 1][1]), a[3] = pack_bf16x2(p[2 * kk + 1][2], p[2 * kk + 1][3]);
+}
+
+// bf16 storage: O += P V with the B fragments of two dim groups per ldmatrix.x4.trans (matrices: keys [16 kk,
+// 16 kk + 8) and [16 kk + 8, 16 kk + 16), each at dims [8 n, 8 n + 8) and [8 n + 8, 8 n + 16)); each o[n] still takes
+// its key steps in order.
+template <int D, int KT>
+__device__ __forceinline__ void fa2_tile_values_ldmatrix(const float (&p)[KT / 8][4], const __nv_bfloat16* value_tile,
+                                                         float (&o)[D / 8][4]) {
+  constexpr int kLd = kFa2ValueLd<D, __nv_bfloat16>;
+  const int lane = threadIdx.x % 32;
+  // This lane's row: row lane % 8 of matrix lane / 8 (keys + 8 for matrices 1 and 3, dims + 8 for 2 and 3).
+  const __nv_bfloat16* row = value_tile + (lane / 8 % 2 * 8 + lane % 8) * kLd + lane / 16 * 8;
+#pragma unroll
+  for (int kk = 0; kk < KT / 16; ++kk) {
+    uint32_t a[4];
+    fa2_probability_fragment<KT>(p, kk, a);
+#pragma unroll
+    for (int n = 0; n < D / 8; n += 2) {
+      uint32_t r[4];
+      ldmatrix_x4_trans(r, row + kk * 16 * kLd + n * 8);
+      const uint32_t b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
+      mma_bf16_16x8x16(o[n], a, b0);
+      mma_bf16_16x8x16(o[n + 1], a, b1);
+    }
+  }
+}
+
 // O += P V: P's accumulator layout for keys [16k, 16k + 16) is the A fragment of step k, so P never leaves the
 // registers.
 template <int D, int KT, typename T>
@@ -216,13 +264,21 @@ __device__ __forceinline__ void fa2_store(T* ob, int64_t token_stride, int64_t r
   }
 }
 
+// Blocks per SM the kernel is compiled for (at most 128 registers a thread for 2): 2 for bf16 storage at head dim 64,
+// which the ldmatrix loads would otherwise take past 128 (one block of 8 warps per SM); else 0, none asked, so the
+// float kernels compile as they did before ldmatrix (kernels/cuda/NOTES.md has the register counts).
+template <int D, typename T>
+constexpr int kFa2MinBlocks = (kFa2Bf16<T> && D == 64) ? 2 : 0;
+
 // grid (query blocks, heads, views), kFa2Warps * 32 threads. scale_log2 = scale * log2(e).
 template <int D, typename T = float>
-__global__ void __launch_bounds__(kFa2Warps * 32)
+__global__ void __launch_bounds__(kFa2Warps * 32, kFa2MinBlocks<D, T>)
     attention_fa2_kernel(AttentionOperandsOf<T> ops, int64_t queries, int64_t keys, float scale_log2) {
   static_assert(D % 16 == 0 && D <= 128, "head dim 16, 32, 64 or 128");
   static_assert(std::is_same_v<T, float> || kFa2Bf16<T>, "float or bf16 storage");
   constexpr int KT = kFa2TileKeys<D, T>;
+  static_assert(!kFa2Bf16<T> || (kFa2KeyLd<D, T> % 8 == 0 && kFa2ValueLd<D, T> % 8 == 0 && KT % 16 == 0),
+                "ldmatrix reads 16-byte aligned rows (8 bf16), two key groups at a time");
   __shared__ __align__(16) T key_tiles[2][KT * kFa2KeyLd<D, T>];
   __shared__ __align__(16) T value_tiles[2][KT * kFa2ValueLd<D, T>];
 
@@ -252,10 +308,16 @@ __global__ void __launch_bounds__(kFa2Warps * 32)
     cp_async_wait<1>();  // tile j has landed (this thread's copies) ...
     __syncthreads();     // ... and every thread's
     float s[KT / 8][4];
-    fa2_tile_scores<D, KT, T>(qf, key_tiles[stage], s);
+    if constexpr (kFa2Bf16<T>)
+      fa2_tile_scores_ldmatrix<D, KT>(qf, key_tiles[stage], s);
+    else
+      fa2_tile_scores<D, KT, T>(qf, key_tiles[stage], s);
     const int tile_keys = static_cast<int>(keys - j * KT < KT ? keys - j * KT : KT);
     fa2_online_softmax<D, KT>(s, tile_keys, scale_log2, row_max, row_sum, o);
-    fa2_tile_values<D, KT, T>(s, value_tiles[stage], o);
+    if constexpr (kFa2Bf16<T>)
+      fa2_tile_values_ldmatrix<D, KT>(s, value_tiles[stage], o);
+    else
+      fa2_tile_values<D, KT, T>(s, value_tiles[stage], o);
     __syncthreads();  // every warp is done with this stage before it is refilled
   }
   fa2_store<D, T>(ob, ops.out_strides.token, row0, queries, o, row_sum);
