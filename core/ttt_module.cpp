@@ -43,7 +43,11 @@ class DenseUpdate {
   explicit DenseUpdate(const ModuleContext& ctx)
       : ctx_(ctx), m_(ctx.config.params_as<TttParams>()), w_(ctx.weights.as<TttWeights>()) {
     dw_.w1 = ctx.be.zeros(w_.w1.shape());
-    if (!m_.variant.only_w1) dw_.w02 = ctx.be.zeros(w_.w02.shape());
+    if (m_.variant.only_w1) return;
+    dw_.w02 = ctx.be.zeros(w_.w02.shape());
+    // The initial weights in the heads' storage (bf16 copies on CUDA at bf16) once, not once per tile.
+    const DType heads = ttt_head_type(ctx.be, m_);
+    products_ = {stored_as(ctx.be, w_.w02, heads), stored_as(ctx.be, w_.w1, heads)};
   }
   // Adds the directions of p's tokens: `views` whole views.
   void add(const TttProjections& p, int64_t views) {
@@ -54,7 +58,7 @@ class DenseUpdate {
       if (m_.variant.only_w1)
         ttt_accumulate_w1(ctx_.be, m_, w_, p, begin, end, dw_.w1);
       else
-        ttt_accumulate_directions(ctx_.be, initial_fast_weights(w_), p, begin, end, dw_);
+        ttt_accumulate_directions(ctx_.be, products_, p, begin, end, dw_);
     }
   }
   // Summed across ranks, then Newton-Schulz and the weight norm once.
@@ -74,6 +78,7 @@ class DenseUpdate {
   const TttParams& m_;
   const TttWeights& w_;
   FastWeights dw_;
+  FastWeights products_;  // what the directions' products read: the initial weights, in the heads' storage
 };
 
 // Whether the update takes the dense route (the low-rank one and the gradient-step form keep every token's

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/cuda/gemm_plan.h"
+
 namespace lact::cuda {
 
 uint16_t bf16_bits(float f) {
@@ -23,11 +25,7 @@ float bf16_value(uint16_t bits) {
 }
 
 bool parse_bf16_activations(const char* value) {
-  const std::string text = value ? value : "";
-  if (text.empty() || text == "1") return true;
-  if (text == "0") return false;
-  throw std::invalid_argument("LACT_BF16_ACTIVATIONS: '" + text.substr(0, 40) +
-                              "' is not 0 or 1 (unset: 1, bf16 activations at --precision bf16)");
+  return parse_switch("LACT_BF16_ACTIVATIONS", value, "bf16 activations at --precision bf16");
 }
 
 bool bf16_activations_from_environment() { return parse_bf16_activations(std::getenv("LACT_BF16_ACTIVATIONS")); }

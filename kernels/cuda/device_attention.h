@@ -16,6 +16,9 @@
 
 namespace lact::cuda {
 
+// A bf16 tensor's elements (the GPU backend's ops that take bf16 storage).
+inline __nv_bfloat16* bf16_data(const Tensor& t) { return static_cast<__nv_bfloat16*>(t.raw()); }
+
 template <typename Device>
 class DeviceAttention {
  public:
@@ -224,8 +227,6 @@ class DeviceAttention {
       std::fprintf(stderr, "lact: bf16 attention through lact's own kernel: %s\n", why.c_str());
     return false;
   }
-
-  static __nv_bfloat16* bf16_data(const Tensor& t) { return static_cast<__nv_bfloat16*>(t.raw()); }
 
   Device& device_;
   Precision precision_;

@@ -489,8 +489,6 @@ class DeviceBackend final : public Backend, public AttentionPathSource {
     size_t start_ = 0;
   };
 
-  static __nv_bfloat16* bf16_data(const Tensor& t) { return static_cast<__nv_bfloat16*>(t.raw()); }
-
   // `count` floats rounded to bf16 into stream-ordered scratch (the caller releases it).
   void* rounded_copy(const float* src, int64_t count) {
     auto* copy = static_cast<__nv_bfloat16*>(device_.scratch(static_cast<size_t>(count) * 2));

@@ -45,13 +45,15 @@ SplitK plan_split_k(int64_t m, int64_t n, int64_t k, int64_t batch) {
   return {slices, k / slices};
 }
 
-bool parse_split_k(const char* value) {
+bool parse_switch(const char* name, const char* value, const char* unset_means) {
   const std::string text = value ? value : "";
   if (text.empty() || text == "1") return true;
   if (text == "0") return false;
-  throw std::invalid_argument("LACT_SPLIT_K: '" + text.substr(0, 40) +
-                              "' is not 0 or 1 (unset: 1, split-K where chosen)");
+  throw std::invalid_argument(std::string(name) + ": '" + text.substr(0, 40) + "' is not 0 or 1 (unset: 1, " +
+                              unset_means + ")");
 }
+
+bool parse_split_k(const char* value) { return parse_switch("LACT_SPLIT_K", value, "split-K where chosen"); }
 
 bool split_k_from_environment() { return parse_split_k(std::getenv("LACT_SPLIT_K")); }
 

@@ -56,6 +56,9 @@ struct SplitK {
   int64_t slices, slice_k;
 };
 SplitK plan_split_k(int64_t m, int64_t n, int64_t k, int64_t batch);
+// An on/off environment switch of the CUDA backend: 1 or unset true, 0 false; anything else throws
+// std::invalid_argument "NAME: 'value' is not 0 or 1 (unset: 1, UNSET_MEANS)".
+bool parse_switch(const char* name, const char* value, const char* unset_means);
 // LACT_SPLIT_K: 1 or unset, split-K where plan_split_k chooses it; 0, every product in one call (to compare
 // against). Throws std::invalid_argument naming the variable for any other value.
 bool parse_split_k(const char* value);
