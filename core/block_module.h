@@ -46,10 +46,11 @@ struct ModuleContext {
 // a module in chunks of whole views as y = LayerNorm(x rows) (made again on every pass over them).
 class ViewChunks {
  public:
-  // f(the chunk's context, its y [chunk tokens, dim], its out) for every chunk in order.
+  // f(the chunk's context, its y [chunk tokens, dim], its rows of the residual stream x) for every chunk in order.
   using Pass = std::function<void(const ModuleContext& chunk, const Tensor& y, Tensor& out)>;
   virtual ~ViewChunks() = default;
-  // Runs f over every chunk; with `adds_output` each chunk's out is then added to its rows of x.
+  // Runs f over every chunk; with `adds_output` f adds into the chunk's rows of x, which are then kept (written
+  // back where the stream is spilled); without, f must leave them as they are.
   virtual void each(const Pass& f, bool adds_output) const = 0;
   virtual int64_t count() const = 0;  // chunks
 };
@@ -62,8 +63,9 @@ class BlockModule {
   // The kind's own weights; `get(name)` uploads one of its tensors (the names of ModuleKind::tensors).
   virtual std::shared_ptr<const KindWeights> load(Backend& be, const ModuleConfig& m,
                                                   const std::function<Tensor(const std::string&)>& get) const = 0;
-  // Encode over the input tokens y [tokens, dim]: returns the module's state and writes its output into `out`
-  // (a stateful module may skip that when `output_needed` is false: nothing after it reads it).
+  // Encode over the input tokens y [tokens, dim]: returns the module's state and adds its output into `out`, the
+  // residual stream's rows y was made from (a stateful module may skip that when `output_needed` is false:
+  // nothing after it reads them).
   virtual ModuleState encode(const ModuleContext& ctx, const Tensor& y, Tensor& out, bool output_needed) const = 0;
   // Whether encode_streamed can take the tokens in chunks of views (its encode mixes tokens within a view only,
   // or through a sum over tokens), with these options and `tokens` input tokens in all.
@@ -71,7 +73,7 @@ class BlockModule {
   // Encode over the input tokens in chunks (only where streams()): the same state and output as encode() over
   // all of them. This one: encode() on each chunk, for the kinds whose tokens only meet within a view.
   virtual ModuleState encode_streamed(const ModuleContext& ctx, const ViewChunks& chunks, bool output_needed) const;
-  // Render over target tokens y, reading `state` (nullptr for stateless kinds).
+  // Render over target tokens y, reading `state` (nullptr for stateless kinds); adds its output into `out`.
   virtual void render(const ModuleContext& ctx, const ModuleState* state, const Tensor& y, Tensor& out) const = 0;
 };
 

@@ -44,14 +44,11 @@ void ResidualChunks::each(const Pass& f, bool adds_output) const {
   for (int64_t begin = 0; begin < whole_.views; begin += chunk_) {
     const int64_t end = std::min(whole_.views, begin + chunk_), rows = (end - begin) * per_view_;
     Tensor x = x_.load(begin * per_view_, rows);
-    Tensor y = y_.slice(0, rows), out = out_.slice(0, rows);
+    Tensor y = y_.slice(0, rows);
     be.layer_norm(x, norm_, eps_, y);
     const ModuleContext chunk{be, whole_.config, whole_.weights, whole_.options, end - begin, whole_.collective};
-    f(chunk, y, out);
-    if (adds_output) {
-      be.add(x, out);
-      x_.write_back(begin * per_view_, x);
-    }
+    f(chunk, y, x);  // the module adds its output into x's rows
+    if (adds_output) x_.write_back(begin * per_view_, x);
   }
 }
 

@@ -1,5 +1,5 @@
 // The streamed encode's chunks of views (core/block_module.h's ViewChunks over the residual stream): each chunk's
-// y = LayerNorm(x rows) made in one chunk-sized buffer, its module output added back to its rows of x. Only x
+// y = LayerNorm(x rows) made in one chunk-sized buffer, the module adding its output into its rows of x. Only x
 // grows with the views; every module's scratch is a chunk's. Where x does not fit in memory either, it is kept
 // in a ResidualStore (core/residual_store.h) and a chunk of it at a time is read in and written back.
 #pragma once
@@ -41,11 +41,11 @@ class ResidualStream {
 
 class ResidualChunks final : public ViewChunks {
  public:
-  // `whole`: the module's context over every view of x (`whole.views` views of `per_view` tokens each); y and
-  // out hold at least chunk_views * per_view rows.
+  // `whole`: the module's context over every view of x (`whole.views` views of `per_view` tokens each); y holds
+  // at least chunk_views * per_view rows.
   ResidualChunks(const ModuleContext& whole, ResidualStream& x, const Tensor& norm, float eps, int64_t per_view,
-                 int64_t chunk_views, Tensor& y, Tensor& out)
-      : whole_(whole), x_(x), norm_(norm), eps_(eps), per_view_(per_view), chunk_(chunk_views), y_(y), out_(out) {}
+                 int64_t chunk_views, Tensor& y)
+      : whole_(whole), x_(x), norm_(norm), eps_(eps), per_view_(per_view), chunk_(chunk_views), y_(y) {}
   void each(const Pass& f, bool adds_output) const override;
   int64_t count() const override { return (whole_.views + chunk_ - 1) / chunk_; }
 
@@ -55,7 +55,7 @@ class ResidualChunks final : public ViewChunks {
   const Tensor& norm_;
   float eps_;
   int64_t per_view_, chunk_;
-  Tensor &y_, &out_;
+  Tensor& y_;
 };
 
 }  // namespace lact

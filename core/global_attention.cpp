@@ -39,7 +39,7 @@ void merge_and_project(Backend& be, const AttentionWeights& w, const Tensor& hea
   const int64_t views = heads_out.dim(0), heads = heads_out.dim(1), per_view = heads_out.dim(2), hd = heads_out.dim(3);
   Tensor merged = be.empty({views, per_view, heads * hd});
   be.merge_heads(heads_out, merged);
-  linear(be, merged.reshape({views * per_view, heads * hd}), w.out_proj, out);
+  linear_add(be, merged.reshape({views * per_view, heads * hd}), w.out_proj, out);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // The block modules' layers, each written once against the Backend ops, with each kind's own weights. Inputs
-// are the module's LayerNorm'd input y [tokens, dim]; outputs are what the block adds to the residual stream.
+// are the module's LayerNorm'd input y [tokens, dim]; each layer adds its output into `out`, the residual stream's
+// rows (its output projection does, beta 1: no separate add pass and no output buffer).
 #pragma once
 
 #include "core/block_module.h"
@@ -150,7 +151,7 @@ Tensor ttt_finish_w1(Backend& be, const TttParams& config, const TttWeights& wei
 Tensor ttt_update_w1(Backend& be, const TttParams& config, const TttWeights& weights, const TttProjections& p,
                      const ModelOptions& options, Collective* collective = nullptr);
 
-// out = c_proj(merge_heads(o_norm(phi(q) W1))) for every token of q, phi(q) = silu(q W0) * (q W2) (or q for
+// out += c_proj(merge_heads(o_norm(phi(q) W1))) for every token of q, phi(q) = silu(q W0) * (q W2) (or q for
 // straight_qk).
 void ttt_apply(Backend& be, const TttParams& config, const TttWeights& weights, const FastWeights& fast,
                const Tensor& q, int64_t token_tile, Tensor& out);

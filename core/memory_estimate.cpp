@@ -49,8 +49,9 @@ EncodeMemory estimate_encode_memory(const ModelConfig& config, const ModelOption
   const bool spilled = spill_residual && part < tokens;
   const double stream = part < tokens ? (spilled ? part : tokens) * dim : 0.0;
   m.embedding = saturate((part * (3.0 * patch * patch + config.input_channels() + dim) + stream) * kFloat);
-  // The residual stream x (spilled: a chunk of it and its host copy), and y and out of a chunk.
-  m.activations = saturate(((spilled ? 2 * part : tokens) + 2 * part) * dim * kFloat);
+  // The residual stream x (spilled: a chunk of it and its host copy), and y of a chunk (each module adds its
+  // output into x itself).
+  m.activations = saturate(((spilled ? 2 * part : tokens) + part) * dim * kFloat);
   m.spilled = spilled ? saturate(tokens * dim * kFloat) : 0;
 
   double scratch = 0;

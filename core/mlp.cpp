@@ -9,7 +9,7 @@ void mlp(Backend& be, const MlpWeights& w, const Tensor& y, Tensor& out) {
   Tensor hidden = be.empty({y.dim(0), w.fc.dim(0)}, be.activation_type());
   linear(be, y, w.fc, hidden);
   be.gelu(hidden);
-  linear(be, hidden, w.out_proj, out);
+  linear_add(be, hidden, w.out_proj, out);
 }
 
 namespace {

@@ -145,19 +145,17 @@ ResidualStream Model::embed_in_chunks(const std::vector<Camera>& cameras, int64_
   return std::move(*x);
 }
 
-ModuleState Model::encode_module(const ModuleContext& context, ResidualStream& stream, Tensor& y, Tensor& out,
-                                 int64_t chunk, bool output_needed) const {
+ModuleState Model::encode_module(const ModuleContext& context, ResidualStream& stream, Tensor& y, int64_t chunk,
+                                 bool output_needed) const {
   const BlockModule& module = block_module(*context.config.kind);
   if (chunk < context.views) {
     const int64_t per_view = stream.rows() / context.views;
-    const ResidualChunks chunks(context, stream, context.weights.norm, kLayerNormEps, per_view, chunk, y, out);
+    const ResidualChunks chunks(context, stream, context.weights.norm, kLayerNormEps, per_view, chunk, y);
     return module.encode_streamed(context, chunks, output_needed);
   }
   Tensor& x = stream.whole();
   backend_.layer_norm(x, context.weights.norm, kLayerNormEps, y);
-  ModuleState state = module.encode(context, y, out, output_needed);
-  if (output_needed) backend_.add(x, out);
-  return state;
+  return module.encode(context, y, x, output_needed);  // x += the module's output
 }
 
 SceneState Model::encode(const std::vector<PosedImage>& inputs, const Observer& observer, Collective* collective,
@@ -230,7 +228,7 @@ SceneState Model::encode_tokens(const std::vector<Camera>& cameras, int height, 
   for (size_t j = 0; j < config().block.size(); ++j)
     if (config().block[j].kind->stateful()) last_stateful = j;
 
-  Tensor y = be.empty({chunk_tokens, dim}), out = be.empty({chunk_tokens, dim});
+  Tensor y = be.empty({chunk_tokens, dim});
   report_progress("encode layers", 0, config().layers);
   for (int layer = 0; layer < config().layers; ++layer) {
     const bool last_layer = layer + 1 == config().layers;
@@ -239,7 +237,7 @@ SceneState Model::encode_tokens(const std::vector<Camera>& cameras, int height, 
       const bool output_needed = observer || !last_layer || j < last_stateful;
       if (!output_needed && !mc.kind->stateful()) continue;
       const ModuleContext context{be, mc, weights_.blocks[layer][j], options_, views, collective};
-      ModuleState module_state = encode_module(context, x, y, out, chunk, output_needed);
+      ModuleState module_state = encode_module(context, x, y, chunk, output_needed);
       if (mc.kind->stateful()) state.modules.push_back(std::move(module_state));
     }
     if (observer) observer("encode_block" + std::to_string(layer) + "_out", x.whole());
@@ -372,7 +370,7 @@ void Model::decode(const SceneState& state, const Tensor& poses, int height, int
   patches = Tensor();
   be.layer_norm(x, weights_.input_layernorm, kLayerNormEps, x);
   const int64_t dim = x.dim(1);
-  Tensor y = be.empty({tokens, dim}), out = be.empty({tokens, dim});
+  Tensor y = be.empty({tokens, dim});
   size_t state_index = 0;
   be.expect_growth(0);  // every layer allocates as the first did: its blocks are kept for the next (backend.h)
   for (int layer = 0; layer < config().layers; ++layer) {
@@ -380,8 +378,7 @@ void Model::decode(const SceneState& state, const Tensor& poses, int height, int
       const ModuleConfig& mc = config().block[j];
       const ModuleContext context{be, mc, weights_.blocks[layer][j], options_, count};
       be.layer_norm(x, context.weights.norm, kLayerNormEps, y);
-      block_module(*mc.kind).render(context, mc.kind->stateful() ? &state.modules[state_index++] : nullptr, y, out);
-      be.add(x, out);
+      block_module(*mc.kind).render(context, mc.kind->stateful() ? &state.modules[state_index++] : nullptr, y, x);
     }
     if (layer == 0) be.hold_step_blocks();
   }

@@ -87,9 +87,9 @@ class Model {
   SceneState encode_tokens(const std::vector<Camera>& cameras, int height, int width, const ChunkPixels& pixels,
                            const Observer& observer, Collective* collective, int64_t chunk_views,
                            ResidualStore* spill) const;
-  // One module of one layer over x, all at once or (chunk < views) in chunks of views.
-  // y and out: buffers of min(chunk, views) views' tokens.
-  ModuleState encode_module(const ModuleContext& context, ResidualStream& x, Tensor& y, Tensor& out, int64_t chunk,
+  // One module of one layer over x (its output added into x), all at once or (chunk < views) in chunks of views.
+  // y: a buffer of min(chunk, views) views' tokens.
+  ModuleState encode_module(const ModuleContext& context, ResidualStream& x, Tensor& y, int64_t chunk,
                             bool output_needed) const;
   // render(), render_into(): image i written at image_out(i), called once per camera in order.
   void render_batches(const SceneState& state, const std::vector<Camera>& cameras,

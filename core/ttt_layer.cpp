@@ -18,13 +18,13 @@ constexpr float kWeightNormEps = 1e-5f;  // W / (||W||_col + eps) * ||W0||_col
 // softplus^-1, so that softplus(0 + inverse_softplus(base_lr)) = base_lr.
 double inverse_softplus(double x) { return x + std::log(-std::expm1(-x)); }
 
-// out = c_proj(merge_heads(o_norm(o))) for o [heads, tokens, D].
+// out += c_proj(merge_heads(o_norm(o))) for o [heads, tokens, D].
 void finish_apply(Backend& be, const TttWeights& w, Tensor& o, Tensor& out) {
   const int64_t heads = o.dim(0), tokens = o.dim(1), d = o.dim(2);
   be.rms_norm(o, w.o_norm, d, kOutputNormEps, o);
   Tensor merged = be.empty({1, tokens, heads * d}, be.activation_type());
   be.merge_heads(o.reshape({1, heads, tokens, d}), merged);
-  linear(be, merged.reshape({tokens, heads * d}), w.out_proj, out);
+  linear_add(be, merged.reshape({tokens, heads * d}), w.out_proj, out);
 }
 
 }  // namespace
@@ -136,13 +136,6 @@ Directions token_directions(Backend& be, const FastWeights& initial, const TttPr
   const float* lr = p.lr.data() + begin * 3 * heads;
   be.swiglu_backward_packed(r.gate_up, r.hidden, lr, heads, 1, 3 * heads);
   return r;
-}
-
-FastWeights copy_of(Backend& be, const FastWeights& w) {
-  FastWeights c{be.empty(w.w02.shape()), be.empty(w.w1.shape())};
-  be.copy(c.w02, w.w02);
-  be.copy(c.w1, w.w1);
-  return c;
 }
 
 void restore_norms(Backend& be, const TttWeights& w, FastWeights& fast) {

@@ -30,7 +30,7 @@ void window_attention(Backend& be, const AttentionParams& config, const Attentio
   be.attention_packed(qkv.reshape({views, per_view, 3 * dim}), heads, head_dim,
                       1.0f / std::sqrt(static_cast<float>(head_dim)), attended);
   qkv = Tensor();  // free before the output projection
-  linear(be, attended.reshape({tokens, dim}), w.out_proj, out);
+  linear_add(be, attended.reshape({tokens, dim}), w.out_proj, out);
 }
 
 }  // namespace lact

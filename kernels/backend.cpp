@@ -41,7 +41,9 @@ std::vector<float> pack_poses(const std::vector<RayPose>& poses) {
   return packed;
 }
 
-void linear(Backend& be, const Tensor& x, const Tensor& weight, Tensor& y) {
+namespace {
+// y = x W^T + beta y.
+void linear_product(Backend& be, const Tensor& x, const Tensor& weight, Tensor& y, float beta) {
   const int64_t out = weight.dim(0), in = weight.dim(1);
   const int64_t rows = x.numel() / in;
   if (x.numel() != rows * in || y.numel() != rows * out)
@@ -49,9 +51,16 @@ void linear(Backend& be, const Tensor& x, const Tensor& weight, Tensor& y) {
                                 ", y " + shape_string(y.shape()));
   if (x.dtype() != DType::F32 || y.dtype() != DType::F32) {
     Tensor y2 = y.reshape({rows, out});
-    return be.linear_bf16(x.reshape({rows, in}), weight, y2);
+    return be.linear_bf16(x.reshape({rows, in}), weight, y2, beta);
   }
-  be.gemm(false, true, rows, out, in, 1.0f, {x.data(), in, 0}, {weight.data(), in, 0}, 0.0f, y.data(), out, 0, 1);
+  be.gemm(false, true, rows, out, in, 1.0f, {x.data(), in, 0}, {weight.data(), in, 0}, beta, y.data(), out, 0, 1);
+}
+}  // namespace
+
+void linear(Backend& be, const Tensor& x, const Tensor& weight, Tensor& y) { linear_product(be, x, weight, y, 0.0f); }
+
+void linear_add(Backend& be, const Tensor& x, const Tensor& weight, Tensor& y) {
+  linear_product(be, x, weight, y, 1.0f);
 }
 
 namespace {

@@ -133,8 +133,8 @@ class Backend {
                  Bf16Operand b, float beta, void* c, DType c_type, int64_t ldc, int64_t stride_c, int64_t batch);
   // y [rows, out] = x [rows, in] W^T for x and y of either storage type (the linear() below calls it when one is
   // bf16): the product on bf16 operands (a float32 x rounded to bf16, the weight's bf16 copy) with float32
-  // accumulation, y rounded to its type. weight [out, in] float32.
-  void linear_bf16(const Tensor& x, const Tensor& weight, Tensor& y);
+  // accumulation, y rounded to its type. weight [out, in] float32. beta 1 adds the product into y (linear_add).
+  void linear_bf16(const Tensor& x, const Tensor& weight, Tensor& y, float beta = 0.0f);
 
   // ---- elementwise and row ops (in place unless an output is given)
   void add(Tensor& y, const Tensor& x);                      // y += x
@@ -250,7 +250,7 @@ class Backend {
   virtual void do_gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
                        MatrixOperand a, MatrixOperand b, float beta, float* c, int64_t ldc, int64_t stride_c,
                        int64_t batch) = 0;
-  virtual void do_linear_bf16(const Tensor& x, const Tensor& weight, Tensor& y);  // default: throws (no bf16)
+  virtual void do_linear_bf16(const Tensor& x, const Tensor& weight, Tensor& y, float beta);  // default: throws
   virtual void do_gemm_bf16(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
                             Bf16Operand a, Bf16Operand b, float beta, void* c, DType c_type, int64_t ldc,
                             int64_t stride_c, int64_t batch);  // default: throws (no bf16)
@@ -320,6 +320,9 @@ std::vector<float> pack_poses(const std::vector<RayPose>& poses);
 // Shorthand products on whole tensors (see gemm for the convention).
 // y [rows, out] = x [rows, in] * W^T for a PyTorch Linear weight W [out, in].
 void linear(Backend& be, const Tensor& x, const Tensor& weight, Tensor& y);
+// y += x * W^T in the product itself (beta 1): a block's output projection adding into the residual stream, with
+// no separate pass over it.
+void linear_add(Backend& be, const Tensor& x, const Tensor& weight, Tensor& y);
 // C[b] = alpha * op(A[b]) op(B[b]) + beta * C[b] on 3-D tensors (a 2-D operand is shared by every b).
 void matmul(Backend& be, const Tensor& a, bool transpose_a, const Tensor& b, bool transpose_b, Tensor& c,
             float alpha = 1.0f, float beta = 0.0f);

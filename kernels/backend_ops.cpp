@@ -49,12 +49,12 @@ void Backend::gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int
   do_gemm(transpose_a, transpose_b, m, n, k, alpha, a, b, beta, c, ldc, stride_c, batch);
 }
 
-void Backend::linear_bf16(const Tensor& x, const Tensor& weight, Tensor& y) {
+void Backend::linear_bf16(const Tensor& x, const Tensor& weight, Tensor& y, float beta) {
   checks::linear_bf16(*this, x, weight, y);
-  do_linear_bf16(x, weight, y);
+  do_linear_bf16(x, weight, y, beta);
 }
 
-void Backend::do_linear_bf16(const Tensor&, const Tensor&, Tensor&) {
+void Backend::do_linear_bf16(const Tensor&, const Tensor&, Tensor&, float) {
   throw std::logic_error("linear_bf16 on the " + name() + " backend, which keeps no bf16 storage");
 }
 

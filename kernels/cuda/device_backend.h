@@ -260,17 +260,19 @@ class DeviceBackend final : public Backend, public AttentionPathSource {
   }
 
   // y = x W^T on bf16 operands (Backend::linear_bf16): a float32 x rounded into scratch, the weight's bf16 copy (a
-  // marked constant's, made once) or a rounded scratch copy, y written in its own type by cuBLAS's bf16 kernels.
-  void do_linear_bf16(const Tensor& x, const Tensor& weight, Tensor& y) override {
+  // marked constant's, made once) or a rounded scratch copy, y written in its own type by cuBLAS's bf16 kernels
+  // (beta 1: added into y, the residual stream's rows).
+  void do_linear_bf16(const Tensor& x, const Tensor& weight, Tensor& y, float beta) override {
     const int64_t rows = x.dim(0), in = x.dim(1), out = weight.dim(0);
     if (rows == 0 || out == 0) return;
-    if (in == 0) return do_fill(y, 0.0f);
-    OpScope scope(*this, "gemm");
+    const TypedOperand none{nullptr, 1, 0, DType::BF16};
+    if (in == 0) return product(false, true, rows, out, 0, 1.0f, none, none, beta, y.raw(), y.dtype(), out, 0, 1);
     const void* xb = x.dtype() == DType::BF16 ? x.raw() : rounded_copy(x.data(), x.numel());
     const void* wb = constant_bf16(weight);
     const bool staged_weight = wb == nullptr;
     if (staged_weight) wb = rounded_copy(weight.data(), weight.numel());
-    device_.gemm(plan_linear_bf16(rows, out, in, xb, wb, y.raw(), y.dtype()), 1.0f, 0.0f, precision_);
+    product(false, true, rows, out, in, 1.0f, {xb, in, 0, DType::BF16}, {wb, in, 0, DType::BF16}, beta, y.raw(),
+            y.dtype(), out, 0, 1);
     if (staged_weight) device_.release(const_cast<void*>(wb));
     if (x.dtype() != DType::BF16) device_.release(const_cast<void*>(xb));
   }

@@ -27,12 +27,6 @@ ColumnMajorGemm plan_typed_gemm(bool transpose_a, bool transpose_b, int64_t m, i
   return g;
 }
 
-ColumnMajorGemm plan_linear_bf16(int64_t rows, int64_t out, int64_t in, const void* x, const void* weight, void* y,
-                                 DType y_type) {
-  return plan_typed_gemm(false, true, rows, out, in, {x, in, 0, DType::BF16}, {weight, in, 0, DType::BF16}, y, y_type,
-                         out, 0, 1);
-}
-
 SplitK plan_split_k(int64_t m, int64_t n, int64_t k, int64_t batch) {
   const SplitK whole{1, k};
   if (k < kSplitKMinReduction || m <= 0 || n <= 0 || batch <= 0) return whole;

@@ -39,9 +39,6 @@ struct TypedOperand {
 // plan_column_major_gemm for operands and C of any storage types (the same sizes and range checks).
 ColumnMajorGemm plan_typed_gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, TypedOperand a,
                                 TypedOperand b, void* c, DType c_type, int64_t ldc, int64_t stride_c, int64_t batch);
-// y [rows, out] = x [rows, in] W^T, weight [out, in], on bf16 x and W (Backend::linear_bf16), y of `y_type`.
-ColumnMajorGemm plan_linear_bf16(int64_t rows, int64_t out, int64_t in, const void* x, const void* weight, void* y,
-                                 DType y_type);
 
 // Split-K for a product whose output is too small to fill the GPU and whose reduction is long (the TTT update's
 // D x d_h directions summed over every token: 768 x 1536 over 196,608 tokens makes 72 tiles of 128^2 for 132 SMs):

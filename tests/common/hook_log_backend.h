@@ -40,7 +40,7 @@ class HookLogBackend final : public Backend {
                     int64_t, int64_t, int64_t) override {
     note("gemm_bf16");
   }
-  void do_linear_bf16(const Tensor&, const Tensor&, Tensor&) override { note("linear_bf16"); }
+  void do_linear_bf16(const Tensor&, const Tensor&, Tensor&, float) override { note("linear_bf16"); }
   void do_gemm(bool, bool, int64_t, int64_t, int64_t, float, MatrixOperand, MatrixOperand, float, float*, int64_t,
                int64_t, int64_t) override {
     note("gemm");
