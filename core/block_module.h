@@ -63,6 +63,10 @@ class BlockModule {
   // The kind's own weights; `get(name)` uploads one of its tensors (the names of ModuleKind::tensors).
   virtual std::shared_ptr<const KindWeights> load(Backend& be, const ModuleConfig& m,
                                                   const std::function<Tensor(const std::string&)>& get) const = 0;
+  // The storage type of the y it reads (the LayerNorm writes it so): the backend's activation type where only
+  // products read y, which round it to that type anyway (bf16 on CUDA at bf16: the norm stores half the bytes and
+  // no product rounds a copy); float32 where anything reads its floats (the TTT layer's learning rates).
+  virtual DType input_type(const Backend&) const { return DType::F32; }
   // Encode over the input tokens y [tokens, dim]: returns the module's state and adds its output into `out`, the
   // residual stream's rows y was made from (a stateful module may skip that when `output_needed` is false:
   // nothing after it reads them).

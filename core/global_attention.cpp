@@ -95,6 +95,7 @@ class GlobalAttentionModule final : public BlockModule {
                                           const std::function<Tensor(const std::string&)>& get) const override {
     return load_attention(m.params_as<AttentionParams>(), get);
   }
+  DType input_type(const Backend& be) const override { return be.activation_type(); }  // read by a product
   ModuleState encode(const ModuleContext& ctx, const Tensor& y, Tensor& out, bool /*output_needed*/) const override {
     const KvCache cache = global_attention_encode(ctx.be, ctx.config.params_as<AttentionParams>(),
                                                   ctx.weights.as<AttentionWeights>(), y, out, ctx.collective);

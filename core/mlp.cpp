@@ -25,6 +25,7 @@ class MlpModule final : public BlockModule {
     w->out_proj = get("f.c_proj.weight");
     return w;
   }
+  DType input_type(const Backend& be) const override { return be.activation_type(); }  // read by a product
   ModuleState encode(const ModuleContext& ctx, const Tensor& y, Tensor& out, bool /*output_needed*/) const override {
     const auto& w = ctx.weights.as<MlpWeights>();
     for_view_chunks(y.dim(0), 1, ctx.options.token_tile, [&](int64_t b, int64_t e) {

@@ -145,11 +145,12 @@ ResidualStream Model::embed_in_chunks(const std::vector<Camera>& cameras, int64_
   return std::move(*x);
 }
 
-ModuleState Model::encode_module(const ModuleContext& context, ResidualStream& stream, Tensor& y, int64_t chunk,
+ModuleState Model::encode_module(const ModuleContext& context, ResidualStream& stream, int64_t chunk,
                                  bool output_needed) const {
   const BlockModule& module = block_module(*context.config.kind);
+  const int64_t per_view = stream.rows() / context.views;
+  Tensor y = backend_.empty({std::min(chunk, context.views) * per_view, stream.cols()}, module.input_type(backend_));
   if (chunk < context.views) {
-    const int64_t per_view = stream.rows() / context.views;
     const ResidualChunks chunks(context, stream, context.weights.norm, kLayerNormEps, per_view, chunk, y);
     return module.encode_streamed(context, chunks, output_needed);
   }
@@ -211,7 +212,6 @@ SceneState Model::encode_tokens(const std::vector<Camera>& cameras, int height, 
   check_encode_fits(estimate_encode_memory(config(), options_, views, height, width, all_views, chunk, spill),
                     be.usable_memory(), be.device_description());
   ResidualStream x = embed_in_chunks(cameras, chunk, pixels, spill);
-  const int64_t dim = x.cols(), chunk_tokens = x.rows() / views * chunk;
   // The state is allocated a layer at a time and kept: told to the backend after the first layer (its peak plus
   // the state still to come), so that each layer's growth does not push the blocks every layer reuses out of the
   // backend's pool (the first encode of a process mapped 600 blocks more than the next ones).
@@ -228,7 +228,6 @@ SceneState Model::encode_tokens(const std::vector<Camera>& cameras, int height, 
   for (size_t j = 0; j < config().block.size(); ++j)
     if (config().block[j].kind->stateful()) last_stateful = j;
 
-  Tensor y = be.empty({chunk_tokens, dim});
   report_progress("encode layers", 0, config().layers);
   for (int layer = 0; layer < config().layers; ++layer) {
     const bool last_layer = layer + 1 == config().layers;
@@ -237,7 +236,7 @@ SceneState Model::encode_tokens(const std::vector<Camera>& cameras, int height, 
       const bool output_needed = observer || !last_layer || j < last_stateful;
       if (!output_needed && !mc.kind->stateful()) continue;
       const ModuleContext context{be, mc, weights_.blocks[layer][j], options_, views, collective};
-      ModuleState module_state = encode_module(context, x, y, chunk, output_needed);
+      ModuleState module_state = encode_module(context, x, chunk, output_needed);
       if (mc.kind->stateful()) state.modules.push_back(std::move(module_state));
     }
     if (observer) observer("encode_block" + std::to_string(layer) + "_out", x.whole());
@@ -369,19 +368,20 @@ void Model::decode(const SceneState& state, const Tensor& poses, int height, int
   linear(be, patches, weights_.input_linear, x);
   patches = Tensor();
   be.layer_norm(x, weights_.input_layernorm, kLayerNormEps, x);
-  const int64_t dim = x.dim(1);
-  Tensor y = be.empty({tokens, dim});
   size_t state_index = 0;
   be.expect_growth(0);  // every layer allocates as the first did: its blocks are kept for the next (backend.h)
   for (int layer = 0; layer < config().layers; ++layer) {
     for (size_t j = 0; j < config().block.size(); ++j) {
       const ModuleConfig& mc = config().block[j];
       const ModuleContext context{be, mc, weights_.blocks[layer][j], options_, count};
+      const BlockModule& module = block_module(*mc.kind);
+      Tensor y = be.empty(x.shape(), module.input_type(be));
       be.layer_norm(x, context.weights.norm, kLayerNormEps, y);
-      block_module(*mc.kind).render(context, mc.kind->stateful() ? &state.modules[state_index++] : nullptr, y, x);
+      module.render(context, mc.kind->stateful() ? &state.modules[state_index++] : nullptr, y, x);
     }
     if (layer == 0) be.hold_step_blocks();
   }
+  Tensor y = be.empty(x.shape());
   be.layer_norm(x, weights_.decoder_norm, kLayerNormEps, y);
   linear(be, y, weights_.decoder_linear, rgb);
   be.sigmoid(rgb);

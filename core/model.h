@@ -88,9 +88,7 @@ class Model {
                            const Observer& observer, Collective* collective, int64_t chunk_views,
                            ResidualStore* spill) const;
   // One module of one layer over x (its output added into x), all at once or (chunk < views) in chunks of views.
-  // y: a buffer of min(chunk, views) views' tokens.
-  ModuleState encode_module(const ModuleContext& context, ResidualStream& x, Tensor& y, int64_t chunk,
-                            bool output_needed) const;
+  ModuleState encode_module(const ModuleContext& context, ResidualStream& x, int64_t chunk, bool output_needed) const;
   // render(), render_into(): image i written at image_out(i), called once per camera in order.
   void render_batches(const SceneState& state, const std::vector<Camera>& cameras,
                       const std::function<float*(size_t)>& image_out) const;

@@ -48,6 +48,7 @@ class WindowAttentionModule final : public BlockModule {
                                           const std::function<Tensor(const std::string&)>& get) const override {
     return load_attention(m.params_as<AttentionParams>(), get);
   }
+  DType input_type(const Backend& be) const override { return be.activation_type(); }  // read by a product
   ModuleState encode(const ModuleContext& ctx, const Tensor& y, Tensor& out, bool /*output_needed*/) const override {
     const auto& p = ctx.config.params_as<AttentionParams>();
     const auto& w = ctx.weights.as<AttentionWeights>();

@@ -146,7 +146,8 @@ class Backend {
   void sigmoid(Tensor& x);
   void softplus(Tensor& x, float shift);         // x = log(1 + exp(x + shift))
   void add_bias(Tensor& x, const Tensor& bias);  // x[r, :] += bias
-  // LayerNorm without bias over the last dimension of x: y = (x - mean) / sqrt(var + eps) * weight.
+  // LayerNorm without bias over the last dimension of x: y = (x - mean) / sqrt(var + eps) * weight. x float32; y
+  // float32 or bf16 (computed in float32, stored rounded: for a module whose products read y, BlockModule::input_type).
   void layer_norm(const Tensor& x, const Tensor& weight, float eps, Tensor& y);
   // RMSNorm over consecutive groups of `group` elements, weight of size `group`:
   // y = x / sqrt(mean(x^2) + eps) * weight.

@@ -103,7 +103,8 @@ void add_bias(const Backend& be, const Tensor& x, const Tensor& bias) {
 }
 
 void layer_norm(const Backend& be, const Tensor& x, const Tensor& weight, const Tensor& y) {
-  on_backend(be, "layer_norm", {&x, &weight, &y});
+  on_backend(be, "layer_norm", {&x, &weight});
+  on_backend_any_type(be, "layer_norm", {&y});  // a bf16 y for a module whose products read it (input_type)
   same_size(y, x, "layer_norm");
   LACT_CHECK(weight.numel() > 0 && x.numel() % weight.numel() == 0, "layer_norm", "weight does not divide the tensor");
 }

@@ -167,10 +167,10 @@ void for_chunks(int64_t total, int64_t most, F&& f) {
 // Row kernels: one warp per row, at most 65536 blocks of 8 rows per launch.
 constexpr int64_t kRowsPerLaunch = kMaxGridStrideBlocks * kRowsPerBlock;
 
-template <typename Launch>
-void layer_norm(Launch& launch, const float* x, const float* weight, float* y, int64_t rows, int64_t cols, float eps) {
+template <typename Launch, typename T>
+void layer_norm(Launch& launch, const float* x, const float* weight, T* y, int64_t rows, int64_t cols, float eps) {
   for_chunks(rows, kRowsPerLaunch, [&](int64_t begin, int64_t count) {
-    launch(layer_norm_kernel, row_blocks(count), dim3(kRowsPerBlock * kWarp), x + begin * cols, weight,
+    launch(layer_norm_kernel<T>, row_blocks(count), dim3(kRowsPerBlock * kWarp), x + begin * cols, weight,
            y + begin * cols, count, cols, eps);
   });
 }

@@ -302,6 +302,8 @@ class DeviceBackend final : public Backend, public AttentionPathSource {
   void do_layer_norm(const Tensor& x, const Tensor& weight, float eps, Tensor& y) override {
     const int64_t cols = weight.numel();
     OpScope scope(*this, "layer_norm");
+    if (y.dtype() == DType::BF16)  // only products read it (BlockModule::input_type): stored as they round it
+      return cuda::layer_norm(device_.launcher(), x.data(), weight.data(), bf16_data(y), x.numel() / cols, cols, eps);
     cuda::layer_norm(device_.launcher(), x.data(), weight.data(), y.data(), x.numel() / cols, cols, eps);
   }
   void do_rms_norm(const Tensor& x, const Tensor& weight, int64_t group, float eps, Tensor& y) override {

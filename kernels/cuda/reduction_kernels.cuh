@@ -21,10 +21,10 @@ __device__ __forceinline__ int64_t warp_row() {
   return static_cast<int64_t>(blockIdx.x) * (blockDim.x / kWarp) + threadIdx.x / kWarp;
 }
 
-// LayerNorm without bias: y = (x - mean) / sqrt(var + eps) * weight, rows of `cols`; y may alias x.
-// Two passes over the row (mean, then centred variance) as CpuBackend does, in float.
-__global__ void layer_norm_kernel(const float* x, const float* weight, float* y, int64_t rows, int64_t cols,
-                                  float eps) {
+// LayerNorm without bias: y = (x - mean) / sqrt(var + eps) * weight, rows of `cols`; y may alias x (float32 y).
+// Two passes over the row (mean, then centred variance) as CpuBackend does, in float; y stored as its type T.
+template <typename T>
+__global__ void layer_norm_kernel(const float* x, const float* weight, T* y, int64_t rows, int64_t cols, float eps) {
   const int64_t row = warp_row();
   const int lane = threadIdx.x % kWarp;
   const bool active = row < rows;
@@ -41,7 +41,7 @@ __global__ void layer_norm_kernel(const float* x, const float* weight, float* y,
     }
   const float inv = 1.0f / sqrtf(warp_sum(squares) / static_cast<float>(cols) + eps);
   if (active)
-    for (int64_t c = lane; c < cols; c += kWarp) y[row * cols + c] = (xr[c] - mean) * inv * weight[c];
+    for (int64_t c = lane; c < cols; c += kWarp) store_float(y + row * cols + c, (xr[c] - mean) * inv * weight[c]);
 }
 
 // RMSNorm over groups of `group`: y = x / sqrt(mean(x^2) + eps) * weight; y may alias x.
