@@ -18,13 +18,20 @@ constexpr float kWeightNormEps = 1e-5f;  // W / (||W||_col + eps) * ||W0||_col
 // softplus^-1, so that softplus(0 + inverse_softplus(base_lr)) = base_lr.
 double inverse_softplus(double x) { return x + std::log(-std::expm1(-x)); }
 
-// out += c_proj(merge_heads(o_norm(o))) for o [heads, tokens, D].
+// out += c_proj(o_norm(o)) for o [tokens, heads * D], the heads already merged (each head's products wrote its
+// columns): the norm's groups of D are the (token, head) rows and it writes what the projection reads, in the
+// activation type (bf16 on CUDA at bf16, as merge_heads used to round it).
 void finish_apply(Backend& be, const TttWeights& w, Tensor& o, Tensor& out) {
-  const int64_t heads = o.dim(0), tokens = o.dim(1), d = o.dim(2);
-  be.rms_norm(o, w.o_norm, d, kOutputNormEps, o);
-  Tensor merged = be.empty({1, tokens, heads * d}, be.activation_type());
-  be.merge_heads(o.reshape({1, heads, tokens, d}), merged);
-  linear_add(be, merged.reshape({tokens, heads * d}), w.out_proj, out);
+  const int64_t d = w.o_norm.numel();
+  Tensor normed = be.activation_type() == o.dtype() ? o : be.empty(o.shape(), be.activation_type());
+  be.rms_norm(o, w.o_norm, d, kOutputNormEps, normed);
+  linear_add(be, normed, w.out_proj, out);
+}
+
+// Rows [begin, ...) of head h of o [tokens, heads * d] as the batched products write them: head h is batch entry h.
+TttOperand merged_rows(const Tensor& o, int64_t heads, int64_t begin) {
+  const int64_t width = o.dim(1);
+  return {&o, begin * width, width, width / heads};
 }
 
 }  // namespace
@@ -219,15 +226,16 @@ namespace {
 
 // The apply over tiles of q's tokens: `first(n, begin, gate_up)` writes [q W0 | q W2] for the n query rows from
 // `begin` into gate_up [heads, n, 2 d_h]; then silu(gate) * up goes into gate's columns, read by the W1 product
-// with row stride 2 d_h. gate_up has q's storage (bf16 products on bf16 heads), o is float32 (its RMSNorm).
+// with row stride 2 d_h. gate_up has q's storage (bf16 products on bf16 heads), o is float32 (its RMSNorm) and
+// written merged, [tokens, heads * d] (finish_apply).
 template <typename FirstProduct>
 void apply_tiles(Backend& be, const TttParams& config, const TttWeights& w, const Tensor& fast_w1, const Tensor& q,
                  int64_t token_tile, Tensor& out, const FirstProduct& first) {
   const int64_t heads = q.dim(0), tokens = q.dim(1), d = q.dim(2);
   const Tensor w1 = stored_as(be, fast_w1, q.dtype());
-  Tensor o = be.empty({heads, tokens, d});
+  Tensor o = be.empty({tokens, heads * d});
   if (config.variant.straight_qk) {  // phi is the identity: o = q W1
-    ttt_product(be, false, false, tokens, d, d, 1.0f, all_of(q), all_of(w1), 0.0f, all_of(o), heads);
+    ttt_product(be, false, false, tokens, d, d, 1.0f, all_of(q), all_of(w1), 0.0f, merged_rows(o, heads, 0), heads);
     finish_apply(be, w, o, out);
     return;
   }
@@ -239,8 +247,8 @@ void apply_tiles(Backend& be, const TttParams& config, const TttWeights& w, cons
     Tensor gu = gate_up.reshape({heads * tile, width}).slice(0, heads * n).reshape({heads, n, width});
     first(n, begin, gu);
     be.swiglu_packed(gu);
-    ttt_product(be, false, false, n, d, hidden, 1.0f, {&gu, 0, width, n * width}, all_of(w1), 0.0f, rows_of(o, begin),
-                heads);
+    ttt_product(be, false, false, n, d, hidden, 1.0f, {&gu, 0, width, n * width}, all_of(w1), 0.0f,
+                merged_rows(o, heads, begin), heads);
   }
   finish_apply(be, w, o, out);
 }

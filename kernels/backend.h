@@ -150,7 +150,7 @@ class Backend {
   // float32 or bf16 (computed in float32, stored rounded: for a module whose products read y, BlockModule::input_type).
   void layer_norm(const Tensor& x, const Tensor& weight, float eps, Tensor& y);
   // RMSNorm over consecutive groups of `group` elements, weight of size `group`:
-  // y = x / sqrt(mean(x^2) + eps) * weight.
+  // y = x / sqrt(mean(x^2) + eps) * weight. x float32; y float32 or bf16 (stored rounded).
   void rms_norm(const Tensor& x, const Tensor& weight, int64_t group, float eps, Tensor& y);
   // The same RMSNorm in place on a column range of every row: x [..., width], columns [column_offset,
   // column_offset + columns) in groups of weight.numel() (the qk norm on the packed qkv projection output). x of

@@ -110,7 +110,8 @@ void layer_norm(const Backend& be, const Tensor& x, const Tensor& weight, const 
 }
 
 void rms_norm(const Backend& be, const Tensor& x, const Tensor& weight, int64_t group, const Tensor& y) {
-  on_backend(be, "rms_norm", {&x, &weight, &y});
+  on_backend(be, "rms_norm", {&x, &weight});
+  on_backend_any_type(be, "rms_norm", {&y});
   same_size(y, x, "rms_norm");
   LACT_CHECK(group > 0 && weight.numel() == group && x.numel() % group == 0, "rms_norm",
              "weight " + shape_string(weight.shape()) + " for groups of " + std::to_string(group));

@@ -175,10 +175,10 @@ void layer_norm(Launch& launch, const float* x, const float* weight, T* y, int64
   });
 }
 
-template <typename Launch>
-void rms_norm(Launch& launch, const float* x, const float* weight, float* y, int64_t groups, int64_t group, float eps) {
+template <typename Launch, typename T>
+void rms_norm(Launch& launch, const float* x, const float* weight, T* y, int64_t groups, int64_t group, float eps) {
   for_chunks(groups, kRowsPerLaunch, [&](int64_t begin, int64_t count) {
-    launch(rms_norm_kernel, row_blocks(count), dim3(kRowsPerBlock * kWarp), x + begin * group, weight,
+    launch(rms_norm_kernel<T>, row_blocks(count), dim3(kRowsPerBlock * kWarp), x + begin * group, weight,
            y + begin * group, count, group, eps);
   });
 }

@@ -308,6 +308,8 @@ class DeviceBackend final : public Backend, public AttentionPathSource {
   }
   void do_rms_norm(const Tensor& x, const Tensor& weight, int64_t group, float eps, Tensor& y) override {
     OpScope scope(*this, "rms_norm");
+    if (y.dtype() == DType::BF16)  // the TTT apply's normed output, read only by its output projection
+      return cuda::rms_norm(device_.launcher(), x.data(), weight.data(), bf16_data(y), x.numel() / group, group, eps);
     cuda::rms_norm(device_.launcher(), x.data(), weight.data(), y.data(), x.numel() / group, group, eps);
   }
   void do_rms_norm_columns(Tensor& x, int64_t column_offset, int64_t columns, const Tensor& weight,

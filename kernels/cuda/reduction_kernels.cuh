@@ -44,9 +44,9 @@ __global__ void layer_norm_kernel(const float* x, const float* weight, T* y, int
     for (int64_t c = lane; c < cols; c += kWarp) store_float(y + row * cols + c, (xr[c] - mean) * inv * weight[c]);
 }
 
-// RMSNorm over groups of `group`: y = x / sqrt(mean(x^2) + eps) * weight; y may alias x.
-__global__ void rms_norm_kernel(const float* x, const float* weight, float* y, int64_t groups, int64_t group,
-                                float eps) {
+// RMSNorm over groups of `group`: y = x / sqrt(mean(x^2) + eps) * weight; y may alias x (float32 y), stored as T.
+template <typename T>
+__global__ void rms_norm_kernel(const float* x, const float* weight, T* y, int64_t groups, int64_t group, float eps) {
   const int64_t g = warp_row();
   const int lane = threadIdx.x % kWarp;
   const bool active = g < groups;
@@ -56,7 +56,7 @@ __global__ void rms_norm_kernel(const float* x, const float* weight, float* y, i
     for (int64_t i = lane; i < group; i += kWarp) squares += xg[i] * xg[i];
   const float inv = 1.0f / sqrtf(warp_sum(squares) / static_cast<float>(group) + eps);
   if (active)
-    for (int64_t i = lane; i < group; i += kWarp) y[g * group + i] = xg[i] * inv * weight[i];
+    for (int64_t i = lane; i < group; i += kWarp) store_float(y + g * group + i, xg[i] * inv * weight[i]);
 }
 
 // The same RMSNorm in place on column ranges: group g is `group` columns from offset + (g % per_row) * group of row
