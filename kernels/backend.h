@@ -165,6 +165,13 @@ class Backend {
   // src [views, tokens, C]; dst [views, heads, tokens, head_dim] taking columns
   // [column_offset, column_offset + heads*head_dim) of src. src and dst of either storage type.
   void split_heads(const Tensor& src, int64_t column_offset, int64_t heads, int64_t head_dim, Tensor& dst);
+  // The TTT layer's heads in one pass (issue 51 item 4): dst = split_heads(silu(src)) as split_heads takes its
+  // columns, then, where l2_eps >= 0, each head_dim group x of dst = x / (||x||_2 + l2_eps) (l2_eps < 0: no norm).
+  // src is not modified. src and dst of either storage type. The same bits as silu(src) in place, split_heads and
+  // l2_normalize(dst, head_dim, l2_eps) on the same backend: SiLU in float rounded to src's type and then dst's, the
+  // norm in float from those rounded values with l2_normalize's order of sums, rounded to dst's type on the store.
+  void split_heads_silu(const Tensor& src, int64_t column_offset, int64_t heads, int64_t head_dim, float l2_eps,
+                        Tensor& dst);
   // src [views, heads, tokens, head_dim] -> dst [views, tokens, heads*head_dim]; src float32, dst either type.
   void merge_heads(const Tensor& src, Tensor& dst);
 
@@ -271,6 +278,8 @@ class Backend {
   virtual void do_scale_rows(Tensor& x, const float* scale, int64_t scale_batch_stride, int64_t scale_row_stride) = 0;
   virtual void do_split_heads(const Tensor& src, int64_t column_offset, int64_t heads, int64_t head_dim,
                               Tensor& dst) = 0;
+  virtual void do_split_heads_silu(const Tensor& src, int64_t column_offset, int64_t heads, int64_t head_dim,
+                                   float l2_eps, Tensor& dst) = 0;
   virtual void do_merge_heads(const Tensor& src, Tensor& dst) = 0;
   virtual void do_attention(const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out) = 0;
   virtual void do_attention_packed(const Tensor& qkv, int64_t heads, int64_t head_dim, float scale, Tensor& out) = 0;

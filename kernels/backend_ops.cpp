@@ -144,6 +144,12 @@ void Backend::split_heads(const Tensor& src, int64_t column_offset, int64_t head
   do_split_heads(src, column_offset, heads, head_dim, dst);
 }
 
+void Backend::split_heads_silu(const Tensor& src, int64_t column_offset, int64_t heads, int64_t head_dim, float l2_eps,
+                               Tensor& dst) {
+  checks::split_heads_silu(*this, src, column_offset, heads, head_dim, dst);
+  do_split_heads_silu(src, column_offset, heads, head_dim, l2_eps, dst);
+}
+
 void Backend::merge_heads(const Tensor& src, Tensor& dst) {
   checks::merge_heads(*this, src, dst);
   do_merge_heads(src, dst);

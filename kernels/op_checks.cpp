@@ -150,6 +150,21 @@ void split_heads(const Backend& be, const Tensor& src, int64_t column_offset, in
              "split_heads", shape_string(src.shape()) + " -> " + shape_string(dst.shape()));
 }
 
+void split_heads_silu(const Backend& be, const Tensor& src, int64_t column_offset, int64_t heads, int64_t head_dim,
+                      const Tensor& dst) {
+  const char* op = "split_heads_silu";
+  on_backend_any_type(be, op, {&src, &dst});
+  LACT_CHECK(src.rank() == 3 && column_offset >= 0 && heads >= 0 && head_dim > 0, op,
+             "source " + shape_string(src.shape()) + " is not [views, tokens, channels], or head_dim " +
+                 std::to_string(head_dim) + " is not positive");
+  const int64_t views = src.dim(0), tokens = src.dim(1), width = src.dim(2);
+  LACT_CHECK(column_offset + heads * head_dim <= width && dst.numel() == views * heads * tokens * head_dim, op,
+             shape_string(src.shape()) + " columns [" + std::to_string(column_offset) + ", " +
+                 std::to_string(column_offset + heads * head_dim) + ") -> " + shape_string(dst.shape()));
+  const char *s = static_cast<const char*>(src.raw()), *d = static_cast<const char*>(dst.raw());
+  LACT_CHECK(dst.numel() == 0 || d + dst.bytes() <= s || s + src.bytes() <= d, op, "dst overlaps src");
+}
+
 void merge_heads(const Backend& be, const Tensor& src, const Tensor& dst) {
   on_backend(be, "merge_heads", {&src});
   on_backend_any_type(be, "merge_heads", {&dst});

@@ -58,6 +58,9 @@ void l2_normalize(const Backend& be, const Tensor& x, int64_t group);
 void scale_rows(const Backend& be, const Tensor& x, const float* scale);
 void split_heads(const Backend& be, const Tensor& src, int64_t column_offset, int64_t heads, int64_t head_dim,
                  const Tensor& dst);
+// split_heads' shapes with a head_dim of at least 1, either storage type on either side, dst not overlapping src.
+void split_heads_silu(const Backend& be, const Tensor& src, int64_t column_offset, int64_t heads, int64_t head_dim,
+                      const Tensor& dst);
 void merge_heads(const Backend& be, const Tensor& src, const Tensor& dst);
 void attention(const Backend& be, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out);
 // qkv [views, tokens, 3 heads head_dim], out [views, tokens, heads head_dim], not overlapping qkv.

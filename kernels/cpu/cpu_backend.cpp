@@ -386,6 +386,25 @@ void CpuBackend::do_split_heads(const Tensor& src, int64_t column_offset, int64_
                     ps + (v * tokens + t) * width + column_offset + h * head_dim, sizeof(float) * head_dim);
 }
 
+// Row by row what silu_span, split_heads and do_l2_normalize do to it (the same functions and sums): the same bits.
+void CpuBackend::do_split_heads_silu(const Tensor& src, int64_t column_offset, int64_t heads, int64_t head_dim,
+                                     float l2_eps, Tensor& dst) {
+  const OpTimer timer(*profiler_, "split_heads_silu");
+  const int64_t tokens = src.dim(1), width = src.dim(2), rows = dst.numel() / head_dim;
+  const float* ps = src.data();
+  float* pd = dst.data();
+#pragma omp parallel for schedule(static) if (dst.numel() > kParallelMinimum)
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t t = r % tokens, h = r / tokens % heads, v = r / tokens / heads;
+    float* row = pd + r * head_dim;
+    std::memcpy(row, ps + (v * tokens + t) * width + column_offset + h * head_dim, sizeof(float) * head_dim);
+    silu_span(row, head_dim);
+    if (l2_eps < 0) continue;
+    const float inv = static_cast<float>(1.0 / (std::sqrt(dot_span(row, row, head_dim)) + l2_eps));
+    for (int64_t i = 0; i < head_dim; ++i) row[i] *= inv;
+  }
+}
+
 void CpuBackend::do_merge_heads(const Tensor& src, Tensor& dst) {
   const OpTimer timer(*profiler_, "merge_heads");
   const int64_t views = src.dim(0), heads = src.dim(1), tokens = src.dim(2), head_dim = src.dim(3);

@@ -67,6 +67,8 @@ class CpuBackend : public Backend {
   void do_l2_normalize(Tensor& x, int64_t group, float eps) override;
   void do_scale_rows(Tensor& x, const float* scale, int64_t scale_batch_stride, int64_t scale_row_stride) override;
   void do_split_heads(const Tensor& src, int64_t column_offset, int64_t heads, int64_t head_dim, Tensor& dst) override;
+  void do_split_heads_silu(const Tensor& src, int64_t column_offset, int64_t heads, int64_t head_dim, float l2_eps,
+                           Tensor& dst) override;
   void do_merge_heads(const Tensor& src, Tensor& dst) override;
   void do_attention(const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out) override;
   void do_attention_packed(const Tensor& qkv, int64_t heads, int64_t head_dim, float scale, Tensor& out) override;

@@ -40,6 +40,7 @@
 #include "kernels/cuda/cudnn_sdpa_plan.h"
 #include "kernels/cuda/device_attention.h"
 #include "kernels/cuda/gemm_plan.h"
+#include "kernels/cuda/split_heads_silu.cuh"
 #include "kernels/op_checks.h"
 
 namespace lact::cuda {
@@ -341,6 +342,20 @@ class DeviceBackend final : public Backend, public AttentionPathSource {
     OpScope scope(*this, "split_heads");
     const auto split = [&](const auto* from, auto* to) {
       cuda::split_heads(device_.launcher(), from, to, views, tokens, width, column_offset, heads, head_dim);
+    };
+    const bool bf16_src = src.dtype() == DType::BF16, bf16_dst = dst.dtype() == DType::BF16;
+    if (bf16_src && bf16_dst) return split(bf16_data(src), bf16_data(dst));
+    if (bf16_src) return split(bf16_data(src), dst.data());
+    if (bf16_dst) return split(src.data(), bf16_data(dst));
+    split(src.data(), dst.data());
+  }
+  void do_split_heads_silu(const Tensor& src, int64_t column_offset, int64_t heads, int64_t head_dim, float l2_eps,
+                           Tensor& dst) override {
+    const int64_t views = src.dim(0), tokens = src.dim(1), width = src.dim(2);
+    OpScope scope(*this, "split_heads_silu");
+    const auto split = [&](const auto* from, auto* to) {
+      cuda::split_heads_silu(device_.launcher(), from, to, views, tokens, width, column_offset, heads, head_dim,
+                             l2_eps);
     };
     const bool bf16_src = src.dtype() == DType::BF16, bf16_dst = dst.dtype() == DType::BF16;
     if (bf16_src && bf16_dst) return split(bf16_data(src), bf16_data(dst));

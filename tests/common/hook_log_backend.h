@@ -59,6 +59,9 @@ class HookLogBackend final : public Backend {
   void do_l2_normalize(Tensor&, int64_t, float) override { note("l2_normalize"); }
   void do_scale_rows(Tensor&, const float*, int64_t, int64_t) override { note("scale_rows"); }
   void do_split_heads(const Tensor&, int64_t, int64_t, int64_t, Tensor&) override { note("split_heads"); }
+  void do_split_heads_silu(const Tensor&, int64_t, int64_t, int64_t, float, Tensor&) override {
+    note("split_heads_silu");
+  }
   void do_merge_heads(const Tensor&, Tensor&) override { note("merge_heads"); }
   void do_attention(const Tensor&, const Tensor&, const Tensor&, float, Tensor&) override { note("attention"); }
   void do_attention_packed(const Tensor&, int64_t, int64_t, float, Tensor&) override { note("attention_packed"); }

@@ -132,6 +132,8 @@ std::vector<OpCase> BackendChecks::layout_cases() {
   return {
       {"split_heads", "split_heads", [this] { be.split_heads(src, 0, 2, 2, heads); },
        [this] { be.split_heads(src, 0, 2, 2, c7); }},
+      {"split_heads_silu", "split_heads_silu", [this] { be.split_heads_silu(src, 0, 2, 2, 1e-5f, heads); },
+       [this] { be.split_heads_silu(src, 2, 2, 2, 1e-5f, heads); }},  // columns [2, 6) of rows of 4
       {"merge_heads", "merge_heads", [this] { be.merge_heads(heads, merged); }, [this] { be.merge_heads(heads, c7); }},
       {"attention", "attention", [this] { be.attention(q, k, v, 0.5f, out); },
        [this] { be.attention(q, k_dim2, v, 0.5f, out); }},
@@ -182,7 +184,7 @@ std::string refusal(const std::function<void()>& call) {
 
 TEST_F(BackendChecks, EveryOpRefusesBadOperandsBeforeItsHookRuns) {
   const std::vector<OpCase> cases = all_cases();
-  EXPECT_EQ(cases.size(), 38u);  // every hook of Backend (both ray_tokens)
+  EXPECT_EQ(cases.size(), 39u);  // every hook of Backend (both ray_tokens)
   for (const OpCase& c : cases) {
     be.log.clear();
     const std::string message = refusal(c.bad);
@@ -221,6 +223,36 @@ TEST_F(BackendChecks, ConvolutionAndPoolingRefuseEachMalformedOperand) {
   be.log.clear();  // no bias is a good call
   EXPECT_EQ(refusal([&] { be.conv2d(image, kernel, none, 2, 1, false, conv_out); }), "no error");
   EXPECT_EQ(be.log, std::vector<std::string>{"conv2d"});
+}
+
+// The fused heads op: each malformed operand refused on its own, by the op's name, before its hook; dst may be of
+// the other storage type, not overlap src.
+TEST_F(BackendChecks, SplitHeadsSiluRefusesEachMalformedOperand) {
+  Tensor src16 = be.empty({1, 2, 4}, DType::BF16), heads16 = be.empty({1, 2, 2, 2}, DType::BF16);
+  Tensor flat = be.empty({2, 4}), inside = src.reshape({8}).slice(0, 4).reshape({1, 1, 2, 2});
+  Tensor one_head = be.empty({1, 1, 2, 2}), foreign3 = foreign.reshape({1, 2, 3}), heads3 = a.reshape({1, 1, 2, 3});
+  const std::vector<std::function<void()>> bad = {
+      [&] { be.split_heads_silu(flat, 0, 2, 2, 1e-5f, heads); },       // not [views, tokens, channels]
+      [&] { be.split_heads_silu(src, -1, 2, 2, 1e-5f, heads); },       // negative offset
+      [&] { be.split_heads_silu(src, 0, 4, 0, 1e-5f, heads); },        // no head dim
+      [&] { be.split_heads_silu(src, 0, 2, 2, 1e-5f, c7); },           // dst's size
+      [&] { be.split_heads_silu(src, 1, 2, 2, 1e-5f, heads); },        // columns past the row
+      [&] { be.split_heads_silu(foreign3, 0, 1, 3, 1e-5f, heads3); },  // src of another backend
+      [&] { be.split_heads_silu(src, 2, 1, 2, 1e-5f, inside); },       // dst inside src
+  };
+  for (size_t i = 0; i < bad.size(); ++i) {
+    be.log.clear();
+    const std::string message = refusal(bad[i]);
+    EXPECT_EQ(message.rfind("split_heads_silu: ", 0), 0u) << "case " << i << ": " << message;
+    EXPECT_TRUE(be.log.empty()) << "case " << i << ": the hook ran";
+  }
+  for (const auto& [from, to] : {std::pair<Tensor*, Tensor*>{&src16, &heads16}, {&src16, &heads}, {&src, &heads16}}) {
+    be.log.clear();
+    EXPECT_EQ(refusal([&] { be.split_heads_silu(*from, 0, 2, 2, -1.0f, *to); }), "no error");
+    EXPECT_EQ(be.log, std::vector<std::string>{"split_heads_silu"});
+  }
+  be.log.clear();
+  EXPECT_EQ(refusal([&] { be.split_heads_silu(src, 2, 1, 2, 1e-5f, one_head); }), "no error");  // the last columns
 }
 
 // The packed attention writes out while it reads qkv: an out that overlaps qkv is refused, before the hook.

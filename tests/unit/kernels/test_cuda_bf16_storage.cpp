@@ -19,6 +19,7 @@
 #include "kernels/cuda/device_backend.h"
 #include "tests/common/emulated_cuda_device.h"
 #include "tests/common/fixture_views.h"
+#include "tests/common/split_heads_silu_cases.h"
 #include "tests/common/test_util.h"
 
 namespace lact {
@@ -297,6 +298,28 @@ TEST(Bf16Storage, SplitFromAndMergeIntoBf16Rows) {
   cpu->split_heads(cx, heads * d, heads, d, cq);
   EXPECT_EQ(be.to_host(bf16_heads), rounded(cpu->to_host(cq)));
   EXPECT_THROW(be.merge_heads(bf16_heads, bm), std::invalid_argument);  // merge reads float32 heads only
+}
+
+// The TTT layer's heads in one pass on bf16 storage: bf16 rows into bf16 or float32 heads and float32 rows into bf16
+// heads, bit for bit the device's silu + split_heads + l2_normalize (SiLU rounded to the rows' type, then the heads',
+// the norm from those rounded values), and the CPU's float32 op on the same rows within bf16 rounding.
+TEST(Bf16Storage, SplitHeadsSiluRoundsAsTheSequenceDoes) {
+  EmulatedBackend be("cuda-emulated", Precision::Bf16);
+  const std::unique_ptr<Backend> cpu = make_cpu_backend(1);
+  for (const auto& [from, to] :
+       {std::pair{DType::BF16, DType::BF16}, std::pair{DType::BF16, DType::F32}, std::pair{DType::F32, DType::BF16}})
+    for (const test::HeadsCase& c : test::heads_cases()) {
+      std::vector<float> x = random_values(size_t(c.views * c.tokens * c.width), unsigned(c.tokens), 3.0f);
+      if (from == DType::BF16) x = rounded(x);
+      const test::HeadsRun run = test::run_split_heads_silu(be, x, c, from, to);
+      const test::HeadsRun reference = test::run_split_heads_silu(*cpu, x, c, DType::F32, DType::F32);
+      const std::string what =
+          std::string(dtype_name(from)) + " -> " + dtype_name(to) + ", head_dim " + std::to_string(c.head_dim);
+      EXPECT_TRUE(test::same_bits(run.fused, run.sequence)) << what;
+      const double err = relative_error(run.fused, reference.fused);
+      EXPECT_LT(err, 4e-3) << what;
+      if (c.head_dim > 1) EXPECT_GT(err, 1e-5) << what << ": bf16 rounding should show";  // 1: x / |x| is +-1
+    }
 }
 
 // The packed attention on bf16 qkv and out, on each path: the library on the rows in place (nothing staged), our

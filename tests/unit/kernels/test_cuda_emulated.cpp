@@ -28,10 +28,12 @@
 #include "kernels/cuda/cudnn_sdpa_plan.h"
 #include "kernels/cuda/device_backend.h"
 #include "kernels/cuda/gemm_plan.h"
+#include "kernels/cuda/split_heads_silu.cuh"
 #include "tests/common/emulated_cuda_device.h"
 #include "tests/common/fixture_views.h"
 #include "tests/common/lpips_case.h"
 #include "tests/common/packed_columns.h"
+#include "tests/common/split_heads_silu_cases.h"
 #include "tests/common/test_util.h"
 
 namespace lact {
@@ -158,6 +160,21 @@ TEST_F(EmulatedCuda, SplitAndMergeHeads) {
   std::vector<float> merged(split.size(), kNaN);
   cuda::merge_heads(launch, split.data(), merged.data(), views, heads, tokens, head_dim);
   EXPECT_EQ(max_abs_error(merged, cpu->to_host(tmerged)), 0.0);
+}
+
+// The fused heads kernel launched from a first row past 0 (the chunks of a launch too large for one grid): the rows
+// before it untouched, the others bit for bit those of the whole launch.
+TEST_F(EmulatedCuda, SplitHeadsSiluKernelStartsAtItsFirstRow) {
+  const int64_t views = 2, tokens = 11, heads = 3, d = 7, offset = 5, width = 3 * heads * d + 9, first = 21;
+  const int64_t rows = views * heads * tokens;
+  const auto x = random_values(views * tokens * width, 31, 3.0f);
+  std::vector<float> whole(rows * d, kNaN), part(rows * d, kNaN);
+  cuda::split_heads_silu(launch, x.data(), whole.data(), views, tokens, width, offset, heads, d, 1e-5f);
+  launch(cuda::split_heads_silu_kernel<float, float>, cuda::row_blocks(rows - first),
+         dim3(cuda::kRowsPerBlock * cuda::kWarp), x.data(), part.data(), first, rows - first, tokens, width, offset,
+         heads, d, 1e-5f);
+  for (int64_t i = 0; i < first * d; ++i) ASSERT_TRUE(std::isnan(part[i])) << i;
+  for (int64_t i = first * d; i < rows * d; ++i) ASSERT_EQ(part[i], whole[i]) << i;
 }
 
 // The qk norm in place on packed rows (q's columns, then k's, in groups of the head dim): against the CPU backend's
@@ -980,6 +997,21 @@ TEST(EmulatedCudaBackend, AttentionPackedOnEveryPathMatchesTheCpu) {
   EXPECT_EQ(library.shapes[1], (cuda::SdpaShape{1, tokens, tokens, 32, heads}));
   EXPECT_EQ(cuda::attention_path(be), "fake 1.0");
   std::printf("packed attention through the library in 2 chunks: rel err %.3g\n", err);
+}
+
+// The TTT layer's heads in one pass through the GPU backend's code: the CPU's op on the same values (float32
+// rounding apart: the device's expf against the CPU's own exp), and bit for bit the device's silu + split_heads +
+// l2_normalize it replaces, on every shape of heads_cases() (head dims 1 to 768, no norm).
+TEST(EmulatedCudaBackend, SplitHeadsSiluMatchesTheCpuAndItsOwnSequence) {
+  cuda::DeviceBackend<EmulatedDevice> be("cuda-emulated", Precision::Fp32);
+  const std::unique_ptr<Backend> cpu = make_cpu_backend(2);
+  for (const test::HeadsCase& c : test::heads_cases()) {
+    const auto x = random_values(size_t(c.views * c.tokens * c.width), unsigned(c.head_dim), 3.0f);
+    const test::HeadsRun run = test::run_split_heads_silu(be, x, c, DType::F32, DType::F32);
+    const test::HeadsRun reference = test::run_split_heads_silu(*cpu, x, c, DType::F32, DType::F32);
+    EXPECT_TRUE(test::same_bits(run.fused, run.sequence)) << "head_dim " << c.head_dim;
+    EXPECT_LT(relative_error(run.fused, reference.fused), 1e-6) << "head_dim " << c.head_dim;
+  }
 }
 
 // Split-K's choice (gemm_plan.h): the TTT update's products over 196,608 tokens split until the output has about

@@ -22,6 +22,7 @@
 #endif
 #include "tests/common/conv_reference.h"
 #include "tests/common/packed_columns.h"
+#include "tests/common/split_heads_silu_cases.h"
 #include "tests/common/test_util.h"
 
 namespace lact {
@@ -659,6 +660,43 @@ TEST_P(BackendOps, RmsNormColumnsOnPackedRows) {
   be->split_heads(tx, dim, heads, d, k2);
   EXPECT_EQ(be->to_host(q2), be->to_host(q));
   EXPECT_EQ(be->to_host(k2), be->to_host(k));
+}
+
+// The TTT layer's heads in one pass: against the double loop (silu, split, L2 norm; no norm where eps < 0) on every
+// shape of heads_cases(), src untouched, and bit for bit the silu + split_heads + l2_normalize it replaces.
+TEST_P(BackendOps, SplitHeadsSiluMatchesTheDoubleLoopAndTheSequence) {
+  for (const test::HeadsCase& c : test::heads_cases()) {
+    const auto x = random_values(size_t(c.views * c.tokens * c.width), unsigned(c.head_dim + c.tokens), 3.0f);
+    const std::string what = "head_dim " + std::to_string(c.head_dim) + " heads " + std::to_string(c.heads);
+    Tensor src = upload(test::heads_source_shape(c), x), dst = be->empty(test::heads_shape(c));
+    be->split_heads_silu(src, c.offset, c.heads, c.head_dim, c.eps, dst);
+    EXPECT_LT(max_abs_error(be->to_host(dst), test::split_heads_silu_double(x, c)), 2e-6) << what;
+    EXPECT_EQ(be->to_host(src), x) << what;
+    const test::HeadsRun run = test::run_split_heads_silu(*be, x, c, DType::F32, DType::F32);
+    EXPECT_TRUE(test::same_bits(run.fused, run.sequence)) << what;
+  }
+}
+
+// The same where a backend stores bf16 (CUDA at bf16; skipped elsewhere), for bf16 rows into bf16 or float32 heads
+// and float32 rows into bf16 heads: bit for bit the sequence on that backend, and the CPU's op on the same rounded
+// values within bf16 rounding.
+TEST_P(BackendOps, SplitHeadsSiluOnBf16Storage) {
+  if (!be->stores_bf16()) GTEST_SKIP() << GetParam() << " keeps float32 only";
+  auto backend = make_backend(GetParam(), 2, Precision::Bf16);
+  const std::unique_ptr<Backend> cpu = make_cpu_backend(1);
+  for (const auto& [from, to] :
+       {std::pair{DType::BF16, DType::BF16}, {DType::BF16, DType::F32}, {DType::F32, DType::BF16}})
+    for (const test::HeadsCase& c : test::heads_cases()) {
+      std::vector<float> x = random_values(size_t(c.views * c.tokens * c.width), unsigned(c.tokens), 3.0f);
+      if (from == DType::BF16)
+        for (float& v : x) v = cuda::bf16_value(cuda::bf16_bits(v));
+      const test::HeadsRun run = test::run_split_heads_silu(*backend, x, c, from, to);
+      const test::HeadsRun reference = test::run_split_heads_silu(*cpu, x, c, DType::F32, DType::F32);
+      const std::string what =
+          std::string(dtype_name(from)) + " -> " + dtype_name(to) + ", head_dim " + std::to_string(c.head_dim);
+      EXPECT_TRUE(test::same_bits(run.fused, run.sequence)) << what;
+      EXPECT_LT(relative_error(run.fused, reference.fused), 4e-3) << what;
+    }
 }
 
 // The backend's token builder against core/tokens.cpp's build_tokens (itself checked by hand in test_tokens):
