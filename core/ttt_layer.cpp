@@ -12,6 +12,7 @@ namespace lact {
 namespace {
 
 constexpr float kQkL2Eps = 1e-5f;        // q / (||q|| + eps)
+constexpr float kNoNorm = -1.0f;         // split_heads_silu's eps for v: no L2 norm
 constexpr float kOutputNormEps = 1e-5f;  // o_norm RMSNorm
 constexpr float kWeightNormEps = 1e-5f;  // W / (||W||_col + eps) * ||W0||_col
 
@@ -86,19 +87,17 @@ TttProjections ttt_project(Backend& be, const TttParams& config, const TttWeight
   // Render needs only q: the first dim rows of to_qkv.
   const Tensor projection = with_keys ? w.qkv : w.qkv.slice(0, dim);
   const int64_t width = projection.dim(0);
-  Tensor qkv = be.empty({tokens, width}, be.activation_type());  // bf16 on CUDA at bf16; q, k, v split out float32
+  Tensor qkv = be.empty({tokens, width}, be.activation_type());  // bf16 on CUDA at bf16
   linear(be, y, projection, qkv);
-  be.silu(qkv);  // SiLU on q, k and v alike
+  // SiLU on q, k and v alike, each split into its heads (ttt_head_type) in the same pass, q and k L2-normalised.
   const Tensor rows = qkv.reshape({1, tokens, width});
   p.q = be.empty({heads, tokens, head_dim}, ttt_head_type(be, config));
-  be.split_heads(rows, 0, heads, head_dim, p.q);
-  be.l2_normalize(p.q, head_dim, kQkL2Eps);
+  be.split_heads_silu(rows, 0, heads, head_dim, kQkL2Eps, p.q);
   if (!with_keys) return p;
   p.k = be.empty(p.q.shape(), p.q.dtype());
   p.v = be.empty(p.q.shape(), p.q.dtype());
-  be.split_heads(rows, dim, heads, head_dim, p.k);
-  be.split_heads(rows, 2 * dim, heads, head_dim, p.v);
-  be.l2_normalize(p.k, head_dim, kQkL2Eps);
+  be.split_heads_silu(rows, dim, heads, head_dim, kQkL2Eps, p.k);
+  be.split_heads_silu(rows, 2 * dim, heads, head_dim, kNoNorm, p.v);
   project_learning_rates(be, config, w, y, p);
   return p;
 }
@@ -108,13 +107,11 @@ TttProjections ttt_project_keys(Backend& be, const TttParams& config, const TttW
   TttProjections p;
   Tensor kv = be.empty({tokens, 2 * dim}, be.activation_type());  // rows dim..3 dim of to_qkv: k and v
   linear(be, y, w.qkv.slice(dim, 3 * dim), kv);
-  be.silu(kv);
   const Tensor rows = kv.reshape({1, tokens, 2 * dim});
   p.k = be.empty({heads, tokens, head_dim}, ttt_head_type(be, config));
   p.v = be.empty(p.k.shape(), p.k.dtype());
-  be.split_heads(rows, 0, heads, head_dim, p.k);
-  be.split_heads(rows, dim, heads, head_dim, p.v);
-  be.l2_normalize(p.k, head_dim, kQkL2Eps);
+  be.split_heads_silu(rows, 0, heads, head_dim, kQkL2Eps, p.k);
+  be.split_heads_silu(rows, dim, heads, head_dim, kNoNorm, p.v);
   project_learning_rates(be, config, w, y, p);
   return p;
 }
