@@ -143,6 +143,58 @@ TEST(Bf16Storage, LinearOnBf16OperandsMatchesADoubleLoop) {
       }
 }
 
+// linear_add on bf16 x into a float32 y (a block's output projection adding into the residual stream): cuBLAS's
+// beta 1, the old y added once in float32, with a marked and an unmarked weight.
+TEST(Bf16Storage, LinearAddOnBf16OperandsAddsIntoFloat32Y) {
+  const int64_t rows = 29, in = 40, out = 24;
+  const auto x = random_values(rows * in, 51), w = random_values(out * in, 52, 0.5f),
+             y0 = random_values(rows * out, 53);
+  const auto xr = rounded(x), wr = rounded(w);
+  std::vector<double> want(y0.size());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t o = 0; o < out; ++o) {
+      double sum = 0;
+      for (int64_t i = 0; i < in; ++i) sum += double(xr[r * in + i]) * wr[o * in + i];
+      want[size_t(r * out + o)] = y0[size_t(r * out + o)] + sum;
+    }
+  for (bool mark : {false, true}) {
+    EmulatedBackend be("cuda-emulated", Precision::Bf16);
+    Tensor tw = be.from_host({out, in}, w.data());
+    if (mark) be.mark_constant(tw);
+    Tensor tx = be.empty({rows, in}, DType::BF16), ty = be.from_host({rows, out}, y0.data());
+    be.upload(tx, x.data());
+    linear_add(be, tx, tw, ty);
+    EXPECT_LT(relative_error(be.to_host(ty), want), 1e-6) << (mark ? "marked" : "unmarked");
+    EXPECT_EQ(be.device().bf16_gemms, 1);
+  }
+}
+
+// The norms with a bf16 output (a block's LayerNorm for products that round it anyway, the TTT apply's RMSNorm before
+// its output projection): the float32 result rounded to nearest even, bit for bit, from the same kernel.
+TEST(Bf16Storage, NormsWithABf16OutputRoundTheFloat32Result) {
+  const int64_t rows = 37, cols = 96, group = 32;
+  const auto x = random_values(rows * cols, 61, 3.0f), w = random_values(cols, 62), wg = random_values(group, 63);
+  EmulatedBackend be("cuda-emulated", Precision::Bf16);
+  Tensor tx = be.from_host({rows, cols}, x.data()), tw = be.from_host({cols}, w.data());
+  Tensor twg = be.from_host({group}, wg.data());
+  Tensor y32 = be.empty({rows, cols}), y16 = be.empty({rows, cols}, DType::BF16);
+  be.layer_norm(tx, tw, 1e-5f, y32);
+  be.layer_norm(tx, tw, 1e-5f, y16);
+  EXPECT_EQ(be.to_host(y16), rounded(be.to_host(y32)));
+  be.rms_norm(tx, twg, group, 1e-5f, y32);
+  be.rms_norm(tx, twg, group, 1e-5f, y16);
+  EXPECT_EQ(be.to_host(y16), rounded(be.to_host(y32)));
+  // and the float32 result is the norm (against a double loop), so the rounding is of the right values
+  std::vector<double> want(x.size());
+  for (int64_t g = 0; g < rows * cols / group; ++g) {
+    double squares = 0;
+    for (int64_t i = 0; i < group; ++i) squares += double(x[g * group + i]) * x[g * group + i];
+    const double inv = 1.0 / std::sqrt(squares / double(group) + 1e-5);
+    for (int64_t i = 0; i < group; ++i) want[size_t(g * group + i)] = x[g * group + i] * inv * wg[i];
+  }
+  EXPECT_LT(test::max_abs_error(be.to_host(y32), want), 1e-5);
+}
+
 // A marked weight matrix gets its bf16 copy when it is marked (at load): a product recorded later launches only the
 // product (an unmarked weight is rounded into scratch inside the recording, every replay), and the replay computes
 // what the direct call did.

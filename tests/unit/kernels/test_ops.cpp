@@ -92,6 +92,27 @@ TEST_P(BackendOps, GemmSharedOperandAndLinear) {
   EXPECT_LT(relative_error(be->to_host(y2), expected), 1e-5);
 }
 
+// linear_add: y += x W^T in the product (beta 1), as each block adds its output into the residual stream; the old
+// contents of y count once, and a second call adds again.
+TEST_P(BackendOps, LinearAddAddsTheProductIntoY) {
+  const int64_t rows = 45, in = 36, out = 28;
+  const auto x = random_values(rows * in, 41), w = random_values(out * in, 42, 0.5f),
+             y0 = random_values(rows * out, 43);
+  Tensor tx = upload({rows, in}, x), tw = upload({out, in}, w), ty = upload({rows, out}, y0);
+  linear_add(*be, tx, tw, ty);
+  std::vector<double> once(y0.size()), twice(y0.size());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t o = 0; o < out; ++o) {
+      double sum = 0;
+      for (int64_t i = 0; i < in; ++i) sum += double(x[r * in + i]) * w[o * in + i];
+      once[r * out + o] = y0[r * out + o] + sum;
+      twice[r * out + o] = y0[r * out + o] + 2 * sum;
+    }
+  EXPECT_LT(relative_error(be->to_host(ty), once), 1e-5);
+  linear_add(*be, tx, tw, ty);
+  EXPECT_LT(relative_error(be->to_host(ty), twice), 1e-5);
+}
+
 TEST_P(BackendOps, LayerNormAndRmsNorm) {
   const int64_t rows = 19, cols = 48, group = 16;
   const auto x = random_values(rows * cols, 6, 3.0f), w = random_values(cols, 7), wg = random_values(group, 8);
