@@ -172,8 +172,11 @@ std::string cpu_bf16_capability() {
 
 namespace {
 
-// What a matmul primitive is specialised for: shape, operand layouts, alpha and beta.
-using PrimitiveKey = std::array<int64_t, 14>;
+// What a matmul primitive is specialised for: shape, operand layouts, alpha and beta, and the calling thread's
+// OpenMP thread count, which a primitive fixes when it is made (some run parallel regions of exactly that many
+// threads: in a forked child, whose first thread runs on one, a parent's two-thread primitive waited forever for
+// pool threads fork() did not copy; and a count lowered under load must not keep the old count's primitives).
+using PrimitiveKey = std::array<int64_t, 15>;
 
 int64_t float_bits(float value) {
   uint32_t bits;
@@ -366,7 +369,8 @@ void DnnlGemm::gemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, in
                          packed ? 0 : x.a_ld,
                          packed ? 0 : b.ld,
                          packed || batch == 1 ? 0 : x.a_stride,
-                         packed || batch == 1 ? 0 : b.stride};
+                         packed || batch == 1 ? 0 : b.stride,
+                         omp_get_max_threads()};
   Primitive primitive;
   {
     const std::lock_guard<std::mutex> lock(state_->mutex);
