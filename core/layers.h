@@ -151,8 +151,8 @@ Tensor ttt_finish_w1(Backend& be, const TttParams& config, const TttWeights& wei
 Tensor ttt_update_w1(Backend& be, const TttParams& config, const TttWeights& weights, const TttProjections& p,
                      const ModelOptions& options, Collective* collective = nullptr);
 
-// out += c_proj(merge_heads(o_norm(phi(q) W1))) for every token of q, phi(q) = silu(q W0) * (q W2) (or q for
-// straight_qk).
+// out += c_proj(o_norm(phi(q) W1)) for every token of q, each head's rows written into its columns (merged),
+// phi(q) = silu(q W0) * (q W2) (or q for straight_qk).
 void ttt_apply(Backend& be, const TttParams& config, const TttWeights& weights, const FastWeights& fast,
                const Tensor& q, int64_t token_tile, Tensor& out);
 // The same with W0 and W2 apart, as a state holds them (the render): two products write the one packed [gate | up],

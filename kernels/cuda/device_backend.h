@@ -340,28 +340,18 @@ class DeviceBackend final : public Backend, public AttentionPathSource {
   void do_split_heads(const Tensor& src, int64_t column_offset, int64_t heads, int64_t head_dim, Tensor& dst) override {
     const int64_t views = src.dim(0), tokens = src.dim(1), width = src.dim(2);
     OpScope scope(*this, "split_heads");
-    const auto split = [&](const auto* from, auto* to) {
+    with_storage(src, dst, [&](const auto* from, auto* to) {
       cuda::split_heads(device_.launcher(), from, to, views, tokens, width, column_offset, heads, head_dim);
-    };
-    const bool bf16_src = src.dtype() == DType::BF16, bf16_dst = dst.dtype() == DType::BF16;
-    if (bf16_src && bf16_dst) return split(bf16_data(src), bf16_data(dst));
-    if (bf16_src) return split(bf16_data(src), dst.data());
-    if (bf16_dst) return split(src.data(), bf16_data(dst));
-    split(src.data(), dst.data());
+    });
   }
   void do_split_heads_silu(const Tensor& src, int64_t column_offset, int64_t heads, int64_t head_dim, float l2_eps,
                            Tensor& dst) override {
     const int64_t views = src.dim(0), tokens = src.dim(1), width = src.dim(2);
     OpScope scope(*this, "split_heads_silu");
-    const auto split = [&](const auto* from, auto* to) {
+    with_storage(src, dst, [&](const auto* from, auto* to) {
       cuda::split_heads_silu(device_.launcher(), from, to, views, tokens, width, column_offset, heads, head_dim,
                              l2_eps);
-    };
-    const bool bf16_src = src.dtype() == DType::BF16, bf16_dst = dst.dtype() == DType::BF16;
-    if (bf16_src && bf16_dst) return split(bf16_data(src), bf16_data(dst));
-    if (bf16_src) return split(bf16_data(src), dst.data());
-    if (bf16_dst) return split(src.data(), bf16_data(dst));
-    split(src.data(), dst.data());
+    });
   }
   void do_merge_heads(const Tensor& src, Tensor& dst) override {
     OpScope scope(*this, "merge_heads");
@@ -510,6 +500,16 @@ class DeviceBackend final : public Backend, public AttentionPathSource {
     size_t start_ = 0;
   };
 
+  // f(src's elements, dst's elements) as pointers of their storage types (float or __nv_bfloat16): the four
+  // instances of a kernel templated on both.
+  template <typename F>
+  static void with_storage(const Tensor& src, Tensor& dst, const F& f) {
+    const bool bf16_src = src.dtype() == DType::BF16, bf16_dst = dst.dtype() == DType::BF16;
+    if (bf16_src && bf16_dst) return f(bf16_data(src), bf16_data(dst));
+    if (bf16_src) return f(bf16_data(src), dst.data());
+    if (bf16_dst) return f(src.data(), bf16_data(dst));
+    f(src.data(), dst.data());
+  }
   // `count` floats rounded to bf16 into stream-ordered scratch (the caller releases it).
   void* rounded_copy(const float* src, int64_t count) {
     auto* copy = static_cast<__nv_bfloat16*>(device_.scratch(static_cast<size_t>(count) * 2));

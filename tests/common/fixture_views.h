@@ -38,4 +38,13 @@ inline std::vector<PosedImage> fixture_inputs(const SafetensorsFile& f) {
   return views;
 }
 
+// The fixture's target cameras, at its input views' size.
+inline std::vector<Camera> fixture_targets(const SafetensorsFile& f) {
+  const auto shape = f.entry("input_images").shape;
+  const int height = int(shape[2]), width = int(shape[3]), targets = int(f.entry("target_c2w").shape[0]);
+  std::vector<Camera> cameras;
+  for (int i = 0; i < targets; ++i) cameras.push_back(fixture_camera(f, "target", i, height, width));
+  return cameras;
+}
+
 }  // namespace lact::test

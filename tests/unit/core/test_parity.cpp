@@ -67,9 +67,8 @@ TEST_P(Parity, EncodeIntermediatesFastWeightsAndRender) {
   const SafetensorsFile expected(dir + "/expected.safetensors");
   const std::vector<PosedImage> views = test::fixture_inputs(expected);
   const int inputs = int(views.size()), height = views[0].image.height, width = views[0].image.width;
-  const int targets = int(expected.entry("target_c2w").shape[0]);
-  std::vector<Camera> cameras;
-  for (int i = 0; i < targets; ++i) cameras.push_back(test::fixture_camera(expected, "target", i, height, width));
+  const std::vector<Camera> cameras = test::fixture_targets(expected);
+  const int targets = int(cameras.size());
   const auto reference_render = expected.read_floats("target_render_rendering");
 
   for (const ParityRun& run : parity_runs())

@@ -410,8 +410,7 @@ TEST(Bf16Storage, RecordedBf16RenderEqualsDirectRender) {
   ASSERT_FALSE(dir.empty()) << "LACT_FIXTURE_DIR is not set";
   const SafetensorsFile expected(dir + "/expected.safetensors");
   const std::vector<PosedImage> views = test::fixture_inputs(expected);
-  const int height = views[0].image.height, width = views[0].image.width;
-  const std::vector<Camera> first = {test::fixture_camera(expected, "target", 0, height, width)};
+  const std::vector<Camera> first = {test::fixture_targets(expected).at(0)};
   EmulatedBackend be("cuda-emulated", Precision::Bf16);
   ModelOptions direct_options;
   direct_options.graphs = false;

@@ -671,9 +671,7 @@ void check_case_through_gpu_code(const std::string& dir, bool all_precisions, bo
   const SafetensorsFile expected(dir + "/expected.safetensors");
   const std::vector<PosedImage> views = test::fixture_inputs(expected);
   const int height = views[0].image.height, width = views[0].image.width;
-  const int targets = int(expected.entry("target_c2w").shape[0]);
-  std::vector<Camera> cameras;
-  for (int i = 0; i < targets; ++i) cameras.push_back(test::fixture_camera(expected, "target", i, height, width));
+  const std::vector<Camera> cameras = test::fixture_targets(expected);
   const auto reference = expected.read_floats("target_render_rendering");
 
   struct Run {
@@ -744,9 +742,8 @@ TEST(EmulatedCudaBackend, RecordedRenderEqualsDirectRender) {
   ASSERT_FALSE(dir.empty()) << "LACT_FIXTURE_DIR is not set";
   const SafetensorsFile expected(dir + "/expected.safetensors");
   const std::vector<PosedImage> views = test::fixture_inputs(expected);
-  const int height = views[0].image.height, width = views[0].image.width;
-  std::vector<Camera> first = {test::fixture_camera(expected, "target", 0, height, width)};
-  std::vector<Camera> second = {test::fixture_camera(expected, "target", 1, height, width)};
+  const std::vector<Camera> targets = test::fixture_targets(expected);
+  std::vector<Camera> first = {targets.at(0)}, second = {targets.at(1)};
   std::vector<Camera> pair = {first[0], second[0]};
 
   cuda::DeviceBackend<EmulatedDevice> be("cuda-emulated", Precision::Fp32);
