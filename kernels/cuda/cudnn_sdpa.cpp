@@ -93,21 +93,28 @@ struct Plan {
   int64_t workspace = 0;
 };
 
-// The operation graph of one SDPA forward node (no stats tensor: inference) over the plan's tensors.
-void build_graph(const CudnnLibrary& lib, cudnnHandle_t handle, const SdpaGraphPlan& layout, Plan& out) {
-  out.parts.push_back(bf16_tensor(lib, layout.q));
-  out.parts.push_back(bf16_tensor(lib, layout.k));
-  out.parts.push_back(bf16_tensor(lib, layout.v));
-  out.parts.push_back(bf16_tensor(lib, layout.o));
-  out.parts.push_back(scale_tensor(lib, layout.scale_uid));
+// One SDPA forward node (no stats tensor: inference) over the plan's tensors: the five tensor descriptors, then
+// the operation, appended to `parts` (the operation last). Needs no handle.
+void build_operation(const CudnnLibrary& lib, const SdpaGraphPlan& layout, std::deque<Descriptor>& parts) {
+  const size_t first = parts.size();
+  parts.push_back(bf16_tensor(lib, layout.q));
+  parts.push_back(bf16_tensor(lib, layout.k));
+  parts.push_back(bf16_tensor(lib, layout.v));
+  parts.push_back(bf16_tensor(lib, layout.o));
+  parts.push_back(scale_tensor(lib, layout.scale_uid));
   Descriptor op(lib, CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR);
-  op.set(CUDNN_ATTR_OPERATION_SDPA_FWD_QDESC, out.parts[0]);
-  op.set(CUDNN_ATTR_OPERATION_SDPA_FWD_KDESC, out.parts[1]);
-  op.set(CUDNN_ATTR_OPERATION_SDPA_FWD_VDESC, out.parts[2]);
-  op.set(CUDNN_ATTR_OPERATION_SDPA_FWD_ODESC, out.parts[3]);
-  op.set(CUDNN_ATTR_OPERATION_SDPA_FWD_SCALEDESC, out.parts[4]);
+  op.set(CUDNN_ATTR_OPERATION_SDPA_FWD_QDESC, parts[first]);
+  op.set(CUDNN_ATTR_OPERATION_SDPA_FWD_KDESC, parts[first + 1]);
+  op.set(CUDNN_ATTR_OPERATION_SDPA_FWD_VDESC, parts[first + 2]);
+  op.set(CUDNN_ATTR_OPERATION_SDPA_FWD_ODESC, parts[first + 3]);
+  op.set(CUDNN_ATTR_OPERATION_SDPA_FWD_SCALEDESC, parts[first + 4]);
   op.finalize("SDPA forward operation");
-  out.parts.push_back(std::move(op));
+  parts.push_back(std::move(op));
+}
+
+// The operation graph of the one node.
+void build_graph(const CudnnLibrary& lib, cudnnHandle_t handle, const SdpaGraphPlan& layout, Plan& out) {
+  build_operation(lib, layout, out.parts);
   Descriptor graph(lib, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
   graph.set(CUDNN_ATTR_OPERATIONGRAPH_OPS, out.parts.back());
   graph.set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, &handle);
@@ -242,6 +249,11 @@ class CudnnSdpa final : public AttentionLibrary {
 };
 
 }  // namespace
+
+void check_sdpa_operation(const CudnnLibrary& lib, const SdpaGraphPlan& layout) {
+  std::deque<Descriptor> parts;
+  build_operation(lib, layout, parts);
+}
 
 std::unique_ptr<AttentionLibrary> open_cudnn_sdpa(void* stream) {
   return std::make_unique<CudnnSdpa>(cudnn(), static_cast<cudaStream_t>(stream));

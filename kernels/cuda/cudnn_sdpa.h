@@ -10,6 +10,14 @@
 
 namespace lact::cuda {
 
+struct CudnnLibrary;
+struct SdpaGraphPlan;
+
+// The SDPA forward operation over the layout's Q, K, V, O and scale descriptors, built and finalized by `lib`: cuDNN
+// checks each descriptor and the operands' agreement there, with no handle or device (the graph and the plan need
+// both). Throws std::runtime_error naming what cuDNN refused. test_cudnn_plan runs it on the real library.
+void check_sdpa_operation(const CudnnLibrary& lib, const SdpaGraphPlan& layout);
+
 // Loads cuDNN (cudnn_library.h) and makes a handle on `stream` (a cudaStream_t) of the current device; throws
 // std::runtime_error with one line saying why not.
 std::unique_ptr<AttentionLibrary> open_cudnn_sdpa(void* stream);

@@ -1,10 +1,12 @@
 // The cuDNN SDPA path's pieces that run without a GPU: the tensor descriptors' dims, strides, uids and staging
 // offsets for given shapes (worked out by hand), the shapes and versions refused, LACT_ATTENTION's parsing, and,
 // where the build has cuDNN's headers, the library loader's refusals (no library, a too old one, one missing an
-// entry point) against stand-in libraries (tests/fake_cudnn).
+// entry point) against stand-in libraries (tests/fake_cudnn) and, where the machine has cuDNN itself, the real
+// library finalizing the descriptors and the SDPA operation.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -14,6 +16,7 @@
 #include "kernels/cuda/cudnn_sdpa_plan.h"
 #ifdef LACT_HAVE_CUDNN
 #include "kernels/cuda/cudnn_library.h"
+#include "kernels/cuda/cudnn_sdpa.h"
 #endif
 
 namespace lact::cuda {
@@ -201,6 +204,44 @@ TEST(CudnnLoader, CandidatesFollowLactCudnnLibrary) {
   const std::vector<std::string> usual = cudnn_candidates();
   ASSERT_FALSE(usual.empty());
   EXPECT_EQ(usual.front(), "libcudnn.so.9");  // the library path first, as the loader searches it
+}
+
+// The real cuDNN, where this machine has one (the dev machines' toolkit; GPU-less): every descriptor of both layouts
+// takes its attributes and finalizes, and the SDPA operation finalizes over them, so the names, types and counts
+// cudnn_sdpa.cpp sets are the library's and the operands agree as it checks them (batch, tokens, head dims). The
+// graph and the execution plan need a handle, hence a device: tools/gpu_check.sh runs those.
+TEST(CudnnRealLibrary, FinalizesTheSdpaOperationOfEachLayout) {
+  std::unique_ptr<CudnnLibrary> lib;
+  try {
+    lib = std::make_unique<CudnnLibrary>(open_cudnn(cudnn_candidates()));
+  } catch (const std::runtime_error& e) {
+    GTEST_SKIP() << "no cuDNN 9.13 or later here: " << e.what();
+  }
+  const SdpaShape shapes[] = {
+      {576, 4096, 4096, 64},     // split heads, all view-heads of the paper's setting
+      {64, 4096, 4096, 64},      // one staging chunk of it
+      {5, 4096, 4096, 64, 12},   // packed: one chunk of 48 views, 12 heads of 64
+      {48, 1024, 1024, 128, 6},  // packed, head dim 128
+      {3, 5, 7, 8},              // queries and keys of different counts
+      {2, 10, 10, 16, 3},        // packed, head dim 16
+      {1, 1, 1, 256},            // the widest head the fused kernel takes
+  };
+  for (const SdpaShape& shape : shapes) {
+    ASSERT_EQ(sdpa_shape_problem(shape), "");
+    EXPECT_NO_THROW(check_sdpa_operation(*lib, plan_sdpa(shape)))
+        << shape.batch << " x " << shape.queries << " x " << shape.keys << " x " << shape.dim << ", heads "
+        << shape.heads;
+  }
+  // An output of other token counts than the queries: refused at the operation's finalize, named.
+  SdpaGraphPlan wrong = plan_sdpa({2, 10, 10, 16, 3});
+  wrong.o.dims[2] = 11;
+  try {
+    check_sdpa_operation(*lib, wrong);
+    ADD_FAILURE() << "an output of 11 tokens for 10 queries was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("cuDNN finalize SDPA forward operation: CUDNN_STATUS_BAD_PARAM", 0), 0u)
+        << e.what();
+  }
 }
 #endif
 
