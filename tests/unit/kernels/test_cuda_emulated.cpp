@@ -596,33 +596,39 @@ TEST_F(EmulatedCuda, Fa2AttentionReadsThePackedQkvInPlace) {
 }
 
 // A parity case (fixture or reference case) through the GPU backend's code: fast weights and rendered pixels.
-void check_case_through_gpu_code(const std::string& dir, bool all_precisions, bool bf16_only = false,
+// The precisions a case runs at (each on the routes the function lists for it).
+using Precisions = std::set<Precision>;
+const Precisions kEveryPrecision{Precision::Fp32, Precision::Tf32, Precision::Bf16};
+void check_case_through_gpu_code(const std::string& dir, const Precisions& precisions,
                                  FakeAttentionLibrary* library = nullptr);
 
 TEST(EmulatedCudaBackend, OfficialFixtureThroughTheGpuBackendCode) {
   const std::string dir = test::env_path("LACT_FIXTURE_DIR");
   ASSERT_FALSE(dir.empty()) << "LACT_FIXTURE_DIR is not set";
-  check_case_through_gpu_code(dir, true);
+  check_case_through_gpu_code(dir, kEveryPrecision);
 }
 
 // The linear-attention variants: the authors' V2 fixture and the PyTorch reference's cases for V1 (SwiGLU phi,
-// weight norm), V3 (phi the identity, Newton-Schulz) and V6 (no Newton-Schulz), in fp32 through both
-// Newton-Schulz routes. (test_parity runs every variant's case on the CPU; these three cover every code path
-// of the update and the apply, and keep CI's time.)
+// weight norm), V3 (phi the identity, Newton-Schulz) and V6 (no Newton-Schulz), in fp32 and in bf16 (their
+// projections and heads on bf16 activations, as a GPU runs them at --precision bf16) through both Newton-Schulz
+// routes, and the full-attention baseline (global attention over the inputs' KV cache; `lact bench` times it beside
+// LaCT). (test_parity runs every variant's case on the CPU; these three cover every code path of the update and the
+// apply, and keep CI's time.)
 TEST(EmulatedCudaBackend, VariantsThroughTheGpuBackendCode) {
   const std::string v2 = test::env_path("LACT_FIXTURE_V2_DIR");
   ASSERT_FALSE(v2.empty()) << "LACT_FIXTURE_V2_DIR is not set";
-  check_case_through_gpu_code(v2, false);
+  check_case_through_gpu_code(v2, {Precision::Fp32, Precision::Bf16});
   const std::string cases = test::env_path("LACT_REFERENCE_CASES");
   int checked = 0;
   if (!cases.empty() && std::filesystem::is_directory(cases))
     for (const auto& entry : std::filesystem::directory_iterator(cases))
-      if (std::set<std::string>{"variant_v1", "variant_v3", "variant_v6"}.count(entry.path().filename().string())) {
+      if (std::set<std::string>{"variant_v1", "variant_v3", "variant_v6", "full_attention"}.count(
+              entry.path().filename().string())) {
         SCOPED_TRACE(entry.path().string());
-        check_case_through_gpu_code(entry.path().string(), false);
+        check_case_through_gpu_code(entry.path().string(), {Precision::Fp32, Precision::Bf16});
         ++checked;
       }
-  EXPECT_EQ(checked, 3) << "the variant reference cases were not generated in " << cases;
+  EXPECT_EQ(checked, 4) << "the variant reference cases were not generated in " << cases;
 }
 
 // The acceptance setting's model (lact_l24_d768_ttt2x: dim 768, 12 attention heads of 64, one fast-weight head of
@@ -666,8 +672,7 @@ TEST(EmulatedCudaBackend, AcceptanceConfigWidthsThroughTheGpuBackendCode) {
   }
 }
 
-void check_case_through_gpu_code(const std::string& dir, bool all_precisions, bool bf16_only,
-                                 FakeAttentionLibrary* library) {
+void check_case_through_gpu_code(const std::string& dir, const Precisions& precisions, FakeAttentionLibrary* library) {
   const SafetensorsFile expected(dir + "/expected.safetensors");
   const std::vector<PosedImage> views = test::fixture_inputs(expected);
   const int height = views[0].image.height, width = views[0].image.width;
@@ -688,8 +693,7 @@ void check_case_through_gpu_code(const std::string& dir, bool all_precisions, bo
                          Run{NewtonSchulzRoute::Auto, Precision::Tf32, 1e-2, 5e-3},
                          Run{NewtonSchulzRoute::Auto, Precision::Bf16, 1e-1, 3e-2},
                          Run{NewtonSchulzRoute::Dense, Precision::Bf16, 1e-1, 3e-2}}) {
-    if (!all_precisions && run.precision != Precision::Fp32) continue;
-    if (bf16_only && run.precision != Precision::Bf16) continue;
+    if (!precisions.count(run.precision)) continue;
     const NewtonSchulzRoute route = run.route;
     cuda::DeviceBackend<EmulatedDevice> be("cuda-emulated", run.precision);
     be.device().library = library;
@@ -711,9 +715,17 @@ void check_case_through_gpu_code(const std::string& dir, bool all_precisions, bo
     ASSERT_FALSE(profile.empty());
     for (size_t i = 1; i < profile.size(); ++i) EXPECT_GE(profile[i - 1].milliseconds, profile[i].milliseconds);
     double worst_weight = 0;
+    // The fast weights against the fixture's; the full-attention baseline's state is its KV cache, which the
+    // reference does not record (its render checks it), one row per input token.
+    const bool full_attention = !expected.contains("encode_block0_w1");
     for (size_t layer = 0; layer < state.modules.size(); ++layer)
       for (const auto& [w, tensor] : state.modules[layer].tensors) {
         const std::string name = "encode_block" + std::to_string(layer) + "_" + w;
+        if (full_attention) {
+          const int patch = model.config().patch_size;
+          EXPECT_EQ(tensor.dim(1), int64_t(views.size()) * (height / patch) * (width / patch)) << name;
+          continue;
+        }
         worst_weight = std::max(worst_weight, relative_error(be.to_host(tensor), expected.read_floats(name)));
       }
     const std::vector<Image> images = model.render(state, cameras);
@@ -728,9 +740,9 @@ void check_case_through_gpu_code(const std::string& dir, bool all_precisions, bo
     EXPECT_GT(be.device().gemms, 0);
     // bf16 runs the window attention's and MLP's products on bf16 activations (Backend::activation_type).
     EXPECT_EQ(be.device().bf16_gemms > 0, run.precision == Precision::Bf16) << what;
-    std::printf("%s %s: fast weights rel err <= %.3g, render max abs %.3g (%lld cuBLAS-shaped products)\n",
-                std::filesystem::path(dir).filename().c_str(), what.c_str(), worst_weight, worst,
-                (long long)be.device().gemms);
+    std::printf("%s %s: fast weights rel err <= %.3g%s, render max abs %.3g (%lld cuBLAS-shaped products)\n",
+                std::filesystem::path(dir).filename().c_str(), what.c_str(), worst_weight,
+                full_attention ? " (none: a KV cache)" : "", worst, (long long)be.device().gemms);
   }
 }
 
@@ -1131,7 +1143,7 @@ TEST(EmulatedCudaBackend, OfficialFixtureAtBf16ThroughTheAttentionLibrary) {
   EmulatedDevice device;  // attached to each backend's own device in check_case_through_gpu_code
   FakeAttentionLibrary library(device);
   testing::internal::CaptureStderr();
-  check_case_through_gpu_code(dir, true, true, &library);
+  check_case_through_gpu_code(dir, {Precision::Bf16}, &library);
   EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
   EXPECT_GT(library.shapes.size(), 0u);
 }
