@@ -73,6 +73,8 @@ struct FastWeights {
 };
 // W0 and W2 as the separate tensors [heads, D, d_h] a state file holds, and back.
 void unpack_w02(Backend& be, const Tensor& w02, Tensor& w0, Tensor& w2);
+// The same into tensors of that shape the caller made (slices of one, say).
+void unpack_w02_into(Backend& be, const Tensor& w02, const Tensor& w0, const Tensor& w2);
 Tensor pack_w02(Backend& be, const Tensor& w0, const Tensor& w2);
 
 // Per-head projections of y: q (and k, v, per-token learning rates when `with_keys`).

@@ -43,6 +43,11 @@ void unpack_w02(Backend& be, const Tensor& w02, Tensor& w0, Tensor& w2) {
   const int64_t batch = w02.dim(0), rows = w02.dim(1), cols = w02.dim(2) / 2;
   w0 = be.empty({batch, rows, cols});
   w2 = be.empty({batch, rows, cols});
+  unpack_w02_into(be, w02, w0, w2);
+}
+
+void unpack_w02_into(Backend& be, const Tensor& w02, const Tensor& w0, const Tensor& w2) {
+  const int64_t batch = w02.dim(0), rows = w02.dim(1), cols = w02.dim(2) / 2;
   be.copy_blocks(w0.data(), cols, w02.data(), 2 * cols, cols, batch * rows);
   be.copy_blocks(w2.data(), cols, w02.data() + cols, 2 * cols, cols, batch * rows);
 }
@@ -162,15 +167,17 @@ void ttt_accumulate_directions(Backend& be, const FastWeights& initial, const Tt
 FastWeights ttt_finish_update(Backend& be, const TttParams& config, const TttWeights& w, const FastWeights& initial,
                               FastWeights& dw) {
   const int steps = config.muon_update_steps;
-  // Newton-Schulz per matrix: dW0 and dW2 out of the packed sum, whose memory goes back before it runs.
-  Tensor dw0, dw2;
-  unpack_w02(be, dw.w02, dw0, dw2);
+  // Newton-Schulz per matrix. dW0 and dW2 (one shape) out of the packed sum as one batch [dW0 of each head | dW2 of
+  // each head], so one call runs both: half the launches, twice the output tiles a product (a GPU's 768 x 768
+  // Gram products fill a quarter of its SMs). The packed sum's memory goes back before it runs.
+  const int64_t heads = dw.w02.dim(0);
+  Tensor both = be.empty({2 * heads, dw.w02.dim(1), dw.w02.dim(2) / 2});
+  unpack_w02_into(be, dw.w02, both.slice(0, heads), both.slice(heads, 2 * heads));
   dw.w02 = Tensor();
-  newton_schulz5(be, dw0, steps);
+  newton_schulz5(be, both, steps);
   newton_schulz5(be, dw.w1, steps);
-  newton_schulz5(be, dw2, steps);
-  FastWeights updated{pack_w02(be, dw0, dw2), be.empty(initial.w1.shape())};
-  dw0 = dw2 = Tensor();
+  FastWeights updated{pack_w02(be, both.slice(0, heads), both.slice(heads, 2 * heads)), be.empty(initial.w1.shape())};
+  both = Tensor();
   be.add(updated.w02, initial.w02);  // NS(dW) + W: the same floats as W + NS(dW)
   be.copy(updated.w1, initial.w1);
   be.add(updated.w1, dw.w1);
