@@ -2,6 +2,7 @@
 // session and the HTTP fuzzer (tests/fuzz/fuzz_http.cpp) read a header the same way.
 #pragma once
 
+#include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/websocket/rfc6455.hpp>
@@ -25,6 +26,17 @@ RequestHead request_head(const boost::beast::http::request_parser<Body>& parser)
   head.transfer_encoding = request.count(http::field::transfer_encoding) > 0 || parser.chunked();
   head.content_length = parser.content_length().value_or(0);
   return head;
+}
+
+// What a request Beast could not parse gets in its 400 (the connection then closes): a line naming the fault, or ""
+// when `error` is no parse error (the client left, the time ran out: nothing to answer).
+inline std::string malformed_request(const boost::beast::error_code& error) {
+  namespace http = boost::beast::http;
+  const int first = static_cast<int>(http::error::bad_line_ending), last = static_cast<int>(http::error::bad_obs_fold);
+  if (error.category() != http::make_error_code(http::error::bad_method).category() || error.value() < first ||
+      error.value() > last)
+    return "";
+  return "malformed HTTP request: " + error.message();
 }
 
 }  // namespace lact::serve

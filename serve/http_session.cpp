@@ -137,6 +137,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 
 void HttpSession::header_read(beast::error_code error, size_t) {
   if (error == http::error::body_limit || error == http::error::header_limit) return refuse_too_large();
+  if (const std::string why = malformed_request(error); !why.empty())
+    return reply(http::status::bad_request, why, false);
   if (error) return close();
   keep_alive_ = parser_->get().keep_alive();
   const RequestHead head = request_head(*parser_);

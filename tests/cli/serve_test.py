@@ -312,6 +312,33 @@ class ServeTest(unittest.TestCase):
                 s.recv(4096)
         self.assertEqual(self.server.request("GET", "/api/scene")[0], 200)
 
+    def test_malformed_requests_get_a_400_naming_the_fault(self):
+        """Before: a request Beast could not parse (a bad Content-Length, two of them, a bad method, field or
+        version, bare LFs) was closed without a word; now each gets 400 and a JSON line naming the fault."""
+        token = self.server.token.encode()
+        tail = b"Host: 127.0.0.1\r\n"
+        cases = {
+            b"POST /api/render?token=%s HTTP/1.1\r\n" % token + tail + b"Content-Length: abc\r\n\r\n": "Content-Length",
+            b"POST /api/render?token=%s HTTP/1.1\r\n" % token + tail + b"Content-Length: -5\r\n\r\n": "Content-Length",
+            b"POST /api/render?token=%s HTTP/1.1\r\n" % token + tail +
+            b"Content-Length: 5\r\nContent-Length: 6\r\n\r\n": "Content-Length",
+            b"POST /api/render?token=%s HTTP/1.1\r\n" % token + tail +
+            b"Content-Length: 99999999999999999999999\r\n\r\n": "Content-Length",
+            b"G(T /api/scene?token=%s HTTP/1.1\r\n" % token + tail + b"\r\n": "method",
+            b"GET /api/scene?token=%s HTTP/2.0\r\n" % token + tail + b"\r\n": "version",
+            b"GET /api/scene?token=%s HTTP/1.1\r\n" % token + tail + b"Bad Field: x\r\n\r\n": "field",
+            b"GET /api/scene?token=%s HTTP/1.1\nHost: 127.0.0.1\n\n" % token: "malformed",
+            b"\x16\x03\x01garbage\r\n\r\n": "method",  # TLS to a plain HTTP port
+        }
+        for raw, fault in cases.items():
+            status, reply = raw_exchange(self.server.host, self.server.port, raw, timeout=10)
+            self.assertEqual(status, 400, (raw, reply[:300]))
+            error = json.loads(reply.partition(b"\r\n\r\n")[2])["error"]
+            self.assertIn("malformed HTTP request", error)
+            self.assertIn(fault, error)
+            self.assertIn(b"Connection: close", reply)
+        self.assertEqual(self.server.request("GET", "/api/scene")[0], 200)
+
     def test_fifty_connections_at_once(self):
         results, sockets = [], []
         lock = threading.Lock()
