@@ -5,6 +5,9 @@
 // request budget. Each request is answered: a refusal is a status with one line saying why.
 #include "serve/http_session.h"
 
+#include <cstdint>
+#include <limits>
+
 #include "serve/frame_encoding.h"
 #include "serve/http_head.h"
 #include "serve/page.h"
@@ -49,7 +52,10 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void read_header() {
     parser_.emplace();
     parser_->header_limit(kHeaderLimit);
-    parser_->body_limit(context_.hub.limits().max_message);
+    // No body limit while the header is read: Beast would refuse a Content-Length over it before the rules
+    // judged the header (a camera path's 1 MiB got the 64 KiB 413). The rules refuse a body over its route's
+    // limit unread; the body read then gets that limit. (Not boost::none: Beast 1.74 takes any length as over it.)
+    parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
     stream_.expires_after(proven_ ? kIdleTimeout : kUnprovenTimeout);
     http::async_read_header(stream_, buffer_, *parser_,
                             beast::bind_front_handler(&HttpSession::header_read, shared_from_this()));
@@ -66,10 +72,12 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void start_render(const Camera& camera, int scene);
   void rendered(session::RenderedView view);
 
-  void refuse_too_large() {
+  void refuse_too_large(bool header) {
+    const size_t body =
+        takes_path_body(decision_.action) ? ServerRules{}.max_video_body : context_.hub.limits().max_message;
     reply(http::status::payload_too_large,
-          "request too large (at most " + std::to_string(context_.hub.limits().max_message) + " bytes of body, " +
-              std::to_string(kHeaderLimit) + " of header)",
+          header ? "request too large (at most " + std::to_string(kHeaderLimit) + " bytes of header)"
+                 : "request too large (at most " + std::to_string(body) + " bytes of body)",
           false);
   }
 
@@ -136,7 +144,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 };
 
 void HttpSession::header_read(beast::error_code error, size_t) {
-  if (error == http::error::body_limit || error == http::error::header_limit) return refuse_too_large();
+  if (error == http::error::header_limit) return refuse_too_large(true);
   if (const std::string why = malformed_request(error); !why.empty())
     return reply(http::status::bad_request, why, false);
   if (error) return close();
@@ -154,13 +162,14 @@ void HttpSession::header_read(beast::error_code error, size_t) {
   if (decision_.action == Action::refuse)
     return reply(static_cast<http::status>(decision_.status), decision_.message, decision_.keep_alive);
   if (!takes_body(decision_.action)) return act();
-  if (takes_path_body(decision_.action)) parser_->body_limit(ServerRules{}.max_video_body);
+  parser_->body_limit(takes_path_body(decision_.action) ? ServerRules{}.max_video_body
+                                                        : context_.hub.limits().max_message);
   stream_.expires_after(kBodyTimeout);
   http::async_read(stream_, buffer_, *parser_, beast::bind_front_handler(&HttpSession::body_read, shared_from_this()));
 }
 
 void HttpSession::body_read(beast::error_code error, size_t) {
-  if (error == http::error::body_limit) return refuse_too_large();
+  if (error == http::error::body_limit) return refuse_too_large(false);
   if (error) return close();
   act();
 }

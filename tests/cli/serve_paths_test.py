@@ -242,6 +242,28 @@ class PathEditorTest(unittest.TestCase):
         self.assert_refused("/api/paths/planted?replace=1", body, 409)
         os.remove(os.path.join(self.out, "paths", "planted.json"))
 
+    def test_a_path_over_64_kib_is_saved_up_to_max_video_frames(self):
+        """Before: Beast's parser held every body to 64 KiB while it read the header, so a path of more than about
+        230 frames got 413 "at most 65536 bytes" although the route takes 1 MiB (--max-video-frames unreachable)."""
+        frames = self.interpolate(300, 0.5)  # --max-video-frames 300
+        body = json.dumps({"format": "lact camera path v1", "frames": frames}).encode()
+        self.assertGreater(len(body), 65536)
+        status, answer = self.post("/api/paths/long-300", body)
+        self.assertEqual(status, 201, answer)
+        self.assertEqual(json.loads(answer)["frames"], 300)
+        status, _, loaded = self.server.request("GET", "/api/paths/long-300")
+        self.assertEqual((status, json.loads(loaded)["frames"]), (200, frames))
+        # The bound is the route's: 1 MiB here, 64 KiB for a render, each 413 naming its own number.
+        head = ("POST /api/paths/huge?token=%s HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: %d\r\n\r\n" %
+                (self.server.token, (1 << 20) + 1)).encode()
+        status, raw = raw_exchange(self.server.host, self.server.port, head + b" " * 1000)
+        self.assertEqual(status, 413, raw[:300])
+        self.assertIn(b"1048576", raw)
+        status, _, answer = self.server.request("POST", "/api/render", body=body)
+        self.assertEqual(status, 413, answer)
+        self.assertIn(b"65536", answer)
+        os.remove(os.path.join(self.out, "paths", "long-300.json"))
+
     def test_a_replace_that_fails_to_write_keeps_the_old_file(self):
         # A server whose files may not grow past 4 KiB (RLIMIT_FSIZE, SIGXFSZ ignored: write() fails with EFBIG):
         # a 1-frame path fits, a 40-frame one fails mid-write. Before the fix the old file was removed first.

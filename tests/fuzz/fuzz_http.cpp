@@ -1,14 +1,16 @@
 // Fuzz target: what `lact serve` does with the bytes of one connection, without a socket. The input is read as
 // the server reads it (serve/http_session.cpp): Beast's request parser with the server's limits (8 KiB of
-// header, 64 KiB of body), each header judged by the request rules (serve/request_rules.h, with a token and
-// without one) before any body byte, a render's body read as a camera, keep-alive requests one after another,
-// and after an upgrade the rest as a stream message (serve/camera_message.h). Beast's parse errors end the
-// connection; lact::Error is a refusal; any other exception is a bug that would reach the server's loop.
+// header, no body limit until the rules judged the header, then 64 KiB of body), each header judged by the request
+// rules (serve/request_rules.h, with a token and without one) before any body byte, a render's body read as a camera,
+// keep-alive requests one after another, and after an upgrade the rest as a stream message (serve/camera_message.h).
+// Beast's parse errors end the connection; lact::Error is a refusal; any other exception is a bug that would reach the
+// server's loop.
 #include <boost/asio/buffer.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <limits>
 #include <optional>
 #include <string>
 #include <typeinfo>
@@ -65,13 +67,18 @@ bool feed(http::request_parser<http::string_body>& parser, const uint8_t* data, 
 bool one_request(const uint8_t* data, size_t size, size_t& at) {
   http::request_parser<http::string_body> parser;
   parser.header_limit(kHeaderLimit);
-  parser.body_limit(kMaxBody);
+  parser.body_limit(std::numeric_limits<std::uint64_t>::max());  // as the server: the rules judge a Content-Length,
+                                                                 // then the body gets its limit
   if (!feed(parser, data, size, at, [&parser] { return parser.is_header_done(); })) return false;
   const lact::serve::RequestHead head = lact::serve::request_head(parser);
   const bool has_body = head.content_length > 0 || head.transfer_encoding;
   check_decision(lact::serve::screen_request(head, {"", kMaxBody}), has_body);
   const Decision d = lact::serve::screen_request(head, {"fuzz-token-1", kMaxBody});
   check_decision(d, has_body);
+  const size_t route_limit =
+      lact::serve::takes_path_body(d.action) ? lact::serve::ServerRules{}.max_video_body : kMaxBody;
+  if (lact::serve::takes_body(d.action) && head.content_length > route_limit) __builtin_trap();  // read past it
+  parser.body_limit(route_limit);
   const lact::serve::RenderLimits limits{8, 256, kMaxBody};
   if (d.action == Action::stream) {  // the rest is the stream's: one message
     const std::string message(reinterpret_cast<const char*>(data + at), size - at);
