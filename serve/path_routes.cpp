@@ -171,6 +171,9 @@ nlohmann::json save_path(const std::string& folder, const std::string& name, con
   if (fs::exists(status)) {
     if (!replace) refuse(409, "a saved path '" + name + "' exists (save with ?replace=1 to replace it)");
     if (!fs::is_regular_file(status)) refuse(409, "'" + name + "' is not a regular file: not replaced");
+  } else if (list_paths(folder).at("paths").size() >= std::min(limits.max_saved, kMostListed)) {
+    refuse(507, "the server keeps at most " + std::to_string(std::min(limits.max_saved, kMostListed)) +
+                    " saved paths: replace one (?replace=1) or remove some from its --out/paths");
   }
   write_path_file(file, name, out.dump(1) + "\n", replace);
   return {{"name", name}, {"file", name + ".json"}, {"frames", frames.size()}};

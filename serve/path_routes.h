@@ -15,6 +15,7 @@ struct PathLimits {
   int max_side = 1024;         // --max-side
   int patch = 8;               // every side a multiple of it
   size_t max_bytes = 4 << 20;  // a saved file read back
+  size_t max_saved = 1000;     // saved paths in the folder (the most GET /api/paths lists): a new name past it is 507
 };
 
 struct PathRefusal {
@@ -39,7 +40,8 @@ std::string load_path(const std::string& folder, const std::string& name, const 
 // POST /api/paths/NAME: `body`, a lact camera path (its frames checked as a video's; optional "keyframes",
 // "smoothness", "fps", "duration" of the editor), written to folder/NAME.json atomically; 409 when the file exists
 // and `replace` is false; with `replace` the new file is written beside it and renamed over it, so a failed write
-// (500) keeps the old one whole. Answers {"name", "file", "frames"}.
+// (500) keeps the old one whole; 507 for a new name when the folder holds limits.max_saved paths (a client cannot
+// fill the disk). Answers {"name", "file", "frames"}.
 nlohmann::json save_path(const std::string& folder, const std::string& name, const std::string& body, bool replace,
                          const PathLimits& limits);
 

@@ -109,6 +109,14 @@ TEST(PathRoutes, SavedOnceListedLoadedReplacedOnlyWhenAsked) {
   EXPECT_EQ(many.size(), 1000u);  // the first 1000 by name
   EXPECT_EQ(many.front(), "n10000");
   EXPECT_EQ(many.back(), "n10999");
+  // A new name past the bound is refused and nothing written (each file up to 1 MiB: the disk is not filled); a
+  // replace of a saved one is still taken.
+  EXPECT_EQ(refusal([&] { save_path(folder.string(), "one-more", body, false, limits); }), 507);
+  EXPECT_FALSE(fs::exists(folder / "one-more.json"));
+  EXPECT_EQ(save_path(folder.string(), "p1", body, true, limits).at("frames"), 2);
+  PathLimits above_listing = limits;
+  above_listing.max_saved = 2000;  // never past what the listing shows
+  EXPECT_EQ(refusal([&] { save_path(folder.string(), "one-more", body, false, above_listing); }), 507);
   fs::remove_all(folder);
 }
 
