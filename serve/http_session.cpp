@@ -62,6 +62,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   }
 
   void header_read(beast::error_code error, size_t);
+  void read_body();
   void body_read(beast::error_code error, size_t);
   void act();
   void upgrade();
@@ -165,6 +166,16 @@ void HttpSession::header_read(beast::error_code error, size_t) {
   parser_->body_limit(takes_path_body(decision_.action) ? ServerRules{}.max_video_body
                                                         : context_.hub.limits().max_message);
   stream_.expires_after(kBodyTimeout);
+  if (!beast::iequals(parser_->get()[http::field::expect], "100-continue")) return read_body();
+  // A client that asks waits for this before it sends the body (curl waits a second without it).
+  auto go_on = std::make_shared<http::response<http::empty_body>>(http::status::continue_, 11);
+  http::async_write(stream_, *go_on, [self = shared_from_this(), go_on](beast::error_code error, size_t) {
+    if (error) return self->close();
+    self->read_body();
+  });
+}
+
+void HttpSession::read_body() {
   http::async_read(stream_, buffer_, *parser_, beast::bind_front_handler(&HttpSession::body_read, shared_from_this()));
 }
 

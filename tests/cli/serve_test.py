@@ -339,6 +339,35 @@ class ServeTest(unittest.TestCase):
             self.assertIn(b"Connection: close", reply)
         self.assertEqual(self.server.request("GET", "/api/scene")[0], 200)
 
+    def test_expect_100_continue_is_answered_before_the_body(self):
+        """Before: a client that sent `Expect: 100-continue` got nothing until it gave up waiting and sent the body
+        anyway (curl: 1.01 s per POST); now 100 Continue comes on the header, then the render's answer."""
+        body = json.dumps(self.view_camera(2)).encode()
+        with socket.create_connection((self.server.host, self.server.port), timeout=20) as s:
+            s.sendall(b"POST /api/render?token=%s HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-continue\r\n"
+                      b"Content-Length: %d\r\nConnection: close\r\n\r\n" % (self.server.token.encode(), len(body)))
+            interim = b""
+            while b"\r\n\r\n" not in interim:
+                chunk = s.recv(4096)
+                self.assertTrue(chunk, interim)
+                interim += chunk
+            self.assertTrue(interim.startswith(b"HTTP/1.1 100 Continue\r\n"), interim)
+            s.sendall(body)
+            answer = interim.partition(b"\r\n\r\n")[2]
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                answer += chunk
+        head, _, png = answer.partition(b"\r\n\r\n")
+        self.assertTrue(head.startswith(b"HTTP/1.1 200"), head)
+        self.assertEqual(rgb(png)[:2], (64, 64))
+        # A refused one is answered from its header, with no 100 first.
+        status, reply = raw_exchange(self.server.host, self.server.port,
+                                     b"POST /api/render?token=%s HTTP/1.1\r\nHost: 127.0.0.1\r\nExpect: 100-continue"
+                                     b"\r\nContent-Length: 200000\r\n\r\n" % self.server.token.encode())
+        self.assertEqual(status, 413, reply[:200])
+
     def test_fifty_connections_at_once(self):
         results, sockets = [], []
         lock = threading.Lock()
