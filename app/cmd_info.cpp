@@ -143,8 +143,8 @@ void info_data(const DataOptions& o, const std::string& targets_spec) {
     std::printf(
         "working size %dx%d (HxW): view %dx%d resized to %dx%d (Catmull-Rom, scale %.4g), crop left %d top "
         "%d\n",
-        selection.height, selection.width, first.camera.width, first.camera.height, crop.resized_width,
-        crop.resized_height, static_cast<double>(crop.resized_width) / first.camera.width, crop.left, crop.top);
+        selection.height, selection.width, first.camera.height, first.camera.width, crop.resized_height,
+        crop.resized_width, static_cast<double>(crop.resized_width) / first.camera.width, crop.left, crop.top);
   }
   std::printf("background for RGBA: %.3g,%.3g,%.3g\n", selection.background[0], selection.background[1],
               selection.background[2]);
