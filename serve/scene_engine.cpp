@@ -38,6 +38,7 @@ void SceneEngine::start() {
 
 void SceneEngine::release() {
   renderer_.reset();
+  awaiting_.clear();
   encode_.reset();
   ++generation_;  // a notice of the encode just dropped, still on its way, is ignored
 }
@@ -76,7 +77,7 @@ void SceneEngine::encode_changed() {
         *s.run, encode_->state(), [&s](int view) { return s.ground_truth(view); }, s.width, s.height, render_threads_,
         [this](int channel) { post_([this, channel] { take(channel); }); },
         [&s](int view) { return s.nearest_input(view); });
-    for (const auto& [channel, request] : held_) renderer_->submit(request, channel);
+    for (const auto& [channel, request] : held_) awaiting_[channel] = renderer_->submit(request, channel);
     held_.clear();
   }
   if (changed_) changed_();
@@ -84,13 +85,14 @@ void SceneEngine::encode_changed() {
 
 void SceneEngine::submit(int channel, const session::RenderRequest& request) {
   if (renderer_)
-    renderer_->submit(request, channel);
+    awaiting_[channel] = renderer_->submit(request, channel);
   else
     held_[channel] = request;
 }
 
 void SceneEngine::forget(int channel) {
   held_.erase(channel);
+  awaiting_.erase(channel);
   if (renderer_) renderer_->forget(channel);
 }
 
@@ -103,7 +105,10 @@ bool SceneEngine::submit_job(std::function<void()> job) {
 void SceneEngine::take(int channel) {
   if (!renderer_ || channel < 0) return;
   std::optional<session::RenderedView> view = renderer_->take(channel);
-  if (view) deliver_(channel, std::move(*view));
+  if (!view) return;
+  auto awaited = awaiting_.find(channel);
+  if (awaited != awaiting_.end() && view->serial >= awaited->second) awaiting_.erase(awaited);  // not a stale one
+  deliver_(channel, std::move(*view));
 }
 
 }  // namespace lact::serve

@@ -46,7 +46,9 @@ class SceneEngine {
 
   void submit(int channel, const session::RenderRequest& request);  // held until ready
   void forget(int channel);
-  bool holds(int channel) const { return held_.count(channel) > 0; }
+  // The channel waits for a frame of this scene: its request held until ready, or on the render thread (pending or
+  // rendering) and not yet delivered. Such a scene is not released (its frame would be lost).
+  bool holds(int channel) const { return held_.count(channel) > 0 || awaiting_.count(channel) > 0; }
   // Runs `job` on the render thread between renders; false when not ready.
   bool submit_job(std::function<void()> job);
 
@@ -62,6 +64,7 @@ class SceneEngine {
   std::unique_ptr<session::EncodeJob> encode_;
   std::unique_ptr<session::RenderThread> renderer_;
   std::map<int, session::RenderRequest> held_;
+  std::map<int, uint64_t> awaiting_;  // channel -> the serial of its newest request on the render thread
   // Each start() is a generation: a notice of an encode released since (still on its way to the network thread)
   // is told from the current one's and ignored.
   int generation_ = 0;

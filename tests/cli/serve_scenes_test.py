@@ -281,6 +281,45 @@ class FailedSceneTest(unittest.TestCase):
         self.assertIn("scene 'broken': failed: ", se)
 
 
+class ReleaseTest(unittest.TestCase):
+    """A scene with a client's camera on its render thread is not released for another scene's state."""
+
+    def test_a_camera_waiting_on_a_ready_scene_gets_its_frame(self):
+        """Before: client A on ready scene 0 sent a camera while client B's move to scene 1 encoded it (the encode
+        holds the Run, so A's camera waited on scene 0's render thread). Scene 1 ready, the bound of 1.5 states
+        released scene 0 and A's camera with it: A read status "encoding" and never got a frame. Only a request
+        held before its scene was ready counted as one a client waits on."""
+        tmp = tempfile.mkdtemp(prefix="lact_serve_release_")
+        model, _, inputs = shipped(ARGS.root)
+        index = scene_index(ARGS.root, tmp, NAMES[:2])
+        probe = os.path.join(tmp, "probe.safetensors")
+        ran_ok(run("encode", "--model", model, "--data", index, "--scene", "toy_a", "--inputs", inputs, "-o", probe))
+        bound_gb = "%.9f" % (1.5 * os.path.getsize(probe) / 2 ** 30)
+        server = Server(ARGS.lact, "--model", model, "--data", index, "--inputs", inputs, "--targets", "2,10",
+                        "--no-token", "--out", os.path.join(tmp, "out"), "--cache-memory", bound_gb)
+        a = b = None
+        try:
+            camera = server.ready()["views"][2]["camera"]
+            a, b = WebSocket(server.stream_url()), WebSocket(server.stream_url())
+            next_message(a, "scene")
+            next_message(b, "scene")
+            b.send_json({"type": "scene", "scene": 1})  # scene 1's encode starts
+            self.assertEqual(next_message(b, "scene")["status"]["status"], "encoding")
+            a.send_json({"type": "camera", "camera": camera, "view": 2})
+            header, images = next_message(a, "frame", timeout=60)
+            self.assertIn("psnr", header)
+            b.send_json({"type": "camera", "camera": camera, "view": 2})
+            next_message(b, "frame", timeout=60)
+            self.assertEqual(rgb(images["render"]), rgb(Scenes(server).render(0, camera)))
+            self.assertEqual(Scenes(server).list()["cache"]["encodes"], 2)
+        finally:
+            for ws in (a, b):
+                if ws:
+                    ws.close()
+            stop_cleanly(server)
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
 class SeveralStatesTest(unittest.TestCase):
     """--state given several times: one scene each, one model for all."""
 
