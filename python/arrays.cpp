@@ -24,11 +24,27 @@ std::string shape_text(const py::array& array) {
   return text + (array.ndim() == 1 ? ",)" : ")");
 }
 
+// `value` as a numpy array (np.asarray for a list, a torch tensor, ...). Where that fails (a ragged list, a
+// tensor that requires grad, a dtype numpy lacks) the exception names the argument, with the object's own words:
+// a ValueError stays one, anything else is a TypeError; a MemoryError (and KeyboardInterrupt) come out as they are.
+py::array as_array(const py::handle& value, const std::string& name) {
+  if (py::isinstance<py::array>(value)) return py::reinterpret_borrow<py::array>(value);
+  try {
+    return py::module_::import("numpy").attr("asarray")(value);
+  } catch (py::error_already_set& e) {
+    if (!e.matches(PyExc_Exception) || e.matches(PyExc_MemoryError)) throw;
+    const std::string text = name + ": cannot be read as a numpy array (" +
+                             py::str(e.type().attr("__name__")).cast<std::string>() + ": " +
+                             py::str(e.value()).cast<std::string>() + ")";
+    py::raise_from(e, e.matches(PyExc_ValueError) ? PyExc_ValueError : PyExc_TypeError, text.c_str());
+    throw py::error_already_set();
+  }
+}
+
 // `value` as a C-contiguous array of T, converted once unless it already is one.
 template <typename T>
 py::array_t<T, py::array::c_style | py::array::forcecast> converted(const py::handle& value, const std::string& name) {
-  py::array array = py::isinstance<py::array>(value) ? py::reinterpret_borrow<py::array>(value)
-                                                     : py::module_::import("numpy").attr("asarray")(value);
+  const py::array array = as_array(value, name);
   if (array.dtype().kind() != 'f')
     throw py::type_error(name + ": expected a float32 array (float64 and float16 are converted once), got dtype " +
                          py::str(array.dtype()).cast<std::string>());
@@ -50,14 +66,15 @@ DoubleArray double_array(const py::handle& value, const std::string& name) { ret
 
 FloatArray pixel_array(const py::handle& value, const std::string& name) {
   // 8-bit images (np.asarray of a PIL image) are taken as they are meant: 0..255 over 255. Only the dtype
-  // uint8 says so; a float array out of [0, 1] stays an error (check_pixel_range).
-  if (py::isinstance<py::array>(value) &&
-      py::array(py::reinterpret_borrow<py::object>(value)).dtype().is(py::dtype::of<uint8_t>())) {
+  // uint8 (as numpy reads the value: a torch uint8 tensor too) says so; a float array out of [0, 1] stays an
+  // error (check_pixel_range).
+  const py::array given = as_array(value, name);
+  if (given.dtype().is(py::dtype::of<uint8_t>())) {
     py::object numpy = py::module_::import("numpy");
-    py::object scaled = numpy.attr("divide")(value, numpy.attr("float32")(255), py::arg("dtype") = "float32");
+    py::object scaled = numpy.attr("divide")(given, numpy.attr("float32")(255), py::arg("dtype") = "float32");
     return float_array(scaled, name);
   }
-  FloatArray array = float_array(value, name);
+  FloatArray array = float_array(given, name);
   if (reinterpret_cast<uintptr_t>(array.data()) % alignof(float) == 0) return array;
   // A float32 buffer at an odd address (numpy allows one over a bytes object): copied once, aligned.
   return py::module_::import("numpy").attr("array")(array, py::arg("dtype") = "float32", py::arg("order") = "C");

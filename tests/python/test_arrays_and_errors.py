@@ -98,3 +98,46 @@ def test_torch_cpu_tensors_are_converted(model, scene):
     state = model.encode(torch.from_numpy(scene.images[i]), torch.from_numpy(scene.intrinsics[i]),
                          torch.from_numpy(scene.c2w[i]))
     np.testing.assert_array_equal(render_targets(model, state, scene), reference)
+
+
+class RefusesArray:
+    """An array-like whose conversion fails with `error` (as a tensor that requires grad does)."""
+
+    def __init__(self, error):
+        self.error = error
+
+    def __array__(self, *args, **kwargs):
+        raise self.error
+
+
+def test_conversion_failures_name_the_argument(model, scene):
+    # Before: numpy's or the object's exception with no argument named (a ragged list's ValueError "setting an
+    # array element with a sequence", torch's RuntimeError "Can't call numpy() on Tensor that requires grad").
+    i = scene.inputs
+    images, k, pose = scene.images[i], scene.intrinsics[i], scene.c2w[i]
+    with pytest.raises(ValueError, match=r"^images: cannot be read as a numpy array \(ValueError: setting an array"):
+        model.encode([[0.5, 0.5], [0.5]], k, pose)
+    with pytest.raises(TypeError, match=r"^intrinsics: cannot be read as a numpy array \(RuntimeError: no array here"):
+        model.encode(images, RefusesArray(RuntimeError("no array here")), pose)
+    state = encode_inputs(model, scene)
+    with pytest.raises(TypeError, match=r"^c2w: cannot be read as a numpy array \(OSError: gone\)") as raised:
+        model.render(state, k, RefusesArray(OSError("gone")))
+    assert isinstance(raised.value.__cause__, OSError)  # the object's own exception, chained
+    for passed_through in (MemoryError, KeyboardInterrupt):
+        with pytest.raises(passed_through):
+            model.encode(RefusesArray(passed_through()), k, pose)
+
+
+def test_torch_tensors_that_numpy_cannot_take_name_the_argument_and_uint8_is_8_bit(model, scene):
+    torch = pytest.importorskip("torch")
+    i = scene.inputs
+    images, k, pose = scene.images[i], scene.intrinsics[i], scene.c2w[i]
+    with pytest.raises(TypeError, match=r"^images: cannot be read as a numpy array \(RuntimeError: .*requires grad"):
+        model.encode(torch.from_numpy(images).requires_grad_(), k, pose)
+    with pytest.raises(TypeError, match=r"^images: cannot be read as a numpy array \(TypeError: .*BFloat16"):
+        model.encode(torch.from_numpy(images).bfloat16(), k, pose)
+    # A uint8 tensor is an 8-bit image as a uint8 numpy array is (before: TypeError "expected a float32 array").
+    eight_bit = np.round(images * 255).astype(np.uint8)
+    expected = render_targets(model, model.encode(eight_bit.astype(np.float32) / 255, k, pose), scene)
+    np.testing.assert_array_equal(render_targets(model, model.encode(torch.from_numpy(eight_bit), k, pose), scene),
+                                  expected)
