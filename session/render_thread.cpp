@@ -1,6 +1,8 @@
 #include "session/render_thread.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <new>
 
 #include "core/lpips.h"
@@ -123,6 +125,15 @@ RenderedView RenderThread::render(uint64_t serial, const RenderRequest& request)
     const auto start = std::chrono::steady_clock::now();
     const Image image = run_.render(*state_, request.camera, request.camera.height, request.camera.width);
     out.render_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    // As lact render refuses to write it: NaN would reach the client as black pixels and a null PSNR.
+    const size_t bad = static_cast<size_t>(
+        std::count_if(image.rgb.begin(), image.rgb.end(), [](float v) { return !std::isfinite(v); }));
+    if (bad) {
+      out.error = "the rendered image holds NaN or infinity in " + std::to_string(bad) + " of " +
+                  std::to_string(image.rgb.size()) +
+                  " values (the model's weights or the scene state overflow float32)";
+      return out;
+    }
     out.image = to_rgb8(image);
     const bool at_working_size = request.camera.width == working_width_ && request.camera.height == working_height_;
     if (request.view >= 0 && at_working_size && truth_) measure(image, request.view, out);

@@ -405,6 +405,36 @@ class Cameras(FixtureCase):
         self.expect_error(run("render", "--state", state, "--path", path, "--out", out), path, "frame 0")
         self.assertEqual(self.images_in(out), [])
 
+    def test_state_that_overflows_gets_an_error_from_lact_serve_not_a_black_frame(self):
+        """Before: lact serve's render thread had no such check: POST /api/render answered 200 with an all-black
+        PNG (NaN through the 8-bit conversion) and the stream a frame whose PSNR was null."""
+        help_text = run("--help")[1]
+        if " serve" not in help_text:
+            self.skipTest("lact built without serve")
+        from serve_common import Server  # noqa: E402
+        from ws_client import WebSocket  # noqa: E402
+        state = os.path.join(self.tmp, "serve_state_x1e30.safetensors")
+        scaled_safetensors(self.state, state, 1e30)
+        server = Server(ARGS.lact, "--state", state, "--out", self.folder("serve_out"))
+        try:
+            camera = server.ready()["views"][3]["camera"]
+            status, _, body = server.render(camera)
+            self.assertEqual(status, 422, body[:200])
+            self.assertIn("NaN or infinity in 4608 of 4608 values", json.loads(body)["error"])
+            ws = WebSocket(server.stream_url())
+            ws.send_json({"type": "camera", "camera": camera, "view": 3})
+            while True:
+                message = ws.recv()
+                self.assertIsInstance(message, str, "a frame of NaN was sent")
+                reply = json.loads(message)
+                if reply["type"] == "error":
+                    break
+            self.assertIn("overflow float32", reply["message"])
+            ws.close()
+            self.assertTrue(server.alive())
+        finally:
+            server.stop()
+
 
 if __name__ == "__main__":
     ARGS, rest = parse_cli_args(__doc__)
