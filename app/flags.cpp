@@ -54,7 +54,8 @@ void add_common_options(CLI::App& command, CommonOptions& options) {
   command
       .add_option("--threads", options.threads,
                   "Worker threads (0 = the usable CPUs, " + std::to_string(max_threads()) +
-                      " here, less those other running work wants now; more run that many)")
+                      " here, less those other running work wants now; a larger count is held to " +
+                      std::to_string(max_threads()) + ", with a note)")
       ->check(CLI::Range(0, 1 << 30));
   command.add_option("--device,--backend", options.backend, "Compute device: cpu, or cuda where built with CUDA")
       ->check(CLI::IsMember(backend_names()));
