@@ -46,6 +46,16 @@ Camera camera_for_image(const Camera& camera, int height, int width, int downsca
   return camera_at_size(camera, height, width);
 }
 
+// An image file larger than its camera is refused, judged from its header before any pixel is decoded: the
+// camera's w and h state the image's size, and the memory check counts each file view at that size.
+void check_file_not_larger(const Camera& camera, int height, int width, const std::string& path) {
+  if (width <= camera.width && height <= camera.height) return;
+  throw Error(path, "image is " + std::to_string(height) + "x" + std::to_string(width) + " but its camera is for " +
+                        std::to_string(camera.height) + "x" + std::to_string(camera.width) +
+                        ": larger than its camera (whose w and h the memory check counts): resize the image or "
+                        "correct the camera's w and h");
+}
+
 }  // namespace
 
 CoverCrop cover_crop(const Camera& camera, int height, int width) {
@@ -117,8 +127,10 @@ PosedImage load_view(const SceneView& view, int height, int width, const std::ar
       rgba[i * 4 + 3] = 1.0f;
     }
   } else {
+    if (read_image_size(view.image_path, w, h)) check_file_not_larger(view.camera, h, w, view.image_path);
     const Rgba8Image file = read_image(view.image_path);
     w = file.width, h = file.height;
+    check_file_not_larger(view.camera, h, w, view.image_path);
     camera = camera_for_image(view.camera, h, w, view.downscale, view.image_path);
     const bool plain = !view.distortion.any() && w == width && h == height;
     const bool white = bg[0] == 1.0f && bg[1] == 1.0f && bg[2] == 1.0f;

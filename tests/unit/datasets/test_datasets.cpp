@@ -323,6 +323,32 @@ TEST(Preprocess, ImageFarSmallerThanItsCameraIsRefused) {
   fs::remove_all(dir);
 }
 
+// An image file larger than its camera is refused naming the file and both sizes, whatever the aspect: the memory
+// check counts a view at its camera's size (before, a 384x576 file behind a 32x48 camera was read and its camera
+// scaled up, 144 times the pixels the check had counted). The same file behind a camera of its size still reads.
+TEST(Preprocess, ImageLargerThanItsCameraIsRefused) {
+  const fs::path dir = fs::temp_directory_path() / ("lact_large_copy_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  SceneView view;
+  view.camera.width = 48, view.camera.height = 32, view.camera.fx = view.camera.fy = 40;
+  view.camera.cx = 24, view.camera.cy = 16;
+  view.camera.c2w = look_at_origin(2, 0, 0);
+  for (const auto& [w, h] : {std::pair{576, 384}, std::pair{96, 64}, std::pair{48, 40}}) {
+    view.image_path = (dir / (std::to_string(w) + "x" + std::to_string(h) + ".png")).string();
+    write_png(view.image_path, Image{w, h, std::vector<float>(w * h * 3, 0.5f)});
+    const std::string e = test::error_of([&] { load_view(view, 32, 48, {1, 1, 1}); });
+    EXPECT_NE(e.find(view.image_path + ": image is " + std::to_string(h) + "x" + std::to_string(w) +
+                     " but its camera is for 32x48: larger than its camera"),
+              std::string::npos)
+        << e;
+  }
+  view.camera.width = 96, view.camera.height = 64, view.camera.fx = view.camera.fy = 80;
+  view.camera.cx = 48, view.camera.cy = 32;
+  view.image_path = (dir / "96x64.png").string();
+  EXPECT_FLOAT_EQ(load_view(view, 32, 48, {1, 1, 1}).camera.fx, 40.0f);  // its own camera, covered down to 32x48
+  fs::remove_all(dir);
+}
+
 TEST(Preprocess, WorkingSizeErrors) {
   Scene scene;
   scene.source = "cams.json";
