@@ -81,6 +81,9 @@ class Run {
   // Loads the model on every rank (the path recorded as an input); later calls replace it.
   const Model& load_model(const std::string& path);
   const Model& model() const;
+  // The loaded model's progress callback (Model::WorkProgress), in place of a command's stage bars: the Python
+  // module checks for Ctrl-C between render batches through it.
+  void set_model_progress(Model::WorkProgress progress);
   const std::string& model_path() const { return model_path_; }  // empty: none loaded
   // Fills --size and --inputs from what the model was trained with where not given; Error(where, message) when
   // there are still no input views.

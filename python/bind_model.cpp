@@ -12,7 +12,8 @@ namespace lact::python {
 
 namespace {
 
-// Thrown between encode's layers when a signal handler raised (Ctrl-C: KeyboardInterrupt); the Python error is set.
+// Thrown between encode's layers or render's batches when a signal handler raised (Ctrl-C: KeyboardInterrupt); the
+// Python error is set.
 struct Interrupted {};
 
 // Runs Python's signal handlers between layers (with the GIL, briefly): Ctrl-C stops a long encode there.
@@ -102,9 +103,11 @@ py::array render(const std::shared_ptr<Engine>& engine, const std::shared_ptr<St
   if (single) shape.erase(shape.begin());
   FloatArray out = output_array(out_in, shape);
   float* pixels = out.mutable_data();
-  {
+  try {
     py::gil_scoped_release released;
-    render_cameras(*engine, state.state, cameras, pixels);
+    render_cameras(*engine, state.state, cameras, pixels, check_signals);
+  } catch (const Interrupted&) {
+    throw py::error_already_set();  // the KeyboardInterrupt, raised between batches
   }
   return std::move(out);
 }

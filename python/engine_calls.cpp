@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <mutex>
 
 #include "pipeline/backend_options.h"
@@ -89,6 +90,30 @@ void count_call(Engine& engine) {
 
 [[maybe_unused]] const int fork_handler_registered = pthread_atfork(nullptr, nullptr, after_fork_in_child);
 
+// render_cameras' `between_batches` on the thread rendering (the model's progress callback is shared by every
+// thread that renders at once; each thread calls its own).
+thread_local const std::function<void()>* between_batches_here = nullptr;
+
+void report_render_batch(const char* stage, int done, int total) {
+  if (between_batches_here && *between_batches_here && done > 0 && done < total &&
+      std::strcmp(stage, "render views") == 0)
+    (*between_batches_here)();
+}
+
+// Sets between_batches_here for as long as it lives.
+class BetweenBatches {
+ public:
+  explicit BetweenBatches(const std::function<void()>& call) : outer_(between_batches_here) {
+    between_batches_here = &call;
+  }
+  ~BetweenBatches() { between_batches_here = outer_; }
+  BetweenBatches(const BetweenBatches&) = delete;
+  BetweenBatches& operator=(const BetweenBatches&) = delete;
+
+ private:
+  const std::function<void()>* outer_;
+};
+
 void use_threads_here(Engine& engine) {
   const int threads = pool_lost_here ? 1 : engine.threads;
   if (threads <= 0 || threads_set_here == threads) return;
@@ -140,6 +165,7 @@ std::shared_ptr<Engine> open_engine(const std::string& path, const std::string& 
   threads_set_here = -1;      // the backend set its count on this thread
   use_threads_here(*engine);  // one thread again where fork() took this thread's pool
   engine->run->load_model(path);
+  engine->run->set_model_progress(report_render_batch);
   return engine;
 }
 
@@ -157,10 +183,12 @@ SceneState encode_views(Engine& engine, const std::vector<Camera>& cameras, cons
   return state;
 }
 
-void render_cameras(Engine& engine, const SceneState& state, const std::vector<Camera>& cameras, float* out) {
+void render_cameras(Engine& engine, const SceneState& state, const std::vector<Camera>& cameras, float* out,
+                    const std::function<void()>& between_batches) {
   const EngineCall call(engine, false);
   if (cameras.empty()) return;
   const RenderCount counted(engine);
+  const BetweenBatches checked(between_batches);
   use_threads_here(engine);
   const auto start = Clock::now();
   engine.run->render_cameras_into(state, cameras, "size", out);

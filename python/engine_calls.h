@@ -65,7 +65,9 @@ std::shared_ptr<Engine> open_engine(const std::string& path, const std::string& 
 SceneState encode_views(Engine& engine, const std::vector<Camera>& cameras, const PixelView& pixels,
                         const std::function<void()>& between_layers = {});
 // Renders every camera in one call (the CLI's batching, so the same numbers) into `out`, the images one after
-// another; a non-finite value is an Error.
-void render_cameras(Engine& engine, const SceneState& state, const std::vector<Camera>& cameras, float* out);
+// another; a non-finite value is an Error. `between_batches` is called after each batch but the last (it may
+// throw to stop there: the images of the batches done are written, the rest of `out` untouched).
+void render_cameras(Engine& engine, const SceneState& state, const std::vector<Camera>& cameras, float* out,
+                    const std::function<void()>& between_batches = {});
 
 }  // namespace lact::python

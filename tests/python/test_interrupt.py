@@ -44,3 +44,43 @@ def test_sigint_stops_a_long_encode(model, scene):
     # the model still works after an interrupted encode
     state = model.encode(scene.images[i], scene.intrinsics[i], scene.c2w[i])
     assert model.render(state, scene.intrinsics[3], scene.c2w[3]).shape == (32, 48, 3)
+
+
+def test_sigint_stops_a_long_render_between_batches(model, scene):
+    # Before: render ran all its cameras and the signal was only handled once it returned (every image written).
+    state = model.encode(scene.images[scene.inputs], scene.intrinsics[scene.inputs], scene.c2w[scene.inputs])
+    cameras = 4000  # 32x48 views: many batches of the token tile
+    intrinsics, c2w = np.repeat(scene.intrinsics[3:4], cameras, 0), np.repeat(scene.c2w[3:4], cameras, 0)
+    out = np.full((cameras, 32, 48, 3), -1, np.float32)
+    first_written = threading.Event()
+
+    def signal_once_the_first_batch_is_out():  # render releases the GIL: this thread watches `out` meanwhile
+        while out[0, 0, 0, 0] == -1 and not first_written.is_set():
+            time.sleep(0.001)
+        first_written.set()
+        os.kill(os.getpid(), signal.SIGINT)
+
+    def stop(signum, frame):
+        raise Stop()
+
+    previous = signal.signal(signal.SIGINT, stop)
+    watcher = threading.Thread(target=signal_once_the_first_batch_is_out)
+    finished = False
+    try:
+        with pytest.raises(Stop):
+            watcher.start()
+            model.render(state, intrinsics, c2w, out=out)
+            finished = True
+            watcher.join()  # a signal that came after the render lands here
+    finally:
+        first_written.set()
+        watcher.join()
+        signal.signal(signal.SIGINT, previous)
+    assert not finished, "the signal was only handled after render returned"
+    written = int(np.count_nonzero(out[:, 0, 0, 0] != -1))
+    print("render stopped after %d of %d images" % (written, cameras))
+    assert 0 < written < cameras
+    assert np.all(out[written:] == -1)  # nothing after the batch it stopped at
+    # the model still renders what it rendered before, and the images written are those
+    again = model.render(state, intrinsics[:written], c2w[:written])
+    np.testing.assert_array_equal(out[:written], again)
