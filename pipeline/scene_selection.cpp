@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/camera.h"
 #include "core/image_size.h"
 #include "core/memory_estimate.h"
 #include "core/scene_state_io.h"
@@ -183,6 +184,11 @@ PoseTransform pose_from_metadata(const std::map<std::string, std::string>& m, co
     throw Error(where, "metadata pose_world / pose_scale is corrupt");
   }
   if (!(t.scale > 0) || !std::isfinite(t.scale)) throw Error(where, "metadata pose_scale must be positive");
+  // What mean_pose_transform makes: a rigid motion, and a scale of at least 1e-12 (below it, 1) that is the
+  // largest camera distance, so within the positions a camera may have.
+  check_rigid_pose(t.world, where, "metadata pose_world");
+  if (t.scale < 1e-12 || t.scale > 1e16)
+    throw Error(where, "metadata pose_scale " + nlohmann::json(t.scale).dump() + " is outside [1e-12, 1e16]");
   check_recorded_normalization(m, t, where);
   return t;
 }

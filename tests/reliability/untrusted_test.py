@@ -435,6 +435,20 @@ class Untrusted(FixtureCase):
                                     ("v1_config", {"config": "{}"}, ["metadata 'config' is not the config of"])):
             state = self.state_with(name + ".safetensors", old(**fields))
             self.expect_error(self.render_state(state, "o12_" + name), [name + ".safetensors"] + words)
+        # A recorded transform is what --normalize-poses makes, a rigid motion and a scale within camera distances;
+        # before, a singular, sheared or huge one reached the cameras and the line blamed "target view 0".
+        identity = [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]
+        for name, world, scale, words in (("v1_singular", [0] * 15 + [1], "1", ["metadata pose_world rotation"]),
+                                          ("v1_shear", [1, 5] + identity[2:], "1", ["metadata pose_world rotation"]),
+                                          ("v1_row", identity[:12] + [0, 0, 5, 1], "1",
+                                           ["metadata pose_world has last row"]),
+                                          ("v1_far", identity[:3] + [1e300] + identity[4:], "1",
+                                           ["metadata pose_world translation"]),
+                                          ("v1_tiny", identity, "1e-300", ["metadata pose_scale 1e-300"])):
+            state = self.state_with(name + ".safetensors",
+                                    old(normalize_poses="inputs", pose_world=json.dumps(world), pose_scale=scale))
+            self.expect_error(self.render_state(state, "o12_" + name), [name + ".safetensors"] + words)
+            self.assertFalse(os.path.exists(os.path.join(self.tmp, "o12_" + name)))
 
     def model_with_config_text(self):
         n = struct.unpack("<Q", self.model_bytes[:8])[0]
