@@ -255,7 +255,11 @@ ImportedImages gather_images(const ImportOptions& o, const fs::path& scene, Impo
   const fs::path in = clean(o.input);
   s.video = !fs::is_directory(in, ec);
   if (!s.video) return import_image_folder(in.string(), (scene / "images").string(), o.max_size);
-  if (!fs::is_regular_file(in, ec)) throw Error(o.input, "no such folder or video file");
+  if (!fs::exists(in, ec)) throw Error(o.input, "no such folder or video file");
+  if (!fs::is_regular_file(in, ec))
+    throw Error(o.input,
+                "is not a folder or a regular file (a FIFO, device or socket): name a folder of photos or a "
+                "video file");
   const fs::path frames = scene / "frames";
   fs::create_directory(frames, ec);
   const VideoFrameOptions options{o.frames, o.fps, o.sharpest, o.max_seconds, stall_seconds(o), o.max_size};
@@ -274,8 +278,12 @@ std::string skipped_list(const std::vector<SkippedFile>& skipped, size_t most) {
   return text;
 }
 
-void check_enough_images(const ImportOptions& o, const ImportedImages& images) {
+void check_enough_images(const ImportOptions& o, const ImportedImages& images, bool video) {
   if (images.names.size() >= 3) return;
+  if (video)
+    throw Error(o.input,
+                "the video gave " + std::to_string(images.names.size()) +
+                    " frame(s); COLMAP needs at least 3 overlapping views: a longer video, or a folder of photos");
   std::string skipped;
   if (!images.skipped.empty())
     skipped = "; skipped " + std::to_string(images.skipped.size()) + ": " + skipped_list(images.skipped, 3);
@@ -386,7 +394,7 @@ ImportSummary import_scene(const ImportOptions& o) {
   ImportSummary s;
   s.output = out.string();
   const ImportedImages images = gather_images(o, partial.path(), s);
-  check_enough_images(o, images);
+  check_enough_images(o, images, s.video);
   s.found = images.files, s.skipped = images.skipped, s.used = static_cast<int>(images.names.size());
   s.width = images.width, s.height = images.height;
   try {

@@ -540,6 +540,29 @@ class Import(unittest.TestCase):
             want.append(max(candidates, key=contrast))
         self.assertEqual(self.frames_taken(), want)
 
+    @unittest.skipUnless(FFMPEG, "ffmpeg is not installed")
+    def test_a_video_of_one_or_two_frames_says_frames(self):
+        # Before: "found 1 image(s); COLMAP needs at least 3 overlapping photos", of a video.
+        for count in (1, 2):
+            video = self.make_video(count, lambda i: Image.new("RGB", (64, 48), (20 * i, 100, 100)))
+            line = one_error_line(self, self.run_import(source=video, size=(64, 48), quiet=True),
+                                  [video, "the video gave %d frame(s)" % count, "at least 3"], ["image(s)"])
+            self.assertEqual(self.beside_output(), [], line)
+            shutil.rmtree(os.path.join(self.case, "frames"))
+            os.unlink(video)
+
+    def test_an_input_neither_folder_nor_file_says_so(self):
+        # Before: "no such folder or video file" of a FIFO or a device, which exist.
+        fifo = os.path.join(self.case, "clip.mp4")
+        os.mkfifo(fifo)
+        for source in (fifo, "/dev/null"):
+            one_error_line(self, self.run_import(source=source, quiet=True),
+                           [source, "is not a folder or a regular file", "FIFO, device or socket"])
+        one_error_line(self, self.run_import(source=os.path.join(self.case, "none.mp4"), quiet=True),
+                       ["none.mp4", "no such folder or video file"])
+        self.assertEqual(self.beside_output(), [])
+
+
 if __name__ == "__main__":
     ARGS, rest = parse_cli_args(__doc__)
     ARGS.fixture = os.path.abspath(ARGS.fixture)
