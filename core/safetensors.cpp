@@ -158,6 +158,20 @@ void check_data_layout(const std::string& path, const std::map<std::string, Safe
                           "): the file is damaged or has something appended");
 }
 
+// JSON text holds no control byte but tab, line feed and carriage return, in strings or out (writers pad with
+// spaces). One there means the length in the first 8 bytes reaches into the tensor data (a damaged or foreign
+// file): named as such, not as whatever the JSON parser or the nesting bound makes of the binary bytes.
+void check_header_is_text(const std::string& path, const std::string& header) {
+  for (size_t i = 0; i < header.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(header[i]);
+    if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
+      throw Error(path, "corrupt safetensors header: byte " + std::to_string(i) + " of its " +
+                            std::to_string(header.size()) +
+                            " is binary, not JSON text (the header length in the first 8 bytes is wrong, or this is "
+                            "not a safetensors file)");
+  }
+}
+
 }  // namespace
 
 SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
@@ -172,6 +186,7 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
                           " bytes in a file of " + std::to_string(file_size) + ")");
   if (header_size > kMaxHeaderBytes) throw Error(path, "safetensors header larger than 100 MiB (refused)");
   const std::string header(reinterpret_cast<const char*>(file_->data()) + 8, header_size);
+  check_header_is_text(path, header);
   const nlohmann::json json = parse_json_text(header, path + " (safetensors header)");
   if (!json.is_object()) throw Error(path, "corrupt safetensors header (not a JSON object)");
 

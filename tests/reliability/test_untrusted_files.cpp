@@ -169,6 +169,31 @@ TEST(SafetensorsUntrusted, WrappingShapesAndOverlappingDataAreRefused) {
   fs::remove_all(dir);
 }
 
+// A header length that reaches into the tensor data (a damaged first 8 bytes) is named as such. Before, the binary
+// bytes were judged as JSON: with 65 '[' bytes among them the line said "JSON nested more than 64 levels deep",
+// otherwise "corrupt JSON (... invalid literal ...)". Tab, line feed and carriage return are JSON whitespace.
+TEST(SafetensorsUntrusted, AHeaderLengthIntoTheDataIsNamed) {
+  const fs::path dir = fresh_folder("st_length");
+  const std::string header = R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
+  auto write = [&](const std::string& name, const std::string& text, uint64_t length, const std::string& data) {
+    std::string bytes(8, '\0');
+    for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>(length >> (8 * i));
+    const std::string path = (dir / name).string();
+    write_file_atomically(path, bytes + text + data);
+    return path;
+  };
+  const std::string data = std::string(65, '[') + std::string(1, '\0') + std::string(6, '[');  // 72 binary bytes
+  const std::string into = write("into.st", header, header.size() + 72, data);
+  EXPECT_NE(error_of([&] { SafetensorsFile f(into); })
+                .find("into.st: corrupt safetensors header: byte " + std::to_string(header.size() + 65) + " of its " +
+                      std::to_string(header.size() + 72) + " is binary, not JSON text"),
+            std::string::npos);
+  const std::string spaced = "{\t\"a\":\r\n" + header.substr(5) + "  ";
+  EXPECT_EQ(SafetensorsFile(write("spaced.st", spaced, spaced.size(), std::string(8, '\0'))).read_floats("a").size(),
+            2u);
+  fs::remove_all(dir);
+}
+
 nlohmann::json tiny_config() {
   return {{"patch_size", 8},
           {"dim", 64},
