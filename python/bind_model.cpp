@@ -1,6 +1,8 @@
 // lact.Model and lact.State: encode views into a scene state, render cameras from it, save and load states.
 #include <pybind11/stl.h>
 
+#include <cstdio>
+
 #include "core/scene_state_io.h"
 #include "pipeline/guard_rails.h"
 #include "python/arguments.h"
@@ -41,6 +43,23 @@ void warn_out_of_regime(const Engine& engine, const std::vector<Camera>& cameras
       model.trained_kind.empty() ? "" : camera_distance_warning(model.trained_kind, cameras, false)};
   for (const std::string& text : found)
     if (!text.empty() && PyErr_WarnEx(warning_category, text.c_str(), 1) != 0) throw py::error_already_set();
+}
+
+// Intrinsics made for another size: a principal point outside the image render makes (camera_path's default
+// 256x256 cameras rendered at a 64x64 state's size, say) renders a corner of the view without a word. Once a call.
+void warn_principal_point_outside(const std::vector<Camera>& cameras) {
+  for (size_t i = 0; i < cameras.size(); ++i) {
+    const Camera& c = cameras[i];
+    if (c.cx >= 0 && c.cx <= c.width && c.cy >= 0 && c.cy <= c.height) continue;
+    char text[400];
+    std::snprintf(text, sizeof text,
+                  "intrinsics[%zu]: principal point (cx, cy) = (%g, %g) lies outside the %dx%d image render makes: "
+                  "intrinsics are in pixels at the rendered size (pass size=(H, W) they were made for, or scale fx, "
+                  "fy, cx, cy to this size)",
+                  i, c.cx, c.cy, c.height, c.width);
+    if (PyErr_WarnEx(warning_category, text, 1) != 0) throw py::error_already_set();
+    return;
+  }
 }
 
 std::shared_ptr<State> encode(const std::shared_ptr<Engine>& engine, const py::object& images_in,
@@ -99,6 +118,7 @@ py::array render(const std::shared_ptr<Engine>& engine, const std::shared_ptr<St
   check_shape(c2w, "c2w", {intrinsics.shape(0), 4, 4}, "(N, 4, 4) with N = " + std::to_string(intrinsics.shape(0)));
   const auto [height, width] = render_size(*engine, state, size);
   const std::vector<Camera> cameras = cameras_from(intrinsics, c2w, height, width);
+  warn_principal_point_outside(cameras);
   std::vector<py::ssize_t> shape{intrinsics.shape(0), height, width, 3};
   if (single) shape.erase(shape.begin());
   FloatArray out = output_array(out_in, shape);

@@ -3,11 +3,12 @@ import json
 import os
 import subprocess
 import tempfile
+import warnings
 
 import numpy as np
 import pytest
 
-from conftest import FIXTURE
+from conftest import FIXTURE, encode_inputs
 
 
 def cli_path(*args):
@@ -70,3 +71,19 @@ def test_bad_path_arguments(lact):
         lact.camera_path("orbit")
     with pytest.raises(ValueError, match="hfov"):
         lact.camera_path("turntable", hfov=200)
+
+
+def test_cameras_made_for_another_size_warn(lact, model, scene):
+    # camera_path's default size (256x256: cx = cy = 128) rendered at the state's 32x48 rendered a corner of the
+    # view without a word (max difference 0.17 from the cameras scaled to 32x48), even with warnings as errors.
+    state = encode_inputs(model, scene)
+    intrinsics, c2w = lact.camera_path("turntable", frames=2)
+    with pytest.warns(lact.Warning, match=r"^intrinsics\[0\]: principal point \(cx, cy\) = \(128, 128\) lies outside "
+                                          r"the 32x48 image render makes: intrinsics are in pixels at the rendered size"):
+        model.render(state, intrinsics, c2w)
+    with warnings.catch_warnings():  # at the size they were made for, or made for the state's size: no warning
+        warnings.simplefilter("error")
+        model.render(state, intrinsics[0], c2w[0], size=(256, 256))
+        model.render(state, *lact.camera_path("turntable", frames=2, size=state.size))
+        i = scene.inputs
+        model.render(state, scene.intrinsics[i], scene.c2w[i])
