@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <vector>
 
 #include "datasets/colmap_model.h"
 #include "datasets/layouts.h"
@@ -99,9 +100,33 @@ void check_replaceable(const fs::path& out, const std::string& shown) {
 // COLMAP's stall limit in seconds (0: none).
 double stall_seconds(const ImportOptions& o) { return o.stall_minutes * 60; }
 
+// The folders made on the way to the output (-o a/b/scene where a/ did not exist), removed again when the
+// import fails, deepest first and each only while empty (OUT.colmap.log kept beside the output keeps its folder):
+// a failed import leaves nothing else it made.
+class MadeFolders {
+ public:
+  void make(const fs::path& folder) {
+    std::error_code ec;
+    for (fs::path p = folder; !p.empty() && !fs::exists(fs::symlink_status(p, ec)); p = p.parent_path()) {
+      missing_.push_back(p);
+      if (p == p.parent_path()) break;
+    }
+    fs::create_directories(folder, ec);
+  }
+  void keep() { missing_.clear(); }
+  ~MadeFolders() {
+    std::error_code ec;
+    for (const fs::path& p : missing_)
+      if (!fs::remove(p, ec)) break;  // not empty (or gone): its parents are not ours to empty
+  }
+
+ private:
+  std::vector<fs::path> missing_;  // deepest first
+};
+
 // The output's absolute path, after refusing an existing one (without --force, or one that is not a scene), one
-// that overlaps the input, and one under /dev, /proc or /sys.
-fs::path check_output(const ImportOptions& o) {
+// that overlaps the input, and one under /dev, /proc or /sys. Its folder is made (`made`) where missing.
+fs::path check_output(const ImportOptions& o, MadeFolders& made) {
   if (o.output.empty()) throw Error("-o", "name the scene folder to write");
   const fs::path out = clean(o.output);
   if (under_system_folder(out.string()))
@@ -111,7 +136,7 @@ fs::path check_output(const ImportOptions& o) {
   if (fs::exists(fs::symlink_status(out, ec)) && !o.force)
     throw Error(o.output, "already exists (pass --force to replace it)");
   check_replaceable(out, o.output);
-  fs::create_directories(out.parent_path(), ec);
+  made.make(out.parent_path());
   if (!fs::is_directory(out.parent_path(), ec))
     throw Error(o.output, "its folder " + out.parent_path().string() + " cannot be made");
   return out;
@@ -389,7 +414,8 @@ std::string shell_word(const std::string& text) {
 ImportSummary import_scene(const ImportOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   check_options(o);
-  const fs::path out = check_output(o);
+  MadeFolders made;  // destroyed after `partial`: its folder is inside them
+  const fs::path out = check_output(o, made);
   PartialScene partial(out);
   ImportSummary s;
   s.output = out.string();
@@ -404,6 +430,7 @@ ImportSummary import_scene(const ImportOptions& o) {
   }
   move_into_place(partial.path(), out, o.force);
   partial.release();
+  made.keep();
   s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return s;
 }

@@ -216,6 +216,22 @@ class Import(unittest.TestCase):
                                                         "skipped 1", "readme.md"])
         self.assertEqual(self.beside_output(), [], line)
 
+    def test_a_failed_import_removes_the_folders_it_made(self):
+        # -o a/b/desk where a/ did not exist: a failed import left a/b/ behind, empty.
+        make_photos(self.photos, 2)
+        made = os.path.join(self.case, "new", "deeper")
+        result = self.lact(["import", self.photos, "-o", os.path.join(made, "desk")], self.env())
+        one_error_line(self, result, ["found 2 image(s)"])
+        self.assertEqual(sorted(os.listdir(self.case)), ["bin", "photos", "pids", "scenes"])
+        # A COLMAP failure keeps its log beside the output, and the folder holding it.
+        make_photos(self.photos, 3)
+        crashed = self.lact(["import", self.photos, "-o", os.path.join(made, "desk"), "-q"], self.env("crash"))
+        one_error_line(self, crashed, ["exhaustive_matcher"])
+        self.assertEqual(os.listdir(made), ["desk.colmap.log"])
+        # A good import keeps the folders it made.
+        ran_ok(self.lact(["import", self.photos, "-o", os.path.join(self.case, "other", "desk")], self.env()))
+        self.assertEqual(os.listdir(os.path.join(self.case, "other")), ["desk"])
+
     def test_colmap_missing(self):
         make_photos(self.photos, 3)
         empty = os.path.join(self.case, "empty")
