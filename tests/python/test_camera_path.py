@@ -78,8 +78,9 @@ def test_cameras_made_for_another_size_warn(lact, model, scene):
     # view without a word (max difference 0.17 from the cameras scaled to 32x48), even with warnings as errors.
     state = encode_inputs(model, scene)
     intrinsics, c2w = lact.camera_path("turntable", frames=2)
-    with pytest.warns(lact.Warning, match=r"^intrinsics\[0\]: principal point \(cx, cy\) = \(128, 128\) lies outside "
-                                          r"the 32x48 image render makes: intrinsics are in pixels at the rendered size"):
+    expected = (r"^intrinsics\[0\]: principal point \(cx, cy\) = \(128, 128\) lies outside the 32x48 image render "
+                r"makes: intrinsics are in pixels at the rendered size")
+    with pytest.warns(lact.Warning, match=expected):
         model.render(state, intrinsics, c2w)
     with warnings.catch_warnings():  # at the size they were made for, or made for the state's size: no warning
         warnings.simplefilter("error")
