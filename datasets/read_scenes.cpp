@@ -92,22 +92,34 @@ void refuse_image_as_data(const std::string& path) {
                           "), not scene data: give its cameras (opencv_cameras.json, transforms.json, a COLMAP "
                           "model, or a folder holding one), or make them from photos with lact import");
 }
+// Whether `path` is there; a name that is a dangling link or a loop of links (ELOOP) is named as that, not as
+// missing (a loop of links named opencv_cameras.json was "no such file", or a folder "holding no" camera file).
+bool present(const fs::path& path) {
+  std::error_code ec;
+  if (fs::exists(path, ec)) return true;
+  if (ec == std::errc::too_many_symbolic_link_levels) throw Error(path.string(), "is a loop of symbolic links");
+  if (ec) throw Error(path.string(), "cannot be read (" + ec.message() + ")");
+  if (fs::is_symlink(fs::symlink_status(path, ec)))
+    throw Error(path.string(), "is a link to a missing file or folder (" + fs::read_symlink(path, ec).string() + ")");
+  return false;
+}
+
 }  // namespace
 
 SceneList read_scene_list(const std::string& path_string, const ReadOptions& options) {
   const fs::path path(path_string);
   std::error_code ec;
-  if (!fs::exists(path, ec)) throw Error(path_string, "no such file or folder");
+  if (!present(path)) throw Error(path_string, "no such file or folder");
   check_images_option(path_string, options);
   if (fs::is_directory(path, ec)) {
     for (const char* name : {"opencv_cameras.json", "transforms.json"})
-      if (fs::exists(path / name, ec)) return {{read_camera_file(path / name, options)}, {}};
+      if (present(path / name)) return {{read_camera_file(path / name, options)}, {}};
     if (is_colmap_path(path)) return {{read_colmap_scene(path, options)}, {}};
     // NeRF-synthetic: one scene from the splits present, in the order train, val, test.
     Scene scene;
     for (const char* split : {"train", "val", "test"}) {
       const fs::path file = path / (std::string("transforms_") + split + ".json");
-      if (!fs::exists(file, ec)) continue;
+      if (!present(file)) continue;
       Scene part = read_camera_file(file, options);
       if (scene.views.empty())
         scene = std::move(part), scene.source = path.string();

@@ -137,6 +137,33 @@ TEST_F(FourLayouts, KmeansListWithAViewTwiceIsRefused) {
 
 // A camera path's "format" is the one lact writes, or absent (written by hand); another version's is refused
 // instead of being read as if it were v1.
+// --data (or the camera file a folder is searched for) that is a loop of symbolic links or a dangling link is named
+// as one. Before, a loop as --data was "no such file or folder", and a loop or dangling link named
+// opencv_cameras.json / transforms_train.json inside the folder was "folder holds no opencv_cameras.json, ...".
+TEST(ReadScenes, LinksThatLeadNowhereAreNamed) {
+  const fs::path root = fs::temp_directory_path() / ("lact_links_" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root / "loop");
+  fs::create_directories(root / "dangling");
+  fs::create_directories(root / "synthetic");
+  fs::create_symlink("self", root / "self");
+  fs::create_symlink("opencv_cameras.json", root / "loop" / "opencv_cameras.json");
+  fs::create_symlink("gone.json", root / "dangling" / "transforms.json");
+  fs::create_symlink("transforms_train.json", root / "synthetic" / "transforms_train.json");
+  const std::pair<fs::path, std::string> cases[] = {
+      {root / "self", (root / "self").string() + ": is a loop of symbolic links"},
+      {root / "loop", (root / "loop" / "opencv_cameras.json").string() + ": is a loop of symbolic links"},
+      {root / "dangling",
+       (root / "dangling" / "transforms.json").string() + ": is a link to a missing file or folder (gone.json)"},
+      {root / "synthetic", (root / "synthetic" / "transforms_train.json").string() + ": is a loop of symbolic links"},
+      {root / "absent", (root / "absent").string() + ": no such file or folder"}};
+  for (const auto& [path, expected] : cases) {
+    const std::string e = test::error_of([&] { read_scenes(path.string()); });
+    EXPECT_NE(e.find(expected), std::string::npos) << e;
+  }
+  fs::remove_all(root);
+}
+
 TEST(CameraPathFile, AnotherFormatIsRefused) {
   const fs::path path = fs::temp_directory_path() / ("lact_path_format_" + std::to_string(::getpid()) + ".json");
   Camera c;
