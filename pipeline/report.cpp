@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <map>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "core/metrics.h"
 #include "system/error.h"
@@ -233,6 +235,11 @@ void Report::print_table() const {
 
 namespace {
 
+// The overall numbers eval-compare shows, each checked to be a number where a report has it.
+constexpr const char* kOverallKeys[] = {
+    "psnr",          "psnr_pooled", "ssim", "psnr_nearest_input", "lpips", "lpips_nearest_input", "render_ms_per_view",
+    "encode_s_total"};
+
 // A report's number at `key` (in `object`), or Error naming the file.
 double number_in(const nlohmann::json& object, const char* key, const std::string& path) {
   if (!object.is_object() || !object.contains(key) || !object.at(key).is_number())
@@ -249,7 +256,10 @@ nlohmann::json load_report(const std::string& path) {
       throw Error(path, "not a lact report.json (a scene without a name)");
     number_in(s, "psnr", path);
     number_in(s, "ssim", path);
+    if (s.contains("lpips")) number_in(s, "lpips", path);
   }
+  for (const char* key : kOverallKeys)
+    if (j.contains(key)) number_in(j, key, path);
   return j;
 }
 
@@ -296,40 +306,71 @@ void check_comparable(const nlohmann::json& a, const nlohmann::json& b, const st
 
 }  // namespace
 
+namespace {
+
+// One line of the comparison, read in full before anything is printed (a field that is not a number fails the
+// command with its one line, not half way through the table).
+struct ComparedScene {
+  std::string name;
+  const char* only = nullptr;  // "A" or "B" where the scene is in one report only
+  double psnr[2] = {}, ssim[2] = {}, lpips[2] = {};
+};
+
+std::vector<ComparedScene> compared_scenes(const nlohmann::json& a, const nlohmann::json& b, const std::string& a_path,
+                                           const std::string& b_path, bool lpips) {
+  std::map<std::string, const nlohmann::json*> in_a;
+  for (const auto& s : a["scenes"]) in_a[s["name"].get<std::string>()] = &s;
+  std::vector<ComparedScene> rows;
+  for (const auto& s : b["scenes"]) {
+    ComparedScene row;
+    row.name = s["name"].get<std::string>();
+    auto it = in_a.find(row.name);
+    if (it == in_a.end()) {
+      row.only = "B";
+      rows.push_back(row);
+      continue;
+    }
+    row.psnr[0] = number_in(*it->second, "psnr", a_path), row.psnr[1] = number_in(s, "psnr", b_path);
+    row.ssim[0] = number_in(*it->second, "ssim", a_path), row.ssim[1] = number_in(s, "ssim", b_path);
+    if (lpips) row.lpips[0] = number_in(*it->second, "lpips", a_path), row.lpips[1] = number_in(s, "lpips", b_path);
+    rows.push_back(row);
+    in_a.erase(it);
+  }
+  for (const auto& entry : in_a) {
+    ComparedScene row;
+    row.name = entry.first;
+    row.only = "A";
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+}  // namespace
+
 void compare_reports(const std::string& a_path, const std::string& b_path) {
   const nlohmann::json a = load_report(a_path), b = load_report(b_path);
   check_comparable(a, b, a_path, b_path);
-  std::map<std::string, const nlohmann::json*> in_a;
-  for (const auto& s : a["scenes"]) in_a[s["name"].get<std::string>()] = &s;
   // LPIPS columns where both reports measured it (runs with --lpips).
   const bool lpips = a.contains("lpips") && b.contains("lpips");
+  const std::vector<ComparedScene> rows = compared_scenes(a, b, a_path, b_path, lpips);
+  std::vector<std::pair<const char*, std::pair<double, double>>> overall;
+  for (const char* key : kOverallKeys)
+    if (a.contains(key) && b.contains(key))
+      overall.push_back({key, {number_in(a, key, a_path), number_in(b, key, b_path)}});
   std::printf("%-24s %9s %9s %8s %9s %9s %8s%s\n", "scene", "PSNR A", "PSNR B", "diff", "SSIM A", "SSIM B", "diff",
               lpips ? "   LPIPS A   LPIPS B     diff" : "");
-  for (const auto& s : b["scenes"]) {
-    const std::string name = s["name"].get<std::string>();
-    auto it = in_a.find(name);
-    if (it == in_a.end()) {
-      std::printf("%s only in B\n", terminal_column(name, 24).c_str());
+  for (const ComparedScene& r : rows) {
+    if (r.only) {
+      std::printf("%s only in %s\n", terminal_column(r.name, 24).c_str(), r.only);
       continue;
     }
-    const double psnr_a = number_in(*it->second, "psnr", a_path), psnr_b = number_in(s, "psnr", b_path);
-    const double ssim_a = number_in(*it->second, "ssim", a_path), ssim_b = number_in(s, "ssim", b_path);
-    std::printf("%s %9.3f %9.3f %+8.3f %9.4f %9.4f %+8.4f", terminal_column(name, 24).c_str(), psnr_a, psnr_b,
-                psnr_b - psnr_a, ssim_a, ssim_b, ssim_b - ssim_a);
-    if (lpips) {
-      const double lpips_a = number_in(*it->second, "lpips", a_path), lpips_b = number_in(s, "lpips", b_path);
-      std::printf(" %9.4f %9.4f %+8.4f", lpips_a, lpips_b, lpips_b - lpips_a);
-    }
+    std::printf("%s %9.3f %9.3f %+8.3f %9.4f %9.4f %+8.4f", terminal_column(r.name, 24).c_str(), r.psnr[0], r.psnr[1],
+                r.psnr[1] - r.psnr[0], r.ssim[0], r.ssim[1], r.ssim[1] - r.ssim[0]);
+    if (lpips) std::printf(" %9.4f %9.4f %+8.4f", r.lpips[0], r.lpips[1], r.lpips[1] - r.lpips[0]);
     std::printf("\n");
-    in_a.erase(it);
   }
-  for (const auto& [name, s] : in_a) std::printf("%s only in A\n", terminal_column(name, 24).c_str());
-  for (const char* key : {"psnr", "psnr_pooled", "ssim", "psnr_nearest_input", "lpips", "lpips_nearest_input",
-                          "render_ms_per_view", "encode_s_total"})
-    if (a.contains(key) && b.contains(key)) {
-      const double va = number_in(a, key, a_path), vb = number_in(b, key, b_path);
-      std::printf("overall %-20s A %10.4f  B %10.4f  B-A %+10.4f\n", key, va, vb, vb - va);
-    }
+  for (const auto& [key, v] : overall)
+    std::printf("overall %-20s A %10.4f  B %10.4f  B-A %+10.4f\n", key, v.first, v.second, v.second - v.first);
 }
 
 }  // namespace lact

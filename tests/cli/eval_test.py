@@ -181,6 +181,21 @@ class Evaluation(unittest.TestCase):
             self.assertEqual((r.returncode, len(lines)), (0, 1), name + ": " + r.stderr)
             self.assertIn(expected, lines[0], name)
             self.assertIn("overall psnr", r.stdout, name)
+        # A field that is not a number is one line and no table: before, B's scene rows and its first overall lines
+        # were printed, then the error (exit 1) at the field.
+        for key, value in (("render_ms_per_view", "fast"), ("encode_s_total", None), ("ssim", {})):
+            path = report("bad_" + key, [("x", [3, 4])])
+            with open(path) as f:
+                bad = json.load(f)
+            bad.update({"ssim": 0.5, "render_ms_per_view": 7.0, "encode_s_total": 1.0})
+            bad[key] = value
+            with open(path, "w") as f:
+                json.dump(bad, f)
+            for first, second in ((a, path), (path, a)):
+                r = lact("eval-compare", first, second)
+                self.assertIn("bad_%s.json: not a lact report.json (no number '%s')" % (key, key),
+                              self.one_line_error(r))
+                self.assertEqual(r.stdout, "", key)
 
 def main():
     global ARGS
