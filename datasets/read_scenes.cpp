@@ -26,7 +26,7 @@ bool is_transforms(const nlohmann::json& json) {
   return transform && !w2c;
 }
 
-Scene scene_from_json(const fs::path& path, const nlohmann::json& json, const ReadOptions& options) {
+Scene layout_from_json(const fs::path& path, const nlohmann::json& json, const ReadOptions& options) {
   if (is_transforms(json)) {
     std::string split;
     const std::string stem = path.stem().string();
@@ -37,6 +37,26 @@ Scene scene_from_json(const fs::path& path, const nlohmann::json& json, const Re
   throw Error(path.string(),
               "not a camera file this reader knows (LaCT opencv_cameras.json, nerfstudio "
               "transforms.json, NeRF-synthetic transforms_*.json)");
+}
+
+// --downscale N reads the images_N copies a transforms.json's images/ paths (and a COLMAP model's images/) have.
+// A view read from anywhere else (a LaCT camera file, NeRF-synthetic, a file_path outside images/) would be read
+// at full size with the flag silently ignored: refused, as --images is for a layout that is not COLMAP.
+void check_downscale_used(const Scene& scene, int downscale) {
+  if (downscale <= 1) return;
+  for (const SceneView& v : scene.views)
+    if (!v.pixels && v.downscale != downscale)
+      throw Error("--downscale", std::to_string(downscale) + ": " + scene.source + " reads " + v.image_path +
+                                     ", which is not under images/, so there is no images_" +
+                                     std::to_string(downscale) +
+                                     " copy to read (--downscale is for nerfstudio/DL3DV transforms.json and COLMAP): "
+                                     "leave it out");
+}
+
+Scene scene_from_json(const fs::path& path, const nlohmann::json& json, const ReadOptions& options) {
+  Scene scene = layout_from_json(path, json, options);
+  check_downscale_used(scene, options.downscale);
+  return scene;
 }
 
 Scene read_camera_file(const fs::path& path, const ReadOptions& options) {

@@ -135,6 +135,33 @@ TEST_F(FourLayouts, KmeansListWithAViewTwiceIsRefused) {
   EXPECT_NE(e.find("opencv_cameras.json: field 'fold_8_kmeans_2_input' lists view 1 twice"), std::string::npos) << e;
 }
 
+// --downscale N reads images_N copies, which only images/ paths (nerfstudio/DL3DV, COLMAP) have. A LaCT camera file,
+// NeRF-synthetic or a transforms.json naming files outside images/ is refused naming the flag and the first file
+// (before, the flag was silently ignored and the full-size images were read).
+TEST_F(FourLayouts, DownscaleOnlyWhereThereAreCopies) {
+  ReadOptions half;
+  half.downscale = 2;
+  for (const char* dir : {"list", "dict", "synthetic", "nerfstudio"}) {
+    const std::string e = test::error_of([&] { read_scenes((root / dir).string(), half); });
+    EXPECT_NE(e.find("--downscale: 2: "), std::string::npos) << dir << ": " << e;
+    EXPECT_NE(e.find("r_0.png, which is not under images/, so there is no images_2 copy"), std::string::npos) << e;
+  }
+  json ns = json::parse(std::ifstream(root / "nerfstudio/transforms.json"));
+  fs::create_directories(root / "nerfstudio/images_2");
+  for (int i = 0; i < 4; ++i) {
+    const std::string file = "r_" + std::to_string(i) + ".png";
+    ns["frames"][i]["file_path"] = "images/" + file;
+    write_png((root / "nerfstudio/images_2" / file).string(),
+              Image{kWidth / 2, kHeight / 2, std::vector<float>(kWidth * kHeight * 3 / 4, 0.25f)});
+  }
+  std::ofstream(root / "nerfstudio/transforms.json") << ns.dump();
+  const Scene scene = read_scenes((root / "nerfstudio").string(), half).at(0);
+  for (const SceneView& v : scene.views) {
+    EXPECT_EQ(v.downscale, 2);
+    EXPECT_NE(v.image_path.find("images_2/r_"), std::string::npos) << v.image_path;
+  }
+}
+
 // A camera path's "format" is the one lact writes, or absent (written by hand); another version's is refused
 // instead of being read as if it were v1.
 // --data (or the camera file a folder is searched for) that is a loop of symbolic links or a dangling link is named
