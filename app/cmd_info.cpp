@@ -60,6 +60,17 @@ void info_state(const std::string& path, const SafetensorsFile& file) {
               count * 4.0 / (1 << 20), terminal_text(metadata_or(meta, "ttt_variant", "dot_product")).c_str());
 }
 
+// What the model's metadata records about its training data; each part the model does not record says so.
+void print_trained_on(const ModelWeights& w) {
+  const std::string kind = w.trained_kind.empty() ? "kind not recorded" : w.trained_kind + "s";
+  const std::string size = w.trained_height > 0
+                               ? std::to_string(w.trained_height) + "x" + std::to_string(w.trained_width)
+                               : "size not recorded";
+  const std::string views =
+      w.trained_input_views > 0 ? std::to_string(w.trained_input_views) + " input views" : "input views not recorded";
+  std::printf("trained on: %s, %s, %s\n", kind.c_str(), size.c_str(), views.c_str());
+}
+
 // A model is read and checked exactly as render reads it (the same loader: config, tensor names and shapes,
 // NaN and infinite weights), so info describes only models that render accepts.
 void info_model(const std::string& path) {
@@ -71,10 +82,7 @@ void info_model(const std::string& path) {
   const auto [count, tensors] = count_floats(file);
   std::printf("parameters: %lld (%.1f M) in %zu tensors\n", count, count / 1e6, tensors);
   const ModelWeights& w = model->weights();
-  if (w.trained_height > 0 || w.trained_input_views > 0 || !w.trained_kind.empty())
-    std::printf("trained on: %s, %dx%d, %d input views (0: not recorded)\n",
-                w.trained_kind.empty() ? "kind not recorded" : (w.trained_kind + "s").c_str(), w.trained_height,
-                w.trained_width, w.trained_input_views);
+  if (w.trained_height > 0 || w.trained_input_views > 0 || !w.trained_kind.empty()) print_trained_on(w);
 }
 
 void info_file(const std::string& path) {

@@ -26,7 +26,8 @@ import unittest
 
 import numpy as np
 
-from cli_common import FixtureCase, one_error_line, parse_cli_args, ran_ok, read_safetensors
+from cli_common import (FixtureCase, one_error_line, parse_cli_args, ran_ok, read_safetensors,
+                        write_safetensors)
 
 ARGS = None
 ROOT = None  # the checkout (tools/..)
@@ -300,7 +301,15 @@ class GuardTest(FixtureCase):
                          {k: v for k, v in header.items() if k != "__metadata__"})
         rc, so, se = run("info", self.scene_model)
         self.assertEqual(rc, 0, se)
-        self.assertIn("trained on: scenes, 64x64, 8 input views", so)
+        self.assertIn("trained on: scenes, 64x64, 8 input views\n", so)
+        # Only the kind recorded: the parts it does not record say so in words (once "0x0, 0 input views").
+        copy_header["__metadata__"] = {k: v for k, v in copy_header["__metadata__"].items()
+                                       if k not in ("image_size", "input_views")}
+        kind_only = self.out("kind_only.safetensors")
+        write_safetensors(kind_only, copy_header, copy_data)
+        rc, so, se = run("info", kind_only)
+        self.assertEqual(rc, 0, se)
+        self.assertIn("trained on: scenes, size not recorded, input views not recorded\n", so)
         # The converter knows an official checkpoint's kind by its name (the fixture's weights under a scene name,
         # with the fixture's own config).
         named = os.path.join(self.tmp, "scene_res256x256.pt")
