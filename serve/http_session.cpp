@@ -5,6 +5,8 @@
 // request budget. Each request is answered: a refusal is a status with one line saying why.
 #include "serve/http_session.h"
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <limits>
 
@@ -88,6 +90,13 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 
   void respond(http::status status, const std::string& type, std::string body, bool keep_alive = true) {
     auto response = std::make_shared<http::response<http::string_body>>(status, 11);
+    response->body() = std::move(body);
+    send(std::move(response), type, keep_alive);
+  }
+
+  // Any body: a string, or a file read from disk a few KiB at a time as the socket takes it.
+  template <class Body>
+  void send(std::shared_ptr<http::response<Body>> response, const std::string& type, bool keep_alive = true) {
     response->set(http::field::server, "lact serve");
     response->set(http::field::content_type, type);
     response->set(http::field::cache_control, "no-store");
@@ -97,7 +106,6 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
                   "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src blob: data:; "
                   "connect-src 'self'" +
                       stream_source() + "; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
-    response->body() = std::move(body);
     response->keep_alive(keep_alive && keep_alive_);
     response->prepare_payload();
     stream_.expires_after(kIdleTimeout);  // a client that reads nothing is closed
@@ -277,13 +285,19 @@ void HttpSession::paths() {
 void HttpSession::download_video() {
   const std::string file = context_.hub.videos().file(decision_.video);
   if (file.empty()) return reply(http::status::not_found, "no finished video with that id");
-  std::string bytes;
+  // Streamed from disk: a download holds a few KiB, not the video (48 connections would otherwise hold 48 copies).
+  auto response = std::make_shared<http::response<http::file_body>>(http::status::ok, 11);
   try {
-    bytes = read_whole_file(file, uint64_t(1) << 32);
+    struct stat info {};
+    beast::file opened;
+    opened.native_handle(open_regular_file(file, info));  // not a folder, FIFO or device; owned by `opened` now
+    beast::error_code error;
+    response->body().reset(std::move(opened), error);
+    if (error) throw Error(file, "cannot read its size (" + error.message() + ")");
   } catch (const std::exception& e) {
     return reply(http::status::gone, std::string("the video is no longer there (") + e.what() + ")");
   }
-  respond(http::status::ok, "video/mp4", std::move(bytes));
+  send(std::move(response), "video/mp4");
 }
 
 void HttpSession::render() {

@@ -7,6 +7,7 @@ and SIGTERM end it cleanly.
 
   PYTHONPATH=tests/common:. python3 tests/cli/serve_test.py --lact build/app/lact --root .
 """
+import http.client
 import json
 import os
 import resource
@@ -729,6 +730,41 @@ class VideoTest(unittest.TestCase):
             print("frame %d: PSNR %.2f dB against lact render --path's PNG" % (index, value))
             self.assertGreater(value, 30)
         self.assertLess(psnr(frames[0], rgb(open(os.path.join(out, "frame_0011.png"), "rb").read())[2]), 30)
+
+    def test_a_download_is_the_file_byte_for_byte_and_a_removed_one_is_gone(self):
+        """The MP4 is streamed from disk (not read whole into memory): every byte and Content-Length as the file's,
+        twice on one kept-alive connection; a file gone from --out (or a folder in its place) is a 410 in one line."""
+        ws, client = self.stream()
+        try:
+            status, job = self.post(client, self.path)
+            self.assertEqual(status, 202, job)
+            done = self.wait_for(job["id"], client, ("done", "failed", "cancelled"))
+            self.assertEqual(done["state"], "done", done)
+            file = os.path.join(self.out, done["file"])
+            content = os.urandom(3 << 20) + b"end"  # many socket buffers and file reads: an off-by-one shows
+            write_bytes(file, content)
+            target = done["download"] + "&token=" + self.server.token
+            connection = http.client.HTTPConnection(self.server.host, self.server.port, timeout=60)
+            try:
+                for _ in range(2):
+                    connection.request("GET", target)
+                    response = connection.getresponse()
+                    body = response.read()
+                    self.assertEqual((response.status, response.getheader("Content-Type")), (200, "video/mp4"))
+                    self.assertEqual(response.getheader("Content-Length"), str(len(content)))
+                    self.assertEqual(body, content)
+            finally:
+                connection.close()
+            os.remove(file)
+            os.mkdir(file)
+            for gone in (lambda: None, lambda: os.rmdir(file)):
+                gone()
+                status, _, body = self.server.request("GET", done["download"])
+                self.assertEqual(status, 410, body)
+                self.assertIn("the video is no longer there", json.loads(body)["error"])
+                self.assertEqual(len(json.loads(body)["error"].splitlines()), 1)
+        finally:
+            ws.close()
 
     def test_bad_and_over_bound_bodies_are_refused_in_one_line(self):
         ws, client = self.stream()
