@@ -17,7 +17,7 @@ import unittest
 import zlib
 
 import numpy as np
-from cli_common import FixtureCase, use_fixture
+from cli_common import FixtureCase, one_error_line, use_fixture
 
 ARGS = None
 INPUTS, TARGETS = "0,1,2", "3,4"
@@ -177,6 +177,10 @@ class CliTest(FixtureCase):
             self.assertGreater(r["first_frame_s"], 0)
         if bf16:
             self.assertIn("at bf16: encode", so)
+        else:  # asked for where the CPU has none: one line, before the fp32 baseline is timed
+            result = run(*(args + ["--precision", "bf16"]))
+            one_error_line(self, result, ["--device cpu", "bf16"])
+            self.assertNotIn("lact fp32", result[2])
         rc, so, se = run("bench", "--gemm-libraries", "--layers", "2", "--dim", "64", "--views", "2", "--size", "32",
                          "--repeat", "1", "--threads", "1")
         self.assertEqual(rc, 0, so + se)
@@ -194,6 +198,7 @@ class CliTest(FixtureCase):
                          "--repeat", "2", "--threads", "1", "--reference")
         self.assertEqual(rc, 0, so + se)
         self.assertIn('"dim":128,"layers":2', so)  # the reference was given lact's scaled config
+        self.assertNotIn("bf16 not timed", so + se)  # bf16 was not asked for: left out without a word
         rows = {}
         for line in so.splitlines():
             if line.startswith("| PyTorch reference") or line.startswith("| lact, "):
