@@ -194,8 +194,14 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
   for (auto it = json.begin(); it != json.end(); ++it) {
     if (it.key() == "__metadata__") {
       if (!it->is_object()) throw Error(path, "__metadata__ is not an object");
-      for (auto m = it->begin(); m != it->end(); ++m)
-        if (m->is_string()) metadata_[m.key()] = m->get<std::string>();
+      for (auto m = it->begin(); m != it->end(); ++m) {
+        // Dropping a value of another type would read the file as if the field were absent (an image_size of 64
+        // as "no training size"); the format's metadata maps strings to strings.
+        if (!m->is_string())
+          throw Error(path, "__metadata__ field '" + m.key().substr(0, 60) + "' is a JSON " + m->type_name() +
+                                ", not a string (safetensors metadata maps strings to strings)");
+        metadata_[m.key()] = m->get<std::string>();
+      }
       continue;
     }
     SafetensorsEntry e = parse_entry(*it, path, it.key());

@@ -194,6 +194,34 @@ TEST(SafetensorsUntrusted, AHeaderLengthIntoTheDataIsNamed) {
   fs::remove_all(dir);
 }
 
+// Metadata maps strings to strings. A value of another type was dropped, so the file read as if the field were
+// absent: an image_size of 64 (a number) rendered at another default size, an input_views of null asked for
+// --inputs. Now one line naming the file, the field and the type.
+TEST(SafetensorsUntrusted, MetadataValuesAreStrings) {
+  const fs::path dir = fresh_folder("st_metadata");
+  const std::string tensor = R"("a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]})";
+  auto write = [&](const std::string& name, const std::string& metadata) {
+    const std::string header = "{\"__metadata__\":" + metadata + "," + tensor + "}";
+    std::string bytes(8, '\0');
+    for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>(static_cast<uint64_t>(header.size()) >> (8 * i));
+    const std::string path = (dir / name).string();
+    write_file_atomically(path, bytes + header + std::string(8, '\0'));
+    return path;
+  };
+  for (const auto& [value, type] : {std::pair{"64", "number"}, std::pair{"null", "null"}, std::pair{"{}", "object"},
+                                    std::pair{"true", "boolean"}, std::pair{"[\"64x64\"]", "array"}}) {
+    const std::string path = write("m.st", std::string(R"({"format":"lact model","image_size":)") + value + "}");
+    EXPECT_NE(error_of([&] {
+                SafetensorsFile f(path);
+              }).find("m.st: __metadata__ field 'image_size' is a JSON " + std::string(type) + ", not a string"),
+              std::string::npos)
+        << value;
+  }
+  const SafetensorsFile fine(write("fine.st", R"({"format":"lact model","image_size":"64x64"})"));
+  EXPECT_EQ(fine.metadata().at("image_size"), "64x64");
+  fs::remove_all(dir);
+}
+
 nlohmann::json tiny_config() {
   return {{"patch_size", 8},
           {"dim", 64},
