@@ -71,8 +71,11 @@ std::string download_checked(const OfficialModel& m, const std::string& dir, con
 std::string hub_url(const std::string& flag) {
   const char* env = std::getenv("LACT_HUB");
   const std::string hub = !flag.empty() ? flag : env && *env ? env : kDefaultHub;
-  if (hub.compare(0, 7, "http://") != 0 && hub.compare(0, 8, "https://") != 0)
-    throw Error(flag.empty() ? "LACT_HUB" : "--hub", "'" + hub.substr(0, 80) + "' is not an http:// or https:// URL");
+  const size_t host = hub.compare(0, 7, "http://") == 0 ? 7 : hub.compare(0, 8, "https://") == 0 ? 8 : 0;
+  // A host must follow: "http://" or "http:///x" joined to the file's path became "http:/airsplay/..." for curl.
+  if (host == 0 || host >= hub.size() || hub[host] == '/')
+    throw Error(flag.empty() ? "LACT_HUB" : "--hub",
+                "'" + hub.substr(0, 80) + "' is not an http:// or https:// URL with a host");
   return hub;
 }
 

@@ -108,6 +108,10 @@ class ModelTest(unittest.TestCase):
         one_error_line(self, run("model", "fetch", "scene_res72x128", env=self.env), names=("HTTP 404", "--hub"))
         one_error_line(self, run("model", "fetch", "obj_res64", env=self.env), names=("obj_res64", "lact model list"))
         one_error_line(self, run("model", "fetch", "obj_res256", "--hub", "ftp://x", env=self.env), names=("--hub",))
+        # No host: before, the URL was joined into 'http:/airsplay/...' and curl was asked to resolve 'airsplay'.
+        for hub in ("http://", "https:///x"):
+            one_error_line(self, run("model", "fetch", "obj_res256", env=dict(self.env, LACT_HUB=hub)),
+                           names=("LACT_HUB", "'%s' is not an http:// or https:// URL with a host" % hub))
 
     def test_uncached_name_says_how_to_fetch(self):
         line = one_error_line(self, self.render("scene_res144x256", os.path.join(self.dir, "o")))
