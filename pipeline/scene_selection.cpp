@@ -40,6 +40,14 @@ namespace {
 
 // --inputs, where "rest" is every view that is not a target (so it needs --targets, and not "rest" too).
 std::vector<int> select_inputs(const Scene& scene, const DataOptions& o, const std::string& targets) {
+  if (o.inputs != "rest" && o.model_inputs) {
+    // Not typed by the user (the model's input_views): a refusal says where the selection came from.
+    try {
+      return select_views(o.inputs, scene, false, {}, o.seed, "--inputs");
+    } catch (const Error& e) {
+      throw Error(std::string(e.what()) + " (the model's default --inputs, from its input_views: give --inputs)");
+    }
+  }
   if (o.inputs != "rest") return select_views(o.inputs, scene, false, {}, o.seed, "--inputs");
   if (targets.empty()) throw Error("--inputs", "'rest' is every view that is not a target: give --targets too");
   if (targets == "rest")

@@ -243,6 +243,27 @@ class GuardTest(FixtureCase):
         self.assertEqual(load_json(os.path.join(out, "report.json"))["size"], [32, 48])
         self.assertIn("scene: 32x48 (the views' own size), inputs 0,1,2 (--inputs), 1 targets", so)
 
+    def test_default_inputs_too_many_for_the_scene(self):
+        # The model's uniform:8 on a scene of 3 views: the line says the selection is the model's default, not a
+        # flag the user typed (before: "--inputs uniform:8 asks for 8 views of 3" without a word of where from).
+        scene = self.out("three_views")
+        os.makedirs(scene, exist_ok=True)
+        frames = load_json(os.path.join(self.example, "opencv_cameras.json"))[:3]
+        for f in frames:
+            shutil.copy(os.path.join(self.example, f["file_path"]), scene)
+        with open(os.path.join(scene, "opencv_cameras.json"), "w") as f:
+            json.dump(frames, f)
+        (result, out) = self.render("three_default", "--model", self.shipped, "--data", scene, "--targets", "2")
+        one_error_line(self, result, ["--inputs uniform:8 asks for 8 views of 3",
+                                      "(the model's default --inputs, from its input_views: give --inputs)"])
+        self.assertFalse(os.path.exists(out))
+        (result, out) = self.render("three_typed", "--model", self.shipped, "--data", scene, "--targets", "2",
+                                    "--inputs", "uniform:8")
+        line = one_error_line(self, result, ["--inputs uniform:8 asks for 8 views of 3"])
+        self.assertNotIn("model's default", line)
+        ran_ok(self.render("three_given", "--model", self.shipped, "--data", scene, "--targets", "2",
+                           "--inputs", "0,1")[0])
+
     def test_help_states_the_rule(self):
         rc, so, se = run("render", "--help")
         self.assertEqual(rc, 0, se)
