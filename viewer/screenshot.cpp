@@ -39,6 +39,10 @@ std::vector<std::string> write_screenshot(const std::string& path, const Rgb8& w
   return files;
 }
 
+void check_screenshot_names(const std::string& path, bool force, const InputFiles& inputs) {
+  for (const std::string& file : screenshot_files(path)) check_named_output(file, "--screenshot", force, inputs, true);
+}
+
 std::string next_screenshot_name() {
   for (int i = 0; i < 10000; ++i) {
     char name[32];

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "system/output_files.h"
 #include "viewer/session_parts.h"
 #include "viewer/view_area.h"
 
@@ -22,6 +23,10 @@ std::vector<std::string> screenshot_files(const std::string& path);
 // Writes the three files (Error naming the one that fails); `info` goes into the JSON with "view_region".
 std::vector<std::string> write_screenshot(const std::string& path, const Rgb8& window, const Rgb8& view,
                                           const ViewLayout& layout, nlohmann::json info);
+
+// Before any work: each of the files --screenshot names is refused, as every named output is, when it is one of
+// the run's `inputs` (the model, the state, the camera file, an image), or exists and `force` is not given.
+void check_screenshot_names(const std::string& path, bool force, const InputFiles& inputs);
 
 // The next free "lact_view_NNN.png" in the working folder.
 std::string next_screenshot_name();

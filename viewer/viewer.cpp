@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "datasets/camera_path_io.h"
+#include "pipeline/evaluate.h"
 #include "pipeline/run.h"
 #include "system/clock.h"
 #include "system/error.h"
@@ -536,6 +537,12 @@ void run_viewer(const ViewerOptions& o) {
   startup.start = now_seconds();
   SceneSource source = open_scene_source(o);
   startup.opened = now_seconds() - startup.start;
+  if (!o.screenshot.empty()) {  // before: `--screenshot DATA/000.png` wrote over an input image
+    InputFiles inputs;
+    for (const std::string& file : {source.model_path, source.state_path, source.lpips_path}) inputs.add(file);
+    add_scene_inputs(source.selection, inputs);
+    check_screenshot_names(o.screenshot, o.force, inputs);
+  }
   const std::pair<int, int> window_size = parse_window_size(o.window);
   if (!(o.scale > 0 && o.scale <= 1)) throw Error("--scale", "must be in (0, 1]");
   Viewer viewer(o, std::move(source), window_size);

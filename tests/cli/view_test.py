@@ -430,6 +430,38 @@ class ViewerTest(FixtureCase):
             self.assertEqual(len(lines), 1, "%s: %s" % (argv, se))
             self.assertTrue(lines[0].startswith("lact: "), se)
 
+    def test_screenshot_never_replaces_an_input_or_an_existing_file(self):
+        # --screenshot names three files (PATH.png, .view.png, .json) and is checked as every named output, before
+        # the window: an input (an image of the scene, its camera file) is refused even with --force, an existing
+        # file needs --force. Before, `--screenshot DATA/000.png` wrote the window over the input image 000.png.
+        scene = os.path.join(self.tmp, "shot_inputs")
+        shutil.copytree(self.fx, scene, ignore=shutil.ignore_patterns("*.pt", "expected.safetensors"))
+        flags = ["--model", self.model, "--data", os.path.join(scene, "index.json"), "--inputs", "0,1,2",
+                 "--threads", "2", "--frames", 2, "--exit"]
+        image, cameras = os.path.join(scene, "scene", "images", "000.png"), os.path.join(scene, "scene",
+                                                                                          "opencv_cameras.json")
+        before = {f: open(f, "rb").read() for f in (image, cameras)}
+        for shot, force in ((image, []), (image, ["--force"]), (cameras[:-5], ["--force"])):
+            rc, so, se = run("view", *flags, "--screenshot", shot, *force)
+            lines = se.strip().splitlines()
+            self.assertEqual((rc, len(lines)), (1, 1), so + se)
+            self.assertIn("--screenshot", lines[0])
+            self.assertIn("is one of this run's inputs", lines[0])
+        self.assertEqual({f: open(f, "rb").read() for f in before}, before)
+        mine = os.path.join(self.tmp, "shot_mine", "mine.png")
+        os.makedirs(os.path.dirname(mine))
+        with open(mine[:-4] + ".json", "w") as f:
+            f.write("precious")
+        rc, so, se = run("view", *flags, "--screenshot", mine)
+        self.assertEqual((rc, se.strip()), (1, "lact: --screenshot: '%s' exists (pass --force to replace it)"
+                                            % (mine[:-4] + ".json")), so + se)
+        with open(mine[:-4] + ".json") as f:
+            self.assertEqual(f.read(), "precious")
+        self.assertFalse(os.path.exists(mine))
+        self.view(*flags, "--screenshot", mine, "--force")
+        with open(mine[:-4] + ".json") as f:
+            self.assertIn("view_region", json.load(f))
+
     @unittest.skipUnless(os.environ.get("LACT_VIEWER_BENCH"), "set LACT_VIEWER_BENCH=1 to measure")
     def test_bench(self):
         for name, flags in [
