@@ -1,6 +1,5 @@
 // lact model: the official LaCT checkpoints: list them (and which are cached), fetch one (download, check,
 // convert, record: pipeline/model_fetch.h), or convert a .pt file with the project's converter from anywhere.
-#include <sys/stat.h>
 
 #include <cstdio>
 #include <memory>
@@ -12,6 +11,7 @@
 #include "pipeline/model_fetch.h"
 #include "pipeline/official_models.h"
 #include "system/error.h"
+#include "system/output_files.h"
 #include "system/terminal_text.h"
 
 namespace lact::app {
@@ -90,9 +90,11 @@ void add_convert(CLI::App& model) {
   convert->add_option("-o,--output", o->output, "The .safetensors to write")->required();
   convert->add_flag("--force", o->force, "Replace an existing output");
   convert->callback([o]() {
-    struct stat info;
-    if (!o->force && ::stat(o->output.c_str(), &info) == 0)
-      throw Error(o->output, "already exists (pass --force to replace it)");
+    // As every named output: never one of the files it converts (`-o model.pt --force` replaced the checkpoint).
+    InputFiles inputs;
+    for (const std::string& file : {o->checkpoint, o->config}) inputs.add(file);  // a built-in name is no file
+    for (const std::string& file : o->lpips) inputs.add(file);
+    check_named_output(o->output, "--output", o->force, inputs);
     if (!o->lpips.empty()) {
       if (!o->config.empty()) throw Error("--config", "does not apply to --lpips (its two files have one layout)");
       std::printf("%s\n", terminal_text(convert_lpips_weights(o->lpips[0], o->lpips[1], o->output)).c_str());

@@ -68,7 +68,11 @@ std::string run_converter(const std::vector<std::string>& arguments, const std::
   }
   rename_into_place(temporary, target);
   unregister_temporary(token);
-  return last_line(out);
+  // The converter names the file it wrote, the temporary: the summary names the output it became.
+  std::string summary = last_line(out);
+  const size_t at = summary.find(temporary);
+  if (at != std::string::npos) summary.replace(at, temporary.size(), target);
+  return summary;
 }
 
 }  // namespace

@@ -16,6 +16,7 @@ Usage: PYTHONPATH=tests/common:. python3 tests/cli/model_test.py --lact build/ap
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -121,10 +122,26 @@ class ModelTest(unittest.TestCase):
         out = os.path.join(self.dir, "converted.safetensors")
         so = ran_ok(run("model", "convert", os.path.join(ARGS.fixture, "model.pt"), "--config",
                         os.path.join(ARGS.fixture, "config.json"), "-o", out, env=self.env, cwd="/"))
-        self.assertIn("38 tensors", so)
+        self.assertIn("wrote %s: 38 tensors" % out, so)  # not the temporary it was written as
         ran_ok(self.render(out, os.path.join(self.dir, "converted")))
         one_error_line(self, run("model", "convert", os.path.join(ARGS.fixture, "model.pt"), "-o", out,
-                                 env=self.env), names=("already exists",))
+                                 env=self.env), names=("exists (pass --force to replace it)",))
+
+    def test_convert_never_writes_over_what_it_reads(self):
+        # Before, `-o model.pt --force` converted into a temporary and renamed it over the checkpoint (also through
+        # a link to it); an input is now refused with --force too, naming --output, and nothing is written.
+        pt, config = os.path.join(self.dir, "mine.pt"), os.path.join(self.dir, "mine.json")
+        shutil.copy(os.path.join(ARGS.fixture, "model.pt"), pt)
+        shutil.copy(os.path.join(ARGS.fixture, "config.json"), config)
+        link = os.path.join(self.dir, "link.safetensors")
+        os.symlink(pt, link)
+        before = {f: open(f, "rb").read() for f in (pt, config)}
+        for out in (pt, link, config):
+            one_error_line(self, run("model", "convert", pt, "--config", config, "-o", out, "--force", env=self.env),
+                           names=("--output", "is one of this run's inputs"))
+        self.assertEqual({f: open(f, "rb").read() for f in before}, before)
+        self.assertEqual(sorted(f for f in os.listdir(self.dir) if f != "cache"),
+                         ["link.safetensors", "mine.json", "mine.pt"])
 
     def test_mismatched_config_is_one_line(self):
         out = os.path.join(self.dir, "x.safetensors")
