@@ -352,16 +352,22 @@ TEST(Preprocess, ResizeKeepsConstantsAndRamps) {
   fs::remove_all(dir);
 }
 
+// A view whose camera is 48x32 (focal 40, centred), looking at the origin; no image yet.
+SceneView view_of_a_48x32_camera() {
+  SceneView view;
+  view.camera.width = 48, view.camera.height = 32, view.camera.fx = view.camera.fy = 40;
+  view.camera.cx = 24, view.camera.cy = 16;
+  view.camera.c2w = look_at_origin(2, 0, 0);
+  return view;
+}
+
 // An image smaller than its camera is read as a downscaled copy (intrinsics scaled) when it is at most 8 times
 // smaller, or N times under --downscale N; a 3x2 image for a 48x32 camera (same aspect, 16 times smaller) is not a
 // copy of what the camera saw and is refused naming the file and both sizes.
 TEST(Preprocess, ImageFarSmallerThanItsCameraIsRefused) {
   const fs::path dir = fs::temp_directory_path() / ("lact_tiny_copy_" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  SceneView view;
-  view.camera.width = 48, view.camera.height = 32, view.camera.fx = view.camera.fy = 40;
-  view.camera.cx = 24, view.camera.cy = 16;
-  view.camera.c2w = look_at_origin(2, 0, 0);
+  SceneView view = view_of_a_48x32_camera();
   for (int w : {48, 24, 6, 3}) {
     const int h = w * 2 / 3;
     write_png((dir / (std::to_string(w) + ".png")).string(), Image{w, h, std::vector<float>(w * h * 3, 0.5f)});
@@ -383,10 +389,7 @@ TEST(Preprocess, ImageFarSmallerThanItsCameraIsRefused) {
 TEST(Preprocess, ImageLargerThanItsCameraIsRefused) {
   const fs::path dir = fs::temp_directory_path() / ("lact_large_copy_" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  SceneView view;
-  view.camera.width = 48, view.camera.height = 32, view.camera.fx = view.camera.fy = 40;
-  view.camera.cx = 24, view.camera.cy = 16;
-  view.camera.c2w = look_at_origin(2, 0, 0);
+  SceneView view = view_of_a_48x32_camera();
   for (const auto& [w, h] : {std::pair{576, 384}, std::pair{96, 64}, std::pair{48, 40}}) {
     view.image_path = (dir / (std::to_string(w) + "x" + std::to_string(h) + ".png")).string();
     write_png(view.image_path, Image{w, h, std::vector<float>(w * h * 3, 0.5f)});
