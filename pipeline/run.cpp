@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/image_size.h"
+#include "pipeline/env_switch.h"
 #include "pipeline/resume.h"
 #include "pipeline/run_work.h"
 #include "pipeline/scratch_file.h"
@@ -124,8 +125,8 @@ void Run::check_memory(const MemoryNeed& asked) {
   if (need.encode_views <= 0) return;
   encode_chunk_views_ = plan.chunk_views;
   encode_spill_bytes_ = plan.spill_bytes;
-  const bool streamed = plan.chunk_views < plan.views;
-  if (out_.options.quiet || !leads() || (!streamed && !std::getenv("LACT_MEMORY_ESTIMATE"))) return;
+  const bool streamed = plan.chunk_views < plan.views, print_parts = diagnostic_switch("LACT_MEMORY_ESTIMATE");
+  if (out_.options.quiet || !leads() || (!streamed && !print_parts)) return;
   auto mib = [](int64_t bytes) { return std::to_string((bytes + (1 << 19)) >> 20) + " MiB"; };
   const std::string spill = plan.spill_bytes > 0 ? ", the residual stream (" + mib(plan.spill_bytes) +
                                                        ") in a scratch file in " + need.scratch_dir + " (" +
@@ -135,7 +136,7 @@ void Run::check_memory(const MemoryNeed& asked) {
                static_cast<long long>(plan.views), streamed ? "in chunks, " : "",
                static_cast<long long>(plan.chunk_views), spill.c_str(), mib(plan.need.total()).c_str(),
                plan.limit < 0 ? "no known limit" : mib(plan.limit).c_str(), plan.limit_source.c_str());
-  if (std::getenv("LACT_MEMORY_ESTIMATE"))
+  if (print_parts)
     std::fprintf(stderr,
                  "lact: note: estimate parts: process %s, views %s, embedding %s, activations %s, scratch %s, "
                  "state %s\n",

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "pipeline/env_switch.h"
 #include "pipeline/run.h"
 #include "system/error.h"
 #include "system/terminal_text.h"
@@ -32,7 +33,7 @@ void Run::check_time(const WorkSize& work, const std::string& what) {
   constexpr double kAnnounceSeconds = 60;  // longer runs say so before they start
   const double limit = common_.max_seconds;
   // LACT_TIME_ESTIMATE=1 prints every estimate (the benchmark and the tests compare it with the run it precedes).
-  const bool print_every = std::getenv("LACT_TIME_ESTIMATE") != nullptr;
+  const bool print_every = diagnostic_switch("LACT_TIME_ESTIMATE");
   // Work under both thresholds even at the slowest rate needs no estimate (the small runs, most of them).
   const double threshold = limit > 0 ? std::min(limit, kAnnounceSeconds) : kAnnounceSeconds;
   if (!print_every && work_flops(model().config(), work) / (kSlowestGflops * 1e9) <= threshold) return;

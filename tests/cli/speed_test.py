@@ -69,6 +69,28 @@ class TimeEstimate(unittest.TestCase):
             self.assertEqual(timed_again, 0)
         self.assertEqual(sorted(os.listdir(self.tmp)), ["cache", "state.safetensors"])  # nothing under ~/.cache
 
+    def test_the_print_switches_are_on_only_at_1(self):
+        """LACT_TIME_ESTIMATE / LACT_MEMORY_ESTIMATE: 0 and empty are off (a small encode prints no estimate), a value
+        that is not 0 or 1 is refused in one line naming the variable, before any work (no output file)."""
+        state = os.path.join(self.tmp, "state.safetensors")
+        for value in ("0", ""):
+            env = dict(self.env, LACT_TIME_ESTIMATE=value, LACT_MEMORY_ESTIMATE=value)
+            rc, so, se = run("encode", *self.scene, "--size", "32x48", "-o", state, "--force", env=env)
+            ran_ok((rc, so, se))
+            self.assertNotIn("time estimate", se)
+            self.assertNotIn("peak estimate", se)
+        rc, so, se = run("encode", *self.scene, "--size", "32x48", "-o", state, "--force", env=self.env)
+        ran_ok((rc, so, se))
+        self.assertIn("time estimate", se)  # 1: on, as the tests above use it
+        os.remove(state)
+        for name in ("LACT_TIME_ESTIMATE", "LACT_MEMORY_ESTIMATE"):
+            env = dict(self.env, **{name: "yes"})
+            rc, so, se = run("encode", *self.scene, "--size", "32x48", "-o", state, env=env)
+            self.assertNotEqual(rc, 0)
+            want = "lact: %s: 'yes' is not 0 or 1 (unset or 0: off, 1: on)" % name
+            self.assertEqual(se.strip().splitlines(), [want])
+            self.assertFalse(os.path.exists(state))
+
     def test_a_corrupt_or_unwritable_cache_is_no_error(self):
         os.makedirs(os.path.join(self.tmp, "cache", "lact"))
         path = os.path.join(self.tmp, "cache", "lact", "rates.txt")
