@@ -98,7 +98,10 @@ std::string resume_digest(const RunDigest& command_line, const std::string& mode
   digest.add_file("the model (its content)", model);
   for (const Scene* scene : scenes) {
     digest.add("the scenes", scene->name);
-    digest.add_file("the cameras of scene '" + scene->name + "' (" + scene->source + ")", scene->source);
+    // Named without the path: the same index given as another spelling (relative, from another folder) or
+    // moved resumes; its content decides.
+    digest.add_file("the cameras of scene '" + scene->name + "'", scene->source);
+    digest.show_last_as(scene->source);
   }
   return digest.encode();
 }

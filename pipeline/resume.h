@@ -35,7 +35,7 @@ void remove_previous_images(const PreviousRun& previous, const RunOutput& out);
 
 // What an evaluation of `scenes` runs, for --resume to compare: the command line (without the flags that do not
 // change a result: --resume, --force, --max-seconds, --out), the model's content and each scene's name and
-// camera file.
+// camera file (its content, not its path).
 std::string resume_digest(const RunDigest& command_line, const std::string& model,
                           const std::vector<const Scene*>& scenes);
 

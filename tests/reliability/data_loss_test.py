@@ -202,6 +202,37 @@ class InterruptedEvaluation(unittest.TestCase):
         one_error_line(self, self.run_lact(self.argv(whole, targets="0-3", extra=["--resume"])),
                        ["--resume", "complete"])
 
+    def test_resume_with_the_index_spelled_another_way(self):
+        # The same index as a relative path from its own folder (a new shell, `cd` elsewhere): the scenes' camera
+        # files are the same files, so it resumes (it was refused: "the cameras of scene 's00' (/abs/...)
+        # ... where this one has nothing"); a scene whose cameras changed is still refused.
+        whole = os.path.join(self.case, "whole")
+        ran_ok(self.run_lact(self.argv(whole, extra=["--quiet"])))
+        out = os.path.join(self.case, "cut")
+        rc, _, se = self.interrupt(out, signal.SIGTERM)
+        self.assertEqual(rc, -signal.SIGTERM, se)
+        argv = self.argv(out, extra=["--resume"])
+        argv[argv.index(self.index)] = "index.json"
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=600, cwd=self.case)
+        ran_ok((p.returncode, p.stdout, p.stderr))
+        self.assertEqual(self.comparable(out), self.comparable(whole))
+        with open(os.path.join(out, "s11", "9.png"), "rb") as a, open(os.path.join(whole, "s11", "9.png"), "rb") as b:
+            self.assertEqual(a.read(), b.read())
+        cut = os.path.join(self.case, "cut2")
+        self.interrupt(cut, signal.SIGINT)
+        copy = os.path.join(self.case, "s11copy")  # the last scene (never finished by then) with other cameras
+        shutil.copytree(os.path.join(ROOT, "examples", "gso_toy_64"), copy)
+        os.unlink(os.path.join(self.case, "s11"))
+        os.symlink(copy, os.path.join(self.case, "s11"))
+        with open(os.path.join(copy, "opencv_cameras.json")) as f:
+            cameras = json.load(f)
+        cameras[0]["fx"] *= 1.01
+        with open(os.path.join(copy, "opencv_cameras.json"), "w") as f:
+            json.dump(cameras, f)
+        before = listing(cut)
+        one_error_line(self, self.run_lact(self.argv(cut, extra=["--resume"])), ["--resume", "scene 's11'"])
+        self.assertEqual(listing(cut), before)
+
     def test_rerun_leaves_none_of_the_previous_images(self):
         out = os.path.join(self.case, "out")
         ran_ok(self.run_lact(self.argv(out, targets="0-5", extra=["--quiet", "--save-images"])))
