@@ -44,7 +44,51 @@ void read_resume_block(const nlohmann::json& resume, PreviousRun& previous) {
   for (const nlohmann::json& scene : resume.at("pending")) previous.folders.push_back(scene.at("folder"));
 }
 
+// "frame_0012.json" -> "frame_0012": the name render_frames gives a path frame's camera (4 or more digits).
+std::string frame_stem(const std::string& name) {
+  const std::string prefix = "frame_", suffix = ".json";
+  if (name.size() < prefix.size() + 4 + suffix.size() || name.rfind(prefix, 0) != 0 ||
+      name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+    return "";
+  const std::string digits = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+  for (char c : digits)
+    if (!std::isdigit(static_cast<unsigned char>(c))) return "";
+  return name.substr(0, name.size() - suffix.size());
+}
+
+// True when `path` holds what render_frames writes beside a frame: one camera, {c2w, fx, fy, cx, cy, w, h}.
+bool is_frame_camera(const fs::path& path) {
+  static const std::set<std::string> kKeys = {"c2w", "fx", "fy", "cx", "cy", "w", "h"};
+  std::error_code ec;
+  if (!fs::is_regular_file(fs::symlink_status(path, ec)) || fs::file_size(path, ec) > (64u << 10)) return false;
+  const nlohmann::json j = nlohmann::json::parse(read_whole_file(path.string(), 64u << 10), nullptr, false);
+  if (!j.is_object() || j.size() != kKeys.size()) return false;
+  for (const auto& item : j.items())
+    if (!kKeys.count(item.key())) return false;
+  return true;
+}
+
+void remove_regular_file(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(fs::symlink_status(path, ec))) return;  // absent, or a link: not followed
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT)
+    throw Error(path.string(), "cannot remove the previous run's frame (" + std::string(std::strerror(errno)) + ")");
+}
+
 }  // namespace
+
+void remove_previous_frames(const RunOutput& out) {
+  std::vector<std::string> stems;
+  std::error_code ec;
+  for (fs::directory_iterator it(out.folder.root(), ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string stem = frame_stem(it->path().filename().string());
+    if (!stem.empty() && is_frame_camera(it->path())) stems.push_back(stem);
+  }
+  for (const std::string& stem : stems) {  // the camera last: a frame interrupted here is still found next time
+    for (const char* suffix : {".png", ".npy", ".json"})
+      remove_regular_file(fs::path(out.folder.root()) / (stem + suffix));
+  }
+}
 
 PreviousRun read_previous_run(const RunOutput& out) {
   PreviousRun previous;

@@ -33,6 +33,11 @@ PreviousRun read_previous_run(const RunOutput& out);
 // wrote in its scene folders are removed, and a folder left empty with them. Other files are left alone.
 void remove_previous_images(const PreviousRun& previous, const RunOutput& out);
 
+// Before a path render writes its first frame: the frames a previous path render left in --out (each
+// frame_NNNN.json holding one camera as lact writes it, with its .png and .npy) are removed, so no frame of
+// another path is left beside this one's, even when this one is interrupted. Other files are left alone.
+void remove_previous_frames(const RunOutput& out);
+
 // What an evaluation of `scenes` runs, for --resume to compare: the command line (without the flags that do not
 // change a result: --resume, --force, --max-seconds, --out), the model's content and each scene's name and
 // camera file (its content, not its path).

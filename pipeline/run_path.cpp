@@ -2,6 +2,7 @@
 // metadata) or a model whose --inputs it encodes.
 #include "core/scene_state_io.h"
 #include "pipeline/path_frame.h"
+#include "pipeline/resume.h"
 #include "pipeline/run.h"
 #include "pipeline/run_work.h"
 #include "system/error.h"
@@ -98,7 +99,9 @@ void Run::render_path(SceneRequest r, const std::string& path) {
   if (r.state.empty()) announce(selection, std::to_string(frames.size()) + " path frames", out_.folder.root(), r);
   if (r.state.empty())
     state = encode_as_planned(read_inputs(selection, share, distribution()), {}, distribution().collective);
-  if (leads()) render_frames(model(), state, path, frames, r.video, r.fps, out_);
+  if (!leads()) return;
+  remove_previous_frames(out_);
+  render_frames(model(), state, path, frames, r.video, r.fps, out_);
 }
 
 }  // namespace lact

@@ -233,6 +233,37 @@ class InterruptedEvaluation(unittest.TestCase):
         one_error_line(self, self.run_lact(self.argv(cut, extra=["--resume"])), ["--resume", "scene 's11'"])
         self.assertEqual(listing(cut), before)
 
+    def test_path_rerun_leaves_none_of_the_previous_frames(self):
+        # A path render into a folder holding another path's frames: they were kept beside the new ones (24 frames,
+        # then 12: frame_0012..0023 of the first path stayed, and an interrupted rerun mixed both paths' frames).
+        out = os.path.join(self.case, "frames")
+        paths = {}
+        for n in (24, 12):
+            paths[n] = os.path.join(self.case, "p%d.json" % n)
+            subprocess.run([ARGS.lact, "path", "turntable", "-o", paths[n], "--frames", str(n), "--size", "64"],
+                           check=True, capture_output=True)
+
+        def render(n, inputs="16,20,24,28", extra=()):
+            return self.run_lact([ARGS.lact, "render", "--model", self.model, "--data", os.path.join(self.case, "s00"),
+                                  "--inputs", inputs, "--path", paths[n], "--out", out, "--threads", "1", "--quiet",
+                                  *extra])
+
+        ran_ok(render(24, extra=["--save-npy"]))
+        mine = {"frame_0005.txt": "mine", "frame_0099.json": '{"c2w": 1}', "frame_12.png": "not lact's"}
+        for name, text in mine.items():
+            with open(os.path.join(out, name), "w") as f:
+                f.write(text)
+        before = listing(out)
+        one_error_line(self, render(12, inputs="0,999"), ["--inputs"])  # refused: nothing removed
+        self.assertEqual(listing(out), before)
+        ran_ok(render(12))
+        want = sorted(["frame_%04d.%s" % (i, ext) for i in range(12) for ext in ("png", "json")] + list(mine))
+        self.assertEqual(sorted(os.listdir(out)), want)
+        with open(paths[12]) as f:
+            first = json.load(f)["frames"][3]
+        with open(os.path.join(out, "frame_0003.json")) as f:
+            self.assertEqual(json.load(f)["c2w"], first["c2w"])
+
     def test_rerun_leaves_none_of_the_previous_images(self):
         out = os.path.join(self.case, "out")
         ran_ok(self.run_lact(self.argv(out, targets="0-5", extra=["--quiet", "--save-images"])))
