@@ -156,8 +156,11 @@ void Run::clear_previous_run() {
   const PreviousRun previous = std::move(*previous_run_);
   previous_run_.reset();
   if (!previous.found) return;  // no report of lact's: nothing of it is known to be lact's
-  remove_previous_images(previous, out_);
+  // Never a report naming removed images: Ctrl-C or kill meanwhile lands when both are gone, and the report goes
+  // first (kill -9 meanwhile may leave some previous images, no report claiming them).
+  const SignalsHeld held;
   for (const char* name : {"report.json", "report.csv"}) ::unlink(out_.folder.file(name, out_.inputs).c_str());
+  remove_previous_images(previous, out_);
 }
 
 // Before any work: what a previous run left in --out, kept for --resume or removed before the first scene's work

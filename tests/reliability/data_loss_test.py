@@ -22,6 +22,33 @@ from fake_colmap import FAKE_COLMAP, make_photos
 
 ARGS = None
 
+# unlink of a view image (a name ending in ".png") first creates $SLOW_UNLINK_MARK and sleeps $SLOW_UNLINK_SECONDS,
+# once: the test then knows lact is removing the previous run's images.
+SLOW_UNLINK_C = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int unlink(const char* path) {
+  static int (*real_unlink)(const char*);
+  static int slept;
+  if (!real_unlink) real_unlink = (int (*)(const char*))dlsym(RTLD_NEXT, "unlink");
+  const char* mark = getenv("SLOW_UNLINK_MARK");
+  const size_t n = strlen(path);
+  if (mark && !slept && n > 4 && strcmp(path + n - 4, ".png") == 0) {
+    slept = 1;
+    const int m = open(mark, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (m >= 0) close(m);
+    const char* s = getenv("SLOW_UNLINK_SECONDS");
+    usleep((useconds_t)((s ? atof(s) : 3.0) * 1e6));
+  }
+  return real_unlink(path);
+}
+"""
+
 
 def listing(folder):
     """Every path under `folder`, relative, with each file's bytes: what a test compares before and after."""
@@ -263,6 +290,35 @@ class InterruptedEvaluation(unittest.TestCase):
             first = json.load(f)["frames"][3]
         with open(os.path.join(out, "frame_0003.json")) as f:
             self.assertEqual(json.load(f)["c2w"], first["c2w"])
+
+    def test_interrupt_while_removing_the_previous_run(self):
+        # Ctrl-C while a new run removes the previous run's images left that run's report ("complete": true, 12
+        # scenes) naming images already gone, under "interrupted after 0 of 12 scenes: ... nothing kept".
+        if os.environ.get("LACT_SANITIZED") or not shutil.which("cc"):
+            self.skipTest("needs cc and LD_PRELOAD (not under the sanitizers: their runtime must load first)")
+        shim = os.path.join(self.case, "slow_unlink.so")
+        source = shim[:-3] + ".c"
+        with open(source, "w") as f:
+            f.write(SLOW_UNLINK_C)
+        subprocess.run(["cc", "-shared", "-fPIC", "-O1", "-o", shim, source, "-ldl"], check=True)
+        out = os.path.join(self.case, "out")
+        ran_ok(self.run_lact(self.argv(out, extra=["--quiet", "--save-images"])))
+        with open(os.path.join(out, "s03", "notes.txt"), "w") as f:
+            f.write("mine")
+        mark = os.path.join(self.case, "removing")
+        env = dict(os.environ, LD_PRELOAD=shim, SLOW_UNLINK_MARK=mark, SLOW_UNLINK_SECONDS="2")
+        p = subprocess.Popen(self.argv(out, targets="0-3", extra=["--quiet"]), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=env)
+        deadline = time.time() + 300
+        while not os.path.exists(mark) and p.poll() is None and time.time() < deadline:
+            time.sleep(0.02)
+        self.assertTrue(os.path.exists(mark), "the run never removed a previous image")
+        p.send_signal(signal.SIGINT)
+        _, se = p.communicate(timeout=120)
+        self.assertEqual(p.returncode, -signal.SIGINT, se)
+        self.assertIn("interrupted after 0 of %d scenes" % self.SCENES, se)
+        left = {os.path.relpath(os.path.join(top, f), out) for top, _, files in os.walk(out) for f in files}
+        self.assertEqual(left, {os.path.join("s03", "notes.txt")})
 
     def test_rerun_leaves_none_of_the_previous_images(self):
         out = os.path.join(self.case, "out")
