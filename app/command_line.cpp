@@ -30,7 +30,7 @@ std::string absolute_path(const std::string& path) {
 
 RunDigest command_line_digest(const CLI::App& command) {
   static const std::set<std::string> kPerNode = {"--help", "--threads", "--memory-limit", "--quiet"};
-  static const std::set<std::string> kRead = {"--model", "--data", "--state", "--path", "--images"};
+  static const std::set<std::string> kRead = {"--model", "--data", "--state", "--path", "--images", "--lpips"};
   static const std::set<std::string> kWritten = {"--out", "--output", "--video"};
   RunDigest digest;
   digest.add("the subcommand", command.get_name());

@@ -130,7 +130,7 @@ void remove_previous_images(const PreviousRun& previous, const RunOutput& out) {
   }
 }
 
-std::string resume_digest(const RunDigest& command_line, const std::string& model,
+std::string resume_digest(const RunDigest& command_line, const std::string& model, const std::string& lpips,
                           const std::vector<const Scene*>& scenes) {
   static const std::set<std::string> kNotResults = {"--resume", "--force", "--max-seconds", "--out"};
   RunDigest digest;
@@ -140,6 +140,12 @@ std::string resume_digest(const RunDigest& command_line, const std::string& mode
     digest.show_last_as(field.shown);
   }
   digest.add_file("the model (its content)", model);
+  if (lpips.empty()) {
+    digest.add("the LPIPS weights", "none");
+  } else {
+    digest.add_file("the LPIPS weights (their content)", lpips);
+    digest.show_last_as(lpips);
+  }
   for (const Scene* scene : scenes) {
     digest.add("the scenes", scene->name);
     // Named without the path: the same index given as another spelling (relative, from another folder) or

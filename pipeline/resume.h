@@ -39,9 +39,9 @@ void remove_previous_images(const PreviousRun& previous, const RunOutput& out);
 void remove_previous_frames(const RunOutput& out);
 
 // What an evaluation of `scenes` runs, for --resume to compare: the command line (without the flags that do not
-// change a result: --resume, --force, --max-seconds, --out), the model's content and each scene's name and
-// camera file (its content, not its path).
-std::string resume_digest(const RunDigest& command_line, const std::string& model,
+// change a result: --resume, --force, --max-seconds, --out), the model's and the LPIPS weights' content (`lpips`:
+// empty when none) and each scene's name and camera file (its content, not its path).
+std::string resume_digest(const RunDigest& command_line, const std::string& model, const std::string& lpips,
                           const std::vector<const Scene*>& scenes);
 
 // Error naming the first difference when `previous` is not an interrupted run of the same digest (or there is

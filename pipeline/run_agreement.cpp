@@ -254,6 +254,7 @@ void describe_inputs(const RunInputs& in, RunDigest& digest) {
   }
   if (!in.state_path.empty()) digest.add_file("--state (its content)", in.state_path);
   if (!in.camera_path.empty()) digest.add_file("--path (its content)", in.camera_path);
+  if (!in.lpips_path.empty()) digest.add_file("the LPIPS weights (their content)", in.lpips_path);
   if (in.scenes) describe_scene_list(*in.scenes, digest);
   if (in.selection) describe_selection(*in.selection, in.targets_spec, in.seed, digest);
 }

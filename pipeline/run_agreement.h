@@ -69,6 +69,7 @@ struct RunInputs {
   std::string model_path;  // with `model`: its config and content
   const Model* model = nullptr;
   std::string state_path, camera_path;        // --state and --path, when given
+  std::string lpips_path;                     // the LPIPS weights an evaluation measures with, when any
   const SceneSelection* selection = nullptr;  // one scene: its cameras, inputs, size, pose and their images
   std::string targets_spec;                   // its --targets (resolved with `seed`; their images compared too)
   uint64_t seed = 0;

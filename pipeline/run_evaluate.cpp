@@ -194,7 +194,7 @@ Report Run::evaluate(SceneRequest r) {
 Report Run::evaluate_state(SceneRequest& r) {
   Opened opened = open_state(r, true);
   RunInputs read;
-  read.model_path = r.model, read.model = &model(), read.state_path = r.state;
+  read.model_path = r.model, read.model = &model(), read.state_path = r.state, read.lpips_path = r.lpips;
   read.selection = &opened.selection, read.targets_spec = r.targets, read.seed = r.data.seed;
   agree_on_inputs(distribution(), read);
   Report report;
@@ -232,7 +232,7 @@ Report Run::evaluate_scenes(const SceneRequest& r) {
     list = read_scene_list(r.data.data, read_options(r.data));
   });
   RunInputs read;
-  read.model_path = r.model, read.model = &model(), read.scenes = &list;
+  read.model_path = r.model, read.model = &model(), read.scenes = &list, read.lpips_path = r.lpips;
   agree_on_inputs(distribution(), read);
   Report report;
   std::vector<const Scene*> scenes;
@@ -291,7 +291,7 @@ Run::KeptProgress Run::start_kept_progress(const SceneRequest& r, const std::vec
   KeptProgress kept;
   if (distributed()) return kept;  // each rank holds its own scenes until the reports are merged
   kept.active = true;
-  kept.digest = resume_digest(command_line_, r.model, scenes);
+  kept.digest = resume_digest(command_line_, r.model, r.lpips, scenes);
   kept.report_path = out_.folder.root() + "/report.json";
   if (r.resume) {
     check_resumable(*previous_run_, kept.digest, kept.report_path);

@@ -260,6 +260,54 @@ class InterruptedEvaluation(unittest.TestCase):
         one_error_line(self, self.run_lact(self.argv(cut, extra=["--resume"])), ["--resume", "scene 's11'"])
         self.assertEqual(listing(cut), before)
 
+    def write_lpips_weights(self, path, seed):
+        """Random LPIPS weights in lact's format (what `lact model convert --lpips` writes)."""
+        import numpy as np
+        rng = np.random.default_rng(seed)
+        shapes = {"conv0": (64, 3, 11, 11), "conv1": (192, 64, 5, 5), "conv2": (384, 192, 3, 3),
+                  "conv3": (256, 384, 3, 3), "conv4": (256, 256, 3, 3)}
+        tensors = {}
+        for name, shape in shapes.items():
+            tensors[name + ".weight"] = rng.normal(0, 0.05, shape).astype("<f4")
+            tensors[name + ".bias"] = rng.normal(0, 0.05, shape[0]).astype("<f4")
+            tensors["lin%s.weight" % name[-1]] = np.abs(rng.normal(0, 0.1, shape[0])).astype("<f4")
+        header, offset = {"__metadata__": {"format": "lpips v0.1 alexnet", "source": "random"}}, 0
+        for name in sorted(tensors):
+            size = tensors[name].nbytes
+            header[name] = {"dtype": "F32", "shape": list(tensors[name].shape), "data_offsets": [offset, offset + size]}
+            offset += size
+        text = json.dumps(header).encode()
+        with open(path, "wb") as f:
+            f.write(len(text).to_bytes(8, "little") + text)
+            for name in sorted(tensors):
+                f.write(tensors[name].tobytes())
+
+    def test_resume_with_the_lpips_weights_spelled_another_way(self):
+        # --lpips was compared as typed: the same weights as a relative path were refused ("--lpips '/abs/w...'
+        # where this one has 'w.safetensors'"), and other weights under the same name were taken. Now by content.
+        weights, other = os.path.join(self.case, "w.safetensors"), os.path.join(self.case, "other.safetensors")
+        self.write_lpips_weights(weights, 1)
+        self.write_lpips_weights(other, 2)
+        whole = os.path.join(self.case, "whole")
+        ran_ok(self.run_lact(self.argv(whole, extra=["--quiet", "--lpips", weights])))
+        out = os.path.join(self.case, "cut")
+        p = subprocess.Popen(self.argv(out, extra=["--quiet", "--lpips", weights]), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 300
+        while p.poll() is None and time.time() < deadline and not os.path.exists(os.path.join(out, "report.json")):
+            time.sleep(0.02)
+        p.send_signal(signal.SIGTERM)
+        p.communicate(timeout=120)
+        self.assertEqual(p.returncode, -signal.SIGTERM)
+        before = listing(out)
+        one_error_line(self, self.run_lact(self.argv(out, extra=["--resume", "--lpips", other])),
+                       ["--resume", "LPIPS weights"])
+        self.assertEqual(listing(out), before)
+        argv = self.argv(out, extra=["--resume", "--lpips", "w.safetensors"])
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=600, cwd=self.case)
+        ran_ok((p.returncode, p.stdout, p.stderr))
+        self.assertEqual(self.comparable(out), self.comparable(whole))
+
     def test_path_rerun_leaves_none_of_the_previous_frames(self):
         # A path render into a folder holding another path's frames: they were kept beside the new ones (24 frames,
         # then 12: frame_0012..0023 of the first path stayed, and an interrupted rerun mixed both paths' frames).
