@@ -210,7 +210,10 @@ class Distributed(unittest.TestCase):
                             "sh", ARGS.lact], capture_output=True, text=True, timeout=60,
                            env=dict(os.environ, OMP_NUM_THREADS="1"))
         seconds = time.time() - start
-        lines = [l for l in (r.stdout + r.stderr).splitlines() if l.strip()]
+        # mpirun's own event library now and then warns as the aborted ranks' sockets close ("[warn] Epoll MOD(1) on
+        # fd 23 failed ... Bad file descriptor": libevent in OpenMPI's launcher, seen on a busy machine):
+        # not lact's output, so not counted against its one line.
+        lines = [l for l in (r.stdout + r.stderr).splitlines() if l.strip() and not l.startswith("[warn] Epoll ")]
         print("failing rank: %.1f s, %r" % (seconds, lines))
         self.assertNotEqual(r.returncode, 0)
         self.assertLess(seconds, 30)
