@@ -75,12 +75,16 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void start_render(const Camera& camera, int scene);
   void rendered(session::RenderedView view);
 
+  // The most body the decided route reads: a camera path's (saved, rendered as a video, interpolated) or any
+  // other request's.
+  size_t body_limit() const {
+    return takes_path_body(decision_.action) ? ServerRules{}.max_video_body : context_.hub.limits().max_message;
+  }
+
   void refuse_too_large(bool header) {
-    const size_t body =
-        takes_path_body(decision_.action) ? ServerRules{}.max_video_body : context_.hub.limits().max_message;
     reply(http::status::payload_too_large,
           header ? "request too large (at most " + std::to_string(kHeaderLimit) + " bytes of header)"
-                 : "request too large (at most " + std::to_string(body) + " bytes of body)",
+                 : "request too large (at most " + std::to_string(body_limit()) + " bytes of body)",
           false);
   }
 
@@ -171,8 +175,7 @@ void HttpSession::header_read(beast::error_code error, size_t) {
   if (decision_.action == Action::refuse)
     return reply(static_cast<http::status>(decision_.status), decision_.message, decision_.keep_alive);
   if (!takes_body(decision_.action)) return act();
-  parser_->body_limit(takes_path_body(decision_.action) ? ServerRules{}.max_video_body
-                                                        : context_.hub.limits().max_message);
+  parser_->body_limit(body_limit());
   stream_.expires_after(kBodyTimeout);
   if (!beast::iequals(parser_->get()[http::field::expect], "100-continue")) return read_body();
   // A client that asks waits for this before it sends the body (curl waits a second without it).
