@@ -41,7 +41,8 @@ void add_view_command(CLI::App& app) {
   command->add_option("--screenshot", o->screenshot,
                       "Scripted: at the end write this PNG (the window), .view.png (the novel view at its render "
                       "resolution) and .json (camera, view region, PSNR/SSIM)");
-  command->add_flag("--force", o->force, "Replace existing --screenshot files (never one of the inputs)");
+  command->add_flag("--force", o->force,
+                    "Replace existing files: --screenshot's and those named in the window (never one of the inputs)");
   command->add_flag("--exit", o->exit, "Scripted: exit when the script ends");
   command->add_flag("--print-stats", o->print_stats,
                     "Scripted: print FPS, novel views/s, render ms, PSNR and SSIM as 'key value' lines");

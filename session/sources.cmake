@@ -6,6 +6,7 @@ set(LACT_SESSION_CAMERA_SOURCES
 set(LACT_SESSION_SOURCES
   frame_stats.cpp
   path_recorder.cpp
+  typed_outputs.cpp
   pixels.cpp
   scene_source.cpp
   encode_job.cpp

@@ -23,7 +23,7 @@ struct ViewerOptions : session::SceneOptions {
   int orbit_frames = 0;        // a scripted orbit over this many UI frames (one new camera each), measured
   double orbit_degrees = 360;  // how far it turns about the scene's up axis
   std::string screenshot;      // at the end: this PNG (the window), .view.png (the novel view), .json (pose)
-  bool force = false;          // the --screenshot files may replace existing files (never an input)
+  bool force = false;          // --screenshot and names typed in the window may replace files (never an input)
   bool exit = false;           // exit after the script
   bool print_stats = false;    // print the counters (and PSNR/SSIM) to stdout at the end of the script
 

@@ -10,12 +10,6 @@ namespace lact::viewer {
 
 namespace fs = std::filesystem;
 
-std::vector<std::string> screenshot_files(const std::string& path) {
-  fs::path stem(path);
-  if (stem.extension() == ".png") stem.replace_extension();
-  return {stem.string() + ".png", stem.string() + ".view.png", stem.string() + ".json"};
-}
-
 std::vector<std::string> write_screenshot(const std::string& path, const Rgb8& window, const Rgb8& view,
                                           const ViewLayout& layout, nlohmann::json info) {
   const std::vector<std::string> files = screenshot_files(path);

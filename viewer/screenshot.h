@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "session/typed_outputs.h"
 #include "system/output_files.h"
 #include "viewer/session_parts.h"
 #include "viewer/view_area.h"
@@ -18,7 +19,7 @@
 namespace lact::viewer {
 
 // The names beside `path`: {png, view png, json}.
-std::vector<std::string> screenshot_files(const std::string& path);
+using session::screenshot_files;
 
 // Writes the three files (Error naming the one that fails); `info` goes into the JSON with "view_region".
 std::vector<std::string> write_screenshot(const std::string& path, const Rgb8& window, const Rgb8& view,

@@ -1,5 +1,6 @@
 // The session parts (session/: scene source, encode job, render thread, camera, statistics, path recorder,
-// 8-bit images) the desktop viewer is built on, by the names the viewer's files use. `lact serve` uses the same.
+// 8-bit images, the rules for names typed in the window) the desktop viewer is built on, by the names the viewer's
+// files use. `lact serve` uses the same.
 #pragma once
 
 #include "session/camera_controller.h"
@@ -9,6 +10,7 @@
 #include "session/pixels.h"
 #include "session/render_thread.h"
 #include "session/scene_source.h"
+#include "session/typed_outputs.h"
 
 namespace lact::viewer {
 
@@ -29,7 +31,9 @@ using session::scaled_camera;
 using session::scene_frame;
 using session::SceneFrame;
 using session::SceneSource;
+using session::session_inputs;
 using session::to_rgb8;
+using session::TypedOutputs;
 using session::write_png;
 
 }  // namespace lact::viewer

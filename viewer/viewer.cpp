@@ -11,7 +11,6 @@
 #include <thread>
 
 #include "datasets/camera_path_io.h"
-#include "pipeline/evaluate.h"
 #include "pipeline/run.h"
 #include "system/clock.h"
 #include "system/error.h"
@@ -151,6 +150,7 @@ struct Viewer {
 
   const ViewerOptions& o;
   SceneSource source;
+  const TypedOutputs typed_outputs;  // what the screenshot and path file fields may name: never an input
   const int patch, threads;
   Window window;
   DisplaySettings display;
@@ -209,6 +209,7 @@ struct Viewer {
 Viewer::Viewer(const ViewerOptions& options, SceneSource opened, std::pair<int, int> window_size)
     : o(options),
       source(std::move(opened)),
+      typed_outputs(session_inputs(source), o.force),
       patch(source.model->config().patch_size),
       threads(render_threads(o, source)),
       window(window_size.first, window_size.second, "lact view: " + source.selection.scene.name),
@@ -363,6 +364,7 @@ void Viewer::apply(const Requests& r, double now) {
 void Viewer::apply_recorder(const RecorderActions& actions, double now) {
   try {
     if (actions.save) {
+      typed_outputs.check_path_file(recorder_settings.file);  // before: replaced any file, an input image too
       recorder.save(recorder_settings.file);
       recorder_settings.status =
           "saved " + std::to_string(recorder.path().size()) + " frames to " + recorder_settings.file;
@@ -470,6 +472,7 @@ bool Viewer::save_capture(const Rgb8& pixels, const ViewLayout& layout, bool fin
         if (shown.lpips) info["lpips"] = *shown.lpips;
       }
     }
+    typed_outputs.check_screenshot(screenshot_path);  // before: a typed DATA/000.png replaced an input image
     const std::vector<std::string> files =
         write_screenshot(screenshot_path, pixels, view_texture.read_back(), layout, info);
     last_screenshot = files[0];
@@ -537,12 +540,8 @@ void run_viewer(const ViewerOptions& o) {
   startup.start = now_seconds();
   SceneSource source = open_scene_source(o);
   startup.opened = now_seconds() - startup.start;
-  if (!o.screenshot.empty()) {  // before: `--screenshot DATA/000.png` wrote over an input image
-    InputFiles inputs;
-    for (const std::string& file : {source.model_path, source.state_path, source.lpips_path}) inputs.add(file);
-    add_scene_inputs(source.selection, inputs);
-    check_screenshot_names(o.screenshot, o.force, inputs);
-  }
+  // before: `--screenshot DATA/000.png` wrote over an input image
+  if (!o.screenshot.empty()) check_screenshot_names(o.screenshot, o.force, session_inputs(source));
   const std::pair<int, int> window_size = parse_window_size(o.window);
   if (!(o.scale > 0 && o.scale <= 1)) throw Error("--scale", "must be in (0, 1]");
   Viewer viewer(o, std::move(source), window_size);
