@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 
 #include "serve/access.h"
 #include "system/terminal_text.h"
@@ -30,6 +31,36 @@ bool loopback_ipv4(std::string_view name) {
     begin = end + 1;
   }
   return parts == 4;
+}
+
+// A character of a reg-name (RFC 3986: unreserved, sub-delims; '%' is checked as %XX by the caller).
+bool name_character(unsigned char c) { return std::isalnum(c) || std::strchr("-._~!$&'()*+,;=", c) != nullptr; }
+
+// A reg-name, or what an IP literal's brackets hold (the same characters and ':'): %XX escapes allowed.
+bool host_name(std::string_view name, bool literal) {
+  for (size_t i = 0; i < name.size(); ++i) {
+    const unsigned char c = name[i];
+    if (c == '%') {
+      if (i + 2 >= name.size() || !std::isxdigit(static_cast<unsigned char>(name[i + 1])) ||
+          !std::isxdigit(static_cast<unsigned char>(name[i + 2])))
+        return false;
+      i += 2;
+    } else if (c == 0 || !(name_character(c) || (literal && c == ':'))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The fault of a request's Host lines, or "" (RFC 9112 section 3.2: a server MUST answer 400 to more than one,
+// or to a value that is no Host; taking the first of two would let a proxy and this server read other hosts).
+std::string host_fault(const RequestHead& head) {
+  if (head.host_lines > 1)
+    return "Host: the request has " + std::to_string(head.host_lines) +
+           " Host header lines, and HTTP allows one (RFC 9112 section 3.2)";
+  if (!valid_host(head.host))
+    return "Host " + quoted_header(head.host) + " is not a host name with an optional :port (RFC 9112 section 3.2)";
+  return "";
 }
 
 // /api/video/ID (GET: its status, DELETE: cancel it) and /api/video/ID.mp4 (GET: the finished video).
@@ -114,6 +145,23 @@ Decision route(const std::string& method, const Target& target, Decision d) {
 
 }  // namespace
 
+bool valid_host(std::string_view host) {
+  std::string_view name = host, port;
+  bool literal = false;
+  if (!host.empty() && host.front() == '[') {
+    const size_t close = host.find(']');
+    if (close == std::string_view::npos || close == 1) return false;
+    name = host.substr(1, close - 1), port = host.substr(close + 1), literal = true;
+    if (!port.empty() && port.front() != ':') return false;
+  } else {
+    port = host.substr(std::min(host.find(':'), host.size()));
+    name = host.substr(0, host.size() - port.size());
+  }
+  if (!port.empty()) port.remove_prefix(1);  // the ':'; an empty port is allowed (RFC 3986: *DIGIT)
+  return host_name(name, literal) &&
+         std::all_of(port.begin(), port.end(), [](unsigned char c) { return std::isdigit(c); });
+}
+
 bool loopback_host(std::string_view host) {
   std::string_view name = host, port;
   if (!host.empty() && host.front() == '[') {
@@ -143,6 +191,7 @@ Decision screen_request(const RequestHead& head, const ServerRules& rules) {
     d.keep_alive = d.authorized && !has_body;
     return d;
   };
+  if (const std::string fault = host_fault(head); !fault.empty()) return refuse(400, fault);
   if (rules.token.empty() && !loopback_host(head.host))
     return refuse(403, "Host " + quoted_header(head.host) +
                            " is not a loopback name: without a token lact serve answers only requests sent to "

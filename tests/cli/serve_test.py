@@ -369,6 +369,28 @@ class ServeTest(unittest.TestCase):
                                      b"\r\nContent-Length: 200000\r\n\r\n" % self.server.token.encode())
         self.assertEqual(status, 413, reply[:200])
 
+    def test_two_host_lines_or_a_bad_host_get_a_400_naming_the_fault(self):
+        """RFC 9112 section 3.2: a server MUST answer 400 to more than one Host line or an invalid Host value.
+        Before: the first of two Host lines was taken (200), and a Host that is no name was served with a token."""
+        token = self.server.token.encode()
+        get = b"GET /api/scene?token=%s HTTP/1.1\r\n" % token
+        cases = {
+            get + b"Host: 127.0.0.1\r\nHost: evil.example\r\n\r\n": "2 Host header lines",
+            get + b"Host: evil.example\r\nHost: 127.0.0.1\r\n\r\n": "2 Host header lines",
+            get + b"Host: 127.0.0.1\r\nX: y\r\nhost: 127.0.0.1\r\n\r\n": "2 Host header lines",
+            get + b"Host: 127.0.0.1:80x\r\n\r\n": "is not a host name",
+            get + b"Host: a b\r\n\r\n": "is not a host name",
+            get + b"Host: [::1\r\n\r\n": "is not a host name",
+        }
+        for raw, fault in cases.items():
+            status, reply = raw_exchange(self.server.host, self.server.port, raw, timeout=10)
+            self.assertEqual(status, 400, (raw, reply[:300]))
+            error = json.loads(reply.partition(b"\r\n\r\n")[2])["error"]
+            self.assertIn("Host", error)
+            self.assertIn(fault, error)
+            self.assertIn(b"Connection: close", reply)
+        self.assertEqual(self.server.request("GET", "/api/scene")[0], 200)
+
     def test_fifty_connections_at_once(self):
         results, sockets = [], []
         lock = threading.Lock()
@@ -467,9 +489,11 @@ class ServeTest(unittest.TestCase):
         status, reply = raw_exchange(self.server.host, self.server.port, upgrade)
         self.assertEqual(status, 403, reply[:300])
         self.assertIn("http://\\xff", json.loads(reply.partition(b"\r\n\r\n")[2])["error"])
+        # A Host that is no host name is a 400 (RFC 9112 section 3.2), its value quoted escaped (before: 200).
         status, reply = raw_exchange(self.server.host, self.server.port, b"GET /api/scene?token=%s HTTP/1.1\r\n"
                                      b"Host: \xff\r\n\r\n" % self.server.token.encode())
-        self.assertEqual(status, 200, reply[:300])
+        self.assertEqual(status, 400, reply[:300])
+        self.assertIn("\\xff", json.loads(reply.partition(b"\r\n\r\n")[2])["error"])
         self.assertEqual(self.server.request("GET", "/api/scene")[0], 200)
 
     def test_parallel_api_renders_do_not_starve_a_stream(self):

@@ -245,8 +245,8 @@ TEST(RequestRules, WithoutATokenOnlyALoopbackHostIsAnswered) {
   for (const char* host : {"127.0.0.1:8080", "127.0.0.1", "localhost:80", "LOCALHOST", "[::1]:8080", "127.1.2.3"})
     EXPECT_EQ(screen_request(head("GET", "/api/scene", host), no_token).action, Action::scene) << host;
   // DNS rebinding: a page at evil.example (resolving to 127.0.0.1) sends Host evil.example.
-  for (const char* host : {"evil.example:8080", "", "127.0.0.1.evil.example", "127.0.0.256", "localhost:80x",
-                           "[::2]:80", "[::1", "127.0.0.1:8080:1", "0x7f.0.0.1"}) {
+  for (const char* host :
+       {"evil.example:8080", "", "127.0.0.1.evil.example", "127.0.0.256", "localhost:", "[::2]:80", "0x7f.0.0.1"}) {
     const Decision d = screen_request(head("GET", "/api/scene", host), no_token);
     EXPECT_EQ(d.status, 403) << host;
     EXPECT_FALSE(d.authorized) << host;
@@ -255,9 +255,37 @@ TEST(RequestRules, WithoutATokenOnlyALoopbackHostIsAnswered) {
   EXPECT_EQ(screen_request(head("GET", "/?token=good-token-123", "evil.example"), kWithToken).action, Action::page);
 }
 
+TEST(RequestRules, TwoHostLinesOrAHostThatIsNoHostAre400) {
+  // RFC 9112 section 3.2: a server MUST answer 400 to more than one Host line or an invalid Host value. Before,
+  // the first of two was taken, and a Host such as "localhost:80x" was only refused without a token (403).
+  for (const ServerRules& rules : {kWithToken, ServerRules{"", 65536}}) {
+    RequestHead two = head("GET", "/api/scene?token=good-token-123", "127.0.0.1:8080");
+    two.host_lines = 2;
+    Decision d = screen_request(two, rules);
+    EXPECT_EQ(d.status, 400);
+    EXPECT_NE(d.message.find("2 Host header lines"), std::string::npos) << d.message;
+    EXPECT_FALSE(d.keep_alive);
+    const std::vector<std::string> bad = {"localhost:80x",  "[::1",   "127.0.0.1:8080:1", "a b",
+                                          "[]:80",          "[::1]x", "ex%4.com",         "caf\xc3\xa9",
+                                          "evil.example/x", "a@b",    "127.0.0.1\x1b[2J", std::string("a\0b", 3)};
+    for (const std::string& host : bad) {
+      d = screen_request(head("GET", "/api/scene?token=good-token-123", host), rules);
+      EXPECT_EQ(d.status, 400) << host;
+      EXPECT_NE(d.message.find("is not a host name with an optional :port"), std::string::npos) << d.message;
+      EXPECT_FALSE(d.authorized || d.keep_alive) << host;
+    }
+  }
+  for (const char* host :
+       {"", "localhost", "127.0.0.1:", "[::1]:8080", "[v1.x]", "ex%41mple.com:80", "a-b_c~d!$&'()*+,;="})
+    EXPECT_TRUE(valid_host(host)) << host;
+  // One Host line, valid: with a token any name is served.
+  EXPECT_EQ(screen_request(head("GET", "/api/scene?token=good-token-123", "evil.example:8080"), kWithToken).action,
+            Action::scene);
+}
+
 TEST(RequestRules, HeadersThatAreNotUtf8AreQuotedEscaped) {
   // The Origin check's 403 quotes both headers: a \xff in one made nlohmann's dump() throw out of the handler.
-  RequestHead upgrade = head("GET", "/stream?token=good-token-123", "127.0.0.1:8080\x1b[2J");
+  RequestHead upgrade = head("GET", "/stream?token=good-token-123", "127.0.0.1:8080");
   upgrade.upgrade = true;
   upgrade.origin = "http://\xff";
   const Decision d = screen_request(upgrade, kWithToken);
@@ -265,7 +293,13 @@ TEST(RequestRules, HeadersThatAreNotUtf8AreQuotedEscaped) {
   const std::string text = error_json(d.message);
   const nlohmann::json back = nlohmann::json::parse(text);
   EXPECT_NE(back.at("error").get<std::string>().find("http://\\xff"), std::string::npos) << text;
-  EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;
+  // A Host that is no host name is quoted in its 400 as escaped.
+  const Decision bad_host =
+      screen_request(head("GET", "/?token=good-token-123", "127.0.0.1:8080\x1b[2J\xff"), kWithToken);
+  EXPECT_EQ(bad_host.status, 400);
+  const std::string host_text = error_json(bad_host.message);
+  EXPECT_EQ(host_text.find('\x1b'), std::string::npos) << host_text;
+  EXPECT_NE(nlohmann::json::parse(host_text).at("error").get<std::string>().find("\\xff"), std::string::npos);
   EXPECT_EQ(quoted_header(std::string(500, 'a')).size(), 200u);
   // Any string, whatever its bytes, goes out as JSON.
   EXPECT_NO_THROW(nlohmann::json::parse(json_text(nlohmann::json{{"scene", "caf\xc3"}, {"x", {"\xff\xfe"}}})));
