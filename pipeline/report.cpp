@@ -159,7 +159,7 @@ nlohmann::json scene_json(const SceneReport& s) {
 
 nlohmann::json Report::to_json() const {
   nlohmann::json j = header;
-  j["format"] = "lact report v1";
+  j["format"] = kReportFormat;
   j["scenes"] = nlohmann::json::array();
   double encode_total = 0;
   for (const SceneReport& s : scenes) {
@@ -247,9 +247,26 @@ double number_in(const nlohmann::json& object, const char* key, const std::strin
   return object.at(key).get<double>();
 }
 
+// A report's `format` field: the one this lact writes, else Error naming the file and the field (a JSON that is
+// no lact report has none; a newer lact's report may hold what this one would misread).
+void check_report_format(const nlohmann::json& j, const std::string& path) {
+  if (!j.is_object() || !j.contains("format"))
+    throw Error(path, "not a lact report.json (no field 'format'; lact writes \"" + std::string(kReportFormat) + "\")");
+  const nlohmann::json& format = j.at("format");
+  if (format.is_string() && format.get<std::string>() == kReportFormat) return;
+  const bool lacts = format.is_string() && format.get<std::string>().rfind("lact report", 0) == 0;
+  const std::string given = format.is_string() ? "'" + terminal_text(format.get<std::string>().substr(0, 80)) + "'"
+                                               : std::string("a JSON ") + format.type_name();
+  throw Error(path, "field 'format' is " + given +
+                        (lacts ? ", a report format this lact does not read (it reads \""
+                               : ", not a lact report.json (lact writes \"") +
+                        kReportFormat + "\")");
+}
+
 nlohmann::json load_report(const std::string& path) {
   const nlohmann::json j = parse_json_text(read_whole_file(path, uint64_t{1} << 30), path);
-  if (!j.is_object() || !j.contains("scenes") || !j.at("scenes").is_array() || !j.contains("psnr"))
+  check_report_format(j, path);
+  if (!j.contains("scenes") || !j.at("scenes").is_array() || !j.contains("psnr"))
     throw Error(path, "not a lact report.json");
   for (const nlohmann::json& s : j.at("scenes")) {
     if (!s.is_object() || !s.contains("name") || !s.at("name").is_string())

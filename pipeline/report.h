@@ -9,6 +9,9 @@
 
 namespace lact {
 
+// report.json's `format` field: the one report format this lact writes and eval-compare reads.
+constexpr const char* kReportFormat = "lact report v1";
+
 struct ViewReport {
   int index = 0;
   double psnr = 0, ssim = 0, psnr_nearest_input = 0, psnr_white = 0, mse = 0;

@@ -197,6 +197,31 @@ class Evaluation(unittest.TestCase):
                               self.one_line_error(r))
                 self.assertEqual(r.stdout, "", key)
 
+    def test_eval_compare_refuses_a_report_of_another_format(self):
+        """Before, the `format` field was not read: a JSON that merely had `scenes` and `psnr` (another tool's
+        file, a newer lact's report) was compared as a lact report. Now: one line naming the file and the field."""
+        def write(name, content):
+            path = os.path.join(self.tmp, name + ".json")
+            with open(path, "w") as f:
+                json.dump(content, f)
+            return path
+        scenes = [{"name": "x", "psnr": 20.0, "ssim": 0.5}]
+        good = write("good", {"format": "lact report v1", "psnr": 20.0, "scenes": scenes})
+        self.assertEqual(lact("eval-compare", good, good).returncode, 0)
+        cases = {"no_format": ({"psnr": 20.0, "scenes": scenes}, "not a lact report.json (no field 'format'"),
+                 "newer": ({"format": "lact report v2", "psnr": 20.0, "scenes": scenes},
+                           "field 'format' is 'lact report v2', a report format this lact does not read"),
+                 "other_tool": ({"format": "nerfstudio eval", "psnr": 20.0, "scenes": scenes},
+                                "field 'format' is 'nerfstudio eval', not a lact report.json"),
+                 "number": ({"format": 1, "psnr": 20.0, "scenes": scenes}, "field 'format' is a JSON number"),
+                 "list": ([1, 2], "not a lact report.json (no field 'format'")}
+        for name, (content, expected) in cases.items():
+            path = write(name, content)
+            for first, second in ((good, path), (path, good)):
+                r = lact("eval-compare", first, second)
+                self.assertIn("%s.json: %s" % (name, expected), self.one_line_error(r))
+                self.assertEqual(r.stdout, "", name)
+
 def main():
     global ARGS
     parser = argparse.ArgumentParser()
