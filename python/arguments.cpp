@@ -8,22 +8,37 @@ namespace {
 
 std::string type_name(const py::handle& value) { return py::str(py::type::of(value).attr("__name__")); }
 
-// One entry of a size: an integer in int's range (numpy's integers too: operator.index), else the exception.
-int size_entry(const py::handle& entry, const std::string& name, const std::string& expected) {
-  if (!PyIndex_Check(entry.ptr()) || py::isinstance<py::bool_>(entry))
-    throw py::type_error(name + ": expected " + expected + ", got an entry of type " + type_name(entry));
-  const py::object value = py::reinterpret_steal<py::object>(PyNumber_Index(entry.ptr()));
+// `given` as a Python int (numpy's integers too: operator.index), or TypeError(`wrong_kind`) for a bool or
+// another kind of value.
+py::object python_int(const py::handle& given, const std::string& wrong_kind) {
+  if (!PyIndex_Check(given.ptr()) || py::isinstance<py::bool_>(given)) throw py::type_error(wrong_kind);
+  py::object value = py::reinterpret_steal<py::object>(PyNumber_Index(given.ptr()));
   if (!value) {
     if (!PyErr_ExceptionMatches(PyExc_TypeError)) throw py::error_already_set();
     PyErr_Clear();  // an array of several values, say: numpy's own message would not name the argument
-    throw py::type_error(name + ": expected " + expected + ", got an entry of type " + type_name(entry));
+    throw py::type_error(wrong_kind);
   }
+  return value;
+}
+
+// A Python int's value when it lies in [low, high], else nothing (also beyond long long's range).
+bool int_in_range(const py::object& value, long long low, long long high, int& out) {
   int overflow = 0;
   const long long v = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
-  if (overflow || v < INT_MIN || v > INT_MAX)
+  if (overflow || v < low || v > high) return false;
+  out = static_cast<int>(v);
+  return true;
+}
+
+// One entry of a size: an integer in int's range, else the exception.
+int size_entry(const py::handle& entry, const std::string& name, const std::string& expected) {
+  const py::object value =
+      python_int(entry, name + ": expected " + expected + ", got an entry of type " + type_name(entry));
+  int v = 0;
+  if (!int_in_range(value, INT_MIN, INT_MAX, v))
     throw py::value_error(name + ": expected " + expected + ", got " + py::str(value).cast<std::string>() +
                           " (out of range)");
-  return static_cast<int>(v);
+  return v;
 }
 
 }  // namespace
@@ -42,6 +57,15 @@ std::string path_argument(const py::handle& value, const std::string& name) {
     throw py::value_error(name + ": the path holds a NUL character (at byte " + std::to_string(nul) +
                           "), which no file name can");
   return path;
+}
+
+int int_argument(const py::handle& value, const std::string& name, int low, int high) {
+  const std::string expected = "expected an integer from " + std::to_string(low) + " to " + std::to_string(high);
+  const py::object number = python_int(value, name + ": " + expected + ", got " + type_name(value));
+  int v = 0;
+  if (!int_in_range(number, low, high, v))
+    throw py::value_error(name + ": " + expected + ", got " + py::str(number).cast<std::string>());
+  return v;
 }
 
 std::pair<int, int> size_argument(const py::handle& value, const std::string& name, const std::string& expected) {

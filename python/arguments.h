@@ -23,6 +23,11 @@ std::string path_argument(const py::handle& value, const std::string& name);
 // `name` and `expected` (how the message states what it takes). Range checks are the caller's.
 std::pair<int, int> size_argument(const py::handle& value, const std::string& name, const std::string& expected);
 
+// An integer argument (a Python int, or numpy's integers: operator.index; never a bool) in [low, high]:
+// TypeError for another kind of value, ValueError for one outside the range (2**70 too, where pybind11's int
+// would raise its TypeError listing the signatures), each naming `name` and the range.
+int int_argument(const py::handle& value, const std::string& name, int low, int high);
+
 // A bound object passed as an argument (`model`, `state`): TypeError naming the argument when it is None, whose
 // holder pybind11 would hand over as a null pointer.
 template <typename T>

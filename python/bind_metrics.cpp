@@ -38,10 +38,10 @@ std::vector<Camera> key_cameras(const py::object& intrinsics_in, const py::objec
   return cameras_from(intrinsics, c2w, height, width);
 }
 
-py::tuple camera_path(const std::string& kind, int frames, const py::object& size, const py::object& intrinsics,
-                      const py::object& c2w, double hfov, double min_radius, double max_radius, double elevation,
-                      double radius, double smoothness) {
-  if (frames < 1 || frames > 100000) throw py::value_error("frames: expected 1..100000, got " + std::to_string(frames));
+py::tuple camera_path(const std::string& kind, const py::object& frames_in, const py::object& size,
+                      const py::object& intrinsics, const py::object& c2w, double hfov, double min_radius,
+                      double max_radius, double elevation, double radius, double smoothness) {
+  const int frames = int_argument(frames_in, "frames", 1, 100000);
   const auto [height, width] = size_argument(size, "size", "(H, W), two integers");
   if (height < 1 || width < 1 || height > kMaxImageSide || width > kMaxImageSide)
     throw py::value_error("size: expected (H, W), each 1.." + std::to_string(kMaxImageSide));

@@ -1,6 +1,7 @@
 // lact.Model and lact.State: encode views into a scene state, render cameras from it, save and load states.
 #include <pybind11/stl.h>
 
+#include <climits>
 #include <cstdio>
 
 #include "core/scene_state_io.h"
@@ -182,12 +183,17 @@ void bind_model(py::module_& m) {
   // with pybind11's usual __init__, Model.__new__(Model) or unpickling left an object with no C++ value.
   model.attr("__new__") = py::staticmethod(py::cpp_function(
       [](const py::object&, const py::object& path, const std::string& device, const std::string& precision,
-         int threads) { return open_engine(path_argument(path, "path"), device, precision, threads); },
+         const py::object& threads) {
+        // 0: every usable CPU; more than the usable CPUs is cut to them, with a note (as --threads)
+        return open_engine(path_argument(path, "path"), device, precision,
+                           int_argument(threads, "threads", 0, INT_MAX));
+      },
       py::name("__new__"), py::arg("cls"), py::arg("path"), py::arg("device") = "cpu", py::arg("precision") = "fp32",
       py::arg("threads") = 0));
   model
       .def(
-          "__init__", [](const py::object&, const py::object&, const std::string&, const std::string&, int) {},
+          "__init__",
+          [](const py::object&, const py::object&, const std::string&, const std::string&, const py::object&) {},
           py::arg("path"), py::arg("device") = "cpu", py::arg("precision") = "fp32", py::arg("threads") = 0)
       .def_property_readonly("config", &config_dict, "The model's config (the JSON its file carries), a dict.")
       .def_property_readonly("training_size", &training_size,

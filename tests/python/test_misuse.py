@@ -131,6 +131,29 @@ def test_state_save_never_overwrites_an_input(lact, scene, tmp_path):
     assert lact.State.load(str(other), model).size == state.size
 
 
+def test_integers_out_of_range_name_the_argument_and_its_range(lact):
+    """Before: frames=2**70 or threads=2**70 raised pybind11's TypeError 'incompatible function arguments' with the
+    signatures listed, and threads=-1 a lact.Error naming the CLI's --threads."""
+    expected = {"frames": "frames: expected an integer from 1 to 100000", "threads":
+                "threads: expected an integer from 0 to 2147483647"}
+    calls = {"frames": lambda v: lact.camera_path("turntable", frames=v, size=(8, 8)),
+             "threads": lambda v: lact.Model(MODEL, threads=v)}
+    for name, call in calls.items():
+        for value in (2 ** 70, -2 ** 70, 2 ** 31, -1):
+            with pytest.raises(ValueError, match="^%s, got %d$" % (expected[name], value)):
+                call(value)
+        for value in (1.5, "2", True, None, np.array([1, 2])):
+            with pytest.raises(TypeError, match="^%s, got " % expected[name]):
+                call(value)
+    with pytest.raises(ValueError, match="^frames: expected an integer from 1 to 100000, got 0$"):
+        lact.camera_path("turntable", frames=0)
+    with pytest.raises(ValueError, match="^size: expected .* got 1180591620717411303424 \\(out of range\\)$"):
+        lact.camera_path("turntable", frames=2, size=(2 ** 70, 8))
+    intrinsics, c2w = lact.camera_path("turntable", frames=np.int64(3), size=(8, 8))  # numpy's integers are ints
+    assert intrinsics.shape == (3, 4) and c2w.shape == (3, 4, 4)
+    assert lact.Model(MODEL, threads=np.int32(1)).patch_size > 0
+
+
 def test_sizes_of_the_wrong_kind_name_size(lact, model, scene):
     state = encode_inputs(model, scene)
     k, pose = scene.intrinsics[3], scene.c2w[3]
