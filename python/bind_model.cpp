@@ -10,6 +10,8 @@
 #include "python/arrays.h"
 #include "python/bindings.h"
 #include "python/engine_calls.h"
+#include "system/error.h"
+#include "system/file_io.h"
 
 namespace lact::python {
 
@@ -155,16 +157,30 @@ std::shared_ptr<State> load_state(const py::object& path_in, const std::shared_p
   return state;
 }
 
-void save_state(const State& state, const py::object& path_in) {
+// check_named_output's refusals name the CLI's flag (--force); State.save's keyword is force=True.
+Error with_keyword(const Error& refusal) {
+  std::string message = refusal.what();
+  const size_t flag = message.find("--force");
+  if (flag != std::string::npos) message.replace(flag, 7, "force=True");
+  return Error(message);
+}
+
+void save_state(const State& state, const py::object& path_in, bool force) {
   const std::string path = path_argument(path_in, "path");
   py::gil_scoped_release released;
   const EngineCall call(*state.engine, true);
-  // As the CLI's -o: never one of the files this model's calls read (the model, a loaded state), through a link
-  // or another spelling either; another existing file is replaced, as Python's open(path, "w") would.
-  state.engine->run->check_output(path, "path", true);
-  // The model's path lets `lact render --state` find it, as for a state the CLI wrote.
-  save_scene_state(path, state.state, state.engine->model().weights(), state.engine->backend(),
-                   {{"model", state.engine->path}, {"written_by", "lact python module"}});
+  // As the CLI's -o (system/output_files.h): never one of the files this model's calls read (the model, a loaded
+  // state; through a link or another spelling either), never a folder or a name under /dev, /proc or /sys, and
+  // an existing file only with force=True.
+  try {
+    state.engine->run->check_output(path, "path", force);
+    if (force) allow_replacing(path);  // an earlier save without force made this path one never to replace
+    // The model's path lets `lact render --state` find it, as for a state the CLI wrote.
+    save_scene_state(path, state.state, state.engine->model().weights(), state.engine->backend(),
+                     {{"model", state.engine->path}, {"written_by", "lact python module"}});
+  } catch (const Error& refusal) {  // also "appeared while this run worked": a file written there meanwhile
+    throw with_keyword(refusal);
+  }
 }
 
 }  // namespace
@@ -217,7 +233,9 @@ void bind_model(py::module_& m) {
   refuse_pickle(model, "open it again in the other process (lact.Model(path, ...))");
 
   state
-      .def("save", &save_state, py::arg("path"), "Write the state as safetensors (the format `lact encode -o` writes).")
+      .def("save", &save_state, py::arg("path"), py::kw_only(), py::arg("force") = false,
+           "Write the state as safetensors (the format `lact encode -o` writes). As -o: an existing file is "
+           "replaced only with force=True, and never one the model has read.")
       .def_static("load", &load_state, py::arg("path"), py::arg("model"),
                   "Read a state file (from State.save or `lact encode -o`) for `model`, the model it was encoded with.")
       .def_property_readonly(

@@ -190,6 +190,12 @@ void require_new_file(const std::string& path) {
   new_files.insert(resolved);
 }
 
+void allow_replacing(const std::string& path) {
+  const std::string resolved = resolve_output_path(path);
+  std::lock_guard<std::mutex> lock(new_files_mutex);
+  new_files.erase(resolved);
+}
+
 void rename_into_place(const std::string& temporary, const std::string& path) {
   move_into_place(temporary, path, path, false);
 }

@@ -43,6 +43,9 @@ bool under_system_folder(const std::string& path);
 // a file that another run put there meanwhile. check_named_output() calls it; every other output (lact's own
 // files inside --out) is replaced as before.
 void require_new_file(const std::string& path);
+// Undoes require_new_file(path): a long-lived process (the Python module) whose user names the path again with
+// force (State.save(path, force=True) after a save without) may replace the file there again.
+void allow_replacing(const std::string& path);
 
 // Moves the finished `temporary` to `path` (the name from resolve_output_path, same folder). For a path given
 // to require_new_file() the move never replaces a file there (renameat2 RENAME_NOREPLACE, else link+unlink):

@@ -127,8 +127,39 @@ def test_state_save_never_overwrites_an_input(lact, scene, tmp_path):
         loaded.save(str(saved))  # the state file it was read from
     other = tmp_path / "other.safetensors"
     other.write_bytes(b"old")
-    state.save(str(other))  # any other file is replaced, as open(path, "w") would
+    state.save(str(other), force=True)  # any other file is replaced with force=True, as the CLI's -o with --force
     assert lact.State.load(str(other), model).size == state.size
+    with pytest.raises(lact.Error, match="one of this run's inputs"):
+        state.save(str(model_file), force=True)  # force never reaches an input
+    assert model_file.read_bytes() == original
+
+
+def test_state_save_refuses_what_the_cli_refuses(lact, model, scene, tmp_path):
+    """State.save follows `lact encode -o` (check_named_output): before, an existing file was replaced without a
+    word, and a folder, a missing folder or /dev/null gave whatever the write met."""
+    state = encode_inputs(model, scene)
+    existing = tmp_path / "existing.safetensors"
+    existing.write_bytes(b"old")
+    with pytest.raises(lact.Error, match=r"path: '.*existing.safetensors' exists \(pass force=True to replace it\)"):
+        state.save(existing)
+    assert existing.read_bytes() == b"old"
+    refused = {str(tmp_path): "is a folder", str(tmp_path / "missing" / "s.safetensors"): "does not exist",
+               "/dev/null": "under /dev, /proc or /sys", "/proc/self/environ": "under /dev, /proc or /sys"}
+    for path, why in refused.items():
+        for force in (False, True):
+            with pytest.raises(lact.Error, match=why):
+                state.save(path, force=force)
+    assert not os.path.exists(tmp_path / "missing")
+    state.save(existing, force=True)
+    assert lact.State.load(existing, model).size == state.size
+    fresh = tmp_path / "fresh.safetensors"
+    state.save(fresh)  # a new name needs no force
+    with pytest.raises(lact.Error, match="exists"):
+        state.save(fresh)
+    state.save(fresh, force=True)  # the same process replaces its own file when told to
+    assert lact.State.load(fresh, model).size == state.size
+    with pytest.raises(TypeError):
+        state.save(tmp_path / "x.safetensors", True)  # force is a keyword: save(path, True) says nothing
 
 
 def test_integers_out_of_range_name_the_argument_and_its_range(lact):
