@@ -56,8 +56,8 @@ released while rendering; several threads may render from one model at once.)";
 inline constexpr const char* kState =
     R"(A scene state: what encode leaves (each layer's fast weights, attention caches).
 
-save(path) writes it (safetensors, the format of `lact encode -o`), never over a file the model has read (its
-model file, a state it loaded); State.load(path, model) reads one; nbytes its size in bytes; size the (H, W) it
+save(path, force=False) writes it (safetensors, the format of `lact encode -o`): over an existing file only with
+force=True, never over a file the model has read (its model file, a state it loaded); State.load(path, model) reads one; nbytes its size in bytes; size the (H, W) it
 was encoded at. States come only from encode and load: State() and pickling are a TypeError.)";
 
 inline constexpr const char* kReadScene =
