@@ -4,10 +4,14 @@
 // is one of the session's inputs (the model, the state, the LPIPS weights, the scene's camera file and images;
 // also through a link or another spelling, even with --force), when it is under /dev, /proc or /sys, when its
 // folder cannot be written, and when it exists, unless the session was started with --force (the window has no
-// confirmation of its own). The refusal is one Error line naming the field, the file and the problem.
+// confirmation of its own) or the file is one this session wrote and nobody changed since (saving a camera path
+// again under its name). The refusal is one Error line naming the field, the file and the problem.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "session/scene_source.h"
@@ -33,11 +37,24 @@ class TypedOutputs {
   // Just before the write, Error("path file: '<file>' <problem>") unless the camera path file `file` may be
   // written (its folder must exist).
   void check_path_file(const std::string& file) const;
+  // Just after `file` (a name checked here) was written: until it changes, this session's own file, which a
+  // later check lets be replaced without --force. Known by what it is, not how it is spelled: its device and
+  // inode, and its size and modification time as written (a file the user put there or edited since is theirs).
+  void wrote(const std::string& file);
 
  private:
+  // What a written file looked like just after the write.
+  struct Written {
+    int64_t size = 0, modified_s = 0, modified_ns = 0;
+    bool operator==(const Written& other) const {
+      return size == other.size && modified_s == other.modified_s && modified_ns == other.modified_ns;
+    }
+  };
   void check(const std::string& file, const std::string& field, bool create_folder) const;
+  bool wrote_unchanged(const std::string& resolved) const;
   InputFiles inputs_;
   bool force_;
+  std::map<std::pair<uint64_t, uint64_t>, Written> written_;  // (device, inode) -> as this session left it
 };
 
 }  // namespace lact::session

@@ -150,7 +150,7 @@ struct Viewer {
 
   const ViewerOptions& o;
   SceneSource source;
-  const TypedOutputs typed_outputs;  // what the screenshot and path file fields may name: never an input
+  TypedOutputs typed_outputs;  // what the screenshot and path file fields may name: never an input
   const int patch, threads;
   Window window;
   DisplaySettings display;
@@ -366,6 +366,7 @@ void Viewer::apply_recorder(const RecorderActions& actions, double now) {
     if (actions.save) {
       typed_outputs.check_path_file(recorder_settings.file);  // before: replaced any file, an input image too
       recorder.save(recorder_settings.file);
+      typed_outputs.wrote(recorder_settings.file);  // saved again under this name: replaced without --force
       recorder_settings.status =
           "saved " + std::to_string(recorder.path().size()) + " frames to " + recorder_settings.file;
     }
@@ -473,8 +474,10 @@ bool Viewer::save_capture(const Rgb8& pixels, const ViewLayout& layout, bool fin
       }
     }
     typed_outputs.check_screenshot(screenshot_path);  // before: a typed DATA/000.png replaced an input image
-    const std::vector<std::string> files =
-        write_screenshot(screenshot_path, pixels, view_texture.read_back(), layout, info);
+    const Rgb8 view = view_texture.read_back();
+    const std::vector<std::string> files = write_screenshot(screenshot_path, pixels, view, layout, info);
+    for (size_t i = 0; i < files.size(); ++i)
+      if (i != 1 || !view.empty()) typed_outputs.wrote(files[i]);  // files[1], the view alone, only with a view
     last_screenshot = files[0];
     if (o.screenshot.empty()) screenshot_path = next_screenshot_name();
   } catch (const std::exception& e) {

@@ -9,9 +9,11 @@
 #include <sstream>
 
 #include "core/camera_geometry.h"
+#include "datasets/camera_path_io.h"
 #include "session/path_recorder.h"
 #include "session/typed_outputs.h"
 #include "system/error.h"
+#include "system/file_io.h"
 
 namespace lact::session {
 namespace {
@@ -151,6 +153,79 @@ TEST_F(TypedOutputsTest, ARefusedSaveLeavesTheInputAlone) {
   outputs(false).check_path_file("camera_path.json");
   recorder.save("camera_path.json");
   EXPECT_TRUE(fs::exists("camera_path.json"));
+}
+
+// The window's own earlier save is this session's file: saving again under that name (or another spelling of it)
+// replaces it without --force. The reference: the file holds the second path's frames; the user's file beside it,
+// at another name, is still refused and keeps its bytes.
+TEST_F(TypedOutputsTest, SavingTwiceUnderOneNameReplacesTheSessionsOwnFile) {
+  write_bytes("mine.json", "the user's own");
+  TypedOutputs typed = outputs(false);
+  PathRecorder recorder;
+  recorder.add_key(turntable_path(2, 32, 32)[0]);
+  typed.check_path_file("camera_path.json");
+  recorder.save("camera_path.json");
+  typed.wrote("camera_path.json");
+  for (const std::string& spelling : {std::string("camera_path.json"), (root_ / "camera_path.json").string()}) {
+    recorder.add_key(turntable_path(2, 32, 32)[1]);
+    EXPECT_NO_THROW({
+      typed.check_path_file(spelling);
+      recorder.save(spelling);
+      typed.wrote(spelling);
+    }) << spelling;
+    EXPECT_EQ(read_camera_path("camera_path.json").size(), recorder.path().size()) << spelling;
+  }
+  const std::string other = refusal([&] { typed.check_path_file("mine.json"); });
+  EXPECT_NE(other.find("'mine.json' exists"), std::string::npos) << other;
+  EXPECT_EQ(read_bytes("mine.json"), "the user's own");
+
+  // A screenshot's three files, written the second time over the first ones.
+  for (const char* round : {"first", "second"}) {
+    EXPECT_NO_THROW({
+      typed.check_screenshot("shot.png");
+      for (const std::string& file : screenshot_files("shot.png")) {
+        write_file_atomically(file, round);
+        typed.wrote(file);
+      }
+    }) << round;
+    EXPECT_EQ(read_bytes("shot.view.png"), round);
+  }
+}
+
+// The user put another file at the session's name (a new inode; the same bytes and modification time, so only
+// the file's identity tells): it is the user's, refused without --force.
+TEST_F(TypedOutputsTest, AFileTheUserPutAtTheSessionsNameIsRefused) {
+  TypedOutputs typed = outputs(false);
+  typed.check_path_file("camera_path.json");
+  write_file_atomically("camera_path.json", "the session's path");
+  typed.wrote("camera_path.json");
+  write_bytes("replacement.json", read_bytes("camera_path.json"));
+  fs::last_write_time("replacement.json", fs::last_write_time("camera_path.json"));
+  fs::rename("replacement.json", "camera_path.json");
+  const std::string message = refusal([&] { typed.check_path_file("camera_path.json"); });
+  EXPECT_EQ(message,
+            "path file: 'camera_path.json' exists (type another name, or start lact view with --force to replace it)");
+  EXPECT_NO_THROW(outputs(true).check_path_file("camera_path.json"));
+}
+
+// The user edited the session's file in place (the same inode): longer, or as long with another modification time.
+TEST_F(TypedOutputsTest, AFileTheUserEditedInPlaceIsRefused) {
+  TypedOutputs typed = outputs(false);
+  for (const char* name : {"longer.json", "touched.json"}) {
+    typed.check_path_file(name);
+    write_file_atomically(name, "the session's path");
+    typed.wrote(name);
+  }
+  std::ofstream(fs::path("longer.json"), std::ios::binary | std::ios::app) << " and the user's note";
+  const fs::file_time_type written = fs::last_write_time("touched.json");
+  std::ofstream(fs::path("touched.json"), std::ios::binary | std::ios::in | std::ios::out) << "THE";  // same size
+  fs::last_write_time("touched.json", written + std::chrono::seconds(1));
+  EXPECT_EQ(read_bytes("touched.json"), "THE session's path");
+  for (const char* name : {"longer.json", "touched.json"}) {
+    const std::string message = refusal([&] { typed.check_path_file(name); });
+    EXPECT_NE(message.find(std::string("'") + name + "' exists"), std::string::npos) << message;
+  }
+  EXPECT_EQ(read_bytes("longer.json"), "the session's path and the user's note");
 }
 
 }  // namespace
