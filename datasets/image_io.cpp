@@ -15,6 +15,7 @@
 #include "datasets/image_format.h"
 #include "datasets/jpeg_decode.h"
 #include "datasets/png_decode.h"
+#include "datasets/png_tag.h"
 #include "system/error.h"
 #include "system/file_io.h"
 
@@ -79,9 +80,9 @@ void write_png(const std::string& path, const Image& image) {
   std::vector<unsigned char> bytes(image.rgb.size());
   for (size_t i = 0; i < bytes.size(); ++i)
     bytes[i] = static_cast<unsigned char>(std::lround(std::clamp(image.rgb[i], 0.0f, 1.0f) * 255.0f));
-  std::string png = encode_png(image.width, image.height, bytes.data());
+  const std::string png = encode_png(image.width, image.height, bytes.data());
   if (png.empty()) throw Error(path, "cannot encode PNG");
-  write_file_atomically(path, png);
+  write_file_atomically(path, with_lact_tag(png));
 }
 
 std::string encode_png(int width, int height, const uint8_t* rgb) {
@@ -90,20 +91,20 @@ std::string encode_png(int width, int height, const uint8_t* rgb) {
   return png;
 }
 
-void write_npy(const std::string& path, const Image& image) {
-  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(image.height) + ", " +
-                       std::to_string(image.width) + ", 3), }";
+std::string npy_prefix(int height, int width) {
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(height) + ", " +
+                       std::to_string(width) + ", 3), }";
   // magic (6) + version (2) + header length (2) + header, padded with spaces to a multiple of 64, ending in \n.
   while ((10 + header.size() + 1) % 64) header.push_back(' ');
   header.push_back('\n');
+  const size_t length = header.size();
+  return std::string("\x93NUMPY\x01\x00", 8) + static_cast<char>(length & 0xff) + static_cast<char>(length >> 8) +
+         header;
+}
+
+void write_npy(const std::string& path, const Image& image) {
   AtomicFile out(path);
-  const unsigned char prefix[8] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0};
-  out.write(prefix, 8);
-  const uint16_t length = static_cast<uint16_t>(header.size());
-  const unsigned char len_bytes[2] = {static_cast<unsigned char>(length & 0xff),
-                                      static_cast<unsigned char>(length >> 8)};
-  out.write(len_bytes, 2);
-  out.write(header);
+  out.write(npy_prefix(image.height, image.width));
   out.write(image.rgb.data(), 4 * image.rgb.size());
   out.commit();
 }

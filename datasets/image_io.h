@@ -26,10 +26,14 @@ Rgba8Image read_image(const std::string& path);
 // The size from a PNG or JPEG header only; false when unreadable, another format, or a side beyond kMaxImageSide.
 bool read_image_size(const std::string& path, int& width, int& height);
 
+// An 8-bit RGB PNG file marked as lact's (datasets/png_tag.h).
 void write_png(const std::string& path, const Image& image);
-// The PNG file write_png writes, in memory, of 8-bit RGB rows (width * height * 3 bytes, top row first).
+// The PNG file write_png writes, without lact's mark, in memory, of 8-bit RGB rows (width * height * 3 bytes, top row
+// first).
 std::string encode_png(int width, int height, const uint8_t* rgb);
 // float32 [H, W, 3] in standard NumPy .npy (format 1.0).
 void write_npy(const std::string& path, const Image& image);
+// The bytes write_npy puts before the pixels of a height x width image (magic, version, header).
+std::string npy_prefix(int height, int width);
 
 }  // namespace lact

@@ -10,6 +10,7 @@ set(LACT_DATASETS_SOURCES
   image_io.cpp
   image_format.cpp
   png_decode.cpp
+  png_tag.cpp
   jpeg_decode.cpp
   preprocess.cpp
   pose_normalization.cpp

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <set>
 
+#include "pipeline/output_ownership.h"
 #include "system/error.h"
 #include "system/file_io.h"
 
@@ -56,18 +57,6 @@ std::string frame_stem(const std::string& name) {
   return name.substr(0, name.size() - suffix.size());
 }
 
-// True when `path` holds what render_frames writes beside a frame: one camera, {c2w, fx, fy, cx, cy, w, h}.
-bool is_frame_camera(const fs::path& path) {
-  static const std::set<std::string> kKeys = {"c2w", "fx", "fy", "cx", "cy", "w", "h"};
-  std::error_code ec;
-  if (!fs::is_regular_file(fs::symlink_status(path, ec)) || fs::file_size(path, ec) > (64u << 10)) return false;
-  const nlohmann::json j = nlohmann::json::parse(read_whole_file(path.string(), 64u << 10), nullptr, false);
-  if (!j.is_object() || j.size() != kKeys.size()) return false;
-  for (const auto& item : j.items())
-    if (!kKeys.count(item.key())) return false;
-  return true;
-}
-
 void remove_regular_file(const fs::path& path) {
   std::error_code ec;
   if (!fs::is_regular_file(fs::symlink_status(path, ec))) return;  // absent, or a link: not followed
@@ -78,16 +67,18 @@ void remove_regular_file(const fs::path& path) {
 }  // namespace
 
 void remove_previous_frames(const RunOutput& out) {
-  std::vector<std::string> stems;
+  std::vector<fs::path> files;  // decided before any is removed: an .npy is lact's by the PNG beside it
   std::error_code ec;
   for (fs::directory_iterator it(out.folder.root(), ec), end; !ec && it != end; it.increment(ec)) {
     const std::string stem = frame_stem(it->path().filename().string());
-    if (!stem.empty() && is_frame_camera(it->path())) stems.push_back(stem);
+    if (stem.empty() || !is_frame_camera(it->path().string())) continue;
+    for (const char* suffix : {".npy", ".png"}) {  // the camera last: a frame interrupted here is found next time
+      const fs::path file = fs::path(out.folder.root()) / (stem + suffix);
+      if (is_lact_output(file.string())) files.push_back(file);
+    }
+    files.push_back(it->path());
   }
-  for (const std::string& stem : stems) {  // the camera last: a frame interrupted here is still found next time
-    for (const char* suffix : {".png", ".npy", ".json"})
-      remove_regular_file(fs::path(out.folder.root()) / (stem + suffix));
-  }
+  for (const fs::path& file : files) remove_regular_file(file);
 }
 
 PreviousRun read_previous_run(const RunOutput& out) {
@@ -119,13 +110,14 @@ void remove_previous_images(const PreviousRun& previous, const RunOutput& out) {
     const fs::path path = fs::path(out.folder.root()) / folder;
     std::error_code ec;
     if (!fs::is_directory(fs::symlink_status(path, ec))) continue;  // a link is not followed
-    for (fs::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
-      const std::string name = it->path().filename().string();
-      if (!is_view_image_name(name) || !it->is_regular_file(ec) || it->is_symlink(ec)) continue;
-      if (::unlink(it->path().c_str()) != 0)
-        throw Error(it->path().string(),
+    std::vector<fs::path> images;  // decided before any is removed: an .npy is lact's by the PNG beside it
+    for (fs::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec))
+      if (is_view_image_name(it->path().filename().string()) && is_lact_output(it->path().string()))
+        images.push_back(it->path());
+    for (const fs::path& image : images)
+      if (::unlink(image.c_str()) != 0 && errno != ENOENT)
+        throw Error(image.string(),
                     "cannot remove the previous run's image (" + std::string(std::strerror(errno)) + ")");
-    }
     ::rmdir(path.c_str());  // only when nothing else is left in it
   }
 }

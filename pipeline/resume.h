@@ -30,11 +30,12 @@ struct PreviousRun {
 PreviousRun read_previous_run(const RunOutput& out);
 
 // Before a new run (not --resume): the view images (<view>.png, _gt.png, _diff.png, .npy) the previous run
-// wrote in its scene folders are removed, and a folder left empty with them. Other files are left alone.
+// wrote in its scene folders are removed (those lact's by their content, pipeline/output_ownership.h), and a folder
+// left empty with them. Other files are left alone.
 void remove_previous_images(const PreviousRun& previous, const RunOutput& out);
 
 // Before a path render writes its first frame: the frames a previous path render left in --out (each
-// frame_NNNN.json holding one camera as lact writes it, with its .png and .npy) are removed, so no frame of
+// frame_NNNN.json holding one camera as lact writes it, with its .png and .npy when lact's) are removed, so no frame of
 // another path is left beside this one's, even when this one is interrupted. Other files are left alone.
 void remove_previous_frames(const RunOutput& out);
 

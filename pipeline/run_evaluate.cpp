@@ -9,6 +9,7 @@
 #include "core/metrics.h"
 #include "core/scene_state_io.h"
 #include "datasets/view_selection.h"
+#include "pipeline/output_ownership.h"
 #include "pipeline/progress.h"
 #include "pipeline/resume.h"
 #include "pipeline/run.h"
@@ -85,6 +86,7 @@ Run::SceneWork Run::plan_scene_work(const SceneSelection& selection, bool encode
   lact::on_every_rank(across, [&] {
     report.targets = select_views(r.targets, selection.scene, true, selection.inputs, r.data.seed, "--targets");
     if (!r.allow_input_targets) refuse_input_targets(report.targets, selection.inputs, r);
+    check_ours_to_replace(out_, view_output_names(report.folder, report.targets, out_.options));
     report.warnings = check_guard_rails(selection, across.leads());
   });
   add_scene_inputs(selection, out_.inputs);

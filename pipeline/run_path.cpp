@@ -1,6 +1,7 @@
 // Run::render_path and how a run opens its scene: a saved state (its model, data and preprocessing from its
 // metadata) or a model whose --inputs it encodes.
 #include "core/scene_state_io.h"
+#include "pipeline/output_ownership.h"
 #include "pipeline/path_frame.h"
 #include "pipeline/resume.h"
 #include "pipeline/run.h"
@@ -85,6 +86,7 @@ void Run::render_path(SceneRequest r, const std::string& path) {
     MemoryNeed need;
     if (r.state.empty()) share = input_share(selection, distribution()), need = encode_need(selection, share);
     frames = path_frames(path, model().config().patch_size, need);
+    if (leads()) check_ours_to_replace(out_, path_frame_names(frames.size(), out_.options));
     check_memory(need);
     check_time(path_work(selection, share, frames, state), "");
     if (warnings_ == WarningMode::Off) return;

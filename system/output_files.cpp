@@ -88,7 +88,7 @@ void check_report_is_lacts(const std::string& root, const char* name, bool force
   const std::string path = (fs::path(root) / name).string();
   struct stat info {};
   if (::lstat(path.c_str(), &info) != 0) return;
-  if (S_ISLNK(info.st_mode)) throw Error(path, std::string("is a link inside the output folder") + kOutsideRefused);
+  check_no_link_inside_out(path);
   if (!S_ISREG(info.st_mode)) throw Error(path, "exists inside the output folder and is not a regular file");
   if (force) return;
   std::string text;
@@ -102,6 +102,12 @@ void check_report_is_lacts(const std::string& root, const char* name, bool force
 }
 
 }  // namespace
+
+void check_no_link_inside_out(const std::string& path) {
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) == 0 && S_ISLNK(info.st_mode))
+    throw Error(path, std::string("is a link inside the output folder") + kOutsideRefused);
+}
 
 void InputFiles::add(const std::string& path) {
   struct stat info {};

@@ -1,7 +1,8 @@
 // Where lact may write. Files named by the user (-o, --video, --json ...) are never replaced without --force,
 // and never when they are one of the run's inputs (the model, the state, the data); lact's own outputs inside
-// --out are replaced freely and everything else there is left alone. Names that come from data (scene names)
-// are made into safe folder names, and every output path is checked to stay under --out.
+// --out are replaced (pipeline/output_ownership.h tells them from a user's file) and everything else there is
+// left alone. Names that come from data (scene names) are made into safe folder names, and every output path is
+// checked to stay under --out.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +32,9 @@ class InputFiles {
 void check_named_output(const std::string& path, const std::string& flag, bool force, const InputFiles& inputs,
                         bool create_folder = false);
 void make_parent_folder(const std::string& path);
+
+// Error(path, "is a link inside the output folder ...") when `path` (inside --out) is a link.
+void check_no_link_inside_out(const std::string& path);
 
 // A scene name from a dataset made into one safe path component: no '/', '\\', "..", leading dot or control
 // characters, at most 80 bytes; "scene" when nothing is left.

@@ -379,6 +379,86 @@ class InterruptedEvaluation(unittest.TestCase):
             self.assertEqual(sorted(os.listdir(os.path.join(out, "s%02d" % i))), want)
 
 
+class UsersFilesInOut(unittest.TestCase):
+    """A user's own file at one of lact's output names inside --out (a view image, a path frame) was replaced
+    without --force when no report there named it. lact marks the PNGs it writes (a tEXt chunk: PIL reads it
+    back here); any other file at such a name is refused before any work, unless --force."""
+
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory(prefix="lact_users_files_")
+        self.case = self._tmp.name
+        self.data = os.path.join(ROOT, "examples", "gso_toy_64")
+        self.model = os.path.join(ROOT, "models", "lact_tiny_obj64.safetensors")
+        self.out = os.path.join(self.case, "out")
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def render(self, extra=()):
+        argv = [ARGS.lact, "render", "--model", self.model, "--data", self.data, "--inputs", "16,20,24,28",
+                "--targets", "0-3", "--out", self.out, "--threads", "1", "--quiet", *extra]
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+        return p.returncode, p.stdout, p.stderr
+
+    def scene_folder(self):
+        with open(os.path.join(self.out, "report.json")) as f:
+            return os.path.join(self.out, json.load(f)["scenes"][0]["folder"])
+
+    def test_a_users_view_image_is_refused_and_kept(self):
+        ran_ok(self.render())
+        folder = self.scene_folder()
+        try:
+            from PIL import Image
+            self.assertEqual(Image.open(os.path.join(folder, "2.png")).text, {"Software": "lact"})
+        except ImportError:
+            pass
+        os.remove(os.path.join(self.out, "report.json"))  # lact's images, no report: still lact's by their mark
+        ran_ok(self.render())
+        shutil.copy(os.path.join(self.data, "000.png"), os.path.join(folder, "2.png"))  # a photo of the user's
+        with open(os.path.join(folder, "3.npy"), "w") as f:
+            f.write("mine")
+        before = listing(self.out)
+        line = one_error_line(self, self.render(), [os.path.join(folder, "2.png"), "--force"])
+        self.assertIn("is not lact's output", line)
+        self.assertEqual(listing(self.out), before)  # refused before any work: the previous report stays too
+        os.remove(os.path.join(folder, "2.png"))
+        ran_ok(self.render())  # no .npy asked for: the user's 3.npy is not one of this run's names
+        with open(os.path.join(folder, "3.npy")) as f:
+            self.assertEqual(f.read(), "mine")
+        one_error_line(self, self.render(["--save-npy"]), [os.path.join(folder, "3.npy")])
+        ran_ok(self.render(["--save-npy", "--force"]))
+        with open(os.path.join(folder, "3.npy"), "rb") as f:
+            self.assertEqual(f.read(6), b"\x93NUMPY")
+        ran_ok(self.render(["--save-npy"]))  # now lact's own: an .npy as lact writes it beside its marked PNG
+
+    def test_a_users_path_frame_is_refused_and_kept(self):
+        path = os.path.join(self.case, "p.json")
+        subprocess.run([ARGS.lact, "path", "turntable", "-o", path, "--frames", "6", "--size", "64"], check=True,
+                       capture_output=True)
+        argv = [ARGS.lact, "render", "--model", self.model, "--data", self.data, "--inputs", "16,20,24,28", "--path",
+                path, "--out", self.out, "--threads", "1", "--quiet"]
+
+        def render(extra=()):
+            p = subprocess.run(argv + list(extra), capture_output=True, text=True, timeout=600)
+            return p.returncode, p.stdout, p.stderr
+
+        os.makedirs(self.out)
+        mine = {"frame_0004.png": "my picture", "frame_0005.json": '{"mine": 1}'}
+        for name, text in mine.items():
+            with open(os.path.join(self.out, name), "w") as f:
+                f.write(text)
+        before = listing(self.out)
+        one_error_line(self, render(), [os.path.join(self.out, "frame_0004.png"), "--force"])
+        self.assertEqual(listing(self.out), before)
+        os.rename(os.path.join(self.out, "frame_0004.png"), os.path.join(self.case, "kept.png"))
+        one_error_line(self, render(), [os.path.join(self.out, "frame_0005.json"), "--force"])
+        self.assertEqual(listing(self.out), {k: v for k, v in before.items() if k != "frame_0004.png"})
+        os.rename(os.path.join(self.case, "kept.png"), os.path.join(self.out, "frame_0004.png"))
+        ran_ok(render(["--force"]))
+        ran_ok(render())  # its own frames (their cameras and marked PNGs) are replaced freely
+        self.assertEqual(len([n for n in os.listdir(self.out) if n.endswith(".png")]), 6)
+
+
 if __name__ == "__main__":
     ARGS, rest = parse_cli_args(__doc__)
     unittest.main(argv=[sys.argv[0]] + rest)

@@ -2,6 +2,7 @@
 // Corrupt, truncated, oversized and other-format files are one lact::Error naming the file; the pixels of
 // what does decode are checked here by construction and against PIL in tests/unit/datasets/image_decode_parity.py.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "datasets/image_io.h"
+#include "datasets/png_tag.h"
 #include "system/error.h"
 #include "tests/common/test_util.h"
 
@@ -302,6 +304,36 @@ TEST(ImageIo, SizesFromTheHeaderOnly) {
   EXPECT_EQ(w, 16);
   EXPECT_EQ(h, 16);
   EXPECT_EQ(read_image((dir / "b.png").string()).width, 16);
+  fs::remove_all(dir);
+}
+
+TEST(ImageIo, WrittenPngCarriesLactsMarkAndDecodesAsWritten) {
+  // The mark by hand: a tEXt chunk of 13 bytes, "Software\0lact", right after IHDR; libspng (which checks every
+  // chunk's CRC, BadCrcOnAnAncillaryChunkIsAnError) decodes the file to the pixels written.
+  const fs::path dir = fs::temp_directory_path() / ("lact_image_mark_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  Image image{5, 3, std::vector<float>(5 * 3 * 3)};
+  for (size_t i = 0; i < image.rgb.size(); ++i) image.rgb[i] = static_cast<float>(i * 17 % 256) / 255.0f;
+  const std::string path = (dir / "view.png").string();
+  write_png(path, image);
+  std::ifstream in(path, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(bytes.substr(33, 4 + 4 + 13), std::string("\0\0\0\x0dtEXtSoftware\0lact", 21));
+  EXPECT_EQ(bytes.substr(33 + 21 + 4, 8).substr(4), "IDAT");
+  const Rgba8Image decoded = read_image(path);
+  ASSERT_EQ(decoded.pixels.size(), size_t{5 * 3 * 4});
+  for (size_t p = 0; p < 15; ++p)
+    for (int c = 0; c < 3; ++c) EXPECT_EQ(decoded.pixels[p * 4 + c], (p * 3 + c) * 17 % 256) << p << "," << c;
+  EXPECT_TRUE(is_lact_png(path));
+  // Without the mark (encode_png, what serve sends), another tEXt, a cut file, a folder, a FIFO, nothing.
+  std::ofstream(dir / "plain.png", std::ios::binary) << encode_png(1, 1, decoded.pixels.data());
+  std::string other = bytes;
+  other.replace(33 + 8, 8, "Comment!");
+  std::ofstream(dir / "other.png", std::ios::binary) << other;
+  std::ofstream(dir / "cut.png", std::ios::binary) << bytes.substr(0, 50);
+  ASSERT_EQ(::mkfifo((dir / "fifo.png").c_str(), 0600), 0);
+  for (const char* name : {"plain.png", "other.png", "cut.png", "fifo.png", "missing.png", ""})
+    EXPECT_FALSE(is_lact_png((dir / name).string())) << name;
   fs::remove_all(dir);
 }
 

@@ -1,0 +1,32 @@
+// Which files already at one of lact's output names inside --out a run may replace or remove without --force:
+// lact's own, told by their content, whatever report is (or is not) beside them: a PNG carrying lact's mark
+// (datasets/png_tag.h), a path frame's camera file as render_frames writes it, and an .npy of float32 [H, W, 3]
+// exactly as write_npy writes it beside a marked PNG of H x W. Any other file there is the user's: a run that would
+// write over it is refused before any work, naming it, unless --force; a rerun's clean-up leaves it alone.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "pipeline/evaluate.h"
+
+namespace lact {
+
+// True when `path` holds what render_frames writes beside a frame: one camera, {c2w, fx, fy, cx, cy, w, h}
+// (a regular file, not through a link).
+bool is_frame_camera(const std::string& path);
+// True when `path` (a .png, a frame's .json or an .npy) is one of lact's outputs, as the header says.
+bool is_lact_output(const std::string& path);
+
+// The files, relative to --out, that evaluating `targets` into the scene folder `folder` writes:
+// <folder>/<index>.png, and with the options' images and npy also _gt.png, _diff.png and .npy.
+std::vector<std::string> view_output_names(const std::string& folder, const std::vector<int>& targets,
+                                           const OutputOptions& options);
+// The files, relative to --out, that rendering a path of `frames` frames writes: frame_NNNN.png, .json (.npy).
+std::vector<std::string> path_frame_names(size_t frames, const OutputOptions& options);
+
+// Error(file, "exists and is not lact's output ...") for the first of `names` (relative to --out) that exists and
+// is not lact's, unless out.options.force.
+void check_ours_to_replace(const RunOutput& out, const std::vector<std::string>& names);
+
+}  // namespace lact
