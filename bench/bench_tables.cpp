@@ -100,8 +100,9 @@ void print_precision_ratios(const std::vector<Row>& rows) {
           base.height == r.height) {
         if (!header) std::printf("\nAgainst fp32 in this run (median over median):\n");
         header = true;
-        const std::string why = untrusted_ratio(r.encode, r.precision + " encode", base.encode, "fp32 encode") +
-                                untrusted_ratio(r.render, r.precision + " render", base.render, "fp32 render");
+        const std::string encode = untrusted_ratio(r.encode, r.precision + " encode", base.encode, "fp32 encode");
+        const std::string render = untrusted_ratio(r.render, r.precision + " render", base.render, "fp32 render");
+        const std::string why = encode + (encode.empty() || render.empty() ? "" : "; ") + render;
         if (!why.empty()) {
           std::printf("  %s %d views %dx%d at %s: not stated (too wide a spread to trust): %s\n", r.model.c_str(),
                       r.views, r.height, r.width, r.precision.c_str(), why.c_str());
