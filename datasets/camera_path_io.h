@@ -37,5 +37,9 @@ void write_camera_path(const std::string& path, const std::vector<Camera>& frame
 std::vector<Camera> read_camera_path(const std::string& path);
 // The frame the file records (recorded = false when none); Error naming the file when it is malformed.
 PathFrame read_camera_path_frame(const std::string& path);
+// True when `path` is a camera path as write_camera_path writes it: a regular file (not through a link) holding
+// one object of its keys only ("format", "frames", "made_by", "frame"), "format" exactly the format line lact
+// writes and "frames" an array. Whether a file at a name lact writes is lact's own (pipeline/output_ownership.h).
+bool is_lact_camera_path(const std::string& path);
 
 }  // namespace lact

@@ -98,15 +98,13 @@ std::vector<std::string> path_frame_names(size_t frames, const OutputOptions& op
   return names;
 }
 
-void check_ours_to_replace(const RunOutput& out, const std::vector<std::string>& names) {
+void check_ours_to_replace(const RunOutput& out, const std::vector<std::string>& names, const ReplaceRule& rule) {
   if (out.options.force) return;
   for (const std::string& name : names) {
     const std::string path = out.folder.root() + "/" + name;
     check_no_link_inside_out(path);  // named for what it is: never written through
-    if (exists(path) && !is_lact_output(path))
-      throw Error(path,
-                  "exists and is not lact's output (lact marks the images it writes): --force replaces it, "
-                  "or choose another --out");
+    if (exists(path) && !is_lact_output(path) && !(rule.also_ours && rule.also_ours(path)))
+      throw Error(path, "exists and is not lact's output (lact marks the images it writes): " + rule.remedy);
   }
 }
 

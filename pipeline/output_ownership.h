@@ -5,6 +5,7 @@
 // write over it is refused before any work, naming it, unless --force; a rerun's clean-up leaves it alone.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,8 +26,17 @@ std::vector<std::string> view_output_names(const std::string& folder, const std:
 // The files, relative to --out, that rendering a path of `frames` frames writes: frame_NNNN.png, .json (.npy).
 std::vector<std::string> path_frame_names(size_t frames, const OutputOptions& options);
 
-// Error(file, "exists and is not lact's output ...") for the first of `names` (relative to --out) that exists and
-// is not lact's, unless out.options.force.
-void check_ours_to_replace(const RunOutput& out, const std::vector<std::string>& names);
+// How check_ours_to_replace decides for one front end: the command line's by default.
+struct ReplaceRule {
+  // Files lact may replace besides those is_lact_output knows by content (the viewer's path.json, and a video
+  // this viewer session wrote itself); given the path under --out. Empty: none.
+  std::function<bool(const std::string& path)> also_ours;
+  // What the refusal tells the user to do.
+  std::string remedy = "--force replaces it, or choose another --out";
+};
+
+// Error(file, "exists and is not lact's output ...: <remedy>") for the first of `names` (relative to --out) that
+// exists and is neither lact's nor rule.also_ours, unless out.options.force. A link there is refused even so.
+void check_ours_to_replace(const RunOutput& out, const std::vector<std::string>& names, const ReplaceRule& rule = {});
 
 }  // namespace lact

@@ -49,6 +49,17 @@ struct SceneRequest {
 
 struct PreviousRun;
 
+// Where and how the desktop viewer exports a recorded path (Run::export_path).
+struct PathExport {
+  std::string folder;  // the folder the user typed
+  bool video = false;  // also path.mp4
+  int fps = 30;
+  bool force = false;  // the viewer's --force: a user's file at one of the export's names is replaced
+  // True for a file this viewer session wrote and nobody changed since (session/typed_outputs.h): its path.mp4,
+  // which carries no mark of lact's, is replaced without force only then. Empty: no such file.
+  std::function<bool(const std::string& path)> session_wrote;
+};
+
 class Run {
  public:
   // Starts the ranks --distributed asks for, agreeing on `command_line`; runs `before_work` on every rank (the
@@ -134,11 +145,12 @@ class Run {
   // The camera path file `path` rendered from the request's state (or its inputs, encoded across the ranks)
   // to frames under --out and, with request.video, an MP4; the lead renders the frames.
   void render_path(SceneRequest request, const std::string& path);
-  // The viewer's export: `frames` rendered from an encoded `state` into `folder` (the viewer's own folder, its
-  // files replaced freely, locked while it writes) as path.json and frames, with `video` also path.mp4; the
-  // frames' memory checked as a path's is. Returns the folder's path.json.
-  std::string export_path(const SceneState& state, const std::vector<Camera>& frames, const std::string& folder,
-                          bool video, int fps);
+  // The viewer's export: `frames` rendered from an encoded `state` into `where.folder` (locked while it writes) as
+  // path.json and frames, with `where.video` also path.mp4; the frames' memory checked as a path's is. Before any
+  // work, a file at one of those names that is not lact's (output_ownership.h; path.json when a camera path as
+  // lact writes it; path.mp4 when where.session_wrote it) is refused naming it, unless where.force. Returns the
+  // folder's path.json.
+  std::string export_path(const SceneState& state, const std::vector<Camera>& frames, const PathExport& where);
 
  private:
   const Distribution& distribution() const { return backend_.distribution; }

@@ -77,11 +77,11 @@ void TypedOutputs::wrote(const std::string& file) {
 }
 
 // The same file (device and inode) as one this session wrote, with the size and modification time it left.
-bool TypedOutputs::wrote_unchanged(const std::string& resolved) const {
+bool TypedOutputs::wrote_unchanged(const std::string& file) const {
   std::pair<uint64_t, uint64_t> identity;
   int64_t size = 0;
   timespec modified{};
-  if (!stat_file(resolved, identity, size, modified)) return false;
+  if (!stat_file(file, identity, size, modified)) return false;
   const auto it = written_.find(identity);
   return it != written_.end() && it->second == Written{size, modified.tv_sec, modified.tv_nsec};
 }

@@ -41,6 +41,9 @@ class TypedOutputs {
   // later check lets be replaced without --force. Known by what it is, not how it is spelled: its device and
   // inode, and its size and modification time as written (a file the user put there or edited since is theirs).
   void wrote(const std::string& file);
+  // True when `file` (a link followed) is one wrote() recorded and nobody changed since: the desktop viewer's
+  // export replaces its own path.mp4, which carries no mark of lact's, only then without --force.
+  bool wrote_unchanged(const std::string& file) const;
 
  private:
   // What a written file looked like just after the write.
@@ -51,7 +54,6 @@ class TypedOutputs {
     }
   };
   void check(const std::string& file, const std::string& field, bool create_folder) const;
-  bool wrote_unchanged(const std::string& resolved) const;
   InputFiles inputs_;
   bool force_;
   std::map<std::pair<uint64_t, uint64_t>, Written> written_;  // (device, inode) -> as this session left it

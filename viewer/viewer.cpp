@@ -62,22 +62,29 @@ struct ExportOutcome {
   bool done = false;
   std::string message;
   bool failed = false;
+  std::string video;  // the path.mp4 written, which the window records as its own (TypedOutputs::wrote)
 };
 
-void export_path(Run& run, const SceneState& state, const std::vector<Camera>& frames, const RecorderSettings& settings,
-                 ExportOutcome& outcome) {
-  std::string message;
+// `written`: a copy of the window's record of what it wrote, taken when export was pressed (the render thread
+// reads it while the window goes on).
+void export_path(Run& run, const SceneState& state, const std::vector<Camera>& frames, const PathExport& where,
+                 const TypedOutputs& written, ExportOutcome& outcome) {
+  std::string message, video;
   bool failed = false;
+  PathExport request = where;
+  request.session_wrote = [&written](const std::string& file) { return written.wrote_unchanged(file); };
   try {
-    run.export_path(state, frames, settings.export_folder, settings.video, settings.fps);
-    message = "exported " + std::to_string(frames.size()) + " frames to " + settings.export_folder;
+    const std::string file = run.export_path(state, frames, request);
+    if (where.video) video = (std::filesystem::path(file).parent_path() / "path.mp4").string();
+    message = "exported " + std::to_string(frames.size()) + " frames to " + where.folder;
   } catch (const std::exception& e) {
-    message = e.what();
+    message = e.what();  // a user's file at one of the export's names: one line naming it
     failed = true;
   }
   std::lock_guard<std::mutex> lock(outcome.mutex);
   outcome.done = true;
   outcome.message = message;
+  outcome.video = video;
   outcome.failed = failed;
 }
 
@@ -307,6 +314,7 @@ void Viewer::take_export_outcome() {
   recorder_settings.status = export_outcome->message;
   recorder_settings.exporting = false;
   if (export_outcome->failed) errors.show(export_outcome->message);
+  if (!export_outcome->video.empty()) typed_outputs.wrote(export_outcome->video);  // exported again: replaced
   export_outcome->done = false;
 }
 
@@ -386,8 +394,13 @@ void Viewer::apply_recorder(const RecorderActions& actions, double now) {
       recorder_settings.status = "exporting...";
       Run* run = source.run.get();  // the render thread's while the job runs (RenderThread::submit_job)
       std::shared_ptr<const SceneState> state = encode.state();
-      renderer->submit_job([run, state, frames = recorder.path(), settings = recorder_settings,
-                            outcome = export_outcome] { export_path(*run, *state, frames, settings, *outcome); });
+      PathExport where;
+      where.folder = recorder_settings.export_folder;
+      where.video = recorder_settings.video;
+      where.fps = recorder_settings.fps;
+      where.force = o.force;  // as for the other names typed in the window
+      renderer->submit_job([run, state, frames = recorder.path(), where, written = typed_outputs,
+                            outcome = export_outcome] { export_path(*run, *state, frames, where, written, *outcome); });
     }
   }
   if (std::optional<Camera> frame = recorder.frame_at(now)) camera.snap(*frame, -1);

@@ -1,15 +1,23 @@
 // The Run's per-camera render (pipeline/run.h), as the viewer and a Python module call it: the fixture scene
 // encoded by a Run, one camera rendered at its own size and at another, against Model::render of a camera scaled
-// by hand from a state encoded without the Run; a size the patch does not divide is refused naming it.
+// by hand from a state encoded without the Run; a size the patch does not divide is refused naming it. The viewer's
+// export (Run::export_path) writes the path and its frames, and replaces only lact's files in its folder.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
 
+#include "datasets/camera_path_io.h"
 #include "datasets/image_io.h"
+#include "datasets/png_tag.h"
 #include "kernels/backend_factory.h"
 #include "pipeline/run.h"
+#include "session/typed_outputs.h"
 #include "system/error.h"
+#include "system/subprocess.h"
 #include "tests/common/test_util.h"
 
 namespace lact {
@@ -112,6 +120,13 @@ TEST(PipelineRun, EncodeViewsAndRenderCamerasAsTheModelDoes) {
   EXPECT_THROW(e.run.encode_views({}, "images"), Error);
 }
 
+// An export into `folder`, as the viewer asks for one.
+PathExport export_to(const fs::path& folder, bool video = false, bool force = false) {
+  PathExport where;
+  where.folder = folder.string(), where.video = video, where.force = force;
+  return where;
+}
+
 // The viewer's path export through the Run (Run::export_path): path.json holds the frames, each frame's PNG is
 // the model's render of its camera (to 8-bit rounding); a frame over the memory limit is refused by the Run's
 // memory check, naming the path, before a frame is written.
@@ -120,7 +135,7 @@ TEST(PipelineRun, ExportPathWritesThePathAndItsFrames) {
   const fs::path folder = fs::temp_directory_path() / ("lact_export_" + std::to_string(::getpid()));
   fs::remove_all(folder);
   const Camera half = halved(e.target);
-  const std::string file = e.run.export_path(e.state, {e.target, half}, folder.string(), false, 30);
+  const std::string file = e.run.export_path(e.state, {e.target, half}, export_to(folder));
   EXPECT_EQ(fs::path(file).filename(), "path.json");
   const std::vector<Camera> read = read_path_frames(file, 8);
   ASSERT_EQ(read.size(), 2u);
@@ -144,13 +159,103 @@ TEST(PipelineRun, ExportPathWritesThePathAndItsFrames) {
   lact::Run limited(tight);
   limited.load_model(e.f.model);
   try {
-    limited.export_path(e.state, {e.target}, folder.string(), false, 30);
+    limited.export_path(e.state, {e.target}, export_to(folder));
     FAIL() << "a frame over the memory limit was exported";
   } catch (const Error& error) {
     EXPECT_NE(std::string(error.what()).find("path.json: a frame of"), std::string::npos) << error.what();
   }
   EXPECT_FALSE(fs::exists(folder / "frame_0000.png"));
   fs::remove_all(folder);
+}
+
+std::string read_bytes(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+void write_bytes(const fs::path& file, const std::string& bytes) { std::ofstream(file, std::ios::binary) << bytes; }
+
+// An export folder of its own, removed after the test.
+struct ExportFolder {
+  const fs::path path = fs::temp_directory_path() / ("lact_export_users_" + std::to_string(::getpid()));
+  ExportFolder() { fs::remove_all(path), fs::create_directories(path); }
+  ~ExportFolder() { fs::remove_all(path); }
+};
+
+// An export as the desktop viewer asks for it: `session`'s record of what it wrote decides for path.mp4, and a
+// video written is recorded as the viewer records it when the export's outcome comes back.
+std::string export_as_viewer(Encoded& e, const fs::path& folder, bool video, bool force,
+                             session::TypedOutputs& session) {
+  PathExport where = export_to(folder, video, force);
+  where.session_wrote = [&session](const std::string& file) { return session.wrote_unchanged(file); };
+  const std::string file = e.run.export_path(e.state, {e.target, e.target}, where);
+  if (video) session.wrote((folder / "path.mp4").string());
+  return file;
+}
+
+// The viewer's export into a folder the user typed follows `lact render --path`: a user's file at one of its names
+// (frame_0000.png, path.json, path.mp4; the reference is the file system: its bytes before and after) is refused
+// before any work, naming it, and left as it was; the viewer's --force replaces it. A camera path as lact writes
+// it (`lact path`'s, made_by and frame included) is lact's: exported over without --force.
+TEST(PipelineRun, ExportRefusesAUsersFileAtItsNamesUnlessForce) {
+  Encoded e;
+  const ExportFolder folder;
+  const std::map<std::string, std::string> users = {
+      {"frame_0000.png", "the user's photo"},
+      {"path.json", R"({"format": "lact camera path v1", "frames": [], "notes": "mine"})"},
+      {"path.mp4", "the user's video"}};
+  for (const auto& [name, bytes] : users) {
+    write_bytes(folder.path / name, bytes);
+    session::TypedOutputs session(InputFiles(), false);
+    const std::string error = test::error_of([&] { export_as_viewer(e, folder.path, true, false, session); });
+    EXPECT_NE(error.find((folder.path / name).string() + ": exists and is not lact's output"), std::string::npos)
+        << name << ": " << error;
+    EXPECT_NE(error.find("start lact view with --force"), std::string::npos) << error;
+    EXPECT_TRUE(read_bytes(folder.path / name) == bytes) << name << " changed";
+    EXPECT_EQ(fs::exists(folder.path / "frame_0001.png"), false) << name << ": a frame written before the refusal";
+    fs::remove(folder.path / name);
+  }
+
+  for (const char* name : {"frame_0000.png", "path.json"}) write_bytes(folder.path / name, users.at(name));
+  session::TypedOutputs forced(InputFiles(), true);
+  export_as_viewer(e, folder.path, false, true, forced);
+  EXPECT_TRUE(is_lact_png((folder.path / "frame_0000.png").string()));
+  EXPECT_EQ(read_camera_path((folder.path / "path.json").string()).size(), 2u);
+
+  PathFrame recorded;
+  recorded.recorded = true, recorded.made_by = "orbit";
+  write_camera_path((folder.path / "path.json").string(), {e.target}, &recorded);  // as `lact path` writes it
+  session::TypedOutputs other(InputFiles(), false);
+  export_as_viewer(e, folder.path, false, false, other);
+  EXPECT_EQ(read_camera_path((folder.path / "path.json").string()).size(), 2u);
+}
+
+// path.mp4 carries no mark: the session that exported it exports again over it without --force, another session
+// (or the same one after the user rewrote it) is refused, and --force replaces it. Needs ffmpeg, as --video does.
+TEST(PipelineRun, ExportAgainReplacesTheSessionsOwnVideoOnly) {
+  if (find_program("ffmpeg").empty() || find_program("ffprobe").empty()) GTEST_SKIP() << "no ffmpeg on PATH";
+  Encoded e;
+  const ExportFolder folder;
+  const fs::path mp4 = folder.path / "path.mp4";
+  session::TypedOutputs session(InputFiles(), false);
+  export_as_viewer(e, folder.path, true, false, session);
+  const std::string first = read_bytes(mp4);
+  ASSERT_FALSE(first.empty());
+  export_as_viewer(e, folder.path, true, false, session);  // the second export of the same session
+  EXPECT_TRUE(is_lact_png((folder.path / "frame_0001.png").string()));
+
+  session::TypedOutputs other(InputFiles(), false);
+  EXPECT_NE(test::error_of([&] { export_as_viewer(e, folder.path, true, false, other); }).find("path.mp4"),
+            std::string::npos);
+  write_bytes(mp4, "the user's video");  // rewritten in place: the user's now
+  EXPECT_NE(test::error_of([&] { export_as_viewer(e, folder.path, true, false, session); }).find("path.mp4"),
+            std::string::npos);
+  EXPECT_TRUE(read_bytes(mp4) == "the user's video") << "the user's video changed";
+  session::TypedOutputs forced(InputFiles(), true);
+  export_as_viewer(e, folder.path, true, true, forced);
+  EXPECT_EQ(read_bytes(mp4).substr(4, 4), "ftyp");  // an MP4 again
 }
 
 }  // namespace
