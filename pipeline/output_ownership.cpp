@@ -36,7 +36,7 @@ bool exists(const std::string& path) {
 bool is_lact_npy(const std::string& path) {
   const std::string png = with_suffix(path, ".npy", ".png");
   int height = 0, width = 0;
-  if (!is_lact_png(png) || !read_image_size(png, height, width)) return false;
+  if (!is_lact_png(png) || !read_image_size(png, width, height)) return false;
   struct stat info {};
   const std::string prefix = npy_prefix(height, width);
   if (::lstat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode) ||

@@ -396,7 +396,7 @@ class UsersFilesInOut(unittest.TestCase):
 
     def render(self, extra=()):
         argv = [ARGS.lact, "render", "--model", self.model, "--data", self.data, "--inputs", "16,20,24,28",
-                "--targets", "0-3", "--out", self.out, "--threads", "1", "--quiet", *extra]
+                "--targets", "0-3", "--size", "48x64", "--out", self.out, "--threads", "1", "--quiet", *extra]
         p = subprocess.run(argv, capture_output=True, text=True, timeout=600)
         return p.returncode, p.stdout, p.stderr
 
@@ -430,6 +430,7 @@ class UsersFilesInOut(unittest.TestCase):
         with open(os.path.join(folder, "3.npy"), "rb") as f:
             self.assertEqual(f.read(6), b"\x93NUMPY")
         ran_ok(self.render(["--save-npy"]))  # now lact's own: an .npy as lact writes it beside its marked PNG
+        # (48x64, not square: the .npy's shape is read as height, width)
 
     def test_a_users_path_frame_is_refused_and_kept(self):
         path = os.path.join(self.case, "p.json")
