@@ -104,7 +104,8 @@ void check_ours_to_replace(const RunOutput& out, const std::vector<std::string>&
     const std::string path = out.folder.root() + "/" + name;
     check_no_link_inside_out(path);  // named for what it is: never written through
     if (exists(path) && !is_lact_output(path) && !(rule.also_ours && rule.also_ours(path)))
-      throw Error(path, "exists and is not lact's output (lact marks the images it writes): " + rule.remedy);
+      throw Error(path, std::string("exists and is not lact's output") +
+                            (ends_with(path, ".png") ? " (lact marks the images it writes): " : ": ") + rule.remedy);
   }
 }
 
