@@ -1,7 +1,5 @@
 #include "datasets/camera_path_io.h"
 
-#include <sys/stat.h>
-
 #include <cmath>
 #include <cstdint>
 
@@ -116,15 +114,7 @@ PathFrame read_camera_path_frame(const std::string& path) {
 
 bool is_lact_camera_path(const std::string& path) {
   constexpr uint64_t kLargest = uint64_t{1} << 30;  // read_json_file's bound: a path of 100k frames is ~100 MB
-  struct stat info {};
-  if (::lstat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode) || static_cast<uint64_t>(info.st_size) > kLargest)
-    return false;
-  nlohmann::json json;
-  try {
-    json = nlohmann::json::parse(read_whole_file(path, kLargest), nullptr, false);
-  } catch (const Error&) {
-    return false;  // unreadable: not known to be lact's
-  }
+  const nlohmann::json json = json_of_regular_file(path, kLargest);
   if (!json.is_object() || !json.contains("frames") || !json.at("frames").is_array()) return false;
   const auto format = json.find("format");
   if (format == json.end() || !format->is_string() || format->get<std::string>() != kPathFormat) return false;

@@ -1,5 +1,7 @@
 #include "datasets/json_util.h"
 
+#include <sys/stat.h>
+
 #include <cmath>
 
 #include "system/error.h"
@@ -7,6 +9,17 @@
 #include "system/json_text.h"
 
 namespace lact {
+
+nlohmann::json json_of_regular_file(const std::string& path, uint64_t max_bytes) {
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode) || static_cast<uint64_t>(info.st_size) > max_bytes)
+    return nlohmann::json::value_t::discarded;
+  try {
+    return nlohmann::json::parse(read_whole_file(path, max_bytes), nullptr, false);
+  } catch (const Error&) {
+    return nlohmann::json::value_t::discarded;  // unreadable
+  }
+}
 
 nlohmann::json read_json_file(const std::filesystem::path& path) {
   constexpr uint64_t kMaxJsonBytes = uint64_t{1} << 30;  // camera files of 100k frames are ~100 MB

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -11,6 +12,9 @@
 namespace lact {
 
 nlohmann::json read_json_file(const std::filesystem::path& path);
+// The JSON in `path` when it is a regular file (not through a link) of at most `max_bytes`, else a discarded
+// value (is_discarded()): also when it cannot be read or parsed. For telling lact's own files, never an error.
+nlohmann::json json_of_regular_file(const std::string& path, uint64_t max_bytes);
 
 // object[key] as a finite number / string; `where` names the file and frame.
 double json_number(const nlohmann::json& object, const char* key, const std::string& where);

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "datasets/image_io.h"
+#include "datasets/json_util.h"
 #include "datasets/png_tag.h"
 #include "system/error.h"
 #include "system/file_io.h"
@@ -59,15 +60,7 @@ bool is_lact_output(const std::string& path) {
 bool is_frame_camera(const std::string& path) {
   static const std::set<std::string> kKeys = {"c2w", "fx", "fy", "cx", "cy", "w", "h"};
   constexpr uint64_t kLargest = 64u << 10;
-  struct stat info {};
-  if (::lstat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode) || static_cast<uint64_t>(info.st_size) > kLargest)
-    return false;
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(read_whole_file(path, kLargest), nullptr, false);
-  } catch (const Error&) {
-    return false;  // unreadable: not known to be lact's
-  }
+  const nlohmann::json j = json_of_regular_file(path, kLargest);
   if (!j.is_object() || j.size() != kKeys.size()) return false;
   for (const auto& item : j.items())
     if (!kKeys.count(item.key())) return false;

@@ -47,14 +47,7 @@ void TypedOutputs::check_screenshot(const std::string& path) const {
 void TypedOutputs::check_path_file(const std::string& file) const { check(file, "path file", false); }
 
 void TypedOutputs::check(const std::string& file, const std::string& field, bool create_folder) const {
-  if (file.empty()) throw Error(field, "empty file name");
-  std::string resolved;
-  try {
-    resolved = resolve_output_path(file);  // a link as its target; /dev, /proc, /sys refused
-  } catch (const Error& e) {
-    throw Error(field, e.what());
-  }
-  inputs_.check_not_input(resolved, field);  // before "exists": an input is refused even with --force
+  const std::string resolved = resolve_named_output(file, field, inputs_);
   std::error_code ec;
   const bool exists = fs::exists(fs::symlink_status(resolved, ec));
   // Saving a camera path again under its name: the file this session wrote there is its own to replace.

@@ -122,8 +122,7 @@ void InputFiles::check_not_input(const std::string& path, const std::string& wha
     throw Error(what, "'" + path + "' is one of this run's inputs (" + it->second + "): refusing to overwrite it");
 }
 
-void check_named_output(const std::string& path, const std::string& flag, bool force, const InputFiles& inputs,
-                        bool create_folder) {
+std::string resolve_named_output(const std::string& path, const std::string& flag, const InputFiles& inputs) {
   if (path.empty()) throw Error(flag, "empty file name");
   std::string resolved;
   try {
@@ -131,8 +130,14 @@ void check_named_output(const std::string& path, const std::string& flag, bool f
   } catch (const Error& e) {
     throw Error(flag, e.what());
   }
+  inputs.check_not_input(resolved, flag);  // before "exists": an input is refused even with --force
+  return resolved;
+}
+
+void check_named_output(const std::string& path, const std::string& flag, bool force, const InputFiles& inputs,
+                        bool create_folder) {
+  const std::string resolved = resolve_named_output(path, flag, inputs);
   std::error_code ec;
-  inputs.check_not_input(resolved, flag);
   const bool exists = fs::exists(fs::symlink_status(resolved, ec));
   if (exists && !force) throw Error(flag, "'" + path + "' exists (pass --force to replace it)");
   const fs::path folder = fs::path(resolved).parent_path();

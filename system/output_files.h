@@ -32,6 +32,9 @@ class InputFiles {
 void check_named_output(const std::string& path, const std::string& flag, bool force, const InputFiles& inputs,
                         bool create_folder = false);
 void make_parent_folder(const std::string& path);
+// The first steps of check_named_output: `path` resolved (a link as its target; /dev, /proc, /sys refused) and
+// refused when empty or one of `inputs`, errors naming `flag`.
+std::string resolve_named_output(const std::string& path, const std::string& flag, const InputFiles& inputs);
 
 // Error(path, "is a link inside the output folder ...") when `path` (inside --out) is a link.
 void check_no_link_inside_out(const std::string& path);

@@ -3,8 +3,10 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -53,6 +55,17 @@ inline double relative_error(const std::vector<float>& a, const std::vector<doub
 
 inline double relative_error(const std::vector<float>& a, const std::vector<float>& b) {
   return relative_error(a, std::vector<double>(b.begin(), b.end()));
+}
+
+// A file's bytes ("" when it cannot be read), and a file made to hold exactly `bytes`.
+inline std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+inline void write_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
 }
 
 // A directory given through the environment (CTest sets it; see tests/CMakeLists.txt), else the build's default.

@@ -168,15 +168,6 @@ TEST(PipelineRun, ExportPathWritesThePathAndItsFrames) {
   fs::remove_all(folder);
 }
 
-std::string read_bytes(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
-}
-
-void write_bytes(const fs::path& file, const std::string& bytes) { std::ofstream(file, std::ios::binary) << bytes; }
-
 // An export folder of its own, removed after the test.
 struct ExportFolder {
   const fs::path path = fs::temp_directory_path() / ("lact_export_users_" + std::to_string(::getpid()));
@@ -207,18 +198,18 @@ TEST(PipelineRun, ExportRefusesAUsersFileAtItsNamesUnlessForce) {
       {"path.json", R"({"format": "lact camera path v1", "frames": [], "notes": "mine"})"},
       {"path.mp4", "the user's video"}};
   for (const auto& [name, bytes] : users) {
-    write_bytes(folder.path / name, bytes);
+    test::write_bytes(folder.path / name, bytes);
     session::TypedOutputs session(InputFiles(), false);
     const std::string error = test::error_of([&] { export_as_viewer(e, folder.path, true, false, session); });
     EXPECT_NE(error.find((folder.path / name).string() + ": exists and is not lact's output"), std::string::npos)
         << name << ": " << error;
     EXPECT_NE(error.find("start lact view with --force"), std::string::npos) << error;
-    EXPECT_TRUE(read_bytes(folder.path / name) == bytes) << name << " changed";
+    EXPECT_TRUE(test::read_bytes(folder.path / name) == bytes) << name << " changed";
     EXPECT_EQ(fs::exists(folder.path / "frame_0001.png"), false) << name << ": a frame written before the refusal";
     fs::remove(folder.path / name);
   }
 
-  for (const char* name : {"frame_0000.png", "path.json"}) write_bytes(folder.path / name, users.at(name));
+  for (const char* name : {"frame_0000.png", "path.json"}) test::write_bytes(folder.path / name, users.at(name));
   session::TypedOutputs forced(InputFiles(), true);
   export_as_viewer(e, folder.path, false, true, forced);
   EXPECT_TRUE(is_lact_png((folder.path / "frame_0000.png").string()));
@@ -241,7 +232,7 @@ TEST(PipelineRun, ExportAgainReplacesTheSessionsOwnVideoOnly) {
   const fs::path mp4 = folder.path / "path.mp4";
   session::TypedOutputs session(InputFiles(), false);
   export_as_viewer(e, folder.path, true, false, session);
-  const std::string first = read_bytes(mp4);
+  const std::string first = test::read_bytes(mp4);
   ASSERT_FALSE(first.empty());
   export_as_viewer(e, folder.path, true, false, session);  // the second export of the same session
   EXPECT_TRUE(is_lact_png((folder.path / "frame_0001.png").string()));
@@ -249,13 +240,13 @@ TEST(PipelineRun, ExportAgainReplacesTheSessionsOwnVideoOnly) {
   session::TypedOutputs other(InputFiles(), false);
   EXPECT_NE(test::error_of([&] { export_as_viewer(e, folder.path, true, false, other); }).find("path.mp4"),
             std::string::npos);
-  write_bytes(mp4, "the user's video");  // rewritten in place: the user's now
+  test::write_bytes(mp4, "the user's video");  // rewritten in place: the user's now
   EXPECT_NE(test::error_of([&] { export_as_viewer(e, folder.path, true, false, session); }).find("path.mp4"),
             std::string::npos);
-  EXPECT_TRUE(read_bytes(mp4) == "the user's video") << "the user's video changed";
+  EXPECT_TRUE(test::read_bytes(mp4) == "the user's video") << "the user's video changed";
   session::TypedOutputs forced(InputFiles(), true);
   export_as_viewer(e, folder.path, true, true, forced);
-  EXPECT_EQ(read_bytes(mp4).substr(4, 4), "ftyp");  // an MP4 again
+  EXPECT_EQ(test::read_bytes(mp4).substr(4, 4), "ftyp");  // an MP4 again
 }
 
 }  // namespace

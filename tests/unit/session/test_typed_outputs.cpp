@@ -14,20 +14,12 @@
 #include "session/typed_outputs.h"
 #include "system/error.h"
 #include "system/file_io.h"
+#include "tests/common/test_util.h"
 
 namespace lact::session {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string read_bytes(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
-}
-
-void write_bytes(const fs::path& file, const std::string& bytes) { std::ofstream(file, std::ios::binary) << bytes; }
 
 // The error `check` throws (a failure when it throws none, or another type: the viewer shows lact::Error only).
 template <typename Check>
@@ -53,7 +45,7 @@ class TypedOutputsTest : public ::testing::Test {
     fs::current_path(root_);
     fs::create_directory("data");
     for (const char* file : {"model.safetensors", "state.lact", "data/transforms.json", "data/000.png", "data/001.png"})
-      write_bytes(file, std::string("input ") + file);
+      test::write_bytes(file, std::string("input ") + file);
     source_.model_path = "model.safetensors";
     source_.state_path = "state.lact";
     source_.selection.scene.source = "data/transforms.json";
@@ -105,13 +97,13 @@ TEST_F(TypedOutputsTest, ALinkToAnInputIsRefused) {
 }
 
 TEST_F(TypedOutputsTest, AnExistingFileNeedsForce) {
-  write_bytes("mine.json", "the user's own");
+  test::write_bytes("mine.json", "the user's own");
   const std::string message = refusal([&] { outputs(false).check_path_file("mine.json"); });
   EXPECT_EQ(message,
             "path file: 'mine.json' exists (type another name, or start lact view with --force to replace it)");
   EXPECT_NO_THROW(outputs(true).check_path_file("mine.json"));
 
-  write_bytes("shot.json", "the user's own");  // one of the three is enough to refuse the screenshot
+  test::write_bytes("shot.json", "the user's own");  // one of the three is enough to refuse the screenshot
   const std::string shot = refusal([&] { outputs(false).check_screenshot("shot.png"); });
   EXPECT_NE(shot.find("'shot.json' exists"), std::string::npos) << shot;
   EXPECT_FALSE(fs::exists("shot.png"));
@@ -143,13 +135,13 @@ TEST_F(TypedOutputsTest, SystemFoldersAndEmptyNamesAreRefused) {
 TEST_F(TypedOutputsTest, ARefusedSaveLeavesTheInputAlone) {
   PathRecorder recorder;
   recorder.add_key(turntable_path(2, 32, 32)[0]);
-  const std::string before = read_bytes("data/transforms.json");
+  const std::string before = test::read_bytes("data/transforms.json");
   const std::string message = refusal([&] {
     outputs(true).check_path_file("data/transforms.json");
     recorder.save("data/transforms.json");
   });
   EXPECT_EQ(message.find('\n'), std::string::npos) << message;
-  EXPECT_EQ(read_bytes("data/transforms.json"), before);
+  EXPECT_EQ(test::read_bytes("data/transforms.json"), before);
   outputs(false).check_path_file("camera_path.json");
   recorder.save("camera_path.json");
   EXPECT_TRUE(fs::exists("camera_path.json"));
@@ -159,7 +151,7 @@ TEST_F(TypedOutputsTest, ARefusedSaveLeavesTheInputAlone) {
 // replaces it without --force. The reference: the file holds the second path's frames; the user's file beside it,
 // at another name, is still refused and keeps its bytes.
 TEST_F(TypedOutputsTest, SavingTwiceUnderOneNameReplacesTheSessionsOwnFile) {
-  write_bytes("mine.json", "the user's own");
+  test::write_bytes("mine.json", "the user's own");
   TypedOutputs typed = outputs(false);
   PathRecorder recorder;
   recorder.add_key(turntable_path(2, 32, 32)[0]);
@@ -177,7 +169,7 @@ TEST_F(TypedOutputsTest, SavingTwiceUnderOneNameReplacesTheSessionsOwnFile) {
   }
   const std::string other = refusal([&] { typed.check_path_file("mine.json"); });
   EXPECT_NE(other.find("'mine.json' exists"), std::string::npos) << other;
-  EXPECT_EQ(read_bytes("mine.json"), "the user's own");
+  EXPECT_EQ(test::read_bytes("mine.json"), "the user's own");
 
   // A screenshot's three files, written the second time over the first ones.
   for (const char* round : {"first", "second"}) {
@@ -188,7 +180,7 @@ TEST_F(TypedOutputsTest, SavingTwiceUnderOneNameReplacesTheSessionsOwnFile) {
         typed.wrote(file);
       }
     }) << round;
-    EXPECT_EQ(read_bytes("shot.view.png"), round);
+    EXPECT_EQ(test::read_bytes("shot.view.png"), round);
   }
 }
 
@@ -199,7 +191,7 @@ TEST_F(TypedOutputsTest, AFileTheUserPutAtTheSessionsNameIsRefused) {
   typed.check_path_file("camera_path.json");
   write_file_atomically("camera_path.json", "the session's path");
   typed.wrote("camera_path.json");
-  write_bytes("replacement.json", read_bytes("camera_path.json"));
+  test::write_bytes("replacement.json", test::read_bytes("camera_path.json"));
   fs::last_write_time("replacement.json", fs::last_write_time("camera_path.json"));
   fs::rename("replacement.json", "camera_path.json");
   const std::string message = refusal([&] { typed.check_path_file("camera_path.json"); });
@@ -220,12 +212,12 @@ TEST_F(TypedOutputsTest, AFileTheUserEditedInPlaceIsRefused) {
   const fs::file_time_type written = fs::last_write_time("touched.json");
   std::ofstream(fs::path("touched.json"), std::ios::binary | std::ios::in | std::ios::out) << "THE";  // same size
   fs::last_write_time("touched.json", written + std::chrono::seconds(1));
-  EXPECT_EQ(read_bytes("touched.json"), "THE session's path");
+  EXPECT_EQ(test::read_bytes("touched.json"), "THE session's path");
   for (const char* name : {"longer.json", "touched.json"}) {
     const std::string message = refusal([&] { typed.check_path_file(name); });
     EXPECT_NE(message.find(std::string("'") + name + "' exists"), std::string::npos) << message;
   }
-  EXPECT_EQ(read_bytes("longer.json"), "the session's path and the user's note");
+  EXPECT_EQ(test::read_bytes("longer.json"), "the session's path and the user's note");
 }
 
 }  // namespace
