@@ -15,6 +15,7 @@
 #include "datasets/camera_path_io.h"
 #include "datasets/image_io.h"
 #include "datasets/view_selection.h"
+#include "pipeline/output_ownership.h"
 #include "pipeline/progress.h"
 #include "pipeline/video_writer.h"
 #include "system/clock.h"
@@ -60,6 +61,7 @@ class NearestInputs {
   std::map<int, Image> images_;
 };
 
+// The names view_output_names lists (pipeline/output_ownership.h), checked before any work: change both together.
 void write_view_images(const Image& image, const Image& truth, const std::string& stem, RunOutput& out) {
   write_png(out.folder.file(stem + ".png", out.inputs), image);
   if (out.options.save_images) {
@@ -143,14 +145,12 @@ void render_frames(const Model& model, const SceneState& state, const std::strin
     for (size_t i = 0; i < images.size(); ++i)
       check_rendered_image(images[i], path + " frame " + std::to_string(begin + i));
     for (size_t i = 0; i < images.size(); ++i) {
-      char name[32];
-      std::snprintf(name, sizeof(name), "frame_%04zu", begin + i);
-      const std::string stem = name;
+      const std::string stem = path_frame_stem(begin + i);
       write_png(out.folder.file(stem + ".png", out.inputs), images[i]);
       if (out.options.save_npy) write_npy(out.folder.file(stem + ".npy", out.inputs), images[i]);
       write_file_atomically(out.folder.file(stem + ".json", out.inputs), camera_to_json(batch[i]).dump() + "\n");
       if (writer) writer->add_frame(images[i]);
-      progress.step(name);
+      progress.step(stem);
     }
   }
   const double seconds = seconds_since(start);

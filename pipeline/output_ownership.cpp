@@ -79,14 +79,19 @@ std::vector<std::string> view_output_names(const std::string& folder, const std:
   return names;
 }
 
+std::string path_frame_stem(size_t index) {
+  char stem[32];
+  std::snprintf(stem, sizeof(stem), "frame_%04zu", index);
+  return stem;
+}
+
 std::vector<std::string> path_frame_names(size_t frames, const OutputOptions& options) {
   std::vector<std::string> names;
   for (size_t i = 0; i < frames; ++i) {
-    char stem[32];
-    std::snprintf(stem, sizeof(stem), "frame_%04zu", i);
-    names.push_back(std::string(stem) + ".png");
-    names.push_back(std::string(stem) + ".json");
-    if (options.save_npy) names.push_back(std::string(stem) + ".npy");
+    const std::string stem = path_frame_stem(i);
+    names.push_back(stem + ".png");
+    names.push_back(stem + ".json");
+    if (options.save_npy) names.push_back(stem + ".npy");
   }
   return names;
 }

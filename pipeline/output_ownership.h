@@ -23,6 +23,8 @@ bool is_lact_output(const std::string& path);
 // <folder>/<index>.png, and with the options' images and npy also _gt.png, _diff.png and .npy.
 std::vector<std::string> view_output_names(const std::string& folder, const std::vector<int>& targets,
                                            const OutputOptions& options);
+// "frame_0012": the name of a path's frame `index` without its suffix, as render_frames writes it.
+std::string path_frame_stem(size_t index);
 // The files, relative to --out, that rendering a path of `frames` frames writes: frame_NNNN.png, .json (.npy).
 std::vector<std::string> path_frame_names(size_t frames, const OutputOptions& options);
 
