@@ -21,6 +21,7 @@ RequestHead request_head(const boost::beast::http::request_parser<Body>& parser)
   head.target = std::string(request.target());
   head.host = std::string(request[http::field::host]);
   head.host_lines = request.count(http::field::host);
+  head.http11 = request.version() >= 11;
   head.origin = std::string(request[http::field::origin]);
   head.authorization = std::string(request[http::field::authorization]);
   head.upgrade = boost::beast::websocket::is_upgrade(request);

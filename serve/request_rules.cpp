@@ -52,9 +52,12 @@ bool host_name(std::string_view name, bool literal) {
   return true;
 }
 
-// The fault of a request's Host lines, or "" (RFC 9112 section 3.2: a server MUST answer 400 to more than one,
-// or to a value that is no Host; taking the first of two would let a proxy and this server read other hosts).
+// The fault of a request's Host lines, or "" (RFC 9112 section 3.2: a server MUST answer 400 to none in HTTP/1.1,
+// to more than one, or to a value that is no Host; taking the first of two would let a proxy and this server read
+// other hosts). HTTP/1.0 has no Host rule: without one it is judged as an empty Host.
 std::string host_fault(const RequestHead& head) {
+  if (head.host_lines == 0 && head.http11)
+    return "Host: an HTTP/1.1 request must have a Host header line (RFC 9112 section 3.2)";
   if (head.host_lines > 1)
     return "Host: the request has " + std::to_string(head.host_lines) +
            " Host header lines, and HTTP allows one (RFC 9112 section 3.2)";

@@ -18,6 +18,7 @@ struct RequestHead {
   std::string target;  // "/api/render?format=jpeg"
   std::string host, origin, authorization;
   size_t host_lines = 1;           // Host header lines sent: more than one is a 400 (RFC 9112 section 3.2)
+  bool http11 = true;              // HTTP/1.1 (Beast parses 1.0 and 1.1 only): no Host line is a 400 there
   bool upgrade = false;            // a WebSocket upgrade
   bool transfer_encoding = false;  // a Transfer-Encoding header (chunked): such a body is never read
   uint64_t content_length = 0;     // 0 when absent
@@ -72,9 +73,9 @@ struct Decision {
   int scene = 0;            // scene: ?scene=N, as sent (checked against the scenes when answered)
 };
 
-// The decision for one request header. Refusals, in order: 400 more than one Host line or a Host that is no
-// host name with an optional port (RFC 9112 section 3.2; the connection closes, as for a header the parser
-// refused), 403 a Host that is not a loopback name (without a
+// The decision for one request header. Refusals, in order: 400 no Host line in HTTP/1.1, more than one, or a
+// Host that is no host name with an optional port (RFC 9112 section 3.2; the connection closes, as for a header
+// the parser refused), 403 a Host that is not a loopback name (without a
 // token: a web page whose name resolves to 127.0.0.1 must not read the scene), 401 no or a wrong token, 411 a
 // Transfer-Encoding, 400 a body where the route takes none, 413 a body over max_body, 404 / 403 (Origin) for a
 // stream, 404 / 405 for the routes, 400 for a bad format or quality.

@@ -391,6 +391,24 @@ class ServeTest(unittest.TestCase):
             self.assertIn(b"Connection: close", reply)
         self.assertEqual(self.server.request("GET", "/api/scene")[0], 200)
 
+    def test_an_http11_request_without_a_host_line_gets_a_400(self):
+        """RFC 9112 section 3.2: a server MUST answer 400 to an HTTP/1.1 request that lacks a Host line. Before: it
+        was taken as an empty Host (200 with the token). HTTP/1.0 has no such rule: served as before."""
+        token = self.server.token.encode()
+        for raw in (b"GET /api/scene?token=%s HTTP/1.1\r\n\r\n" % token,
+                    b"GET /api/scene?token=%s HTTP/1.1\r\nX: y\r\n\r\n" % token,
+                    b"POST /api/render?token=%s HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}" % token):
+            status, reply = raw_exchange(self.server.host, self.server.port, raw, timeout=10)
+            self.assertEqual(status, 400, (raw, reply[:300]))
+            error = json.loads(reply.partition(b"\r\n\r\n")[2])["error"]
+            self.assertEqual(error, "Host: an HTTP/1.1 request must have a Host header line (RFC 9112 section 3.2)")
+            self.assertIn(b"Connection: close", reply)
+        status, reply = raw_exchange(self.server.host, self.server.port,
+                                     b"GET /api/scene?token=%s HTTP/1.0\r\n\r\n" % token, timeout=10)
+        self.assertEqual(status, 200, reply[:300])
+        self.assertIn("views", json.loads(reply.partition(b"\r\n\r\n")[2]))
+        self.assertEqual(self.server.request("GET", "/api/scene")[0], 200)
+
     def test_fifty_connections_at_once(self):
         results, sockets = [], []
         lock = threading.Lock()

@@ -283,6 +283,26 @@ TEST(RequestRules, TwoHostLinesOrAHostThatIsNoHostAre400) {
             Action::scene);
 }
 
+TEST(RequestRules, AnHttp11RequestWithoutAHostLineIs400) {
+  // RFC 9112 section 3.2: a server MUST answer 400 to an HTTP/1.1 request without a Host line. Before, it was taken
+  // as an empty Host: served with a token, 403 without one. HTTP/1.0 has no Host rule: it stays as before.
+  for (const ServerRules& rules : {kWithToken, ServerRules{"", 65536}}) {
+    RequestHead none = head("GET", "/api/scene?token=good-token-123", "");
+    none.host_lines = 0;
+    const Decision d = screen_request(none, rules);
+    EXPECT_EQ(d.status, 400);
+    EXPECT_EQ(d.message, "Host: an HTTP/1.1 request must have a Host header line (RFC 9112 section 3.2)");
+    EXPECT_FALSE(d.authorized || d.keep_alive);
+    none.http11 = false;
+    EXPECT_EQ(screen_request(none, rules).status, rules.token.empty() ? 403 : 0);
+  }
+  RequestHead old = head("GET", "/api/scene?token=good-token-123", "");
+  old.host_lines = 0, old.http11 = false;
+  EXPECT_EQ(screen_request(old, kWithToken).action, Action::scene);
+  // An empty Host line is a Host line (RFC 9112 allows it): served with a token, as before.
+  EXPECT_EQ(screen_request(head("GET", "/api/scene?token=good-token-123", ""), kWithToken).action, Action::scene);
+}
+
 TEST(RequestRules, HeadersThatAreNotUtf8AreQuotedEscaped) {
   // The Origin check's 403 quotes both headers: a \xff in one made nlohmann's dump() throw out of the handler.
   RequestHead upgrade = head("GET", "/stream?token=good-token-123", "127.0.0.1:8080");
