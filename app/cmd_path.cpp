@@ -8,6 +8,7 @@
 #include "app/unused_flags.h"
 #include "core/camera_geometry.h"
 #include "core/image_size.h"
+#include "core/path_parameters.h"
 #include "core/scene_state_io.h"
 #include "datasets/camera_path_io.h"
 #include "datasets/view_selection.h"
@@ -27,18 +28,18 @@ struct PathOptions {
   DataOptions data;
   std::string kind, output = "path.json", keys, state;
   int frames = 120;
-  double hfov = 50, radius = 0, elevation = 30, min_radius = 1.7, max_radius = 3.0, smoothness = 0;
+  PathParameters numbers;  // --hfov, --elevation, --min-radius, --max-radius, --radius, --smoothness
   bool force = false;
 };
 
-// Flags that would give cameras `render` rejects are refused here, naming the flag.
+// Flags that would give cameras `render` rejects are refused here, naming the flag (the ranges lact.camera_path
+// keeps too: core/path_parameters.h).
 void check_path_flags(const PathOptions& o) {
-  if (!(o.hfov > 0 && o.hfov < 180)) throw Error("--hfov", "must be in (0, 180) degrees");
-  if (!(std::abs(o.elevation) < 90)) throw Error("--elevation", "must be in (-90, 90) degrees");
-  if (!(o.min_radius > 0 && o.max_radius >= o.min_radius && o.max_radius < 1e6))
-    throw Error("--min-radius/--max-radius", "need 0 < min <= max < 1e6");
-  if (!(o.radius >= 0 && o.radius < 1e6)) throw Error("--radius", "must be in [0, 1e6) (0: the cameras' distance)");
-  if (!(o.smoothness >= 0 && o.smoothness <= 1)) throw Error("--smoothness", "must be in [0, 1]");
+  std::string flag = path_parameter_fault(o.numbers);
+  if (flag.empty()) return;
+  const std::string range = path_parameter_range(flag, o.numbers);
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  throw Error("--" + flag, "must be in " + range);
 }
 
 // A state's working size, "HxW" from its metadata.
@@ -78,8 +79,8 @@ std::vector<Camera> scene_path(const PathOptions& o, InputFiles& inputs, PathFra
   if (!sized.height) std::tie(sized.height, sized.width) = default_path_size(s.scene.views.at(keys.at(0)).camera);
   std::vector<Camera> cameras;
   for (const PosedImage& v : selected_views(sized, keys, false)) cameras.push_back(v.camera);
-  if (o.kind == "interpolate") return interpolate_path_frames(cameras, o.frames, o.smoothness);
-  return orbit_around(cameras, o.frames, o.radius, o.elevation);
+  if (o.kind == "interpolate") return interpolate_path_frames(cameras, o.frames, o.numbers.smoothness);
+  return orbit_around(cameras, o.frames, o.numbers.radius, o.numbers.elevation);
 }
 
 void run_path(const PathOptions& o) {
@@ -100,7 +101,8 @@ void run_path(const PathOptions& o) {
     if (!o.state.empty()) frame = state_frame(read_scene_state_metadata(o.state), o.state);
     const std::string recorded = o.data.size.first || o.state.empty() ? "" : state_size(o.state);
     const auto [height, width] = o.data.size.first ? o.data.size : parse_size(recorded.empty() ? "256x256" : recorded);
-    path = turntable_path(o.frames, width, height, o.hfov, o.min_radius, o.max_radius, o.elevation);
+    path = turntable_path(o.frames, width, height, o.numbers.hfov, o.numbers.min_radius, o.numbers.max_radius,
+                          o.numbers.elevation);
   } else {
     path = scene_path(o, inputs, frame);
   }
@@ -127,13 +129,14 @@ void add_path_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(1, 100000));
   command->add_flag("--force", o->force, "Replace an existing output file (never one of the inputs)");
-  command->add_option("--hfov", o->hfov, "Turntable horizontal field of view, degrees")->capture_default_str();
-  command->add_option("--elevation", o->elevation, "Turntable / orbit elevation, degrees")->capture_default_str();
-  command->add_option("--min-radius", o->min_radius, "Turntable radius range")->capture_default_str();
-  command->add_option("--max-radius", o->max_radius, "Turntable radius range")->capture_default_str();
-  command->add_option("--radius", o->radius, "Orbit radius (default: the cameras' mean distance)");
+  command->add_option("--hfov", o->numbers.hfov, "Turntable horizontal field of view, degrees")->capture_default_str();
+  command->add_option("--elevation", o->numbers.elevation, "Turntable / orbit elevation, degrees")
+      ->capture_default_str();
+  command->add_option("--min-radius", o->numbers.min_radius, "Turntable radius range")->capture_default_str();
+  command->add_option("--max-radius", o->numbers.max_radius, "Turntable radius range")->capture_default_str();
+  command->add_option("--radius", o->numbers.radius, "Orbit radius (default: the cameras' mean distance)");
   command
-      ->add_option("--smoothness", o->smoothness,
+      ->add_option("--smoothness", o->numbers.smoothness,
                    "Interpolate: 0 linear/slerp between keys, up to 1 a Catmull-Rom spline through them (as lact "
                    "serve's path editor)")
       ->capture_default_str();

@@ -4,6 +4,7 @@
 set(LACT_CORE_DESCRIPTION_SOURCES
   camera.cpp
   camera_geometry.cpp
+  path_parameters.cpp
   image_size.cpp
   config.cpp
   module_kind.cpp

@@ -1,6 +1,7 @@
 #include "python/arguments.h"
 
 #include <climits>
+#include <cmath>
 
 namespace lact::python {
 
@@ -66,6 +67,24 @@ int int_argument(const py::handle& value, const std::string& name, int low, int 
   if (!int_in_range(number, low, high, v))
     throw py::value_error(name + ": " + expected + ", got " + py::str(number).cast<std::string>());
   return v;
+}
+
+double float_argument(const py::handle& value, const std::string& name, const std::string& range) {
+  const std::string wrong_kind = name + ": expected a number in " + range + ", got " + type_name(value);
+  if (py::isinstance<py::bool_>(value)) throw py::type_error(wrong_kind);
+  if (PyObject_Length(value.ptr()) >= 0) throw py::type_error(wrong_kind);  // a str, a list, an array of values
+  PyErr_Clear();  // no length: a number, as numpy's scalars and 0-d arrays
+  const double v = PyFloat_AsDouble(value.ptr());
+  if (v != -1.0 || !PyErr_Occurred()) return v;
+  if (PyErr_ExceptionMatches(PyExc_OverflowError)) {  // an int beyond double's range
+    PyErr_Clear();
+    const int negative = PyObject_RichCompareBool(value.ptr(), py::int_(0).ptr(), Py_LT);
+    if (negative < 0) throw py::error_already_set();
+    return negative ? -HUGE_VAL : HUGE_VAL;
+  }
+  if (!PyErr_ExceptionMatches(PyExc_TypeError)) throw py::error_already_set();
+  PyErr_Clear();
+  throw py::type_error(wrong_kind);
 }
 
 std::pair<int, int> size_argument(const py::handle& value, const std::string& name, const std::string& expected) {

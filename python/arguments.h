@@ -28,6 +28,12 @@ std::pair<int, int> size_argument(const py::handle& value, const std::string& na
 // would raise its TypeError listing the signatures), each naming `name` and the range.
 int int_argument(const py::handle& value, const std::string& name, int low, int high);
 
+// A number argument (a float, an int, numpy's numbers and 0-d arrays: float()) as a double, checked by the caller
+// against `range` (how the message states it): TypeError "NAME: expected a number in RANGE, got TYPE" for a bool
+// (True would be read as 1), a str, a sequence (a list, a 1-element array) or another kind of value. An int beyond
+// a double's range is +-infinity, outside any range, where pybind11's float would raise its TypeError.
+double float_argument(const py::handle& value, const std::string& name, const std::string& range);
+
 // A bound object passed as an argument (`model`, `state`): TypeError naming the argument when it is None, whose
 // holder pybind11 would hand over as a null pointer.
 template <typename T>

@@ -1,9 +1,13 @@
 // lact.psnr, lact.ssim, lact.lpips (the report's metrics) and lact.camera_path (the paths `lact path` writes).
 #include <pybind11/stl.h>
 
+#include <array>
+#include <iterator>
+
 #include "core/camera_geometry.h"
 #include "core/lpips.h"
 #include "core/metrics.h"
+#include "core/path_parameters.h"
 #include "kernels/backend_factory.h"
 #include "python/arguments.h"
 #include "python/arrays.h"
@@ -38,27 +42,40 @@ std::vector<Camera> key_cameras(const py::object& intrinsics_in, const py::objec
   return cameras_from(intrinsics, c2w, height, width);
 }
 
+// camera_path's numbers, each read as a float (TypeError for another kind of value), then checked against lact
+// path's ranges (core/path_parameters.h, the rule --hfov and the others keep): ValueError naming the first outside
+// its range, the range and the value as given.
+PathParameters path_numbers(const std::array<py::object, 6>& given) {
+  PathParameters p;
+  double* fields[] = {&p.hfov, &p.elevation, &p.min_radius, &p.max_radius, &p.radius, &p.smoothness};
+  static_assert(std::size(kPathParameterNames) == 6, "one field a name");
+  for (size_t i = 0; i < given.size(); ++i)
+    *fields[i] = float_argument(given[i], kPathParameterNames[i], path_parameter_range(kPathParameterNames[i], p));
+  const std::string fault = path_parameter_fault(p);
+  for (size_t i = 0; i < given.size(); ++i)
+    if (fault == kPathParameterNames[i])
+      throw py::value_error(fault + ": expected a number in " + path_parameter_range(fault, p) + ", got " +
+                            py::str(given[i]).cast<std::string>());
+  return p;
+}
+
 py::tuple camera_path(const std::string& kind, const py::object& frames_in, const py::object& size,
-                      const py::object& intrinsics, const py::object& c2w, double hfov, double min_radius,
-                      double max_radius, double elevation, double radius, double smoothness) {
+                      const py::object& intrinsics, const py::object& c2w, const py::object& hfov,
+                      const py::object& min_radius, const py::object& max_radius, const py::object& elevation,
+                      const py::object& radius, const py::object& smoothness) {
   const int frames = int_argument(frames_in, "frames", 1, 100000);
   const auto [height, width] = size_argument(size, "size", "(H, W), two integers");
   if (height < 1 || width < 1 || height > kMaxImageSide || width > kMaxImageSide)
     throw py::value_error("size: expected (H, W), each 1.." + std::to_string(kMaxImageSide));
-  if (!(hfov > 0 && hfov < 180)) throw py::value_error("hfov: expected (0, 180) degrees");
-  if (!(std::abs(elevation) < 90)) throw py::value_error("elevation: expected (-90, 90) degrees");
-  if (!(min_radius > 0 && max_radius >= min_radius && max_radius < 1e6))
-    throw py::value_error("min_radius, max_radius: expected 0 < min_radius <= max_radius < 1e6");
-  if (!(radius >= 0 && radius < 1e6)) throw py::value_error("radius: expected [0, 1e6) (0: the cameras' distance)");
-  if (!(smoothness >= 0 && smoothness <= 1)) throw py::value_error("smoothness: expected [0, 1]");
-  if (smoothness != 0 && kind != "interpolate") throw py::value_error("smoothness: only for interpolate paths");
+  const PathParameters p = path_numbers({hfov, elevation, min_radius, max_radius, radius, smoothness});
+  if (p.smoothness != 0 && kind != "interpolate") throw py::value_error("smoothness: only for interpolate paths");
   std::vector<Camera> path;
   if (kind == "turntable") {
-    path = turntable_path(frames, width, height, hfov, min_radius, max_radius, elevation);
+    path = turntable_path(frames, width, height, p.hfov, p.min_radius, p.max_radius, p.elevation);
   } else if (kind == "orbit") {
-    path = orbit_around(key_cameras(intrinsics, c2w, height, width, kind), frames, radius, elevation);
+    path = orbit_around(key_cameras(intrinsics, c2w, height, width, kind), frames, p.radius, p.elevation);
   } else if (kind == "interpolate") {
-    path = interpolate_path_frames(key_cameras(intrinsics, c2w, height, width, kind), frames, smoothness);
+    path = interpolate_path_frames(key_cameras(intrinsics, c2w, height, width, kind), frames, p.smoothness);
   } else {
     throw py::value_error("kind: expected 'turntable', 'orbit' or 'interpolate', got '" + kind + "'");
   }

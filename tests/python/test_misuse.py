@@ -2,11 +2,14 @@
 a model or a state goes, paths with NUL, sizes of the wrong kind, numpy's own errors, images in [0, 255] and
 State.save onto an input each give one clear Python exception; a fork()ed child renders. A call that crashed
 the interpreter before runs in a subprocess, so a segfault fails the test instead of ending the run."""
+import math
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 import threading
 import time
@@ -18,6 +21,7 @@ from conftest import FIXTURE, encode_inputs
 
 MODEL = os.path.join(FIXTURE, "model.safetensors")
 INDEX = os.path.join(FIXTURE, "index.json")
+NAN, INF = math.nan, math.inf
 
 
 def run_isolated(code):
@@ -183,6 +187,59 @@ def test_integers_out_of_range_name_the_argument_and_its_range(lact):
     intrinsics, c2w = lact.camera_path("turntable", frames=np.int64(3), size=(8, 8))  # numpy's integers are ints
     assert intrinsics.shape == (3, 4) and c2w.shape == (3, 4, 4)
     assert lact.Model(MODEL, threads=np.int32(1)).patch_size > 0
+
+
+def lact_path_exit_status(kind, flag, value):
+    """`lact path KIND FLAG VALUE`'s exit status (the keys, for orbit and interpolate, from the fixture)."""
+    cli = os.environ.get("LACT_CLI")
+    if not cli:
+        pytest.skip("LACT_CLI (the lact executable) not set")
+    keys = [] if kind == "turntable" else ["--data", INDEX]
+    with tempfile.TemporaryDirectory(prefix="lact_py_numbers_") as tmp:
+        return subprocess.run([cli, "path", kind, *keys, flag, value, "--frames", "2", "--size", "16x16", "-o",
+                               os.path.join(tmp, "path.json")], capture_output=True, timeout=60).returncode
+
+
+# camera_path's float arguments: (the path kind that takes it, the range its message states, values outside, values
+# at the edges inside). `lact path`'s flag of the same name is the reference: it refuses and takes the same values.
+PATH_NUMBERS = {
+    "hfov": ("turntable", "(0, 180) degrees", [0, -1, 180, 1e300, NAN, INF, -INF], [0.5, 179.5]),
+    "elevation": ("orbit", "(-90, 90) degrees", [90, -90, 1e300, NAN, INF], [-89.99, 89.99]),
+    "min_radius": ("turntable", "(0, 1e6)", [0, -1e-9, -1, NAN, -INF], [1e-6, 3.0]),
+    "max_radius": ("turntable", "[1.7, 1e6) (not below the min radius)", [1.69, -1, 1e6, NAN, INF], [1.7, 999999.0]),
+    "radius": ("orbit", "[0, 1e6) (0: the cameras' distance)", [-1e-9, -1, 1e6, NAN, INF], [0, 999999.0]),
+    "smoothness": ("interpolate", "[0, 1]", [-0.1, 1.1, NAN, INF, -INF], [0, 1]),
+}
+
+
+def test_path_numbers_out_of_range_name_the_argument_and_its_range(lact):
+    """Before: each bad value gave a ValueError without the value (min_radius and max_radius shared one), hfov=True
+    was taken as 1 degree, and 2**2000, a str or None raised pybind11's TypeError listing the signatures."""
+    scene = lact.read_scene(INDEX)
+    keys = {"intrinsics": scene.intrinsics, "c2w": scene.c2w}
+    for name, (kind, stated, bad, good) in PATH_NUMBERS.items():
+        call = lambda v: lact.camera_path(kind, frames=2, size=(16, 16), **{name: v}, **({} if kind == "turntable"
+                                                                                        else keys))
+        expected = "%s: expected a number in %s" % (name, stated)
+        for value in bad:
+            with pytest.raises(ValueError, match="^%s, got %s$" % (re.escape(expected), re.escape(str(value)))):
+                call(value)
+            assert lact_path_exit_status(kind, "--" + name.replace("_", "-"), repr(float(value))) != 0, value
+        for value in good:
+            intrinsics, c2w = call(value)
+            assert intrinsics.shape == (2, 4) and np.isfinite(c2w).all(), (name, value)
+            assert lact_path_exit_status(kind, "--" + name.replace("_", "-"), repr(float(value))) == 0, value
+        for value in ("50", None, True, [50.0], np.array([50.0]), 1j):
+            with pytest.raises(TypeError, match="^%s, got %s$" % (re.escape(expected), type(value).__name__)):
+                call(value)
+        with pytest.raises(ValueError, match="^%s, got %d$" % (re.escape(expected), 2 ** 2000)):
+            call(2 ** 2000)
+    # numpy's scalars are numbers; max_radius's range starts at the min_radius given.
+    assert lact.camera_path("turntable", frames=2, size=(8, 8), hfov=np.float32(40), min_radius=np.int64(2),
+                            max_radius=np.float64(2))[0].shape == (2, 4)
+    with pytest.raises(ValueError, match=r"^max_radius: expected a number in \[2.5, 1e6\) "
+                                         r"\(not below the min radius\), got 2.0$"):
+        lact.camera_path("turntable", min_radius=2.5, max_radius=2.0)
 
 
 def test_sizes_of_the_wrong_kind_name_size(lact, model, scene):
