@@ -1,7 +1,7 @@
 // Runs the CUDA kernels of kernels/cuda/ on the CPU, so their indexing, reductions and tiling are tested in
 // CI where no GPU exists. The kernel headers are compiled as plain C++ with LACT_CUDA_EMULATION defined:
-// every thread of a block is a fiber (ucontext) on the calling thread, run round-robin until it finishes or
-// waits; __syncthreads() is a barrier of the block's fibers, warp shuffles exchange values through a
+// every thread of a block is a fiber (tests/common/emulator_fibers.h) on the calling thread, run round-robin until it
+// finishes or waits; __syncthreads() is a barrier of the block's fibers, warp shuffles exchange values through a
 // per-warp buffer and barrier, and __shared__ arrays become function statics (one block runs at a time, so
 // one copy is enough). A block whose fibers all wait on barriers that cannot complete (divergent
 // __syncthreads, a missing lane) is reported as a deadlock instead of hanging.
@@ -10,13 +10,13 @@
 #pragma once
 
 #include <math.h>
-#include <ucontext.h>
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -25,6 +25,8 @@
 #include <thread>
 #include <type_traits>
 #include <vector>
+
+#include "tests/common/emulator_fibers.h"
 
 #define __global__ static  // internal linkage: the real kernels of the same names live in the CUDA backend
 #define __device__
@@ -58,7 +60,7 @@ struct AsyncCopies {
 };
 
 struct Fiber {
-  ucontext_t context;
+  FiberContext context;
   bool done = false;
 };
 
@@ -71,7 +73,7 @@ struct LaunchState {
   std::vector<const void*> ldmatrix_rows;           // one per thread: the row address it gives an ldmatrix
   std::vector<AsyncCopies> async_copies;            // one per thread
   std::vector<Fiber> fibers;
-  ucontext_t scheduler;
+  FiberContext scheduler;
   std::function<void()> body;  // runs the kernel for the current thread
   uint64_t progress = 0;       // barrier arrivals and finished fibers, to detect a deadlock
 };
@@ -82,7 +84,7 @@ inline dim3 block_index;
 inline int linear_thread = 0;
 
 // Back to the scheduler; this fiber resumes in the next round.
-inline void yield() { swapcontext(&current->fibers[linear_thread].context, &current->scheduler); }
+inline void yield() { switch_fiber(current->fibers[linear_thread].context, current->scheduler); }
 
 inline void wait(Barrier& b) {
   const uint64_t generation = b.generation;
@@ -348,22 +350,19 @@ void cp_async_wait() {
 
 namespace cuda_emulation {
 
-inline void fiber_main() {
+// Every fiber's entry: the kernel for the current thread, then back to the scheduler for good.
+[[noreturn]] inline void fiber_main() {
   LaunchState& s = *current;
   s.body();
   s.fibers[linear_thread].done = true;
   ++s.progress;
-}  // returns to the scheduler through uc_link
+  switch_fiber(s.fibers[linear_thread].context, s.scheduler);
+  std::abort();  // a finished fiber is never resumed
+}
 
-// A fresh context that starts in fiber_main (its own function: getcontext returns twice, like setjmp, and
-// must not share a frame with the launch loop's variables).
-[[gnu::noinline]] inline void prepare_fiber(Fiber& f, std::vector<char>& stack, ucontext_t* scheduler) {
+inline void prepare_fiber(Fiber& f, std::vector<char>& stack) {
   f.done = false;
-  getcontext(&f.context);
-  f.context.uc_stack.ss_sp = stack.data();
-  f.context.uc_stack.ss_size = stack.size();
-  f.context.uc_link = scheduler;
-  makecontext(&f.context, fiber_main, 0);
+  start_fiber(f.context, stack, fiber_main);
 }
 
 // Stacks kept between launches: 128 KiB per thread (the bf16 attention's emulated fragments are a few KiB).
@@ -417,7 +416,7 @@ void launch(void (*kernel)(Params...), dim3 grid, dim3 block, Args... args) {
     for (unsigned y = 0; y < grid.y; ++y)
       for (unsigned x = 0; x < grid.x; ++x) {
         block_index = dim3(x, y, z);
-        for (int t = 0; t < threads; ++t) prepare_fiber(state.fibers[t], stacks[t], &state.scheduler);
+        for (int t = 0; t < threads; ++t) prepare_fiber(state.fibers[t], stacks[t]);
         state.async_copies.assign(static_cast<size_t>(threads), {});  // copies never waited for are dropped
         uint64_t before = state.progress;
         for (uint64_t round = 1, alive = 1; alive; ++round) {
@@ -428,7 +427,7 @@ void launch(void (*kernel)(Params...), dim3 grid, dim3 block, Args... args) {
             if (skewed_warps && round % (t / 32 % 4 + 1)) continue;  // warp w runs every (w % 4 + 1)-th round
             linear_thread = t;
             thread_index = dim3(t % block.x, (t / block.x) % block.y, t / (block.x * block.y));
-            swapcontext(&state.scheduler, &state.fibers[t].context);
+            switch_fiber(state.scheduler, state.fibers[t].context);
           }
           if (round % (skewed_warps ? 12 : 1)) continue;  // every warp has had a turn since the last check
           if (alive && state.progress == before) {
