@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs every test (CTest); then builds again with AddressSanitizer +
 # UndefinedBehaviorSanitizer (build-asan/: no viewer, no CUDA) and runs the unit, parity and most CLI tests on that
-# build. CI runs exactly this (.ci/run); a clean clone took 34-42 minutes on 2 cores (each stage's time is printed).
+# build. CI runs exactly this (.ci/run); a clean clone took 40 minutes on 2 cores (docs/design/testing.md, "CI's
+# minutes"; each stage's time is printed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Each stage's wall time, so a CI log says where its minutes went (the budget is 40 of them).
