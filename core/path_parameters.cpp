@@ -25,15 +25,6 @@ Interval interval_of(const std::string& name, const PathParameters& p) {
   throw std::logic_error("path_parameter_range: no parameter " + name);
 }
 
-double value_of(const std::string& name, const PathParameters& p) {
-  if (name == "hfov") return p.hfov;
-  if (name == "elevation") return p.elevation;
-  if (name == "min_radius") return p.min_radius;
-  if (name == "max_radius") return p.max_radius;
-  if (name == "radius") return p.radius;
-  return p.smoothness;
-}
-
 // A bound as a person writes it, the shorter of the plain and the exponent form: 180, 1.7, 1e6 (not 1000000, nor
 // %g's 1e+06).
 std::string bound_text(double v) {
@@ -64,8 +55,8 @@ std::string path_parameter_range(const std::string& name, const PathParameters& 
 }
 
 std::string path_parameter_fault(const PathParameters& p) {
-  for (const char* name : kPathParameterNames)
-    if (!inside(interval_of(name, p), value_of(name, p))) return name;
+  for (const PathParameterField& field : kPathParameterFields)
+    if (!inside(interval_of(field.name, p), p.*field.value)) return field.name;
   return "";
 }
 

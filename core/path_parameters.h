@@ -12,9 +12,18 @@ struct PathParameters {
   double hfov = 50, elevation = 30, min_radius = 1.7, max_radius = 3.0, radius = 0, smoothness = 0;
 };
 
-// The parameters' names as lact.camera_path spells them (a flag is "--" with '-' for '_'), in the order checked.
-inline constexpr const char* kPathParameterNames[] = {"hfov",       "elevation", "min_radius",
-                                                      "max_radius", "radius",    "smoothness"};
+// Each parameter's name as lact.camera_path spells it (a flag is "--" with '-' for '_') and its field, in the order
+// checked (min_radius before max_radius, whose range starts at it).
+struct PathParameterField {
+  const char* name;
+  double PathParameters::*value;
+};
+inline constexpr PathParameterField kPathParameterFields[] = {{"hfov", &PathParameters::hfov},
+                                                              {"elevation", &PathParameters::elevation},
+                                                              {"min_radius", &PathParameters::min_radius},
+                                                              {"max_radius", &PathParameters::max_radius},
+                                                              {"radius", &PathParameters::radius},
+                                                              {"smoothness", &PathParameters::smoothness}};
 
 // The range `name` must lie in, as text: "(0, 180) degrees", "[1.7, 1e6) (not below the min radius)" (max_radius's
 // starts at p.min_radius). Each keeps the cameras a path makes ones that render takes: hfov (0, 180) degrees,
@@ -22,7 +31,7 @@ inline constexpr const char* kPathParameterNames[] = {"hfov",       "elevation",
 // [0, 1e6) (0: the cameras' distance), smoothness [0, 1].
 std::string path_parameter_range(const std::string& name, const PathParameters& p);
 
-// The first parameter (in kPathParameterNames' order) outside its range, NaN included, or "" when none is.
+// The first parameter (in kPathParameterFields' order) outside its range, NaN included, or "" when none is.
 std::string path_parameter_fault(const PathParameters& p);
 
 }  // namespace lact

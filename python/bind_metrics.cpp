@@ -46,14 +46,15 @@ std::vector<Camera> key_cameras(const py::object& intrinsics_in, const py::objec
 // path's ranges (core/path_parameters.h, the rule --hfov and the others keep): ValueError naming the first outside
 // its range, the range and the value as given.
 PathParameters path_numbers(const std::array<py::object, 6>& given) {
+  static_assert(std::size(kPathParameterFields) == 6, "one argument a field");
   PathParameters p;
-  double* fields[] = {&p.hfov, &p.elevation, &p.min_radius, &p.max_radius, &p.radius, &p.smoothness};
-  static_assert(std::size(kPathParameterNames) == 6, "one field a name");
-  for (size_t i = 0; i < given.size(); ++i)
-    *fields[i] = float_argument(given[i], kPathParameterNames[i], path_parameter_range(kPathParameterNames[i], p));
+  for (size_t i = 0; i < given.size(); ++i) {
+    const PathParameterField& field = kPathParameterFields[i];
+    p.*field.value = float_argument(given[i], field.name, path_parameter_range(field.name, p));
+  }
   const std::string fault = path_parameter_fault(p);
   for (size_t i = 0; i < given.size(); ++i)
-    if (fault == kPathParameterNames[i])
+    if (fault == kPathParameterFields[i].name)
       throw py::value_error(fault + ": expected a number in " + path_parameter_range(fault, p) + ", got " +
                             py::str(given[i]).cast<std::string>());
   return p;
