@@ -1,7 +1,6 @@
 // The paper's full-attention baseline (lact_nvs_spec.md section 10.1): the TTT layer replaced by global
 // attention. Encode keeps each layer's keys and values (the KV cache, growing with the input tokens);
 // render lets each target view attend to the cache and to itself, so targets never see each other.
-#include <cfloat>
 #include <cmath>
 
 #include "core/kinds/kind_list.h"
@@ -10,8 +9,6 @@
 namespace lact {
 
 namespace {
-
-constexpr float kQkNormEps = FLT_EPSILON;  // as the window attention (nn.RMSNorm with eps None)
 
 struct HeadProjections {
   Tensor q, k, v;  // [views, heads, tokens, head_dim]

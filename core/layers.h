@@ -3,6 +3,8 @@
 // rows (its output projection does, beta 1: no separate add pass and no output buffer).
 #pragma once
 
+#include <cfloat>
+
 #include "core/block_module.h"
 #include "core/config.h"
 #include "core/kinds/attention_kind.h"
@@ -13,6 +15,11 @@
 #include "kernels/backend.h"
 
 namespace lact {
+
+// The QK RMSNorms: nn.RMSNorm(head_dim) with eps=None uses torch.finfo(float32).eps.
+inline constexpr float kQkNormEps = FLT_EPSILON;
+// The fast weights' per-column weight norm: W / (||W||_col + eps) * ||W0||_col.
+inline constexpr float kWeightNormEps = 1e-5f;
 
 // ---- the attention kinds (per-view window attention, the full-attention baseline)
 

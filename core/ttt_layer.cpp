@@ -14,7 +14,6 @@ namespace {
 constexpr float kQkL2Eps = 1e-5f;        // q / (||q|| + eps)
 constexpr float kNoNorm = -1.0f;         // split_heads_silu's eps for v: no L2 norm
 constexpr float kOutputNormEps = 1e-5f;  // o_norm RMSNorm
-constexpr float kWeightNormEps = 1e-5f;  // W / (||W||_col + eps) * ||W0||_col
 
 // softplus^-1, so that softplus(0 + inverse_softplus(base_lr)) = base_lr.
 double inverse_softplus(double x) { return x + std::log(-std::expm1(-x)); }

@@ -13,8 +13,6 @@ namespace lact {
 
 namespace {
 
-constexpr float kWeightNormEps = 1e-5f;
-
 // Rows [begin, end) of every head of t, copied out [heads, n, cols].
 Tensor rows_copy(Backend& be, const Tensor& t, int64_t begin, int64_t end) {
   const int64_t heads = t.dim(0), rows = t.dim(1), cols = t.dim(2), n = end - begin;

@@ -1,4 +1,3 @@
-#include <cfloat>
 #include <cmath>
 
 #include "core/block_module.h"
@@ -6,11 +5,6 @@
 #include "core/layers.h"
 
 namespace lact {
-
-namespace {
-// nn.RMSNorm(head_dim) with eps=None uses torch.finfo(float32).eps.
-constexpr float kQkNormEps = FLT_EPSILON;
-}  // namespace
 
 // Q, K and V stay in the packed projection output: the qk norm runs in place on its q and k columns, the attention
 // reads its heads as strided views and writes each head's output into its columns of [tokens, dim]. The packed

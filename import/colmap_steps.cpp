@@ -47,15 +47,6 @@ class StepProgress {
   Clock::time_point start_ = Clock::now(), last_ = Clock::now() - std::chrono::seconds(10);
 };
 
-// The last non-empty line of `text`, at most 200 bytes.
-std::string last_line(const std::string& text) {
-  size_t end = text.find_last_not_of("\r\n \t");
-  if (end == std::string::npos) return "";
-  const size_t begin = text.find_last_of("\r\n", end);
-  const size_t start = begin == std::string::npos ? 0 : begin + 1;
-  return text.substr(start, std::min<size_t>(end + 1 - start, 200));
-}
-
 }  // namespace
 
 namespace {
@@ -226,8 +217,8 @@ void ColmapSteps::run(const std::string& command, const std::vector<std::string>
   const int status = run_logged(
       argv, command, [&](const std::string& line) { progress.line(line); }, tail);
   if (status != 0)
-    throw Error("colmap " + command, "failed (exit status " + std::to_string(status) +
-                                         "); its last line: " + (last_line(tail).empty() ? "(none)" : last_line(tail)));
+    throw Error("colmap " + command, "failed (exit status " + std::to_string(status) + "); its last line: " +
+                                         (last_output_line(tail).empty() ? "(none)" : last_output_line(tail)));
   progress.finished();
 }
 

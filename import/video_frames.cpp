@@ -39,21 +39,6 @@ WindowGrid window_grid(long count, int wanted, int per_window) {
   return g;
 }
 
-std::string first_line(const std::string& text) {
-  const size_t begin = text.find_first_not_of("\r\n \t");
-  if (begin == std::string::npos) return "";
-  const size_t end = std::min(text.find_first_of("\r\n", begin), text.size());
-  return text.substr(begin, std::min<size_t>(end - begin, 200));
-}
-
-std::string last_line(const std::string& text) {
-  const size_t end = text.find_last_not_of("\r\n \t");
-  if (end == std::string::npos) return "";
-  const size_t begin = text.find_last_of("\r\n", end);
-  const size_t start = begin == std::string::npos ? 0 : begin + 1;
-  return text.substr(start, std::min<size_t>(end + 1 - start, 200));
-}
-
 std::string number_text(double value) {
   char text[32];
   std::snprintf(text, sizeof text, "%g", value);
@@ -106,7 +91,8 @@ VideoProbe probe_video(const std::string& video, double timeout_s) {
   }
   if (status != 0)
     throw Error(video, "not a readable video (ffprobe: " +
-                           (last_line(err).empty() ? std::string("no video stream") : last_line(err)) + ")");
+                           (last_output_line(err).empty() ? std::string("no video stream") : last_output_line(err)) +
+                           ")");
   if (!parse_count(probe.count_text, probe.count) || probe.count <= 0 || probe.count > kMaxFrameCount)
     throw Error(video, "not a readable video (ffprobe counts '" + probe.count_text +
                            "' frames in its first video "
@@ -208,7 +194,7 @@ void PamFrames::parse_header() {
                   parse_count(pam_field(header_, "WIDTH"), width) && parse_count(pam_field(header_, "HEIGHT"), height);
   if (!ok)
     throw Error(source_, "frame " + std::to_string(index_) + " is not an 8-bit RGB PAM image (its header: '" +
-                             first_line(header_) + "...')");
+                             first_output_line(header_) + "...')");
   require_decodable_size(source_ + " frame " + std::to_string(index_), static_cast<uint64_t>(width),
                          static_cast<uint64_t>(height));
   width_ = static_cast<int>(width), height_ = static_cast<int>(height);
@@ -228,7 +214,7 @@ bool PamFrames::feed(const char* data, size_t size) {
         throw Error(source_, "frame " + std::to_string(index_) + " has no PAM header (no ENDHDR line)");
       if (header_.size() >= 3 && header_.compare(0, 3, "P7\n") != 0)
         throw Error(source_, "frame " + std::to_string(index_) + " is not an 8-bit RGB PAM image (it starts '" +
-                                 first_line(header_) + "')");
+                                 first_output_line(header_) + "')");
       if (newline == end || header_.size() < 7 || header_.compare(header_.size() - 7, 7, "ENDHDR\n") != 0) continue;
       parse_header();
       in_header_ = false;
@@ -317,9 +303,9 @@ VideoFrames extract_video_frames(const std::string& video, const std::string& fo
        "-pix_fmt", "rgb24", "pipe:1"},
       [&](const std::string& piece) { return frames.feed(piece.data(), piece.size()); }, err, limits,
       "ffmpeg (frames of " + video + ")");
-  if (status != 0) throw Error(video, "ffmpeg could not read its frames (" + first_line(err) + ")");
+  if (status != 0) throw Error(video, "ffmpeg could not read its frames (" + first_output_line(err) + ")");
   result.written = picker.finish();
-  if (result.written == 0) throw Error(video, "ffmpeg wrote no frames (" + first_line(err) + ")");
+  if (result.written == 0) throw Error(video, "ffmpeg wrote no frames (" + first_output_line(err) + ")");
   return result;
 }
 

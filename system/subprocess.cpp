@@ -339,6 +339,22 @@ int pump(int pid, int& token, int (&fds)[2], const StreamLimits& limits, const s
 
 }  // namespace
 
+std::string first_output_line(const std::string& text, size_t limit) {
+  const size_t begin = text.find_first_not_of("\r\n \t");
+  if (begin == std::string::npos) return "";
+  const size_t line_end = std::min(text.find_first_of("\r\n", begin), text.size());
+  const size_t end = text.find_last_not_of(" \t", line_end - 1) + 1;
+  return text.substr(begin, std::min(end - begin, limit));
+}
+
+std::string last_output_line(const std::string& text, size_t limit) {
+  const size_t last = text.find_last_not_of("\r\n \t");
+  if (last == std::string::npos) return "";
+  const size_t before = text.find_last_of("\r\n", last);
+  const size_t begin = before == std::string::npos ? 0 : before + 1;
+  return text.substr(begin, std::min(last + 1 - begin, limit));
+}
+
 std::string find_program(const std::string& name) {
   if (name.empty()) return "";
   if (name.find('/') != std::string::npos) return ::access(name.c_str(), X_OK) == 0 ? name : "";
@@ -513,17 +529,6 @@ void ProgramWithInput::stop() {
   stderr_fd_ = -1;
 }
 
-std::string ProgramWithInput::last_error_line() const {
-  size_t end = errors_.size();
-  while (end > 0) {
-    while (end > 0 && (errors_[end - 1] == '\n' || errors_[end - 1] == '\r')) --end;
-    const size_t begin = errors_.find_last_of("\r\n", end == 0 ? 0 : end - 1);
-    const size_t start = begin == std::string::npos ? 0 : begin + 1;
-    std::string line = errors_.substr(start, end - start);
-    if (line.find_first_not_of(" \t") != std::string::npos) return line.substr(0, 300);
-    end = start;
-  }
-  return "";
-}
+std::string ProgramWithInput::last_error_line() const { return last_output_line(errors_, 300); }
 
 }  // namespace lact

@@ -9,6 +9,11 @@
 
 namespace lact {
 
+// The first / the last line of a program's output that holds more than whitespace, without its trailing
+// whitespace and cut to `limit` bytes (an error message quotes one line of what the program said); "" if none.
+std::string first_output_line(const std::string& text, size_t limit = 200);
+std::string last_output_line(const std::string& text, size_t limit = 200);
+
 // The program's full path from PATH (or `name` itself when it holds a '/' and is executable); empty if none.
 std::string find_program(const std::string& name);
 

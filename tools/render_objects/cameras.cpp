@@ -9,8 +9,6 @@ namespace ro {
 
 namespace {
 
-constexpr double kPi = 3.14159265358979323846;
-
 void cross3(const double a[3], const double b[3], double out[3]) {
   out[0] = a[1] * b[2] - a[2] * b[1];
   out[1] = a[2] * b[0] - a[0] * b[2];

@@ -7,9 +7,6 @@ namespace ro {
 
 namespace {
 
-constexpr float kTwoPi = 6.28318530717958647692f;
-constexpr float kPi = 3.14159265358979323846f;
-
 uint32_t add_vertex(Mesh& m, Vec3 p, Vec3 n, float u, float v) {
   m.positions.push_back(p);
   m.normals.push_back(normalize(n));
@@ -47,7 +44,7 @@ void add_disc(Mesh& m, float r, float z, bool up, int segments, float uv_repeat)
   const uint32_t centre = add_vertex(m, {0, 0, z}, n, 0.5f * uv_repeat, 0.5f * uv_repeat);
   const auto base = static_cast<uint32_t>(m.positions.size());
   for (int i = 0; i <= segments; ++i) {
-    const float a = kTwoPi * i / segments;
+    const float a = kTwoPiF * i / segments;
     add_vertex(m, {r * std::cos(a), r * std::sin(a), z}, n, (0.5f + 0.5f * std::cos(a)) * uv_repeat,
                (0.5f + 0.5f * std::sin(a)) * uv_repeat);
   }
@@ -80,7 +77,7 @@ Mesh make_box(float rep) {
 Mesh make_sphere(float rep) {
   Mesh m;
   add_grid(m, 32, 16, rep, [](float u, float v, Vec3& p, Vec3& n) {
-    const float th = kTwoPi * u, ph = kPi * v;  // ph from the north pole
+    const float th = kTwoPiF * u, ph = kPiF * v;  // ph from the north pole
     n = {std::sin(ph) * std::cos(th), std::sin(ph) * std::sin(th), std::cos(ph)};
     p = n * 0.5f;
   });
@@ -90,7 +87,7 @@ Mesh make_sphere(float rep) {
 Mesh make_cylinder(float rep) {
   Mesh m;
   add_grid(m, 32, 1, rep, [](float u, float v, Vec3& p, Vec3& n) {
-    const float th = kTwoPi * u;
+    const float th = kTwoPiF * u;
     n = {std::cos(th), std::sin(th), 0};
     p = {0.5f * n.x, 0.5f * n.y, 0.5f - v};
   });
@@ -103,7 +100,7 @@ Mesh make_cone(float rep) {
   Mesh m;
   // Side: apex at z = 0.5, base radius 0.5 at z = -0.5; slant normal (cos, sin, r/h) normalised.
   add_grid(m, 32, 4, rep, [](float u, float v, Vec3& p, Vec3& n) {
-    const float th = kTwoPi * u, r = 0.5f * v;
+    const float th = kTwoPiF * u, r = 0.5f * v;
     n = {std::cos(th), std::sin(th), 0.5f};
     p = {r * std::cos(th), r * std::sin(th), 0.5f - v};
   });
@@ -115,7 +112,7 @@ Mesh make_torus(float rep) {
   Mesh m;
   const float R = 0.35f, r = 0.15f;  // extent 1 x 1 x 0.3
   add_grid(m, 40, 16, rep, [&](float u, float v, Vec3& p, Vec3& n) {
-    const float th = kTwoPi * u, ph = kTwoPi * v;
+    const float th = kTwoPiF * u, ph = kTwoPiF * v;
     n = {std::cos(ph) * std::cos(th), std::cos(ph) * std::sin(th), std::sin(ph)};
     p = {(R + r * std::cos(ph)) * std::cos(th), (R + r * std::cos(ph)) * std::sin(th), r * std::sin(ph)};
   });

@@ -5,12 +5,6 @@
 
 namespace ro {
 
-namespace {
-
-constexpr double kTwoPi = 6.28318530717958647692;
-
-}  // namespace
-
 // A uniformly distributed rotation (Shoemake's method), or with probability 1/2 a rotation about z only so
 // that the part stays upright.
 Mat4 random_rotation(Rng& rng) {

@@ -25,8 +25,6 @@ using namespace ro;
 
 namespace {
 
-constexpr double kPi = 3.14159265358979323846;
-
 Mesh sphere_at(Vec3 centre, float radius, Rgba colour) {
   Mesh m = make_primitive(Primitive::Sphere);
   transform(m, Mat4::translation(centre.x, centre.y, centre.z) * Mat4::scale(2 * radius, 2 * radius, 2 * radius));

@@ -5,6 +5,12 @@
 
 namespace ro {
 
+// pi, once: double for the cameras and rotations, float for the meshes' vertices.
+inline constexpr double kPi = 3.14159265358979323846;
+inline constexpr double kTwoPi = 2 * kPi;
+inline constexpr float kPiF = static_cast<float>(kPi);
+inline constexpr float kTwoPiF = static_cast<float>(kTwoPi);
+
 struct Vec2 {
   float x = 0, y = 0;
 };

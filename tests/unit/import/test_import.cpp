@@ -161,6 +161,16 @@ TEST(Subprocess, PipedOutputCanBeCutShort) {
   EXPECT_EQ(errors, "oops\n");
 }
 
+TEST(Subprocess, AnErrorQuotesOneLineOfWhatTheProgramSaid) {
+  EXPECT_EQ(first_output_line("\n \r\n  warning: x  \t\nerror: y\n"), "warning: x");
+  EXPECT_EQ(last_output_line("warning: x\n  error: y \t\r\n\n  \n"), "  error: y");
+  EXPECT_EQ(last_output_line("one line, no break"), "one line, no break");
+  EXPECT_EQ(first_output_line(" \n\t\r\n"), "");
+  EXPECT_EQ(last_output_line(""), "");
+  EXPECT_EQ(first_output_line(std::string(500, 'a') + "\nb"), std::string(200, 'a'));
+  EXPECT_EQ(last_output_line("a\n" + std::string(500, 'b'), 300), std::string(300, 'b'));
+}
+
 TEST(VideoFrames, WindowsSpreadEvenly) {
   const auto one = frame_windows(60, 30, 1);  // windows of 2 frames: the second of each (its middle)
   ASSERT_EQ(one.size(), 30u);
