@@ -32,6 +32,8 @@ using Request = http::request<http::string_body>;
 class HttpSession;
 
 struct ServerContext {
+  ServerContext(Hub& hub_, asio::io_context& io_, int max_connections_, RateLimit api_rate_)
+      : hub(hub_), io(io_), max_connections(max_connections_), api_rate(api_rate_) {}
   Hub& hub;
   asio::io_context& io;
   int connections = 0;  // open TCP connections (HTTP and streams)

@@ -142,7 +142,7 @@ void run_server(const ServeOptions& o) {
         io->stop();
       },
       std::move(compare));
-  ServerContext context{*hub, *io, 0, connection_cap(o.max_clients), RateLimit(o.max_rate * o.max_clients)};
+  ServerContext context(*hub, *io, connection_cap(o.max_clients), RateLimit(o.max_rate * o.max_clients));
   auto acceptor = std::make_unique<tcp::acceptor>(*io);
   auto pause = std::make_unique<asio::steady_timer>(*io);
   listen(*acceptor, o);

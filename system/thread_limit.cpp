@@ -74,7 +74,7 @@ int own_running_threads() {
   if (!tasks) return 1;
   while (const dirent* entry = ::readdir(tasks)) {
     if (entry->d_name[0] == '.') continue;
-    char path[96], text[512] = {};
+    char path[sizeof "/proc/self/task//stat" + sizeof entry->d_name], text[512] = {};
     std::snprintf(path, sizeof path, "/proc/self/task/%s/stat", entry->d_name);
     std::FILE* file = std::fopen(path, "re");
     if (!file) continue;

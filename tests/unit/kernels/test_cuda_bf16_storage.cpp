@@ -370,7 +370,9 @@ TEST(Bf16Storage, SplitHeadsSiluRoundsAsTheSequenceDoes) {
       EXPECT_TRUE(test::same_bits(run.fused, run.sequence)) << what;
       const double err = relative_error(run.fused, reference.fused);
       EXPECT_LT(err, 4e-3) << what;
-      if (c.head_dim > 1) EXPECT_GT(err, 1e-5) << what << ": bf16 rounding should show";  // 1: x / |x| is +-1
+      if (c.head_dim > 1) {  // 1: x / |x| is +-1
+        EXPECT_GT(err, 1e-5) << what << ": bf16 rounding should show";
+      }
     }
 }
 
