@@ -73,6 +73,21 @@ def test_bad_path_arguments(lact):
         lact.camera_path("turntable", hfov=200)
 
 
+def test_a_camera_lact_path_refuses_is_refused_here(lact):
+    # hfov 179.999 at 16 pixels: fx 7e-5 pixels, which `lact path` refuses to write and render refuses to use;
+    # camera_path returned it and Model.render raised later, far from the argument that caused it.
+    cli = os.environ.get("LACT_CLI")
+    if cli:
+        with tempfile.TemporaryDirectory(prefix="lact_py_path_") as tmp:
+            p = subprocess.run([cli, "path", "turntable", "--hfov", "179.999", "--size", "16x16", "--frames", "2",
+                                "-o", os.path.join(tmp, "path.json")], capture_output=True, text=True, timeout=60)
+        assert p.returncode == 1 and "frame 0: focal length fx" in p.stderr, p.stderr
+    with pytest.raises(ValueError, match=r"camera_path frame 0: focal length fx .* is outside"):
+        lact.camera_path("turntable", frames=2, size=(16, 16), hfov=179.999)
+    intrinsics, _ = lact.camera_path("turntable", frames=2, size=(16, 16), hfov=179.5)  # the edge that is kept
+    assert intrinsics[0, 0] > 1e-3
+
+
 def test_cameras_made_for_another_size_warn(lact, model, scene):
     # camera_path's default size (256x256: cx = cy = 128) rendered at the state's 32x48 rendered a corner of the
     # view without a word (max difference 0.17 from the cameras scaled to 32x48), even with warnings as errors.
