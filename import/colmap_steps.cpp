@@ -47,10 +47,6 @@ class StepProgress {
   Clock::time_point start_ = Clock::now(), last_ = Clock::now() - std::chrono::seconds(10);
 };
 
-}  // namespace
-
-namespace {
-
 constexpr int kMaxDigits = 9;  // a count below 10^9: an int, and no scan of a 200,000-digit "number"
 
 // The count of 1 to 9 digits at `at` (a 10th digit refuses it), `at` moved past it.
@@ -216,9 +212,10 @@ void ColmapSteps::run(const std::string& command, const std::vector<std::string>
   std::string tail;
   const int status = run_logged(
       argv, command, [&](const std::string& line) { progress.line(line); }, tail);
+  const std::string last = last_output_line(tail);
   if (status != 0)
-    throw Error("colmap " + command, "failed (exit status " + std::to_string(status) + "); its last line: " +
-                                         (last_output_line(tail).empty() ? "(none)" : last_output_line(tail)));
+    throw Error("colmap " + command, "failed (exit status " + std::to_string(status) +
+                                         "); its last line: " + (last.empty() ? "(none)" : last));
   progress.finished();
 }
 

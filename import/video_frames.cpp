@@ -89,10 +89,9 @@ VideoProbe probe_video(const std::string& video, double timeout_s) {
     if (line.rfind("duration=", 0) == 0) probe.duration_text = line.substr(9);
     at = end + 1;
   }
+  const std::string said = last_output_line(err);
   if (status != 0)
-    throw Error(video, "not a readable video (ffprobe: " +
-                           (last_output_line(err).empty() ? std::string("no video stream") : last_output_line(err)) +
-                           ")");
+    throw Error(video, "not a readable video (ffprobe: " + (said.empty() ? "no video stream" : said) + ")");
   if (!parse_count(probe.count_text, probe.count) || probe.count <= 0 || probe.count > kMaxFrameCount)
     throw Error(video, "not a readable video (ffprobe counts '" + probe.count_text +
                            "' frames in its first video "
