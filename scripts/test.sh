@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs every test (CTest); then builds again with AddressSanitizer +
 # UndefinedBehaviorSanitizer (build-asan/: no viewer, no CUDA) and runs the unit, parity and most CLI tests on that
-# build. CI runs exactly this (.ci/run); a clean clone took 40 minutes on 2 cores (docs/design/testing.md, "CI's
+# build. CI runs exactly this (.ci/run); a clean clone took 33 minutes on 2 cores (docs/design/testing.md, "CI's
 # minutes"; each stage's time is printed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
