@@ -35,6 +35,17 @@ FFMPEG = shutil.which("ffmpeg")
 
 
 
+def rgb(path):
+    """The image at `path` as RGB, its file closed."""
+    with Image.open(path) as image:
+        return image.convert("RGB")
+
+
+def image_size(path):
+    with Image.open(path) as image:
+        return image.size
+
+
 def read_text(path):
     with open(path) as f:
         return f.read()
@@ -184,11 +195,12 @@ class Import(unittest.TestCase):
         ran_ok(self.run_import(extra=["--max-size", "64"]))
         images = os.path.join(self.out, "images")
         self.assertEqual(sorted(os.listdir(images)), ["p00.png", "p01.png", "p02.png", "turned-2.png", "turned.png"])
-        self.assertEqual(Image.open(os.path.join(images, "turned-2.png")).size, (40, 30))
-        got = Image.open(os.path.join(images, "turned.png")).convert("RGB")
+        self.assertEqual(image_size(os.path.join(images, "turned-2.png")), (40, 30))
+        got = rgb(os.path.join(images, "turned.png"))
         self.assertEqual(got.size, (43, 64))  # upright (80 x 120), long side 64
         from PIL import ImageOps
-        upright = ImageOps.exif_transpose(Image.open(os.path.join(self.photos, "turned.jpg"))).convert("RGB")
+        with Image.open(os.path.join(self.photos, "turned.jpg")) as photo:
+            upright = ImageOps.exif_transpose(photo).convert("RGB")
         want = area_average(upright, got.size)
         diff = max(abs(a - b) for pg, pw in zip(got.getdata(), want) for a, b in zip(pg, pw))
         self.assertLessEqual(diff, 0.5 + 1e-9)  # rounding only
@@ -324,7 +336,7 @@ class Import(unittest.TestCase):
         so = ran_ok(self.run_import(source=video, extra=["--fps", "3"], size=(64, 48)))
         self.assertIn("6 frames, 6 used", so)  # 2 s x 3 per second: windows of 4 frames, the middle one (2, 6, ...)
         for k, name in enumerate(sorted(os.listdir(os.path.join(self.out, "images")))):
-            red = Image.open(os.path.join(self.out, "images", name)).convert("RGB").getpixel((5, 5))[0]
+            red = rgb(os.path.join(self.out, "images", name)).getpixel((5, 5))[0]
             self.assertEqual(red, 10 * (4 * k + 2), name)
 
     @unittest.skipUnless(FFMPEG, "ffmpeg is not installed")
@@ -347,8 +359,8 @@ class Import(unittest.TestCase):
         images = sorted(os.listdir(os.path.join(self.out, "images")))
         self.assertEqual(images, ["frame_%05d.png" % i for i in range(1, 5)])
         for name, i in zip(images, sharp):
-            got = Image.open(os.path.join(self.out, "images", name)).convert("RGB")
-            want = Image.open(os.path.join(frames, "f%02d.png" % i)).convert("RGB")
+            got = rgb(os.path.join(self.out, "images", name))
+            want = rgb(os.path.join(frames, "f%02d.png" % i))
             self.assertEqual(list(got.getdata()), list(want.getdata()), name)
 
 
@@ -498,7 +510,7 @@ class Import(unittest.TestCase):
     def frames_taken(self):
         """The index each image of the scene was made from (its pixel (0, 0) holds it in red)."""
         images = os.path.join(self.out, "images")
-        return [Image.open(os.path.join(images, name)).convert("RGB").getpixel((0, 0))[0]
+        return [rgb(os.path.join(images, name)).getpixel((0, 0))[0]
                 for name in sorted(os.listdir(images))]
 
     @unittest.skipUnless(FFMPEG, "ffmpeg is not installed")
@@ -509,7 +521,7 @@ class Import(unittest.TestCase):
                                     quiet=True))
         self.assertIn("150 frames, 150 used", so)
         images = os.path.join(self.out, "images")
-        self.assertEqual({Image.open(os.path.join(images, n)).size for n in os.listdir(images)}, {(64, 48)})
+        self.assertEqual({image_size(os.path.join(images, n)) for n in os.listdir(images)}, {(64, 48)})
         # Windows of 4/3 frames, the frame holding the exact middle of each (w + 1/2) 4/3: frame 10 for window 7,
         # which the floating-point w * length + length / 2 (9.999999999999998) missed.
         self.assertEqual(self.frames_taken(), [math.floor((w + Fraction(1, 2)) * Fraction(200, 150)) for w in range(150)])

@@ -217,7 +217,8 @@ def scene_index(root, folder, names=("toy_a", "toy_b", "toy_c")):
                 open(os.path.join(folder, name, "opencv_cameras.json"), "wb") as g:
             g.write(f.read())
         for file in sorted(f for f in os.listdir(example) if f.endswith(".png")):
-            image = Image.open(os.path.join(example, file)).convert("RGB")
+            with Image.open(os.path.join(example, file)) as png:
+                image = png.convert("RGB")
             (ImageOps.invert(image) if k % 2 else image).save(os.path.join(folder, name, file))
     return write_json(os.path.join(folder, "index.json"), [n + "/opencv_cameras.json" for n in names])
 

@@ -413,7 +413,8 @@ class UsersFilesInOut(unittest.TestCase):
         folder = self.scene_folder()
         try:
             from PIL import Image
-            self.assertEqual(Image.open(os.path.join(folder, "2.png")).text, {"Software": "lact"})
+            with Image.open(os.path.join(folder, "2.png")) as image:
+                self.assertEqual(image.text, {"Software": "lact"})
         except ImportError:
             pass
         os.remove(os.path.join(self.out, "report.json"))  # lact's images, no report: still lact's by their mark
