@@ -58,11 +58,15 @@ Camera camera_from_json(const nlohmann::json& f, const std::string& where) {
   return c;
 }
 
+void validate_path_frames(const std::vector<Camera>& frames, const std::string& where) {
+  for (size_t i = 0; i < frames.size(); ++i) frames[i].validate(where + " frame " + std::to_string(i));
+}
+
 void write_camera_path(const std::string& path, const std::vector<Camera>& frames, const PathFrame* frame) {
   nlohmann::json out{{"format", kPathFormat}, {"frames", nlohmann::json::array()}};
   for (const Camera& c : frames) out["frames"].push_back(camera_to_json(c));
   if (frame) out["made_by"] = frame->made_by, out["frame"] = frame_to_json(*frame);
-  for (size_t i = 0; i < frames.size(); ++i) frames[i].validate(path + " frame " + std::to_string(i));
+  validate_path_frames(frames, path);
   write_file_atomically(path, out.dump(1) + "\n");
 }
 

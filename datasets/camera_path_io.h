@@ -31,6 +31,9 @@ nlohmann::json camera_to_json(const Camera& camera);
 // One frame of a path ({c2w, fx, fy, cx, cy, w, h}) checked as read_camera_path checks it (`lact serve` reads
 // them from its clients); Error(where, ...) naming the field.
 Camera camera_from_json(const nlohmann::json& frame, const std::string& where);
+// Every frame checked as render checks a camera: Error("<where> frame <i>", ...) for the first it would refuse.
+// write_camera_path runs it before writing; lact.camera_path before returning.
+void validate_path_frames(const std::vector<Camera>& frames, const std::string& where);
 // With `frame`, the file records it (and made_by); without, no frame (the viewer's recordings).
 void write_camera_path(const std::string& path, const std::vector<Camera>& frames, const PathFrame* frame = nullptr);
 // Errors name the file and the frame.

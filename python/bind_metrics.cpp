@@ -8,6 +8,7 @@
 #include "core/lpips.h"
 #include "core/metrics.h"
 #include "core/path_parameters.h"
+#include "datasets/camera_path_io.h"
 #include "kernels/backend_factory.h"
 #include "python/arguments.h"
 #include "python/arrays.h"
@@ -80,13 +81,10 @@ py::tuple camera_path(const std::string& kind, const py::object& frames_in, cons
   } else {
     throw py::value_error("kind: expected 'turntable', 'orbit' or 'interpolate', got '" + kind + "'");
   }
-  // The cameras `lact path` would refuse to write (render would refuse them): refused here, not at Model.render.
-  for (size_t i = 0; i < path.size(); ++i) {
-    try {
-      path[i].validate("camera_path frame " + std::to_string(i));
-    } catch (const Error& e) {
-      throw py::value_error(e.what());
-    }
+  try {  // the cameras `lact path` would refuse to write: refused here, not later at Model.render
+    validate_path_frames(path, "camera_path");
+  } catch (const Error& e) {
+    throw py::value_error(e.what());
   }
   return py::make_tuple(intrinsics_array(path), c2w_array(path));
 }
