@@ -122,6 +122,28 @@ void check_shape(const py::array& array, const std::string& name, const std::vec
   if (!ok) throw py::value_error(name + ": expected shape " + expected + ", got " + shape_text(array));
 }
 
+FloatArray intrinsic_rows(const FloatArray& intrinsics, const std::string& name) {
+  const py::ssize_t d = intrinsics.ndim();
+  if (d < 2 || d > 3 || intrinsics.shape(d - 1) != 3 || intrinsics.shape(d - 2) != 3) return intrinsics;
+  const py::ssize_t count = d == 3 ? intrinsics.shape(0) : 1;
+  FloatArray rows(d == 3 ? std::vector<py::ssize_t>{count, 4} : std::vector<py::ssize_t>{4});
+  static const char* const kFixed[] = {"[0, 1] (skew)", "[1, 0]", "[2, 0]", "[2, 1]", "[2, 2]"};
+  for (py::ssize_t i = 0; i < count; ++i) {
+    const float* k = intrinsics.data() + 9 * i;
+    const float fixed[] = {k[1], k[3], k[6], k[7], k[8]}, wanted[] = {0, 0, 0, 0, 1};
+    const std::string matrix = d == 3 ? name + "[" + std::to_string(i) + "]" : name;
+    for (int j = 0; j < 5; ++j)
+      if (fixed[j] != wanted[j])
+        throw py::value_error(matrix + ": entry " + kFixed[j] + " of the 3x3 K matrix is " + number_text(fixed[j]) +
+                              ", not " + number_text(wanted[j]) +
+                              ": lact's cameras are [[fx, 0, cx], [0, fy, cy], [0, 0, 1]] (or give rows fx, fy, "
+                              "cx, cy)");
+    float* row = rows.mutable_data() + 4 * i;
+    row[0] = k[0], row[1] = k[4], row[2] = k[2], row[3] = k[5];
+  }
+  return rows;
+}
+
 std::vector<Camera> cameras_from(const FloatArray& intrinsics, const DoubleArray& c2w, int height, int width) {
   const py::ssize_t count = intrinsics.shape(0);
   if (c2w.shape(0) != count)

@@ -42,6 +42,11 @@ FloatArray output_array(const py::object& out, const std::vector<py::ssize_t>& s
 void check_shape(const py::array& array, const std::string& name, const std::vector<py::ssize_t>& shape,
                  const std::string& expected);
 
+// Intrinsics as rows fx, fy, cx, cy: (N, 4) and (4,) as given, OpenCV's matrices K = [[fx, 0, cx], [0, fy, cy],
+// [0, 0, 1]] as (N, 3, 3) and (3, 3) read into (N, 4) and (4,). A K a lact camera cannot hold (a skew, a last row
+// other than 0 0 1) is a ValueError naming the matrix and the entry: dropping it would render another camera.
+FloatArray intrinsic_rows(const FloatArray& intrinsics, const std::string& name);
+
 // Cameras from intrinsics (N, 4) = fx, fy, cx, cy in pixels at height x width and c2w (N, 4, 4), OpenCV axes;
 // a camera lact refuses (a pose that is not rigid, focal lengths out of range) is a ValueError naming the row.
 std::vector<Camera> cameras_from(const FloatArray& intrinsics, const DoubleArray& c2w, int height, int width);

@@ -16,8 +16,8 @@ namespace docs {
 inline constexpr const char* kModule = R"(lact: the LaCT novel-view-synthesis engine from Python.
 
 Arrays are numpy float32: images (N, H, W, 3) in [0, 1]; intrinsics (N, 4) = fx, fy, cx, cy in pixels at the
-image's size; c2w (N, 4, 4) camera-to-world, OpenCV axes (x right, y down, z forward). Poses are kept in float64
-(the engine's precision); float32 poses are used exactly.
+image's size, or OpenCV's matrices K (N, 3, 3) wherever intrinsics are taken; c2w (N, 4, 4) camera-to-world, OpenCV
+axes (x right, y down, z forward). Poses are kept in float64 (the engine's precision); float32 poses are used exactly.
 
     model = lact.Model("models/lact_tiny_obj64.safetensors")
     scene = lact.read_scene("examples/gso_toy_64", inputs="16,20,24,28", targets="rest")
@@ -40,18 +40,19 @@ thread gives. encode, State.save and State.load take turns with every other call
 inline constexpr const char* kEncode = R"(encode(images, intrinsics, c2w) -> State
 
 Encodes input views into a scene state. images (N, H, W, 3) floats in [0, 1], H and W multiples of the patch size;
-intrinsics (N, 4) pixels; c2w (N, 4, 4). A C-contiguous float32 images array is read in place, never copied on
-the CPU (copied once to the GPU with device="cuda"); it must not change while encode runs. Other orders, float64,
-lists and torch CPU tensors are converted once to C-contiguous float32 first.
+intrinsics (N, 4) pixels or K matrices (N, 3, 3); c2w (N, 4, 4). A C-contiguous float32 images array is read in
+place, never copied on the CPU (copied once to the GPU with device="cuda"); it must not change while encode runs.
+Other orders, float64, lists and torch CPU tensors are converted once to C-contiguous float32 first.
 The GIL is released while encoding; Ctrl-C stops it between layers (KeyboardInterrupt).)";
 
 inline constexpr const char* kRender = R"(render(state, intrinsics, c2w, size=None, out=None) -> images
 
 Renders cameras from a state: intrinsics (N, 4) and c2w (N, 4, 4) give (N, H, W, 3); one camera as (4,) and
-(4, 4) gives (H, W, 3). size (H, W): the state's size by default (the intrinsics are pixels at that size). All
-cameras are rendered in one engine call (the CLI's batching: the same numbers), written straight into one new
-float32 array, or into `out` (a C-contiguous writeable float32 array of that shape), which is returned. The GIL is
-released while rendering; several threads may render from one model at once.)";
+(4, 4) gives (H, W, 3); K matrices (N, 3, 3) or (3, 3) may stand for the intrinsics. size (H, W): the state's size
+by default (the intrinsics are pixels at that size). All cameras are rendered in one engine call (the CLI's
+batching: the same numbers), written straight into one new float32 array, or into `out` (a C-contiguous writeable
+float32 array of that shape), which is returned. The GIL is released while rendering; several threads may render
+from one model at once.)";
 
 inline constexpr const char* kState =
     R"(A scene state: what encode leaves (each layer's fast weights, attention caches).

@@ -141,3 +141,36 @@ def test_torch_tensors_that_numpy_cannot_take_name_the_argument_and_uint8_is_8_b
     expected = render_targets(model, model.encode(eight_bit.astype(np.float32) / 255, k, pose), scene)
     np.testing.assert_array_equal(render_targets(model, model.encode(torch.from_numpy(eight_bit), k, pose), scene),
                                   expected)
+
+
+def k_matrices(rows):
+    """OpenCV's 3x3 K of each row fx, fy, cx, cy, built by hand (independent of the module's reading)."""
+    k = np.zeros((len(rows), 3, 3), np.float32)
+    k[:, 0, 0], k[:, 1, 1], k[:, 0, 2], k[:, 1, 2], k[:, 2, 2] = rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3], 1
+    return k
+
+
+def test_k_matrices_give_what_their_rows_give(lact, model, scene):
+    i, t = scene.inputs, scene.targets
+    reference = render_targets(model, encode_inputs(model, scene), scene)
+    state = model.encode(scene.images[i], k_matrices(scene.intrinsics[i]), scene.c2w[i])
+    np.testing.assert_array_equal(model.render(state, k_matrices(scene.intrinsics[t]), scene.c2w[t]), reference)
+    one = k_matrices(scene.intrinsics[t[:1]])[0]  # (3, 3): one camera, as (4,) is
+    np.testing.assert_array_equal(model.render(state, one, scene.c2w[t[0]]), reference[0])
+    size = (int(scene.images.shape[1]), int(scene.images.shape[2]))
+    keys = scene.intrinsics[i], scene.c2w[i]
+    for a, b in zip(lact.camera_path("orbit", 5, size, *keys),
+                    lact.camera_path("orbit", 5, size, k_matrices(keys[0]), keys[1])):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_a_k_matrix_lact_cannot_hold_is_refused(model, scene):
+    i = scene.inputs
+    for entry, value, named in (((0, 1), 0.5, r"\[0, 1\] \(skew\)"), ((2, 0), 1e-3, r"\[2, 0\]"),
+                                ((2, 2), 2.0, r"\[2, 2\]")):
+        k = k_matrices(scene.intrinsics[i])
+        k[1][entry] = value
+        with pytest.raises(ValueError, match=r"^intrinsics\[1\]: entry " + named + " of the 3x3 K matrix is"):
+            model.encode(scene.images[i], k, scene.c2w[i])
+    with pytest.raises(ValueError, match=r"intrinsics: expected shape \(N, 4\) with N = 3 .*\(N, 3, 3\)"):
+        model.encode(scene.images[i], k_matrices(scene.intrinsics[i])[:2], scene.c2w[i])
