@@ -210,7 +210,9 @@ void add_info_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand("info",
                                          "Describe a model, a scene state (FILE) or a dataset (--data): "
                                          "config and sizes, or cameras, views and preprocessing");
-  command->add_option("file", o->file, "Model or scene state (.safetensors)");
+  // --model and --state as every other command names them; the positional FILE is the same option.
+  command->add_option("file,--model,--state", o->file, "Model or scene state (.safetensors)")
+      ->transform(model_file());  // an official name once cached, as for render
   add_data_options(*command, o->data);
   command->add_option("--targets", o->targets, "Target views to show (as for render)");
   command->add_flag("--devices", o->devices, "List the compute devices (cpu, cuda) and whether each runs here");

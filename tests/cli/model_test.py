@@ -69,6 +69,11 @@ class ModelTest(unittest.TestCase):
         self.assertEqual(record["bytes"], len(self.pt))
         self.assertFalse(os.path.exists(os.path.join(folder, "obj_res256.pt.part")))
         ran_ok(self.render("obj_res256", os.path.join(self.dir, "by_name")))
+        # info takes the name as render does, and describes the cached file.
+        cached = os.path.join(folder, "obj_res256.safetensors")
+        by_name = ran_ok(run("info", "obj_res256", env=self.env))
+        self.assertTrue(by_name.startswith(cached + ": model\n"), by_name)
+        self.assertEqual(by_name, ran_ok(run("info", cached, env=self.env)))
         ran_ok(self.render(os.path.join(ARGS.fixture, "model.safetensors"), os.path.join(self.dir, "by_path")))
         for view in ("3", "4"):
             with open(os.path.join(self.dir, "by_name", "scene", view + ".png"), "rb") as a, \
@@ -116,6 +121,8 @@ class ModelTest(unittest.TestCase):
 
     def test_uncached_name_says_how_to_fetch(self):
         line = one_error_line(self, self.render("scene_res144x256", os.path.join(self.dir, "o")))
+        self.assertIn("lact model fetch scene_res144x256", line)
+        line = one_error_line(self, run("info", "--model", "scene_res144x256", env=self.env))
         self.assertIn("lact model fetch scene_res144x256", line)
 
     def test_convert_from_any_folder(self):

@@ -108,10 +108,12 @@ class CliTest(FixtureCase):
         err = float(np.abs(got - self.reference).max())
         print("\n  state render vs direct render: max abs diff %.3g" % err)
         self.assertLessEqual(err, 1e-6)
-        for f in (self.model, state):
+        for f, flag in ((self.model, "--model"), (state, "--state")):
             rc, so, se = run("info", f)
             self.assertEqual(rc, 0, so + se)
             self.assertIn("fast weights", so)
+            # The flag every other command names the file with says the same (before: "there is no flag --model").
+            self.assertEqual(run("info", flag, f), (0, so, se))
         rc, so, _ = run("info", self.model)
         self.assertIn("parameters: 499334", so)
 
