@@ -1,6 +1,7 @@
 #include "app/suggestions.h"
 
 #include <algorithm>
+#include <cctype>
 
 namespace lact::app {
 
@@ -28,11 +29,44 @@ std::vector<std::string> subcommand_names(const CLI::App& app) {
   return names;
 }
 
-std::vector<std::string> long_flags(const CLI::App& command) {
+// "--name" and "-n" of each of the command's options.
+std::vector<std::string> command_flags(const CLI::App& command) {
   std::vector<std::string> flags;
-  for (const CLI::Option* option : command.get_options())
+  for (const CLI::Option* option : command.get_options()) {
     for (const std::string& name : option->get_lnames()) flags.push_back("--" + name);
+    for (const std::string& name : option->get_snames()) flags.push_back("-" + name);
+  }
   return flags;
+}
+
+// What other tools call lact's flags (PyTorch scripts, nerfstudio, web servers), each with what lact takes
+// instead; a word with two rows names the first whose flag the command has. The edit distance finds typos, not
+// these, and its nearest name for some was a wrong guess ("--gpu": "--fps", "--host": "--port").
+struct FlagSynonym {
+  const char *word, *instead;
+};
+// clang-format off
+constexpr FlagSynonym kFlagSynonyms[] = {
+    {"--host", "--bind"}, {"--address", "--bind"}, {"--listen", "--bind"}, {"--ip", "--bind"},
+    {"--output", "--out"}, {"--out", "--output"}, {"-o", "--out"},
+    {"--output-dir", "--out"}, {"--output-dir", "--output"}, {"--outdir", "--out"}, {"--outdir", "--output"},
+    {"--gpu", "--device cuda"}, {"--cuda", "--device cuda"}, {"--cpu", "--device cpu"},
+    {"--checkpoint", "--model"}, {"--ckpt", "--model"}, {"--weights", "--model"}, {"-m", "--model"},
+    {"--dataset", "--data"}, {"--data-dir", "--data"}, {"-d", "--data"},
+    {"--resolution", "--size"}, {"--res", "--size"}, {"--image-size", "--size"},
+    {"--num-threads", "--threads"}, {"--jobs", "--threads"}, {"-j", "--threads"},
+    {"--dtype", "--precision"}, {"--bf16", "--precision bf16"}, {"--tf32", "--precision tf32"},
+    {"--input-views", "--inputs"}, {"--target-views", "--targets"}, {"--test-views", "--targets"},
+    {"--num-frames", "--frames"}, {"--overwrite", "--force"}, {"-f", "--force"}};
+// clang-format on
+
+// What the command takes instead of `word` (a flag it lacks), or empty when the table does not know it.
+std::string synonym_of(const std::string& word, const std::vector<std::string>& flags) {
+  for (const FlagSynonym& s : kFlagSynonyms) {
+    const std::string instead = s.instead, flag = instead.substr(0, instead.find(' '));
+    if (word == s.word && std::find(flags.begin(), flags.end(), flag) != flags.end()) return instead;
+  }
+  return "";
 }
 
 }  // namespace
@@ -40,9 +74,11 @@ std::vector<std::string> long_flags(const CLI::App& command) {
 std::string nearest_name(const std::string& word, const std::vector<std::string>& candidates) {
   std::string best;
   size_t best_distance = 3;  // at most 2 edits
+  // The name's own letters, not a flag's dashes, set how many edits are a typo: "--gpu" is not "--fps".
+  const size_t letters = word.size() - std::min(word.find_first_not_of('-'), word.size());
   for (const std::string& candidate : candidates) {
     const size_t d = edit_distance(word, candidate);
-    if (d < best_distance && 2 * d < word.size()) best = candidate, best_distance = d;
+    if (d < best_distance && 2 * d < letters) best = candidate, best_distance = d;
   }
   return best;
 }
@@ -59,12 +95,14 @@ std::string parse_error_suggestion(const CLI::App& app, int argc, const char* co
   const std::vector<const CLI::App*> named =
       app.get_subcommands([&first](const CLI::App* sub) { return sub->get_name() == first; });
   if (named.empty()) return "";
-  const std::vector<std::string> flags = long_flags(*named[0]);
+  const std::vector<std::string> flags = command_flags(*named[0]);
   for (int i = 2; i < argc; ++i) {
     std::string word = argv[i];
     word = word.substr(0, word.find('='));
-    if (word.rfind("--", 0) != 0 || std::find(flags.begin(), flags.end(), word) != flags.end()) continue;
-    const std::string guess = nearest_name(word, flags);
+    if (word.size() < 2 || word[0] != '-' || std::find(flags.begin(), flags.end(), word) != flags.end()) continue;
+    std::string guess = synonym_of(word, flags);
+    if (word[1] != '-' && (std::isdigit(static_cast<unsigned char>(word[1])) || word[1] == '.')) continue;  // a value
+    if (guess.empty()) guess = nearest_name(word, flags);
     return first + ": there is no flag " + word + (guess.empty() ? "" : "; did you mean " + guess + "?");
   }
   return "";

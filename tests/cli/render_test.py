@@ -382,7 +382,17 @@ class CliTest(FixtureCase):
                  (["render", "--inputs=0", "--targts", "3"], "did you mean --targets?"),
                  (["info", "--dat", "x"], "info: there is no flag --dat; did you mean --data?"),
                  (["xyzzy"], "'xyzzy' is not a lact command (see lact --help)"),
-                 (["render", "--frobnicate"], "render: there is no flag --frobnicate (see lact --help)")]
+                 (["render", "--frobnicate"], "render: there is no flag --frobnicate (see lact --help)"),
+                 # What other tools call a flag: lact's name for it, in the command's own form (render --out,
+                 # encode --output); before, no guess or a wrong one ("--gpu": "did you mean --fps?").
+                 (["render", "--gpu"], "render: there is no flag --gpu; did you mean --device cuda?"),
+                 (["serve", "--host", "0.0.0.0"], "serve: there is no flag --host; did you mean --bind?"),
+                 (["render", "--output", "o"], "render: there is no flag --output; did you mean --out?"),
+                 (["encode", "--out", "o"], "encode: there is no flag --out; did you mean --output?"),
+                 (["render", "-o", "o"], "render: there is no flag -o; did you mean --out?"),
+                 (["render", "--checkpoint=m"], "render: there is no flag --checkpoint; did you mean --model?"),
+                 (["path", "turntable", "--elevation", "-10", "-x"], "path: there is no flag -x (see lact --help)"),
+                 (["view", "--out", "o"], "view: there is no flag --out (see lact --help)")]
         for argv, expected in cases:
             rc, so, se = run(*argv)
             lines = se.strip().splitlines()
