@@ -15,7 +15,7 @@ constexpr double kDegrees = 180.0 / 3.14159265358979323846;
 
 template <typename... Args>
 std::string format(const char* pattern, Args... args) {
-  char text[512];
+  char text[1024];
   std::snprintf(text, sizeof text, pattern, args...);
   return text;
 }
@@ -55,6 +55,7 @@ CameraLayout camera_layout(const std::vector<Camera>& cameras) {
       layout.view_spread = std::max(layout.view_spread, angle_between(axis_of(c), axis_of(other)));
   }
   layout.median_off_axis = median(off_axis);
+  layout.least_off_axis = *std::min_element(off_axis.begin(), off_axis.end());
   return layout;
 }
 
@@ -71,6 +72,13 @@ std::string size_warning(const ModelWeights& model, int height, int width, const
 
 std::string camera_kind_warning(const std::string& kind, const std::vector<Camera>& cameras) {
   const CameraLayout layout = camera_layout(cameras);
+  if (kind == "object" && layout.reversed_object_like())
+    return format(
+        "the input cameras each look straight away from one point (the median one looks %.1f deg away): OpenGL or "
+        "Blender poses (y up, z back) given as OpenCV ones (y down, z forward)? If so, negate the second and third "
+        "columns of each camera-to-world rotation; cameras that do face outwards are a scene's, and the model was "
+        "trained on objects",
+        layout.median_off_axis);
   if (kind == "object" && layout.scene_like())
     return format(
         "the input cameras do not look at a common centre (the median one looks %.0f deg away from the point "

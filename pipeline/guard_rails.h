@@ -31,8 +31,17 @@ constexpr double kDistanceFactor = 2.0;     // distances more than 2x from those
 // How cameras are laid out: around one point (an object) or not (a scene).
 struct CameraLayout {
   double median_off_axis = 0;  // degrees between a camera's axis and the way to the point nearest all axes
+  double least_off_axis = 0;   // ... the smallest of those angles
   double view_spread = 0;      // the largest angle between two cameras' viewing directions, degrees
   bool object_like() const { return median_off_axis <= kObjectOffAxis && view_spread >= kObjectViewSpread; }
+  // Every camera looks straight away from one point: an object's cameras with the z axis reversed (OpenGL or
+  // Blender poses read as OpenCV ones), or a ring of cameras facing outwards. Every one, not the median: a
+  // forward-facing capture's axes meet behind it too (the desk's median camera looks 165-170 deg away from that
+  // point, its least 110-128 deg).
+  bool reversed_object_like() const {
+    return median_off_axis >= 180 - kObjectOffAxis && least_off_axis >= 180 - 2 * kObjectOffAxis &&
+           view_spread >= kObjectViewSpread;
+  }
   bool scene_like() const { return median_off_axis > kSceneOffAxis; }
 };
 CameraLayout camera_layout(const std::vector<Camera>& cameras);

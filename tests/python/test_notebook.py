@@ -65,6 +65,23 @@ def test_guard_rails_warn_as_render_does(lact):
             model.encode(big, scene.intrinsics[i] * 2, scene.c2w[i])
 
 
+def test_opengl_poses_are_named_as_such(lact):
+    """A notebook's poses in OpenGL / Blender axes (y up, z back) passed as lact's OpenCV ones: the warning says
+    so (before: "do not look at a common centre ... use a scene model"); the same poses converted are silent."""
+    model = lact.Model(SHIPPED, threads=THREADS)
+    scene = lact.read_scene(EXAMPLE, inputs=INPUTS)
+    i = scene.inputs
+    opengl = scene.c2w[i] @ np.diag([1.0, -1.0, -1.0, 1.0])
+    with pytest.warns(lact.Warning) as said:
+        model.encode(scene.images[i], scene.intrinsics[i], opengl)
+    assert len(said) == 1 and "OpenGL or Blender poses" in str(said[0].message), [str(w.message) for w in said]
+    converted = opengl.copy()
+    converted[:, :3, 1:3] *= -1  # what the warning tells the user to do
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model.encode(scene.images[i], scene.intrinsics[i], converted)
+
+
 @pytest.mark.parametrize("example", ["evaluate_index.py", "orbit_video.py"])
 def test_examples_print_usage(example):
     p = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "python", example), "--help"],

@@ -164,6 +164,32 @@ class GuardTest(FixtureCase):
         self.assertEqual(len(far), 1, se)
         self.assertIn("are %.3g..%.3g units from the origin" % (min(distances), max(distances)), far[0])
 
+    def test_reversed_axes_for_an_object_model(self):
+        """The example's cameras with OpenGL's axes (y and z reversed) given as OpenCV ones: said as that, not as a
+        scene (before: "do not look at a common centre ... use a scene model")."""
+        folder = os.path.join(self.out("reversed_axes"), "gso_toy_64")
+        shutil.copytree(self.example, folder)
+        frames = load_json(os.path.join(folder, "opencv_cameras.json"))
+        for frame in frames:
+            frame["w2c"] = np.linalg.inv(c2w_of(frame) @ np.diag([1.0, -1.0, -1.0, 1.0])).tolist()
+        with open(os.path.join(folder, "opencv_cameras.json"), "w") as f:
+            json.dump(frames, f)
+        inputs = [int(i) for i in INPUTS.split(",")]
+        expected = median_off_axis(cameras_of(os.path.join(folder, "opencv_cameras.json"), inputs))
+        self.assertGreater(expected, 170)
+        (result, _) = self.render("reversed", "--model", self.shipped, "--data", folder, "--inputs", INPUTS,
+                                  "--targets", "2")
+        ran_ok(result)
+        said = [w for w in warnings_in(result[2]) if "input cameras" in w]  # (also: below the nearest input)
+        self.assertEqual(len(said), 1, result[2])
+        self.assertIn("gso_toy_64: the input cameras each look straight away from one point (the median one looks "
+                      "%.1f deg away): OpenGL or Blender poses" % expected, said[0])
+        # The example as shipped (OpenCV): nothing to say.
+        (result, _) = self.render("not_reversed", "--model", self.shipped, "--data", self.example, "--inputs", INPUTS,
+                                  "--targets", "2")
+        ran_ok(result)
+        self.assertEqual(warnings_in(result[2]), [])
+
     def test_object_cameras_for_a_scene_model(self):
         inputs = [int(i) for i in INPUTS.split(",")]
         scene_file = os.path.join(self.example, "opencv_cameras.json")
