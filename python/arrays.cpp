@@ -144,6 +144,19 @@ FloatArray intrinsic_rows(const FloatArray& intrinsics, const std::string& name)
   return rows;
 }
 
+DoubleArray pose_matrices(const DoubleArray& c2w) {
+  const py::ssize_t d = c2w.ndim();
+  if (d < 2 || d > 3 || c2w.shape(d - 2) != 3 || c2w.shape(d - 1) != 4) return c2w;
+  const py::ssize_t count = d == 3 ? c2w.shape(0) : 1;
+  DoubleArray full(d == 3 ? std::vector<py::ssize_t>{count, 4, 4} : std::vector<py::ssize_t>{4, 4});
+  for (py::ssize_t i = 0; i < count; ++i) {
+    double* m = full.mutable_data() + 16 * i;
+    std::copy_n(c2w.data() + 12 * i, 12, m);
+    m[12] = m[13] = m[14] = 0, m[15] = 1;
+  }
+  return full;
+}
+
 std::vector<Camera> cameras_from(const FloatArray& intrinsics, const DoubleArray& c2w, int height, int width) {
   const py::ssize_t count = intrinsics.shape(0);
   if (c2w.shape(0) != count)

@@ -47,6 +47,10 @@ void check_shape(const py::array& array, const std::string& name, const std::vec
 // other than 0 0 1) is a ValueError naming the matrix and the entry: dropping it would render another camera.
 FloatArray intrinsic_rows(const FloatArray& intrinsics, const std::string& name);
 
+// Camera-to-world poses (N, 4, 4) and (4, 4) as given; the 3x4 form (N, 3, 4) and (3, 4) (nerfstudio's
+// camera_to_worlds, [R | t]) with the row 0 0 0 1 added.
+DoubleArray pose_matrices(const DoubleArray& c2w);
+
 // Cameras from intrinsics (N, 4) = fx, fy, cx, cy in pixels at height x width and c2w (N, 4, 4), OpenCV axes;
 // a camera lact refuses (a pose that is not rigid, focal lengths out of range) is a ValueError naming the row.
 std::vector<Camera> cameras_from(const FloatArray& intrinsics, const DoubleArray& c2w, int height, int width);

@@ -69,13 +69,13 @@ std::shared_ptr<State> encode(const std::shared_ptr<Engine>& engine, const py::o
                               const py::object& intrinsics_in, const py::object& c2w_in) {
   const FloatArray images = pixel_array(images_in, "images");  // held while the engine reads it
   const FloatArray intrinsics = intrinsic_rows(float_array(intrinsics_in, "intrinsics"), "intrinsics");
-  const DoubleArray c2w = double_array(c2w_in, "c2w");
+  const DoubleArray c2w = pose_matrices(double_array(c2w_in, "c2w"));
   check_shape(images, "images", {-1, -1, -1, 3}, "(N, H, W, 3)");
   check_pixel_range(images, "images");
   const py::ssize_t n = images.shape(0);
   check_shape(intrinsics, "intrinsics", {n, 4},
               "(N, 4) with N = " + std::to_string(n) + " (fx, fy, cx, cy) or (N, 3, 3) (K)");
-  check_shape(c2w, "c2w", {n, 4, 4}, "(N, 4, 4) with N = " + std::to_string(n));
+  check_shape(c2w, "c2w", {n, 4, 4}, "(N, 4, 4) or (N, 3, 4) with N = " + std::to_string(n));
   const PixelView pixels = pixel_view(images);
   const std::vector<Camera> cameras =
       cameras_from(intrinsics, c2w, static_cast<int>(images.shape(1)), static_cast<int>(images.shape(2)));
@@ -109,17 +109,18 @@ py::array render(const std::shared_ptr<Engine>& engine, const std::shared_ptr<St
                  const py::object& out_in) {
   const State& state = *required(state_in, "state", "a lact.State (from Model.encode or lact.State.load)");
   FloatArray intrinsics = intrinsic_rows(float_array(intrinsics_in, "intrinsics"), "intrinsics");
-  DoubleArray c2w = double_array(c2w_in, "c2w");
+  DoubleArray c2w = pose_matrices(double_array(c2w_in, "c2w"));
   if (state.engine != engine) throw py::value_error("state: encoded by another lact.Model");
   const bool single = intrinsics.ndim() == 1;
   if (single) {
     check_shape(intrinsics, "intrinsics", {4}, "(4,) or (N, 4) (fx, fy, cx, cy), or K (3, 3) or (N, 3, 3)");
-    check_shape(c2w, "c2w", {4, 4}, "(4, 4) for one camera");
+    check_shape(c2w, "c2w", {4, 4}, "(4, 4) or (3, 4) for one camera");
     intrinsics = intrinsics.reshape({1, 4});
     c2w = c2w.reshape({1, 4, 4});
   }
   check_shape(intrinsics, "intrinsics", {-1, 4}, "(N, 4) or (4,) (fx, fy, cx, cy), or K (N, 3, 3) or (3, 3)");
-  check_shape(c2w, "c2w", {intrinsics.shape(0), 4, 4}, "(N, 4, 4) with N = " + std::to_string(intrinsics.shape(0)));
+  check_shape(c2w, "c2w", {intrinsics.shape(0), 4, 4},
+              "(N, 4, 4) or (N, 3, 4) with N = " + std::to_string(intrinsics.shape(0)));
   const auto [height, width] = render_size(*engine, state, size);
   const std::vector<Camera> cameras = cameras_from(intrinsics, c2w, height, width);
   warn_principal_point_outside(cameras);

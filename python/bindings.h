@@ -16,8 +16,8 @@ namespace docs {
 inline constexpr const char* kModule = R"(lact: the LaCT novel-view-synthesis engine from Python.
 
 Arrays are numpy float32: images (N, H, W, 3) in [0, 1]; intrinsics (N, 4) = fx, fy, cx, cy in pixels at the
-image's size, or OpenCV's matrices K (N, 3, 3) wherever intrinsics are taken; c2w (N, 4, 4) camera-to-world, OpenCV
-axes (x right, y down, z forward). Poses are kept in float64 (the engine's precision); float32 poses are used exactly.
+image's size, or OpenCV's matrices K (N, 3, 3) wherever intrinsics are taken; c2w (N, 4, 4) camera-to-world, or
+(N, 3, 4) [R | t], OpenCV axes (x right, y down, z forward). Poses are kept in float64 (the engine's precision); float32 poses are used exactly.
 
     model = lact.Model("models/lact_tiny_obj64.safetensors")
     scene = lact.read_scene("examples/gso_toy_64", inputs="16,20,24,28", targets="rest")

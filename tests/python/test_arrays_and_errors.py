@@ -164,6 +164,16 @@ def test_k_matrices_give_what_their_rows_give(lact, model, scene):
         np.testing.assert_array_equal(a, b)
 
 
+def test_3x4_poses_give_what_4x4_give(model, scene):
+    i, t = scene.inputs, scene.targets
+    reference = render_targets(model, encode_inputs(model, scene), scene)
+    state = model.encode(scene.images[i], scene.intrinsics[i], scene.c2w[i][:, :3].copy())
+    np.testing.assert_array_equal(model.render(state, scene.intrinsics[t], scene.c2w[t][:, :3]), reference)
+    np.testing.assert_array_equal(model.render(state, scene.intrinsics[t[0]], scene.c2w[t[0]][:3]), reference[0])
+    with pytest.raises(ValueError, match=r"c2w: expected shape \(N, 4, 4\) or \(N, 3, 4\) with N = 3, got \(3, 2, 4\)"):
+        model.encode(scene.images[i], scene.intrinsics[i], scene.c2w[i][:, :2])
+
+
 def test_a_k_matrix_lact_cannot_hold_is_refused(model, scene):
     i = scene.inputs
     for entry, value, named in (((0, 1), 0.5, r"\[0, 1\] \(skew\)"), ((2, 0), 1e-3, r"\[2, 0\]"),
