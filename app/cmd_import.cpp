@@ -34,7 +34,8 @@ void add_import_command(CLI::App& app) {
       ->capture_default_str();
   command
       ->add_option("--camera-model", o->camera_model,
-                   "COLMAP camera model: SIMPLE_RADIAL, RADIAL, OPENCV, PINHOLE, SIMPLE_PINHOLE")
+                   "COLMAP camera model: SIMPLE_RADIAL, RADIAL, OPENCV, PINHOLE, SIMPLE_PINHOLE; for a fisheye lens "
+                   "OPENCV_FISHEYE, SIMPLE_RADIAL_FISHEYE, RADIAL_FISHEYE")
       ->capture_default_str();
   command
       ->add_option("--matcher", o->matcher,

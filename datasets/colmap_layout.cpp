@@ -2,9 +2,9 @@
 // Hamilton quaternion (qw qx qy qz) and a translation, in OpenCV camera axes (x right, y down, z forward): the
 // engine's camera-to-world is [R^T | -R^T t]. Intrinsics are pixels at the camera's width x height, principal
 // point in COLMAP's convention (the image spans [0, W] x [0, H], pixel centres at +0.5), which is LaCT's; lens
-// distortion (SIMPLE_RADIAL, RADIAL, OPENCV, FULL_OPENCV) goes into LensDistortion and the images are undistorted
-// on load exactly as nerfstudio's k1 k2 p1 p2 are. Views are sorted by image name (byte order), so indices do not
-// depend on the order COLMAP registered the images in.
+// distortion (SIMPLE_RADIAL, RADIAL, OPENCV, FULL_OPENCV and the fisheyes OPENCV_FISHEYE, SIMPLE_RADIAL_FISHEYE,
+// RADIAL_FISHEYE) goes into LensDistortion and the images are undistorted on load as nerfstudio's are. Views are sorted
+// by image name (byte order), so indices do not depend on the order COLMAP registered the images in.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -107,11 +107,20 @@ SceneView camera_view(const ColmapCamera& c, const std::string& where) {
       if (c.model >= 4) d.k1 = p[4], d.k2 = p[5], d.p1 = p[6], d.p2 = p[7];
       if (c.model == 6) d.k3 = p[8], d.k4 = p[9], d.k5 = p[10], d.k6 = p[11];
       break;
+    case 5:  // OPENCV_FISHEYE fx fy cx cy k1 k2 k3 k4
+      fy = p[1], cx = p[2], cy = p[3];
+      d.fisheye = true, d.k1 = p[4], d.k2 = p[5], d.k3 = p[6], d.k4 = p[7];
+      break;
+    case 8:  // SIMPLE_RADIAL_FISHEYE f cx cy k
+    case 9:  // RADIAL_FISHEYE f cx cy k1 k2
+      d.fisheye = true, d.k1 = p[3];
+      if (c.model == 9) d.k2 = p[4];
+      break;
     default:
-      throw Error(where,
-                  "camera " + std::to_string(c.id) + " uses the " + colmap_model_name(c.model) +
-                      " model, which lact does not read (it reads SIMPLE_PINHOLE, PINHOLE, SIMPLE_RADIAL, RADIAL, "
-                      "OPENCV, FULL_OPENCV): undistort the images with colmap image_undistorter first");
+      throw Error(where, "camera " + std::to_string(c.id) + " uses the " + colmap_model_name(c.model) +
+                             " model, which lact does not read (it reads SIMPLE_PINHOLE, PINHOLE, SIMPLE_RADIAL, "
+                             "RADIAL, OPENCV, FULL_OPENCV, OPENCV_FISHEYE, SIMPLE_RADIAL_FISHEYE, RADIAL_FISHEYE): "
+                             "undistort the images with colmap image_undistorter first");
   }
   const std::string camera = where + " camera " + std::to_string(c.id);
   Camera& cam = view.camera;

@@ -29,7 +29,7 @@ struct ModelInfo {
   int params;
 };
 
-// COLMAP's camera models by id (src/colmap/sensor/models.h); 5 and 7..11 are read but not converted.
+// COLMAP's camera models by id (src/colmap/sensor/models.h); 7, 10 and 11 are read but not converted.
 const ModelInfo kModels[] = {
     {"SIMPLE_PINHOLE", 3},
     {"PINHOLE", 4},

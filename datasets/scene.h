@@ -46,7 +46,7 @@ struct ReadOptions {
 //  - LaCT per-scene `opencv_cameras.json`: a list of {w, h, fx, fy, cx, cy, w2c, file_path}, or the
 //    Long-LRM / converted-DL3DV dict {scene_name, frames: [...], fold_8_kmeans_N_input}, or LVSM frames
 //    {image_path, fxfycxcy, w2c};
-//  - nerfstudio / DL3DV / instant-ngp `transforms.json` (OpenGL camera-to-world, fl_x.., k1 k2 p1 p2);
+//  - nerfstudio / DL3DV / instant-ngp `transforms.json` (OpenGL camera-to-world, fl_x.., k1 k2 k3 p1 p2 or a fisheye);
 //  - NeRF-synthetic `transforms_{train,val,test}.json` (camera_angle_x), or a folder holding them;
 //  - a folder holding `opencv_cameras.json` or `transforms.json`;
 //  - a COLMAP sparse model: a folder with sparse/0 (or sparse/) and images/, the model folder itself (cameras +

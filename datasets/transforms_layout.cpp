@@ -1,7 +1,7 @@
-// The `transforms.json` family: nerfstudio / DL3DV (fl_x, fl_y, cx, cy, w, h, k1, k2, p1, p2, per-frame
-// overrides, applied_transform), instant-ngp (the same keys plus camera_angle_x) and NeRF-synthetic
-// (camera_angle_x only, extensionless file_path). Poses are OpenGL camera-to-world (x right, y up, z back);
-// we convert to OpenCV by flipping the camera's y and z axes: c2w_cv = c2w_gl * diag(1, -1, -1, 1).
+// The `transforms.json` family: nerfstudio / DL3DV (fl_x, fl_y, cx, cy, w, h, k1, k2, k3, p1, p2, or k1..k4 of an
+// OPENCV_FISHEYE; per-frame overrides, applied_transform), instant-ngp (the same keys plus camera_angle_x) and
+// NeRF-synthetic (camera_angle_x only, extensionless file_path). Poses are OpenGL camera-to-world (x right, y up,
+// z back); we convert to OpenCV by flipping the camera's y and z axes: c2w_cv = c2w_gl * diag(1, -1, -1, 1).
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -26,20 +26,24 @@ struct Intrinsics {
   LensDistortion distortion;
 };
 
-// nerfstudio's camera_model names whose lens lact models: pinhole plus OpenCV's k1 k2 p1 p2 (what the reader
-// undistorts). Fisheye, equirectangular and the rest are refused by name, as the COLMAP reader does.
-void check_camera_model(const nlohmann::json& j, const std::string& where) {
+// nerfstudio's camera_model names whose lens lact models: pinhole plus OpenCV's k1 k2 k3 p1 p2, and OpenCV's
+// fisheye with k1..k4 (what the reader undistorts). Equirectangular and the rest are refused by name, as the COLMAP
+// reader does. Sets `fisheye` when the object names a model.
+void read_camera_model(const nlohmann::json& j, bool& fisheye, const std::string& where) {
   if (!j.contains("camera_model")) return;
   const std::string model = json_string(j, "camera_model", where);
-  for (const char* known : {"OPENCV", "PINHOLE", "SIMPLE_PINHOLE", "SIMPLE_RADIAL", "RADIAL"})
-    if (model == known) return;
+  for (const char* known : {"OPENCV", "PINHOLE", "SIMPLE_PINHOLE", "SIMPLE_RADIAL", "RADIAL", "OPENCV_FISHEYE"})
+    if (model == known) {
+      fisheye = model == "OPENCV_FISHEYE";
+      return;
+    }
   throw Error(where, "camera_model '" + model.substr(0, 40) +
                          "' is not one lact reads (it reads OPENCV, PINHOLE, SIMPLE_PINHOLE, SIMPLE_RADIAL, RADIAL: "
-                         "pinhole with k1 k2 p1 p2): undistort the images first");
+                         "pinhole with k1 k2 k3 p1 p2; OPENCV_FISHEYE with k1..k4): undistort the images first");
 }
 
 Intrinsics read_intrinsics(const nlohmann::json& j, Intrinsics base, const std::string& where) {
-  check_camera_model(j, where);
+  read_camera_model(j, base.distortion.fisheye, where);
   auto number = [&](const char* key, double& out) {
     if (j.contains(key)) out = json_number(j, key, where);
   };
@@ -51,14 +55,17 @@ Intrinsics read_intrinsics(const nlohmann::json& j, Intrinsics base, const std::
   number("camera_angle_y", base.angle_y);
   number("k1", base.distortion.k1);
   number("k2", base.distortion.k2);
+  number("k3", base.distortion.k3);
+  number("k4", base.distortion.k4);
   number("p1", base.distortion.p1);
   number("p2", base.distortion.p2);
   if (j.contains("w")) base.w = json_int(j, "w", where, 1, kMaxImageSide);
   if (j.contains("h")) base.h = json_int(j, "h", where, 1, kMaxImageSide);
-  for (const char* unsupported : {"k3", "k4"})
-    if (j.contains(unsupported) && json_number(j, unsupported, where) != 0.0)
-      throw Error(where,
-                  std::string("distortion '") + unsupported + "' (fisheye / k3) is not supported; only k1 k2 p1 p2");
+  const LensDistortion& d = base.distortion;
+  if (!d.fisheye && d.k4 != 0)
+    throw Error(where, "distortion 'k4' is a fisheye coefficient, but the camera_model is not OPENCV_FISHEYE");
+  if (d.fisheye && (d.p1 != 0 || d.p2 != 0))
+    throw Error(where, "distortion 'p1' / 'p2' with camera_model OPENCV_FISHEYE, which has k1..k4 only");
   return base;
 }
 
@@ -85,10 +92,6 @@ std::string downscaled(const std::string& file, int downscale) {
   const size_t start = file.rfind("./", 0) == 0 ? 2 : 0;
   if (file.compare(start, 7, "images/") != 0) return file;
   return file.substr(0, start) + "images_" + std::to_string(downscale) + file.substr(start + 6);
-}
-
-bool same_distortion(const LensDistortion& a, const LensDistortion& b) {
-  return a.k1 == b.k1 && a.k2 == b.k2 && a.p1 == b.p1 && a.p2 == b.p2;
 }
 
 bool same_intrinsics(const Camera& a, const Camera& b) {
@@ -140,7 +143,7 @@ SceneView read_frame(const nlohmann::json& f, const FrameContext& context, const
     view.distortion = k.distortion;
     view.distorted_camera = cam;
     // Frames usually share one camera: reuse the previous frame's undistorted intrinsics when equal.
-    if (last && same_distortion(last->distortion, k.distortion) && same_intrinsics(last->distorted_camera, cam)) {
+    if (last && last->distortion == k.distortion && same_intrinsics(last->distorted_camera, cam)) {
       const Camera& p = last->camera;
       cam.fx = p.fx, cam.fy = p.fy, cam.cx = p.cx, cam.cy = p.cy;
       view.camera = cam;

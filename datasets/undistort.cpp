@@ -15,11 +15,29 @@ void check_distortion(const LensDistortion& d, const std::string& where) {
   for (double c : {d.k1, d.k2, d.p1, d.p2, d.k3, d.k4, d.k5, d.k6})
     if (!std::isfinite(c))
       throw Error(where, "distortion coefficients (k1, k2, p1, p2, k3..k6) contain NaN or infinity");
+  if (d.fisheye && (d.p1 != 0 || d.p2 != 0 || d.k5 != 0 || d.k6 != 0))
+    throw Error(where, "a fisheye lens has k1..k4 only, not p1, p2, k5 or k6");
+}
+
+// The fisheye's radial factor theta_d(theta) / r and its derivative with respect to r2, theta = atan(r).
+void fisheye_factor(const LensDistortion& d, double r2, double& radial, double& dradial_dr2) {
+  const double r = std::sqrt(r2);
+  if (r < 1e-8) {  // the limit at the axis: theta_d / r = 1 + (k1 - 1/3) r2 + O(r2^2)
+    radial = 1, dradial_dr2 = d.k1 - 1.0 / 3;
+    return;
+  }
+  const double theta = std::atan(r), t2 = theta * theta;
+  const double theta_d = theta * (1 + t2 * (d.k1 + t2 * (d.k2 + t2 * (d.k3 + t2 * d.k4))));
+  const double dtheta_d = 1 + t2 * (3 * d.k1 + t2 * (5 * d.k2 + t2 * (7 * d.k3 + t2 * 9 * d.k4)));
+  radial = theta_d / r;
+  const double dradial_dr = (dtheta_d / (1 + r2) * r - theta_d) / r2;
+  dradial_dr2 = dradial_dr / (2 * r);
 }
 
 // The radial factor and its derivative with respect to r2. Without k3..k6 it is exactly the polynomial
 // 1 + k1 r2 + k2 r2^2 (and k1 + 2 k2 r2), as before FULL_OPENCV was read.
 void radial_factor(const LensDistortion& d, double r2, double& radial, double& dradial_dr2) {
+  if (d.fisheye) return fisheye_factor(d, r2, radial, dradial_dr2);
   if (d.k3 == 0 && d.k4 == 0 && d.k5 == 0 && d.k6 == 0) {
     radial = 1 + d.k1 * r2 + d.k2 * r2 * r2;
     dradial_dr2 = d.k1 + 2 * d.k2 * r2;
@@ -55,6 +73,12 @@ void distortion_jacobian(const LensDistortion& d, double x, double y, double& a,
   e = radial + dradial * y * y + 6 * d.p1 * y + 2 * d.p2 * x;
 }
 
+// The distorted normalized radius theta_d of a fisheye ray 90 deg from the axis.
+double fisheye_radius_at_90_degrees(const LensDistortion& d) {
+  const double theta = std::acos(-1.0) / 2, t2 = theta * theta;
+  return theta * (1 + t2 * (d.k1 + t2 * (d.k2 + t2 * (d.k3 + t2 * d.k4))));
+}
+
 // The normalized undistorted point seen at distorted pixel (u, v); throws if the model cannot be inverted there.
 void undistort_pixel(const Camera& c, const LensDistortion& d, double u, double v, double& x, double& y,
                      const std::string& where) {
@@ -68,15 +92,21 @@ void undistort_pixel(const Camera& c, const LensDistortion& d, double u, double 
 // still invert, but the output would be a few source pixels spread over the whole image: refused.
 constexpr double kMaxMagnification = 4;
 
-void check_magnification(const Camera& distorted, double fx, double fy, const std::string& where) {
+// A fisheye can be right and still fail it: sides near 90 deg from the axis leave a pinhole view whose centre is
+// a few pixels wide.
+void check_magnification(const Camera& distorted, const LensDistortion& d, double fx, double fy,
+                         const std::string& where) {
   const double mx = fx / distorted.fx, my = fy / distorted.fy;
   for (double m : {mx, my})
     if (!(m <= kMaxMagnification && m >= 1 / kMaxMagnification)) {
-      char text[320];
+      char text[400];
       std::snprintf(text, sizeof text,
                     "lens distortion changes the focal length %.3g times when undistorted (fx %.4g -> %.4g, fy %.4g "
-                    "-> %.4g; real lenses stay within %g times): the coefficients are implausible",
-                    m, distorted.fx, fx, distorted.fy, fy, kMaxMagnification);
+                    "-> %.4g; %s)",
+                    m, distorted.fx, fx, distorted.fy, fy,
+                    d.fisheye ? "the fisheye's view is too wide for one pinhole view: crop the images to a narrower "
+                                "view first"
+                              : "real lenses stay within 4 times: the coefficients are implausible");
       throw Error(where, text);
     }
 }
@@ -84,7 +114,12 @@ void check_magnification(const Camera& distorted, double fx, double fy, const st
 }  // namespace
 
 bool LensDistortion::any() const {
-  return k1 != 0 || k2 != 0 || p1 != 0 || p2 != 0 || k3 != 0 || k4 != 0 || k5 != 0 || k6 != 0;
+  return fisheye || k1 != 0 || k2 != 0 || p1 != 0 || p2 != 0 || k3 != 0 || k4 != 0 || k5 != 0 || k6 != 0;
+}
+
+bool operator==(const LensDistortion& a, const LensDistortion& b) {
+  return a.fisheye == b.fisheye && a.k1 == b.k1 && a.k2 == b.k2 && a.p1 == b.p1 && a.p2 == b.p2 && a.k3 == b.k3 &&
+         a.k4 == b.k4 && a.k5 == b.k5 && a.k6 == b.k6;
 }
 
 void distort_normalized(const LensDistortion& d, double x, double y, double& xd, double& yd) {
@@ -140,18 +175,28 @@ Camera undistorted_camera(const Camera& distorted, const LensDistortion& d, cons
   const double w = distorted.width, h = distorted.height;
   const double inf = std::numeric_limits<double>::infinity();
   double x0 = -inf, x1 = inf, y0 = -inf, y1 = inf;
+  // A fisheye's sample 90 deg or more from the axis is at infinity, outwards: it bounds nothing, and is skipped.
+  const double beyond = d.fisheye ? fisheye_radius_at_90_degrees(d) : inf;
+  auto sample = [&](double u, double v, double& bound, bool upper, bool along_x) {
+    if (std::hypot((u - distorted.cx) / distorted.fx, (v - distorted.cy) / distorted.fy) >= beyond) return;
+    double x, y;
+    undistort_pixel(distorted, d, u, v, x, y, where);
+    const double value = along_x ? x : y;
+    bound = upper ? std::min(bound, value) : std::max(bound, value);
+  };
   for (int i = 0; i < samples; ++i) {
     const double u = i * w / (samples - 1), v = i * h / (samples - 1);
-    double x, y;
-    undistort_pixel(distorted, d, 0, v, x, y, where), x0 = std::max(x0, x);
-    undistort_pixel(distorted, d, w, v, x, y, where), x1 = std::min(x1, x);
-    undistort_pixel(distorted, d, u, 0, x, y, where), y0 = std::max(y0, y);
-    undistort_pixel(distorted, d, u, h, x, y, where), y1 = std::min(y1, y);
+    sample(0, v, x0, false, true), sample(w, v, x1, true, true);
+    sample(u, 0, y0, false, false), sample(u, h, y1, true, false);
   }
+  if (!std::isfinite(x0) || !std::isfinite(x1) || !std::isfinite(y0) || !std::isfinite(y1))
+    throw Error(where,
+                "the fisheye's view reaches 90 deg from its axis along a whole side of the image: no pinhole view "
+                "holds it (crop the images to a narrower view first)");
   if (!(x1 > x0 && y1 > y0)) throw Error(where, "lens distortion leaves no valid rectangle inside the image");
   Camera pinhole = distorted;
   const double fx = (w - 1) / (x1 - x0), fy = (h - 1) / (y1 - y0);
-  check_magnification(distorted, fx, fy, where);
+  check_magnification(distorted, d, fx, fy, where);
   // Checked in double first: a nearly empty rectangle gives a focal length no float holds.
   set_intrinsics(pinhole, fx, fy, -fx * x0, -fy * y0, where + " (undistorted)");
   return pinhole;

@@ -43,11 +43,14 @@ bool is_within(const fs::path& inner, const fs::path& outer) {
 }
 
 void check_options(const ImportOptions& o) {
-  static const std::array<const char*, 5> models = {"SIMPLE_PINHOLE", "PINHOLE", "SIMPLE_RADIAL", "RADIAL", "OPENCV"};
+  static const std::array<const char*, 8> models = {
+      "SIMPLE_PINHOLE", "PINHOLE",        "SIMPLE_RADIAL",         "RADIAL",
+      "OPENCV",         "OPENCV_FISHEYE", "SIMPLE_RADIAL_FISHEYE", "RADIAL_FISHEYE"};
   if (std::find(models.begin(), models.end(), o.camera_model) == models.end())
-    throw Error("--camera-model", "'" + o.camera_model +
-                                      "' is not one lact reads: SIMPLE_RADIAL (default), RADIAL, OPENCV, PINHOLE or "
-                                      "SIMPLE_PINHOLE");
+    throw Error("--camera-model", "'" + o.camera_model.substr(0, 40) +
+                                      "' is not one lact reads: SIMPLE_RADIAL (default), RADIAL, OPENCV, PINHOLE, "
+                                      "SIMPLE_PINHOLE, or for a fisheye lens OPENCV_FISHEYE, SIMPLE_RADIAL_FISHEYE, "
+                                      "RADIAL_FISHEYE");
   if (o.matcher != "auto" && o.matcher != "exhaustive" && o.matcher != "sequential")
     throw Error("--matcher", "must be exhaustive, sequential or auto");
   if (o.max_size != 0 && o.max_size < 64) throw Error("--max-size", "must be 0 (no cap) or at least 64 pixels");

@@ -602,8 +602,8 @@ class ColmapTest(Base):
         with open(cameras) as f:
             text = f.read()
         with open(cameras, "w") as f:
-            f.write(text.replace("PINHOLE 64 64", "OPENCV_FISHEYE 64 64").replace(" 32.0 32.0", " 32.0 32.0 0.1 0 0 0"))
-        BadInputTest.assert_one_line_error(self, self.render(root), cameras, "OPENCV_FISHEYE")
+            f.write(text.replace("PINHOLE 64 64", "FOV 64 64").replace(" 32.0 32.0", " 32.0 32.0 0.1"))
+        BadInputTest.assert_one_line_error(self, self.render(root), cameras, "uses the FOV model")
         BadInputTest.assert_one_line_error(self, run("info", "--data", self.gso64, "--images", root), "--images")
 
 

@@ -403,7 +403,7 @@ class Import(unittest.TestCase):
         # COLMAP's model goes through lact's COLMAP reader, as `lact render --data` reads it, before the import
         # reports success: each of these was reported as a scene, then refused by render.
         make_photos(self.photos, 4)
-        for mode in ("zero_quaternion", "far", "negative_focal", "fisheye", "ghost"):
+        for mode in ("zero_quaternion", "far", "negative_focal", "fov_model", "ghost"):
             keep = os.path.join(self.case, "kept-" + mode)
             result = self.lact(["import", self.photos, "-o", self.out, "-q"], dict(self.env(mode), FAKE_KEEP=keep))
             line = one_error_line(self, result, ["colmap mapper: wrote a scene lact render refuses: ",

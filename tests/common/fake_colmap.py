@@ -23,8 +23,8 @@ def write_model(folder, names, size):
     if mode == "ghost":  # registers an image that is not in images/
         names = names + ["ghost.jpg"]
     with open(os.path.join(folder, "cameras.txt"), "w") as f:
-        if mode == "fisheye":
-            f.write("1 OPENCV_FISHEYE %d %d %g %g %g %g 0.01 0 0 0\n" % (w, h, 0.9 * w, 0.9 * w, w / 2, h / 2))
+        if mode == "fov_model":  # a lens model lact does not read
+            f.write("1 FOV %d %d %g %g %g %g 0.5\n" % (w, h, 0.9 * w, 0.9 * w, w / 2, h / 2))
         else:
             focal = -0.9 * w if mode == "negative_focal" else 0.9 * w
             f.write("1 SIMPLE_RADIAL %d %d %g %g %g 0.01\n" % (w, h, focal, w / 2, h / 2))

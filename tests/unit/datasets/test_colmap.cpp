@@ -21,6 +21,7 @@
 #include "datasets/pose_normalization.h"
 #include "datasets/preprocess.h"
 #include "datasets/scene.h"
+#include "datasets/undistort.h"
 #include "system/error.h"
 #include "tests/common/test_util.h"
 
@@ -252,12 +253,9 @@ TEST(ColmapModel, FullOpencvRationalDistortion) {
   EXPECT_NEAR(uy, y, 1e-12);
 }
 
-TEST(ColmapModel, FisheyeAndFovModelsRefusedNamingTheModel) {
-  const std::vector<std::pair<int, std::string>> refused = {{5, "OPENCV_FISHEYE"},
-                                                            {7, "FOV"},
-                                                            {8, "SIMPLE_RADIAL_FISHEYE"},
-                                                            {9, "RADIAL_FISHEYE"},
-                                                            {10, "THIN_PRISM_FISHEYE"}};
+TEST(ColmapModel, FovAndThinPrismModelsRefusedNamingTheModel) {
+  const std::vector<std::pair<int, std::string>> refused = {
+      {7, "FOV"}, {10, "THIN_PRISM_FISHEYE"}, {11, "RAD_TAN_THIN_PRISM_FISHEYE"}};
   for (const auto& [id, name] : refused) {
     const fs::path root = fresh_folder("fisheye");
     std::vector<double> params(colmap_model_param_count(id), 0.0);
@@ -269,12 +267,47 @@ TEST(ColmapModel, FisheyeAndFovModelsRefusedNamingTheModel) {
     EXPECT_EQ(error.find('\n'), std::string::npos) << error;
     fs::remove_all(root);
   }
-  // A fisheye camera no registered image uses is no obstacle.
-  const fs::path root = fresh_folder("unused_fisheye");
-  write_model(root, {{1, 1, 40, 30, {50, 50, 20, 15}}, {2, 5, 40, 30, {50, 50, 20, 15, 0, 0, 0, 0}}},
+  // A camera lact does not read that no registered image uses is no obstacle.
+  const fs::path root = fresh_folder("unused_fov");
+  write_model(root, {{1, 1, 40, 30, {50, 50, 20, 15}}, {2, 7, 40, 30, {50, 50, 20, 15, 0.5}}},
               {{1, {1, 0, 0, 0}, {0, 0, 0}, 1, "a.png"}}, true);
   EXPECT_NE(read_one(root).notes[0].find("(1 more no registered image uses)"), std::string::npos);
   fs::remove_all(root);
+}
+
+// COLMAP's fisheyes (src/colmap/sensor/models.h): OPENCV_FISHEYE fx fy cx cy k1 k2 k3 k4, SIMPLE_RADIAL_FISHEYE
+// f cx cy k, RADIAL_FISHEYE f cx cy k1 k2, all theta_d = theta (1 + k1 theta^2 + ...): read as that lens and
+// undistorted to the pinhole camera undistorted_camera gives for it.
+TEST(ColmapModel, FisheyeModelsAreReadAndUndistorted) {
+  struct Case {
+    int id;
+    std::vector<double> params;
+    double fx, fy, cx, cy, k1, k2, k3, k4;
+  };
+  const Case cases[] = {
+      {5, {42, 43, 20.5, 15.5, 0.02, -0.005, 0.001, -2e-4}, 42, 43, 20.5, 15.5, 0.02, -0.005, 0.001, -2e-4},
+      {8, {42, 20.5, 15.5, 0.03}, 42, 42, 20.5, 15.5, 0.03, 0, 0, 0},
+      {9, {42, 20.5, 15.5, 0.03, -0.01}, 42, 42, 20.5, 15.5, 0.03, -0.01, 0, 0}};
+  for (const Case& c : cases) {
+    const fs::path root = fresh_folder("fisheye_read");
+    write_model(root, {{1, c.id, 40, 30, c.params}}, {{1, {1, 0, 0, 0}, {0, 0, 0}, 1, "a.png"}}, true);
+    const SceneView view = read_one(root).views.at(0);
+    const LensDistortion& d = view.distortion;
+    EXPECT_TRUE(d.fisheye) << c.id;
+    EXPECT_EQ(std::vector<double>({d.k1, d.k2, d.k3, d.k4, d.p1, d.p2, d.k5, d.k6}),
+              std::vector<double>({c.k1, c.k2, c.k3, c.k4, 0, 0, 0, 0}))
+        << c.id;
+    const Camera& lens = view.distorted_camera;
+    EXPECT_EQ(std::vector<float>({lens.fx, lens.fy, lens.cx, lens.cy}),
+              std::vector<float>({float(c.fx), float(c.fy), float(c.cx), float(c.cy)}))
+        << c.id;
+    const Camera pinhole = undistorted_camera(lens, d);
+    EXPECT_EQ(std::vector<float>({view.camera.fx, view.camera.fy, view.camera.cx, view.camera.cy}),
+              std::vector<float>({pinhole.fx, pinhole.fy, pinhole.cx, pinhole.cy}))
+        << c.id;
+    EXPECT_LT(pinhole.fx, lens.fx) << c.id;  // a fisheye's pinhole view is narrower in focal length
+    fs::remove_all(root);
+  }
 }
 
 // RADIAL k1 = 1e6 (a unit mistake) still inverts, but undistorted it would magnify the image centre ~60 times
@@ -650,42 +683,50 @@ TEST(ColmapLayout, SameRaysAndPixelsAsLactLayoutMydesk) {
   check_against_lact("mydesk", shared_data() + "/mydesk/opencv_cameras.json");
 }
 
-// An OPENCV camera and the same camera in nerfstudio's transforms.json (k1 k2 p1 p2): the same undistorted
+// A COLMAP camera (`model`: fx fy cx cy, then the `lens` values in COLMAP's order) and the same camera in
+// nerfstudio's transforms.json (`camera_model`, the lens values under their names): the same undistorted
 // intrinsics and pixels.
-TEST(ColmapLayout, DistortionAsNerfstudio) {
+void expect_colmap_as_nerfstudio(int model, const std::string& camera_model,
+                                 const std::vector<std::pair<std::string, double>>& lens) {
   const fs::path root = fresh_folder("distorted");
   const int w = 48, h = 32;
   Image img{w, h, std::vector<float>(w * h * 3)};
   for (size_t i = 0; i < img.rgb.size(); ++i) img.rgb[i] = float((i * 37) % 101) / 100.0f;
   fs::create_directories(root / "images");
   write_png((root / "images" / "a.png").string(), img);
-  const double k[8] = {41.5, 42.25, 24.5, 15.75, -0.21, 0.05, 1.5e-3, -8e-4};
-  write_model(root, {{1, 4, w, h, std::vector<double>(k, k + 8)}}, {{1, {1, 0, 0, 0}, {0.5, 0, 2}, 1, "a.png"}}, true);
+  std::vector<double> k = {41.5, 42.25, 24.5, 15.75};
+  for (const auto& [name, value] : lens) k.push_back(value);
+  write_model(root, {{1, model, w, h, k}}, {{1, {1, 0, 0, 0}, {0.5, 0, 2}, 1, "a.png"}}, true);
   // OpenGL camera-to-world of the same pose: c2w = [I | (-0.5, 0, -2)], y and z axes flipped.
   nlohmann::json transforms = {
+      {"camera_model", camera_model},
       {"fl_x", k[0]},
       {"fl_y", k[1]},
       {"cx", k[2]},
       {"cy", k[3]},
       {"w", w},
       {"h", h},
-      {"k1", k[4]},
-      {"k2", k[5]},
-      {"p1", k[6]},
-      {"p2", k[7]},
       {"frames",
        {{{"file_path", "images/a.png"},
          {"transform_matrix", {{1, 0, 0, -0.5}, {0, -1, 0, 0}, {0, 0, -1, -2}, {0, 0, 0, 1}}}}}}};
+  for (const auto& [name, value] : lens) transforms[name] = value;
   write_text(root / "transforms.json", transforms.dump());
   const Scene ns = read_one(root / "transforms.json"), colmap = read_one(root / "sparse" / "0");
   const SceneView &a = ns.views[0], &b = colmap.views[0];
+  EXPECT_TRUE(a.distortion == b.distortion) << camera_model;
   EXPECT_TRUE(a.camera.fx == b.camera.fx && a.camera.fy == b.camera.fy && a.camera.cx == b.camera.cx &&
-              a.camera.cy == b.camera.cy);
+              a.camera.cy == b.camera.cy)
+      << camera_model;
   EXPECT_NE(a.camera.fx, float(k[0]));  // undistorted: new intrinsics
   EXPECT_EQ(a.camera.c2w, b.camera.c2w);
   const PosedImage pa = load_view(a, h, w, {1, 1, 1}), pb = load_view(b, h, w, {1, 1, 1});
   EXPECT_EQ(pa.image.rgb, pb.image.rgb);
   fs::remove_all(root);
+}
+
+TEST(ColmapLayout, DistortionAsNerfstudio) {
+  expect_colmap_as_nerfstudio(4, "OPENCV", {{"k1", -0.21}, {"k2", 0.05}, {"p1", 1.5e-3}, {"p2", -8e-4}});
+  expect_colmap_as_nerfstudio(5, "OPENCV_FISHEYE", {{"k1", 0.021}, {"k2", -0.0052}, {"k3", 0.0011}, {"k4", -2.1e-4}});
 }
 
 }  // namespace

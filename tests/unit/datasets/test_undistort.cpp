@@ -98,9 +98,7 @@ TEST(Undistort, RoundTripIsExact) {
 // The acceptance test. A grid of straight lines as the pinhole camera K' would see it is rendered into the
 // distorted image (channel 0: vertical lines, channel 1: horizontal ones, Gaussian profiles), undistorted onto K',
 // and each line's intensity centroid per row (column) must lie on a straight line, at the drawn position.
-TEST(Undistort, DistortedGridComesOutStraight) {
-  const Camera cam = realistic_camera();
-  const LensDistortion d = realistic_distortion();
+void expect_grid_comes_out_straight(const Camera& cam, const LensDistortion& d) {
   const Camera k = undistorted_camera(cam, d);
   const int width = cam.width, height = cam.height;
   const double sigma = 2.0;
@@ -177,6 +175,20 @@ TEST(Undistort, DistortedGridComesOutStraight) {
   EXPECT_LT(offset, 0.05);
 }
 
+TEST(Undistort, DistortedGridComesOutStraight) {
+  expect_grid_comes_out_straight(realistic_camera(), realistic_distortion());
+}
+
+// A wide fisheye (OpenCV's / COLMAP's OPENCV_FISHEYE): 640x480 at f 300, 76 deg from the axis at the corners.
+Camera fisheye_camera() { return make_camera(640, 480, 300.0f, 301.0f, 321.4f, 238.2f); }
+LensDistortion fisheye_distortion() {
+  LensDistortion d;
+  d.fisheye = true, d.k1 = 0.021, d.k2 = -0.0052, d.k3 = 0.0011, d.k4 = -0.00021;
+  return d;
+}
+
+TEST(Undistort, FisheyeGridComesOutStraight) { expect_grid_comes_out_straight(fisheye_camera(), fisheye_distortion()); }
+
 // Point-based: a coordinate ramp (each pixel holds its own position; bilinear sampling reproduces a ramp exactly)
 // reveals the source position undistort_image used for every output pixel. Undistorting that position must land
 // back on the output pixel, so points along any straight line in K' stay on it.
@@ -245,6 +257,44 @@ TEST(Undistort, SamplingPositionsInvertTheDistortion) {
 // OpenCV samples the image border from 0 to W but scales onto 0 .. W-1, so even without distortion its alpha = 0
 // camera is K scaled by (W-1)/W (x) and (H-1)/H (y); undistorted_camera keeps that, for the official converter's K'.
 // Resampling onto the distorted camera itself is the identity.
+// The fisheye model against its definition computed by hand: r = |(x, y)|, theta = atan(r),
+// theta_d = theta (1 + k1 theta^2 + k2 theta^4 + k3 theta^6 + k4 theta^8), (x_d, y_d) = (x, y) theta_d / r.
+TEST(Undistort, FisheyeFollowsTheAngleFormula) {
+  LensDistortion equidistant;
+  equidistant.fisheye = true;  // all k zero: the distorted radius is the angle itself
+  double xd, yd;
+  distort_normalized(equidistant, 1.0, 0.0, xd, yd);  // 45 deg
+  EXPECT_NEAR(xd, 0.78539816339744831, 1e-15);
+  EXPECT_EQ(yd, 0.0);
+  distort_normalized(equidistant, 0.0, -std::sqrt(3.0), xd, yd);  // 60 deg
+  EXPECT_NEAR(yd, -1.0471975511965976, 1e-15);
+  // (0.3, 0.4): r 0.5, theta 0.46364760900080612, theta^2 0.21496910533...; with k1 = 0.1, k2 = -0.02:
+  // theta_d = 0.46364760900 (1 + 0.021496911 - 0.000924234) = 0.47318608...
+  LensDistortion d;
+  d.fisheye = true, d.k1 = 0.1, d.k2 = -0.02;
+  distort_normalized(d, 0.3, 0.4, xd, yd);
+  const double theta = 0.46364760900080612, t2 = theta * theta;
+  const double theta_d = theta * (1 + 0.1 * t2 - 0.02 * t2 * t2);
+  EXPECT_NEAR(theta_d, 0.47318608, 1e-8);
+  EXPECT_NEAR(xd, 0.3 * theta_d / 0.5, 1e-15);
+  EXPECT_NEAR(yd, 0.4 * theta_d / 0.5, 1e-15);
+  distort_normalized(d, 0.0, 0.0, xd, yd);  // the axis itself
+  EXPECT_EQ(xd, 0.0);
+  EXPECT_EQ(yd, 0.0);
+  // And back, to the model's own precision, across the whole image out to 80 deg.
+  const LensDistortion wide = fisheye_distortion();
+  double worst = 0;
+  for (double angle = 0; angle < 6.28; angle += 0.05)
+    for (double r = 0; r < std::tan(80 * 3.14159265358979 / 180); r += 0.07) {
+      double x, y;
+      distort_normalized(wide, r * std::cos(angle), r * std::sin(angle), xd, yd);
+      ASSERT_TRUE(undistort_normalized(wide, xd, yd, x, y)) << r << " " << angle;
+      worst = std::max({worst, std::abs(x - r * std::cos(angle)) / std::max(1.0, r),
+                        std::abs(y - r * std::sin(angle)) / std::max(1.0, r)});
+    }
+  EXPECT_LT(worst, 1e-9);
+}
+
 TEST(Undistort, NoDistortion) {
   const Camera cam = realistic_camera();
   const Camera k = undistorted_camera(cam, LensDistortion{});
@@ -302,6 +352,32 @@ TEST(Undistort, BarrelCropKeepsOnlyValidPixelsAndIsTight) {
               gap[2], gap[3]);
   EXPECT_LT(outside, 0.01);
   for (double g : gap) EXPECT_LT(g, 1.0);
+}
+
+// Corners past 90 deg (no pinhole view holds them) are left out of the inscribed rectangle, which the side
+// midpoints bound; sides past 90 deg are refused.
+TEST(Undistort, FisheyeCornersPast90DegreesAreLeftOut) {
+  LensDistortion equidistant;
+  equidistant.fisheye = true;
+  const Camera wide = make_camera(640, 480, 246, 246, 320, 240);  // corners at 93 deg, sides at 75 and 56 deg
+  const Camera k = undistorted_camera(wide, equidistant);
+  // The rectangle's left edge is the undistorted left midpoint: x = -tan(320 / 246) (angle = distorted radius).
+  EXPECT_NEAR(-k.cx / k.fx, -std::tan(320.0 / 246), 1e-4);
+  EXPECT_NEAR(-k.cy / k.fy, -std::tan(240.0 / 246), 1e-4);
+  double outside, gap[4];
+  crop_extent(wide, equidistant, outside, gap);
+  EXPECT_LT(outside, 1e-3);
+  for (double g : gap) EXPECT_LT(g, 1.0);
+  const std::string refused =
+      error_message([&] { undistorted_camera(make_camera(640, 480, 180, 180, 320, 240), equidistant); });
+  EXPECT_NE(refused.find("reaches 90 deg from its axis along a whole side"), std::string::npos) << refused;
+  // Sides within 90 deg but so wide that the pinhole view's focal length is a sliver of the fisheye's.
+  const std::string too_wide =
+      error_message([&] { undistorted_camera(make_camera(640, 480, 220, 220, 320, 240), equidistant); });
+  EXPECT_NE(too_wide.find("too wide for one pinhole view"), std::string::npos) << too_wide;
+  LensDistortion tangential = equidistant;
+  tangential.p1 = 1e-3;
+  EXPECT_NE(error_message([&] { undistorted_camera(wide, tangential); }).find("k1..k4 only"), std::string::npos);
 }
 
 // K' from OpenCV 4.6's getOptimalNewCameraMatrix(K, dist, size, 0, size). It stops undistorting the border
