@@ -119,7 +119,11 @@ void check_shape(const py::array& array, const std::string& name, const std::vec
                  const std::string& expected) {
   bool ok = array.ndim() == static_cast<py::ssize_t>(shape.size());
   for (size_t i = 0; ok && i < shape.size(); ++i) ok = shape[i] < 0 ? array.shape(i) > 0 : array.shape(i) == shape[i];
-  if (!ok) throw py::value_error(name + ": expected shape " + expected + ", got " + shape_text(array));
+  if (!ok)
+    throw py::value_error(name + ": expected shape " + expected + ", got " + shape_text(array) +
+                          (array.size() == 0 && array.ndim() == static_cast<py::ssize_t>(shape.size())
+                               ? ": an empty array (every extent must be at least 1)"
+                               : ""));
 }
 
 FloatArray intrinsic_rows(const FloatArray& intrinsics, const std::string& name) {

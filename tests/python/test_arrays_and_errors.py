@@ -60,6 +60,8 @@ def test_wrong_shape_or_value_is_a_value_error(model, scene):
         model.encode(scene.images[i][..., 0], scene.intrinsics[i], scene.c2w[i])
     with pytest.raises(ValueError, match="intrinsics: expected shape"):
         model.encode(scene.images[i], scene.intrinsics[:2], scene.c2w[i])
+    with pytest.raises(ValueError, match=r"images: expected shape .* got \(0, 32, 48, 3\): an empty array"):
+        model.encode(scene.images[i][:0], scene.intrinsics[i][:0], scene.c2w[i][:0])
     bad = scene.c2w[i].copy()
     bad[1, 0, 3] = np.nan
     with pytest.raises(ValueError, match="c2w: holds NaN"):
