@@ -123,9 +123,11 @@ void info_data(const DataOptions& o, const std::string& targets_spec) {
         "forward axes point at the origin: mean cosine %.3f\n",
         s.centroid[0], s.centroid[1], s.centroid[2], s.distance_to_centroid.min, s.distance_to_centroid.max,
         s.distance_to_origin.min, s.distance_to_origin.max, s.look_at_origin);
-    if (s.distorted_views)
+    if (s.distorted_views > s.fisheye_views)
       std::printf("  lens distortion (k1 k2 p1 p2) in %d views: undistorted to pinhole intrinsics on load\n",
-                  s.distorted_views);
+                  s.distorted_views - s.fisheye_views);
+    if (s.fisheye_views)
+      std::printf("  fisheye lens (k1..k4) in %d views: undistorted to pinhole intrinsics on load\n", s.fisheye_views);
     for (const auto& [name, r] : s.splits)
       std::printf("  split %s: views %.0f-%.0f\n", terminal_text(name).c_str(), r.min, r.max);
     if (!scene.kmeans_inputs.empty())

@@ -41,6 +41,7 @@ SceneSummary summarize_scene(const Scene& scene) {
     extend(s.distance_to_origin, std::sqrt(to_origin), first);
     cosine_sum += to_origin > 0 ? dot / std::sqrt(to_origin) : 0;
     s.distorted_views += v.distortion.any();
+    s.fisheye_views += v.distortion.fisheye;
     if (s.splits.empty() || s.splits.back().first != v.split) s.splits.push_back({v.split, {double(i), double(i)}});
     s.splits.back().second.max = static_cast<double>(i);
   }

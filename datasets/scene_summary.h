@@ -22,7 +22,8 @@ struct SceneSummary {
   Range distance_to_centroid;
   Range distance_to_origin;
   double look_at_origin = 0;  // mean cosine between forward axis and the direction to the origin
-  int distorted_views = 0;
+  int distorted_views = 0;    // of them fisheye_views through a fisheye lens
+  int fisheye_views = 0;
   std::vector<std::pair<std::string, Range>> splits;  // split name -> index range
 };
 

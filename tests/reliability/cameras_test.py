@@ -365,7 +365,8 @@ class Cameras(FixtureCase):
         for model in ("OPENCV", "PINHOLE", "SIMPLE_PINHOLE", "OPENCV_FISHEYE"):
             def ok_edit(obj):
                 obj["camera_model"] = model
-            self.ok(run("info", "--data", self.transforms_scene(ok_edit)))
+            so = self.ok(run("info", "--data", self.transforms_scene(ok_edit)))
+            self.assertEqual("fisheye lens (k1..k4) in" in so, model == "OPENCV_FISHEYE", so)
 
     # --- item 14: distortion that cannot be inverted names the file and camera --------------------------------
     def test_distortion_not_invertible_names_file_and_camera(self):
