@@ -34,7 +34,7 @@ std::unique_ptr<Backend> make_backend(const CommonOptions& options) {
     set_host_memory_cap(cap);
     return backend;
   } catch (const std::invalid_argument& e) {
-    throw Error("--device " + options.backend, e.what());
+    throw Error(options.device_named.empty() ? "--device " + options.backend : options.device_named, e.what());
   }
 }
 

@@ -21,6 +21,7 @@ struct CommonOptions {
   double memory_limit_gb = 0;        // the most memory a scene may take in this process (0: what is free)
   std::string scratch_dir;           // --scratch: where an encode that does not fit keeps its residual stream
   double max_seconds = 0;            // refuse work estimated to take longer (0: no limit; pipeline/time_estimate.h)
+  std::string device_named;          // how a backend's refusal names the device: "--device cuda" when empty
 };
 std::unique_ptr<Backend> make_backend(const CommonOptions& options);
 

@@ -1,10 +1,12 @@
 // lact.Model and lact.State: encode views into a scene state, render cameras from it, save and load states.
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdio>
 
 #include "core/scene_state_io.h"
+#include "kernels/backend_factory.h"
 #include "pipeline/guard_rails.h"
 #include "python/arguments.h"
 #include "python/arrays.h"
@@ -62,6 +64,22 @@ void warn_principal_point_outside(const std::vector<Camera>& cameras) {
                   i, c.cx, c.cy, c.height, c.width);
     if (PyErr_WarnEx(warning_category, text, 1) != 0) throw py::error_already_set();
     return;
+  }
+}
+
+// device and precision named as Python passed them (ValueError), before any backend is made: the backend's own
+// refusal would name the CLI's --device.
+void check_device_arguments(const std::string& device, const std::string& precision) {
+  const std::vector<std::string> names = backend_names();
+  if (std::find(names.begin(), names.end(), device) == names.end()) {
+    std::string devices;
+    for (const std::string& name : names) devices += (devices.empty() ? "'" : ", '") + name + "'";
+    throw py::value_error("device: '" + device.substr(0, 40) + "' is not a device of this build (" + devices + ")");
+  }
+  try {
+    parse_precision(precision);
+  } catch (const std::invalid_argument&) {
+    throw py::value_error("precision: '" + precision.substr(0, 40) + "' is not 'fp32', 'tf32' or 'bf16'");
   }
 }
 
@@ -202,6 +220,7 @@ void bind_model(py::module_& m) {
   model.attr("__new__") = py::staticmethod(py::cpp_function(
       [](const py::object&, const py::object& path, const std::string& device, const std::string& precision,
          const py::object& threads) {
+        check_device_arguments(device, precision);
         // 0: every usable CPU; more than the usable CPUs is cut to them, with a note (as --threads)
         return open_engine(path_argument(path, "path"), device, precision,
                            int_argument(threads, "threads", 0, INT_MAX));

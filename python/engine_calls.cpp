@@ -157,6 +157,7 @@ std::shared_ptr<Engine> open_engine(const std::string& path, const std::string& 
   CommonOptions options;
   options.backend = device;
   options.precision = precision;
+  options.device_named = "device='" + device + "'";  // Python's words, not the CLI's --device
   options.threads = threads;
   engine->path = path;
   engine->device = device;

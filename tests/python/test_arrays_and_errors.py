@@ -186,3 +186,16 @@ def test_a_k_matrix_lact_cannot_hold_is_refused(model, scene):
             model.encode(scene.images[i], k, scene.c2w[i])
     with pytest.raises(ValueError, match=r"intrinsics: expected shape \(N, 4\) with N = 3 .*\(N, 3, 3\)"):
         model.encode(scene.images[i], k_matrices(scene.intrinsics[i])[:2], scene.c2w[i])
+
+
+def test_device_and_precision_are_named_as_python_passed_them(lact):
+    # Before: lact.Error "--device cpu: unknown precision 'fp16' ..." (the CLI's flag, and the wrong one).
+    path = os.path.join(FIXTURE, "model.safetensors")
+    with pytest.raises(ValueError, match=r"^device: 'gpu' is not a device of this build \('cpu'"):
+        lact.Model(path, device="gpu")
+    with pytest.raises(ValueError, match=r"^precision: 'fp16' is not 'fp32', 'tf32' or 'bf16'$"):
+        lact.Model(path, precision="fp16")
+    try:  # where no GPU is (CI), the backend's refusal names the argument as given
+        lact.Model(path, device="cuda")
+    except lact.Error as e:
+        assert str(e).startswith("device='cuda': "), str(e)
