@@ -87,6 +87,20 @@ double float_argument(const py::handle& value, const std::string& name, const st
   throw py::type_error(wrong_kind);
 }
 
+std::string selection_argument(const py::handle& value, const std::string& name) {
+  if (py::isinstance<py::str>(value)) return value.cast<std::string>();
+  if (py::isinstance<py::bytes>(value) || !PySequence_Check(value.ptr()))
+    throw py::type_error(name +
+                         ": expected a selection like \"0-7\", \"uniform:8\" or \"rest\", or a sequence of "
+                         "view indices, got " +
+                         type_name(value));
+  std::string text;
+  const py::sequence entries = py::reinterpret_borrow<py::sequence>(value);
+  for (size_t i = 0; i < entries.size(); ++i)
+    text += (i ? "," : "") + std::to_string(int_argument(entries[i], name + "[" + std::to_string(i) + "]", 0, INT_MAX));
+  return text;
+}
+
 std::pair<int, int> size_argument(const py::handle& value, const std::string& name, const std::string& expected) {
   if (py::isinstance<py::str>(value) || py::isinstance<py::bytes>(value) || !PySequence_Check(value.ptr()))
     throw py::type_error(name + ": expected " + expected + ", got " + type_name(value));

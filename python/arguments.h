@@ -23,6 +23,11 @@ std::string path_argument(const py::handle& value, const std::string& name);
 // `name` and `expected` (how the message states what it takes). Range checks are the caller's.
 std::pair<int, int> size_argument(const py::handle& value, const std::string& name, const std::string& expected);
 
+// A view selection (read_scene's inputs, targets): a str in the CLI's words ("0-7", "uniform:8", "rest") as it
+// is, or a sequence of view indices (a list, a tuple, a range, a 1-D numpy array of ints) as "i,j,k"; TypeError
+// for another kind of value, ValueError for a negative index, each naming `name` (and the entry).
+std::string selection_argument(const py::handle& value, const std::string& name);
+
 // An integer argument (a Python int, or numpy's integers: operator.index; never a bool) in [low, high]:
 // TypeError for another kind of value, ValueError for one outside the range (2**70 too, where pybind11's int
 // would raise its TypeError listing the signatures), each naming `name` and the range.

@@ -34,8 +34,10 @@ std::string view_name(const SceneView& view, size_t index) {
   return std::filesystem::path(view.image_path).stem().string();
 }
 
-SceneArrays read_scene(const py::object& path, const std::string& inputs, const std::string& targets,
+SceneArrays read_scene(const py::object& path, const py::object& inputs_in, const py::object& targets_in,
                        const py::object& size, const std::string& normalize_poses, const py::object& scene) {
+  const std::string inputs = selection_argument(inputs_in, "inputs"),
+                    targets = selection_argument(targets_in, "targets");
   DataOptions options;
   options.data = path_argument(path, "path"), options.inputs = inputs;
   const std::string size_given = size_text(size);

@@ -17,7 +17,8 @@ inline constexpr const char* kModule = R"(lact: the LaCT novel-view-synthesis en
 
 Arrays are numpy float32: images (N, H, W, 3) in [0, 1]; intrinsics (N, 4) = fx, fy, cx, cy in pixels at the
 image's size, or OpenCV's matrices K (N, 3, 3) wherever intrinsics are taken; c2w (N, 4, 4) camera-to-world, or
-(N, 3, 4) [R | t], OpenCV axes (x right, y down, z forward). Poses are kept in float64 (the engine's precision); float32 poses are used exactly.
+(N, 3, 4) [R | t], OpenCV axes (x right, y down, z forward). Poses are kept in float64 (the engine's precision);
+float32 poses are used exactly.
 
     model = lact.Model("models/lact_tiny_obj64.safetensors")
     scene = lact.read_scene("examples/gso_toy_64", inputs="16,20,24,28", targets="rest")
@@ -58,16 +59,17 @@ inline constexpr const char* kState =
     R"(A scene state: what encode leaves (each layer's fast weights, attention caches).
 
 save(path, force=False) writes it (safetensors, the format of `lact encode -o`): over an existing file only with
-force=True, never over a file the model has read (its model file, a state it loaded); State.load(path, model) reads one; nbytes its size in bytes; size the (H, W) it
-was encoded at. States come only from encode and load: State() and pickling are a TypeError.)";
+force=True, never over a file the model has read (its model file, a state it loaded); State.load(path, model)
+reads one; nbytes its size in bytes; size the (H, W) it was encoded at. States come only from encode and load: State() and pickling are a TypeError.)";
 
 inline constexpr const char* kReadScene =
     R"(read_scene(path, inputs="", targets="rest", size=None, normalize_poses="none", scene=None) -> Scene
 
 Reads a scene the way `lact render --data` does (every layout lact reads: LaCT / LVSM indexes and camera files,
 nerfstudio, NeRF-synthetic, COLMAP). inputs / targets: the CLI's view selection ("0,1,2", "uniform:8", "fold8",
-"rest", ...); size "HxW" or (H, W): the working size (default: the images' size); normalize_poses as --normalize-poses;
-scene: the scene's name in an index of several.
+"rest", ...) or a sequence of view indices ([0, 1, 2], range(8), a numpy array of ints); size "HxW" or (H, W):
+the working size (default: the images' size); normalize_poses as --normalize-poses; scene: the scene's name in an
+index of several.
 Returns a Scene with images (N, H, W, 3), intrinsics (N, 4), c2w (N, 4, 4) float64, names (N) for all N views,
 and inputs, targets: row indices into them.)";
 

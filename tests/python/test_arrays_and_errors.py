@@ -199,3 +199,20 @@ def test_device_and_precision_are_named_as_python_passed_them(lact):
         lact.Model(path, device="cuda")
     except lact.Error as e:
         assert str(e).startswith("device='cuda': "), str(e)
+
+
+def test_read_scene_takes_view_indices_as_a_sequence(lact):
+    index = os.path.join(FIXTURE, "index.json")
+    reference = lact.read_scene(index, inputs="0,1,2", targets="3,4")
+    for inputs, targets in (([0, 1, 2], (3, 4)), (range(3), np.array([3, 4])), (np.arange(3, dtype=np.int16), [3, 4])):
+        scene = lact.read_scene(index, inputs=inputs, targets=targets)
+        assert list(scene.inputs) == list(reference.inputs) and list(scene.targets) == list(reference.targets)
+        np.testing.assert_array_equal(scene.images, reference.images)
+    with pytest.raises(TypeError, match=r"^inputs: expected a selection like .* sequence of view indices, got int"):
+        lact.read_scene(index, inputs=8)
+    with pytest.raises(ValueError, match=r"^targets\[1\]: expected an integer from 0 to \d+, got -1"):
+        lact.read_scene(index, inputs=[0], targets=[3, -1])
+    with pytest.raises(TypeError, match=r"^inputs\[0\]: expected an integer .*got float"):
+        lact.read_scene(index, inputs=[0.5])
+    with pytest.raises(lact.Error, match="out of range"):
+        lact.read_scene(index, inputs=[0, 99])
