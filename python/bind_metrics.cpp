@@ -21,7 +21,8 @@ namespace {
 
 // Both images as Images of one size, or a ValueError naming the argument.
 std::pair<Image, Image> image_pair(const py::object& a_in, const py::object& b_in) {
-  const FloatArray a_array = float_array(a_in, "a"), b_array = float_array(b_in, "b");
+  // uint8 images (a PIL image as numpy reads it) are 8-bit, over 255, as encode takes them.
+  const FloatArray a_array = pixel_array(a_in, "a"), b_array = pixel_array(b_in, "b");
   check_pixel_range(a_array, "a");
   check_pixel_range(b_array, "b");
   const Image a = image_from(a_array, "a"), b = image_from(b_array, "b");

@@ -76,7 +76,7 @@ and inputs, targets: row indices into them.)";
 inline constexpr const char* kPsnr = R"(psnr(a, b) -> float
 
 PSNR in dB of two (H, W, 3) images, values clamped to [0, 1] (the report's definition: -10 log10 MSE, 100 for a
-perfect match).)";
+perfect match). Float images in [0, 1], or uint8 ones (over 255, as encode takes them), for each metric.)";
 
 inline constexpr const char* kSsim = R"(ssim(a, b) -> float
 

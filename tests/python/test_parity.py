@@ -70,6 +70,12 @@ def test_metrics_match_their_definitions(lact, model, scene):
     mse = float(np.mean((np.clip(got[0], 0, 1).astype(np.float64) - gt[0]) ** 2))
     assert abs(lact.psnr(got[0], gt[0]) - (-10 * np.log10(mse))) < 1e-6
     assert lact.psnr(gt[0], gt[0]) == 100.0
+    # 8-bit images (a PIL image as numpy reads it) over 255, as encode takes them (before: a TypeError).
+    eight_bit = np.round(gt[0] * 255).astype(np.uint8)
+    over_255 = eight_bit.astype(np.float32) / 255
+    mse = float(np.mean((np.clip(got[0], 0, 1).astype(np.float64) - over_255) ** 2))
+    assert abs(lact.psnr(got[0], eight_bit) - (-10 * np.log10(mse))) < 1e-6
+    assert lact.ssim(eight_bit, got[0]) == lact.ssim(over_255, got[0])
     assert abs(lact.ssim(gt[0], gt[0]) - 1.0) < 1e-9
     s = lact.ssim(got[0], gt[0])
     assert 0 < s < 1
