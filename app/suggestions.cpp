@@ -1,7 +1,7 @@
 #include "app/suggestions.h"
 
 #include <algorithm>
-#include <cctype>
+#include <cstdlib>
 
 namespace lact::app {
 
@@ -69,6 +69,14 @@ std::string synonym_of(const std::string& word, const std::vector<std::string>& 
   return "";
 }
 
+// "-10", "-1e9", "-inf", "-nan": a negative number given as a value, not a flag.
+bool is_number(const std::string& word) {
+  if (word.empty()) return false;
+  char* end = nullptr;
+  std::strtod(word.c_str(), &end);
+  return end == word.c_str() + word.size();
+}
+
 }  // namespace
 
 std::string nearest_name(const std::string& word, const std::vector<std::string>& candidates) {
@@ -96,12 +104,14 @@ std::string parse_error_suggestion(const CLI::App& app, int argc, const char* co
       app.get_subcommands([&first](const CLI::App* sub) { return sub->get_name() == first; });
   if (named.empty()) return "";
   const std::vector<std::string> flags = command_flags(*named[0]);
+  bool value_next = false;  // the word before was a flag that takes a value ("--elevation -inf": not a flag)
   for (int i = 2; i < argc; ++i) {
-    std::string word = argv[i];
-    word = word.substr(0, word.find('='));
-    if (word.size() < 2 || word[0] != '-' || std::find(flags.begin(), flags.end(), word) != flags.end()) continue;
+    const std::string given = argv[i], word = given.substr(0, given.find('='));
+    const bool is_value = value_next || is_number(word);
+    const CLI::Option* option = word.rfind("-", 0) == 0 ? named[0]->get_option_no_throw(word) : nullptr;
+    value_next = option && option->get_items_expected_min() > 0 && word.size() == given.size();
+    if (is_value || word.size() < 2 || word[0] != '-' || option) continue;
     std::string guess = synonym_of(word, flags);
-    if (word[1] != '-' && (std::isdigit(static_cast<unsigned char>(word[1])) || word[1] == '.')) continue;  // a value
     if (guess.empty()) guess = nearest_name(word, flags);
     return first + ": there is no flag " + word + (guess.empty() ? "" : "; did you mean " + guess + "?");
   }
