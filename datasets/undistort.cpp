@@ -99,14 +99,16 @@ void check_magnification(const Camera& distorted, const LensDistortion& d, doubl
   const double mx = fx / distorted.fx, my = fy / distorted.fy;
   for (double m : {mx, my})
     if (!(m <= kMaxMagnification && m >= 1 / kMaxMagnification)) {
-      char text[400];
+      char why[120], text[400];
+      std::snprintf(why, sizeof why, "real lenses stay within %g times: the coefficients are implausible",
+                    kMaxMagnification);
       std::snprintf(text, sizeof text,
                     "lens distortion changes the focal length %.3g times when undistorted (fx %.4g -> %.4g, fy %.4g "
                     "-> %.4g; %s)",
                     m, distorted.fx, fx, distorted.fy, fy,
                     d.fisheye ? "the fisheye's view is too wide for one pinhole view: crop the images to a narrower "
                                 "view first"
-                              : "real lenses stay within 4 times: the coefficients are implausible");
+                              : why);
       throw Error(where, text);
     }
 }

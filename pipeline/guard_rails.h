@@ -36,8 +36,8 @@ struct CameraLayout {
   bool object_like() const { return median_off_axis <= kObjectOffAxis && view_spread >= kObjectViewSpread; }
   // Every camera looks straight away from one point: an object's cameras with the z axis reversed (OpenGL or
   // Blender poses read as OpenCV ones), or a ring of cameras facing outwards. Every one, not the median: a
-  // forward-facing capture's axes meet behind it too (the desk's median camera looks 165-170 deg away from that
-  // point, its least 110-128 deg).
+  // forward-facing capture's axes meet behind it too, most of its cameras looking nearly away from that point
+  // (the desk's numbers: docs/guide/evaluation.md).
   bool reversed_object_like() const {
     return median_off_axis >= 180 - kObjectOffAxis && least_off_axis >= 180 - 2 * kObjectOffAxis &&
            view_spread >= kObjectViewSpread;
