@@ -392,7 +392,7 @@ class CliTest(FixtureCase):
                  (["render", "-o", "o"], "render: there is no flag -o; did you mean --out?"),
                  (["render", "--checkpoint=m"], "render: there is no flag --checkpoint; did you mean --model?"),
                  (["path", "turntable", "--elevation", "-10", "-x"], "path: there is no flag -x (see lact --help)"),
-                 (["view", "--out", "o"], "view: there is no flag --out (see lact --help)")]
+                 (["bench", "--out", "o"], "bench: there is no flag --out (see lact --help)")]
         for argv, expected in cases:
             rc, so, se = run(*argv)
             lines = se.strip().splitlines()
