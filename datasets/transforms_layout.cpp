@@ -61,11 +61,8 @@ Intrinsics read_intrinsics(const nlohmann::json& j, Intrinsics base, const std::
   number("p2", base.distortion.p2);
   if (j.contains("w")) base.w = json_int(j, "w", where, 1, kMaxImageSide);
   if (j.contains("h")) base.h = json_int(j, "h", where, 1, kMaxImageSide);
-  const LensDistortion& d = base.distortion;
-  if (!d.fisheye && d.k4 != 0)
+  if (!base.distortion.fisheye && base.distortion.k4 != 0)
     throw Error(where, "distortion 'k4' is a fisheye coefficient, but the camera_model is not OPENCV_FISHEYE");
-  if (d.fisheye && (d.p1 != 0 || d.p2 != 0))
-    throw Error(where, "distortion 'p1' / 'p2' with camera_model OPENCV_FISHEYE, which has k1..k4 only");
   return base;
 }
 

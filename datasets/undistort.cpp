@@ -19,6 +19,12 @@ void check_distortion(const LensDistortion& d, const std::string& where) {
     throw Error(where, "a fisheye lens has k1..k4 only, not p1, p2, k5 or k6");
 }
 
+// The fisheye's distorted angle theta_d(theta) = theta (1 + k1 theta^2 + ... + k4 theta^8).
+double fisheye_theta_d(const LensDistortion& d, double theta) {
+  const double t2 = theta * theta;
+  return theta * (1 + t2 * (d.k1 + t2 * (d.k2 + t2 * (d.k3 + t2 * d.k4))));
+}
+
 // The fisheye's radial factor theta_d(theta) / r and its derivative with respect to r2, theta = atan(r).
 void fisheye_factor(const LensDistortion& d, double r2, double& radial, double& dradial_dr2) {
   const double r = std::sqrt(r2);
@@ -26,8 +32,7 @@ void fisheye_factor(const LensDistortion& d, double r2, double& radial, double& 
     radial = 1, dradial_dr2 = d.k1 - 1.0 / 3;
     return;
   }
-  const double theta = std::atan(r), t2 = theta * theta;
-  const double theta_d = theta * (1 + t2 * (d.k1 + t2 * (d.k2 + t2 * (d.k3 + t2 * d.k4))));
+  const double theta = std::atan(r), t2 = theta * theta, theta_d = fisheye_theta_d(d, theta);
   const double dtheta_d = 1 + t2 * (3 * d.k1 + t2 * (5 * d.k2 + t2 * (7 * d.k3 + t2 * 9 * d.k4)));
   radial = theta_d / r;
   const double dradial_dr = (dtheta_d / (1 + r2) * r - theta_d) / r2;
@@ -71,12 +76,6 @@ void distortion_jacobian(const LensDistortion& d, double x, double y, double& a,
   b = dradial * x * y + 2 * d.p1 * x + 2 * d.p2 * y;
   c = dradial * x * y + 2 * d.p1 * x + 2 * d.p2 * y;
   e = radial + dradial * y * y + 6 * d.p1 * y + 2 * d.p2 * x;
-}
-
-// The distorted normalized radius theta_d of a fisheye ray 90 deg from the axis.
-double fisheye_radius_at_90_degrees(const LensDistortion& d) {
-  const double theta = std::acos(-1.0) / 2, t2 = theta * theta;
-  return theta * (1 + t2 * (d.k1 + t2 * (d.k2 + t2 * (d.k3 + t2 * d.k4))));
 }
 
 // The normalized undistorted point seen at distorted pixel (u, v); throws if the model cannot be inverted there.
@@ -178,7 +177,7 @@ Camera undistorted_camera(const Camera& distorted, const LensDistortion& d, cons
   const double inf = std::numeric_limits<double>::infinity();
   double x0 = -inf, x1 = inf, y0 = -inf, y1 = inf;
   // A fisheye's sample 90 deg or more from the axis is at infinity, outwards: it bounds nothing, and is skipped.
-  const double beyond = d.fisheye ? fisheye_radius_at_90_degrees(d) : inf;
+  const double beyond = d.fisheye ? fisheye_theta_d(d, std::acos(-1.0) / 2) : inf;
   auto sample = [&](double u, double v, double& bound, bool upper, bool along_x) {
     if (std::hypot((u - distorted.cx) / distorted.fx, (v - distorted.cy) / distorted.fy) >= beyond) return;
     double x, y;

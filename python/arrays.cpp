@@ -161,6 +161,10 @@ DoubleArray pose_matrices(const DoubleArray& c2w) {
   return full;
 }
 
+std::pair<FloatArray, DoubleArray> camera_arrays(const py::handle& intrinsics, const py::handle& c2w) {
+  return {intrinsic_rows(float_array(intrinsics, "intrinsics"), "intrinsics"), pose_matrices(double_array(c2w, "c2w"))};
+}
+
 std::vector<Camera> cameras_from(const FloatArray& intrinsics, const DoubleArray& c2w, int height, int width) {
   const py::ssize_t count = intrinsics.shape(0);
   if (c2w.shape(0) != count)

@@ -51,6 +51,9 @@ FloatArray intrinsic_rows(const FloatArray& intrinsics, const std::string& name)
 // camera_to_worlds, [R | t]) with the row 0 0 0 1 added.
 DoubleArray pose_matrices(const DoubleArray& c2w);
 
+// A call's camera arguments as float32 intrinsics and float64 poses, each in the form above (rows, 4x4).
+std::pair<FloatArray, DoubleArray> camera_arrays(const py::handle& intrinsics, const py::handle& c2w);
+
 // Cameras from intrinsics (N, 4) = fx, fy, cx, cy in pixels at height x width and c2w (N, 4, 4), OpenCV axes;
 // a camera lact refuses (a pose that is not rigid, focal lengths out of range) is a ValueError naming the row.
 std::vector<Camera> cameras_from(const FloatArray& intrinsics, const DoubleArray& c2w, int height, int width);

@@ -37,8 +37,7 @@ std::vector<Camera> key_cameras(const py::object& intrinsics_in, const py::objec
                                 const std::string& kind) {
   if (intrinsics_in.is_none() || c2w_in.is_none())
     throw py::value_error("intrinsics, c2w: a " + kind + " path needs key cameras (K, 4) and (K, 4, 4)");
-  const FloatArray intrinsics = intrinsic_rows(float_array(intrinsics_in, "intrinsics"), "intrinsics");
-  const DoubleArray c2w = pose_matrices(double_array(c2w_in, "c2w"));
+  const auto [intrinsics, c2w] = camera_arrays(intrinsics_in, c2w_in);
   check_shape(intrinsics, "intrinsics", {-1, 4}, "(K, 4) (fx, fy, cx, cy) or (K, 3, 3) matrices");
   check_shape(c2w, "c2w", {intrinsics.shape(0), 4, 4}, "(K, 4, 4) with K = " + std::to_string(intrinsics.shape(0)));
   return cameras_from(intrinsics, c2w, height, width);

@@ -86,8 +86,7 @@ void check_device_arguments(const std::string& device, const std::string& precis
 std::shared_ptr<State> encode(const std::shared_ptr<Engine>& engine, const py::object& images_in,
                               const py::object& intrinsics_in, const py::object& c2w_in) {
   const FloatArray images = pixel_array(images_in, "images");  // held while the engine reads it
-  const FloatArray intrinsics = intrinsic_rows(float_array(intrinsics_in, "intrinsics"), "intrinsics");
-  const DoubleArray c2w = pose_matrices(double_array(c2w_in, "c2w"));
+  const auto [intrinsics, c2w] = camera_arrays(intrinsics_in, c2w_in);
   check_shape(images, "images", {-1, -1, -1, 3}, "(N, H, W, 3)");
   check_pixel_range(images, "images");
   const py::ssize_t n = images.shape(0);
@@ -126,8 +125,7 @@ py::array render(const std::shared_ptr<Engine>& engine, const std::shared_ptr<St
                  const py::object& intrinsics_in, const py::object& c2w_in, const py::object& size,
                  const py::object& out_in) {
   const State& state = *required(state_in, "state", "a lact.State (from Model.encode or lact.State.load)");
-  FloatArray intrinsics = intrinsic_rows(float_array(intrinsics_in, "intrinsics"), "intrinsics");
-  DoubleArray c2w = pose_matrices(double_array(c2w_in, "c2w"));
+  auto [intrinsics, c2w] = camera_arrays(intrinsics_in, c2w_in);
   if (state.engine != engine) throw py::value_error("state: encoded by another lact.Model");
   const bool single = intrinsics.ndim() == 1;
   if (single) {
