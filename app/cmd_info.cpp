@@ -7,6 +7,7 @@
 #include "core/module_kind.h"
 #include "core/safetensors.h"
 #include "core/weights.h"
+#include "datasets/missing_image.h"
 #include "datasets/preprocess.h"
 #include "datasets/scene_summary.h"
 #include "datasets/view_selection.h"
@@ -14,6 +15,7 @@
 #include "kernels/cpu/dnnl_gemm.h"
 #include "kernels/cuda/attention_library.h"
 #include "pipeline/backend_options.h"
+#include "pipeline/guard_rails.h"
 #include "pipeline/scene_selection.h"
 #include "system/error.h"
 #include "system/terminal_text.h"
@@ -97,6 +99,20 @@ void info_file(const std::string& path) {
 
 void print_range(const char* name, const Range& r) { std::printf("%s %.4g..%.4g", name, r.min, r.max); }
 
+// What a file states that no capture has, said whatever the model: images not where the file says (the COLMAP
+// layout counts them in its note), intrinsics no camera has, every camera at one point.
+void print_stated_mistakes(const Scene& scene) {
+  std::vector<std::string> paths;
+  std::vector<Camera> cameras;
+  for (const SceneView& v : scene.views) paths.push_back(v.image_path), cameras.push_back(v.camera);
+  const MissingImages missing = find_missing_images(paths);
+  if (missing.count && scene.layout != "colmap")
+    std::printf("  images: %d of %zu missing, the first %s%s\n", missing.count, paths.size(),
+                terminal_text(missing.first).c_str(), terminal_text(missing.hint).c_str());
+  for (const std::string& warning : {intrinsics_warning(cameras, {}), coincident_cameras_warning(cameras)})
+    if (!warning.empty()) std::printf("  warning: %s\n", terminal_text(warning).c_str());
+}
+
 void info_data(const DataOptions& o, const std::string& targets_spec) {
   const SceneList list = read_scene_list(o.data, read_options(o));
   // Names, paths and notes come from the data: printed escaped (system/terminal_text.h).
@@ -130,6 +146,7 @@ void info_data(const DataOptions& o, const std::string& targets_spec) {
       std::printf("  fisheye lens (k1..k4) in %d views: undistorted to pinhole intrinsics on load\n", s.fisheye_views);
     for (const auto& [name, r] : s.splits)
       std::printf("  split %s: views %.0f-%.0f\n", terminal_text(name).c_str(), r.min, r.max);
+    print_stated_mistakes(scene);
     if (!scene.kmeans_inputs.empty())
       std::printf("  %s: %zu input views\n", terminal_text(scene.kmeans_key).c_str(), scene.kmeans_inputs.size());
   }

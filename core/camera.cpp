@@ -66,6 +66,9 @@ bool parse_image_size(const std::string& text, int& height, int& width) {
   return true;
 }
 
+// R^T R this close to I (poses rounded to 2 decimals: ~1e-2) is more likely rounding than a scale or shear.
+constexpr double kRoundedRotation = 0.03;
+
 void check_rigid_pose(const std::array<double, 16>& m, const std::string& where, const std::string& what) {
   for (double v : m)
     if (!std::isfinite(v)) throw Error(where, what + " holds NaN or infinity");
@@ -81,7 +84,8 @@ void check_rigid_pose(const std::array<double, 16>& m, const std::string& where,
     throw Error(where, what + " rotation is mirrored (determinant " + shown(det) + "): not a camera rotation");
   if (error > kRotationTolerance)
     throw Error(where, what + " rotation is scaled, sheared or singular (R^T R differs from I by " + shown(error) +
-                           ", determinant " + shown(det) + "): not a camera rotation");
+                           ", determinant " + shown(det) + "): not a camera rotation" +
+                           (error < kRoundedRotation ? " (written with too few decimals? write at least 4)" : ""));
   for (int r = 0; r < 3; ++r)
     if (std::abs(m[r * 4 + 3]) > kMaxCameraPosition)
       throw Error(where, what + " translation " + shown(m[r * 4 + 3]) + " is beyond +-" + shown(kMaxCameraPosition) +

@@ -24,13 +24,13 @@ constexpr int64_t kMaxImagePixels = int64_t{1} << 26;  // 64 Mpixel (8192 x 8192
 //  - principal point |cx|, |cy| <= 2^20 pixels: float spacing there is 1/8 pixel, so u + 0.5 - cx still tells
 //    pixel centres apart (at 2^24 it would not tell whole pixels apart);
 //  - rotation orthonormal with determinant +1, each entry of R^T R - I within kRotationTolerance (float32 poses
-//    in files are orthonormal to ~1e-7, poses rounded to 4 decimals to ~1e-4): a scaled, sheared or mirrored
-//    matrix is no camera; the last row is [0 0 0 1] within the same tolerance.
+//    in files are orthonormal to ~1e-7, poses rounded to 3 decimals to at most 2 sqrt(3) 5e-4 = 1.7e-3): a scaled
+//    (by over 0.125%), sheared or mirrored matrix is no camera; the last row is [0 0 0 1] within the same tolerance.
 constexpr double kMaxCameraPosition = 1e15;
 constexpr double kMinFocalPixels = 1e-3;
 constexpr double kMaxFocalPixels = 1e8;
 constexpr double kMaxPrincipalPoint = 1 << 20;
-constexpr double kRotationTolerance = 1e-3;
+constexpr double kRotationTolerance = 2.5e-3;
 
 // "HxW" (or "HXW") with both sides in [1, kMaxImageSide]; false for anything else (no overflow, no junk).
 bool parse_image_size(const std::string& text, int& height, int& width);

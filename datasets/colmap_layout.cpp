@@ -80,8 +80,10 @@ fs::path images_folder(const fs::path& model, const fs::path& root, const ReadOp
   const std::string name = o.downscale > 1 ? "images_" + std::to_string(o.downscale) : "images";
   for (const fs::path& candidate : {root / name, model / name})
     if (fs::is_directory(candidate, ec)) return candidate;
-  throw Error(model.string(), "a COLMAP model without an " + name + "/ folder beside it (looked in " +
-                                  (root / name).string() + "): pass --images DIR");
+  throw Error(model.string(),
+              "a COLMAP model without an " + name + "/ folder beside it (looked in " + (root / name).string() +
+                  "): pass --images DIR" +
+                  (o.downscale > 1 ? " naming the folder of downscaled images, without --downscale" : ""));
 }
 
 // The view template of a COLMAP camera: its pinhole camera (undistorted intrinsics when distorted), distortion
@@ -228,6 +230,18 @@ std::array<double, 16> camera_to_world(const ColmapImage& image, const std::stri
 
 }  // namespace
 
+std::string other_sparse_model(const fs::path& folder) {
+  for (int n = 1; n < 10; ++n) {
+    const fs::path model = folder / "sparse" / std::to_string(n);
+    if (!is_colmap_model_folder(model)) continue;
+    return ": sparse/" + std::to_string(n) +
+           " holds one (COLMAP's mapper writes one model a group of connected images, the largest not always "
+           "first): pass --data " +
+           model.string() + " --images " + (folder / "images").string();
+  }
+  return "";
+}
+
 bool is_colmap_path(const fs::path& path) {
   fs::path model, root;
   return locate_model(path, model, root);
@@ -236,7 +250,8 @@ bool is_colmap_path(const fs::path& path) {
 Scene read_colmap_scene(const fs::path& path, const ReadOptions& options) {
   fs::path model_folder, root;
   if (!locate_model(path, model_folder, root))
-    throw Error(path.string(), "is not a COLMAP model (cameras + images .bin or .txt, or a folder with sparse/0)");
+    throw Error(path.string(), "is not a COLMAP model (cameras + images .bin or .txt, or a folder with sparse/0)" +
+                                   other_sparse_model(path));
   const ColmapModel model = read_colmap_model(model_folder);
   const std::string ext = model.binary ? ".bin" : ".txt";
   const std::string images_file = (model_folder / ("images" + ext)).string();

@@ -52,9 +52,9 @@ void require_decodable_size(const std::string& name, uint64_t width, uint64_t he
     throw Error(name, "image header declares a size of " + std::to_string(height) + "x" + std::to_string(width));
   if (width > static_cast<uint64_t>(kMaxImageSide) || height > static_cast<uint64_t>(kMaxImageSide) ||
       width * height > static_cast<uint64_t>(kMaxImagePixels))
-    throw Error(name, "image of " + std::to_string(width) + "x" + std::to_string(height) + " exceeds the limit of " +
-                          std::to_string(kMaxImageSide) + " a side and " + std::to_string(kMaxImagePixels >> 20) +
-                          " Mpixel");
+    throw Error(name, "image of " + std::to_string(height) + "x" + std::to_string(width) +
+                          " (HxW) exceeds the limit of " + std::to_string(kMaxImageSide) + " a side and " +
+                          std::to_string(kMaxImagePixels >> 20) + " Mpixel");
 }
 
 }  // namespace lact

@@ -20,5 +20,8 @@ Scene read_transforms_file(const std::filesystem::path& path, const nlohmann::js
 // .txt), a folder holding sparse/0 (or sparse/ holding the model), or one of a model's files; and reading it.
 bool is_colmap_path(const std::filesystem::path& path);
 Scene read_colmap_scene(const std::filesystem::path& path, const ReadOptions& options);
+// For a folder with no model in sparse/0 or sparse: ": sparse/N holds one ..." naming the flags that read the
+// first such N, or "".
+std::string other_sparse_model(const std::filesystem::path& folder);
 
 }  // namespace lact

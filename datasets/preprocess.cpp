@@ -8,6 +8,7 @@
 
 #include "core/image_size.h"
 #include "datasets/image_io.h"
+#include "datasets/missing_image.h"
 #include "system/error.h"
 
 namespace lact {
@@ -26,14 +27,28 @@ inline int muldiv255(int a, int b) {
 // up to the working size it would be read as a blur.
 constexpr int kMaxShrink = 8;
 
+std::string size_mismatch(const Camera& camera, int height, int width) {
+  return "image is " + std::to_string(height) + "x" + std::to_string(width) + " but its camera is for " +
+         std::to_string(camera.height) + "x" + std::to_string(camera.width);
+}
+
+// When the image is its camera turned a quarter, why that happens: a photo whose EXIF orientation turns it only
+// on display (lact reads the stored pixels, as COLMAP and PIL do). Empty otherwise.
+std::string turned_image_hint(const Camera& camera, int height, int width) {
+  const double turned = static_cast<double>(camera.height) / camera.width - static_cast<double>(width) / height;
+  if (width == height || camera.width == camera.height || (height > width) == (camera.height > camera.width) ||
+      std::abs(turned) > 1.5 / std::min(width, camera.width))
+    return "";
+  return ": the camera's size turned a quarter: a photo whose EXIF orientation rotates it only on display? lact "
+         "reads the stored pixels: rotate the pixels (e.g. `mogrify -auto-orient`) or state the stored size";
+}
+
 // A camera stated at one size applied to an image of height x width: its intrinsics rescaled (core's
 // camera_at_size) when the aspect ratio agrees and the image is at most kMaxShrink (or `downscale`) times smaller
 // (a downscaled copy), refused otherwise.
 Camera camera_for_image(const Camera& camera, int height, int width, int downscale, const std::string& where) {
   if (camera.width == width && camera.height == height) return camera;
-  const std::string sizes = "image is " + std::to_string(height) + "x" + std::to_string(width) +
-                            " but its camera is for " + std::to_string(camera.height) + "x" +
-                            std::to_string(camera.width);
+  const std::string sizes = size_mismatch(camera, height, width) + turned_image_hint(camera, height, width);
   const double aspect_stated = static_cast<double>(camera.width) / camera.height;
   const double aspect_actual = static_cast<double>(width) / height;
   if (std::abs(aspect_stated - aspect_actual) > 1.5 / std::min(height, camera.height)) throw Error(where, sizes);
@@ -50,8 +65,9 @@ Camera camera_for_image(const Camera& camera, int height, int width, int downsca
 // camera's w and h state the image's size, and the memory check counts each file view at that size.
 void check_file_not_larger(const Camera& camera, int height, int width, const std::string& path) {
   if (width <= camera.width && height <= camera.height) return;
-  throw Error(path, "image is " + std::to_string(height) + "x" + std::to_string(width) + " but its camera is for " +
-                        std::to_string(camera.height) + "x" + std::to_string(camera.width) +
+  const std::string turned = turned_image_hint(camera, height, width);
+  if (!turned.empty()) throw Error(path, size_mismatch(camera, height, width) + turned);
+  throw Error(path, size_mismatch(camera, height, width) +
                         ": larger than its camera (whose w and h the memory check counts): resize the image or "
                         "correct the camera's w and h");
 }
@@ -127,6 +143,8 @@ PosedImage load_view(const SceneView& view, int height, int width, const std::ar
       rgba[i * 4 + 3] = 1.0f;
     }
   } else {
+    const std::string missing = missing_image_hint(view.image_path);
+    if (!missing.empty()) throw Error(view.image_path, "cannot open file (no such file)" + missing);
     if (read_image_size(view.image_path, w, h)) check_file_not_larger(view.camera, h, w, view.image_path);
     const Rgba8Image file = read_image(view.image_path);
     w = file.width, h = file.height;

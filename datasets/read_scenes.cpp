@@ -149,7 +149,8 @@ SceneList read_scene_list(const std::string& path_string, const ReadOptions& opt
     if (scene.views.empty())
       throw Error(path_string,
                   "folder holds no opencv_cameras.json, transforms.json, transforms_{train,val,test}.json "
-                  "or COLMAP model (cameras + images .bin or .txt, or sparse/0)");
+                  "or COLMAP model (cameras + images .bin or .txt, or sparse/0)" +
+                      other_sparse_model(path));
     return {{scene}, {}};
   }
   if (is_colmap_path(path)) return {{read_colmap_scene(path, options)}, {}};  // cameras.bin, images.txt, ...

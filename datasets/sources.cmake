@@ -8,6 +8,7 @@ set(LACT_DATASETS_SOURCES
   colmap_layout.cpp
   undistort.cpp
   image_io.cpp
+  missing_image.cpp
   image_format.cpp
   png_decode.cpp
   png_tag.cpp

@@ -2,6 +2,7 @@
 // OPENCV_FISHEYE; per-frame overrides, applied_transform), instant-ngp (the same keys plus camera_angle_x) and
 // NeRF-synthetic (camera_angle_x only, extensionless file_path). Poses are OpenGL camera-to-world (x right, y up,
 // z back); we convert to OpenCV by flipping the camera's y and z axes: c2w_cv = c2w_gl * diag(1, -1, -1, 1).
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -9,6 +10,7 @@
 #include "datasets/image_io.h"
 #include "datasets/json_util.h"
 #include "datasets/layouts.h"
+#include "datasets/missing_image.h"
 #include "system/error.h"
 
 namespace lact {
@@ -103,27 +105,41 @@ struct FrameContext {
   ReadOptions options;
 };
 
+// An image named as the file names it: NeRF-synthetic omits the ".png".
+fs::path image_file(const fs::path& folder, const std::string& name) {
+  fs::path path = folder / name;
+  std::error_code ec;  // (a name too long for the file system is simply "not there")
+  if (!fs::path(name).has_extension() || (!fs::exists(path, ec) && fs::exists(path.string() + ".png", ec)))
+    path += ".png";
+  return path.lexically_normal();
+}
+
+// With no 'w'/'h' stated, the intrinsics are for the image file_path names: its header's size. Where a downscaled
+// copy images_N is read instead, that is the full-size image's, or (only the copy shipped) the copy's size times N,
+// as nerfstudio scales such intrinsics by 1/N; the copy's own size would leave them N times too large.
+void read_stated_size(Intrinsics& k, const fs::path& full_size, const std::string& read, int downscale,
+                      const std::string& where) {
+  std::error_code ec;
+  if (read != full_size.string() && fs::exists(full_size, ec) && read_image_size(full_size.string(), k.w, k.h)) return;
+  if (!read_image_size(read, k.w, k.h))
+    throw Error(where, "no 'w'/'h' and the image " + read + " cannot be read for its size" + missing_image_hint(read));
+  if (read != full_size.string()) k.w *= downscale, k.h *= downscale;
+}
+
 SceneView read_frame(const nlohmann::json& f, const FrameContext& context, const SceneView* last,
                      const std::string& where) {
   if (!f.is_object()) throw Error(where, "frame is not an object");
   SceneView view;
-  std::string image = downscaled(json_string(f, "file_path", where), context.options.downscale);
-  fs::path image_path = context.folder / image;
-  std::error_code ec;  // (a name too long for the file system is simply "not there")
-  if (!fs::path(image).has_extension() || (!fs::exists(image_path, ec) && fs::exists(image_path.string() + ".png", ec)))
-    image_path += ".png";  // NeRF-synthetic omits the extension
-  view.image_path = image_path.lexically_normal().string();
+  const std::string stated = json_string(f, "file_path", where);
+  const std::string image = downscaled(stated, context.options.downscale);
+  view.image_path = image_file(context.folder, image).string();
 
   Intrinsics k = read_intrinsics(f, context.top, where);
-  if (k.w <= 0 || k.h <= 0) {
-    if (!read_image_size(view.image_path, k.w, k.h))
-      throw Error(where, "no 'w'/'h' and the image " + view.image_path + " cannot be read for its size");
-    if (context.options.downscale > 1 && context.top.w > 0)
-      k.w = context.top.w, k.h = context.top.h;  // intrinsics stay at the stated size
-  }
+  if (k.w <= 0 || k.h <= 0)
+    read_stated_size(k, image_file(context.folder, stated), view.image_path, context.options.downscale, where);
   Camera& cam = view.camera;
   cam.width = k.w, cam.height = k.h;
-  if (image != json_string(f, "file_path", where)) view.downscale = context.options.downscale;  // images_N
+  if (image != stated) view.downscale = context.options.downscale;  // images_N
   set_camera_intrinsics(cam, k, where);
 
   const auto transform = json_matrix4(f, "transform_matrix", where);
@@ -151,6 +167,22 @@ SceneView read_frame(const nlohmann::json& f, const FrameContext& context, const
   return view;
 }
 
+// The order views are numbered in: nerfstudio's sorts its frames by file_path (ns-process-data names them
+// frame_00001 ...; lact's COLMAP reader sorts by name too), so --inputs and fold8 pick the views nerfstudio's splits
+// do; NeRF-synthetic's (r_0, r_1, ..., r_10: its order is not its names') keeps the file's order.
+std::vector<size_t> frame_order(const nlohmann::json& frames, bool by_file_path) {
+  std::vector<size_t> order(frames.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  auto name = [&](size_t i) -> std::string {
+    const nlohmann::json& f = frames[i];
+    return f.is_object() && f.contains("file_path") && f.at("file_path").is_string()
+               ? f.at("file_path").get<std::string>()
+               : "";
+  };
+  if (by_file_path) std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return name(a) < name(b); });
+  return order;
+}
+
 }  // namespace
 
 Scene read_transforms_file(const fs::path& path, const nlohmann::json& json, const std::string& split,
@@ -165,7 +197,12 @@ Scene read_transforms_file(const fs::path& path, const nlohmann::json& json, con
                        read_intrinsics(json, Intrinsics{}, file),
                        {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1},
                        options};
-  scene.layout = !std::isnan(context.top.fl_x) || context.top.w > 0 ? "nerfstudio" : "nerf-synthetic";
+  const nlohmann::json& frames = json.at("frames");
+  // NeRF-synthetic states only camera_angle_x; nerfstudio states pixel intrinsics, at the top or (several cameras)
+  // in each frame.
+  const bool pixel_intrinsics = !std::isnan(context.top.fl_x) || context.top.w > 0 ||
+                                (!frames.empty() && frames[0].is_object() && frames[0].contains("fl_x"));
+  scene.layout = pixel_intrinsics ? "nerfstudio" : "nerf-synthetic";
 
   // nerfstudio records the world change it applied to the COLMAP poses; undo it (as the official DL3DV
   // converter does) so poses are in the reconstruction's own world.
@@ -175,8 +212,10 @@ Scene read_transforms_file(const fs::path& path, const nlohmann::json& json, con
     if (!invert4(applied, context.world)) throw Error(file, "field 'applied_transform' is not invertible");
   }
 
-  const nlohmann::json& frames = json.at("frames");
-  for (size_t i = 0; i < frames.size(); ++i) {
+  const std::vector<size_t> order = frame_order(frames, scene.layout == "nerfstudio");
+  if (!std::is_sorted(order.begin(), order.end()))
+    scene.notes.push_back("views in file_path order, as nerfstudio takes them (the file lists them otherwise)");
+  for (size_t i : order) {
     const SceneView* last = scene.views.empty() ? nullptr : &scene.views.back();
     SceneView view = read_frame(frames[i], context, last, file + " frame " + std::to_string(i));
     view.split = split;

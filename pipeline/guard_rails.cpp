@@ -94,6 +94,47 @@ std::string camera_kind_warning(const std::string& kind, const std::vector<Camer
   return "";
 }
 
+std::string intrinsics_warning(const std::vector<Camera>& cameras, const std::vector<int>& indices) {
+  for (size_t i = 0; i < cameras.size(); ++i) {
+    const Camera& c = cameras[i];
+    const double wide = 2 * std::atan(0.5 * std::max(c.width / c.fx, c.height / c.fy)) * kDegrees;
+    const double off = std::max(std::abs(c.cx / c.width - 0.5), std::abs(c.cy / c.height - 0.5));
+    const int view = i < indices.size() ? indices[i] : static_cast<int>(i);
+    if (wide > kWidestView)
+      return format(
+          "view %d states fx %.4g, fy %.4g pixels for a %dx%d image, a %.0f deg field of view (no pinhole camera "
+          "sees over %.0f): focal lengths in normalised units? lact reads pixels: multiply fx by the width, fy by the "
+          "height",
+          view, c.fx, c.fy, c.height, c.width, wide, kWidestView);
+    if (off > kPrincipalMiddle)
+      return format(
+          "view %d states its principal point at (cx, cy) = (%.4g, %.4g) for a %dx%d image, %.0f%% of a side from "
+          "its centre: measured from the centre, or in normalised units? lact reads pixels from the image's top-left "
+          "corner (a camera's is near the centre: %.4g, %.4g)",
+          view, c.cx, c.cy, c.height, c.width, 100 * off, 0.5 * c.width, 0.5 * c.height);
+  }
+  return "";
+}
+
+std::string coincident_cameras_warning(const std::vector<Camera>& cameras) {
+  if (cameras.size() < 2) return "";
+  Vec3 centroid{0, 0, 0};
+  for (const Camera& c : cameras) centroid = add(centroid, mul(centre_of(c), 1.0 / cameras.size()));
+  double spread = 0, turn = 0;
+  for (const Camera& c : cameras) {
+    spread = std::max(spread, norm(sub(centre_of(c), centroid)));
+    turn = std::max(turn, angle_between(axis_of(c), axis_of(cameras[0])));
+  }
+  if (spread > kSamePoint * std::max(norm(centroid), 1e-6) || turn < 1) return "";
+  for (double& x : centroid) x = std::abs(x) < kSamePoint * norm(centroid) ? 0 : x;  // float noise shown as 0
+  return format(
+      "the %zu cameras all sit at one point (%.4g, %.4g, %.4g) though they look up to %.0f deg apart: "
+      "world-to-camera matrices given as camera-to-world, or the reverse? (opencv_cameras.json's w2c is "
+      "world-to-camera, transforms.json's transform_matrix camera-to-world; an orbit's w2c translations are all "
+      "(0, 0, radius)); a capture turning on one spot has no parallax to render from",
+      cameras.size(), centroid[0], centroid[1], centroid[2], turn);
+}
+
 std::string camera_distance_warning(const std::string& kind, const std::vector<Camera>& cameras, bool normalized) {
   if (cameras.empty()) return "";
   if (kind == "object") {
@@ -131,14 +172,20 @@ std::string baseline_warning(const SceneReport& scene) {
 std::vector<std::string> selection_warnings(const ModelWeights& model, const SceneSelection& selection) {
   std::vector<std::string> found{size_warning(model, selection.height, selection.width,
                                               "without --size the working size keeps the training pixel count")};
-  if (!selection.inputs.empty() && !model.trained_kind.empty()) {
-    std::vector<Camera> cameras;
+  if (!selection.inputs.empty()) {
+    std::vector<Camera> cameras, stated;
     for (const PosedImage& v : selected_views(selection, selection.inputs, false)) cameras.push_back(v.camera);
-    found.push_back(camera_kind_warning(model.trained_kind, cameras));
-    // Normalised by --normalize-poses, or by the transform a state was encoded with.
-    const bool normalized = selection.normalization != PoseNormalization::None || selection.pose.scale != 1.0 ||
-                            selection.pose.world != PoseTransform{}.world;
-    found.push_back(camera_distance_warning(model.trained_kind, cameras, normalized));
+    for (int i : selection.inputs) stated.push_back(selection.scene.views[i].camera);
+    found.push_back(intrinsics_warning(stated, selection.inputs));
+    const std::string coincident = coincident_cameras_warning(cameras);
+    found.push_back(coincident);
+    if (!model.trained_kind.empty()) {
+      if (coincident.empty()) found.push_back(camera_kind_warning(model.trained_kind, cameras));
+      // Normalised by --normalize-poses, or by the transform a state was encoded with.
+      const bool normalized = selection.normalization != PoseNormalization::None || selection.pose.scale != 1.0 ||
+                              selection.pose.world != PoseTransform{}.world;
+      found.push_back(camera_distance_warning(model.trained_kind, cameras, normalized));
+    }
   }
   std::vector<std::string> warnings;
   for (const std::string& text : found)

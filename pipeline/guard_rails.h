@@ -27,6 +27,9 @@ constexpr double kSceneOffAxis = 45.0;      // scene-like: the median camera loo
 constexpr double kObjectDistance = 2.7;     // object models: cameras this far from the object at the origin
 constexpr double kSceneExtent = 1.0;        // scene models: camera centres in [-1, 1] (normalised poses)
 constexpr double kDistanceFactor = 2.0;     // distances more than 2x from those (either way) are far outside
+constexpr double kWidestView = 150.0;       // a field of view wider than this (degrees) is no pinhole camera's
+constexpr double kPrincipalMiddle = 0.375;  // principal points further than this (of a side) from the centre
+constexpr double kSamePoint = 1e-4;         // centres closer than this (of their distance from the origin): one
 
 // How cameras are laid out: around one point (an object) or not (a scene).
 struct CameraLayout {
@@ -51,6 +54,10 @@ CameraLayout camera_layout(const std::vector<Camera>& cameras);
 // `remedy` says how to size it otherwise (the flag that sets it).
 std::string size_warning(const ModelWeights& model, int height, int width, const std::string& remedy);
 std::string camera_kind_warning(const std::string& kind, const std::vector<Camera>& cameras);
+// Mistakes in what a file states, whatever the model: intrinsics no camera has (`indices` numbers the cameras in the
+// message), and cameras that all sit at one point though they look different ways.
+std::string intrinsics_warning(const std::vector<Camera>& cameras, const std::vector<int>& indices);
+std::string coincident_cameras_warning(const std::vector<Camera>& cameras);
 std::string camera_distance_warning(const std::string& kind, const std::vector<Camera>& cameras, bool normalized);
 std::string baseline_warning(const SceneReport& scene);
 

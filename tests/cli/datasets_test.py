@@ -215,8 +215,8 @@ class RealDataTest(Base):
         self.assertRegex(intrinsics_line(so), r"fx [0-9.]+\.\.[0-9.]+, fy .*, cx .*, cy ")
 
 
-class BadInputTest(Base):
-    """Every bad input: exit code 1 and one stderr line "lact: <file>: <problem>"."""
+class SceneFilesCase(Base):
+    """Scenes written for one test each, and the check of a one-line refusal."""
 
     @classmethod
     def setUpClass(cls):
@@ -226,7 +226,7 @@ class BadInputTest(Base):
 
     def scene_folder(self, images=4):
         """A fresh folder with images/000.png ... copied from the fixture."""
-        BadInputTest.count += 1
+        type(self).count += 1
         folder = os.path.join(self.tmp, "bad%02d" % self.count)
         os.makedirs(os.path.join(folder, "images"))
         for i in range(images):
@@ -266,6 +266,10 @@ class BadInputTest(Base):
         for needle in needles:
             self.assertIn(needle, lines[0], context)
         return lines[0]
+
+
+class BadInputTest(SceneFilesCase):
+    """Every bad input: exit code 1 and one stderr line "lact: <file>: <problem>"."""
 
     # --- images -----------------------------------------------------------------------------------------------
     def test_missing_image(self):
@@ -342,7 +346,7 @@ class BadInputTest(Base):
         def edit(obj):
             obj["frames"][1]["transform_matrix"][0][3] = float("nan")
         path = self.transforms_scene(edit)
-        self.assert_one_line_error(run("info", "--data", path), path)
+        self.assert_one_line_error(run("info", "--data", path), path, "NaN and Infinity are not JSON")
 
     def test_nan_pose_lact(self):
         def edit(frames):
@@ -436,6 +440,116 @@ class BadInputTest(Base):
     def test_missing_data(self):
         missing = os.path.join(self.tmp, "no_such_scene")
         self.assert_one_line_error(run("info", "--data", missing), missing)
+
+
+class UsersFilesTest(SceneFilesCase):
+    """Files as users' tools write them, and their usual mistakes: read right, or warned about by name."""
+
+    def transforms_without_size(self, downscaled_only=False):
+        """A nerfstudio file stating fl_x, cx, cy but no w/h (as instant-ngp writes), with images_2/ beside
+        images/ (or in place of it), PIL's box-filtered halves."""
+        from PIL import Image
+        path = self.transforms_scene(lambda obj: (obj.pop("w"), obj.pop("h")))
+        folder = os.path.dirname(path)
+        os.makedirs(os.path.join(folder, "images_2"))
+        for i in range(4):
+            image = Image.open(os.path.join(folder, "images", "%03d.png" % i))
+            image.resize((W // 2, H // 2), Image.BOX).save(os.path.join(folder, "images_2", "%03d.png" % i))
+        if downscaled_only:
+            shutil.rmtree(os.path.join(folder, "images"))
+        return path
+
+    def assert_same_renders(self, a, b):
+        """Two render() results, each of one scene: both ran, and gave the same two target images."""
+        self.assertEqual((a[0], b[0]), (0, 0), a[2] + b[2])
+        images = [[np.load(f) for f in sorted(glob.glob(os.path.join(r[3], "*", "*.npy")))] for r in (a, b)]
+        self.assertEqual([len(x) for x in images], [2, 2])
+        for x, y in zip(*images):
+            np.testing.assert_array_equal(x, y)
+
+    def test_downscaled_copy_without_stated_size(self):
+        # The intrinsics are the full-size image's: read with --downscale 2, the images_2 copy must get them
+        # halved, from the full-size header or (the copy alone shipped) from the copy's size times 2. Before, the
+        # copy's own size was taken as the stated one, the full-size fl_x and cx kept: fx 40 on a 24x16 image.
+        stated = self.transforms_scene()
+        folder = os.path.dirname(stated)
+        shutil.copytree(os.path.dirname(self.transforms_without_size()) + "/images_2", folder + "/images_2")
+        for path in (self.transforms_without_size(), self.transforms_without_size(downscaled_only=True)):
+            rc, so, _ = run("info", "--data", path, "--downscale", "2")
+            self.assertEqual(rc, 0, so)
+            self.assertIn("image sizes (HxW, as every size flag): %dx%d" % (H, W), so)
+            self.assert_same_renders(self.render(stated, "--downscale", "2"), self.render(path, "--downscale", "2"))
+
+    def test_frames_in_file_path_order(self):
+        # nerfstudio sorts a transforms.json's frames by file_path: view i is the same view listed in any order.
+        ordered = self.transforms_scene()
+        shuffled = self.transforms_scene(lambda obj: obj["frames"].reverse())
+        rc, so, _ = run("info", "--data", shuffled)
+        self.assertIn("views in file_path order, as nerfstudio takes them", so)
+        self.assertNotIn("file_path order", run("info", "--data", ordered)[1])
+        self.assert_same_renders(self.render(ordered), self.render(shuffled))
+
+    def assert_warned(self, path, needle):
+        rc, so, _ = run("info", "--data", path)
+        self.assertEqual(rc, 0, so)
+        self.assertIn("  warning: ", so)
+        self.assertIn(needle, so)
+        rc, _, se, _ = self.render(path)
+        self.assertEqual(rc, 0, se)
+        self.assertIn("lact: warning: ", se)
+        self.assertIn(needle, se)
+
+    def test_stated_mistakes_warned(self):
+        def normalised(frames):
+            for f in frames:
+                f["fx"], f["fy"], f["cx"], f["cy"] = FOCAL / W, FOCAL / H, 0.5, 0.5
+        self.assert_warned(self.lact_scene(normalised), "focal lengths in normalised units?")
+
+        def from_centre(frames):
+            for f in frames:
+                f["cx"], f["cy"] = 0.0, 0.0
+        self.assert_warned(self.lact_scene(from_centre), "measured from the centre, or in normalised units?")
+
+        def inverted(frames):  # camera-to-world written in the w2c field: an orbit's all read as one point
+            for f in frames:
+                f["w2c"] = np.linalg.inv(np.array(f["w2c"])).tolist()
+        self.assert_warned(self.lact_scene(inverted), "world-to-camera matrices given as camera-to-world")
+        rc, so, _ = run("info", "--data", self.lact_scene())
+        self.assertNotIn("warning", so)
+
+    def test_rounded_rotations(self):
+        # Rounded to 3 decimals (R^T R off I by up to 1.7e-3) is read; to 2 is refused, saying why it may be.
+        def rounded(decimals):
+            def edit(obj):
+                for f in obj["frames"]:
+                    f["transform_matrix"] = np.round(np.array(f["transform_matrix"]), decimals).tolist()
+            return edit
+        self.assertEqual(run("info", "--data", self.transforms_scene(rounded(3)))[0], 0)
+        path = self.transforms_scene(rounded(2))
+        self.assert_one_line_error(run("info", "--data", path), "not a camera rotation (written with too few decimals?")
+
+    def test_missing_images_hinted(self):
+        def upper_case(frames):
+            frames[2]["file_path"] = "images/002.PNG"
+        path = self.lact_scene(upper_case)
+        rc, so, _ = run("info", "--data", path)
+        self.assertIn("images: 1 of 4 missing, the first %s" % os.path.join(os.path.dirname(path), "images", "002.PNG"), so)
+        self.assertIn("(there is 002.png: the names differ in letter case)", so)
+        self.assert_one_line_error(self.render(path), "002.PNG: cannot open file (no such file) (there is 002.png")
+
+        def backslashes(frames):
+            frames[0]["file_path"] = "images\\000.png"
+        self.assert_one_line_error(self.render(self.lact_scene(backslashes)), "the name holds backslashes")
+        path = self.transforms_without_size(downscaled_only=True)
+        self.assert_one_line_error(self.render(path), "no 'w'/'h'", "images_2/ is there: pass --downscale 2")
+
+    def test_exif_turned_image(self):
+        from PIL import Image
+        path = self.lact_scene()
+        image = os.path.join(os.path.dirname(path), "images", "001.png")
+        Image.open(image).transpose(Image.Transpose.ROTATE_90).save(image)
+        self.assert_one_line_error(self.render(path), "image is %dx%d but its camera is for %dx%d: " % (W, H, H, W),
+                                   "EXIF orientation")
 
 
 def to_colmap(scene_file, out, fmt):
@@ -605,6 +719,12 @@ class ColmapTest(Base):
             f.write(text.replace("PINHOLE 64 64", "FOV 64 64").replace(" 32.0 32.0", " 32.0 32.0 0.1"))
         BadInputTest.assert_one_line_error(self, self.render(root), cameras, "uses the FOV model")
         BadInputTest.assert_one_line_error(self, run("info", "--data", self.gso64, "--images", root), "--images")
+
+    def test_model_in_sparse_1_named(self):
+        root = to_colmap(self.gso64, os.path.join(self.tmp, "sparse_1"), "bin")
+        os.rename(os.path.join(root, "sparse", "0"), os.path.join(root, "sparse", "1"))
+        BadInputTest.assert_one_line_error(self, run("info", "--data", root), "sparse/1 holds one",
+                                           "pass --data %s/sparse/1 --images %s/images" % (root, root))
 
 
 def main():

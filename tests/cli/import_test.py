@@ -444,7 +444,7 @@ class Import(unittest.TestCase):
                           ("fake.jpg", "not a PNG or JPEG (looks like GIF)"),
                           ("huge.jpg", "over the size limit (is 537919488 bytes"),
                           ("notes.txt", "not a PNG or JPEG (unrecognised content)"),
-                          ("wide.png", "over the size limit (image of 70000x10 exceeds the limit")):
+                          ("wide.png", "over the size limit (image of 10x70000 (HxW) exceeds the limit")):
             self.assertIn("  skipped %s: %s" % (name, why), so)
             self.assertIn("  %s: %s" % (name, why), read_text(os.path.join(self.out, "colmap.log")))
 

@@ -249,12 +249,13 @@ TEST(ImageIo, HugeHeaderSizesAreRefusedBeforeDecoding) {
   const std::string limit = "exceeds the limit of 65536 a side and 64 Mpixel";
   for (uint32_t side : {10000u, 65536u, 65537u, 1000000u}) {
     const std::string png = make_png(side, side, 8, 6, {});
-    EXPECT_EQ(decode_error(png), "x.png: image of " + std::to_string(side) + "x" + std::to_string(side) + " " + limit);
+    EXPECT_EQ(decode_error(png),
+              "x.png: image of " + std::to_string(side) + "x" + std::to_string(side) + " (HxW) " + limit);
   }
   std::string jpeg = small_jpeg();
   const size_t sof = jpeg.find("\xFF\xC0");
   jpeg[sof + 5] = '\x4E', jpeg[sof + 6] = '\x20', jpeg[sof + 7] = '\x4E', jpeg[sof + 8] = '\x20';
-  EXPECT_EQ(decode_error(jpeg, "v.jpg"), "v.jpg: image of 20000x20000 " + limit);
+  EXPECT_EQ(decode_error(jpeg, "v.jpg"), "v.jpg: image of 20000x20000 (HxW) " + limit);
   jpeg[sof + 5] = '\xFF', jpeg[sof + 6] = '\xF0';
   EXPECT_EQ(decode_error(jpeg, "v.jpg"),
             "v.jpg: cannot decode JPEG: Maximum supported image dimension is 65500 pixels");
