@@ -54,7 +54,8 @@ void require_decodable_size(const std::string& name, uint64_t width, uint64_t he
       width * height > static_cast<uint64_t>(kMaxImagePixels))
     throw Error(name, "image of " + std::to_string(height) + "x" + std::to_string(width) +
                           " (HxW) exceeds the limit of " + std::to_string(kMaxImageSide) + " a side and " +
-                          std::to_string(kMaxImagePixels >> 20) + " Mpixel");
+                          std::to_string(kMaxImagePixels >> 20) +
+                          " Mpixel: downscale it first (the models work at a few hundred pixels a side)");
 }
 
 }  // namespace lact
