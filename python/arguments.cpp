@@ -1,7 +1,12 @@
 #include "python/arguments.h"
 
+#include <pybind11/numpy.h>
+
 #include <climits>
 #include <cmath>
+
+#include "core/image_size.h"
+#include "system/error.h"
 
 namespace lact::python {
 
@@ -31,10 +36,29 @@ bool int_in_range(const py::object& value, long long low, long long high, int& o
   return true;
 }
 
-// One entry of a size: an integer in int's range, else the exception.
+// A float (Python's, numpy's float16/32/64 scalars) holding a whole number, as an int; ValueError for another one.
+py::object whole_number(const py::handle& entry, const std::string& name, const std::string& expected) {
+  const double v = py::cast<double>(entry);
+  if (!std::isfinite(v) || v != std::floor(v))
+    throw py::value_error(name + ": expected " + expected + ", got an entry " + py::str(entry).cast<std::string>() +
+                          " (not a whole number)");
+  if (std::abs(v) > INT_MAX)
+    throw py::value_error(name + ": expected " + expected + ", got an entry " + py::str(entry).cast<std::string>() +
+                          " (out of range)");
+  return py::int_(static_cast<long long>(v));
+}
+
+bool is_float(const py::handle& value) {
+  return PyFloat_Check(value.ptr()) || py::isinstance(value, py::module_::import("numpy").attr("floating"));
+}
+
+// One entry of a size: an integer in int's range (or a float holding one: np.array([64., 64.])), else the
+// exception.
 int size_entry(const py::handle& entry, const std::string& name, const std::string& expected) {
   const py::object value =
-      python_int(entry, name + ": expected " + expected + ", got an entry of type " + type_name(entry));
+      is_float(entry)
+          ? whole_number(entry, name, expected)
+          : python_int(entry, name + ": expected " + expected + ", got an entry of type " + type_name(entry));
   int v = 0;
   if (!int_in_range(value, INT_MIN, INT_MAX, v))
     throw py::value_error(name + ": expected " + expected + ", got " + py::str(value).cast<std::string>() +
@@ -87,22 +111,61 @@ double float_argument(const py::handle& value, const std::string& name, const st
   throw py::type_error(wrong_kind);
 }
 
-std::string selection_argument(const py::handle& value, const std::string& name) {
-  if (py::isinstance<py::str>(value)) return value.cast<std::string>();
+namespace {
+
+// A boolean mask (a numpy bool array, a list of bools) as the indices of its True entries (np.flatnonzero), with
+// its length; false when `value` is no mask.
+bool mask_selection(const py::handle& value, const std::string& name, Selection& out) {
+  py::object numpy = py::module_::import("numpy");
+  if (py::isinstance<py::array>(value)) {
+    const py::array array = py::reinterpret_borrow<py::array>(value);
+    if (array.dtype().kind() != 'b') return false;
+    if (array.ndim() != 1)
+      throw py::value_error(name + ": a boolean mask is one entry per view of the scene (1-D), got " +
+                            std::to_string(array.ndim()) + " dimensions");
+  } else if (PyList_Check(value.ptr()) || PyTuple_Check(value.ptr())) {
+    const py::sequence entries = py::reinterpret_borrow<py::sequence>(value);
+    if (entries.size() == 0) return false;
+    for (const py::handle entry : entries)
+      if (!py::isinstance<py::bool_>(entry) && !py::isinstance(entry, numpy.attr("bool_"))) return false;
+  } else {
+    return false;
+  }
+  const py::array mask = numpy.attr("asarray")(value, py::arg("dtype") = "bool");
+  out.mask_size = mask.shape(0);
+  const py::sequence indices = numpy.attr("flatnonzero")(mask).attr("tolist")();
+  for (size_t i = 0; i < indices.size(); ++i) out.text += (i ? "," : "") + py::str(indices[i]).cast<std::string>();
+  return true;
+}
+
+}  // namespace
+
+Selection selection_argument(const py::handle& value, const std::string& name) {
+  Selection out;
+  if (py::isinstance<py::str>(value)) return {value.cast<std::string>(), -1};
+  if (mask_selection(value, name, out)) return out;
   if (py::isinstance<py::bytes>(value) || !PySequence_Check(value.ptr()))
     throw py::type_error(name +
                          ": expected a selection like \"0-7\", \"uniform:8\" or \"rest\", or a sequence of "
                          "view indices, got " +
                          type_name(value));
-  std::string text;
   const py::sequence entries = py::reinterpret_borrow<py::sequence>(value);
   for (size_t i = 0; i < entries.size(); ++i)
-    text += (i ? "," : "") + std::to_string(int_argument(entries[i], name + "[" + std::to_string(i) + "]", 0, INT_MAX));
-  return text;
+    out.text +=
+        (i ? "," : "") + std::to_string(int_argument(entries[i], name + "[" + std::to_string(i) + "]", 0, INT_MAX));
+  return out;
 }
 
 std::pair<int, int> size_argument(const py::handle& value, const std::string& name, const std::string& expected) {
-  if (py::isinstance<py::str>(value) || py::isinstance<py::bytes>(value) || !PySequence_Check(value.ptr()))
+  if (py::isinstance<py::str>(value)) {  // "HxW" (or "N" for NxN) as every size flag reads it
+    const std::string text = value.cast<std::string>();
+    try {
+      return parse_size(text.empty() ? "-" : text, name);
+    } catch (const Error&) {
+      throw py::value_error(name + ": expected " + expected + ", got '" + text.substr(0, 40) + "'");
+    }
+  }
+  if (py::isinstance<py::bytes>(value) || !PySequence_Check(value.ptr()))
     throw py::type_error(name + ": expected " + expected + ", got " + type_name(value));
   const py::sequence entries = py::reinterpret_borrow<py::sequence>(value);
   const py::ssize_t count = PySequence_Size(value.ptr());

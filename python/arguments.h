@@ -18,15 +18,26 @@ namespace py = pybind11;
 // reads it (so "a.safetensors\0x" must never open "a.safetensors").
 std::string path_argument(const py::handle& value, const std::string& name);
 
-// (H, W) from a sequence of two integers (a tuple, a list, a numpy array of ints): TypeError for another kind
-// of value or a non-integer entry, ValueError for another length or an integer beyond int's range, each naming
-// `name` and `expected` (how the message states what it takes). Range checks are the caller's.
+// (H, W) from a sequence of two integers (a tuple, a list, a numpy array of ints; floats holding whole numbers, as
+// np.array([64., 64.]), too) or a str "HxW" (or "N" for NxN, as --size reads it): TypeError for another kind of
+// value or entry, ValueError for another length, a float that is no whole number, an integer beyond int's range or
+// a str that is no size, each naming `name` and `expected` (how the message states what it takes, kSizeExpected).
+// Range checks are the caller's.
 std::pair<int, int> size_argument(const py::handle& value, const std::string& name, const std::string& expected);
 
+// How a size's message states what it takes (render, camera_path, read_scene alike).
+inline constexpr const char* kSizeExpected = "(H, W), two integers, or \"HxW\"";
+
 // A view selection (read_scene's inputs, targets): a str in the CLI's words ("0-7", "uniform:8", "rest") as it
-// is, or a sequence of view indices (a list, a tuple, a range, a 1-D numpy array of ints) as "i,j,k"; TypeError
-// for another kind of value, ValueError for a negative index, each naming `name` (and the entry).
-std::string selection_argument(const py::handle& value, const std::string& name);
+// is, or a sequence of view indices (a list, a tuple, a range, a 1-D numpy array of ints) as "i,j,k", or a
+// boolean mask (a 1-D numpy bool array, a list of bools) as its True entries' indices (np.flatnonzero) with its
+// length in `mask_size` (-1: no mask), which the caller checks against the scene's views; TypeError for another
+// kind of value, ValueError for a negative index or a mask of several dimensions, each naming `name` (and the entry).
+struct Selection {
+  std::string text;
+  long long mask_size = -1;
+};
+Selection selection_argument(const py::handle& value, const std::string& name);
 
 // An integer argument (a Python int, or numpy's integers: operator.index; never a bool) in [low, high]:
 // TypeError for another kind of value, ValueError for one outside the range (2**70 too, where pybind11's int

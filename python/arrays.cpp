@@ -12,11 +12,15 @@ namespace lact::python {
 
 namespace {
 
-std::string number_text(float value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", value);
+// `digits` significant digits: 9 tell every float32 apart (1 - 1e-7 is not "1").
+std::string number_text(float value, int digits = 6) {
+  char text[40];
+  std::snprintf(text, sizeof text, "%.*g", digits, value);
   return text;
 }
+
+// How far a K's fixed entries may be from 0 and 1 (relative): float rounding, not a camera lact cannot hold.
+constexpr double kMatrixTolerance = 1e-6;
 
 std::string shape_text(const py::array& array) {
   std::string text = "(";
@@ -41,12 +45,30 @@ py::array as_array(const py::handle& value, const std::string& name) {
   }
 }
 
-// `value` as a C-contiguous array of T, converted once unless it already is one.
+// How a TypeError states what converted<T> takes.
 template <typename T>
-py::array_t<T, py::array::c_style | py::array::forcecast> converted(const py::handle& value, const std::string& name) {
+const char* expected_dtype(bool integers);
+template <>
+const char* expected_dtype<float>(bool integers) {
+  return integers ? "a float32 array (float64, float16 and integer arrays are converted once)"
+                  : "a float32 array (float64 and float16 are converted once)";
+}
+template <>
+const char* expected_dtype<double>(bool integers) {
+  return integers ? "a float64 array (float32, float16 and integer arrays are converted once)"
+                  : "a float64 array (float32 and float16 are converted once)";
+}
+
+// `value` as a C-contiguous array of T, converted once unless it already is one; integer arrays too when
+// `integers` (cameras: np.eye(4, dtype=int) is a pose), never for images, where an integer dtype other than uint8
+// says the values are not in [0, 1].
+template <typename T>
+py::array_t<T, py::array::c_style | py::array::forcecast> converted(const py::handle& value, const std::string& name,
+                                                                    bool integers = false) {
   const py::array array = as_array(value, name);
-  if (array.dtype().kind() != 'f')
-    throw py::type_error(name + ": expected a float32 array (float64 and float16 are converted once), got dtype " +
+  const char kind = array.dtype().kind();
+  if (kind != 'f' && !(integers && (kind == 'i' || kind == 'u')))
+    throw py::type_error(name + ": expected " + expected_dtype<T>(integers) + ", got dtype " +
                          py::str(array.dtype()).cast<std::string>());
   // The same array when it already has T's dtype and C order: no copy. numpy's own exception (a MemoryError
   // for a conversion too large) comes out as itself (array_t::ensure() would clear it and return null).
@@ -135,10 +157,14 @@ FloatArray intrinsic_rows(const FloatArray& intrinsics, const std::string& name)
   for (py::ssize_t i = 0; i < count; ++i) {
     const float* k = intrinsics.data() + 9 * i;
     const float fixed[] = {k[1], k[3], k[6], k[7], k[8]}, wanted[] = {0, 0, 0, 0, 1};
+    // Rounding (np.linalg.inv(np.linalg.inv(K)), a float32 copy of a float64 K) is no skew: the top row's entries
+    // are measured against the focal lengths, the last row's against its 1.
+    const double scale[] = {std::max({std::abs(k[0]), std::abs(k[4]), 1.0f}),
+                            std::max({std::abs(k[0]), std::abs(k[4]), 1.0f}), 1, 1, 1};
     const std::string matrix = d == 3 ? name + "[" + std::to_string(i) + "]" : name;
     for (int j = 0; j < 5; ++j)
-      if (fixed[j] != wanted[j])
-        throw py::value_error(matrix + ": entry " + kFixed[j] + " of the 3x3 K matrix is " + number_text(fixed[j]) +
+      if (!(std::abs(double(fixed[j]) - wanted[j]) <= kMatrixTolerance * scale[j]))
+        throw py::value_error(matrix + ": entry " + kFixed[j] + " of the 3x3 K matrix is " + number_text(fixed[j], 9) +
                               ", not " + number_text(wanted[j]) +
                               ": lact's cameras are [[fx, 0, cx], [0, fy, cy], [0, 0, 1]] (or give rows fx, fy, "
                               "cx, cy)");
@@ -162,7 +188,8 @@ DoubleArray pose_matrices(const DoubleArray& c2w) {
 }
 
 std::pair<FloatArray, DoubleArray> camera_arrays(const py::handle& intrinsics, const py::handle& c2w) {
-  return {intrinsic_rows(float_array(intrinsics, "intrinsics"), "intrinsics"), pose_matrices(double_array(c2w, "c2w"))};
+  return {intrinsic_rows(converted<float>(intrinsics, "intrinsics", true), "intrinsics"),
+          pose_matrices(converted<double>(c2w, "c2w", true))};
 }
 
 std::vector<Camera> cameras_from(const FloatArray& intrinsics, const DoubleArray& c2w, int height, int width) {

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <iterator>
+#include <optional>
 
 #include "core/camera_geometry.h"
 #include "core/lpips.h"
@@ -10,6 +11,7 @@
 #include "core/path_parameters.h"
 #include "datasets/camera_path_io.h"
 #include "kernels/backend_factory.h"
+#include "pipeline/model_cache.h"
 #include "python/arguments.h"
 #include "python/arrays.h"
 #include "python/bindings.h"
@@ -32,11 +34,23 @@ std::pair<Image, Image> image_pair(const py::object& a_in, const py::object& b_i
   return {a, b};
 }
 
+// lpips's weights: a path (str, bytes, os.PathLike), or None for those `lact model fetch lpips` cached, which
+// `lact render` measures LPIPS with by default (pipeline/model_cache.h); lact.Error when none are cached.
+std::string lpips_weights(const py::object& weights) {
+  if (!weights.is_none()) return path_argument(weights, "weights");
+  const std::optional<std::string> cached = cached_lpips_weights();
+  if (!cached)
+    throw Error("weights",
+                "no LPIPS weights are cached: `lact model fetch lpips` fetches them (or pass weights=FILE, from "
+                "`lact model convert --lpips ALEXNET.pth LINEAR.pth -o FILE`)");
+  return *cached;
+}
+
 // The key cameras orbit and interpolate follow, at height x width.
 std::vector<Camera> key_cameras(const py::object& intrinsics_in, const py::object& c2w_in, int height, int width,
                                 const std::string& kind) {
   if (intrinsics_in.is_none() || c2w_in.is_none())
-    throw py::value_error("intrinsics, c2w: a " + kind + " path needs key cameras (K, 4) and (K, 4, 4)");
+    throw py::value_error("intrinsics, c2w: an " + kind + " path needs key cameras (K, 4) and (K, 4, 4)");
   const auto [intrinsics, c2w] = camera_arrays(intrinsics_in, c2w_in);
   check_shape(intrinsics, "intrinsics", {-1, 4}, "(K, 4) (fx, fy, cx, cy) or (K, 3, 3) matrices");
   check_shape(c2w, "c2w", {intrinsics.shape(0), 4, 4}, "(K, 4, 4) with K = " + std::to_string(intrinsics.shape(0)));
@@ -61,12 +75,30 @@ PathParameters path_numbers(const std::array<py::object, 6>& given) {
   return p;
 }
 
+// An orbit circles the point its key cameras look at (look_at_point: where their optical axes meet), which one
+// camera, or cameras whose axes are parallel, do not give: the geometry's "degenerate direction" said nothing of
+// that.
+std::vector<Camera> orbit(const std::vector<Camera>& keys, int frames, const PathParameters& p) {
+  const std::string needed =
+      "an orbit circles the point its key cameras look at, which takes at least two cameras whose optical axes "
+      "meet (views of one object from around it)";
+  if (keys.size() < 2)
+    throw py::value_error("intrinsics, c2w: " + needed +
+                          "; got 1 camera (\"interpolate\" and \"turntable\" "
+                          "paths need no such point)");
+  try {
+    return orbit_around(keys, frames, p.radius, p.elevation);
+  } catch (const Error& e) {
+    throw py::value_error("intrinsics, c2w: " + needed + "; these give none (" + e.what() + ")");
+  }
+}
+
 py::tuple camera_path(const std::string& kind, const py::object& frames_in, const py::object& size,
                       const py::object& intrinsics, const py::object& c2w, const py::object& hfov,
                       const py::object& min_radius, const py::object& max_radius, const py::object& elevation,
                       const py::object& radius, const py::object& smoothness) {
   const int frames = int_argument(frames_in, "frames", 1, 100000);
-  const auto [height, width] = size_argument(size, "size", "(H, W), two integers");
+  const auto [height, width] = size_argument(size, "size", kSizeExpected);
   if (height < 1 || width < 1 || height > kMaxImageSide || width > kMaxImageSide)
     throw py::value_error("size: expected (H, W), each 1.." + std::to_string(kMaxImageSide));
   const PathParameters p = path_numbers({hfov, elevation, min_radius, max_radius, radius, smoothness});
@@ -75,7 +107,7 @@ py::tuple camera_path(const std::string& kind, const py::object& frames_in, cons
   if (kind == "turntable") {
     path = turntable_path(frames, width, height, p.hfov, p.min_radius, p.max_radius, p.elevation);
   } else if (kind == "orbit") {
-    path = orbit_around(key_cameras(intrinsics, c2w, height, width, kind), frames, p.radius, p.elevation);
+    path = orbit(key_cameras(intrinsics, c2w, height, width, kind), frames, p);
   } else if (kind == "interpolate") {
     path = interpolate_path_frames(key_cameras(intrinsics, c2w, height, width, kind), frames, p.smoothness);
   } else {
@@ -109,13 +141,14 @@ void bind_metrics(py::module_& m) {
       py::arg("a"), py::arg("b"), docs::kSsim);
   m.def(
       "lpips",
-      [](const py::object& a, const py::object& b, const std::string& weights) {
+      [](const py::object& a, const py::object& b, const py::object& weights_in) {
         const auto [x, y] = image_pair(a, b);
+        const std::string weights = lpips_weights(weights_in);
         py::gil_scoped_release released;
         const std::unique_ptr<Backend> cpu = make_cpu_backend(0);  // the library's threads, as ssim's
         return Lpips(weights, *cpu).distance(x, y);                // Error (the file, a size): RuntimeError
       },
-      py::arg("a"), py::arg("b"), py::arg("weights"), docs::kLpips);
+      py::arg("a"), py::arg("b"), py::arg("weights") = py::none(), docs::kLpips);
   m.def("camera_path", &camera_path, py::arg("kind"), py::arg("frames") = 120,
         py::arg("size") = py::make_tuple(256, 256), py::arg("intrinsics") = py::none(), py::arg("c2w") = py::none(),
         py::arg("hfov") = 50.0, py::arg("min_radius") = 1.7, py::arg("max_radius") = 3.0, py::arg("elevation") = 30.0,

@@ -3,9 +3,11 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstdio>
 
 #include "core/scene_state_io.h"
+#include "datasets/preprocess.h"
 #include "kernels/backend_factory.h"
 #include "pipeline/guard_rails.h"
 #include "python/arguments.h"
@@ -14,6 +16,7 @@
 #include "python/engine_calls.h"
 #include "system/error.h"
 #include "system/file_io.h"
+#include "system/thread_limit.h"
 
 namespace lact::python {
 
@@ -38,30 +41,36 @@ struct State {
 PyObject* warning_category = nullptr;
 
 // The guard rails of lact render (pipeline/guard_rails.h) on the views given to encode, in its words, as
-// warnings.warn(text, lact.Warning): the size against the training size, the cameras' layout and distances.
+// warnings.warn(text, lact.Warning): the size against the training size, intrinsics no camera has, cameras at one
+// point, the cameras' layout and distances.
 void warn_out_of_regime(const Engine& engine, const std::vector<Camera>& cameras) {
   if (cameras.empty()) return;
   const ModelWeights& model = engine.model().weights();
+  const std::string coincident = coincident_cameras_warning(cameras);
   const std::vector<std::string> found = {
       size_warning(model, cameras[0].height, cameras[0].width, "resize the images to about the training size"),
-      model.trained_kind.empty() ? "" : camera_kind_warning(model.trained_kind, cameras),
+      intrinsics_warning(cameras, {}), coincident,
+      model.trained_kind.empty() || !coincident.empty() ? "" : camera_kind_warning(model.trained_kind, cameras),
       model.trained_kind.empty() ? "" : camera_distance_warning(model.trained_kind, cameras, false)};
   for (const std::string& text : found)
     if (!text.empty() && PyErr_WarnEx(warning_category, text.c_str(), 1) != 0) throw py::error_already_set();
 }
 
-// Intrinsics made for another size: a principal point outside the image render makes (camera_path's default
-// 256x256 cameras rendered at a 64x64 state's size, say) renders a corner of the view without a word. Once a call.
-void warn_principal_point_outside(const std::vector<Camera>& cameras) {
+// Intrinsics made for another size: a principal point far from the centre of the image render makes (camera_path's
+// default 256x256 cameras rendered at a 64x64 state's size, intrinsics made for twice the size: cx = width) renders
+// a corner of the view without a word. The guard rail's rule (pipeline/guard_rails.h, kPrincipalMiddle) in render's
+// words. Once a call.
+void warn_principal_point_off_centre(const std::vector<Camera>& cameras) {
   for (size_t i = 0; i < cameras.size(); ++i) {
     const Camera& c = cameras[i];
-    if (c.cx >= 0 && c.cx <= c.width && c.cy >= 0 && c.cy <= c.height) continue;
-    char text[400];
+    const double off = std::max(std::abs(c.cx / c.width - 0.5), std::abs(c.cy / c.height - 0.5));
+    if (off <= kPrincipalMiddle) continue;
+    char text[500];
     std::snprintf(text, sizeof text,
-                  "intrinsics[%zu]: principal point (cx, cy) = (%g, %g) lies outside the %dx%d image render makes: "
-                  "intrinsics are in pixels at the rendered size (pass size=(H, W) they were made for, or scale fx, "
-                  "fy, cx, cy to this size)",
-                  i, c.cx, c.cy, c.height, c.width);
+                  "intrinsics[%zu]: principal point (cx, cy) = (%g, %g) lies %.0f%% of a side from the centre of the "
+                  "%dx%d image render makes (a camera's is near (%g, %g)): intrinsics are in pixels at the rendered "
+                  "size (pass size=(H, W) they were made for, or scale fx, fy, cx, cy to this size)",
+                  i, c.cx, c.cy, 100 * off, c.height, c.width, 0.5 * c.width, 0.5 * c.height);
     if (PyErr_WarnEx(warning_category, text, 1) != 0) throw py::error_already_set();
     return;
   }
@@ -83,6 +92,28 @@ void check_device_arguments(const std::string& device, const std::string& precis
   }
 }
 
+// The engine's refusal of a size the patch does not divide, with the cure in Python's words: read_scene reads any
+// size the files have (a 270x480 video frame), and its size= reads the views at one the patch divides.
+void check_patch_divides(const Engine& engine, int height, int width) {
+  const int patch = engine.model().config().patch_size;
+  if (height % patch == 0 && width % patch == 0) return;
+  throw Error("input size " + std::to_string(height) + "x" + std::to_string(width) +
+              " is not divisible by the patch size " + std::to_string(patch) +
+              ": read the views at a size it divides, lact.read_scene(..., size=(H, W)) (" +
+              nearest_sizes_text(height, width, patch) + "), or resize the images to one");
+}
+
+// threads=, cut to the CPUs this process may use with the note --threads prints (system/thread_limit.h) naming
+// threads= instead.
+int usable_threads(int threads) {
+  const int cpus = usable_cpus();
+  if (threads <= cpus) return threads;
+  const std::string note = "lact: note: threads=" + std::to_string(threads) + " is more than the " +
+                           std::to_string(cpus) + " CPUs this process may use: using " + std::to_string(cpus) + "\n";
+  PySys_WriteStderr("%s", note.c_str());  // sys.stderr (none: nothing written)
+  return cpus;
+}
+
 std::shared_ptr<State> encode(const std::shared_ptr<Engine>& engine, const py::object& images_in,
                               const py::object& intrinsics_in, const py::object& c2w_in) {
   const FloatArray images = pixel_array(images_in, "images");  // held while the engine reads it
@@ -93,6 +124,7 @@ std::shared_ptr<State> encode(const std::shared_ptr<Engine>& engine, const py::o
   check_shape(intrinsics, "intrinsics", {n, 4},
               "(N, 4) with N = " + std::to_string(n) + " (fx, fy, cx, cy) or (N, 3, 3) (K)");
   check_shape(c2w, "c2w", {n, 4, 4}, "(N, 4, 4) or (N, 3, 4) with N = " + std::to_string(n));
+  check_patch_divides(*engine, static_cast<int>(images.shape(1)), static_cast<int>(images.shape(2)));
   const PixelView pixels = pixel_view(images);
   const std::vector<Camera> cameras =
       cameras_from(intrinsics, c2w, static_cast<int>(images.shape(1)), static_cast<int>(images.shape(2)));
@@ -111,7 +143,7 @@ std::shared_ptr<State> encode(const std::shared_ptr<Engine>& engine, const py::o
 // (H, W) of render's images: the state's, or `size` checked against the patch.
 std::pair<int, int> render_size(const Engine& engine, const State& state, const py::object& size) {
   if (size.is_none()) return {state.state.height, state.state.width};
-  const auto hw = size_argument(size, "size", "(H, W), two integers");
+  const auto hw = size_argument(size, "size", kSizeExpected);
   const int height = hw.first, width = hw.second, patch = engine.model().config().patch_size;
   if (height <= 0 || width <= 0 || height > kMaxImageSide || width > kMaxImageSide || height % patch || width % patch)
     throw py::value_error("size: expected (H, W), each a positive multiple of the patch size " + std::to_string(patch) +
@@ -126,7 +158,11 @@ py::array render(const std::shared_ptr<Engine>& engine, const std::shared_ptr<St
                  const py::object& out_in) {
   const State& state = *required(state_in, "state", "a lact.State (from Model.encode or lact.State.load)");
   auto [intrinsics, c2w] = camera_arrays(intrinsics_in, c2w_in);
-  if (state.engine != engine) throw py::value_error("state: encoded by another lact.Model");
+  if (state.engine != engine)
+    throw py::value_error(
+        "state: encoded by another lact.Model (each lact.Model(...) is a model of its own, also one opened again "
+        "from the same file): encode again with this model, or save the state (state.save(path)) and read it for "
+        "this model (lact.State.load(path, model))");
   const bool single = intrinsics.ndim() == 1;
   if (single) {
     check_shape(intrinsics, "intrinsics", {4}, "(4,) or (N, 4) (fx, fy, cx, cy), or K (3, 3) or (N, 3, 3)");
@@ -139,7 +175,7 @@ py::array render(const std::shared_ptr<Engine>& engine, const std::shared_ptr<St
               "(N, 4, 4) or (N, 3, 4) with N = " + std::to_string(intrinsics.shape(0)));
   const auto [height, width] = render_size(*engine, state, size);
   const std::vector<Camera> cameras = cameras_from(intrinsics, c2w, height, width);
-  warn_principal_point_outside(cameras);
+  warn_principal_point_off_centre(cameras);
   std::vector<py::ssize_t> shape{intrinsics.shape(0), height, width, 3};
   if (single) shape.erase(shape.begin());
   FloatArray out = output_array(out_in, shape);
@@ -219,9 +255,10 @@ void bind_model(py::module_& m) {
       [](const py::object&, const py::object& path, const std::string& device, const std::string& precision,
          const py::object& threads) {
         check_device_arguments(device, precision);
-        // 0: every usable CPU; more than the usable CPUs is cut to them, with a note (as --threads)
+        // 0: every usable CPU; more than the usable CPUs is cut to them, with a note (as --threads, in Python's
+        // words, on sys.stderr: a notebook shows it)
         return open_engine(path_argument(path, "path"), device, precision,
-                           int_argument(threads, "threads", 0, INT_MAX));
+                           usable_threads(int_argument(threads, "threads", 0, INT_MAX)));
       },
       py::name("__new__"), py::arg("cls"), py::arg("path"), py::arg("device") = "cpu", py::arg("precision") = "fp32",
       py::arg("threads") = 0));
@@ -236,6 +273,8 @@ void bind_model(py::module_& m) {
       .def_property_readonly("patch_size", [](const Engine& e) { return e.model().config().patch_size; })
       .def_readonly("path", &Engine::path)
       .def_readonly("device", &Engine::device)
+      .def_readonly("precision", &Engine::precision)
+      .def_readonly("threads", &Engine::threads, "CPU threads of each call (0: every usable CPU).")
       .def_property_readonly(
           "_last_engine_seconds", [](const Engine& e) { return e.last_engine_s.load(); },
           "Seconds the last encode or render spent inside the engine (python/bench_overhead.py).")
@@ -248,7 +287,10 @@ void bind_model(py::module_& m) {
       .def("encode", &encode, py::arg("images"), py::arg("intrinsics"), py::arg("c2w"), docs::kEncode)
       .def("render", &render, py::arg("state"), py::arg("intrinsics"), py::arg("c2w"), py::arg("size") = py::none(),
            py::arg("out") = py::none(), docs::kRender)
-      .def("__repr__", [](const Engine& e) { return "lact.Model('" + e.path + "', device='" + e.device + "')"; });
+      .def("__repr__", [](const Engine& e) {
+        return "lact.Model('" + e.path + "', device='" + e.device + "', precision='" + e.precision +
+               "', threads=" + std::to_string(e.threads) + ")";
+      });
   refuse_pickle(model, "open it again in the other process (lact.Model(path, ...))");
 
   state

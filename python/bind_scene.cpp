@@ -1,6 +1,7 @@
 // lact.read_scene: a scene's views as arrays, read and selected the way `lact render --data` does.
 #include <pybind11/stl.h>
 
+#include <cstring>
 #include <filesystem>
 
 #include "core/image_size.h"
@@ -9,6 +10,7 @@
 #include "python/arguments.h"
 #include "python/arrays.h"
 #include "python/bindings.h"
+#include "system/error.h"
 
 namespace lact::python {
 
@@ -22,11 +24,39 @@ struct SceneArrays {
   std::vector<int> inputs, targets;
 };
 
-std::string size_text(const py::object& size) {
-  if (size.is_none()) return "";
-  if (py::isinstance<py::str>(size)) return size.cast<std::string>();  // "HxW", checked as --size is
-  const auto hw = size_argument(size, "size", "(H, W), two integers, or \"HxW\"");
-  return std::to_string(hw.first) + "x" + std::to_string(hw.second);
+// The working size (0x0: the images' own), each side in 1..kMaxImageSide.
+std::pair<int, int> working_size_argument(const py::object& size) {
+  if (size.is_none()) return {0, 0};
+  const auto hw = size_argument(size, "size", kSizeExpected);
+  if (hw.first < 1 || hw.second < 1 || hw.first > kMaxImageSide || hw.second > kMaxImageSide)
+    throw py::value_error("size: expected (H, W), each 1.." + std::to_string(kMaxImageSide) + ", got (" +
+                          std::to_string(hw.first) + ", " + std::to_string(hw.second) + ")");
+  return hw;
+}
+
+// The selection's errors in Python's words: the shared code names the CLI's flags (--inputs, ...), read_scene
+// takes them as arguments. The CLI's own words stay as they are.
+std::string python_words(std::string text) {
+  static const std::pair<const char*, const char*> kWords[] = {{"--size HxW", "size=(H, W)"},
+                                                               {"--inputs", "inputs"},
+                                                               {"--targets", "targets"},
+                                                               {"--size", "size"},
+                                                               {"--scene", "scene"},
+                                                               {"--normalize-poses", "normalize_poses"},
+                                                               {"--data", "path"}};
+  for (const auto& [flag, argument] : kWords)
+    for (size_t at = text.find(flag); at != std::string::npos; at = text.find(flag, at))
+      text.replace(at, std::strlen(flag), argument), at += std::strlen(argument);
+  return text;
+}
+
+// A mask of another length than the scene's views: ValueError naming the argument (`failed`: the selection's
+// error, when an index of the mask was out of range).
+void check_mask(const Selection& selection, size_t views, const std::string& name, const std::string& failed = "") {
+  if (selection.mask_size < 0 || (failed.empty() && selection.mask_size == static_cast<long long>(views))) return;
+  throw py::value_error(name + ": a boolean mask of " + std::to_string(selection.mask_size) +
+                        " entries, but a mask takes one entry per view of the scene (" +
+                        (failed.empty() ? std::to_string(views) + " views" : failed) + ")");
 }
 
 std::string view_name(const SceneView& view, size_t index) {
@@ -36,12 +66,10 @@ std::string view_name(const SceneView& view, size_t index) {
 
 SceneArrays read_scene(const py::object& path, const py::object& inputs_in, const py::object& targets_in,
                        const py::object& size, const std::string& normalize_poses, const py::object& scene) {
-  const std::string inputs = selection_argument(inputs_in, "inputs"),
-                    targets = selection_argument(targets_in, "targets");
+  const Selection inputs = selection_argument(inputs_in, "inputs"), targets = selection_argument(targets_in, "targets");
   DataOptions options;
-  options.data = path_argument(path, "path"), options.inputs = inputs;
-  const std::string size_given = size_text(size);
-  if (!size_given.empty()) options.size = parse_size(size_given, "size");
+  options.data = path_argument(path, "path"), options.inputs = inputs.text;
+  options.size = working_size_argument(size);
   options.normalize_poses = parse_pose_normalization(normalize_poses, "normalize_poses");
   if (!scene.is_none() && !py::isinstance<py::str>(scene))
     throw py::type_error("scene: expected a scene's name (str) or None, got " +
@@ -49,17 +77,25 @@ SceneArrays read_scene(const py::object& path, const py::object& inputs_in, cons
   if (!scene.is_none()) options.scene = scene.cast<std::string>();
   SceneArrays out;
   std::vector<PosedImage> views;
-  {
+  try {
     py::gil_scoped_release released;
-    SceneSelection s = select_scene_views(options, 1, targets);
+    SceneSelection s = select_scene_views(options, 1, targets.text);
+    check_mask(inputs, s.scene.views.size(), "inputs");  // (no Python object: no GIL needed)
+    check_mask(targets, s.scene.views.size(), "targets");
     if (!s.height) s.height = s.scene.views.at(0).camera.height, s.width = s.scene.views.at(0).camera.width;
     out.inputs = s.inputs;
-    out.targets = select_views(targets, s.scene, true, s.inputs, options.seed, "targets");
+    out.targets = select_views(targets.text, s.scene, true, s.inputs, options.seed, "--targets");
     std::vector<int> all(s.scene.views.size());
     for (size_t i = 0; i < all.size(); ++i)
       all[i] = static_cast<int>(i), out.names.push_back(view_name(s.scene.views[i], i));
     views = selected_views(s, all, true);
     out.name = s.scene.name, out.source = s.scene.source, out.layout = s.scene.layout;
+  } catch (const Error& e) {
+    const std::string text = python_words(e.what());
+    // A mask longer than the scene's views names an index out of range: the mask's length is what is wrong.
+    if (text.find("(inputs) is out of range") != std::string::npos) check_mask(inputs, 0, "inputs", text);
+    if (text.find("(targets) is out of range") != std::string::npos) check_mask(targets, 0, "targets", text);
+    throw Error(text);
   }
   std::vector<Image> images;
   std::vector<Camera> cameras;

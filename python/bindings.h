@@ -49,8 +49,9 @@ The GIL is released while encoding; Ctrl-C stops it between layers (KeyboardInte
 inline constexpr const char* kRender = R"(render(state, intrinsics, c2w, size=None, out=None) -> images
 
 Renders cameras from a state: intrinsics (N, 4) and c2w (N, 4, 4) give (N, H, W, 3); one camera as (4,) and
-(4, 4) gives (H, W, 3); K matrices (N, 3, 3) or (3, 3) may stand for the intrinsics. size (H, W): the state's size
-by default (the intrinsics are pixels at that size). All cameras are rendered in one engine call (the CLI's
+(4, 4) gives (H, W, 3); K matrices (N, 3, 3) or (3, 3) may stand for the intrinsics. size (H, W) or "HxW": the
+state's size by default (the intrinsics are pixels at that size: a principal point far from the image's centre,
+cameras made for another size, is a lact.Warning). All cameras are rendered in one engine call (the CLI's
 batching: the same numbers), written straight into one new float32 array, or into `out` (a C-contiguous writeable
 float32 array of that shape), which is returned. The GIL is released while rendering; several threads may render
 from one model at once.)";
@@ -67,7 +68,8 @@ inline constexpr const char* kReadScene =
 
 Reads a scene the way `lact render --data` does (every layout lact reads: LaCT / LVSM indexes and camera files,
 nerfstudio, NeRF-synthetic, COLMAP). inputs / targets: the CLI's view selection ("0,1,2", "uniform:8", "fold8",
-"rest", ...) or a sequence of view indices ([0, 1, 2], range(8), a numpy array of ints); size "HxW" or (H, W):
+"rest", ...), a sequence of view indices ([0, 1, 2], range(8), a numpy array of ints) or a boolean mask of one
+entry per view (np.arange(N) % 8 == 0: the views where it is True); size "HxW" or (H, W):
 the working size (default: the images' size); normalize_poses as --normalize-poses; scene: the scene's name in an
 index of several.
 Returns a Scene with images (N, H, W, 3), intrinsics (N, 4), c2w (N, 4, 4) float64, names (N) for all N views,
@@ -83,11 +85,13 @@ inline constexpr const char* kSsim = R"(ssim(a, b) -> float
 SSIM of two (H, W, 3) images as the report computes it (scikit-image's structural_similarity with a Gaussian
 window, sigma 1.5, data range 1, per channel, averaged).)";
 
-inline constexpr const char* kLpips = R"(lpips(a, b, weights) -> float
+inline constexpr const char* kLpips = R"(lpips(a, b, weights=None) -> float
 
 LPIPS (v0.1, AlexNet; lower is closer) of two (H, W, 3) images as `lact render --lpips` computes it, values clamped
-to [0, 1], each side at least 31 pixels. weights: the file `python3 -m tools.convert_checkpoint --lpips
-ALEXNET.pth LINEAR.pth -o FILE` makes from the two published files (docs/guide/evaluation.md). Runs on the CPU.)";
+to [0, 1], each side at least 31 pixels. weights: a path (str, bytes, os.PathLike) to the file
+`lact model convert --lpips ALEXNET.pth LINEAR.pth -o FILE` makes from the two published files; None: those
+`lact model fetch lpips` caches (~/.cache/lact/lpips.safetensors), which `lact render` uses by default
+(lact.Error when there are none). docs/guide/evaluation.md. Runs on the CPU.)";
 
 inline constexpr const char* kCameraPath =
     R"(camera_path(kind, frames=120, size=(256, 256), intrinsics=None, c2w=None, **options) -> (intrinsics, c2w)
@@ -95,11 +99,11 @@ inline constexpr const char* kCameraPath =
 Cameras along a path, as `lact path` writes them: (frames, 4) intrinsics at `size` and (frames, 4, 4) c2w.
   "turntable": the official demo's (hfov=50, min_radius=1.7, max_radius=3.0, elevation=30; z up, at the origin);
   "orbit": a circle around the point the given cameras look at (radius=0: their mean distance, elevation=30),
-           with the first camera's intrinsics;
+           with the first camera's intrinsics: at least two cameras whose optical axes meet;
   "interpolate": through the given cameras in order (positions and intrinsics linear, rotations slerp; smoothness
                  in [0, 1] bends positions and rotations towards a Catmull-Rom spline through them, as
                  `lact path interpolate --smoothness` does).
-orbit and interpolate need intrinsics (K, 4) and c2w (K, 4, 4) of key cameras at `size`.)";
+orbit and interpolate need intrinsics (K, 4) and c2w (K, 4, 4) of key cameras at `size`; size (H, W) or "HxW".)";
 
 }  // namespace docs
 

@@ -121,6 +121,20 @@ void use_threads_here(Engine& engine) {
   threads_set_here = threads;
 }
 
+// The memory check of a render size is the encode check of one view (pipeline/memory_check.h), whose refusal
+// speaks of encoding and gives encode's advice; a render's says the render size is too large. Other errors as
+// they are.
+std::string render_memory_words(std::string text) {
+  const std::string advice = ": use fewer or smaller input views", encoding = "encoding ";
+  const size_t tail = text.rfind(advice), verb = text.find(encoding);
+  if (tail == std::string::npos || tail + advice.size() != text.size() || verb == std::string::npos) return text;
+  text.replace(tail, advice.size(),
+               ": the render size is too large for this memory: render at a smaller size=(H, W), with the "
+               "intrinsics scaled to it");
+  text.replace(verb, encoding.size(), "rendering one view of ");
+  return text;
+}
+
 }  // namespace
 
 EngineCall::EngineCall(Engine& engine, bool alone)
@@ -161,6 +175,7 @@ std::shared_ptr<Engine> open_engine(const std::string& path, const std::string& 
   options.threads = threads;
   engine->path = path;
   engine->device = device;
+  engine->precision = precision;
   engine->threads = threads;
   engine->run = std::make_unique<Run>(options);
   threads_set_here = -1;      // the backend set its count on this thread
@@ -192,7 +207,11 @@ void render_cameras(Engine& engine, const SceneState& state, const std::vector<C
   const BetweenBatches checked(between_batches);
   use_threads_here(engine);
   const auto start = Clock::now();
-  engine.run->render_cameras_into(state, cameras, "size", out);
+  try {
+    engine.run->render_cameras_into(state, cameras, "size", out);
+  } catch (const Error& e) {
+    throw Error(render_memory_words(e.what()));
+  }
   engine.last_engine_s = seconds_since(start);
   size_t values = 0;
   for (const Camera& camera : cameras) values += static_cast<size_t>(camera.height) * camera.width * 3;

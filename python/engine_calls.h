@@ -26,6 +26,7 @@ struct Engine {
   std::unique_ptr<Run> run;  // the backend, the model and the memory checks
   std::string path;
   std::string device;
+  std::string precision;
   int threads = 0;  // CPU threads of each call (0: the library default), set on the calling thread
   std::shared_mutex lock;
   std::atomic<double> last_engine_s{0};  // seconds the last encode or render spent in the engine (the benchmark's)

@@ -7,15 +7,18 @@ import numpy.typing as npt
 
 ArrayLike = npt.ArrayLike
 Size = Tuple[int, int]
+SizeArg = Union[Sequence[int], Sequence[float], str]  # (H, W) of whole numbers, or "HxW"
 Path = Union[str, bytes, os.PathLike]  # a NUL in it is a ValueError
 
 __version__: str
+__all__: tuple[str, ...]
 
 class Error(RuntimeError):
     """lact's one-line errors (files, fields, sizes), with the CLI's text."""
 
 class Warning(UserWarning):
-    """Model.encode out of the model's regime (size, camera layout, distances), in lact render's words."""
+    """Model.encode out of the model's regime (size, camera layout, distances), in lact render's words; Model.render
+    of cameras made for another size (a principal point far from the centre)."""
     ...
 
 @final
@@ -34,9 +37,11 @@ class Model:
     patch_size: int
     path: str
     device: str
+    precision: str
+    threads: int
     def __init__(self, path: Path, device: str = "cpu", precision: str = "fp32", threads: int = 0) -> None: ...
     def encode(self, images: ArrayLike, intrinsics: ArrayLike, c2w: ArrayLike) -> State: ...
-    def render(self, state: State, intrinsics: ArrayLike, c2w: ArrayLike, size: Optional[Size] = None,
+    def render(self, state: State, intrinsics: ArrayLike, c2w: ArrayLike, size: Optional[SizeArg] = None,
                out: Optional[npt.NDArray[np.float32]] = None) -> npt.NDArray[np.float32]: ...
 
 @final
@@ -51,14 +56,15 @@ class Scene:
     inputs: list[int]
     targets: list[int]
 
-def read_scene(path: Path, inputs: Union[str, Sequence[int]] = "", targets: Union[str, Sequence[int]] = "rest",
-               size: Union[None, str, Size] = None, normalize_poses: str = "none",
+def read_scene(path: Path, inputs: Union[str, Sequence[int], Sequence[bool]] = "",
+               targets: Union[str, Sequence[int], Sequence[bool]] = "rest", size: Optional[SizeArg] = None,
+               normalize_poses: str = "none",
                scene: Optional[str] = None) -> Scene: ...
 def scene_names(path: Path) -> list[str]: ...
 def psnr(a: ArrayLike, b: ArrayLike) -> float: ...
 def ssim(a: ArrayLike, b: ArrayLike) -> float: ...
-def lpips(a: ArrayLike, b: ArrayLike, weights: str) -> float: ...
-def camera_path(kind: str, frames: int = 120, size: Size = (256, 256), intrinsics: Optional[ArrayLike] = None,
+def lpips(a: ArrayLike, b: ArrayLike, weights: Optional[Path] = None) -> float: ...
+def camera_path(kind: str, frames: int = 120, size: SizeArg = (256, 256), intrinsics: Optional[ArrayLike] = None,
                 c2w: Optional[ArrayLike] = None, hfov: float = 50.0, min_radius: float = 1.7, max_radius: float = 3.0,
                 elevation: float = 30.0, radius: float = 0.0, smoothness: float = 0.0
                 ) -> Tuple[npt.NDArray[np.float32], npt.NDArray[np.float64]]: ...

@@ -13,4 +13,8 @@ PYBIND11_MODULE(lact, m) {
   lact::python::bind_scene(m);
   lact::python::bind_metrics(m);
   m.attr("__version__") = LACT_VERSION;
+  // What `from lact import *` brings: lact.Warning stays an attribute, never a name that would hide the builtin
+  // Warning (nor do the module's _private helpers come along).
+  m.attr("__all__") = py::make_tuple("Error", "Model", "State", "Scene", "read_scene", "scene_names", "psnr", "ssim",
+                                     "lpips", "camera_path");
 }

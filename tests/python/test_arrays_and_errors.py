@@ -1,6 +1,8 @@
 """Argument conversion (no numpy copy of C-contiguous float32; other orders and float64 converted once, same result)
 and the documented exception for each kind of bad input."""
 import os
+import re
+import subprocess
 import tracemalloc
 
 import numpy as np
@@ -50,8 +52,28 @@ def test_wrong_dtype_is_a_type_error(model, scene):
     # uint8 images are taken over 255 (test_notebook.py); other integer images are refused.
     with pytest.raises(TypeError, match="images: expected a float32 array.*int16"):
         model.encode((scene.images[i] * 255).astype(np.int16), scene.intrinsics[i], scene.c2w[i])
-    with pytest.raises(TypeError, match="intrinsics"):
-        model.encode(scene.images[i], scene.intrinsics[i].astype(np.int32), scene.c2w[i])
+    with pytest.raises(TypeError, match=r"^intrinsics: expected a float32 array \(float64, float16 and integer arrays "
+                       r"are converted once\), got dtype complex64"):
+        model.encode(scene.images[i], scene.intrinsics[i].astype(np.complex64), scene.c2w[i])
+    # Poses are used in float64: the message says so (before: "expected a float32 array").
+    with pytest.raises(TypeError, match=r"^c2w: expected a float64 array \(float32, float16 and integer arrays are "
+                       r"converted once\), got dtype bool"):
+        model.encode(scene.images[i], scene.intrinsics[i], scene.c2w[i] != 0)
+
+
+def test_integer_camera_arrays_are_converted(model, scene):
+    # Before: TypeError "c2w: expected a float32 array ..., got dtype int64" for np.eye(4, dtype=int), and the same
+    # for integer intrinsics. They are the cameras their float64 copies are.
+    i, t = scene.inputs, scene.targets
+    state = encode_inputs(model, scene)
+    whole = np.round(scene.intrinsics[t]).astype(np.int64)
+    expected = model.render(state, whole.astype(np.float64), np.eye(4)[None].repeat(len(t), 0))
+    for k in (whole, whole.astype(np.int32), whole.astype(np.uint16)):
+        np.testing.assert_array_equal(model.render(state, k, np.eye(4, dtype=int)[None].repeat(len(t), 0)), expected)
+    np.testing.assert_array_equal(model.render(state, whole[0], np.eye(4, dtype=np.int8)), expected[0])
+    reference = render_targets(model, model.encode(scene.images[i], np.round(scene.intrinsics[i]), scene.c2w[i]), scene)
+    integer = model.encode(scene.images[i], np.round(scene.intrinsics[i]).astype(np.int32), scene.c2w[i])
+    np.testing.assert_array_equal(render_targets(model, integer, scene), reference)
 
 
 def test_wrong_shape_or_value_is_a_value_error(model, scene):
@@ -188,6 +210,26 @@ def test_a_k_matrix_lact_cannot_hold_is_refused(model, scene):
         model.encode(scene.images[i], k_matrices(scene.intrinsics[i])[:2], scene.c2w[i])
 
 
+def test_a_k_matrix_off_by_rounding_is_taken(model, scene):
+    # Before: K[2, 2] = 1 - 1e-7 was refused as "entry [2, 2] of the 3x3 K matrix is 1, not 1"; a K through
+    # np.linalg.inv twice (entries of 1e-17 where zeros were) too. Rounding within 1e-6 is no other camera.
+    i, t = scene.inputs, scene.targets
+    state = encode_inputs(model, scene)
+    k = k_matrices(scene.intrinsics[t]).astype(np.float64)
+    expected = model.render(state, k, scene.c2w[t])
+    near = k.copy()
+    near[:, 2, 2] = 1 - 1e-7
+    np.testing.assert_array_equal(model.render(state, near, scene.c2w[t]), expected)
+    rounded = np.linalg.inv(np.linalg.inv(k))
+    rounded[:, 2, 0] += 1e-12  # what inv(inv(K)) may leave
+    np.testing.assert_allclose(model.render(state, rounded, scene.c2w[t]), expected, atol=1e-5)
+    # Beyond rounding it is refused, and the value is printed with the digits that tell it from 1.
+    off = k[0].copy()
+    off[2, 2] = 1 - 1e-5
+    with pytest.raises(ValueError, match=r"^intrinsics: entry \[2, 2\] of the 3x3 K matrix is 0\.9999899\d+, not 1:"):
+        model.render(state, off, scene.c2w[t[0]])
+
+
 def test_device_and_precision_are_named_as_python_passed_them(lact):
     # Before: lact.Error "--device cpu: unknown precision 'fp16' ..." (the CLI's flag, and the wrong one).
     path = os.path.join(FIXTURE, "model.safetensors")
@@ -216,3 +258,71 @@ def test_read_scene_takes_view_indices_as_a_sequence(lact):
         lact.read_scene(index, inputs=[0.5])
     with pytest.raises(lact.Error, match="out of range"):
         lact.read_scene(index, inputs=[0, 99])
+
+
+def test_read_scene_takes_a_boolean_mask(lact):
+    # Before: a numpy bool array was read as indices (False, True, ... as 0, 1: "gives view 0 twice").
+    index = os.path.join(FIXTURE, "index.json")
+    count = len(lact.read_scene(index).names)
+    mask = np.arange(count) % 2 == 0
+    picked = list(np.flatnonzero(mask))
+    for inputs, targets in ((mask, ~mask), (list(mask), [bool(b) for b in ~mask])):
+        scene = lact.read_scene(index, inputs=inputs, targets=targets)
+        assert list(scene.inputs) == picked and list(scene.targets) == list(np.flatnonzero(~mask))
+        np.testing.assert_array_equal(scene.images, lact.read_scene(index, inputs=picked).images)
+    for wrong in (mask[:-1], np.concatenate([mask, [True]]), np.concatenate([mask, [False]])):
+        with pytest.raises(ValueError, match=r"^inputs: a boolean mask of %d entries, but a mask takes one entry per "
+                           r"view of the scene \(.*%d views\)" % (len(wrong), count)):
+            lact.read_scene(index, inputs=wrong)
+    with pytest.raises(ValueError, match=r"^targets: a boolean mask of %d entries" % (count + 1)):
+        lact.read_scene(index, inputs="rest", targets=np.ones(count + 1, bool))
+    with pytest.raises(ValueError, match=r"^inputs: a boolean mask is one entry per view of the scene \(1-D\)"):
+        lact.read_scene(index, inputs=mask[None])
+
+
+def test_read_scene_errors_name_the_arguments(lact, tmp_path):
+    # Before: the CLI's flags ("view index 99 (--inputs) is out of range", "--inputs: '1,1' gives view 1 twice").
+    index = os.path.join(FIXTURE, "index.json")
+    with pytest.raises(lact.Error, match=r"view index 99 \(inputs\) is out of range") as raised:
+        lact.read_scene(index, inputs=[0, 99])
+    with pytest.raises(lact.Error, match=r"^inputs: '1,1' gives view 1 twice") as twice:
+        lact.read_scene(index, inputs="1,1")
+    with pytest.raises(lact.Error, match=r"^targets: '2,2' gives view 2 twice") as targets:
+        lact.read_scene(index, inputs=[0], targets="2,2")
+    with pytest.raises(lact.Error, match=r"^inputs: 'rest' is every view that is not a target: give targets too"):
+        lact.read_scene(index, inputs="rest", targets="")
+    for e in (raised, twice, targets):
+        assert "--" not in str(e.value), str(e.value)
+    cli = os.environ.get("LACT_CLI")
+    if cli:  # the CLI keeps its flags' names
+        p = subprocess.run([cli, "render", "--model", os.path.join(FIXTURE, "model.safetensors"), "--data", index,
+                            "--inputs", "1,1", "--targets", "3", "--out", str(tmp_path / "out")],
+                           capture_output=True, text=True, timeout=120)
+        assert p.returncode != 0 and "--inputs: '1,1' gives view 1 twice" in p.stderr, p.stderr
+
+
+def test_threads_beyond_the_cpus_name_threads(lact, capfd):
+    # Before: "lact: note: --threads 100000 is more than ..." (the CLI's flag) on the C library's stderr, which a
+    # notebook does not show.
+    model = lact.Model(os.path.join(FIXTURE, "model.safetensors"), threads=100000)
+    err = capfd.readouterr().err
+    assert re.search(r"^lact: note: threads=100000 is more than the (\d+) CPUs this process may use: using \1$", err,
+                     re.M), err
+    assert "--threads" not in err, err
+    assert 0 < model.threads < 100000 and "threads=%d)" % model.threads in repr(model)
+
+
+def test_model_repr_shows_precision_and_threads(lact):
+    model = lact.Model(os.path.join(FIXTURE, "model.safetensors"), precision="bf16", threads=1)
+    assert repr(model) == "lact.Model('%s', device='cpu', precision='bf16', threads=1)" % model.path
+    assert model.precision == "bf16" and model.threads == 1
+
+
+def test_a_size_the_patch_does_not_divide_says_how_to_read_one(lact, model, scene):
+    # Before: "input size 30x48 is not divisible by the patch size 8" and no more: read_scene reads any size.
+    i = scene.inputs
+    with pytest.raises(lact.Error, match=r"^input size 30x48 is not divisible by the patch size (\d+): read the "
+                       r"views at a size it divides, lact.read_scene\(\.\.\., size=\(H, W\)\) \(24x48 or 32x56\)"):
+        model.encode(scene.images[i][:, :30], scene.intrinsics[i], scene.c2w[i])
+    resized = lact.read_scene(os.path.join(FIXTURE, "index.json"), inputs="0,1,2", size=(24, 48))
+    assert model.encode(resized.images[i], resized.intrinsics[i], resized.c2w[i]).size == (24, 48)

@@ -93,8 +93,9 @@ def test_cameras_made_for_another_size_warn(lact, model, scene):
     # view without a word (max difference 0.17 from the cameras scaled to 32x48), even with warnings as errors.
     state = encode_inputs(model, scene)
     intrinsics, c2w = lact.camera_path("turntable", frames=2)
-    expected = (r"^intrinsics\[0\]: principal point \(cx, cy\) = \(128, 128\) lies outside the 32x48 image render "
-                r"makes: intrinsics are in pixels at the rendered size")
+    expected = (r"^intrinsics\[0\]: principal point \(cx, cy\) = \(128, 128\) lies 350% of a side from the centre "
+                r"of the 32x48 image render makes \(a camera's is near \(24, 16\)\): intrinsics are in pixels at the "
+                r"rendered size \(pass size=")
     with pytest.warns(lact.Warning, match=expected):
         model.render(state, intrinsics, c2w)
     with warnings.catch_warnings():  # at the size they were made for, or made for the state's size: no warning
@@ -103,3 +104,41 @@ def test_cameras_made_for_another_size_warn(lact, model, scene):
         model.render(state, *lact.camera_path("turntable", frames=2, size=state.size))
         i = scene.inputs
         model.render(state, scene.intrinsics[i], scene.c2w[i])
+
+
+def test_cameras_made_for_twice_the_size_warn(lact, model, scene):
+    # Before: intrinsics made for twice the rendered size put the principal point exactly on the image's edge
+    # (cx = width), which the check (cx <= width) let through: the top-left quarter of the view, no warning. The
+    # rule is the guard rail's (pipeline/guard_rails.h, kPrincipalMiddle): more than 0.375 of a side off centre.
+    state = encode_inputs(model, scene)
+    height, width = state.size
+    t = scene.targets[0]
+    # A centred camera made for (2H, 2W): cx = width, cy = height, on the edge of the (H, W) image.
+    doubled = np.array([2 * scene.intrinsics[t][0], 2 * scene.intrinsics[t][1], width, height], np.float32)
+    with pytest.warns(lact.Warning, match=r"^intrinsics\[0\]: principal point \(cx, cy\) = \(%d, %d\) lies 50%% of a "
+                      r"side from the centre of the %dx%d image" % (width, height, height, width)):
+        corner = model.render(state, doubled, scene.c2w[t])
+    # What it renders is another view than the one at the size they were made for (a quarter of it).
+    whole = model.render(state, doubled, scene.c2w[t], size=(2 * height, 2 * width))
+    assert np.abs(corner - whole[::2, ::2]).max() > 0.05
+    # A path made for (H, 2W) rendered at (H, W): cx on the edge, cy at the centre.
+    intrinsics, c2w = lact.camera_path("turntable", frames=2, size=(height, 2 * width))
+    with pytest.warns(lact.Warning, match=r"principal point .* lies 50% of a side"):
+        model.render(state, intrinsics, c2w)
+    with warnings.catch_warnings():  # within the guard rail's middle: no warning
+        warnings.simplefilter("error")
+        shifted = scene.intrinsics[t].copy()
+        shifted[2] += 0.3 * width  # cx at 0.8 of the width: 30% off centre
+        model.render(state, shifted, scene.c2w[t])
+        model.render(state, intrinsics, c2w, size=(height, 2 * width))
+
+
+def test_an_orbit_around_one_camera_says_what_it_needs(lact, scene):
+    # Before: lact.Error "camera path: degenerate direction".
+    with pytest.raises(ValueError, match=r"^intrinsics, c2w: an orbit circles the point its key cameras look at, which "
+                       r"takes at least two cameras whose optical axes meet .*; got 1 camera"):
+        lact.camera_path("orbit", 10, size=(32, 48), intrinsics=scene.intrinsics[:1], c2w=scene.c2w[:1])
+    with pytest.raises(ValueError, match=r"^intrinsics, c2w: an orbit circles .*; these give none"):
+        lact.camera_path("orbit", 10, size=(32, 48), intrinsics=scene.intrinsics[[0, 0]], c2w=scene.c2w[[0, 0]])
+    two = lact.camera_path("orbit", 10, size=(32, 48), intrinsics=scene.intrinsics[:2], c2w=scene.c2w[:2])
+    assert two[0].shape == (10, 4)

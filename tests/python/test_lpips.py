@@ -1,6 +1,10 @@
 """lact.lpips against a float64 PyTorch implementation of the lpips package's definition (tests/reference/lpips_reference_test.py
 writes random weights in the two published formats and converts them), and its refusals."""
+import json
 import os
+import pathlib
+import shutil
+import subprocess
 import sys
 
 import numpy as np
@@ -42,5 +46,42 @@ def test_refusals_name_the_problem(lact, weights, tmp_path):
         lact.lpips(a[:30], a[:30], weights=path)
     with pytest.raises(ValueError, match="b: expected the shape of a"):
         lact.lpips(a, a[:35], weights=path)
-    with pytest.raises(TypeError):
-        lact.lpips(a, a)  # the weights are not optional
+    with pytest.raises(TypeError, match="^weights: expected a path"):
+        lact.lpips(a, a, weights=3)
+
+
+def test_weights_as_a_path_like(lact, weights):
+    # Before: pathlib.Path was pybind11's TypeError "incompatible function arguments", printing both images.
+    _, _, path = weights
+    rng = np.random.default_rng(4)
+    a, b = rng.random((2, 40, 40, 3), dtype=np.float32)
+    assert lact.lpips(a, b, pathlib.Path(path)) == lact.lpips(a, b, path) == lact.lpips(a, b, os.fsencode(path))
+
+
+def test_default_weights_are_the_cached_ones(lact, weights, tmp_path, monkeypatch):
+    """Without weights, lpips uses those `lact model fetch lpips` cached, as `lact render` does by default
+    (pipeline/model_cache.h: $XDG_CACHE_HOME/lact/lpips.safetensors with its record lpips.json)."""
+    _, _, path = weights
+    rng = np.random.default_rng(5)
+    a, b = rng.random((2, 40, 40, 3), dtype=np.float32)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    with pytest.raises(lact.Error, match=r"^weights: no LPIPS weights are cached: `lact model fetch lpips` fetches"):
+        lact.lpips(a, b)
+    cache = tmp_path / "lact"
+    cache.mkdir()
+    shutil.copyfile(path, cache / "lpips.safetensors")
+    record = {"name": "lpips", "kind": "metric", "config": "-", "source": "test", "sha256": "-", "height": 0,
+              "width": 0, "input_views": 0, "bytes": 0}
+    (cache / "lpips.json").write_text(json.dumps(record))
+    assert lact.lpips(a, b) == lact.lpips(a, b, path)
+    cli = os.environ.get("LACT_CLI")
+    if cli:  # the CLI finds the same file
+        p = subprocess.run([cli, "model", "list"], capture_output=True, text=True, timeout=60,
+                           env=dict(os.environ, XDG_CACHE_HOME=str(tmp_path)))
+        assert str(cache / "lpips.safetensors") in p.stdout, p.stdout + p.stderr
+
+
+def test_docstring_names_the_commands_that_make_the_weights(lact):
+    # Before: `python3 -m tools.convert_checkpoint --lpips`, where the guide names `lact model fetch lpips` and
+    # `lact model convert --lpips`.
+    assert "lact model fetch lpips" in lact.lpips.__doc__ and "lact model convert --lpips" in lact.lpips.__doc__

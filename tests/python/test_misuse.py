@@ -110,6 +110,11 @@ def test_paths_with_nul_are_refused(lact, model, scene, tmp_path):
     import pathlib
     state.save(tmp_path / "state.safetensors")
     assert lact.State.load(tmp_path / "state.safetensors", lact.Model(pathlib.Path(MODEL))).size == state.size
+    np.testing.assert_array_equal(lact.read_scene(pathlib.Path(INDEX), inputs=[0]).images,
+                                  lact.read_scene(INDEX, inputs=[0]).images)
+    assert lact.scene_names(pathlib.Path(INDEX)) == lact.scene_names(INDEX)
+    with pytest.raises(TypeError, match="^weights: expected a path"):  # not pybind11's dump of every argument
+        lact.lpips(scene.images[0], scene.images[0], 3)
 
 
 def test_state_save_never_overwrites_an_input(lact, scene, tmp_path):
@@ -245,19 +250,47 @@ def test_path_numbers_out_of_range_name_the_argument_and_its_range(lact):
 def test_sizes_of_the_wrong_kind_name_size(lact, model, scene):
     state = encode_inputs(model, scene)
     k, pose = scene.intrinsics[3], scene.c2w[3]
-    with pytest.raises(TypeError, match=r"size: expected \(H, W\), two integers, got str"):
-        model.render(state, k, pose, size="32x48")
-    with pytest.raises(ValueError, match=r"size: expected \(H, W\), two integers, got 3 values"):
+    expected = r"size: expected \(H, W\), two integers, or \"HxW\", got "
+    with pytest.raises(ValueError, match=expected + "3 values"):
         model.render(state, k, pose, size=(32, 48, 1))
-    with pytest.raises(TypeError, match="size: .*got an entry of type float"):
-        model.render(state, k, pose, size=(32.0, 48))
+    with pytest.raises(ValueError, match=expected + r"an entry 32.5 \(not a whole number\)"):
+        model.render(state, k, pose, size=(32.5, 48))
     with pytest.raises(ValueError, match="size: .*out of range"):
         model.render(state, k, pose, size=(2 ** 40, 48))
+    with pytest.raises(TypeError, match=expected + "an entry of type bool"):
+        model.render(state, k, pose, size=(True, 48))
+    with pytest.raises(TypeError, match=expected + "int"):
+        model.render(state, k, pose, size=32)
     np.testing.assert_array_equal(model.render(state, k, pose, size=np.array([32, 48])), model.render(state, k, pose))
-    with pytest.raises(TypeError, match=r"size: expected \(H, W\)"):
-        lact.camera_path("turntable", 3, size="256")
-    with pytest.raises(ValueError, match=r"size: expected \(H, W\), two integers, or \"HxW\", got 1 values"):
+    with pytest.raises(ValueError, match=expected + "'256y'"):
+        lact.camera_path("turntable", 3, size="256y")
+    with pytest.raises(ValueError, match=expected + "1 values"):
         lact.read_scene(INDEX, size=[32])
+
+
+def test_sizes_as_whole_floats_and_hxw_strings(lact, model, scene):
+    """Before: size=np.array([64., 64.]) and size="64x64" were a TypeError in render and camera_path (read_scene took
+    the string). Each function takes (H, W) of whole numbers (ints, or floats holding them) and "HxW" alike."""
+    state = encode_inputs(model, scene)
+    k, pose = scene.intrinsics[3], scene.c2w[3]
+    height, width = state.size
+    expected = model.render(state, k, pose, size=(height, width))
+    for size in (np.array([height, width], np.float64), (float(height), np.float32(width)), "%dx%d" % (height, width)):
+        np.testing.assert_array_equal(model.render(state, k, pose, size=size), expected)
+        for a, b in zip(lact.camera_path("turntable", 2, size=size),
+                        lact.camera_path("turntable", 2, size=(height, width))):
+            np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(lact.read_scene(INDEX, inputs=[0], size=size).images,
+                                      lact.read_scene(INDEX, inputs=[0], size=(height, width)).images)
+    np.testing.assert_array_equal(lact.camera_path("turntable", 2, size="16")[0],
+                                  lact.camera_path("turntable", 2, size=(16, 16))[0])  # "N" is NxN, as --size reads it
+    for call in (lambda size: model.render(state, k, pose, size=size),
+                 lambda size: lact.camera_path("turntable", 2, size=size),
+                 lambda size: lact.read_scene(INDEX, inputs=[0], size=size)):
+        for bad, said in (("32by48", "'32by48'"), ("", "''"), (np.array([32.5, 48.0]), "an entry 32.5"),
+                          ((NAN, 48), "an entry nan"), ((1e30, 48), "an entry 1e\\+30 \\(out of range\\)")):
+            with pytest.raises(ValueError, match=r"^size: expected \(H, W\), two integers, or \"HxW\", got " + said):
+                call(bad)
     with pytest.raises(TypeError, match="scene: expected a scene's name"):
         lact.read_scene(INDEX, scene=3)
 
@@ -411,3 +444,43 @@ def test_a_call_from_inside_a_call_of_the_same_model_is_refused(lact, scene):
             break
     assert errors and "called from inside another call of the same model on this thread" in errors[0], errors
     model.render(state, scene.intrinsics[3], scene.c2w[3])  # the model is whole afterwards
+
+
+def test_a_state_of_the_model_opened_again_says_how_to_keep_it(lact, model, scene, tmp_path):
+    # Before: "state: encoded by another lact.Model" and no more, after a notebook's model cell ran again.
+    state = encode_inputs(model, scene)
+    again = lact.Model(MODEL, threads=1)
+    t = scene.targets
+    with pytest.raises(ValueError, match=r"^state: encoded by another lact.Model .*: encode again with this model, or "
+                       r"save the state \(state.save\(path\)\) and read it for this model \(lact.State.load\(path, "
+                       r"model\)\)$"):
+        again.render(state, scene.intrinsics[t], scene.c2w[t])
+    state.save(tmp_path / "state.safetensors")  # the cure it names works
+    np.testing.assert_array_equal(
+        again.render(lact.State.load(tmp_path / "state.safetensors", again), scene.intrinsics[t], scene.c2w[t]),
+        model.render(state, scene.intrinsics[t], scene.c2w[t]))
+
+
+def test_a_render_size_beyond_memory_says_the_size_is_too_large(lact, model, scene, tmp_path):
+    # Before: "encoding 67108864 tokens needs ...: use fewer or smaller input views", encode's advice for a render.
+    # 65536x65536 needs hundreds of GiB for the fixture's model; `out` is a sparse file the refusal never writes.
+    if os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") > 256 << 30:
+        pytest.skip("a machine this large may have the memory for the render")
+    state = encode_inputs(model, scene)
+    side = 65536
+    out = np.memmap(tmp_path / "out", np.float32, "w+", shape=(side, side, 3))
+    k = scene.intrinsics[3] * side / scene.images.shape[2]
+    with pytest.raises(lact.Error, match=r"^size 65536x65536: rendering one view of 67108864 tokens needs about .*: "
+                       r"the render size is too large for this memory: render at a smaller size=\(H, W\)") as raised:
+        model.render(state, k, scene.c2w[3], size=(side, side), out=out)
+    assert "input views" not in str(raised.value)
+    del out
+
+
+def test_star_import_leaves_the_builtin_warning(lact):
+    # Before: no __all__, so `from lact import *` bound Warning to lact.Warning, hiding the builtin.
+    names = {}
+    exec("from lact import *", names)
+    assert "Warning" not in names and "_input_pixel_bytes_copied" not in names
+    assert {"Model", "State", "Scene", "Error", "read_scene", "camera_path", "lpips"} <= set(names)
+    assert set(lact.__all__) <= set(dir(lact)) and issubclass(lact.Warning, UserWarning)
