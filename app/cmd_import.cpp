@@ -6,6 +6,7 @@
 
 #include "app/commands.h"
 #include "app/flags.h"
+#include "app/unused_flags.h"
 #include "import/colmap_import.h"
 
 namespace lact::app {
@@ -34,8 +35,8 @@ void add_import_command(CLI::App& app) {
       ->capture_default_str();
   command
       ->add_option("--camera-model", o->camera_model,
-                   "COLMAP camera model: SIMPLE_RADIAL, RADIAL, OPENCV, PINHOLE, SIMPLE_PINHOLE; for a fisheye lens "
-                   "OPENCV_FISHEYE, SIMPLE_RADIAL_FISHEYE, RADIAL_FISHEYE")
+                   "COLMAP camera model (any case): SIMPLE_RADIAL, RADIAL, OPENCV, PINHOLE, SIMPLE_PINHOLE; for a "
+                   "fisheye lens OPENCV_FISHEYE, SIMPLE_RADIAL_FISHEYE, RADIAL_FISHEYE")
       ->capture_default_str();
   command
       ->add_option("--matcher", o->matcher,
@@ -47,7 +48,10 @@ void add_import_command(CLI::App& app) {
   command->add_option("--fps", o->fps, "Video: frames per second of video instead of --frames")
       ->check(finite_range(0.001, 1000));
   command->add_flag("--sharpest", o->sharpest, "Video: the sharpest of 3 candidate frames for each frame");
-  command->add_option("--max-seconds", o->max_seconds, "Stop COLMAP after this long in all (0: no limit)")
+  command
+      ->add_option("--max-seconds", o->max_seconds,
+                   "Stop a video's frame extraction (ffmpeg) after this long, and COLMAP's steps after this long "
+                   "in all (0: no limit)")
       ->capture_default_str()
       ->check(finite_range(0, 1e7));
   command
@@ -61,7 +65,11 @@ void add_import_command(CLI::App& app) {
       ->capture_default_str();
   command->add_option("--colmap", o->colmap, "The colmap program (a name on PATH or a path)")->capture_default_str();
   command->add_flag("-q,--quiet", o->quiet, "No progress lines");
-  command->callback([o]() {
+  command->callback([o, command]() {
+    std::error_code ec;
+    if (std::filesystem::is_directory(o->input, ec))  // every photo is used: a frame flag would do nothing
+      refuse_unused_flags(*command, {"--frames", "--fps", "--sharpest"},
+                          "is for a video input; " + o->input + " is a folder of photos (all of them are used)");
     const ImportSummary summary = import_scene(*o);
     std::fputs(import_summary_text(summary, this_program()).c_str(), stdout);
   });

@@ -146,6 +146,10 @@ void add_path_command(CLI::App& app) {
                       "size unless given), as `render --state` needs them");
   add_data_options(*command, o->data);
   command->remove_option(command->get_option("--background"));  // no images are read
+  // A path has no model: the data flags' default ("the model's training pixel count") does not apply.
+  command->get_option("--size")->description(
+      "Working size HxW (N: NxN), divisible by 8 (default: --state's size, else about 256x256 pixels at the first "
+      "key view's aspect, each side a multiple of 8; a turntable without --state: 256x256)");
   command->callback([o, command]() {
     if (o->kind == "turntable") {  // around the origin: no scene's cameras (only a state's frame and size)
       std::vector<std::string> flags = data_detail_flags();

@@ -121,11 +121,10 @@ CLI::Validator whole_number_up_to(uint64_t max) {
 CLI::Validator model_file() {
   return CLI::Validator(
       [](std::string& text) {
-        try {
-          text = resolve_model_argument(text);
-        } catch (const Error& e) {
-          return std::string(e.what());
-        }
+        // Its Error ("--model: NAME is an official checkpoint that is not downloaded yet: run lact model fetch
+        // NAME") goes out as it is: returned, CLI11 would put "--model: " before it again and main "(see lact
+        // --help)" after it, though the line already says what to do.
+        text = resolve_model_argument(text);
         return std::string();
       },
       "FILE|NAME");

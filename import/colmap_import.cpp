@@ -5,22 +5,26 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <vector>
 
 #include "datasets/colmap_model.h"
 #include "datasets/layouts.h"
 #include "import/colmap_steps.h"
 #include "import/import_images.h"
+#include "import/photo_order.h"
 #include "import/video_frames.h"
 #include "pipeline/model_cache.h"
 #include "pipeline/official_models.h"
 #include "system/error.h"
 #include "system/file_io.h"
+#include "system/interrupt_cleanup.h"
 #include "system/terminal_text.h"
 
 namespace lact {
@@ -42,15 +46,23 @@ bool is_within(const fs::path& inner, const fs::path& outer) {
   return o == outer.end();
 }
 
-void check_options(const ImportOptions& o) {
+// The options as the import uses them: the camera model in COLMAP's upper case (`opencv` is OPENCV), refused
+// as typed when it is not one lact reads.
+ImportOptions normalized(const ImportOptions& options) {
   static const std::array<const char*, 8> models = {
       "SIMPLE_PINHOLE", "PINHOLE",        "SIMPLE_RADIAL",         "RADIAL",
       "OPENCV",         "OPENCV_FISHEYE", "SIMPLE_RADIAL_FISHEYE", "RADIAL_FISHEYE"};
+  ImportOptions o = options;
+  for (char& c : o.camera_model) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   if (std::find(models.begin(), models.end(), o.camera_model) == models.end())
-    throw Error("--camera-model", "'" + o.camera_model.substr(0, 40) +
+    throw Error("--camera-model", "'" + options.camera_model.substr(0, 40) +
                                       "' is not one lact reads: SIMPLE_RADIAL (default), RADIAL, OPENCV, PINHOLE, "
                                       "SIMPLE_PINHOLE, or for a fisheye lens OPENCV_FISHEYE, SIMPLE_RADIAL_FISHEYE, "
-                                      "RADIAL_FISHEYE");
+                                      "RADIAL_FISHEYE (any case)");
+  return o;
+}
+
+void check_options(const ImportOptions& o) {
   if (o.matcher != "auto" && o.matcher != "exhaustive" && o.matcher != "sequential")
     throw Error("--matcher", "must be exhaustive, sequential or auto");
   if (o.max_size != 0 && o.max_size < 64) throw Error("--max-size", "must be 0 (no cap) or at least 64 pixels");
@@ -117,6 +129,11 @@ class MadeFolders {
     fs::create_directories(folder, ec);
   }
   void keep() { missing_.clear(); }
+  std::vector<std::string> folders() const {  // deepest first
+    std::vector<std::string> paths;
+    for (const fs::path& p : missing_) paths.push_back(p.string());
+    return paths;
+  }
   ~MadeFolders() {
     std::error_code ec;
     for (const fs::path& p : missing_)
@@ -290,7 +307,7 @@ ImportedImages gather_images(const ImportOptions& o, const fs::path& scene, Impo
                 "video file");
   const fs::path frames = scene / "frames";
   fs::create_directory(frames, ec);
-  const VideoFrameOptions options{o.frames, o.fps, o.sharpest, o.max_seconds, stall_seconds(o), o.max_size};
+  const VideoFrameOptions options{o.frames, o.fps, o.sharpest, o.max_seconds, stall_seconds(o), o.max_size, !o.quiet};
   s.note = short_video_note(o.input, extract_video_frames(in.string(), frames.string(), options), options);
   ImportedImages images = import_image_folder(frames.string(), (scene / "images").string(), o.max_size);
   fs::remove_all(frames, ec);
@@ -315,8 +332,10 @@ void check_enough_images(const ImportOptions& o, const ImportedImages& images, b
   std::string skipped;
   if (!images.skipped.empty())
     skipped = "; skipped " + std::to_string(images.skipped.size()) + ": " + skipped_list(images.skipped, 3);
+  const std::string hint = images_subfolder_hint(clean(o.input).string());
   throw Error(o.input, "found " + std::to_string(images.names.size()) +
-                           " image(s); COLMAP needs at least 3 overlapping photos" + skipped);
+                           " image(s); COLMAP needs at least 3 overlapping photos" + skipped +
+                           (hint.empty() ? "" : "; " + hint));
 }
 
 void check_registered(const ColmapModel& model, int used, double min_fraction) {
@@ -352,6 +371,23 @@ std::string skipped_log(const std::vector<SkippedFile>& skipped) {
   return text;
 }
 
+// The images COLMAP could not place: those of `images` the model does not hold, in name order. All of them in
+// the log; the summary names the first few.
+std::vector<std::string> unregistered_images(const ImportedImages& images, const ColmapModel& model,
+                                             ColmapSteps& steps) {
+  std::vector<std::string> registered;
+  for (const ColmapImage& image : model.images) registered.push_back(image.name);
+  std::sort(registered.begin(), registered.end());
+  std::vector<std::string> missing;
+  for (const std::string& name : images.names)
+    if (!std::binary_search(registered.begin(), registered.end(), name)) missing.push_back(name);
+  if (missing.empty()) return missing;
+  std::string text = "\nlact import: COLMAP did not register " + std::to_string(missing.size()) + " image(s):\n";
+  for (const std::string& name : missing) text += "  " + name + "\n";
+  steps.log(text);
+  return missing;
+}
+
 // COLMAP on the gathered images, the largest model kept as sparse/0 and checked as render checks it; the
 // summary's COLMAP fields.
 void reconstruct(const ImportOptions& o, const fs::path& scene, const ImportedImages& images, bool video,
@@ -364,17 +400,35 @@ void reconstruct(const ImportOptions& o, const fs::path& scene, const ImportedIm
   check_registered(model, s.used, o.min_registered);
   check_scene_renders(scene);
   s.registered = static_cast<int>(model.images.size());
+  s.unregistered = unregistered_images(images, model, steps);
   s.extent = centres_extent(model);
   s.reprojection_px = mean_reprojection_error(steps, scene / "sparse" / "0");
 }
 
-// A COLMAP failure keeps its log beside the output (OUT.colmap.log), since the partial scene is removed.
-[[noreturn]] void fail_with_log(const Error& e, const fs::path& scene, const fs::path& out) {
+// The log a failed import keeps beside the output.
+fs::path failure_log(const fs::path& out) { return out.parent_path() / (out.filename().string() + ".colmap.log"); }
+
+// A COLMAP failure keeps its log beside the output (OUT.colmap.log), since the partial scene is removed. The
+// files lact skipped are named too (fewer photos than the user took may be why).
+[[noreturn]] void fail_with_log(const Error& e, const fs::path& scene, const fs::path& out,
+                                const std::vector<SkippedFile>& skipped) {
   std::error_code ec;
-  const fs::path log = out.parent_path() / (out.filename().string() + ".colmap.log");
-  if (!fs::exists(scene / "colmap.log", ec)) throw e;
+  const fs::path log = failure_log(out);
+  std::string text = e.what();
+  if (!skipped.empty())
+    text += "; lact skipped " + std::to_string(skipped.size()) + " file(s): " + skipped_list(skipped, 5);
+  if (!fs::exists(scene / "colmap.log", ec)) throw Error(text);
   fs::rename(scene / "colmap.log", log, ec);
-  throw Error(std::string(e.what()) + (ec ? "" : " (COLMAP's output: " + log.string() + ")"));
+  throw Error(text + (ec ? "" : " (COLMAP's output: " + log.string() + ")"));
+}
+
+// A log a failed import left beside the output, which the scene it now made supersedes (lact's own file: its
+// name is the output's, and every failed import replaces it without --force too).
+void remove_stale_failure_log(const fs::path& out) {
+  std::error_code ec;
+  const fs::path log = failure_log(out);
+  const fs::file_status status = fs::symlink_status(log, ec);
+  if (fs::is_regular_file(status) || fs::is_symlink(status)) fs::remove(log, ec);
 }
 
 void move_into_place(const fs::path& scene, const fs::path& out, bool force) {
@@ -402,6 +456,19 @@ std::string skipped_lines(const ImportSummary& s) {
   return text;
 }
 
+// The images COLMAP could not place: the first few by name, and where all of them are listed.
+std::string unregistered_line(const ImportSummary& s) {
+  constexpr size_t kShown = 5;
+  if (s.unregistered.empty()) return "";
+  std::string text = "  not registered (COLMAP could not place them): ";
+  for (size_t i = 0; i < std::min(kShown, s.unregistered.size()); ++i)
+    text += (i ? ", " : "") + terminal_text(s.unregistered[i]);
+  if (s.unregistered.size() > kShown)
+    text += " and " + std::to_string(s.unregistered.size() - kShown) + " more, all listed in " +
+            terminal_text(s.output) + "/colmap.log";
+  return text + "\n";
+}
+
 // A path as one word for a POSIX shell: as it is when plain, else in single quotes.
 std::string shell_word(const std::string& text) {
   if (!text.empty() && text.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./+-") ==
@@ -412,28 +479,41 @@ std::string shell_word(const std::string& text) {
   return quoted + "'";
 }
 
+// The photos' names out of capture order (shot 10.jpg before shot 2.jpg), said once on stderr.
+void warn_about_name_order(const ImportedImages& images, bool video) {
+  const std::string warning = video ? "" : name_order_warning(images.names);
+  if (!warning.empty()) std::fprintf(stderr, "lact: warning: %s\n", terminal_text(warning).c_str());
+}
+
 }  // namespace
 
-ImportSummary import_scene(const ImportOptions& o) {
+ImportSummary import_scene(const ImportOptions& options) {
   const auto start = std::chrono::steady_clock::now();
+  const ImportOptions o = normalized(options);
   check_options(o);
-  MadeFolders made;  // destroyed after `partial`: its folder is inside them
+  find_colmap(o.colmap);  // before the frames of a long video are taken, not after
+  MadeFolders made;       // destroyed after `partial`: its folder is inside them
   const fs::path out = check_output(o, made);
   PartialScene partial(out);
+  std::optional<InterruptCleanup> on_signal(std::in_place, partial.path().string(), made.folders(),
+                                            "lact import: interrupted: nothing kept (the working folder was removed)");
   ImportSummary s;
   s.output = out.string();
   const ImportedImages images = gather_images(o, partial.path(), s);
   check_enough_images(o, images, s.video);
+  warn_about_name_order(images, s.video);
   s.found = images.files, s.skipped = images.skipped, s.used = static_cast<int>(images.names.size());
   s.width = images.width, s.height = images.height;
   try {
     reconstruct(o, partial.path(), images, s.video, s);
   } catch (const Error& e) {
-    fail_with_log(e, partial.path(), out);
+    fail_with_log(e, partial.path(), out, images.skipped);
   }
   move_into_place(partial.path(), out, o.force);
+  on_signal.reset();  // the scene is in place: a signal from here on leaves it
   partial.release();
   made.keep();
+  remove_stale_failure_log(out);
   s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return s;
 }
@@ -481,6 +561,7 @@ std::string import_summary_text(const ImportSummary& s, const std::string& progr
   text += terminal_text(s.output) + ": " + line;
   if (!s.note.empty()) text += "  " + terminal_text(s.note) + "\n";
   text += skipped_lines(s);
+  text += unregistered_line(s);
   char error[32] = "unknown";
   if (s.reprojection_px >= 0) std::snprintf(error, sizeof error, "%.4g px", s.reprojection_px);
   std::snprintf(line, sizeof line,

@@ -1,7 +1,7 @@
 // `lact import`: a folder of photos or a video made into a posed scene in the COLMAP layout lact reads
 // (sparse/0 + images/), by running COLMAP. The scene is built in a hidden folder beside the output and renamed
 // into place at the end, so an interrupted or failed import leaves nothing under the output's name; an existing
-// output is replaced only with `force`.
+// output is replaced only with `force`. A signal (Ctrl-C) removes that folder (system/interrupt_cleanup.h).
 #pragma once
 
 #include <string>
@@ -14,13 +14,14 @@ namespace lact {
 struct ImportOptions {
   std::string input, output;
   std::string colmap = "colmap";  // the program (PATH) or its path
+  // In any case (`opencv` is OPENCV).
   std::string camera_model = "SIMPLE_RADIAL";
   std::string matcher = "auto";  // exhaustive | sequential | auto (exhaustive up to 150 photos, else sequential)
   int max_size = 1600;           // the long side of the images COLMAP sees (0: as they are)
   int frames = 60;               // video: frames spread evenly over it
   double fps = 0;                // video: frames per second instead (> 0)
   bool sharpest = false;         // video: the sharpest of 3 candidates per frame
-  double max_seconds = 0;        // COLMAP's time limit in all (0: none)
+  double max_seconds = 0;        // a video's ffmpeg, then COLMAP in all (0: none)
   double stall_minutes = 30;     // a COLMAP step (or ffmpeg) with no output and no progress this long is stopped
   double min_registered = 0.5;   // fewer registered images than this fraction is a failure
   bool force = false, quiet = false;
@@ -36,6 +37,8 @@ struct ImportSummary {
   double extent = 0;                 // the diagonal of the bounding box of the camera centres
   int width = 0, height = 0;         // of the first image
   double seconds = 0;
+
+  std::vector<std::string> unregistered;  // the images COLMAP could not place, in name order
 };
 
 ImportSummary import_scene(const ImportOptions& options);

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 #include "system/clock.h"
 #include "system/error.h"
@@ -21,31 +22,6 @@ using Clock = std::chrono::steady_clock;
 
 constexpr uint64_t kMaxLogBytes = uint64_t{64}
                                   << 20;  // of one step's output in colmap.log: a flood cannot fill the disk
-
-// Progress lines for one step: at most one every 2 s, with the time left extrapolated from the rate so far.
-class StepProgress {
- public:
-  StepProgress(std::string what, int total, bool quiet) : what_(std::move(what)), total_(total), quiet_(quiet) {}
-  void line(const std::string& text) {
-    int done = 0, total = 0;
-    if (!parse_colmap_progress(text, done, total)) return;
-    if (total == 0) total = total_;
-    if (quiet_ || total <= 0 || done <= 0 || seconds_since(last_) < 2.0) return;
-    last_ = Clock::now();
-    const double elapsed = seconds_since(start_), eta = elapsed / done * std::max(0, total - done);
-    std::fprintf(stderr, "lact import: %s %d/%d, %.0f s, ETA %.0f s\n", what_.c_str(), std::min(done, total), total,
-                 elapsed, eta);
-  }
-  void finished() const {
-    if (!quiet_) std::fprintf(stderr, "lact import: %s done in %.1f s\n", what_.c_str(), seconds_since(start_));
-  }
-
- private:
-  std::string what_;
-  int total_;
-  bool quiet_;
-  Clock::time_point start_ = Clock::now(), last_ = Clock::now() - std::chrono::seconds(10);
-};
 
 constexpr int kMaxDigits = 9;  // a count below 10^9: an int, and no scan of a 200,000-digit "number"
 
@@ -83,6 +59,43 @@ bool find_pattern(const std::string& line, const char* pattern, std::vector<long
 }
 
 }  // namespace
+
+std::string StepProgress::line(const std::string& text) {
+  int done = 0, total = 0;
+  if (!parse_colmap_progress(text, done, total)) return "";
+  if (total == 0) total = total_;
+  // The mapper's count is the size of the model it is growing, which starts again at 2 for each new model
+  // (and a failed initial pair): the line reports the most reached so far, so it never goes back.
+  done = most_ = std::max(most_, done);
+  if (total <= 0 || done <= 0 || seconds_since(last_) < interval_s_) return "";
+  last_ = Clock::now();
+  const double elapsed = seconds_since(start_), eta = elapsed / done * std::max(0, total - done);
+  char shown[160];
+  std::snprintf(shown, sizeof shown, "lact import: %s %d/%d, %.0f s, ETA %.0f s\n", what_.c_str(),
+                std::min(done, total), total, elapsed, eta);
+  if (!quiet_) std::fputs(shown, stderr);
+  return shown;
+}
+
+void StepProgress::finished() const {
+  if (!quiet_) std::fprintf(stderr, "lact import: %s done in %.1f s\n", what_.c_str(), seconds_since(start_));
+}
+
+std::string colmap_failure_cause(const std::string& line) {
+  struct Known {
+    const char* said;
+    const char* meaning;
+  };
+  static const Known known[] = {
+      {"No good initial image pair found", "COLMAP found no pair of photos to start the model from"},
+      {"No images with matches found", "COLMAP matched no two photos"},
+      {"Discarding reconstruction due to insufficient size", "every model COLMAP began was too small to keep"},
+  };
+  for (const Known& k : known)
+    if (line.find(k.said) != std::string::npos)
+      return std::string(k.meaning) + " ('" + k.said + "'). " + kColmapUsualCauses;
+  return "";
+}
 
 bool parse_colmap_progress(const std::string& line, int& done, int& total) {
   std::vector<long long> c;
@@ -124,21 +137,37 @@ void OutputLines::finish() {
   cut_ = false;
 }
 
+std::string find_colmap(const std::string& colmap) {
+  if (colmap.find('/') != std::string::npos) {  // a path: it is the program, or an error naming it
+    std::error_code ec;
+    const auto status = std::filesystem::status(colmap, ec);
+    if (!std::filesystem::exists(status))
+      throw Error("--colmap", colmap + ": no such file (name the colmap program, or leave --colmap out to use PATH's)");
+    if (std::filesystem::is_directory(status))
+      throw Error("--colmap", colmap + ": is a folder (name the colmap program itself)");
+    if (find_program(colmap).empty()) throw Error("--colmap", colmap + ": is not executable (name the colmap program)");
+    return colmap;
+  }
+  const std::string program = find_program(colmap);
+  if (program.empty())
+    throw Error(colmap,
+                "COLMAP not found on PATH: install it (Debian/Ubuntu: sudo apt-get install colmap; scripts/setup.sh "
+                "does) or pass --colmap /path/to/colmap");
+  return program;
+}
+
 ColmapSteps::ColmapSteps(const std::string& colmap, const std::string& log_path, double max_seconds,
                          double stall_seconds, std::string database, bool quiet)
-    : program_(find_program(colmap)),
+    : program_(find_colmap(colmap)),
       max_seconds_(max_seconds),
       stall_seconds_(stall_seconds),
       database_(std::move(database)),
       quiet_(quiet),
       start_(Clock::now()) {
-  if (program_.empty())
-    throw Error(colmap,
-                "COLMAP not found on PATH: install it (Debian/Ubuntu: sudo apt-get install colmap; scripts/setup.sh "
-                "does) or pass --colmap /path/to/colmap");
   log_ = std::fopen(log_path.c_str(), "w");
   if (!log_) throw Error(log_path, std::string("cannot create the log (") + std::strerror(errno) + ")");
   ::setenv("QT_QPA_PLATFORM", "offscreen", 1);  // COLMAP links Qt: no display needed
+  ::setenv("GLOG_logtostderr", "1", 1);         // no glog files in /tmp (--log_to_stderr says it too)
 }
 
 ColmapSteps::~ColmapSteps() {
@@ -208,14 +237,20 @@ void ColmapSteps::run(const std::string& command, const std::vector<std::string>
                       int total) {
   std::vector<std::string> argv = {program_, command};
   argv.insert(argv.end(), args.begin(), args.end());
+  argv.insert(argv.end(), {"--log_to_stderr", "1"});  // glog's files would go to /tmp: its lines go to the log
   StepProgress progress(what, total, quiet_);
-  std::string tail;
+  std::string tail, cause;
   const int status = run_logged(
-      argv, command, [&](const std::string& line) { progress.line(line); }, tail);
+      argv, command,
+      [&](const std::string& line) {
+        progress.line(line);
+        if (cause.empty()) cause = colmap_failure_cause(line);
+      },
+      tail);
   const std::string last = last_output_line(tail);
   if (status != 0)
-    throw Error("colmap " + command, "failed (exit status " + std::to_string(status) +
-                                         "); its last line: " + (last.empty() ? "(none)" : last));
+    throw Error("colmap " + command, "failed (exit status " + std::to_string(status) + "); its last line: " +
+                                         (last.empty() ? "(none)" : last) + (cause.empty() ? "" : ". " + cause));
   progress.finished();
 }
 
@@ -223,6 +258,7 @@ std::string ColmapSteps::run_for_line(const std::string& command, const std::vec
                                       const std::string& prefix) {
   std::vector<std::string> argv = {program_, command};
   argv.insert(argv.end(), args.begin(), args.end());
+  argv.insert(argv.end(), {"--log_to_stderr", "1"});
   std::string found, tail;
   bool seen = false;
   const auto on_line = [&](const std::string& line) {

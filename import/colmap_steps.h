@@ -31,8 +31,10 @@ class ColmapSteps {
   ColmapSteps& operator=(const ColmapSteps&) = delete;
 
   // Runs `colmap <command> args...`; `what` names the step in progress lines ("features"), `total` is the
-  // count the mapper's "Registering image" lines are out of. Error naming the step, its exit status and its
-  // last line when it fails; Error when the deadline passes (the step is stopped).
+  // count the mapper's "Registering image" lines are out of (the line shows the most registered so far, never
+  // less). Error naming the step, its exit status, its last line and what a known line before it means when it
+  // fails; Error when the deadline passes (the step is stopped). COLMAP logs to its output (--log_to_stderr), so
+  // glog writes no files of its own.
   void run(const std::string& command, const std::vector<std::string>& args, const std::string& what, int total);
   // The rest of the first line of the step's output that starts with `prefix` (the model analyzer's "Mean
   // reprojection error: "), at most kMaxLine bytes; "" when none or the step failed.
@@ -55,6 +57,39 @@ class ColmapSteps {
   bool quiet_;
   std::chrono::steady_clock::time_point start_;
 };
+
+// Progress lines for one COLMAP step ("lact import: mapping 7/30, 12 s, ETA 40 s") on stderr: at most one every
+// `interval_s`, with the time left extrapolated from the rate so far, and a count that never goes back.
+class StepProgress {
+ public:
+  StepProgress(std::string what, int total, bool quiet, double interval_s = 2.0)
+      : what_(std::move(what)), total_(total), quiet_(quiet), interval_s_(interval_s) {}
+  // A line of COLMAP's output: the progress line it gives (printed unless quiet), or "" (none due, or none).
+  std::string line(const std::string& text);
+  void finished() const;
+
+ private:
+  std::string what_;
+  int total_, most_ = 0;
+  bool quiet_;
+  double interval_s_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now(),
+                                        last_ = std::chrono::steady_clock::now() - std::chrono::hours(1);
+};
+
+// The usual causes of a COLMAP model that failed, or holds too few photos, and their cure.
+inline constexpr const char* kColmapUsualCauses =
+    "Usual causes: too little overlap or parallax between the photos (all taken from one spot, or too far apart), "
+    "motion blur, too little texture, or a moving subject; take more photos, each a step from the last and "
+    "overlapping it by more than half";
+
+// What a line COLMAP prints before it fails means, with the usual causes ("COLMAP found no pair of photos to
+// start the model from ('No good initial image pair found'). Usual causes: ..."); "" for any other line.
+std::string colmap_failure_cause(const std::string& line);
+
+// The colmap program's path: `colmap` found on PATH, or the path given. Error naming it when there is none ("no
+// such file", "is not executable", or how to install COLMAP when the name is not on PATH).
+std::string find_colmap(const std::string& colmap);
 
 // The progress a line of COLMAP's output reports: `done` of `total` (total 0 when the line says none). False
 // for any other line, and for one whose numbers have more than 9 digits or a block grid beyond 10^9 blocks.

@@ -1,6 +1,7 @@
 #include "import/import_images.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 
 #include "datasets/image_format.h"
@@ -92,7 +93,41 @@ std::string import_one(const fs::path& file, const fs::path& out, int max_side, 
   return "";
 }
 
+// Whether the file's first bytes are a PNG's or a JPEG's (its content is not decoded).
+bool starts_like_an_image(const fs::path& file) {
+  std::FILE* f = std::fopen(file.c_str(), "rb");
+  if (!f) return false;
+  uint8_t head[32];
+  const size_t n = std::fread(head, 1, sizeof head, f);
+  std::fclose(f);
+  return sniff_image_format(head, n).format != ImageFormat::other;
+}
+
 }  // namespace
+
+std::string images_subfolder_hint(const std::string& folder) {
+  constexpr int kMaxLooked = 100000;  // files looked at in all: a hint, not a crawl of a whole disk
+  std::error_code ec;
+  std::string best;
+  int best_count = 0, looked = 0;
+  for (fs::directory_iterator it(folder, ec), end; !ec && it != end && looked < kMaxLooked; it.increment(ec)) {
+    std::error_code type_ec;
+    const std::string name = it->path().filename().string();
+    if (name.rfind('.', 0) == 0 || !it->is_directory(type_ec)) continue;
+    int count = 0;
+    for (fs::directory_iterator file(it->path(), type_ec), stop; !type_ec && file != stop && looked < kMaxLooked;
+         file.increment(type_ec)) {
+      std::error_code file_ec;
+      if (file->path().filename().string().rfind('.', 0) == 0 || !file->is_regular_file(file_ec)) continue;
+      ++looked;
+      count += starts_like_an_image(file->path()) ? 1 : 0;
+    }
+    if (count > best_count) best = name, best_count = count;
+  }
+  if (best_count == 0) return "";
+  return "the subfolder " + best + "/ holds " + std::to_string(best_count) + " PNG/JPEG image(s): name it (" +
+         (fs::path(folder) / best).string() + ")";
+}
 
 ImportedImages import_image_folder(const std::string& folder, const std::string& images_out, int max_side) {
   ImportedImages result;

@@ -27,4 +27,8 @@ struct ImportedImages {
 // written as NAME.png.
 ImportedImages import_image_folder(const std::string& folder, const std::string& images_out, int max_side);
 
+// For a folder with too few images: "the subfolder images/ holds 498 PNG/JPEG image(s): name it (FOLDER/images)"
+// for the subfolder (not hidden) holding the most files that start as a PNG or JPEG does; "" when none holds one.
+std::string images_subfolder_hint(const std::string& folder);
+
 }  // namespace lact

@@ -10,6 +10,7 @@
 
 #include "datasets/image_format.h"
 #include "import/image_orientation.h"
+#include "system/clock.h"
 #include "system/error.h"
 #include "system/file_io.h"
 #include "system/subprocess.h"
@@ -68,30 +69,63 @@ bool parse_number(const std::string& text, double& value) {
   return end == text.c_str() + text.size() && errno == 0 && std::isfinite(value);
 }
 
-// ffprobe's answer: the number of frames (packets) of the first video stream, and the duration ("" when ffprobe
-// printed none).
+// ffprobe's answer: the number of frames (packets) of the first video stream, its codec, the container's format
+// and the duration ("" when ffprobe printed none).
 struct VideoProbe {
   long count = 0;
-  std::string count_text = "(none)", duration_text;
+  std::string count_text = "(none)", duration_text, codec, format;
 };
+
+// Containers and codecs ffmpeg reads from text (a .txt or .nfo rendered as pictures of its characters, the
+// "tty" demuxer's ANSI art): ffprobe sees a video stream in any text file long enough.
+bool is_text_video(const VideoProbe& probe) {
+  for (const char* format : {"tty", "bin", "xbin", "adf", "idf"})
+    if (probe.format == format) return true;
+  for (const char* codec : {"ansi", "bintext", "xbin", "idf"})
+    if (probe.codec == codec) return true;
+  return false;
+}
+
+// ffmpeg's still-image demuxers: "image2" (a file named like an image) and "png_pipe", "jpeg_pipe", ...
+bool is_still_image(const VideoProbe& probe) {
+  const std::string& f = probe.format;
+  return f == "image2" || (f.size() > 5 && f.compare(f.size() - 5, 5, "_pipe") == 0);
+}
+
+// Error naming the video when it holds no video ffmpeg can hand over as frames of a capture.
+void refuse_non_video(const std::string& video, const VideoProbe& probe) {
+  if (probe.count_text == "(none)")
+    throw Error(video, "not a readable video: it has no video stream (ffprobe finds " +
+                           (probe.format.empty() ? std::string("no container") : "a '" + probe.format + "' file") +
+                           " without one)");
+  if (is_text_video(probe))
+    throw Error(video, "not a readable video: ffprobe reads it as text ('" + probe.format + "' format, '" +
+                           probe.codec + "' codec), not as a video");
+  if (is_still_image(probe))
+    throw Error(video, "is a single image, not a video (ffprobe reads it as '" + probe.format +
+                           "'): name a folder of at least 3 overlapping photos, or a video file");
+}
 
 VideoProbe probe_video(const std::string& video, double timeout_s) {
   std::string out, err;
-  const int status = run_program(
-      {require_program("ffprobe"), "-v", "error", "-select_streams", "v:0", "-count_packets", "-show_entries",
-       "stream=nb_read_packets:format=duration", "-of", "default=noprint_wrappers=1", "file:" + video},
-      &out, timeout_s, &err);
+  const int status = run_program({require_program("ffprobe"), "-v", "error", "-select_streams", "v:0", "-count_packets",
+                                  "-show_entries", "stream=nb_read_packets,codec_name:format=duration,format_name",
+                                  "-of", "default=noprint_wrappers=1", "file:" + video},
+                                 &out, timeout_s, &err);
   VideoProbe probe;
   for (size_t at = 0; at < out.size();) {
     const size_t end = std::min(out.find('\n', at), out.size());
     const std::string line = out.substr(at, std::min<size_t>(end - at, 200));
     if (line.rfind("nb_read_packets=", 0) == 0) probe.count_text = line.substr(16);
     if (line.rfind("duration=", 0) == 0) probe.duration_text = line.substr(9);
+    if (line.rfind("codec_name=", 0) == 0) probe.codec = line.substr(11, 40);
+    if (line.rfind("format_name=", 0) == 0) probe.format = line.substr(12, 40);
     at = end + 1;
   }
   const std::string said = last_output_line(err);
   if (status != 0)
     throw Error(video, "not a readable video (ffprobe: " + (said.empty() ? "no video stream" : said) + ")");
+  refuse_non_video(video, probe);
   if (!parse_count(probe.count_text, probe.count) || probe.count <= 0 || probe.count > kMaxFrameCount)
     throw Error(video, "not a readable video (ffprobe counts '" + probe.count_text +
                            "' frames in its first video "
@@ -281,19 +315,52 @@ std::string short_video_note(const std::string& video, const VideoFrames& frames
          std::to_string(frames.count) + " taken";
 }
 
+namespace {
+
+// Progress lines while ffmpeg hands over the picks: at most one every 2 s, with the time left extrapolated.
+class FrameProgress {
+ public:
+  FrameProgress(long total, bool shown) : total_(total), shown_(shown) {}
+  void took(long done) {
+    if (!shown_ || seconds_since(last_) < 2.0) return;
+    last_ = SteadyClock::now();
+    const double elapsed = seconds_since(start_), eta = elapsed / std::max(1L, done) * (total_ - done);
+    std::fprintf(stderr, "lact import: frames %ld/%ld, %.0f s, ETA %.0f s\n", done, total_, elapsed, eta);
+  }
+  void finished() const {
+    if (shown_) std::fprintf(stderr, "lact import: frames done in %.1f s\n", seconds_since(start_));
+  }
+
+ private:
+  long total_;
+  bool shown_;
+  SteadyClock::time_point start_ = SteadyClock::now(), last_ = SteadyClock::now();
+};
+
+}  // namespace
+
 VideoFrames extract_video_frames(const std::string& video, const std::string& folder, const VideoFrameOptions& o) {
-  const double timeout = o.timeout_s > 0 ? o.timeout_s : 600;
-  const VideoProbe probe = probe_video(video, timeout);
+  const VideoProbe probe = probe_video(video, o.timeout_s > 0 ? o.timeout_s : 600);
   VideoFrames result;
   result.count = probe.count, result.asked = frames_asked(video, probe, o);
   const int wanted = static_cast<int>(std::min(result.asked, probe.count)), per_window = o.sharpest ? 3 : 1;
-  FramePicker picker(frame_windows(probe.count, wanted, per_window), folder, o.max_side);
+  if (o.progress)  // ffmpeg decodes the whole video before the last frame comes: a while for a long one
+    std::fprintf(stderr, "lact import: taking %d of the video's %ld frames (ffmpeg decodes all of them)\n", wanted,
+                 probe.count);
+  const std::vector<std::vector<long>> windows = frame_windows(probe.count, wanted, per_window);
+  FramePicker picker(windows, folder, o.max_side);
+  FrameProgress progress(static_cast<long>(windows.size() * windows.front().size()), o.progress);
   PamFrames frames(
       "ffmpeg's frames of " + video, [](long) { return true; },
-      [&](long i, int w, int h, const uint8_t* rgb) { return picker.take(i, w, h, rgb); });
+      [&](long i, int w, int h, const uint8_t* rgb) {
+        progress.took(i + 1);
+        return picker.take(i, w, h, rgb);
+      });
   StreamLimits limits;
-  limits.timeout_s = timeout;
+  limits.timeout_s = o.timeout_s;  // 0: none (the stall limit still bounds it)
+  limits.timeout_hint = "raise --max-seconds, or ask for fewer --frames";
   limits.stall_s = o.stall_s;
+  limits.stall_hint = "--stall-minutes sets the limit";
   std::string err;
   // ffmpeg decodes every frame, but converts and hands over only the picks (in order: the k-th is pick k).
   const int status = run_program_piped(
@@ -305,6 +372,7 @@ VideoFrames extract_video_frames(const std::string& video, const std::string& fo
   if (status != 0) throw Error(video, "ffmpeg could not read its frames (" + first_output_line(err) + ")");
   result.written = picker.finish();
   if (result.written == 0) throw Error(video, "ffmpeg wrote no frames (" + first_output_line(err) + ")");
+  progress.finished();
   return result;
 }
 

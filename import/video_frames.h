@@ -20,9 +20,10 @@ struct VideoFrameOptions {
   int frames = 60;        // spread evenly (when fps <= 0)
   double fps = 0;         // frames per second of video instead
   bool sharpest = false;  // the sharpest of 3 candidates in each frame's window
-  double timeout_s = 0;   // for each ffmpeg/ffprobe run (0: 600 s)
+  double timeout_s = 0;   // for ffprobe's count and for ffmpeg's frames, each (0: ffprobe 600 s, ffmpeg none)
   double stall_s = 0;     // ffmpeg stopped after this long without a byte of output (0: none)
   int max_side = 0;       // frames written with their long side capped to this (area average; 0: as they are)
+  bool progress = false;  // progress lines on stderr ("lact import: frames 12/60, 5 s, ETA 9 s")
 };
 
 constexpr int kMaxVideoFrames = 100000;  // the most frames --frames (or --fps times the duration) may ask for

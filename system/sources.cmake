@@ -4,6 +4,7 @@ set(LACT_SYSTEM_SOURCES
   mapped_file.cpp
   file_identity.cpp
   signal_cleanup.cpp
+  interrupt_cleanup.cpp
   json_text.cpp
   utf8_text.cpp
   terminal_text.cpp

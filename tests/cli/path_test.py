@@ -113,6 +113,14 @@ class Frames(FixtureCase):
         self.assertEqual(turn["frame"]["normalize_poses"], "all")
         self.assertEqual((turn["frames"][0]["h"], turn["frames"][0]["w"]), (32, 48))
 
+    def test_size_help_names_no_model(self):
+        # `lact path --help` said --size defaults to "the model's training pixel count": a path has no model.
+        so = ran_ok(run("path", "--help"))
+        size = so[so.index("\n  --size "):]
+        size = " ".join(size[:size.index("\n  --", 1)].split())
+        self.assertNotIn("model", size)
+        self.assertIn("about 256x256 pixels", size)
+
 
 def main():
     global ARGS

@@ -1,6 +1,6 @@
 """A fake COLMAP for lact import's tests (tests/cli/import_test.py, tests/reliability/data_loss_test.py): a Python
 script written first on PATH as `colmap`, which writes a model in COLMAP's text format for the photos it was given
-(each camera 0.1 apart on x, identity rotation) and misbehaves on request (FAKE_COLMAP: crash, few, ...); and small
+(each camera 0.1 apart on x, identity rotation) and misbehaves on request (FAKE_COLMAP: crash, few, no_pair, unplaced, ...); and small
 photos to import."""
 import os
 
@@ -64,7 +64,13 @@ elif command == "mapper":
     with open(args["--database_path"]) as f:
         names = f.read().split("\n")
     size = [int(v) for v in os.environ["FAKE_SIZE"].split()]
+    if mode == "no_pair":  # COLMAP 3.8's mapper when no two photos make a start
+        print("Finding good initial image pair\n\n  => No good initial image pair found.\n")
+        print("ERROR: failed to create sparse model", file=sys.stderr)
+        sys.exit(1)
     registered = names[:2] if mode == "few" else names
+    if mode == "unplaced":  # every third photo not registered
+        registered = [n for i, n in enumerate(names) if i % 3 != 2]
     if mode == "split":
         write_model(os.path.join(args["--output_path"], "0"), registered[:3], size)
         write_model(os.path.join(args["--output_path"], "1"), registered, size)

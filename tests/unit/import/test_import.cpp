@@ -6,10 +6,13 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "import/colmap_steps.h"
 #include "import/image_orientation.h"
+#include "import/photo_order.h"
 #include "import/video_frames.h"
 #include "system/error.h"
 #include "system/subprocess.h"
@@ -52,6 +55,52 @@ TEST(ColmapProgress, OddLinesAreNotProgress) {
   EXPECT_TRUE(parse_colmap_progress("Processed file [x] Processed file [999999999/999999999]", done, total));
   EXPECT_EQ(done, 999999999);
   EXPECT_EQ(total, 999999999);
+}
+
+// The mapper's "Registering image #k (n)" counts the model it grows, which starts again for each model: the
+// progress went 3/30, 7/30, 5/30, 4/30.
+TEST(ColmapProgress, MappingNeverGoesBack) {
+  StepProgress progress("mapping", 30, true, 0.0);
+  std::vector<std::string> shown;
+  for (int n : {3, 7, 5, 4, 9})
+    shown.push_back(progress.line("Registering image #" + std::to_string(n + 1) + " (" + std::to_string(n) + ")"));
+  const std::vector<int> want = {3, 7, 7, 7, 9};
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_EQ(shown[i].rfind("lact import: mapping " + std::to_string(want[i]) + "/30, ", 0), 0u) << shown[i];
+  EXPECT_EQ(progress.line("Bundle adjustment report"), "");
+}
+
+// The mapper's failure said only "ERROR: failed to create sparse model"; the cause is a line before it.
+TEST(ColmapFailure, KnownLinesSayWhyAndWhatToDo) {
+  const std::string cause = colmap_failure_cause("  => No good initial image pair found.");
+  EXPECT_NE(cause.find("no pair of photos to start"), std::string::npos) << cause;
+  for (const char* words : {"overlap", "parallax", "blur", "more photos"})
+    EXPECT_NE(cause.find(words), std::string::npos) << words;
+  EXPECT_NE(colmap_failure_cause("No images with matches found in the database."), "");
+  EXPECT_NE(colmap_failure_cause("Discarding reconstruction due to insufficient size"), "");
+  EXPECT_EQ(colmap_failure_cause("ERROR: failed to create sparse model"), "");
+  EXPECT_EQ(colmap_failure_cause("Processed file [3/4]"), "");
+}
+
+TEST(PhotoOrder, NaturalOrderReadsNumbersByValue) {
+  EXPECT_TRUE(natural_less("shot 2.jpg", "shot 10.jpg"));
+  EXPECT_FALSE(natural_less("shot 10.jpg", "shot 2.jpg"));
+  EXPECT_TRUE(natural_less("frame_00002.png", "frame_00010.png"));
+  EXPECT_TRUE(natural_less("a01.jpg", "a1.jpg"));  // equal numbers: byte order
+  EXPECT_TRUE(natural_less("IMG_9.JPG", "img_1.jpg"));
+  EXPECT_FALSE(natural_less("x", "x"));
+}
+
+TEST(PhotoOrder, WarnsWhenNameOrderIsNotNumberOrder) {
+  std::vector<std::string> names;
+  for (int i = 1; i <= 15; ++i) names.push_back("shot " + std::to_string(i) + ".jpg");
+  std::sort(names.begin(), names.end());  // as import_image_folder lists them: 1, 10, ..., 15, 2, ...
+  const std::string warning = name_order_warning(names);
+  EXPECT_NE(warning.find("'shot 15.jpg' sorts before 'shot 2.jpg'"), std::string::npos) << warning;
+  EXPECT_NE(warning.find("zero-padded"), std::string::npos) << warning;
+  EXPECT_EQ(name_order_warning({"frame_00001.png", "frame_00002.png", "frame_00010.png"}), "");
+  EXPECT_EQ(name_order_warning({"a.jpg", "b.jpg", "c.png"}), "");
+  EXPECT_EQ(name_order_warning({"frame1500.jpg", "frame1600.jpg", "gray1520.jpg"}), "");
 }
 
 TEST(OutputLines, HoldsAtMostOneCutLine) {
