@@ -5,8 +5,10 @@
 // request budget. Each request is answered: a refusal is a status with one line saying why.
 #include "serve/http_session.h"
 
+#include <sys/socket.h>
 #include <sys/stat.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <limits>
 
@@ -73,6 +75,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void download_video();
   void paths();
   void start_render(const Camera& camera, int scene);
+  bool client_gone();
   void rendered(session::RenderedView view);
 
   // The most body the decided route reads: a camera path's (saved, rendered as a video, interpolated) or any
@@ -257,7 +260,7 @@ void HttpSession::video() {
         return download_video();
     }
   } catch (const VideoRefusal& refusal) {
-    reply(static_cast<http::status>(refusal.status), refusal.message);
+    reply(static_cast<http::status>(refusal.status), context_.hub.shown(refusal.message));
   }
 }
 
@@ -279,9 +282,9 @@ void HttpSession::paths() {
     respond(decision_.action == Action::path_save ? http::status::created : http::status::ok, "application/json",
             json_text(answer) + "\n");
   } catch (const PathRefusal& refusal) {
-    reply(static_cast<http::status>(refusal.status), refusal.message);
+    reply(static_cast<http::status>(refusal.status), context_.hub.shown(refusal.message));
   } catch (const std::exception& e) {  // not expected: every bad body is a PathRefusal
-    reply(http::status::internal_server_error, e.what());
+    reply(http::status::internal_server_error, context_.hub.shown(e.what()));
   }
 }
 
@@ -298,7 +301,7 @@ void HttpSession::download_video() {
     response->body().reset(std::move(opened), error);
     if (error) throw Error(file, "cannot read its size (" + error.message() + ")");
   } catch (const std::exception& e) {
-    return reply(http::status::gone, std::string("the video is no longer there (") + e.what() + ")");
+    return reply(http::status::gone, "the video is no longer there (" + context_.hub.shown(e.what()) + ")");
   }
   send(std::move(response), "video/mp4");
 }
@@ -319,7 +322,20 @@ void HttpSession::render() {
     return reply(http::status::not_found, "side: no side b (start lact serve with --compare-model or --compare-state)");
   if (decision_.side_b && !hub.compare()->ready())
     return reply(http::status::service_unavailable, "side b is still being encoded: ask again");
-  context_.queue_render([self = shared_from_this(), camera, scene] { self->start_render(camera, scene); });
+  context_.queue_render([self = shared_from_this(), camera, scene] {
+    if (self->client_gone()) return false;  // closed while waiting: its render would only delay the others
+    self->start_render(camera, scene);
+    return true;
+  });
+}
+
+// Whether the client closed the connection (or reset it): a look at the socket without waiting or reading.
+// A client that only shut down its sending side counts as gone too: an API client waits for its answer
+// with the connection open.
+bool HttpSession::client_gone() {
+  char byte = 0;
+  const ssize_t n = ::recv(stream_.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
 
 // Its own channel: the render thread hands the view back on the network thread.
@@ -339,12 +355,13 @@ void HttpSession::start_render(const Camera& camera, int scene) {
 }
 
 void HttpSession::rendered(session::RenderedView view) {
-  if (!view.error.empty()) return reply(http::status::unprocessable_entity, "render: " + view.error);
+  if (!view.error.empty())
+    return reply(http::status::unprocessable_entity, "render: " + context_.hub.shown(view.error));
   try {
     if (decision_.jpeg) return respond(http::status::ok, "image/jpeg", encode_jpeg(view.image, decision_.quality));
     respond(http::status::ok, "image/png", encode_png(view.image));
   } catch (const std::exception& e) {
-    reply(http::status::internal_server_error, e.what());
+    reply(http::status::internal_server_error, context_.hub.shown(e.what()));
   }
 }
 
@@ -379,7 +396,7 @@ bool ServerContext::drop_oldest_unproven() {
   return true;
 }
 
-void ServerContext::queue_render(std::function<void()> start_render) {
+void ServerContext::queue_render(std::function<bool()> start_render) {
   renders_waiting.push_back(std::move(start_render));
   if (!api_rendering) start_next_render();
 }
@@ -390,15 +407,16 @@ void ServerContext::render_done() {
 }
 
 void ServerContext::start_next_render() {
-  api_rendering = !renders_waiting.empty();
-  if (!api_rendering) return;
-  std::function<void()> next = std::move(renders_waiting.front());
-  renders_waiting.pop_front();
-  next();
+  api_rendering = false;
+  while (!api_rendering && !renders_waiting.empty()) {
+    std::function<bool()> next = std::move(renders_waiting.front());
+    renders_waiting.pop_front();
+    api_rendering = next();  // false: its client left, the next one goes
+  }
 }
 
 void ServerContext::drop_waiting_renders() {
-  std::deque<std::function<void()>> waiting;
+  std::deque<std::function<bool()>> waiting;
   waiting.swap(renders_waiting);  // their sessions end here, with the hub still there
 }
 

@@ -1,16 +1,37 @@
 #include "serve/hub.h"
 
 #include <cstdio>
+#include <filesystem>
 
 #include "system/terminal_text.h"
 
 namespace lact::serve {
+
+namespace {
+
+// The folders whose names a client's message drops: each scene's, its model's and state's, and --out.
+ShownPaths folders_of(const ServeOptions& options, const std::vector<std::unique_ptr<session::SceneSource>>& scenes,
+                      const session::SceneSource* compare) {
+  std::vector<std::string> folders{options.out};
+  auto add = [&folders](const std::string& file) {
+    if (!file.empty()) folders.push_back(std::filesystem::path(file).parent_path().string());
+  };
+  for (const auto& source : scenes) {
+    add(source->selection.scene.source), add(source->model_path), add(source->state_path);
+    add(source->lpips_path);
+  }
+  if (compare) add(compare->model_path), add(compare->state_path);
+  return ShownPaths(folders);
+}
+
+}  // namespace
 
 Hub::Hub(const ServeOptions& options, std::vector<std::unique_ptr<session::SceneSource>> scenes, std::string token,
          Post post, std::function<void(const std::string&)> failed, std::unique_ptr<session::SceneSource> compare)
     : options_(options), token_(std::move(token)), post_(std::move(post)), failed_(std::move(failed)) {
   limits_.patch = scenes.at(0)->model->config().patch_size;  // one model for every scene
   limits_.max_side = options.max_side;
+  shown_paths_ = folders_of(options, scenes, compare.get());
   for (const auto& source : scenes) frames_.push_back(session::scene_frame(source->cameras));
   scenes_ = std::make_unique<ServedScenes>(
       std::move(scenes), options, post_,
@@ -28,6 +49,7 @@ Hub::Hub(const ServeOptions& options, std::vector<std::unique_ptr<session::Scene
         auto found = channels_.find(client);
         if (found != channels_.end() && found->second.on_status) found->second.on_status(message);
       });
+  videos_->shown = [this](const std::string& message) { return shown(message); };
   if (compare) open_compare(std::move(compare));
 }
 
@@ -54,6 +76,13 @@ void Hub::open_compare(std::unique_ptr<session::SceneSource> compare) {
 }
 
 nlohmann::json Hub::status(int index) const {
+  nlohmann::json out = progress_of(index);
+  for (const char* key : {"stage", "error"})
+    if (out.contains(key)) out[key] = shown(out.at(key).get<std::string>());
+  return out;
+}
+
+nlohmann::json Hub::progress_of(int index) const {
   const nlohmann::json progress = scenes_->engine(index).progress();
   const bool on_disk = !scenes_->source(index).state_path.empty();
   const std::string idle = scenes_->queued(index) ? "waiting for another scene's encode"
@@ -80,7 +109,9 @@ nlohmann::json Hub::scene(int index) const {
   if (compare_) {
     nlohmann::json a = side_names(scenes_->source(index));
     a["side"] = "a";
-    out["sides"] = nlohmann::json::array({a, compare_->describe()});
+    nlohmann::json b = compare_->describe();
+    if (b.contains("error")) b["error"] = shown(b.at("error").get<std::string>());
+    out["sides"] = nlohmann::json::array({a, b});
   }
   return out;
 }
@@ -93,7 +124,7 @@ bool Hub::pinned(int scene) const {
 }
 
 void Hub::scene_changed(int index) {
-  const nlohmann::json now = status(index);
+  const nlohmann::json now = progress_of(index);  // the terminal's line names the files in full
   const bool failed = now.at("status") == "failed";
   // With one scene its failure ends the server, whose last line says why.
   const std::string line = failed && scene_count() > 1 ? "failed: " + now.at("error").get<std::string>()
@@ -105,8 +136,9 @@ void Hub::scene_changed(int index) {
                  100 * now.at("fraction").get<double>());
     last_printed_[index] = line;
   }
+  const nlohmann::json shown_now = status(index);
   for (auto& [id, channel] : channels_)
-    if (channel.on_status && channel.scene == index) channel.on_status(now);
+    if (channel.on_status && channel.scene == index) channel.on_status(shown_now);
   if (failed && scene_count() == 1) failed_(now.at("error").get<std::string>());
 }
 
@@ -169,9 +201,15 @@ std::optional<Hub::Unavailable> Hub::unavailable(int index) {
   const SceneEngine& engine = scenes_->engine(index);
   if (engine.ready()) return std::nullopt;
   const std::string name = scene_count() > 1 ? "scene " + std::to_string(index) : "the scene";
-  if (engine.stage() == SceneEngine::Stage::failed)
-    return Unavailable{500, name + " could not be encoded: " + engine.error()};
+  if (const std::optional<std::string> why = failure(index)) return Unavailable{500, *why};
   return Unavailable{503, name + " is still being encoded (or its state read): ask again"};
+}
+
+std::optional<std::string> Hub::failure(int index) const {
+  const SceneEngine& engine = scenes_->engine(index);
+  if (engine.stage() != SceneEngine::Stage::failed) return std::nullopt;
+  const std::string name = scene_count() > 1 ? "scene " + std::to_string(index) : "the scene";
+  return name + " could not be encoded: " + shown(engine.error());
 }
 
 void Hub::deliver(int index, int channel, session::RenderedView view) {

@@ -16,6 +16,7 @@
 #include "serve/messages.h"
 #include "serve/serve_options.h"
 #include "serve/served_scenes.h"
+#include "serve/shown_paths.h"
 #include "serve/video_jobs.h"
 #include "session/render_thread.h"
 #include "session/scene_source.h"
@@ -59,6 +60,10 @@ class Hub {
     std::string message;
   };
   std::optional<Unavailable> unavailable(int scene);
+  // Why scene N will never render (its encode or load failed), as one line for a client; nullopt otherwise.
+  std::optional<std::string> failure(int scene) const;
+  // A message as clients see it: no path of this machine (serve/shown_paths.h).
+  std::string shown(const std::string& message) const { return shown_paths_(message); }
 
   // A client's channel, on scene 0: `on_view` gets each result of its requests, `on_status` its scene's encode
   // progress (may be empty), `on_side_b` side b's results when comparing (empty: the channel asks side a only).
@@ -86,7 +91,8 @@ class Hub {
   int streams = 0;
 
  private:
-  void scene_changed(int scene);  // network thread
+  void scene_changed(int scene);                // network thread
+  nlohmann::json progress_of(int index) const;  // status() with the paths in full (for the terminal)
   void open_compare(std::unique_ptr<session::SceneSource> compare);
   void deliver(int scene, int channel, session::RenderedView view);
   bool pinned(int scene) const;
@@ -96,6 +102,7 @@ class Hub {
   Post post_;
   std::function<void(const std::string&)> failed_;
   RenderLimits limits_;
+  ShownPaths shown_paths_;
   std::vector<session::SceneFrame> frames_;  // per scene
   std::unique_ptr<ServedScenes> scenes_;
   std::unique_ptr<VideoJobs> videos_;

@@ -47,12 +47,13 @@ struct ServerContext {
   bool drop_oldest_unproven();
 
   // POST /api/render renders take turns here, one at the render thread at a time: a stream's next frame then
-  // waits behind at most one of them, however many connections ask at once.
-  void queue_render(std::function<void()> start_render);
+  // waits behind at most one of them, however many connections ask at once. `start_render` returns false when
+  // its client has left meanwhile (nothing started): the next one is taken.
+  void queue_render(std::function<bool()> start_render);
   void render_done();           // the API render at the render thread ended: the next one starts
   void drop_waiting_renders();  // at shutdown, before the hub goes
   void start_next_render();
-  std::deque<std::function<void()>> renders_waiting;
+  std::deque<std::function<bool()>> renders_waiting;
   bool api_rendering = false;
 };
 

@@ -70,8 +70,12 @@ std::string host_fault(const RequestHead& head) {
 Decision video_route(const std::string& method, std::string id, Decision d) {
   const bool mp4 = id.size() > 4 && id.compare(id.size() - 4, 4, ".mp4") == 0;
   if (mp4) id.resize(id.size() - 4);
-  if (!all_digits(id)) {
-    d.action = Action::refuse, d.status = 404, d.message = "no such video (its id is a number)";
+  if (id.empty() || !std::all_of(id.begin(), id.end(), [](unsigned char c) { return std::isdigit(c); })) {
+    d.action = Action::refuse, d.status = 404, d.message = "no such video: the ID in /api/video/ID is a number";
+    return d;
+  }
+  if (!all_digits(id)) {  // more digits than any job's id (they count from 1, --max-video-jobs at a time)
+    d.action = Action::refuse, d.status = 404, d.message = "no video " + id.substr(0, 20);
     return d;
   }
   d.video = std::stoi(id);
@@ -215,13 +219,18 @@ Decision screen_request(const RequestHead& head, const ServerRules& rules) {
   if (head.content_length > max_body)
     return refuse(413, "request too large (at most " + std::to_string(max_body) + " bytes of body)");
   if (head.upgrade) {  // a refused upgrade closes (as the handshake never completes)
-    if (target.path != "/stream") return refuse(404, "the stream is at /stream");
-    if (!origin_allowed(head.origin, head.host))
-      return refuse(403, "the stream is only for the page this server sent (Origin " + quoted_header(head.origin) +
-                             " is not " + quoted_header(head.host) + ")");
-    d.action = Action::stream;
+    if (target.path != "/stream")
+      refuse(404, "the stream is at /stream");
+    else if (!origin_allowed(head.origin, head.host))
+      refuse(403, "the stream is only for the page this server sent (Origin " + quoted_header(head.origin) +
+                      " is not " + quoted_header(head.host) + ")");
+    else
+      return d.action = Action::stream, d;
+    d.keep_alive = false;
     return d;
   }
+  if (target.path == "/stream")
+    return refuse(426, "/stream is a WebSocket: connect with Upgrade: websocket (ws://HOST/stream?token=T)");
   d.keep_alive = true;
   d = route(head.method, target, d);
   if (d.action == Action::refuse && has_body) d.keep_alive = false;  // its body is never read

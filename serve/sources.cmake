@@ -13,4 +13,5 @@ set(LACT_SERVE_CORE_SOURCES
   path_routes.cpp
   scene_engine.cpp
   served_scenes.cpp
+  shown_paths.cpp
 )

@@ -16,6 +16,7 @@ namespace {
 
 constexpr int kMovingJpegQuality = 85;
 constexpr size_t kMaxQueuedMessages = 64;  // a client that reads nothing is closed past this
+constexpr size_t kReadChunk = 4096;        // the most of a message read at once
 
 class StreamSession : public std::enable_shared_from_this<StreamSession> {
  public:
@@ -33,7 +34,9 @@ class StreamSession : public std::enable_shared_from_this<StreamSession> {
   void run(Request request) {
     beast::get_lowest_layer(ws_).expires_never();  // the stream's own timeouts from here on
     ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
-    ws_.read_message_max(context_.hub.limits().max_message);
+    // No bound of Beast's (0): it closes with 1009 and no reason, on a frame's declared length alone. received()
+    // counts a message as its chunks come in and closes past the limit saying why.
+    ws_.read_message_max(0);
     ws_.set_option(websocket::stream_base::decorator(
         [](websocket::response_type& response) { response.set(http::field::server, "lact serve"); }));
     ws_.async_accept(request, beast::bind_front_handler(&StreamSession::accepted, shared_from_this()));
@@ -67,10 +70,17 @@ class StreamSession : public std::enable_shared_from_this<StreamSession> {
     read();
   }
 
-  void read() { ws_.async_read(buffer_, beast::bind_front_handler(&StreamSession::received, shared_from_this())); }
+  // A message is read a chunk at a time, so that one over the limit is known before it is all in memory.
+  void read() {
+    ws_.async_read_some(buffer_, kReadChunk, beast::bind_front_handler(&StreamSession::received, shared_from_this()));
+  }
 
   void received(beast::error_code error, size_t) {
-    if (error) return close();  // closed, a timeout, a message over the limit: the stream ends
+    if (error) return close();  // closed, a timeout, text that is not UTF-8 (1007): the stream ends
+    if (buffer_.size() > context_.hub.limits().max_message)
+      return close_saying(websocket::close_code::too_big,
+                          "a message over " + std::to_string(context_.hub.limits().max_message) + " bytes");
+    if (!ws_.is_message_done()) return read();
     const bool text = ws_.got_text();
     std::string message = beast::buffers_to_string(buffer_.data());
     buffer_.consume(buffer_.size());
@@ -97,6 +107,8 @@ class StreamSession : public std::enable_shared_from_this<StreamSession> {
     } catch (const std::exception& e) {
       return send_error(e.what());
     }
+    // A failed scene never renders: held, the camera would get no answer at all.
+    if (const std::optional<std::string> why = hub.failure(hub.channel_scene(channel_))) return send_error(*why);
     // Resting on the frame just shown: send it again losslessly rather than render it again (on each side).
     bool render_side[2] = {true, true};
     for (int side = 0; side < 2; ++side) {
@@ -124,7 +136,8 @@ class StreamSession : public std::enable_shared_from_this<StreamSession> {
 
   // A result of side a (0) or, when comparing, side b (1).
   void rendered(session::RenderedView view, int side = 0) {
-    if (!view.error.empty()) return send_error(std::string(side ? "side b: " : "") + "render: " + view.error);
+    if (!view.error.empty())
+      return send_error(std::string(side ? "side b: " : "") + "render: " + context_.hub.shown(view.error));
     const double now = context_.now();
     fps_[side].tick(now);
     const int64_t tag = view.request.tag;
@@ -147,7 +160,7 @@ class StreamSession : public std::enable_shared_from_this<StreamSession> {
       last_[side] = std::move(view);
       send(std::move(out));
     } catch (const std::exception& e) {
-      send_error(std::string("encoding the frame: ") + e.what());
+      send_error("encoding the frame: " + context_.hub.shown(e.what()));
     }
   }
 
@@ -183,6 +196,17 @@ class StreamSession : public std::enable_shared_from_this<StreamSession> {
     if (error) return close();
     queue_.pop_front();
     if (!queue_.empty() && !closed_) write();
+  }
+
+  // Ends the stream with a close frame that says why (the page shows it).
+  void close_saying(websocket::close_code code, const std::string& reason) {
+    if (closed_) return;
+    closed_ = true;
+    context_.hub.close_channel(channel_);
+    ws_.async_close(websocket::close_reason(code, reason), [self = shared_from_this()](beast::error_code) {
+      beast::error_code ignored;
+      beast::get_lowest_layer(self->ws_).socket().shutdown(tcp::socket::shutdown_both, ignored);
+    });
   }
 
   void close() {

@@ -17,8 +17,10 @@ namespace lact::serve {
 
 namespace {
 
-constexpr size_t kBatch = 8;          // frames rendered together, as lact render --path renders them
-constexpr size_t kFinishedKept = 64;  // finished jobs whose status (and download) stay answered
+constexpr size_t kBatch = 8;  // frames rendered together, as lact render --path renders them
+// Finished jobs whose status (and download) stay answered, whatever the jobs before them do; an older one is
+// forgotten and its video file removed, so --out holds at most this many of this server's videos.
+constexpr size_t kFinishedKept = 64;
 
 [[noreturn]] void refuse(int status, const std::string& message) { throw VideoRefusal{status, message}; }
 
@@ -71,8 +73,10 @@ VideoRequest parse_video_request(const std::string& body, const VideoLimits& lim
 
 struct VideoJobs::Job {
   int id = 0, client = -1, fps = 30, scene = 0;
-  std::vector<Camera> frames;
-  Run* run = nullptr;  // used on the render thread only
+  size_t frame_count = 0;
+  int width = 0, height = 0;
+  std::vector<Camera> frames;  // dropped when the job ends, as is the state: a finished job holds its status only
+  Run* run = nullptr;          // used on the render thread only
   std::shared_ptr<const SceneState> state;
   std::string name, path;
   // Network thread only.
@@ -114,7 +118,9 @@ nlohmann::json VideoJobs::start(int client, const std::string& body, Run& run, s
   fs::create_directories(out_, error);
   if (error || !fs::is_directory(out_)) refuse(500, "--out: cannot create the video folder (" + error.message() + ")");
   auto job = std::make_shared<Job>();
-  job->id = next_id_++, job->client = client, job->fps = request.fps, job->frames = std::move(request.frames);
+  job->id = next_id_++, job->client = client, job->fps = request.fps, job->frame_count = request.frames.size();
+  job->width = request.frames[0].width, job->height = request.frames[0].height;
+  job->frames = std::move(request.frames);
   job->run = &run, job->state = std::move(state), job->scene = scene;
   // The server's own name, never one from the client; a name taken (a file of an earlier server) is skipped.
   for (int k = 0;; ++k) {
@@ -124,7 +130,6 @@ nlohmann::json VideoJobs::start(int client, const std::string& body, Run& run, s
   }
   jobs_[job->id] = job;
   queue_.push_back(job->id);
-  while (jobs_.size() > kFinishedKept && jobs_.begin()->second->finished()) jobs_.erase(jobs_.begin());
   start_next();
   return status(job->id);
 }
@@ -135,11 +140,41 @@ void VideoJobs::start_next() {
     queue_.pop_front();
     running_ = job->id;
     job->phase = "rendering", job->started = now_s();
-    if (!run_job_(job->scene, [this, job] { step(job); })) {
-      job->phase = "failed", job->error = "the scene is not ready", running_ = 0;
-      changed(job, true);
-    }
+    if (!run_job_(job->scene, [this, job] { step(job); })) finish(job, "failed", "the scene is not ready");
   }
+}
+
+// Network thread: the job ended. What only rendering needed is dropped, and the oldest finished jobs past
+// kFinishedKept are forgotten (cancelled jobs piled up behind one long job before: each kept its cameras).
+void VideoJobs::finish(const std::shared_ptr<Job>& job, const std::string& phase, const std::string& error) {
+  job->phase = phase, job->error = error;
+  if (job->started > 0) job->seconds = now_s() - job->started;
+  std::vector<Camera>().swap(job->frames);
+  job->state.reset();
+  if (running_ == job->id) running_ = 0;
+  changed(job, true);
+  forget_old();
+}
+
+void VideoJobs::forget_old() {
+  size_t finished = 0;
+  for (const auto& [id, job] : jobs_) finished += job->finished();
+  for (auto it = jobs_.begin(); it != jobs_.end() && finished > kFinishedKept;) {
+    if (!it->second->finished()) {
+      ++it;
+      continue;
+    }
+    std::error_code ignored;
+    if (it->second->phase == "done") fs::remove(it->second->path, ignored);  // its download is gone with it
+    it = jobs_.erase(it);
+    --finished;
+  }
+}
+
+size_t VideoJobs::cameras_held() const {
+  size_t held = 0;
+  for (const auto& [id, job] : jobs_) held += job->frames.size();
+  return held;
 }
 
 // One batch on the render thread; the next is asked for from the network thread, so renders for the streams
@@ -177,14 +212,15 @@ void VideoJobs::step(const std::shared_ptr<Job>& job) {
   }
   post_([this, job, phase, error] {
     if (!phase.empty()) {
-      job->phase = phase, job->error = error, job->seconds = now_s() - job->started;
-      running_ = 0;
-      changed(job, true);
+      finish(job, phase, error);
       return start_next();
     }
     if (now_s() - job->started > limits_.max_seconds) job->timed_out = true, job->cancelled = true;
     changed(job, false);
-    if (!run_job_(job->scene, [this, job] { step(job); })) job->phase = "failed", job->error = "the server stopped";
+    if (!run_job_(job->scene, [this, job] { step(job); })) {
+      finish(job, "failed", "the server stopped");
+      start_next();
+    }
   });
 }
 
@@ -194,21 +230,17 @@ nlohmann::json VideoJobs::status(int id) const {
   auto found = jobs_.find(id);
   if (found == jobs_.end()) return nullptr;
   const Job& job = *found->second;
-  nlohmann::json out{{"type", "video"},
-                     {"id", job.id},
-                     {"state", job.phase},
-                     {"frames", job.frames.size()},
-                     {"done", job.done.load()},
-                     {"progress", static_cast<double>(job.done) / job.frames.size()},
-                     {"width", job.frames[0].width},
-                     {"height", job.frames[0].height},
+  nlohmann::json out{{"type", "video"},         {"id", job.id},
+                     {"state", job.phase},      {"frames", job.frame_count},
+                     {"done", job.done.load()}, {"progress", static_cast<double>(job.done) / job.frame_count},
+                     {"width", job.width},      {"height", job.height},
                      {"fps", job.fps}};
   if (job.phase == "done") {
     out["download"] = "/api/video/" + std::to_string(job.id) + ".mp4?client=" + std::to_string(job.client);
     out["file"] = job.name;
   }
   if (job.finished()) out["seconds"] = job.seconds;
-  if (!job.error.empty()) out["error"] = job.error;
+  if (!job.error.empty()) out["error"] = shown ? shown(job.error) : job.error;
   return out;
 }
 
@@ -224,8 +256,7 @@ bool VideoJobs::cancel(int id) {
   job->cancelled = true;
   if (job->phase == "queued") {  // never started: nothing on disk
     queue_.erase(std::find(queue_.begin(), queue_.end(), id));
-    job->phase = "cancelled";
-    changed(job, true);
+    finish(job, "cancelled", "");
   }
   return true;
 }

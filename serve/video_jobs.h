@@ -73,11 +73,18 @@ class VideoJobs {
   void client_left(int client);  // its unfinished jobs cancelled
   // The finished video's file; empty when the job is not done (or unknown).
   std::string file(int id) const;
+  // Jobs known (unfinished, and the newest finished ones) and the cameras they hold (only unfinished ones do).
+  size_t jobs_known() const { return jobs_.size(); }
+  size_t cameras_held() const;
+  // A job's error as its client sees it (the server's paths left out); unset: as it is.
+  std::function<std::string(const std::string&)> shown;
 
  private:
   struct Job;
   void step(const std::shared_ptr<Job>& job);                 // render thread
   void changed(const std::shared_ptr<Job>& job, bool ended);  // network thread
+  void finish(const std::shared_ptr<Job>& job, const std::string& phase, const std::string& error);
+  void forget_old();
   void start_next();
 
   std::string out_;

@@ -3,10 +3,15 @@
 // first frame, drags the view (an orbit), snaps to a test view with the ground truth shown, records a path while
 // dragging and downloads it (with a 3rd argument "video", renders it on the server and saves the MP4), then prints one JSON line of what the page showed. tests/cli/serve_test.py runs it
 // (node --experimental-websocket tests/browser/serve_page_harness.js URL TEST_VIEW).
+// Other 3rd arguments run one check after the first frame instead (each prints its JSON line):
+//   failed: moves to scene TEST_VIEW (one whose encode fails) and reads the stage and the camera's answer;
+//   sizes: records a path and adds keyframes across a change of the render resolution, and zooms out 300 notches;
+//   oversize: sends a message over the server's limit on the page's stream and reads why it closed.
 "use strict";
 const http = require("http");
 
-const [url, testView, withVideo] = [process.argv[2], Number(process.argv[3]), process.argv[4] === "video"];
+const [url, testView, mode] = [process.argv[2], Number(process.argv[3]), process.argv[4] || ""];
+const withVideo = mode === "video";
 const parsed = new URL(url);
 
 function fetchPage() {
@@ -48,6 +53,10 @@ globalThis.location = { search: parsed.search, protocol: parsed.protocol, host: 
 globalThis.window = { addEventListener(type, handler) { windowHandlers[type] = handler; } };
 globalThis.requestAnimationFrame = (f) => setTimeout(() => f(performance.now()), 16);
 globalThis.createImageBitmap = async (blob) => ({ width: 64, height: 64, bytes: blob.size });
+const sockets = [];  // the page's streams
+globalThis.WebSocket = class extends WebSocket {
+  constructor(target) { super(target); sockets.push(this); }
+};
 const nodeFetch = globalThis.fetch;  // a page's relative URLs resolve against it, as in a browser
 globalThis.fetch = (target, options) => nodeFetch(new URL(target, url), options);
 const blobs = new Map();
@@ -79,12 +88,78 @@ async function renderVideo(out) {
   out.video_info = text("videoinfo");
 }
 
+// The scene list's choice of scene `index`: its failure on the status line, and the answer to the page's camera.
+async function failedScene(index) {
+  const select = document.getElementById("scenes");
+  select.value = String(index);
+  select.onchange();
+  await until(() => text("stage").startsWith("failed: "), "the failure on the status line");
+  await until(() => text("message") !== "", "an answer to the camera sent");
+  return { stage: text("stage"), message: text("message") };
+}
+
+const click = (id) => document.getElementById(id).onclick();
+function chooseResolution(factor) {
+  const select = document.getElementById("resolution");
+  select.value = String(factor);
+  select.onchange();
+}
+// Runs `change` (a camera change) and waits for its frames to settle: a new frame at rest, or a refusal.
+async function settled(change) {
+  const view = document.getElementById("view"), before = view.draws;
+  await change();
+  await until(() => (view.draws > before && text("format") === "png") || text("message") !== "", "the frame at rest");
+}
+
+// A recorded path, keyframes and the zoom across sizes: what the server answers of each.
+async function sizes() {
+  const out = {};
+  for (const [id, value] of [["path_duration", "4"], ["path_fps", "30"], ["path_smooth", "0"]])
+    document.getElementById(id).value = value;  // the page's defaults (the stub has no HTML)
+  click("record");
+  await settled(() => drag(60, 0));
+  chooseResolution(2);
+  await settled(() => drag(60, 0));
+  out.size_after = text("size");
+  click("record");
+  click("savepath");
+  out.path = JSON.parse(await blobs.get(downloads.find((a) => a.download === "lact_path.json").href).text());
+  click("rendervideo");
+  await until(() => text("videoinfo") !== "", "the video's answer");
+  out.video_info = text("videoinfo");
+  click("key_add");
+  chooseResolution(1);
+  await settled(() => drag(-60, 0));
+  click("key_add");
+  document.getElementById("timeline").oninput();
+  await until(() => text("timeline_value") !== "" || text("path_message") !== "", "the interpolated path");
+  out.path_message = text("path_message");
+  out.timeline = text("timeline_value");
+  await settled(async () => {
+    for (let i = 0; i < 300; ++i) document.getElementById("main").handlers.wheel({ deltaY: 100, preventDefault() {} });
+  });
+  out.zoomed_message = text("message");
+  out.zoomed_format = text("format");
+  return out;
+}
+
+async function oversize() {
+  sockets[0].send("x".repeat(70000));
+  await until(() => text("stage").startsWith("disconnected"), "the stream closed");
+  return { stage: text("stage") };
+}
+
 async function main() {
   const page = await fetchPage();
   const script = page.slice(page.indexOf("<script>") + 8, page.indexOf("</script>"));
   new Function(script)();
   const view = document.getElementById("view");
   await until(() => text("stage").startsWith("ready") && text("format") === "png", "the first frame");
+  const checks = { failed: () => failedScene(testView), sizes, oversize };
+  if (checks[mode]) {
+    console.log(JSON.stringify(await checks[mode]()));
+    process.exit(0);
+  }
   const out = { first_role: text("role"), first_draws: view.draws, stage: text("stage") };
   document.getElementById("record").onclick();
   await drag(150, 40);

@@ -18,7 +18,8 @@ import unittest
 
 from cli_common import CRASH_MARKERS, ran_ok, scaled_model  # noqa: E402
 from serve_common import (  # noqa: E402
-    Server, camera_path, decoded_frames, psnr, rgb, scene_index, serve_test_args, shipped, write_json)
+    Server, camera_path, decoded_frames, psnr, rgb, run_page_harness, scene_index, serve_test_args, shipped,
+    write_json)
 from ws_client import WebSocket, frame_parts  # noqa: E402
 
 ARGS = None
@@ -274,11 +275,44 @@ class FailedSceneTest(unittest.TestCase):
             self.assertIn("016.png", json.loads(body)["error"])
             self.assertEqual([s["status"] for s in Scenes(server).list()["scenes"]], ["ready", "failed"])
             self.assertEqual(Scenes(server).render(0, camera)[:4], b"\x89PNG")
+            self.the_failure_names_no_path_of_this_machine(server, tmp, body)
+            self.a_camera_on_the_failed_scene_is_answered(server, camera)
+            self.the_page_shows_the_failure(server)
             self.assertTrue(server.alive())
         finally:
             se = stop_cleanly(server)
             shutil.rmtree(tmp, ignore_errors=True)
         self.assertIn("scene 'broken': failed: ", se)
+        self.assertIn(os.path.join(tmp, "broken", "016.png"), se)  # the terminal names the file in full
+
+    def the_failure_names_no_path_of_this_machine(self, server, tmp, render_answer):
+        """Before: the answers named the image as /tmp/.../broken/016.png; now relative to the scene's folder."""
+        status, _, scene = server.request("GET", "/api/scene?scene=1")
+        self.assertEqual(status, 200, scene)
+        error = json.loads(scene)["status"]["error"]
+        self.assertTrue(error.startswith("016.png: "), error)
+        for answer in (render_answer, scene):
+            self.assertNotIn(tmp.encode(), answer)
+
+    def a_camera_on_the_failed_scene_is_answered(self, server, camera):
+        """Before: a camera sent on the stream of a failed scene got no answer at all."""
+        ws = WebSocket(server.stream_url())
+        try:
+            next_message(ws, "scene")
+            ws.send_json({"type": "scene", "scene": 1})
+            self.assertEqual(next_message(ws, "scene")["status"]["status"], "failed")
+            ws.send_json({"type": "camera", "camera": camera, "view": 2})
+            message = next_message(ws, "error", timeout=30)["message"]
+            self.assertTrue(message.startswith("scene 1 could not be encoded: 016.png: "), message)
+        finally:
+            ws.close()
+
+    def the_page_shows_the_failure(self, server):
+        """Before: the page's status handler threw on a status without encode_s (TypeError at onStatus), so a
+        scene's failure was never shown."""
+        shown = run_page_harness(self, ARGS.root, server.url, 1, "failed")
+        self.assertTrue(shown["stage"].startswith("failed: 016.png: "), shown)
+        self.assertTrue(shown["message"].startswith("scene 1 could not be encoded"), shown)
 
 
 class ReleaseTest(unittest.TestCase):

@@ -10,6 +10,7 @@ and SIGTERM end it cleanly.
 import http.client
 import json
 import os
+import re
 import resource
 import shutil
 import signal
@@ -23,7 +24,8 @@ import unittest
 
 from cli_common import CRASH_MARKERS, ran_ok  # noqa: E402
 from serve_common import (  # noqa: E402
-    Server, camera_path, decoded_frames, psnr, raw_exchange, rgb, serve_test_args, shipped, write_json)
+    Server, camera_path, decoded_frames, psnr, raw_exchange, rgb, run_page_harness, serve_test_args, shipped,
+    write_json)
 from ws_client import Closed, HandshakeRefused, WebSocket, frame_parts  # noqa: E402
 
 ARGS = None
@@ -261,7 +263,83 @@ class ServeTest(unittest.TestCase):
         with open(os.path.join(out, "frame_%04d.png" % (len(frames) - 1)), "rb") as f:
             self.assertGreater(psnr(decoded[-1], rgb(f.read())[2]), 30)
 
+    def test_page_records_and_keyframes_at_one_size_and_bounds_the_zoom(self):
+        """Before: a path recorded across a change of the render resolution was refused by POST /api/video
+        ("frames[11]: the frames differ in size"), keyframes at two resolutions by the interpolation ("the cameras
+        differ in size"), and after about 215 wheel notches out every camera was refused (beyond 1e15)."""
+        shown = page_harness(self, self.server.url, 2, "sizes")
+        self.assertEqual(shown["size_after"], "128x128")  # the second half was shown at twice the size
+        frames = shown["path"]["frames"]
+        first = frames[0]
+        self.assertEqual({(f["w"], f["h"]) for f in frames}, {(first["w"], first["h"])})
+        # A frame shown at 128x128 was recorded at 64x64: the same view, its intrinsics halved.
+        self.assertTrue(all(abs(f["fx"] / f["w"] - first["fx"] / first["w"]) < 1e-9 for f in frames))
+        self.assertIn(shown["video_info"], ("queued", "rendering"))
+        self.assertEqual(shown["path_message"], "")
+        self.assertTrue(shown["timeline"].startswith("119/119"), shown["timeline"])
+        self.assertEqual(shown["zoomed_message"], "")
+        self.assertEqual(shown["zoomed_format"], "png")
+
+    def test_page_says_why_the_stream_closed(self):
+        """Before: "disconnected (reload the page)", whatever the reason."""
+        shown = page_harness(self, self.server.url, 2, "oversize")
+        self.assertEqual(shown["stage"], "disconnected: a message over 65536 bytes (code 1009; reload the page)")
+
     # Bad clients.
+
+    def test_a_message_over_the_limit_closes_the_stream_saying_why(self):
+        """Before: Beast's close 1009 without a reason."""
+        ws = WebSocket(self.server.stream_url())
+        next_message(ws, "scene")
+        with self.assertRaises(Closed) as closed:
+            ws.send("x" * 70000)
+            for _ in range(10):
+                ws.recv()
+        self.assertEqual(str(closed.exception), "a message over 65536 bytes")
+        ws.sock.close()
+
+    def test_a_refused_upgrade_closes_and_a_plain_get_of_the_stream_is_426(self):
+        """Before: a 403 upgrade (another site's Origin) left the connection open; GET /stream was 404."""
+        request = ("GET /stream?token=%s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nUpgrade: websocket\r\n"
+                   "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                   "Sec-WebSocket-Version: 13\r\nOrigin: http://evil.example\r\n\r\n" %
+                   (self.server.token, self.server.port)).encode()
+        with socket.create_connection((self.server.host, self.server.port), timeout=20) as s:
+            s.sendall(request)
+            received = b""
+            while True:
+                chunk = s.recv(65536)  # a connection left open times out here
+                if not chunk:
+                    break
+                received += chunk
+        self.assertTrue(received.startswith(b"HTTP/1.1 403"), received)
+        status, _, body = self.server.request("GET", "/stream")
+        self.assertEqual(status, 426, body)
+        self.assertIn("WebSocket", json.loads(body)["error"])
+
+    def test_a_queued_render_whose_client_left_is_dropped(self):
+        """Before: POST /api/render requests queued behind another were rendered after their clients had closed
+        the connection, each delaying the others. Each render the server starts opens a channel, numbered as the
+        streams' "client" is: a stream opened after the renders reads how many were started."""
+        ws = WebSocket(self.server.stream_url())
+        before = next_message(ws, "scene")["client"]
+        ws.close()
+        camera = dict(self.view_camera(2))
+        for k in ("fx", "fy", "cx", "cy", "w", "h"):
+            camera[k] *= 4  # 256x256: slow enough that the others wait behind it
+        body = json.dumps(camera).encode()
+        request = (b"POST /api/render?token=%s HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" %
+                   (self.server.token.encode(), len(body)) + body)
+        with socket.create_connection((self.server.host, self.server.port), timeout=120) as kept:
+            kept.sendall(request)
+            for _ in range(3):  # sent, then the connection closed before an answer
+                with socket.create_connection((self.server.host, self.server.port), timeout=10) as left:
+                    left.sendall(request)
+            status, answer = raw_exchange_reply(kept)
+        self.assertEqual(status, 200, answer[:300])
+        ws = WebSocket(self.server.stream_url())
+        self.assertEqual(next_message(ws, "scene")["client"], before + 2)  # the kept client's render alone
+        ws.close()
 
     def test_bad_messages_get_errors_and_the_stream_keeps_serving(self):
         ws = WebSocket(self.server.stream_url())
@@ -612,17 +690,25 @@ class Flood:
                 pass
 
 
-def page_harness(test, url, view):
-    """The page's script under Node (tests/browser/serve_page_harness.js) against `url`: what it showed, or a skip."""
-    node = shutil.which("node") or shutil.which("nodejs")
-    if not node or subprocess.run([node, "--experimental-websocket", "-e", "if (typeof WebSocket !== 'function')"
-                                   " process.exit(1)"], capture_output=True).returncode:
-        test.skipTest("no Node.js with WebSocket (node --experimental-websocket, Node 20.10 or later)")
-    harness = os.path.join(ARGS.root, "tests", "browser", "serve_page_harness.js")
-    p = subprocess.run([node, "--experimental-websocket", harness, url, str(view)], capture_output=True, text=True,
-                       timeout=300)
-    test.assertEqual(p.returncode, 0, p.stderr[-3000:])
-    return json.loads(p.stdout.strip().splitlines()[-1])
+def raw_exchange_reply(s):
+    """(status, bytes) of the one response on socket `s`, read until its Content-Length is in."""
+    received = b""
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        received += chunk
+        head, _, body = received.partition(b"\r\n\r\n")
+        length = re.search(rb"(?i)content-length: *(\d+)", head)
+        if length and len(body) >= int(length.group(1)):
+            break
+    status = re.match(rb"HTTP/1\.[01] (\d{3})", received)
+    return (int(status.group(1)) if status else None), received
+
+
+def page_harness(test, url, view, mode=None):
+    """serve_common.run_page_harness with this checkout's harness."""
+    return run_page_harness(test, ARGS.root, url, view, mode)
 
 
 class LpipsTest(unittest.TestCase):
@@ -807,6 +893,47 @@ class VideoTest(unittest.TestCase):
                 self.assertEqual(len(json.loads(body)["error"].splitlines()), 1)
         finally:
             ws.close()
+
+    def test_old_finished_videos_are_forgotten_with_their_files(self):
+        """Before: every video_N.mp4 stayed in --out, while the 65th job on made the first one's download 404.
+        The newest 64 finished jobs are kept, an older one's file removed with it. A server of its own: its
+        jobs would push the other tests' files out."""
+        out = os.path.join(self.tmp, "bounded")
+        server = Server(ARGS.lact, "--state", self.state, "--targets", TESTS, "--out", out)
+        server.ready()
+        ws = WebSocket(server.stream_url())
+        client = next_message(ws, "scene")["client"]
+        one = camera_path(self.path["frames"][:1])
+
+        def wait_done(job):
+            deadline = time.time() + 300
+            while time.time() < deadline:
+                value = json.loads(server.request("GET", "/api/video/%d?client=%d" % (job, client))[2])
+                if value["state"] in ("done", "failed"):
+                    return value
+                time.sleep(0.05)
+            raise AssertionError("video %d not done in 300 s" % job)
+
+        def post():
+            status, _, answer = server.request("POST", "/api/video?client=%d" % client, body=json.dumps(one).encode())
+            self.assertEqual(status, 202, answer)
+            done = wait_done(json.loads(answer)["id"])
+            self.assertEqual(done["state"], "done", done)
+            return done
+        try:
+            first = post()
+            for _ in range(63):  # the newest 64: all kept
+                post()
+            self.assertEqual(len(os.listdir(out)), 64)
+            last = post()
+            status, _, body = server.request("GET", "/api/video/%d?client=%d" % (first["id"], client))
+            self.assertEqual(status, 404, body)
+            self.assertFalse(os.path.exists(os.path.join(out, first["file"])))
+            self.assertTrue(os.path.exists(os.path.join(out, last["file"])))
+            self.assertEqual(len(os.listdir(out)), 64)
+        finally:
+            ws.close()
+            stop_cleanly(server, out)
 
     def test_bad_and_over_bound_bodies_are_refused_in_one_line(self):
         ws, client = self.stream()

@@ -4,6 +4,7 @@ import http.client
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import struct
@@ -238,3 +239,17 @@ def psnr(a, b):
     x, y = np.frombuffer(a, np.uint8).astype(np.float64), np.frombuffer(b, np.uint8).astype(np.float64)
     mse = np.mean((x - y) ** 2)
     return float("inf") if mse == 0 else 10 * np.log10(255.0 ** 2 / mse)
+
+
+def run_page_harness(test, root, url, view, mode=None):
+    """The page's script under Node (tests/browser/serve_page_harness.js) against `url`: what it showed, or a skip.
+    `mode`: one of the harness's checks (failed, sizes, oversize) instead of its tour."""
+    node = shutil.which("node") or shutil.which("nodejs")
+    if not node or subprocess.run([node, "--experimental-websocket", "-e", "if (typeof WebSocket !== 'function')"
+                                   " process.exit(1)"], capture_output=True).returncode:
+        test.skipTest("no Node.js with WebSocket (node --experimental-websocket, Node 20.10 or later)")
+    harness = os.path.join(root, "tests", "browser", "serve_page_harness.js")
+    p = subprocess.run([node, "--experimental-websocket", harness, url, str(view)] + ([mode] if mode else []),
+                       capture_output=True, text=True, timeout=300)
+    test.assertEqual(p.returncode, 0, p.stderr[-3000:])
+    return json.loads(p.stdout.strip().splitlines()[-1])

@@ -16,6 +16,7 @@
 #include "serve/keep_serving.h"
 #include "serve/messages.h"
 #include "serve/request_rules.h"
+#include "serve/shown_paths.h"
 #include "system/error.h"
 
 namespace lact::serve {
@@ -219,6 +220,47 @@ TEST(RequestRules, VideoRoutes) {
   get_with_body.content_length = 10;
   EXPECT_EQ(screen_request(get_with_body, kWithToken).status, 400);
   EXPECT_EQ(screen_request(head("GET", "/api/video/1"), kWithToken).status, 401);
+}
+
+TEST(RequestRules, AVideoIdOfManyDigitsIsNoVideoNotNoNumber) {
+  const std::string t = "?client=0&token=good-token-123";
+  // Before: 6 digits read "no such video (its id is a number)".
+  const Decision long_id = screen_request(head("GET", "/api/video/123456" + t), kWithToken);
+  EXPECT_EQ(long_id.status, 404);
+  EXPECT_EQ(long_id.message, "no video 123456");
+  EXPECT_EQ(screen_request(head("GET", "/api/video/12x" + t), kWithToken).message,
+            "no such video: the ID in /api/video/ID is a number");
+}
+
+TEST(RequestRules, ARefusedUpgradeClosesAndAPlainGetOfTheStreamIs426) {
+  RequestHead upgrade = head("GET", "/stream?token=good-token-123");
+  upgrade.upgrade = true, upgrade.origin = "http://evil.example";
+  const Decision foreign = screen_request(upgrade, kWithToken);
+  EXPECT_EQ(foreign.status, 403);
+  EXPECT_FALSE(foreign.keep_alive);  // before: kept open, though the handshake never completes
+  upgrade.target = "/other?token=good-token-123", upgrade.origin = "";
+  EXPECT_EQ(screen_request(upgrade, kWithToken).status, 404);
+  EXPECT_FALSE(screen_request(upgrade, kWithToken).keep_alive);
+  upgrade.target = "/stream?token=good-token-123";
+  EXPECT_EQ(screen_request(upgrade, kWithToken).action, Action::stream);
+  // Before: 404 "not found", as if there were no stream.
+  const Decision plain = screen_request(head("GET", "/stream?token=good-token-123"), kWithToken);
+  EXPECT_EQ(plain.status, 426);
+  EXPECT_NE(plain.message.find("WebSocket"), std::string::npos) << plain.message;
+}
+
+TEST(ShownPaths, FoldersAreDroppedAndOtherAbsolutePathsCutToTheirName) {
+  const ShownPaths shown({"/data/scenes/chair", "relative/out"});
+  // Names under a served folder stay relative to it.
+  EXPECT_EQ(shown("/data/scenes/chair/images/020.png: cannot open file (no such file)"),
+            "images/020.png: cannot open file (no such file)");
+  EXPECT_EQ(shown("relative/out/video_3.mp4: ffmpeg failed"), "video_3.mp4: ffmpeg failed");
+  // Any other absolute path: its file name; the API's routes and plain words are kept.
+  EXPECT_EQ(shown("cannot read '/home/me/secret/model.safetensors' (bad header)"),
+            "cannot read 'model.safetensors' (bad header)");
+  EXPECT_EQ(shown("cancel it with DELETE /api/video/3)"), "cancel it with DELETE /api/video/3)");
+  EXPECT_EQ(shown("a / b and 3/4 of mydata/scenes/chair/x"), "a / b and 3/4 of mydata/scenes/chair/x");
+  EXPECT_EQ(ShownPaths()("(/tmp/x/y.png)"), "(y.png)");
 }
 
 TEST(RequestRules, RoutesAndRenderQuery) {
