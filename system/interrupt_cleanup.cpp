@@ -79,16 +79,7 @@ void on_import_signal(int sig) {
   remove_work_folder();
   const ssize_t written = ::write(STDERR_FILENO, note_line, note_length);
   (void)written;
-  // End as the signal would have: default action, delivered as soon as the handler's mask is lifted.
-  struct sigaction fallback {};
-  fallback.sa_handler = SIG_DFL;
-  sigemptyset(&fallback.sa_mask);
-  ::sigaction(sig, &fallback, nullptr);
-  ::raise(sig);
-  sigset_t unblock;
-  sigemptyset(&unblock);
-  sigaddset(&unblock, sig);
-  ::sigprocmask(SIG_UNBLOCK, &unblock, nullptr);
+  end_by_signal(sig);
 }
 
 void copy_path(char (&to)[PATH_MAX], const std::string& from) {

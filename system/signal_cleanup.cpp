@@ -112,6 +112,14 @@ void on_terminating_signal(int sig) {
   write_interrupt_note();  // first: what was kept is said even if a child is slow to stop
   stop_children();
   remove_temporaries();
+  end_by_signal(sig);
+  terminating_signal.store(0);  // reached only if the default action does not end the process
+  errno = saved_errno;
+}
+
+}  // namespace
+
+void end_by_signal(int sig) {
   // End as the signal would have: default action, delivered as soon as the handler's mask is lifted.
   struct sigaction fallback {};
   fallback.sa_handler = SIG_DFL;
@@ -122,11 +130,7 @@ void on_terminating_signal(int sig) {
   sigemptyset(&unblock);
   sigaddset(&unblock, sig);
   ::sigprocmask(SIG_UNBLOCK, &unblock, nullptr);
-  terminating_signal.store(0);  // reached only if the default action does not end the process
-  errno = saved_errno;
 }
-
-}  // namespace
 
 SignalsHeld::SignalsHeld() { signals_held.store(true); }
 

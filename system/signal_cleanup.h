@@ -54,4 +54,8 @@ class SignalsHeld {
 // lact. Async-signal-safe.
 void clean_up_before_fatal_exit();
 
+// From a signal handler: ends lact as `sig`'s default action would (the shell sees 128 + sig), once the handler's
+// mask is lifted; returns only if that action does not end the process. Async-signal-safe.
+void end_by_signal(int sig);
+
 }  // namespace lact

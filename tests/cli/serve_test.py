@@ -24,8 +24,8 @@ import unittest
 
 from cli_common import CRASH_MARKERS, ran_ok  # noqa: E402
 from serve_common import (  # noqa: E402
-    Server, camera_path, decoded_frames, psnr, raw_exchange, rgb, run_page_harness, serve_test_args, shipped,
-    write_json)
+    Server, camera_path, decoded_frames, psnr, raw_exchange, read_reply, rgb, run_page_harness, serve_test_args,
+    shipped, write_json)
 from ws_client import Closed, HandshakeRefused, WebSocket, frame_parts  # noqa: E402
 
 ARGS = None
@@ -335,7 +335,7 @@ class ServeTest(unittest.TestCase):
             for _ in range(3):  # sent, then the connection closed before an answer
                 with socket.create_connection((self.server.host, self.server.port), timeout=10) as left:
                     left.sendall(request)
-            status, answer = raw_exchange_reply(kept)
+            status, answer = read_reply(kept)
         self.assertEqual(status, 200, answer[:300])
         ws = WebSocket(self.server.stream_url())
         self.assertEqual(next_message(ws, "scene")["client"], before + 2)  # the kept client's render alone
@@ -688,22 +688,6 @@ class Flood:
                 self.requests += 1
             except OSError:
                 pass
-
-
-def raw_exchange_reply(s):
-    """(status, bytes) of the one response on socket `s`, read until its Content-Length is in."""
-    received = b""
-    while True:
-        chunk = s.recv(65536)
-        if not chunk:
-            break
-        received += chunk
-        head, _, body = received.partition(b"\r\n\r\n")
-        length = re.search(rb"(?i)content-length: *(\d+)", head)
-        if length and len(body) >= int(length.group(1)):
-            break
-    status = re.match(rb"HTTP/1\.[01] (\d{3})", received)
-    return (int(status.group(1)) if status else None), received
 
 
 def page_harness(test, url, view, mode=None):

@@ -108,24 +108,30 @@ class Server:
 def raw_exchange(host, port, data, timeout=30):
     """Sends `data` as is on a new connection and reads until the server closes it or a whole response is in:
     (status or None, the bytes read). A server that closes while `data` is still being sent is not an error."""
-    received = b""
     with socket.create_connection((host, port), timeout=timeout) as s:
         try:
             s.sendall(data)
         except (BrokenPipeError, ConnectionResetError):
             pass
+        return read_reply(s)
+
+
+def read_reply(s):
+    """(status or None, the bytes read) of the one response on socket `s`, read until its Content-Length is in or
+    the server closes (or resets) the connection."""
+    received = b""
+    while True:
         try:
-            while True:
-                chunk = s.recv(65536)
-                if not chunk:
-                    break
-                received += chunk
-                head, _, body = received.partition(b"\r\n\r\n")
-                length = re.search(rb"(?i)content-length: *(\d+)", head)
-                if length and len(body) >= int(length.group(1)):
-                    break
+            chunk = s.recv(65536)
         except ConnectionResetError:
-            pass
+            break
+        if not chunk:
+            break
+        received += chunk
+        head, _, body = received.partition(b"\r\n\r\n")
+        length = re.search(rb"(?i)content-length: *(\d+)", head)
+        if length and len(body) >= int(length.group(1)):
+            break
     status = re.match(rb"HTTP/1\.[01] (\d{3})", received)
     return (int(status.group(1)) if status else None), received
 
