@@ -27,8 +27,9 @@ void add_serve_command(CLI::App& app) {
   command->add_flag("--no-token", o->no_token, "No token (only with a loopback --bind)");
   command->add_option("--max-clients", o->max_clients, "Browser streams at once; the next one is refused")
       ->capture_default_str();
-  command->add_option("--max-side", o->max_side, "Largest frame side a client may ask for (pixels)")
-      ->capture_default_str();
+  command->add_option("--max-side", o->max_side,
+                      "Largest frame side a client may ask for (pixels; default: 4x the working size's longer side, "
+                      "the largest the page offers)");
   command->add_option("--max-rate", o->max_rate, "Messages or requests per second per connection")
       ->capture_default_str();
   command->add_option("--out", o->out, "Folder for the videos clients render on the server (created with the first)")

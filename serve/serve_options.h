@@ -16,7 +16,8 @@ struct ServeOptions : session::SceneOptions {
   std::string token;                // empty: generated (unless no_token)
   bool no_token = false;            // only with a loopback bind
   int max_clients = 8;              // open WebSocket streams; the next is refused with a clear message
-  int max_side = 1024;              // largest rendered side a client may ask (pixels)
+  int max_side = 0;                 // largest rendered side a client may ask (pixels); 0: kPageSizeFactor x the
+                                    // scenes' largest working side
   double max_rate = 120;            // messages and API requests per second per connection (a burst of 2 s)
   std::string out = "serve_out";    // videos rendered on the server go here (created with the first job)
   int max_video_frames = 2000;      // frames of one video job

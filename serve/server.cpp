@@ -23,6 +23,8 @@ namespace {
 // Descriptors kept free beside the connections: the encode's and the renders' files, Asio's own.
 constexpr long kReservedDescriptors = 32;
 constexpr auto kAcceptPause = std::chrono::milliseconds(100);
+constexpr int kPageSizeFactor = 4;    // the page's largest resolution, times the working size (page.html)
+constexpr int kMaxServedSide = 8192;  // --max-side's bound
 
 // Out of descriptors (EMFILE, ENFILE) or of kernel memory: accepting again at once would fail again, forever.
 bool out_of_resources(const beast::error_code& error) {
@@ -84,6 +86,19 @@ std::string url(const ServeOptions& o, int port, const std::string& token) {
   return "http://" + host + ":" + std::to_string(port) + "/" + (token.empty() ? "" : "?token=" + token);
 }
 
+// Without --max-side, the largest side the page offers (kPageSizeFactor times a scene's working size): a client
+// asking more holds the one render thread the longest (a 1024x1024 frame of the shipped model: ~90 s on 2 CPU
+// cores) for a size the page never asks.
+ServeOptions with_max_side(const ServeOptions& given,
+                           const std::vector<std::unique_ptr<session::SceneSource>>& scenes) {
+  ServeOptions o = given;
+  if (o.max_side > 0) return o;
+  for (const auto& scene : scenes)
+    o.max_side = std::max(o.max_side, kPageSizeFactor * std::max(scene->width, scene->height));
+  o.max_side = std::min(o.max_side, kMaxServedSide);
+  return o;
+}
+
 // The page asks for frames at the scene's working size: a --max-side below it would refuse every one.
 void check_max_side(const ServeOptions& o, const session::SceneSource& source) {
   const int side = std::max(source.width, source.height);
@@ -116,14 +131,15 @@ void check_serve_options(const ServeOptions& o) {
            std::string::npos))
     throw Error("--token", "8 to 256 letters, digits or -_.~");
   if (o.max_clients < 1 || o.max_clients > 1024) throw Error("--max-clients", "must be in [1, 1024]");
-  if (o.max_side < 1 || o.max_side > 8192) throw Error("--max-side", "must be in [1, 8192]");
+  if (o.max_side < 0 || o.max_side > kMaxServedSide) throw Error("--max-side", "must be in [1, 8192]");
   if (!(o.max_rate >= 1 && o.max_rate <= 100000)) throw Error("--max-rate", "must be in [1, 100000]");
   if (!(o.cache_memory_gb >= 0 && o.cache_memory_gb <= 1e6)) throw Error("--cache-memory", "must be in [0, 1e6] GB");
 }
 
-void run_server(const ServeOptions& o) {
-  check_serve_options(o);
-  std::vector<std::unique_ptr<session::SceneSource>> scenes = open_served_scenes(o);
+void run_server(const ServeOptions& given) {
+  check_serve_options(given);
+  std::vector<std::unique_ptr<session::SceneSource>> scenes = open_served_scenes(given);
+  const ServeOptions o = with_max_side(given, scenes);
   for (const auto& scene : scenes) check_max_side(o, *scene);
   std::unique_ptr<session::SceneSource> compare = open_compare_source(o, *scenes[0]);  // side b, checked here
   const std::string title =

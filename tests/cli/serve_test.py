@@ -121,6 +121,18 @@ class ServeTest(unittest.TestCase):
 
     # The API.
 
+    def test_default_max_side_is_the_pages_largest_size(self):
+        """Without --max-side a client may ask what the page offers, 4x the 64x64 working size, and no more: 1024
+        a side held the one render thread ~90 s a frame on two cores."""
+        self.assertEqual(self.scene["limits"]["max_side"], 256)
+        for scale, status in ((4, 200), (8, 400)):
+            camera = dict(self.view_camera(2))
+            for k in ("fx", "fy", "cx", "cy", "w", "h"):
+                camera[k] = camera[k] * scale
+            code, _, body = self.server.render(camera)
+            self.assertEqual(code, status, body[:300])
+        self.assertIn(b"at most 256 (--max-side)", body)
+
     def test_scene_lists_the_views_with_roles_and_cameras(self):
         s = self.scene
         self.assertEqual(len(s["views"]), 64)
