@@ -94,11 +94,15 @@ std::string camera_kind_warning(const std::string& kind, const std::vector<Camer
   return "";
 }
 
+double principal_point_off_centre(const Camera& c) {
+  return std::max(std::abs(c.cx / c.width - 0.5), std::abs(c.cy / c.height - 0.5));
+}
+
 std::string intrinsics_warning(const std::vector<Camera>& cameras, const std::vector<int>& indices) {
   for (size_t i = 0; i < cameras.size(); ++i) {
     const Camera& c = cameras[i];
     const double wide = 2 * std::atan(0.5 * std::max(c.width / c.fx, c.height / c.fy)) * kDegrees;
-    const double off = std::max(std::abs(c.cx / c.width - 0.5), std::abs(c.cy / c.height - 0.5));
+    const double off = principal_point_off_centre(c);
     const int view = i < indices.size() ? indices[i] : static_cast<int>(i);
     if (wide > kWidestView)
       return format(

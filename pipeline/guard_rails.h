@@ -57,6 +57,9 @@ std::string camera_kind_warning(const std::string& kind, const std::vector<Camer
 // Mistakes in what a file states, whatever the model: intrinsics no camera has (`indices` numbers the cameras in the
 // message), and cameras that all sit at one point though they look different ways.
 std::string intrinsics_warning(const std::vector<Camera>& cameras, const std::vector<int>& indices);
+// How far the principal point is from the image centre, as a fraction of a side (the larger of x and y): over
+// kPrincipalMiddle is warned of.
+double principal_point_off_centre(const Camera& camera);
 std::string coincident_cameras_warning(const std::vector<Camera>& cameras);
 std::string camera_distance_warning(const std::string& kind, const std::vector<Camera>& cameras, bool normalized);
 std::string baseline_warning(const SceneReport& scene);

@@ -63,7 +63,7 @@ void warn_out_of_regime(const Engine& engine, const std::vector<Camera>& cameras
 void warn_principal_point_off_centre(const std::vector<Camera>& cameras) {
   for (size_t i = 0; i < cameras.size(); ++i) {
     const Camera& c = cameras[i];
-    const double off = std::max(std::abs(c.cx / c.width - 0.5), std::abs(c.cy / c.height - 0.5));
+    const double off = principal_point_off_centre(c);
     if (off <= kPrincipalMiddle) continue;
     char text[500];
     std::snprintf(text, sizeof text,
@@ -104,14 +104,13 @@ void check_patch_divides(const Engine& engine, int height, int width) {
 }
 
 // threads=, cut to the CPUs this process may use with the note --threads prints (system/thread_limit.h) naming
-// threads= instead.
+// threads= instead, on sys.stderr (none: nothing written).
 int usable_threads(int threads) {
-  const int cpus = usable_cpus();
-  if (threads <= cpus) return threads;
-  const std::string note = "lact: note: threads=" + std::to_string(threads) + " is more than the " +
-                           std::to_string(cpus) + " CPUs this process may use: using " + std::to_string(cpus) + "\n";
-  PySys_WriteStderr("%s", note.c_str());  // sys.stderr (none: nothing written)
-  return cpus;
+  if (threads <= 0) return threads;  // the default: the Run picks (beside a busy machine's other work)
+  std::string note;
+  const int used = threads_to_use(threads, note, "threads=");
+  if (!note.empty()) PySys_WriteStderr("lact: note: %s\n", note.c_str());
+  return used;
 }
 
 std::shared_ptr<State> encode(const std::shared_ptr<Engine>& engine, const py::object& images_in,

@@ -91,8 +91,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
           false);
   }
 
+  // Every refusal goes out here, with this machine's paths dropped from it (serve/shown_paths.h).
   void reply(http::status status, const std::string& message, bool keep_alive = true) {
-    respond(status, "application/json", error_json(message), keep_alive);
+    respond(status, "application/json", error_json(context_.hub.shown(message)), keep_alive);
   }
 
   void respond(http::status status, const std::string& type, std::string body, bool keep_alive = true) {
@@ -260,7 +261,7 @@ void HttpSession::video() {
         return download_video();
     }
   } catch (const VideoRefusal& refusal) {
-    reply(static_cast<http::status>(refusal.status), context_.hub.shown(refusal.message));
+    reply(static_cast<http::status>(refusal.status), refusal.message);
   }
 }
 
@@ -282,9 +283,9 @@ void HttpSession::paths() {
     respond(decision_.action == Action::path_save ? http::status::created : http::status::ok, "application/json",
             json_text(answer) + "\n");
   } catch (const PathRefusal& refusal) {
-    reply(static_cast<http::status>(refusal.status), context_.hub.shown(refusal.message));
+    reply(static_cast<http::status>(refusal.status), refusal.message);
   } catch (const std::exception& e) {  // not expected: every bad body is a PathRefusal
-    reply(http::status::internal_server_error, context_.hub.shown(e.what()));
+    reply(http::status::internal_server_error, e.what());
   }
 }
 
@@ -301,7 +302,7 @@ void HttpSession::download_video() {
     response->body().reset(std::move(opened), error);
     if (error) throw Error(file, "cannot read its size (" + error.message() + ")");
   } catch (const std::exception& e) {
-    return reply(http::status::gone, "the video is no longer there (" + context_.hub.shown(e.what()) + ")");
+    return reply(http::status::gone, std::string("the video is no longer there (") + e.what() + ")");
   }
   send(std::move(response), "video/mp4");
 }
@@ -355,13 +356,12 @@ void HttpSession::start_render(const Camera& camera, int scene) {
 }
 
 void HttpSession::rendered(session::RenderedView view) {
-  if (!view.error.empty())
-    return reply(http::status::unprocessable_entity, "render: " + context_.hub.shown(view.error));
+  if (!view.error.empty()) return reply(http::status::unprocessable_entity, "render: " + view.error);
   try {
     if (decision_.jpeg) return respond(http::status::ok, "image/jpeg", encode_jpeg(view.image, decision_.quality));
     respond(http::status::ok, "image/png", encode_png(view.image));
   } catch (const std::exception& e) {
-    reply(http::status::internal_server_error, context_.hub.shown(e.what()));
+    reply(http::status::internal_server_error, e.what());
   }
 }
 

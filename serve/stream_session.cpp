@@ -136,8 +136,7 @@ class StreamSession : public std::enable_shared_from_this<StreamSession> {
 
   // A result of side a (0) or, when comparing, side b (1).
   void rendered(session::RenderedView view, int side = 0) {
-    if (!view.error.empty())
-      return send_error(std::string(side ? "side b: " : "") + "render: " + context_.hub.shown(view.error));
+    if (!view.error.empty()) return send_error(std::string(side ? "side b: " : "") + "render: " + view.error);
     const double now = context_.now();
     fps_[side].tick(now);
     const int64_t tag = view.request.tag;
@@ -160,12 +159,13 @@ class StreamSession : public std::enable_shared_from_this<StreamSession> {
       last_[side] = std::move(view);
       send(std::move(out));
     } catch (const std::exception& e) {
-      send_error("encoding the frame: " + context_.hub.shown(e.what()));
+      send_error(std::string("encoding the frame: ") + e.what());
     }
   }
 
+  // With this machine's paths dropped (serve/shown_paths.h), as every refusal of the HTTP routes.
   void send_error(const std::string& message) {
-    send_text(json_text(nlohmann::json{{"type", "error"}, {"message", message}}));
+    send_text(json_text(nlohmann::json{{"type", "error"}, {"message", context_.hub.shown(message)}}));
   }
   void send_text(std::string text) { send(Outgoing{std::move(text), false, false}); }
 

@@ -45,12 +45,12 @@ int replacement_thread_count(const char* value, int cpus) {
   return first < cpus ? static_cast<int>(first) : cpus;
 }
 
-int threads_to_use(int requested, std::string& note) {
+int threads_to_use(int requested, std::string& note, const std::string& setting) {
   note.clear();
   const int cpus = usable_cpus();
   if (requested <= 0) return cpus;
   if (requested <= cpus) return requested;
-  note = "--threads " + std::to_string(requested) + " is more than the " + std::to_string(cpus) +
+  note = setting + std::to_string(requested) + " is more than the " + std::to_string(cpus) +
          " CPUs this process may use: using " + std::to_string(cpus);
   return cpus;
 }

@@ -18,8 +18,9 @@ int usable_cpus();
 int replacement_thread_count(const char* value, int cpus);
 
 // The worker threads a run uses for --threads `requested` (0: every usable CPU); above the usable CPUs it is
-// their count and `note` says so (else `note` is left empty).
-int threads_to_use(int requested, std::string& note);
+// their count and `note` says so, naming the setting as `setting` writes it before the number (Python's
+// "threads="; else `note` is left empty).
+int threads_to_use(int requested, std::string& note, const std::string& setting = "--threads ");
 
 // Other work on this machine now: what a default thread count leaves room for, and what estimates and benchmarks
 // say they were measured under.
