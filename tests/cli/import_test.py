@@ -728,10 +728,15 @@ class Import(unittest.TestCase):
         env = dict(os.environ, TMPDIR=tmp, TMP=tmp, TEMP=tmp)
         rc, so, se = self.lact(["import", self.photos, "-o", self.out, "-q", "--max-size", "240",
                                 "--min-registered", "0"], env, timeout=300)
-        self.assertEqual(rc, 0, se)
-        self.assertIn("registered", so)
+        # COLMAP's mapper is not deterministic on six small photos: it may find no initial pair (a clean-clone CI
+        # run met it), and then says so. Either way every step ran and logged, so TMPDIR must stay empty.
+        if rc == 0:
+            self.assertIn("registered", so)
+            self.assertEqual(self.beside_output(), ["desk"])
+        else:
+            self.assertIn("No good initial image pair found", se)
+            self.assertEqual(self.beside_output(), ["desk.colmap.log"])
         self.assertEqual(os.listdir(tmp), [], se)
-        self.assertEqual(self.beside_output(), ["desk"])
 
 if __name__ == "__main__":
     ARGS, rest = parse_cli_args(__doc__)
