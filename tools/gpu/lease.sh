@@ -11,16 +11,17 @@
 # With the fine-tune: also bash tools/train/pack_renderer.sh (+ the photographs in carry/photos), carry
 # tools/train/carry, and LACT_GPU_FINETUNE=1 GPU_CHECK_SECONDS=300 before the command.
 # Everything ends within LEASE_SECONDS (default 560). Returns at most 6 files in $OUT: gpu_check.tar.gz (every
-# log and JSON of the check), train.tar.gz (the run's log and stdout) and the fine-tuned model in 15 MB parts
-# with its sha256 (join: cat model.safetensors.part-* > model.safetensors).
+# log and JSON of the check) and summary.txt (its table), both renewed after each step of the check, so a lease
+# killed mid-step still returns what it did; with the fine-tune also train.tar.gz (the run's log and stdout) and
+# the fine-tuned model in 15 MB parts with its sha256 (join: cat model.safetensors.part-* > model.safetensors).
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 t0=$SECONDS
 total=${LEASE_SECONDS:-560}
 out="${OUT:-/tmp/lact_lease_out}"
 carry=tools/train/carry
 data=/tmp/lease_data
-mkdir -p "$out" "$data" /tmp/lease_check /tmp/lease_train
+mkdir -p "$out" "$data" /tmp/lease_train
 
 # The campaign's shard rule (campaign.sh): 3000 objects of a seed no shipped campaign used, 24 random 64x64 views.
 render_shards() {
@@ -51,11 +52,9 @@ if [ "$finetune" = 1 ]; then
 fi
 
 check_seconds="${GPU_CHECK_SECONDS:-480}"
-OUT=/tmp/lease_check GPU_CHECK_SECONDS="$check_seconds" timeout $((check_seconds + 40)) bash tools/gpu_check.sh \
-  >/tmp/lease_check/gpu_check_stdout.txt 2>&1
+# Its output streams (one line a step, the table last): what the device tool returns even if the lease is killed.
+OUT="$out" GPU_CHECK_SECONDS="$check_seconds" timeout -k 10 $((check_seconds + 40)) bash tools/gpu_check.sh
 echo "gpu_check exit $? after $((SECONDS - t0)) s"
-tar -C /tmp -czf "$out/gpu_check.tar.gz" lease_check
-sed -n '/== lact gpu_check ==/,$p' /tmp/lease_check/gpu_check_stdout.txt
 if [ "$finetune" != 1 ]; then
   echo "lease done after $((SECONDS - t0)) s (no fine-tune: LACT_GPU_FINETUNE=1 adds it)"
   exit 0

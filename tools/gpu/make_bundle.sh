@@ -42,6 +42,9 @@ else
 fi
 [ "${1:-}" = "--official-only" ] && exit 0
 
+# What the binaries are built from (before the build: a later edit is not in them); gpu_check.sh checks the tree it
+# runs in against it.
+bash tools/gpu/source_list.sh "$root" >"$stage/sources.sha256"
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DLACT_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DLACT_VIEWER=OFF \
   -DLACT_MPI=OFF -DLACT_TESTS=ON >/dev/null
 cmake --build "$build" -j"$(nproc)" --target lact test_ops test_newton_schulz test_parity test_memory_estimate
@@ -55,9 +58,9 @@ for t in app/lact tests/test_ops tests/test_newton_schulz tests/test_parity test
   strip "$stage/bin/$(basename "$t")"
 done
 # Every library outside glibc, libstdc++ and libgcc (OpenBLAS, oneDNN, libspng, libjpeg, ...): the device image
-# has CUDA but none of our Debian packages.
+# has CUDA but none of our Debian packages. libresolv is glibc's own (it needs this glibc's private symbols).
 for b in "$stage"/bin/*; do ldd "$b"; done | awk '/=> \//{print $1, $3}' | sort -u |
-  grep -v -E '^(libc|libm|libdl|librt|libpthread|libstdc\+\+|libgcc_s|ld-linux[^ ]*)\.so' | while read -r _ lib; do
+  grep -v -E '^(libc|libm|libdl|librt|libpthread|libresolv|libstdc\+\+|libgcc_s|ld-linux[^ ]*)\.so' | while read -r _ lib; do
     cp -L "$lib" "$stage/lib/"
   done
 cp -r "$fixture" "$stage/fixture"
@@ -68,5 +71,6 @@ git rev-parse --short HEAD > "$stage/commit"
 rm -rf "$bundle"
 mkdir -p "$bundle"
 tar -C "$stage" -cJf "$bundle/bundle.tar.xz" .
+cp "$stage/commit" "$stage/sources.sha256" "$bundle/"  # beside it too: the dry run checks them without unpacking
 du -sh "$bundle"
 echo "bundle ready: carry .gpu_bundle and run: bash tools/gpu_check.sh"

@@ -174,7 +174,10 @@ def main():
     sys.path.insert(0, nvs)  # the official modules import each other by their bare names (lact_ttt, model)
     sys.path.insert(1, os.path.join(a.official, "pylib"))  # einops, where the device image lacks it
     if a.device == "cuda":
-        torch._dynamo.config.suppress_errors = True  # a torch.compile that fails runs eagerly (said in the log)
+        try:
+            torch._dynamo.config.suppress_errors = True  # a torch.compile that fails runs eagerly (said in the log)
+        except AttributeError as e:  # a torch without the setting: a failing compile then fails the run
+            print(f"official_bench: torch._dynamo.config.suppress_errors: {e}", file=sys.stderr)
     from model import LaCTLVSM
 
     device = torch.device(a.device)
@@ -196,6 +199,21 @@ def main():
         with autocast(), torch.no_grad():
             return model.reconstruct(dict(inputs))
 
+    result = {
+        "code": "official lact_nvs", "device": torch.cuda.get_device_name() if device.type == "cuda" else "cpu",
+        "torch": torch.__version__, "precision": a.precision, "views": a.views, "size": a.size,
+        "targets": a.targets, "layers": a.layers, "dim": a.dim, "params": n_params, "shims": shims,
+        "repeat": a.repeat, "warmup": a.warmup,
+    }
+
+    def save(stage, **values):
+        """The JSON so far, after each stage: a run killed or out of memory later keeps what it measured."""
+        result.update(values, stage=stage)
+        if a.json:
+            with open(a.json + ".part", "w") as f:
+                f.write(json.dumps(result) + "\n")
+            os.replace(a.json + ".part", a.json)
+
     first_s, states = timer(encode)  # torch.compile's compilation lands here
     states = encode()
 
@@ -203,22 +221,12 @@ def main():
         with autocast(), torch.no_grad():
             return model.rendering(dict(targets), states, a.size, a.size)
 
-    encode_s = median_time(timer, encode, a.repeat, max(0, a.warmup - 1))
-    render_s = median_time(timer, render, a.repeat, a.warmup)
+    save("encode timed; render not yet", first_encode_s=round(first_s, 4),
+         encode_s=round(median_time(timer, encode, a.repeat, max(0, a.warmup - 1)), 4))
+    save("render timed; SDPA not yet", render_fps=round(a.targets / median_time(timer, render, a.repeat, a.warmup), 3))
     tokens = (a.size // 8) ** 2
-    result = {
-        "code": "official lact_nvs", "device": torch.cuda.get_device_name() if device.type == "cuda" else "cpu",
-        "torch": torch.__version__, "precision": a.precision, "views": a.views, "size": a.size,
-        "targets": a.targets, "layers": a.layers, "dim": a.dim, "params": n_params, "shims": shims,
-        "first_encode_s": round(first_s, 4), "encode_s": round(encode_s, 4),
-        "render_fps": round(a.targets / render_s, 3), "repeat": a.repeat, "warmup": a.warmup,
-        "sdpa_tflops": sdpa_rates(timer, device, a.views, tokens, a.dim, a.repeat),
-    }
-    line = json.dumps(result)
-    print(line)
-    if a.json:
-        with open(a.json, "w") as f:
-            f.write(line + "\n")
+    save("done", sdpa_tflops=sdpa_rates(timer, device, a.views, tokens, a.dim, a.repeat))
+    print(json.dumps(result))
 
 
 if __name__ == "__main__":
