@@ -52,15 +52,15 @@ void add_bench_command(CLI::App& app) {
   command->add_option("--views", o->views, "Input view counts, e.g. 2,4,8,16,32,48")->capture_default_str();
   command->add_option("--size", o->sizes, "View sizes HxW, as every size flag (N: NxN), e.g. 128,256x448")
       ->capture_default_str();
+  // Ranges with an upper end: CLI::PositiveNumber's message spelled out DBL_MAX (300 digits) and said "not in
+  // range 0.000000 to ..." of the 0 it refused.
   command->add_option("--targets", o->targets, "Rendered views per measurement")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 10000));
   command->add_option("--repeat", o->repeat, "Timed repetitions (median, minimum and spread reported)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
-  command->add_option("--warmup", o->warmup, "Untimed runs first")
-      ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(1, 10000));
+  command->add_option("--warmup", o->warmup, "Untimed runs first")->capture_default_str()->check(CLI::Range(0, 10000));
   command->add_option("--max-seconds", o->max_seconds, "Skip sizes whose encode is predicted to take longer")
       ->capture_default_str()
       ->check(finite_range(0, 1e9));

@@ -106,6 +106,7 @@ void run_across_ranks(const BenchOptions& o) {
   const std::vector<int> views = parse_list(o.views, "--views", 100000);
   const std::vector<std::pair<int, int>> sizes = parse_size_list(o.sizes, "--size", 8192);
   const ModelConfig lact = lact_config(o);
+  check_patch_divides(sizes, lact.patch_size);
   std::vector<DistributedRow> rows;
   for (const auto& [name, config] : bench_models(o, lact)) {
     const Model model(random_model_weights(config, *run.backend, 1), *run.backend);  // the same seed on every rank
@@ -135,6 +136,8 @@ void print_scaling_model(const BenchOptions& o) {
   const int64_t per_view = int64_t(kHeight / lact.patch_size) * (kWidth / lact.patch_size), tokens = kViews * per_view;
   std::vector<double> links;
   for (int gbs : parse_list(o.bandwidths, "--bandwidth", 100000)) links.push_back(gbs);
+  const std::vector<int> rank_counts = parse_list(o.ranks, "--ranks", kViews);  // before the table's header
+  const auto models = bench_models(o, lact);
   std::printf(
       "Scaling model: %d views at %dx%d = %lld tokens, config %s (%d layers, dim %d); %.0f TFLOP/s per device "
       "sustained; fp32 exchanges; links %s GB/s\n\n| model | ranks | tokens per rank | compute s per rank | "
@@ -145,12 +148,12 @@ void print_scaling_model(const BenchOptions& o) {
   std::printf(" memory per rank GiB |\n|---|---|---|---|---|");
   for (size_t i = 0; i < links.size(); ++i) std::printf("---|---|");
   std::printf("---|\n");
-  for (const auto& [name, config] : bench_models(o, lact)) {
+  for (const auto& [name, config] : models) {
     bool gathers = false;  // a KV cache is gathered; fast-weight updates are summed
     for (const ModuleConfig& m : config.block) gathers |= m.kind->rank_exchange() == RankExchange::Gather;
     const double compute_total = encode_flops(config, tokens, per_view) / (o.tflops * 1e12);
     const double payload = double(config.state_floats_per_layer(tokens)) * 4;  // bytes per layer
-    for (int ranks : parse_list(o.ranks, "--ranks", kViews)) {
+    for (int ranks : rank_counts) {
       const double compute = compute_total / ranks;  // every part of the encode splits over tokens (NS is tiny)
       const double factor = ranks == 1 ? 0.0 : gathers ? double(ranks - 1) / ranks : 2.0 * (ranks - 1) / ranks;
       const int64_t views = (kViews + ranks - 1) / ranks;

@@ -52,8 +52,10 @@ double time_shape(Backend& be, const GemmShape& s, int repeat) {
 void run_gemm_library_bench(const BenchOptions& o) {
   if (o.common.backend != "cpu") throw Error("--gemm-libraries", "compares the CPU backend's libraries (--device cpu)");
   const std::vector<int> views = parse_list(o.views, "--views", 100000);
-  const auto [height, width] = parse_size_list(o.sizes, "--size", 8192).at(0);
+  const std::vector<std::pair<int, int>> sizes = parse_size_list(o.sizes, "--size", 8192);
+  const auto [height, width] = sizes.at(0);  // the first is timed, every one checked
   const ModelConfig config = lact_config(o);
+  check_patch_divides(sizes, config.patch_size);
   const int64_t per_view = int64_t(height / config.patch_size) * (width / config.patch_size);
   const int64_t tokens = per_view * views[0];
 

@@ -53,6 +53,13 @@ std::vector<std::pair<int, int>> parse_size_list(const std::string& text, const 
   return sizes;
 }
 
+void check_patch_divides(const std::vector<std::pair<int, int>>& sizes, int patch) {
+  for (const auto& [height, width] : sizes)
+    if (height % patch || width % patch)
+      throw Error("--size", std::to_string(height) + "x" + std::to_string(width) +
+                                " is not divisible by the patch size " + std::to_string(patch) + " of the config");
+}
+
 // The paper's config, optionally scaled: --layers N --dim D (attention heads of 64 when D allows).
 ModelConfig lact_config(const BenchOptions& o) {
   return scaled_config(builtin_model_config(o.config), o.layers, o.dim);
@@ -63,16 +70,23 @@ std::vector<std::pair<std::string, ModelConfig>> bench_models(const BenchOptions
   std::vector<std::pair<std::string, ModelConfig>> models;
   std::stringstream stream(o.variants.empty() ? o.models : o.variants);
   for (std::string m; std::getline(stream, m, ',');) {
+    if (m.empty()) throw Error(o.variants.empty() ? "--models" : "--variants", "an empty item in the list");
     if (!o.variants.empty()) {
       if (!o.model.empty()) throw Error("--variants", "times random weights of a built-in config, not --model");
       const ModelConfig config = with_ttt_variant(lact, m, "--variants");
       models.push_back({config.ttt_variant().label(), config});
     } else if (m == "lact" || m == "full") {
+      for (const auto& [name, config] : models)
+        if (name == m) throw Error("--models", "'" + m + "' is given twice");
       models.push_back({m, m == "lact" ? lact : with_full_attention(lact)});
     } else {
       throw Error("--models", "'" + m + "' is not lact or full");
     }
   }
+  // Nothing to time would print an empty table and exit 0.
+  if (models.empty())
+    throw Error(o.variants.empty() ? "--models" : "--variants",
+                o.variants.empty() ? "empty list (lact, full or lact,full)" : "empty list (e.g. baseline,v2)");
   return models;
 }
 

@@ -19,6 +19,9 @@ std::vector<int> parse_list(const std::string& text, const char* flag, int max);
 // "128,256x512": sizes HxW as every size flag writes them (a single N: NxN), each side in 1..max; Error naming
 // `flag` otherwise. {height, width} each.
 std::vector<std::pair<int, int>> parse_size_list(const std::string& text, const char* flag, int max);
+// Before any timing: every size divisible by the config's patch, else Error naming --size (the model refused it
+// later, after the GEMM ceiling's seconds, in a line that did not name the flag).
+void check_patch_divides(const std::vector<std::pair<int, int>>& sizes, int patch);
 // The built-in config, scaled by --layers / --dim (core/config_scaling.h).
 ModelConfig lact_config(const BenchOptions& o);
 // The models to time: --models (lact, full), or every --variants entry.

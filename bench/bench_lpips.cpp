@@ -43,15 +43,19 @@ void lpips_of_one_view(const Lpips& lpips, const Image& target, const Image& ren
 void run_lpips_bench(const BenchOptions& o) {
   auto backend = make_backend(o.common);
   const int views = parse_list(o.views, "--views", 100000).front();
+  const std::vector<std::pair<int, int>> sizes = parse_size_list(o.sizes, "--size", kMaxImageSide);
+  check_patch_divides(sizes, lact_config(o).patch_size);
+  for (const auto& [height, width] : sizes)  // all before the first size's timing
+    if (height < kLpipsSmallestSide || width < kLpipsSmallestSide)
+      throw Error("--size", std::to_string(height) + "x" + std::to_string(width) + ": LPIPS needs at least " +
+                                std::to_string(kLpipsSmallestSide) + " pixels a side");
   const Model model(random_model_weights(lact_config(o), *backend, 1), *backend);
   const Lpips lpips(*backend, 1);
   std::printf("lact bench --lpips: %s (%s), config %s (%d layers, dim %d) from %d input views, random weights\n",
               backend->name().c_str(), backend->device_description().c_str(), o.config.c_str(), model.config().layers,
               model.config().dim, views);
   std::printf("%-10s %16s %18s %14s\n", "size", "LPIPS ms / view", "render ms / view", "LPIPS / render");
-  for (const auto& [height, width] : parse_size_list(o.sizes, "--size", kMaxImageSide)) {
-    if (height < kLpipsSmallestSide || width < kLpipsSmallestSide)
-      throw Error("--size", "LPIPS needs at least " + std::to_string(kLpipsSmallestSide) + " pixels a side");
+  for (const auto& [height, width] : sizes) {
     const std::vector<PosedImage> inputs = bench_views(views, height, width, true, 0);
     const std::vector<Camera> target = {bench_views(1, height, width, false, 1)[0].camera};
     const SceneState state = model.encode(inputs);

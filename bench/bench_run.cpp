@@ -149,6 +149,7 @@ std::vector<Row> run_precision_pass(const BenchOptions& o, const std::string& pr
   }
   const ModelConfig lact = file_weights ? file_weights->config : lact_config(o);
   *lact_out = lact;
+  check_patch_divides(sizes, lact.patch_size);
   std::vector<std::pair<std::string, std::unique_ptr<Model>>> built;
   for (const auto& [name, config] : bench_models(o, lact)) {
     const bool from_file = name == "lact" && file_weights;

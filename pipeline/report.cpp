@@ -90,6 +90,7 @@ nlohmann::json scene_report_to_json(const SceneReport& s) {
           {"folder", utf8_escaped(s.folder)},
           {"inputs", s.inputs},
           {"targets", s.targets},
+          {"size", {s.height, s.width}},
           {"encode_s", s.encode_s},
           {"render_ms_per_view", s.render_ms_per_view},
           {"views", views},
@@ -102,6 +103,8 @@ SceneReport scene_report_from_json(const nlohmann::json& j) {
   s.folder = j.at("folder").get<std::string>();
   s.inputs = j.at("inputs").get<std::vector<int>>();
   s.targets = j.at("targets").get<std::vector<int>>();
+  if (j.contains("size"))  // absent from the reports of a lact before it
+    s.height = j.at("size").at(0).get<int>(), s.width = j.at("size").at(1).get<int>();
   s.encode_s = j.at("encode_s").get<double>();
   s.render_ms_per_view = j.at("render_ms_per_view").get<double>();
   for (const nlohmann::json& v : j.at("views"))
@@ -147,6 +150,7 @@ nlohmann::json scene_json(const SceneReport& s) {
                           {"ssim", s.ssim()},
                           {"psnr_nearest_input", s.psnr_nearest_input()},
                           {"psnr_white", s.psnr_white()}};
+  if (s.height > 0) scene["size"] = {s.height, s.width};  // the header's `size` is the first scene's
   if (s.has_lpips()) {
     scene["lpips"] = s.lpips();
     scene["lpips_nearest_input"] = s.lpips_nearest_input();
@@ -190,6 +194,7 @@ nlohmann::json Report::to_json() const {
 void Report::write(const std::string& json_path, const std::string& csv_path) const {
   // Names and paths come from data: bytes that are not UTF-8 are written as \xNN (see system/utf8_text.h).
   write_file_atomically(json_path, with_utf8_strings(to_json()).dump(1) + "\n");
+  if (!complete) return;  // a CSV of the scenes done so far cannot say so: it would read as the whole evaluation
   std::ostringstream csv;
   const bool lpips = std::any_of(scenes.begin(), scenes.end(), [](const SceneReport& s) { return s.has_lpips(); });
   csv << "scene,view,psnr,ssim,psnr_nearest_input,psnr_white,nearest_input"
@@ -226,8 +231,8 @@ void Report::print_table() const {
   const nlohmann::json j = to_json();
   std::printf("%-24s %6s %8.3f %8.3f %7.4f %10.3f %7.3f %9.3f %10.1f%s\n", "mean over scenes", "",
               j["psnr"].get<double>(), j["psnr_pooled"].get<double>(), j["ssim"].get<double>(),
-              j["psnr_nearest_input"].get<double>(), j["psnr_white"].get<double>(), j["encode_s_total"].get<double>(),
-              j["render_ms_per_view"].get<double>(),
+              j["psnr_nearest_input"].get<double>(), j["psnr_white"].get<double>(),
+              mean_over(scenes, [](const SceneReport& s) { return s.encode_s; }), j["render_ms_per_view"].get<double>(),
               lpips_cells(j.value("lpips", 0.0), j.value("lpips_nearest_input", 0.0)).c_str());
   for (const auto& [name, error] : failed)
     std::printf("FAILED %s: %s\n", terminal_text(name).c_str(), terminal_text(error).c_str());
@@ -315,6 +320,11 @@ void check_comparable(const nlohmann::json& a, const nlohmann::json& b, const st
     if ((*it->second)["targets"] != (*scene_b)["targets"])
       std::fprintf(stderr, "lact: warning: scene '%s' has other target views in A and B: not like for like\n",
                    terminal_text(name).c_str());
+    const nlohmann::json& scene_a = *it->second;  // a scene's own size (reports since lact wrote it)
+    if (!differ("size") && scene_a.contains("size") && scene_b->contains("size") &&
+        scene_a["size"] != (*scene_b)["size"])
+      std::fprintf(stderr, "lact: warning: scene '%s' is at size %s in A and %s in B: not like for like\n",
+                   terminal_text(name).c_str(), shown(scene_a["size"]).c_str(), shown((*scene_b)["size"]).c_str());
   }
   if (differ("model"))
     std::fprintf(stderr, "lact: note: A comes from the model %s, B from %s\n", shown(a["model"]).c_str(),

@@ -24,6 +24,7 @@ struct SceneReport {
   std::string name;
   std::string folder;  // where its images went, under --out (the name made safe)
   std::vector<int> inputs, targets;
+  int height = 0, width = 0;  // the working size its targets were rendered and scored at (0: not known)
   double encode_s = 0, render_ms_per_view = 0;
   std::vector<ViewReport> views;
   std::vector<std::string> warnings;  // the guard rails' (pipeline/guard_rails.h), each naming the scene
@@ -52,7 +53,8 @@ struct Report {
   std::vector<std::pair<std::string, std::string>> pending;  // scene, folder
   nlohmann::json to_json() const;
   nlohmann::json resume_json() const;  // the "resume" object of an incomplete report
-  // report.json + report.csv, each written atomically; the paths come from the caller (inside --out).
+  // report.json + report.csv, each written atomically; the paths come from the caller (inside --out). An
+  // incomplete report writes report.json alone ("complete": false): the CSV has no field to say it is partial.
   void write(const std::string& json_path, const std::string& csv_path) const;
   void print_table() const;
 };

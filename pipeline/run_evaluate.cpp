@@ -83,6 +83,7 @@ Run::SceneWork Run::plan_scene_work(const SceneSelection& selection, bool encode
   report.name = selection.scene.name;
   report.folder = out_.folder.scene_folder(selection.scene.name);
   report.inputs = selection.inputs;
+  report.height = selection.height, report.width = selection.width;
   lact::on_every_rank(across, [&] {
     report.targets = select_views(r.targets, selection.scene, true, selection.inputs, r.data.seed, "--targets");
     if (!r.allow_input_targets) refuse_input_targets(report.targets, selection.inputs, r);

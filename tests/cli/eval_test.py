@@ -8,9 +8,11 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 import numpy as np
@@ -18,6 +20,7 @@ import numpy as np
 from tools.reference import safetensors_io
 
 ARGS = None
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def lact(*args):
@@ -155,6 +158,111 @@ class Evaluation(unittest.TestCase):
         line = self.one_line_error(r)
         self.assertIn(os.path.join(blocker, "sub"), line)  # the output folder, not the (also missing) model
 
+
+    def example_index(self, scenes):
+        """An index of `scenes` links to the shipped example (64 views at 64x64, about 0.1 s a scene)."""
+        example = os.path.join(ROOT, "examples", "gso_toy_64")
+        names = []
+        for i in range(scenes):
+            os.symlink(example, os.path.join(self.tmp, "s%02d" % i))
+            names.append("s%02d/opencv_cameras.json" % i)
+        index = os.path.join(self.tmp, "examples.json")
+        with open(index, "w") as f:
+            json.dump(names, f)
+        return [ARGS.lact, "render", "--model", os.path.join(ROOT, "models", "lact_tiny_obj64.safetensors"), "--data",
+                index, "--inputs", "16,20,24,28", "--targets", "0-9", "--threads", "1", "--no-lpips", "--quiet"]
+
+    def test_interrupted_evaluation_leaves_no_csv_that_reads_as_whole(self):
+        """Ctrl-C after some scenes: report.json says "complete": false; a report.csv of those scenes had no field to
+        say so (it read as the whole evaluation), so there is none until --resume finishes, then every view."""
+        argv = self.example_index(12)
+        out = os.path.join(self.tmp, "cut")
+        p = subprocess.Popen(argv + ["--out", out], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 300
+        while time.time() < deadline and p.poll() is None:
+            try:
+                if load_json(os.path.join(out, "report.json"))["scenes"]:
+                    break
+            except (OSError, ValueError, KeyError):
+                pass
+            time.sleep(0.02)
+        self.assertIsNone(p.poll(), "the evaluation ended before it could be interrupted")
+        p.send_signal(signal.SIGINT)
+        p.communicate(timeout=120)
+        kept = load_json(os.path.join(out, "report.json"))
+        self.assertFalse(kept["complete"])
+        self.assertLess(len(kept["scenes"]), 12)
+        self.assertFalse(os.path.exists(os.path.join(out, "report.csv")), os.listdir(out))
+        r = subprocess.run(argv + ["--out", out, "--resume"], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        report = load_json(os.path.join(out, "report.json"))
+        self.assertTrue(report["complete"])
+        with open(os.path.join(out, "report.csv")) as f:
+            rows = f.read().splitlines()[1:]
+        views = [(s["name"], v) for s in report["scenes"] for v in s["views"]]
+        self.assertEqual(len(rows), 12 * 10)
+        for row, (name, view) in zip(rows, views):
+            cells = row.split(",")
+            self.assertEqual((cells[0], int(cells[1])), (name, view["index"]))
+            self.assertAlmostEqual(float(cells[2]), view["psnr"], delta=1e-3)
+
+    def mixed_index(self, folder, width):
+        """An index of the shipped example and 'narrow': its views' middle `width` columns (another aspect)."""
+        from PIL import Image
+        example = os.path.join(ROOT, "examples", "gso_toy_64")
+        narrow = os.path.join(self.tmp, folder, "narrow")
+        os.makedirs(narrow)
+        cameras = load_json(os.path.join(example, "opencv_cameras.json"))
+        left = (64 - width) // 2
+        for c in cameras:
+            Image.open(os.path.join(example, c["file_path"])).crop((left, 0, left + width, 64)).save(
+                os.path.join(narrow, c["file_path"]))
+            c["w"], c["cx"] = width, c["cx"] - left
+        with open(os.path.join(narrow, "opencv_cameras.json"), "w") as f:
+            json.dump(cameras, f)
+        index = os.path.join(self.tmp, folder, "mixed.json")
+        with open(index, "w") as f:
+            json.dump([os.path.join(example, "opencv_cameras.json"), "narrow/opencv_cameras.json"], f)
+        return index
+
+    def test_each_scene_reports_its_own_working_size(self):
+        """Scenes of other aspects are rendered at other sizes: each scene's `size` is its renders' (the header's
+        `size` is the first scene's, which was all the report said); eval-compare warns where a scene's differs."""
+        from PIL import Image
+        model = os.path.join(ROOT, "models", "lact_tiny_obj64.safetensors")
+        outs = []
+        for width in (48, 32):
+            outs.append(os.path.join(self.tmp, "out%d" % width))
+            r = lact("render", "--model", model, "--data", self.mixed_index("w%d" % width, width), "--inputs", "0,32",
+                     "--targets", "1,2", "--no-lpips", "--threads", 1, "--quiet", "--out", outs[-1])
+            self.assertEqual(r.returncode, 0, r.stderr)
+        sizes = []
+        for out in outs:
+            report = load_json(os.path.join(out, "report.json"))
+            for scene in report["scenes"]:
+                with Image.open(os.path.join(out, scene["folder"], "1.png")) as png:
+                    self.assertEqual(scene["size"], [png.height, png.width], scene["name"])
+            self.assertEqual(report["size"], [64, 64])  # the first scene's
+            sizes.append(report["scenes"][1]["size"])
+        self.assertNotEqual(sizes[0], sizes[1])
+        c = lact("eval-compare", os.path.join(outs[0], "report.json"), os.path.join(outs[1], "report.json"))
+        self.assertEqual(c.returncode, 0, c.stderr)
+        self.assertIn("scene 'narrow' is at size [%d,%d] in A and [%d,%d] in B" % (*sizes[0], *sizes[1]), c.stderr)
+
+    def test_mean_row_of_the_table_holds_means(self):
+        """The printed "mean over scenes" row: every column the mean of the scenes' rows (encode s was their sum)."""
+        out = os.path.join(self.tmp, "two")
+        r = subprocess.run(self.example_index(2) + ["--out", out], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        report = load_json(os.path.join(out, "report.json"))
+        mean_row = [line for line in r.stdout.splitlines() if line.startswith("mean over scenes")][0]
+        psnr_, pooled, ssim, nearest, white, encode_s, render_ms = map(float, mean_row.split()[3:])
+        scenes = report["scenes"]
+        self.assertAlmostEqual(psnr_, np.mean([s["psnr"] for s in scenes]), delta=6e-4)
+        self.assertAlmostEqual(ssim, np.mean([s["ssim"] for s in scenes]), delta=6e-5)
+        self.assertAlmostEqual(encode_s, np.mean([s["encode_s"] for s in scenes]), delta=6e-4)
+        self.assertAlmostEqual(render_ms, np.mean([s["render_ms_per_view"] for s in scenes]), delta=0.06)
+        self.assertAlmostEqual(report["encode_s_total"], sum(s["encode_s"] for s in scenes), delta=1e-9)
 
     def test_eval_compare_refuses_or_warns_when_not_like_for_like(self):
         """No scene in common: refused. Duplicate names, another size, other targets: one warning each; another

@@ -202,6 +202,25 @@ class CliTest(FixtureCase):
             self.assertIn(column, header)
         self.assertEqual(len([line for line in so.splitlines() if line.startswith("| MLP")]), 2)
 
+    def test_3e_bench_refuses_nonsense_before_timing(self):
+        """Each bad bench flag: one line naming it, before the GEMM ceiling is timed (no "lact bench:" header). The
+        count flags printed DBL_MAX in 300 digits ("Value 0 not in range 0.000000 to 1797..."), an empty --models
+        timed nothing and exited 0, a --size off the patch grid was refused after the timing without naming --size."""
+        small = ["--layers", "2", "--dim", "64", "--views", "2", "--threads", "1"]
+        cases = [(["--repeat", "0"], ["--repeat", "1 to 10000"]), (["--targets", "0"], ["--targets", "1 to 10000"]),
+                 (["--warmup", "-1"], ["--warmup", "0 to 10000"]), (["--models", ""], ["--models", "empty"]),
+                 (["--models", "lact,,full"], ["--models", "empty item"]), (["--models", "full,full"], ["--models", "twice"]),
+                 (["--size", "36"], ["--size", "36x36", "patch size 8"]),
+                 (["--size", "32,32x44", "--gemm-libraries"], ["--size", "32x44", "patch"]),
+                 (["--size", "64,24", "--lpips"], ["--size", "24x24", "31 pixels"]),
+                 (["--scaling", "--ranks", "0"], ["--ranks", "1..128"])]
+        for extra, names in cases:
+            rc, so, se = run("bench", *(small + extra + ([] if "--size" in extra else ["--size", "32"])))
+            line = one_error_line(self, (rc, so, se), names)
+            self.assertLess(len(line), 200, line)
+            self.assertNotIn("lact bench", so, extra)
+            self.assertNotIn("| model", so, extra)
+
     def test_3d_bench_reference(self):
         """lact bench --reference: the PyTorch reference of the same (scaled) model, lact fp32 and (where the CPU
         has bf16) bf16 in one table; each speed-up is the reference's time over lact's, recomputed here."""
