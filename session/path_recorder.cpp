@@ -4,6 +4,7 @@
 
 #include "core/camera_geometry.h"
 #include "datasets/camera_path_io.h"
+#include "pipeline/path_frame.h"
 #include "system/error.h"
 
 namespace lact::session {
@@ -22,13 +23,14 @@ std::vector<Camera> PathRecorder::path() const {
   return interpolate_path(keys_, frames_per_segment);
 }
 
-void PathRecorder::save(const std::string& file) const {
+void PathRecorder::save(const std::string& file, const PathFrame& world) const {
   if (keys_.empty()) throw Error(file, "the camera path has no keyframes to save");
-  write_camera_path(file, path());
+  write_camera_path(file, path(), &world);
 }
 
-void PathRecorder::load(const std::string& file) {
+void PathRecorder::load(const std::string& file, const PathFrame& world, const std::string& state) {
   std::vector<Camera> frames = read_camera_path(file);
+  check_path_frame(file, world, state, true);
   if (frames.empty()) throw Error(file, "the camera path has no frames");
   keys_ = std::move(frames);
   frames_per_segment = 1;

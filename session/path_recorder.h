@@ -1,6 +1,6 @@
 // Recording a camera path in the viewer: keyframes, the path through them (datasets' interpolation: positions
 // and intrinsics linear, rotations slerp), playback, and the path file of datasets/camera_path_io.h (what
-// `lact path` writes and `lact render --path` reads). No window here.
+// `lact path` writes and `lact render --path` reads), in the world of the session's cameras. No window here.
 #pragma once
 
 #include <optional>
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/camera.h"
+#include "datasets/camera_path_io.h"
 
 namespace lact::session {
 
@@ -24,8 +25,12 @@ class PathRecorder {
   // The keys themselves when fewer than two or frames_per_segment is 1, else interpolate_path(keys, n).
   std::vector<Camera> path() const;
 
-  void save(const std::string& file) const;  // path() as a camera path file; Error naming the file
-  void load(const std::string& file);        // its frames become the keys, 1 frame per segment
+  // path() as a camera path file that records `world`, the frame the session's cameras are in (its
+  // --normalize-poses), so that `lact render --path` refuses it in another frame; Error naming the file.
+  void save(const std::string& file, const PathFrame& world) const;
+  // Its frames become the keys, 1 frame per segment. Error naming the file, keys unchanged, when it records a
+  // frame other than `world` (its cameras would look at nothing here); `state`: the session's state file, if any.
+  void load(const std::string& file, const PathFrame& world, const std::string& state);
 
   // Playback at `fps` frames per second from `now` (seconds).
   void play(double now, double fps, bool loop);

@@ -11,6 +11,7 @@
 #include "datasets/view_selection.h"
 #include "pipeline/guard_rails.h"
 #include "pipeline/model_cache.h"
+#include "pipeline/path_frame.h"
 #include "system/error.h"
 #include "system/terminal_text.h"
 
@@ -135,6 +136,11 @@ SceneSource open_scene_source(const SceneOptions& o, std::shared_ptr<Run> shared
   s.warnings = selection_warnings(s.model->weights(), s.selection);
   for (const std::string& w : s.warnings) std::fprintf(stderr, "lact: warning: %s\n", terminal_text(w).c_str());
   return s;
+}
+
+PathFrame cameras_frame(const SceneSource& source) {
+  if (source.state_path.empty()) return selection_frame(source.selection);
+  return state_frame(read_scene_state_metadata(source.state_path), source.state_path);
 }
 
 int render_threads(const SceneOptions& o, const SceneSource& source) {

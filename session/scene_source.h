@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/model.h"
+#include "datasets/camera_path_io.h"
 #include "pipeline/run.h"
 #include "pipeline/scene_selection.h"
 #include "session/scene_options.h"
@@ -56,6 +57,10 @@ struct SceneSource {
 // one. `read`: the scene of --data, read already (one of an index's many), instead of reading --data again.
 SceneSource open_scene_source(const SceneOptions& options, std::shared_ptr<Run> shared = nullptr,
                               const Scene* read = nullptr);
+
+// The world the session's cameras are in (the state's pose normalisation, else --normalize-poses'), as
+// `lact render` takes it: what a camera path saved in the session records and what one loaded into it must match.
+PathFrame cameras_frame(const SceneSource& source);
 
 // The render thread's OpenMP threads: `options.render_threads`, else 1 for views under ~1 GFLOP, else --threads.
 int render_threads(const SceneOptions& options, const SceneSource& source);

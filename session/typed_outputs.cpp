@@ -32,6 +32,12 @@ std::vector<std::string> screenshot_files(const std::string& path) {
   return {stem.string() + ".png", stem.string() + ".view.png", stem.string() + ".json"};
 }
 
+void check_screenshot_name(const std::string& path, const std::string& field) {
+  const fs::path name = fs::path(path).filename();
+  if (name.empty() || name == "." || name == "..")
+    throw Error(field, "'" + path + "' names a folder, not a screenshot file (add a file name, such as shot.png)");
+}
+
 InputFiles session_inputs(const SceneSource& source) {
   InputFiles inputs;
   for (const std::string& file : {source.model_path, source.state_path, source.lpips_path}) inputs.add(file);
@@ -41,6 +47,7 @@ InputFiles session_inputs(const SceneSource& source) {
 
 void TypedOutputs::check_screenshot(const std::string& path) const {
   if (path.empty()) throw Error("screenshot", "empty file name");
+  check_screenshot_name(path, "screenshot");
   for (const std::string& file : screenshot_files(path)) check(file, "screenshot", true);  // all before any write
 }
 

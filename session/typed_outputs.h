@@ -23,6 +23,10 @@ namespace lact::session {
 // PATH.json (the camera and scores)}; a ".png" that `path` ends with is not doubled.
 std::vector<std::string> screenshot_files(const std::string& path);
 
+// Error(field, ...) when `path` names a folder ("shots/", ".", ".."): its three files would be the hidden
+// ".png", ".view.png" and ".json" in it, which no one asked for.
+void check_screenshot_name(const std::string& path, const std::string& field);
+
 // The files `source` reads: its model, state, LPIPS weights, the scene's camera file and every view's image.
 InputFiles session_inputs(const SceneSource& source);
 

@@ -34,6 +34,7 @@ std::vector<std::string> write_screenshot(const std::string& path, const Rgb8& w
 }
 
 void check_screenshot_names(const std::string& path, bool force, const InputFiles& inputs) {
+  session::check_screenshot_name(path, "--screenshot");
   for (const std::string& file : screenshot_files(path)) check_named_output(file, "--screenshot", force, inputs, true);
 }
 

@@ -15,6 +15,7 @@
 namespace lact::viewer {
 
 using session::CameraController;
+using session::cameras_frame;
 using session::EncodeJob;
 using session::flip_rows;
 using session::FrameStats;

@@ -42,12 +42,13 @@ void draw_view(const ViewLayout& l, const std::vector<Tile>& tiles) {
     const ImVec2 p0((l.x + static_cast<int>(i) * l.step) / s, l.y / s);
     const ImVec2 p1(p0.x + l.width / s, p0.y + l.height / s);
     const Tile& t = tiles[i];
+    // The frame first: at 2 pixels per unit its anti-aliased edge reaches a pixel in, which the image then covers.
+    draw->AddRect(ImVec2(p0.x - 1, p0.y - 1), ImVec2(p1.x + 1, p1.y + 1), IM_COL32(90, 90, 96, 255));
     if (t.texture && !t.texture->empty()) {
       draw->AddImage(t.texture->imgui_id(), p0, p1);
     } else {
       draw->AddRectFilled(p0, p1, IM_COL32(40, 40, 44, 255));
     }
-    draw->AddRect(ImVec2(p0.x - 1, p0.y - 1), ImVec2(p1.x + 1, p1.y + 1), IM_COL32(90, 90, 96, 255));
     draw->AddText(ImVec2(p0.x, p1.y + 4), IM_COL32(200, 200, 205, 255), t.label.c_str());
   }
 }

@@ -157,7 +157,8 @@ struct Viewer {
 
   const ViewerOptions& o;
   SceneSource source;
-  TypedOutputs typed_outputs;  // what the screenshot and path file fields may name: never an input
+  TypedOutputs typed_outputs;     // what the screenshot and path file fields may name: never an input
+  const PathFrame cameras_world;  // the frame camera path files saved here record, and loaded ones must match
   const int patch, threads;
   Window window;
   DisplaySettings display;
@@ -217,6 +218,7 @@ Viewer::Viewer(const ViewerOptions& options, SceneSource opened, std::pair<int, 
     : o(options),
       source(std::move(opened)),
       typed_outputs(session_inputs(source), o.force),
+      cameras_world(cameras_frame(source)),
       patch(source.model->config().patch_size),
       threads(render_threads(o, source)),
       window(window_size.first, window_size.second, "lact view: " + source.selection.scene.name),
@@ -373,13 +375,13 @@ void Viewer::apply_recorder(const RecorderActions& actions, double now) {
   try {
     if (actions.save) {
       typed_outputs.check_path_file(recorder_settings.file);  // before: replaced any file, an input image too
-      recorder.save(recorder_settings.file);
+      recorder.save(recorder_settings.file, cameras_world);
       typed_outputs.wrote(recorder_settings.file);  // saved again under this name: replaced without --force
       recorder_settings.status =
           "saved " + std::to_string(recorder.path().size()) + " frames to " + recorder_settings.file;
     }
     if (actions.load) {
-      recorder.load(recorder_settings.file);
+      recorder.load(recorder_settings.file, cameras_world, source.state_path);
       recorder_settings.status = "loaded " + std::to_string(recorder.keys().size()) + " frames";
     }
   } catch (const std::exception& e) {

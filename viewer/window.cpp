@@ -7,6 +7,9 @@
 #include <imgui_impl_glfw.h>
 #include <imgui_impl_opengl3.h>
 
+#include <algorithm>
+#include <cfloat>
+
 #include "system/error.h"
 
 namespace lact::viewer {
@@ -28,6 +31,7 @@ Window::Window(int width, int height, const std::string& title) {
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
   glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
   glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+  glfwWindowHint(GLFW_SCALE_TO_MONITOR, GLFW_TRUE);  // X11, Windows: the size in screen units, as on macOS
   window_ = glfwCreateWindow(width, height, title.c_str(), nullptr, nullptr);
   if (!window_) {
     const std::string why = last_glfw_error();
@@ -48,6 +52,7 @@ Window::Window(int width, int height, const std::string& title) {
   ImGuiIO& io = ImGui::GetIO();
   io.IniFilename = nullptr;  // no imgui.ini in the working folder
   ImGui::StyleColorsDark();
+  use_content_scale();
   imgui_glfw_ = ImGui_ImplGlfw_InitForOpenGL(window_, true);
   imgui_gl_ = imgui_glfw_ && ImGui_ImplOpenGL3_Init("#version 330 core");
   if (!imgui_gl_) {
@@ -57,6 +62,26 @@ Window::Window(int width, int height, const std::string& title) {
 }
 
 Window::~Window() { shutdown(); }
+
+// Where the desktop asks for larger text (X11's Xft.dpi, Windows' display scale) but the framebuffer has as many
+// pixels as the window, ImGui works in screen units of ui_scale_ pixels, as on macOS's Retina displays; its
+// font is drawn at the pixel size (not magnified). Where the framebuffer is already larger (macOS), nothing changes.
+void Window::use_content_scale() {
+  float x = 1, y = 1;
+  glfwGetWindowContentScale(window_, &x, &y);
+  int fw = 0, fh = 0, ww = 0, wh = 0;
+  glfwGetFramebufferSize(window_, &fw, &fh);
+  glfwGetWindowSize(window_, &ww, &wh);
+  const float pixels_per_unit = ww > 0 && fw > 0 ? static_cast<float>(fw) / ww : 1.0f;
+  const float scale = std::clamp(x / pixels_per_unit, 1.0f, 4.0f);
+  if (scale < 1.05f) return;
+  ui_scale_ = scale;
+  ImGuiIO& io = ImGui::GetIO();
+  ImFontConfig font;
+  font.SizePixels = 13.0f * scale;  // ImGui's default font, at its 13 units
+  io.Fonts->AddFontDefault(&font);
+  io.FontGlobalScale = 1.0f / scale;
+}
 
 void Window::shutdown() {
   if (!window_) return;
@@ -92,6 +117,13 @@ void Window::set_title(const std::string& title) { glfwSetWindowTitle(window_, t
 void Window::begin_frame() {
   ImGui_ImplOpenGL3_NewFrame();
   ImGui_ImplGlfw_NewFrame();
+  if (ui_scale_ != 1.0f) {  // the backend set window pixels: screen units of ui_scale_ pixels instead
+    ImGuiIO& io = ImGui::GetIO();
+    io.DisplaySize = ImVec2(io.DisplaySize.x / ui_scale_, io.DisplaySize.y / ui_scale_);
+    io.DisplayFramebufferScale =
+        ImVec2(io.DisplayFramebufferScale.x * ui_scale_, io.DisplayFramebufferScale.y * ui_scale_);
+    if (io.MousePos.x > -FLT_MAX / 2) io.MousePos = ImVec2(io.MousePos.x / ui_scale_, io.MousePos.y / ui_scale_);
+  }
   ImGui::NewFrame();
 }
 
@@ -130,7 +162,7 @@ float Window::framebuffer_scale() const {
   int fw = 0, fh = 0, ww = 0, wh = 0;
   glfwGetFramebufferSize(window_, &fw, &fh);
   glfwGetWindowSize(window_, &ww, &wh);
-  return ww > 0 ? static_cast<float>(fw) / ww : 1.0f;
+  return (ww > 0 ? static_cast<float>(fw) / ww : 1.0f) * ui_scale_;
 }
 
 }  // namespace lact::viewer

@@ -1,5 +1,7 @@
 // The window: GLFW with an OpenGL 3.3 core context, the glad loader, Dear ImGui with its GLFW and OpenGL3
 // backends. One frame = begin_frame(), ImGui calls, end_frame() (which can read the finished frame back).
+// Sizes (the window's, ImGui's) are in screen units: on a high-DPI desktop (Xft.dpi 192, a Windows display scale of
+// 200 %) a unit is several pixels, the window and its text that much larger, as on macOS's Retina displays.
 #pragma once
 
 #include <optional>
@@ -46,13 +48,18 @@ class Window {
   double refresh_rate() const;
   // Framebuffer pixels per ImGui (screen) unit.
   float framebuffer_scale() const;
+  // Pixels per ImGui unit beyond the framebuffer's own scale: the desktop's content scale where its framebuffer is
+  // not larger than the window (X11, Windows), else 1. Read when the window opens.
+  float ui_scale() const { return ui_scale_; }
 
  private:
   void shutdown();
+  void use_content_scale();
   static void on_key(GLFWwindow* window, int key, int scancode, int action, int mods);
   GLFWwindow* window_ = nullptr;
   std::vector<KeyPress> key_presses_;
   bool imgui_glfw_ = false, imgui_gl_ = false;
+  float ui_scale_ = 1;
 };
 
 }  // namespace lact::viewer

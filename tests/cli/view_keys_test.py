@@ -1,21 +1,29 @@
 #!/usr/bin/env python3
-"""lact view's quit keys (issue 52, item 5): Esc, and Q outside fly mode, end the viewer with exit 0. The keys
-are sent as a user's through the X server's XTest extension (libXtst, by ctypes), under xvfb-run.
+"""lact view's quit keys (issue 52, item 5): Esc, and Q outside fly mode, end the viewer with exit 0; and a camera
+path recorded with K and saved with the panel's button in a --normalize-poses session records that world, so that
+`lact render --path` renders it only in that world. The keys and clicks are sent as a user's through the X
+server's XTest extension (libXtst, by ctypes), under xvfb-run.
 
 Usage: xvfb-run -a -s "-screen 0 1600x1000x24" env PYTHONPATH=tests/common:. python3 tests/cli/view_keys_test.py --lact build/app/lact
 """
 import argparse
 import ctypes
 import ctypes.util
+import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import unittest
+import zlib
 from cli_common import ROOT
 
 ARGS = None
-XK_ESCAPE, XK_Q = 0xFF1B, 0x0071
+XK_ESCAPE, XK_Q, XK_K, XK_BRACKETRIGHT = 0xFF1B, 0x0071, 0x006B, 0x005D
+SHIPPED = ["--model", os.path.join(ROOT, "models", "lact_tiny_obj64.safetensors"), "--data",
+           os.path.join(ROOT, "examples", "gso_toy_64")]
 
 
 class Keyboard:
@@ -31,15 +39,49 @@ class Keyboard:
         self.xtst.XTestFakeKeyEvent.argtypes = [ctypes.c_void_p, ctypes.c_uint, ctypes.c_int, ctypes.c_ulong]
         self.xtst.XTestFakeMotionEvent.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int,
                                                    ctypes.c_ulong]
+        self.xtst.XTestFakeButtonEvent.argtypes = [ctypes.c_void_p, ctypes.c_uint, ctypes.c_int, ctypes.c_ulong]
         self.x11.XFlush.argtypes = [ctypes.c_void_p]
         self.x11.XCloseDisplay.argtypes = [ctypes.c_void_p]
 
-    def press(self, keysym):
-        self.xtst.XTestFakeMotionEvent(self.display, -1, 300, 200, 0)  # over the window: it has the focus
+    def press(self, keysym, x=300, y=200):
+        self.xtst.XTestFakeMotionEvent(self.display, -1, x, y, 0)  # over the window: it has the focus
         code = self.x11.XKeysymToKeycode(self.display, keysym)
         self.xtst.XTestFakeKeyEvent(self.display, code, 1, 0)
         self.xtst.XTestFakeKeyEvent(self.display, code, 0, 0)
         self.x11.XFlush(self.display)
+        time.sleep(0.3)
+
+    def click(self, x, y):
+        """A left click, the pointer resting there first (ImGui takes a button under the pointer of a frame)."""
+        for dx in (1, 0):
+            self.xtst.XTestFakeMotionEvent(self.display, -1, x + dx, y, 0)
+            self.x11.XFlush(self.display)
+            time.sleep(0.3)
+        for down in (1, 0):
+            self.xtst.XTestFakeButtonEvent(self.display, 1, down, 0)
+            self.x11.XFlush(self.display)
+            time.sleep(0.2)
+
+    def set_desktop_dpi(self, dpi):
+        """As `xrdb -merge` of "Xft.dpi: DPI" (what GNOME and KDE set for a high-DPI screen; GLFW reads its content
+        scale from it); None removes the resources again."""
+        self.x11.XDefaultRootWindow.argtypes = [ctypes.c_void_p]
+        self.x11.XDefaultRootWindow.restype = ctypes.c_ulong
+        self.x11.XInternAtom.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
+        self.x11.XInternAtom.restype = ctypes.c_ulong
+        root = self.x11.XDefaultRootWindow(self.display)
+        atom = self.x11.XInternAtom(self.display, b"RESOURCE_MANAGER", 0)
+        if dpi is None:
+            self.x11.XDeleteProperty.argtypes = [ctypes.c_void_p, ctypes.c_ulong, ctypes.c_ulong]
+            self.x11.XDeleteProperty(self.display, root, atom)
+        else:
+            self.x11.XChangeProperty.argtypes = [ctypes.c_void_p, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong,
+                                                 ctypes.c_int, ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
+            data = b"Xft.dpi:\t%d\n" % dpi
+            xa_string = 31
+            self.x11.XChangeProperty(self.display, root, atom, xa_string, 8, 0, data, len(data))
+        self.x11.XSync.argtypes = [ctypes.c_void_p, ctypes.c_int]
+        self.x11.XSync(self.display, 0)
 
     def close(self):
         self.x11.XCloseDisplay(self.display)
@@ -70,6 +112,158 @@ class QuitKeys(unittest.TestCase):
 
     def test_q_quits(self):
         self.quits_on(XK_Q)
+
+
+def png_pixels(path):
+    """A PNG's header and its decompressed image data: equal for two of lact's PNGs of equal pixels."""
+    with open(path, "rb") as f:
+        data = f.read()
+    pos, header, idat = 8, b"", b""
+    while pos < len(data):
+        length, kind = int.from_bytes(data[pos:pos + 4], "big"), data[pos + 4:pos + 8]
+        if kind == b"IHDR":
+            header = data[pos + 8:pos + 8 + length]
+        elif kind == b"IDAT":
+            idat += data[pos + 8:pos + 8 + length]
+        pos += 12 + length
+    return header, zlib.decompress(idat)
+
+
+def png_rgb(path):
+    """A PNG of lact's (8-bit RGB, each row's filter none or one of the four) -> rows of [r, g, b] lists."""
+    header, raw = png_pixels(path)
+    width, height = int.from_bytes(header[:4], "big"), int.from_bytes(header[4:8], "big")
+    stride, rows, previous = 3 * width, [], [0] * (3 * width)
+    for y in range(height):
+        kind, line = raw[y * (stride + 1)], raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)]
+        row = []
+        for x in range(stride):
+            a, b = row[x - 3] if x >= 3 else 0, previous[x]
+            c = previous[x - 3] if x >= 3 else 0
+            p = a + b - c
+            pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+            paeth = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
+            row.append((line[x] + (0, a, b, (a + b) // 2, paeth)[kind]) & 255)
+        rows.append(row)
+        previous = row
+    return [[r[3 * x:3 * x + 3] for x in range(width)] for r in rows]
+
+
+class HighDpiDesktop(unittest.TestCase):
+    """Before, a desktop set to twice the pixels per unit (Xft.dpi 192) got a window of --window pixels with 13-pixel
+    text, half the size it asks for; now the window, the panel and its text are twice as large, laid out alike."""
+
+    def screenshot(self, keyboard, dpi, folder):
+        keyboard.set_desktop_dpi(dpi)
+        shot = os.path.join(folder, "dpi%d.png" % dpi)
+        try:
+            subprocess.run([ARGS.lact, "view"] + SHIPPED + ["--inputs", "16,20,24,28,34,38,42,46", "--camera", "18",
+                                                            "--window", "400x640", "--threads", "1", "--frames", "5",
+                                                            "--screenshot", shot, "--exit"], check=True,
+                           capture_output=True, timeout=120)
+        finally:
+            keyboard.set_desktop_dpi(None)
+        with open(shot[:-4] + ".json") as f:
+            return json.load(f), png_rgb(shot), png_rgb(shot[:-4] + ".view.png")
+
+    def test_twice_the_pixels_per_unit(self):
+        keyboard, folder = Keyboard(), tempfile.mkdtemp(prefix="lact_view_dpi_")
+        try:
+            (info1, window1, view1), (info2, window2, view2) = (self.screenshot(keyboard, dpi, folder)
+                                                                for dpi in (96, 192))
+        finally:
+            keyboard.close()
+            shutil.rmtree(folder, ignore_errors=True)
+        self.assertEqual((info1["window_size"], info2["window_size"]), ([640, 400], [1280, 800]))
+        self.assertEqual((info1["view_region"]["framebuffer_scale"], info2["view_region"]["framebuffer_scale"]),
+                         (1.0, 2.0))
+        # The panel's room in units is the same (its text, with timings in it, may wrap a line apart).
+        room = ("width", "height")
+        self.assertEqual([info1["panel"][k] for k in room], [info2["panel"][k] for k in room])
+        # The first section header, a bar of one colour: twice as tall in pixels.
+        for info, window, scale in ((info1, window1, 1), (info2, window2, 2)):
+            column = [row[100 * scale] for row in window[:60 * scale]]
+            self.assertEqual(column.count(column[17 * scale]), 17 * scale, info)
+        # The novel view: the same 64x64 render, each pixel a zoom x zoom block of the window.
+        self.assertEqual(view1, view2)
+        region = info2["view_region"]
+        zoom = int(region["zoom"])
+        for y in range(64):
+            for x in range(64):
+                block = {tuple(window2[region["y"] + y * zoom + dy][region["x"] + x * zoom + dx])
+                         for dy in range(zoom) for dx in range(zoom)}
+                self.assertEqual(block, {tuple(view2[y][x])}, (x, y))
+
+
+class CameraPathWorld(unittest.TestCase):
+    """Before, a path saved in the window recorded no world: `lact render --path` of a path recorded under
+    --normalize-poses inputs rendered it in raw coordinates without a word (frames up to 60/255 off)."""
+
+    # The side panel's headers are 23 units apart. Closing Performance, Scene, Camera and Quality (Display and
+    # Screenshot start closed) puts Camera path's header at y 155 whatever the scene shows, its save button 155 below.
+    CLOSE_HEADERS = (17, 40, 63, 86)
+    CAMERA_PATH_HEADER, SAVE = (60, 155), (26, 310)
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="lact_view_path_")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def record_and_save(self, flags):
+        p = subprocess.Popen([ARGS.lact, "view"] + flags, cwd=self.tmp, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        keyboard = Keyboard()
+        saved = os.path.join(self.tmp, "camera_path.json")
+        try:
+            time.sleep(5)  # the window opens (its panel is laid out from the first frame)
+            for y in self.CLOSE_HEADERS:
+                keyboard.click(60, y)
+            keyboard.click(*self.CAMERA_PATH_HEADER)
+            for key in (XK_K, XK_BRACKETRIGHT, XK_K):  # the start view, then the next: two keyframes
+                keyboard.press(key, 800, 400)
+            deadline = time.time() + 60
+            while not os.path.exists(saved) and p.poll() is None and time.time() < deadline:
+                keyboard.click(*self.SAVE)  # again if a click was lost: the window replaces its own file
+                time.sleep(1)
+            keyboard.press(XK_ESCAPE, 800, 400)
+            p.wait(timeout=60)
+        finally:
+            keyboard.close()
+            if p.poll() is None:
+                p.kill()
+            so, se = p.communicate(timeout=60)
+        self.assertEqual(p.returncode, 0, se)
+        self.assertTrue(os.path.exists(saved), "no camera path saved: %s%s" % (so, se))
+        with open(saved) as f:
+            return saved, json.load(f)
+
+    def test_a_saved_path_records_the_sessions_world(self):
+        scene = SHIPPED + ["--inputs", "16,18,20,22", "--normalize-poses", "inputs", "--threads", "1"]
+        saved, path = self.record_and_save(scene + ["--targets", "19,21"])
+        self.assertEqual(len(path["frames"]), 31)  # two keys, 30 frames per segment
+        # The reference world: the pose transform `lact encode` records for the same inputs and normalisation.
+        state = os.path.join(self.tmp, "state.safetensors")
+        subprocess.run([ARGS.lact, "encode"] + scene + ["-o", state], check=True, capture_output=True)
+        with open(state, "rb") as f:
+            metadata = json.loads(f.read(int.from_bytes(f.read(8), "little")))["__metadata__"]
+        self.assertEqual(path["frame"]["normalize_poses"], "inputs")
+        for got, want in zip(path["frame"]["pose_world"], json.loads(metadata["pose_world"])):
+            self.assertAlmostEqual(got, want, places=9)
+        self.assertAlmostEqual(path["frame"]["pose_scale"], float(metadata["pose_scale"]), places=9)
+        # In raw coordinates the path is refused in one line naming it; in its world, frame 0 is test view 19.
+        raw = subprocess.run([ARGS.lact, "render"] + SHIPPED + ["--inputs", "16,18,20,22", "--path", saved, "--out",
+                                                                 os.path.join(self.tmp, "raw"), "--quiet"],
+                             capture_output=True, text=True)
+        self.assertEqual(raw.returncode, 1, raw.stdout + raw.stderr)
+        self.assertEqual(len(raw.stderr.strip().splitlines()), 1, raw.stderr)
+        self.assertIn(saved, raw.stderr)
+        out = os.path.join(self.tmp, "render")
+        for flags in (["--path", saved, "--out", os.path.join(out, "path")],
+                      ["--targets", "19", "--out", os.path.join(out, "view")]):
+            subprocess.run([ARGS.lact, "render"] + scene + flags + ["--quiet"], check=True, capture_output=True)
+        self.assertEqual(png_pixels(os.path.join(out, "path", "frame_0000.png")),
+                         png_pixels(os.path.join(out, "view", "gso_toy_64", "19.png")))
 
 
 if __name__ == "__main__":

@@ -462,6 +462,17 @@ class ViewerTest(FixtureCase):
         with open(mine[:-4] + ".json") as f:
             self.assertIn("view_region", json.load(f))
 
+    def test_screenshot_naming_a_folder_is_refused(self):
+        # Before, `--screenshot shots/` wrote the hidden files shots/.png, shots/.view.png and shots/.json.
+        folder = os.path.join(self.tmp, "shots_folder")
+        os.makedirs(folder)
+        for shot in (folder + "/", os.path.join(self.tmp, "shots_new") + "/"):
+            rc, so, se = run("view", *self.fixture_flags, "--frames", 2, "--exit", "--force", "--screenshot", shot)
+            self.assertEqual((rc, se.strip()), (1, "lact: --screenshot: '%s' names a folder, not a screenshot file "
+                                                   "(add a file name, such as shot.png)" % shot), so + se)
+        self.assertEqual(os.listdir(folder), [])
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "shots_new")))
+
     @unittest.skipUnless(os.environ.get("LACT_VIEWER_BENCH"), "set LACT_VIEWER_BENCH=1 to measure")
     def test_bench(self):
         for name, flags in [

@@ -260,15 +260,15 @@ TEST(PathRecorder, InterpolatesSavesLoadsAndPlays) {
   EXPECT_NEAR(path[10].c2w[11], cams[8].c2w[11], 1e-9);
 
   const std::string file = (std::filesystem::temp_directory_path() / "lact_test_recorder_path.json").string();
-  r.save(file);
+  r.save(file, PathFrame());
   EXPECT_EQ(read_camera_path(file).size(), 11u);
   PathRecorder loaded;
-  loaded.load(file);
+  loaded.load(file, PathFrame(), "");
   EXPECT_EQ(loaded.keys().size(), 11u);
   EXPECT_EQ(loaded.path().size(), 11u);  // a loaded path plays as it is
   for (int k = 0; k < 16; ++k) EXPECT_NEAR(loaded.path()[7].c2w[k], path[7].c2w[k], 1e-9);
   std::filesystem::remove(file);
-  EXPECT_THROW(loaded.load(file), Error);
+  EXPECT_THROW(loaded.load(file, PathFrame(), ""), Error);
   EXPECT_EQ(loaded.keys().size(), 11u);  // unchanged by the failed load
 
   r.play(10.0, 10, false);
@@ -283,6 +283,54 @@ TEST(PathRecorder, InterpolatesSavesLoadsAndPlays) {
   r.play(0.0, 10, true);
   EXPECT_NEAR(r.frame_at(1.25)->c2w[3], path[1].c2w[3], 1e-12);  // frame 12 wraps to 1
   EXPECT_TRUE(r.playing());
+}
+
+// A path saved in a session with --normalize-poses is in the normalised world: the file records that world (as
+// `lact path --state` does), so `lact render --path` in raw coordinates refuses it rather than rendering frames
+// that look at nothing, and a load into a session of another world is refused with the keys left as they were.
+// The reference: the transform written by hand, read back through datasets' own reader.
+TEST(PathRecorder, SavedPathsRecordTheSessionsWorldAndLoadsMustMatchIt) {
+  const std::vector<Camera> cams = turntable();
+  PathFrame normalised;
+  normalised.recorded = true;
+  normalised.normalize_poses = "inputs";
+  normalised.pose.world = {0, -1, 0, 0.5, 1, 0, 0, -0.25, 0, 0, 1, 2, 0, 0, 0, 1};  // 90 deg about z, moved
+  normalised.pose.scale = 2.5;
+  PathFrame raw;
+  raw.recorded = true;
+  PathRecorder r;
+  r.add_key(cams[0]);
+  r.add_key(cams[4]);
+  r.frames_per_segment = 3;
+  const std::string file = (std::filesystem::temp_directory_path() / "lact_test_recorder_world.json").string();
+  r.save(file, normalised);
+  const PathFrame written = read_camera_path_frame(file);
+  EXPECT_TRUE(written.recorded);
+  EXPECT_EQ(written.normalize_poses, "inputs");
+  for (int k = 0; k < 16; ++k) EXPECT_DOUBLE_EQ(written.pose.world[k], normalised.pose.world[k]) << k;
+  EXPECT_DOUBLE_EQ(written.pose.scale, 2.5);
+
+  PathRecorder same;
+  same.load(file, normalised, "");
+  EXPECT_EQ(same.keys().size(), 4u);  // 3 + the last key
+  PathRecorder other;
+  other.add_key(cams[1]);
+  try {
+    other.load(file, raw, "");
+    ADD_FAILURE() << "a normalised path loaded into raw coordinates";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_EQ(message.rfind(file, 0), 0u) << message;  // names the file
+    EXPECT_NE(message.find("--normalize-poses inputs"), std::string::npos) << message;
+  }
+  EXPECT_EQ(other.keys().size(), 1u);
+
+  r.save(file, raw);  // a raw session's path says so, and a normalised session refuses it
+  EXPECT_EQ(read_camera_path_frame(file).normalize_poses, "none");
+  EXPECT_TRUE(read_camera_path_frame(file).recorded);
+  EXPECT_THROW(same.load(file, normalised, ""), Error);
+  EXPECT_EQ(same.keys().size(), 4u);
+  std::filesystem::remove(file);
 }
 
 }  // namespace

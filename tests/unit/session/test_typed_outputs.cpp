@@ -118,6 +118,24 @@ TEST_F(TypedOutputsTest, NewNamesAreWritten) {
   EXPECT_NE(missing.find("does not exist"), std::string::npos) << missing;
 }
 
+// A folder's name typed in the screenshot field ("shots/", an existing folder with its slash, ".") is refused, even
+// with --force: it stood for the hidden files shots/.png, shots/.view.png and shots/.json. The reference: the
+// folders hold nothing afterwards. A folder's name without the slash is a file name beside it, as on the command
+// line (shots -> shots.png).
+TEST_F(TypedOutputsTest, AFolderNameIsNoScreenshotName) {
+  fs::create_directory("shots");
+  for (const char* typed : {"shots/", "new_folder/", ".", "..", "shots/.", "/"}) {
+    const std::string message = refusal([&] { outputs(true).check_screenshot(typed); });
+    EXPECT_EQ(message, std::string("screenshot: '") + typed +
+                           "' names a folder, not a screenshot file (add a file name, such as shot.png)");
+  }
+  EXPECT_TRUE(fs::is_empty("shots"));
+  EXPECT_FALSE(fs::exists("new_folder"));
+  EXPECT_EQ(screenshot_files("shots")[0], "shots.png");
+  EXPECT_NO_THROW(outputs(false).check_screenshot("shots"));
+  EXPECT_NO_THROW(outputs(false).check_screenshot("shots/view.png"));
+}
+
 TEST_F(TypedOutputsTest, SystemFoldersAndEmptyNamesAreRefused) {
   for (const char* typed : {"/dev/null", "/dev/shm/lact_typed_path.json", "/proc/self/fd/1", "/sys/kernel/x.json"}) {
     const std::string message = refusal([&] { outputs(true).check_path_file(typed); });
@@ -138,12 +156,12 @@ TEST_F(TypedOutputsTest, ARefusedSaveLeavesTheInputAlone) {
   const std::string before = test::read_bytes("data/transforms.json");
   const std::string message = refusal([&] {
     outputs(true).check_path_file("data/transforms.json");
-    recorder.save("data/transforms.json");
+    recorder.save("data/transforms.json", PathFrame());
   });
   EXPECT_EQ(message.find('\n'), std::string::npos) << message;
   EXPECT_EQ(test::read_bytes("data/transforms.json"), before);
   outputs(false).check_path_file("camera_path.json");
-  recorder.save("camera_path.json");
+  recorder.save("camera_path.json", PathFrame());
   EXPECT_TRUE(fs::exists("camera_path.json"));
 }
 
@@ -156,13 +174,13 @@ TEST_F(TypedOutputsTest, SavingTwiceUnderOneNameReplacesTheSessionsOwnFile) {
   PathRecorder recorder;
   recorder.add_key(turntable_path(2, 32, 32)[0]);
   typed.check_path_file("camera_path.json");
-  recorder.save("camera_path.json");
+  recorder.save("camera_path.json", PathFrame());
   typed.wrote("camera_path.json");
   for (const std::string& spelling : {std::string("camera_path.json"), (root_ / "camera_path.json").string()}) {
     recorder.add_key(turntable_path(2, 32, 32)[1]);
     EXPECT_NO_THROW({
       typed.check_path_file(spelling);
-      recorder.save(spelling);
+      recorder.save(spelling, PathFrame());
       typed.wrote(spelling);
     }) << spelling;
     EXPECT_EQ(read_camera_path("camera_path.json").size(), recorder.path().size()) << spelling;
