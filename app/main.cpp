@@ -57,12 +57,13 @@ int main(int argc, char** argv) {
   lact::app::add_model_command(app);
   if (argc == 1) {  // a bare `lact`: what it can do, not an error
     std::fputs(app.help().c_str(), stdout);
-    return 0;
+    return stdout_written() ? 0 : 1;
   }
   try {
     app.parse(argc, argv);
-  } catch (const CLI::Success& e) {  // --help, --version
-    return app.exit(e);
+  } catch (const CLI::Success& e) {  // --help, --version: their text must have reached stdout too
+    const int status = app.exit(e);
+    return stdout_written() ? status : 1;
   } catch (const CLI::ParseError& e) {  // a user error like any other: one line, exit 1
     const std::string guess = lact::app::parse_error_suggestion(app, argc, argv);
     std::fprintf(stderr, "lact: %s (see lact --help)\n", one_line(guess.empty() ? e.what() : guess).c_str());

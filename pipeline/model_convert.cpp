@@ -21,6 +21,14 @@ namespace lact {
 
 namespace {
 
+// Hidden, as every temporary lact leaves after a kill -9 (`.NAME.tmp-*`), with the extension the converter wants.
+std::string hidden_temporary_beside(const std::string& target) {
+  const size_t slash = target.rfind('/');
+  const std::string folder = slash == std::string::npos ? "" : target.substr(0, slash + 1);
+  const std::string name = target.substr(folder.size()).substr(0, 120);
+  return folder + "." + name + ".tmp-" + std::to_string(::getpid()) + ".safetensors";
+}
+
 std::string last_line(const std::string& text) {
   size_t end = text.find_last_not_of("\r\n");
   if (end == std::string::npos) return "";
@@ -52,13 +60,20 @@ std::string run_converter(const std::vector<std::string>& arguments, const std::
                 "not found: the converter needs Python with torch (Debian: sudo apt-get install "
                 "python3-torch; LACT_PYTHON names another Python)");
   const std::string target = resolve_output_path(output);
-  const std::string temporary = target + ".converting-" + std::to_string(::getpid()) + ".safetensors";
+  const std::string temporary = hidden_temporary_beside(target);
   std::vector<std::string> argv = {python, script};
   argv.insert(argv.end(), arguments.begin(), arguments.end());
   argv.insert(argv.end(), {"-o", temporary});
   const int token = register_temporary(temporary);
   std::string out, errors;
-  const int status = run_program(argv, &out, 0, &errors);
+  // Dies with lact, even by kill -9: an orphan went on for minutes and left its output under a visible name.
+  const int status = run_program_piped(
+      argv,
+      [&out](const std::string& chunk) {
+        out += chunk;
+        return true;
+      },
+      errors, StreamLimits{}, named + ": the converter");
   if (status != 0) {
     std::remove(temporary.c_str());
     unregister_temporary(token);

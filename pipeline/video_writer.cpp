@@ -127,7 +127,13 @@ VideoWriter::VideoWriter(const std::string& path, const std::vector<Camera>& fra
   make_parent_folder(path);
   target_ = resolve_output_path(path);  // a link's target, beside which the temporary goes
   temp_ = create_temporary_beside(target_, temp_token_);
-  ffmpeg_ = std::make_unique<ProgramWithInput>(ffmpeg_arguments(width_, height_, fps, temp_), stall_s_);
+  try {
+    ffmpeg_ = std::make_unique<ProgramWithInput>(ffmpeg_arguments(width_, height_, fps, temp_), stall_s_);
+  } catch (...) {  // an ffmpeg that cannot start (no pipe, not an executable): no destructor runs to remove it
+    ::unlink(temp_.c_str());
+    unregister_temporary(temp_token_);
+    throw;
+  }
 }
 
 VideoWriter::~VideoWriter() {

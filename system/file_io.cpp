@@ -109,10 +109,18 @@ Error appeared_meanwhile(const std::string& shown) {
   return Error(shown, "appeared while this run worked (another run wrote it?): kept; pass --force to replace it");
 }
 
+// The file being replaced keeps its permission bits (a private 0600 state stayed private only until --force
+// replaced it by a new file at 0666 less the umask). Best effort: a file that is gone or not ours keeps the new one's.
+void keep_permissions_of(const std::string& path, const std::string& temporary) {
+  struct stat old {};
+  if (::lstat(path.c_str(), &old) == 0 && S_ISREG(old.st_mode)) ::chmod(temporary.c_str(), old.st_mode & 0777);
+}
+
 // rename_into_place, naming `shown` (the path as the user gave it) in its errors.
 void move_into_place(const std::string& temporary, const std::string& path, const std::string& shown,
                      bool never_replace) {
   if (!never_replace && !must_be_new(path)) {
+    keep_permissions_of(path, temporary);
     if (::rename(temporary.c_str(), path.c_str()) != 0)
       throw Error(shown, "cannot replace the file (" + errno_text(errno) + ")");
     return;

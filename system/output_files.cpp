@@ -45,9 +45,11 @@ struct FileDescriptor {
 
 const char* const kOutsideRefused = " (refused: lact writes nothing through a link inside --out)";
 
-// The folder `name` inside the open folder `parent` (made when missing), opened without following a link.
-FileDescriptor open_folder_inside(int parent, const std::string& name, const std::string& shown) {
-  if (::mkdirat(parent, name.c_str(), 0777) != 0 && errno != EEXIST)
+// The folder `name` inside the open folder `parent` (made when missing: then `made`), opened without following a
+// link.
+FileDescriptor open_folder_inside(int parent, const std::string& name, const std::string& shown, bool& made) {
+  made = ::mkdirat(parent, name.c_str(), 0777) == 0;
+  if (!made && errno != EEXIST)
     throw Error(shown, "cannot create output folder (" + std::string(std::strerror(errno)) + ")");
   FileDescriptor folder(::openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (folder.fd >= 0) return folder;
@@ -182,8 +184,10 @@ OutputFolder::OutputFolder(std::string root) : root_(std::move(root)) {
 }
 
 OutputFolder::~OutputFolder() {
-  if (lock_fd_ >= 0) ::close(lock_fd_);    // the lock goes with the descriptor
-  if (made_root_) ::rmdir(root_.c_str());  // fails, as it should, unless the run left the folder empty
+  if (lock_fd_ >= 0) ::close(lock_fd_);  // the lock goes with the descriptor
+  // Each rmdir fails, as it should, unless the run left that folder empty (a scene whose first write failed).
+  for (auto made = made_folders_.rbegin(); made != made_folders_.rend(); ++made) ::rmdir(made->c_str());
+  if (made_root_) ::rmdir(root_.c_str());
 }
 
 void OutputFolder::check_writable() const {
@@ -253,7 +257,12 @@ std::string OutputFolder::file(const std::string& relative, const InputFiles& in
   fs::path walked = root;
   for (const fs::path& part : inside.parent_path()) {
     walked /= part;
-    folder = open_folder_inside(folder.fd, part.string(), walked.string());
+    bool made = false;
+    folder = open_folder_inside(folder.fd, part.string(), walked.string(), made);
+    if (made) {
+      std::lock_guard<std::mutex> lock(made_folders_mutex_);
+      made_folders_.push_back(walked.string());
+    }
   }
   check_no_link_at(folder.fd, full.filename().string(), full.string());
   inputs.check_not_input(full.string(), "--out");

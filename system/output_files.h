@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
@@ -49,7 +50,7 @@ std::string safe_folder_name(const std::string& name);
 class OutputFolder {
  public:
   explicit OutputFolder(std::string root);
-  ~OutputFolder();  // releases the claim; removes the folder when claim() made it and it is still empty
+  ~OutputFolder();  // releases the claim; removes the folders claim() and file() made that are still empty
   OutputFolder(const OutputFolder&) = delete;
   OutputFolder& operator=(const OutputFolder&) = delete;
 
@@ -74,6 +75,8 @@ class OutputFolder {
  private:
   std::string root_;
   std::set<std::string> used_;
+  mutable std::vector<std::string> made_folders_;  // by file(), in the order made
+  mutable std::mutex made_folders_mutex_;
   int lock_fd_ = -1;
   bool made_root_ = false;
 };

@@ -24,7 +24,7 @@ import sys
 import time
 import unittest
 
-from cli_common import FixtureCase, one_error_line, parse_cli_args, ran_ok
+from cli_common import FixtureCase, alive, one_error_line, parse_cli_args, ran_ok
 
 ARGS = None
 SANITIZED = os.environ.get("LACT_SANITIZED") == "1"
@@ -155,6 +155,23 @@ class Reliability(FixtureCase):
         self.assertIn("File too large", line)
         self.assertEqual(os.listdir(folder), [])
 
+    def test_file_size_limit_during_render_leaves_no_folder(self):
+        """A render whose first image cannot be written: --out and the scene folder it made are gone (an empty
+        OUT/SCENE stayed); a folder that was there before stays, with the user's files."""
+        argv = ["render", "--model", self.model, "--data", self.scene, "--inputs", "0,1,2", "--targets", "3,4"]
+        for existed in (False, True):
+            out = os.path.join(self.tmp, "ulimit_render_%d" % existed)
+            if existed:
+                os.makedirs(os.path.join(out, "keep"))
+            p = subprocess.run(["bash", "-c", 'ulimit -f 1; exec "$0" "$@"', ARGS.lact] + argv + ["--out", out],
+                               capture_output=True, text=True, timeout=120, errors="replace",
+                               preexec_fn=default_signals)
+            self.expect_error((p.returncode, p.stdout, p.stderr), [out, "disk full?"])
+            if existed:
+                self.assertEqual(os.listdir(out), ["keep"])
+            else:
+                self.assertFalse(os.path.exists(out), os.listdir(out) if os.path.isdir(out) else out)
+
     # Item 4 -----------------------------------------------------------------------------------------------------
     def test_signal_during_encode_write(self):
         """SIGTERM, SIGINT, SIGHUP while the state's temporary is on disk: it is removed, lact ends by the signal."""
@@ -184,6 +201,32 @@ class Reliability(FixtureCase):
             preexec_fn=default_signals)
         self.assertIn("rc=143", p.stdout, p.stderr)
         self.assertEqual(os.listdir(folder), [])
+
+    def test_kill_9_during_model_convert(self):
+        """kill -9 of `lact model convert`: the converter dies with lact and leaves no file under a visible name.
+        The stand-in converter (LACT_PYTHON) writes part of its output, records its pid, then works for 600 s.
+        Before, it went on after lact's death and its output stayed as OUT.converting-PID.safetensors."""
+        folder = self.fresh("convert_kill")
+        python = os.path.join(self.tmp, "slow_python")
+        with open(python, "w") as f:
+            f.write('#!/bin/sh\nfor a; do out="$a"; done\nprintf partial > "$out"\necho $$ > "$PID_FILE.part"\n'
+                    'mv "$PID_FILE.part" "$PID_FILE"\nexec sleep 600\n')
+        os.chmod(python, 0o755)
+        pid_file = os.path.join(self.tmp, "converter.pid")
+        env = dict(os.environ, LACT_PYTHON=python, PID_FILE=pid_file)
+        p = start("model", "convert", os.path.join(self.fx, "model.pt"), "-o", os.path.join(folder, "m.safetensors"),
+                  env=env)
+        wait_for(lambda: os.path.exists(pid_file) or p.poll() is not None, 60, "the converter")
+        with open(pid_file) as f:
+            converter = int(f.read())
+        p.kill()
+        self.assertEqual(finish(p, 30)[0], -signal.SIGKILL)
+        try:
+            wait_for(lambda: not alive(converter), 5, "the converter's death")
+        finally:
+            if alive(converter):
+                os.kill(converter, signal.SIGKILL)
+        self.assertEqual([n for n in os.listdir(folder) if not n.startswith(".")], [])
 
     # Item 8 -----------------------------------------------------------------------------------------------------
     def race(self, folder, first, second, target):

@@ -221,6 +221,19 @@ class Terminal(FixtureCase):
             p = subprocess.run([ARGS.lact, "info", self.model], stdout=full, stderr=subprocess.PIPE, timeout=60)
         self.assertEqual((p.returncode, p.stderr), (1, b"lact: stdout: No space left on device\n"))
 
+    def test_help_and_version_to_a_full_stdout(self):
+        # They exited 0 having printed nothing (CLI11 prints them, and their exit skipped the check of stdout).
+        for argv in ([], ["--help"], ["--version"], ["render", "--help"]):
+            with open("/dev/full", "wb") as full:
+                p = subprocess.run([ARGS.lact] + argv, stdout=full, stderr=subprocess.PIPE, timeout=60)
+            lines = p.stderr.decode().splitlines()
+            self.assertEqual(p.returncode, 1, argv)
+            self.assertEqual(len(lines), 1, (argv, p.stderr))
+            self.assertTrue(lines[0].startswith("lact: stdout: "), (argv, p.stderr))
+            printed = subprocess.run([ARGS.lact] + argv, capture_output=True, timeout=60)
+            self.assertEqual((printed.returncode, printed.stderr), (0, b""), argv)
+            self.assertIn(b"lact", printed.stdout)
+
     def test_stdout_a_closed_pipe(self):
         read_end, write_end = os.pipe()
         os.close(read_end)  # nobody reads: the first write fails (EPIPE)

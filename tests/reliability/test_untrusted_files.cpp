@@ -49,6 +49,34 @@ TEST(AtomicFile, CommitReplacesAndLeavesNoTemporary) {
   fs::remove_all(dir);
 }
 
+// A replaced file kept 0666 less the umask whatever it was: a user's private 0600 state became 0644 by --force.
+TEST(AtomicFile, ReplacedFileKeepsItsPermissions) {
+  const fs::path dir = fresh_folder("mode");
+  const mode_t saved = ::umask(022);
+  const auto mode_of = [](const fs::path& p) {
+    struct stat info {};
+    EXPECT_EQ(::stat(p.c_str(), &info), 0) << p;
+    return info.st_mode & 07777;
+  };
+  const fs::path fresh = dir / "fresh.txt", private_file = dir / "private.txt", shared = dir / "shared.txt";
+  write_file_atomically(fresh.string(), "new");
+  EXPECT_EQ(mode_of(fresh), 0644u);  // 0666 less the umask 022
+  for (const auto& [path, mode] : {std::pair{private_file, 0600u}, std::pair{shared, 0664u}}) {
+    write_file_atomically(path.string(), "old");
+    ASSERT_EQ(::chmod(path.c_str(), mode), 0);
+    write_file_atomically(path.string(), "replaced");
+    EXPECT_EQ(read_text(path), "replaced");
+    EXPECT_EQ(mode_of(path), mode) << path;
+  }
+  const fs::path setuid = dir / "setuid.txt";  // never a set-user-ID bit on a file lact wrote
+  write_file_atomically(setuid.string(), "old");
+  ASSERT_EQ(::chmod(setuid.c_str(), 04755), 0);
+  write_file_atomically(setuid.string(), "replaced");
+  EXPECT_EQ(mode_of(setuid), 0755u);
+  ::umask(saved);
+  fs::remove_all(dir);
+}
+
 TEST(AtomicFile, UncommittedOrFailedWriteKeepsTheOldFile) {
   const fs::path dir = fresh_folder("abort");
   const std::string path = (dir / "state.bin").string();

@@ -196,6 +196,19 @@ class Video(FixtureCase):
         self.expect_error((p.returncode, p.stdout, p.stderr), [video])
         self.assert_nothing_left(video)
 
+    def test_ffmpeg_that_cannot_start_leaves_no_temporary(self):
+        # An executable ffmpeg that is neither ELF nor a script: execve fails (ENOEXEC) after the temporary was
+        # made; it stayed, empty, beside the video (the same as `ulimit -n 8`, where the pipe cannot be made).
+        env = self.env()
+        fake = os.path.join(self.bin, "ffmpeg")
+        os.unlink(fake)
+        with open(fake, "wb") as f:
+            f.write(b"\x00\x01 not a program")
+        os.chmod(fake, 0o755)
+        video = os.path.join(self.folder, "v.mp4")
+        self.expect_error(self.render(video, env), ["ffmpeg", "cannot start"])
+        self.assert_nothing_left(video)
+
     def test_ffmpeg_that_never_reads_is_stopped(self):
         video = os.path.join(self.folder, "v.mp4")
         start = time.monotonic()
