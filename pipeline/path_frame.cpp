@@ -45,11 +45,14 @@ void check_path_frame(const std::string& path, const PathFrame& run, const std::
   }
   if (made.same_world(run)) return;
   const std::string remake =
-      "lact path " + (made.made_by.empty() ? std::string("KIND") : made.made_by) +
-      (state.empty() ? " --data ... --normalize-poses " + run.normalize_poses + " (and the same --inputs)"
-                     : " --state " + state);
+      made.made_by == kViewerPathMaker
+          ? "render it as the lact view session that saved it was started (--normalize-poses " + made.normalize_poses +
+                " and the same --inputs, or that session's --state)"
+          : "remake it with lact path " + (made.made_by.empty() ? std::string("KIND") : made.made_by) +
+                (state.empty() ? " --data ... --normalize-poses " + run.normalize_poses + " (and the same --inputs)"
+                               : " --state " + state);
   throw Error(path, "was made in " + frame_text(made) + (made.raw() || run.raw() ? "" : " of other views") + ", but " +
-                        source + " renders in " + frame_text(run) + ": remake it with " + remake);
+                        source + " renders in " + frame_text(run) + ": " + remake);
 }
 
 }  // namespace lact

@@ -11,6 +11,10 @@
 
 namespace lact {
 
+// The made_by of the camera paths the desktop viewer saves and exports (in its session's frame): refused in
+// another frame, they are rendered with that session's flags, not remade with lact path.
+inline constexpr const char* kViewerPathMaker = "lact view";
+
 // A saved state's frame, from its metadata (normalize_poses, pose_world, pose_scale).
 PathFrame state_frame(const std::map<std::string, std::string>& metadata, const std::string& state_path);
 // The frame of a scene selected with its --normalize-poses.

@@ -10,12 +10,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
 
 #include "core/model.h"
 #include "core/scene_state_io.h"
+#include "datasets/camera_path_io.h"
 #include "pipeline/distribution.h"
 #include "pipeline/evaluate.h"
 #include "pipeline/guard_rails.h"
@@ -58,6 +60,9 @@ struct PathExport {
   // True for a file this viewer session wrote and nobody changed since (session/typed_outputs.h): its path.mp4,
   // which carries no mark of lact's, is replaced without force only then. Empty: no such file.
   std::function<bool(const std::string& path)> session_wrote;
+  // The world the frames are in (the viewer session's --normalize-poses or state), recorded in path.json so that
+  // `lact render --path` refuses it in another; none: path.json records no world (read as raw coordinates).
+  std::optional<PathFrame> world;
 };
 
 class Run {

@@ -46,7 +46,7 @@ std::string Run::export_path(const SceneState& state, const std::vector<Camera>&
   MemoryNeed need;
   add_frame_sizes(frames, file, need);
   check_memory(need);
-  write_camera_path(file, frames);
+  write_camera_path(file, frames, where.world ? &*where.world : nullptr);
   const std::string mp4 = where.video ? out.folder.file("path.mp4", out.inputs) : std::string();
   render_frames(model(), state, file, frames, mp4, where.fps, out);
   return file;

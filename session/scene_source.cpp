@@ -139,8 +139,11 @@ SceneSource open_scene_source(const SceneOptions& o, std::shared_ptr<Run> shared
 }
 
 PathFrame cameras_frame(const SceneSource& source) {
-  if (source.state_path.empty()) return selection_frame(source.selection);
-  return state_frame(read_scene_state_metadata(source.state_path), source.state_path);
+  PathFrame frame = source.state_path.empty()
+                        ? selection_frame(source.selection)
+                        : state_frame(read_scene_state_metadata(source.state_path), source.state_path);
+  frame.made_by = kViewerPathMaker;
+  return frame;
 }
 
 int render_threads(const SceneOptions& o, const SceneSource& source) {

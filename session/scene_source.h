@@ -60,6 +60,7 @@ SceneSource open_scene_source(const SceneOptions& options, std::shared_ptr<Run> 
 
 // The world the session's cameras are in (the state's pose normalisation, else --normalize-poses'), as
 // `lact render` takes it: what a camera path saved in the session records and what one loaded into it must match.
+// Its made_by is kViewerPathMaker.
 PathFrame cameras_frame(const SceneSource& source);
 
 // The render thread's OpenMP threads: `options.render_threads`, else 1 for views under ~1 GFLOP, else --threads.

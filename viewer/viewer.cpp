@@ -401,6 +401,7 @@ void Viewer::apply_recorder(const RecorderActions& actions, double now) {
       where.video = recorder_settings.video;
       where.fps = recorder_settings.fps;
       where.force = o.force;  // as for the other names typed in the window
+      where.world = cameras_world;
       renderer->submit_job([run, state, frames = recorder.path(), where, written = typed_outputs,
                             outcome = export_outcome] { export_path(*run, *state, frames, where, written, *outcome); });
     }

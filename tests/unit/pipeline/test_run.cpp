@@ -14,6 +14,7 @@
 #include "datasets/image_io.h"
 #include "datasets/png_tag.h"
 #include "kernels/backend_factory.h"
+#include "pipeline/path_frame.h"
 #include "pipeline/run.h"
 #include "session/typed_outputs.h"
 #include "system/error.h"
@@ -165,6 +166,35 @@ TEST(PipelineRun, ExportPathWritesThePathAndItsFrames) {
     EXPECT_NE(std::string(error.what()).find("path.json: a frame of"), std::string::npos) << error.what();
   }
   EXPECT_FALSE(fs::exists(folder / "frame_0000.png"));
+  fs::remove_all(folder);
+}
+
+// The viewer's export records the world its session's cameras are in (PathExport::world), as its "save" does:
+// `lact render --path` in another world is refused in one line telling how the session was started, and in the
+// same world the file is taken.
+TEST(PipelineRun, ExportedPathRecordsTheSessionsWorld) {
+  Encoded e;
+  const fs::path folder = fs::temp_directory_path() / ("lact_export_world_" + std::to_string(::getpid()));
+  fs::remove_all(folder);
+  PathExport where = export_to(folder);
+  PathFrame world;
+  world.recorded = true, world.normalize_poses = "inputs", world.made_by = kViewerPathMaker;
+  world.pose.world[3] = 0.5, world.pose.world[7] = -0.25, world.pose.scale = 2.5;  // a shift, then a scale
+  where.world = world;
+  const std::string file = e.run.export_path(e.state, {e.target}, where);
+  const PathFrame read = read_camera_path_frame(file);
+  EXPECT_TRUE(read.recorded);
+  EXPECT_TRUE(read.same_world(world));
+  EXPECT_EQ(read.made_by, "lact view");
+  EXPECT_NO_THROW(check_path_frame(file, world, "", false));
+  try {
+    check_path_frame(file, PathFrame(), "", false);  // a raw run
+    FAIL() << "a path of the normalised world was taken by a raw run";
+  } catch (const Error& error) {
+    const std::string line = error.what();
+    EXPECT_NE(line.find("the lact view session that saved it"), std::string::npos) << line;
+    EXPECT_NE(line.find("--normalize-poses inputs"), std::string::npos) << line;
+  }
   fs::remove_all(folder);
 }
 
