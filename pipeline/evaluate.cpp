@@ -89,7 +89,7 @@ std::vector<int> nearest_inputs_to_read(const SceneSelection& selection, const s
 std::vector<ViewReport> render_and_measure(const Model& model, const SceneSelection& selection, const SceneState& state,
                                            const std::vector<int>& indices, const std::vector<PosedImage>& loaded,
                                            size_t first, const std::string& folder, RunOutput& out, double& render_s,
-                                           const Lpips* lpips) {
+                                           const Lpips* lpips, const std::function<void()>& before_writing) {
   NearestInputs nearest(selection, loaded, first);
   const std::vector<PosedImage> targets = read_checked_views(selection, indices);
   std::vector<Camera> cameras;
@@ -99,6 +99,7 @@ std::vector<ViewReport> render_and_measure(const Model& model, const SceneSelect
   render_s += seconds_since(start);
   for (size_t i = 0; i < images.size(); ++i)  // all before any is written
     check_rendered_image(images[i], selection.scene.source + " view " + std::to_string(indices[i]));
+  if (before_writing) before_writing();
   std::vector<ViewReport> views;
   for (size_t i = 0; i < images.size(); ++i) {
     ViewReport v;

@@ -3,6 +3,7 @@
 // path to frames and a video. With where a run writes (RunOutput).
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "core/lpips.h"
@@ -37,10 +38,12 @@ void add_scene_inputs(const SceneSelection& selection, InputFiles& inputs);
 // nearest-input baseline reuses `loaded` (the input views this process read: selection.inputs from position
 // `first` on) and reads the others. Images are read unchecked: the caller (Run) checked their memory, with
 // nearest_inputs_to_read's. With `lpips` (--lpips), each view's LPIPS and its nearest input's are measured too.
+// `before_writing` runs once the targets are rendered and checked, before the first image is written.
 std::vector<ViewReport> render_and_measure(const Model& model, const SceneSelection& selection, const SceneState& state,
                                            const std::vector<int>& targets, const std::vector<PosedImage>& loaded,
                                            size_t first, const std::string& folder, RunOutput& out, double& render_s,
-                                           const Lpips* lpips = nullptr);
+                                           const Lpips* lpips = nullptr,
+                                           const std::function<void()>& before_writing = {});
 // The input views render_and_measure reads for the baseline of `targets`: the nearest input of each that is not
 // among the `loaded` views from position `first`.
 std::vector<int> nearest_inputs_to_read(const SceneSelection& selection, const std::vector<int>& targets, size_t first,

@@ -215,7 +215,8 @@ class Run {
   void keep_progress(const KeptProgress& kept, const std::vector<const Scene*>& scenes, size_t next,
                      const Report& report);
   // What a previous run left in --out: read before any work (refusing --resume where it cannot apply), and its
-  // images and report removed when this run's first scene starts (at once across ranks) unless resumed.
+  // images and report removed just before this run writes its first image (at once across ranks, before any
+  // work) unless resumed.
   void read_previous_run_of(const SceneRequest& request);
   void clear_previous_run();
   Report evaluate_state(SceneRequest& request);

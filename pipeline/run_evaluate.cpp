@@ -132,7 +132,6 @@ const Lpips* Run::lpips_at(int height, int width) const {
 
 SceneReport Run::run_scene_work(SceneWork work, const SceneSelection& selection, const SceneState* given,
                                 const Distribution& across) {
-  if (!distributed()) clear_previous_run();  // the first scene's work starts: none was refused before it
   SceneReport& report = work.report;
   SceneState encoded;
   std::vector<PosedImage> inputs;  // this rank's share of the input views, when it encodes
@@ -146,8 +145,12 @@ SceneReport Run::run_scene_work(SceneWork work, const SceneSelection& selection,
   std::vector<ViewReport> views;
   double render_s = 0;
   lact::on_every_rank(across, [&] {
+    // The previous run's report and images stay until this scene's first image is written: a Ctrl-C during a
+    // long first scene (its encode, its targets rendered together) leaves them as they were.
     views = render_and_measure(model(), selection, state, work.targets, inputs, work.inputs.first, report.folder, out_,
-                               render_s, lpips_at(selection.height, selection.width));
+                               render_s, lpips_at(selection.height, selection.width), [this] {
+                                 if (!distributed()) clear_previous_run();
+                               });
   });
   report.render_ms_per_view = 1000.0 * render_s / std::max<size_t>(1, work.targets.size());
   report.views = gather_views(across, report, std::move(views));

@@ -383,6 +383,25 @@ class InterruptedEvaluation(unittest.TestCase):
             self.assertEqual(sorted(os.listdir(os.path.join(out, "s%02d" % i))), want)
 
 
+    def test_interrupt_during_the_first_scene_keeps_the_previous_run(self):
+        # The previous run's report and images were removed when the new run's first scene started: Ctrl-C during
+        # that scene's encode and render (a minute at 512^2) left neither run's results. They now stay until the
+        # new run writes its first image.
+        out = os.path.join(self.case, "out")
+        ran_ok(self.run_lact(self.argv(out, targets="0-3", extra=["--quiet"])))
+        before = listing(out)
+        p = subprocess.Popen(self.argv(out, targets="0-15", extra=["--quiet", "--size", "256"]),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(2.0)  # its first scene alone takes about 7 s on one thread
+        p.send_signal(signal.SIGINT)
+        _, se = p.communicate(timeout=120)
+        self.assertEqual(p.returncode, -signal.SIGINT, se)
+        self.assertIn("interrupted after 0 of %d scenes" % self.SCENES, se)
+        self.assertEqual(listing(out), before)
+        with open(os.path.join(out, "report.json")) as f:
+            self.assertTrue(json.load(f)["complete"])
+
+
 class UsersFilesInOut(unittest.TestCase):
     """A user's own file at one of lact's output names inside --out (a view image, a path frame) was replaced
     without --force when no report there named it. lact marks the PNGs it writes (a tEXt chunk: PIL reads it
