@@ -97,6 +97,16 @@ std::string colmap_failure_cause(const std::string& line) {
   return "";
 }
 
+std::string colmap_storage_error(const std::string& line) {
+  // SQLite's messages for a write that did not reach the disk; COLMAP logs them and goes on.
+  static const char* const said[] = {"disk I/O error", "database or disk is full", "No space left on device",
+                                     "attempt to write a readonly database", "unable to open database file"};
+  if (line.find("SQLite error") == std::string::npos) return "";
+  for (const char* s : said)
+    if (line.find(s) != std::string::npos) return s;
+  return "";
+}
+
 bool parse_colmap_progress(const std::string& line, int& done, int& total) {
   std::vector<long long> c;
   if (find_pattern(line, "Processed file [%/%]", c) || find_pattern(line, "Matching image [%/%]", c)) {
@@ -239,14 +249,19 @@ void ColmapSteps::run(const std::string& command, const std::vector<std::string>
   argv.insert(argv.end(), args.begin(), args.end());
   argv.insert(argv.end(), {"--log_to_stderr", "1"});  // glog's files would go to /tmp: its lines go to the log
   StepProgress progress(what, total, quiet_);
-  std::string tail, cause;
+  std::string tail, cause, storage;
   const int status = run_logged(
       argv, command,
       [&](const std::string& line) {
         progress.line(line);
         if (cause.empty()) cause = colmap_failure_cause(line);
+        if (storage.empty()) storage = colmap_storage_error(line);
       },
       tail);
+  // Its database lost writes: what follows (few images registered, no matches) would be blamed on the photos.
+  if (!storage.empty())
+    throw Error("colmap " + command, "could not write its database (SQLite: " + storage +
+                                         "): is the disk full, or a file size limit (ulimit -f) set?");
   const std::string last = last_output_line(tail);
   if (status != 0)
     throw Error("colmap " + command, "failed (exit status " + std::to_string(status) + "); its last line: " +

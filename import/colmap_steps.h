@@ -86,6 +86,9 @@ inline constexpr const char* kColmapUsualCauses =
 // What a line COLMAP prints before it fails means, with the usual causes ("COLMAP found no pair of photos to
 // start the model from ('No good initial image pair found'). Usual causes: ..."); "" for any other line.
 std::string colmap_failure_cause(const std::string& line);
+// SQLite's reason when `line` is COLMAP's report of a database write that failed ("SQLite error [...]: disk I/O
+// error" under a full disk or `ulimit -f`): COLMAP goes on and registers fewer photos; "" for any other line.
+std::string colmap_storage_error(const std::string& line);
 
 // The colmap program's path: `colmap` found on PATH, or the path given. Error naming it when there is none ("no
 // such file", "is not executable", or how to install COLMAP when the name is not on PATH).

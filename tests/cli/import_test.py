@@ -623,6 +623,15 @@ class Import(unittest.TestCase):
                                "desk.colmap.log"])
         self.assertEqual(self.beside_output(), ["desk.colmap.log"], line)
 
+    def test_a_full_disk_is_said_not_blamed_on_the_photos(self):
+        # Under a full disk (or ulimit -f) COLMAP's database lost writes, it went on, and the import said "registered
+        # 3 of 12 images ... Usual causes: too little texture ...". The first such line now stops it, naming the disk.
+        make_photos(self.photos, 4)
+        line = one_error_line(self, self.run_import(mode="disk_full", quiet=True),
+                              ["colmap feature_extractor", "could not write its database", "disk I/O error",
+                               "disk full", "ulimit -f", "desk.colmap.log"], ["texture", "overlap"])
+        self.assertEqual(self.beside_output(), ["desk.colmap.log"], line)
+
     def test_a_later_good_import_removes_the_failed_ones_log(self):
         make_photos(self.photos, 4)
         one_error_line(self, self.run_import(mode="crash", quiet=True), ["desk.colmap.log"])

@@ -51,6 +51,8 @@ if command == "feature_extractor":
         print(flush=True)
     for i, name in enumerate(names):
         print("Processed file [%d/%d]" % (i + 1, len(names)), flush=True)
+        if mode == "disk_full" and i >= 2:  # COLMAP 3.8 logs a lost write and goes on, exit status 0
+            print("SQLite error [./src/base/database.cc, line 989]: disk I/O error", flush=True)
         if mode == "slow":
             time.sleep(600)
         time.sleep(0.02)
