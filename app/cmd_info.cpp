@@ -6,6 +6,7 @@
 #include "app/unused_flags.h"
 #include "core/module_kind.h"
 #include "core/safetensors.h"
+#include "core/scene_state_io.h"
 #include "core/weights.h"
 #include "datasets/missing_image.h"
 #include "datasets/preprocess.h"
@@ -51,6 +52,12 @@ std::pair<long long, size_t> count_floats(const SafetensorsFile& file) {
 
 // A scene state: its config and what its metadata says about its origin (names and paths from data, escaped).
 void info_state(const std::string& path, const SafetensorsFile& file) {
+  std::string refused;  // its format and seal checked as render checks them: described, then refused as render does
+  try {
+    read_scene_state_metadata(path);
+  } catch (const Error& e) {
+    refused = e.what();
+  }
   const auto& meta = file.metadata();
   std::printf("%s: scene state\n", terminal_text(path).c_str());
   print_config(config_from_metadata(file));
@@ -60,6 +67,7 @@ void info_state(const std::string& path, const SafetensorsFile& file) {
   const auto [count, tensors] = count_floats(file);
   std::printf("state: %zu tensors, %lld floats (%.2f MiB in fp32), variant %s\n", tensors, count,
               count * 4.0 / (1 << 20), terminal_text(metadata_or(meta, "ttt_variant", "dot_product")).c_str());
+  if (!refused.empty()) throw Error(refused + " (lact render refuses it)");
 }
 
 // What the model's metadata records about its training data; each part the model does not record says so.

@@ -422,6 +422,9 @@ class Untrusted(FixtureCase):
             self.assertFalse(os.path.exists(os.path.join(self.tmp, "o12_" + key)))
         state = self.state_with("v9.safetensors", lambda m: m.update(format="lact scene state v9"))
         self.expect_error(self.render_state(state, "o12_v9"), ["v9.safetensors", "'lact scene state v9'"])
+        # lact info described the states render refuses (a newer format, an edited field) and exited 0.
+        self.expect_error(run("info", state), ["v9.safetensors", "'lact scene state v9'"])
+        self.expect_error(run("info", os.path.join(self.tmp, "edited_height.safetensors")), ["edited_height.safetensors"])
         # A state from before the seal (v1) is still read, and its fields are still checked against each other.
         def old(**fields):
             def edit(m):
