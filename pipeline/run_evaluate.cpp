@@ -63,7 +63,9 @@ void check_lpips_size(int height, int width) {
                             "LPIPS's AlexNet needs at least " + std::to_string(kLpipsSmallestSide) + " pixels a side");
 }
 
-std::string targets_text(const SceneReport& report) { return std::to_string(report.targets.size()) + " targets"; }
+std::string targets_text(const SceneReport& report) {
+  return std::to_string(report.targets.size()) + (report.targets.size() == 1 ? " target" : " targets");
+}
 
 }  // namespace
 

@@ -267,7 +267,7 @@ class GuardTest(FixtureCase):
                                     "--inputs", "0,1,2", "--targets", "3")
         so = ran_ok(result)
         self.assertEqual(load_json(os.path.join(out, "report.json"))["size"], [32, 48])
-        self.assertIn("scene: 32x48 (the views' own size), inputs 0,1,2 (--inputs), 1 targets", so)
+        self.assertIn("scene: 32x48 (the views' own size), inputs 0,1,2 (--inputs), 1 target", so)
 
     def test_default_inputs_too_many_for_the_scene(self):
         # The model's uniform:8 on a scene of 3 views: the line says the selection is the model's default, not a
