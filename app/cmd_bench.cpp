@@ -14,15 +14,19 @@ namespace {
 // --distributed, and the scaling model's flags (bench/bench_distributed.cpp runs both).
 void add_distributed_bench_options(CLI::App& command, bench::BenchOptions& o) {
   add_distributed_options(command, o.common);
-  command.add_flag("--scaling", o.scaling,
-                   "Print the model of scaling the paper's 1M-token scene over --ranks devices (compute vs exchange "
-                   "per layer, memory per rank) instead of timing");
-  command.add_option("--ranks", o.ranks, "--scaling: rank counts")->capture_default_str();
+  CLI::Option* scaling =
+      command.add_flag("--scaling", o.scaling,
+                       "Print the model of scaling the paper's 1M-token scene over --ranks devices (compute vs "
+                       "exchange per layer, memory per rank) instead of timing");
+  // Without --scaling they were taken and ignored: a bench timed as if they meant something.
+  command.add_option("--ranks", o.ranks, "--scaling: rank counts")->capture_default_str()->needs(scaling);
   command.add_option("--tflops", o.tflops, "--scaling: sustained TFLOP/s per device")
       ->capture_default_str()
-      ->check(finite_range(1e-6, 1e9));
+      ->check(finite_range(1e-6, 1e9))
+      ->needs(scaling);
   command.add_option("--bandwidth", o.bandwidths, "--scaling: link bandwidths in GB/s, e.g. NVLink,InfiniBand")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(scaling);
 }
 
 }  // namespace

@@ -213,7 +213,8 @@ class CliTest(FixtureCase):
                  (["--size", "36"], ["--size", "36x36", "patch size 8"]),
                  (["--size", "32,32x44", "--gemm-libraries"], ["--size", "32x44", "patch"]),
                  (["--size", "64,24", "--lpips"], ["--size", "24x24", "31 pixels"]),
-                 (["--scaling", "--ranks", "0"], ["--ranks", "1..128"])]
+                 (["--scaling", "--ranks", "0"], ["--ranks", "1..128"]),
+                 (["--ranks", "2,4"], ["--ranks", "--scaling"]), (["--tflops", "400"], ["--tflops", "--scaling"])]
         for extra, names in cases:
             rc, so, se = run("bench", *(small + extra + ([] if "--size" in extra else ["--size", "32"])))
             line = one_error_line(self, (rc, so, se), names)
