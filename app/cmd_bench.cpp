@@ -84,9 +84,14 @@ void add_bench_command(CLI::App& app) {
   command->add_flag("--gemm-libraries", o->gemm_libraries,
                     "Time the model's matrix-product shapes (first --views and --size) on each CPU library: OpenBLAS "
                     "fp32, oneDNN fp32, oneDNN bf16");
-  command->add_flag("--lpips", o->lpips,
-                    "Time LPIPS per target view (random AlexNet weights; what render --lpips adds) against one "
-                    "rendered view of the config, at each --size");
+  CLI::Option* lpips = command->add_flag(
+      "--lpips", o->lpips,
+      "Time LPIPS per target view (random weights of --lpips-net; what render --lpips adds) against one rendered "
+      "view of the config, at each --size");
+  command->add_option("--lpips-net", o->lpips_net, "--lpips: the backbone, alex or vgg (VGG16, as LVSM reports)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"alex", "vgg"}))
+      ->needs(lpips);
   add_common_options(*command, o->common);
   add_distributed_bench_options(*command, *o);
   command->callback([o, command]() {

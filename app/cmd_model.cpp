@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "app/commands.h"
@@ -30,9 +31,12 @@ void list_models(const std::string& cache_dir) {
                 m.config.c_str(), views.c_str(), size_text(m.approx_bytes).c_str(),
                 cached ? terminal_text(cached->path).c_str() : "no");
   }
-  const std::optional<CachedModel> lpips = cached_model(dir, kLpipsCacheName);
-  std::printf("%-18s %-7s %-10s %-20s %-7s ~%-8s %s\n", kLpipsCacheName, "metric", "-", "lpips v0.1 alexnet", "-",
-              "244 MB", lpips ? terminal_text(lpips->path).c_str() : "no");
+  // The downloads: torchvision's whole network (its classifier too) and the linear layers.
+  for (const auto& [network, download] : {std::pair{&kLpipsAlexNet, "244 MB"}, std::pair{&kLpipsVgg16, "528 MB"}}) {
+    const std::optional<CachedModel> lpips = cached_model(dir, network->cache_name);
+    std::printf("%-18s %-7s %-10s %-20s %-7s ~%-8s %s\n", network->cache_name, "metric", "-", network->format, "-",
+                download, lpips ? terminal_text(lpips->path).c_str() : "no");
+  }
   std::printf("cache: %s; download sizes are the fp32 tensors of each config (the hub's size is checked)\n",
               terminal_text(dir).c_str());
 }
@@ -43,8 +47,8 @@ void add_fetch(CLI::App& model) {
       "fetch", "Download an official checkpoint (resumable, checked against the hub's SHA-256), convert and cache it");
   fetch
       ->add_option("name", o->name,
-                   "The checkpoint (lact model list): obj_res256, scene_res144x256, ...; lpips: the LPIPS "
-                   "metric's weights (render --lpips)")
+                   "The checkpoint (lact model list): obj_res256, scene_res144x256, ...; lpips, lpips-vgg: the "
+                   "LPIPS metric's weights with AlexNet, VGG16 (render --lpips, --lpips-net vgg)")
       ->required();
   fetch->add_option("--cache-dir", o->cache_dir, "Cache folder (default $XDG_CACHE_HOME/lact, else ~/.cache/lact)");
   fetch->add_option("--hub", o->hub,
@@ -56,10 +60,10 @@ void add_fetch(CLI::App& model) {
   fetch->add_flag("--force", o->force, "Fetch and convert again although it is cached");
   fetch->add_flag("-q,--quiet", o->quiet, "No progress bar");
   fetch->callback([o]() {
-    if (o->name == kLpipsCacheName) {
-      const CachedModel m = fetch_lpips_weights(*o);
-      std::printf("lpips: %s; lact render --targets ... measures LPIPS with it (--lpips)\n",
-                  terminal_text(m.path).c_str());
+    if (const std::optional<LpipsNet> net = lpips_fetch_name(o->name)) {
+      const CachedModel m = fetch_lpips_weights(*o, *net);
+      std::printf("%s: %s; lact render --targets ... measures LPIPS with it (--lpips%s)\n", m.name.c_str(),
+                  terminal_text(m.path).c_str(), *net == LpipsNet::vgg ? " --lpips-net vgg" : "");
       return;
     }
     const CachedModel m = fetch_official_model(*o);
@@ -72,7 +76,7 @@ void add_fetch(CLI::App& model) {
 
 struct ConvertOptions {
   std::string checkpoint, config, output;
-  std::vector<std::string> lpips;  // ALEXNET.pth LINEAR.pth
+  std::vector<std::string> lpips;  // BACKBONE.pth LINEAR.pth
   bool force = false;
 };
 
@@ -83,7 +87,8 @@ void add_convert(CLI::App& model) {
   CLI::Option* checkpoint = convert->add_option("checkpoint", o->checkpoint, "The .pt file");
   CLI::Option* lpips = convert->add_option("--lpips", o->lpips,
                                            "Convert LPIPS's two published files instead: torchvision's "
-                                           "alexnet-owt-7be5be79.pth and the lpips package's v0.1 alex.pth");
+                                           "alexnet-owt-7be5be79.pth and the lpips package's v0.1 alex.pth, or "
+                                           "vgg16-397923af.pth and vgg.pth (the backbone told from the files)");
   lpips->expected(2)->excludes(checkpoint);
   convert->add_option("--config", o->config,
                       "Its config: a .yaml/.json file or a built-in name (default: known from an official file name)");
@@ -100,7 +105,8 @@ void add_convert(CLI::App& model) {
       std::printf("%s\n", terminal_text(convert_lpips_weights(o->lpips[0], o->lpips[1], o->output)).c_str());
       return;
     }
-    if (o->checkpoint.empty()) throw Error("lact model convert", "name the checkpoint (.pt) or --lpips ALEXNET LINEAR");
+    if (o->checkpoint.empty())
+      throw Error("lact model convert", "name the checkpoint (.pt) or --lpips BACKBONE LINEAR");
     std::printf("%s\n", terminal_text(convert_checkpoint(o->checkpoint, o->config, o->output)).c_str());
   });
 }

@@ -24,13 +24,20 @@ struct RenderOptions {
   std::string path;
   bool lpips_asked = false;  // --lpips given, with or without a file
   bool no_lpips = false;
+  std::string lpips_net;  // --lpips-net: alex, vgg (empty: not given)
 };
 
 // Which LPIPS weights an evaluation uses: --lpips FILE; --lpips alone or nothing: those `lact model fetch lpips`
 // cached. Returns the line said after the report (none with --quiet): that the cached weights were used, or, when
 // there are none and --lpips was not given, how to fetch them (after the work, so an error stays one line).
+// --lpips-net NET asks for LPIPS with that backbone: the cached weights of `lact model fetch lpips-vgg` (or
+// lpips), or --lpips FILE when it holds that backbone's; without it the file's own metadata says which.
 std::string choose_lpips(RenderOptions& o) {
   SceneRequest& r = o.scene;
+  if (!o.lpips_net.empty() && !o.no_lpips && o.path.empty()) {
+    r.lpips = lpips_weights_of_net(*lpips_net_named(o.lpips_net), r.lpips);
+    return "";
+  }
   if (!r.lpips.empty() || o.no_lpips || !o.path.empty()) return "";
   const std::optional<std::string> cached = cached_lpips_weights();
   if (o.lpips_asked && !cached)
@@ -52,7 +59,10 @@ void run_render(RenderOptions& o, const RunDigest& command_line) {
     if (!r.video.empty()) check_video_output(r.video);  // a known container, ffmpeg and ffprobe: before any work
     if ((!r.lpips.empty() || o.lpips_asked) && !o.path.empty())
       throw Error("--lpips", "measures target views against their ground truth: a camera path (--path) has none");
+    if (!o.lpips_net.empty() && !o.path.empty())
+      throw Error("--lpips-net", "measures target views against their ground truth: a camera path (--path) has none");
     if (o.lpips_asked && o.no_lpips) throw Error("--no-lpips", "contradicts --lpips");
+    if (!o.lpips_net.empty() && o.no_lpips) throw Error("--no-lpips", "contradicts --lpips-net");
     lpips_note = choose_lpips(o);
     for (const std::string& input : {r.model, r.state, o.path, r.data.data, r.lpips}) out.inputs.add(input);
   });
@@ -83,9 +93,14 @@ void add_render_command(CLI::App& app) {
                     "Finish an interrupted evaluation of --data's scenes in --out (same model, flags and inputs)");
   CLI::Option* lpips = command->add_option(
       "--lpips", r.lpips,
-      "Measure LPIPS (v0.1, AlexNet) with these weights (lact model convert --lpips ALEXNET.pth LINEAR.pth -o "
-      "FILE); alone, or by default when fetched: those of lact model fetch lpips");
+      "Measure LPIPS (v0.1; the backbone, AlexNet or VGG16, the file's) with these weights (lact model convert "
+      "--lpips BACKBONE.pth LINEAR.pth -o FILE); alone, or by default when fetched: those of lact model fetch lpips");
   lpips->expected(0, 1);
+  command
+      ->add_option("--lpips-net", o->lpips_net,
+                   "Measure LPIPS with this backbone: alex (lact model fetch lpips), vgg (lpips-vgg; what LVSM and "
+                   "LaCT report); with --lpips FILE, checks the file holds it")
+      ->check(CLI::IsMember({"alex", "vgg"}));
   command->add_flag("--no-lpips", o->no_lpips, "Do not measure LPIPS, although its weights are cached");
   command->add_flag("--allow-input-targets", r.allow_input_targets,
                     "Score targets that are also inputs (refused otherwise: a seen view is no novel view)");

@@ -163,6 +163,16 @@ void add_scene_source_options(CLI::App& command, session::SceneOptions& options,
   command.add_option("--lpips", options.lpips,
                      "LPIPS weights for the test views (default: those of lact model fetch lpips, when fetched)");
   command.add_flag("--no-lpips", options.no_lpips, "Do not measure LPIPS on test views, although it is fetched");
+  // Run after --lpips and --no-lpips are stored (CLI11 runs the options' callbacks in the order they were added).
+  command
+      .add_option_function<std::string>(
+          "--lpips-net",
+          [&options](const std::string& net) {
+            if (!options.no_lpips) options.lpips = lpips_weights_of_net(*lpips_net_named(net), options.lpips);
+          },
+          "LPIPS with this backbone: alex (lact model fetch lpips), vgg (lpips-vgg); with --lpips FILE, checks the "
+          "file holds it")
+      ->check(CLI::IsMember({"alex", "vgg"}));
   command.add_option("--camera", options.camera, "Start on this scene view (default: the first test view)")
       ->check(CLI::NonNegativeNumber);
   command

@@ -1,7 +1,7 @@
 // `lact bench --lpips`: what LPIPS (core/lpips.h) adds to an evaluation, against what it measures. Per target view
-// `lact render --lpips` computes AlexNet's features of the target, the render and the nearest input (three passes)
-// and two distances; this times that on random weights at each --size, beside one rendered view of the config
-// (encoded from --views inputs, random weights), on the same backend and threads.
+// `lact render --lpips` computes the backbone's (--lpips-net: AlexNet or VGG16) features of the target, the render and
+// the nearest input (three passes) and two distances; this times that on random weights at each --size, beside one
+// rendered view of the config (encoded from --views inputs, random weights), on the same backend and threads.
 #include <algorithm>
 #include <cstdio>
 #include <functional>
@@ -45,15 +45,17 @@ void run_lpips_bench(const BenchOptions& o) {
   const int views = parse_list(o.views, "--views", 100000).front();
   const std::vector<std::pair<int, int>> sizes = parse_size_list(o.sizes, "--size", kMaxImageSide);
   check_patch_divides(sizes, lact_config(o).patch_size);
+  const LpipsNetwork& net = lpips_network(*lpips_net_named(o.lpips_net));  // checked by the flag
+  const int smallest = lpips_smallest_side(net);
   for (const auto& [height, width] : sizes)  // all before the first size's timing
-    if (height < kLpipsSmallestSide || width < kLpipsSmallestSide)
-      throw Error("--size", std::to_string(height) + "x" + std::to_string(width) + ": LPIPS needs at least " +
-                                std::to_string(kLpipsSmallestSide) + " pixels a side");
+    if (height < smallest || width < smallest)
+      throw Error("--size", std::to_string(height) + "x" + std::to_string(width) + ": LPIPS's " + net.name +
+                                " needs at least " + std::to_string(smallest) + " pixels a side");
   const Model model(random_model_weights(lact_config(o), *backend, 1), *backend);
-  const Lpips lpips(*backend, 1);
-  std::printf("lact bench --lpips: %s (%s), config %s (%d layers, dim %d) from %d input views, random weights\n",
+  const Lpips lpips(*backend, 1, net.net);
+  std::printf("lact bench --lpips: %s (%s), config %s (%d layers, dim %d) from %d input views, random %s weights\n",
               backend->name().c_str(), backend->device_description().c_str(), o.config.c_str(), model.config().layers,
-              model.config().dim, views);
+              model.config().dim, views, net.name);
   std::printf("%-10s %16s %18s %14s\n", "size", "LPIPS ms / view", "render ms / view", "LPIPS / render");
   for (const auto& [height, width] : sizes) {
     const std::vector<PosedImage> inputs = bench_views(views, height, width, true, 0);
@@ -69,9 +71,10 @@ void run_lpips_bench(const BenchOptions& o) {
     std::printf("%4dx%-5d %16.1f %18.1f %14.3f\n", height, width, 1000 * lpips_s, 1000 * render_s, lpips_s / render_s);
   }
   std::printf(
-      "\nLPIPS ms / view: AlexNet's features of the target, the render and the nearest input and two distances (what "
+      "\nLPIPS ms / view: %s's features of the target, the render and the nearest input and two distances (what "
       "lact render --lpips adds per target view), median of --repeat after --warmup; render ms / view: one target "
-      "view rendered from the encoded state, likewise.\n");
+      "view rendered from the encoded state, likewise.\n",
+      net.name);
 }
 
 }  // namespace lact::bench

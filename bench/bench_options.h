@@ -15,7 +15,8 @@ struct BenchOptions {
   double max_seconds = 600;
   std::string old_memory_flag;  // --max-memory-gb, refused (--memory-limit is common.memory_limit_gb)
   bool reference = false, profile = false, force = false, no_fp32_baseline = false, gemm_libraries = false;
-  bool lpips = false;  // --lpips: LPIPS per view against one rendered view (bench/bench_lpips.cpp)
+  bool lpips = false;              // --lpips: LPIPS per view against one rendered view (bench/bench_lpips.cpp)
+  std::string lpips_net = "alex";  // --lpips-net: its backbone, alex or vgg
   // --distributed / --scaling (bench/bench_distributed.cpp)
   bool scaling = false;
   std::string ranks = "1,2,4,8,16,32,64", bandwidths = "400,50";

@@ -13,8 +13,15 @@ namespace lact {
 
 namespace {
 
-constexpr const char* kAlexnetPath = "/models/alexnet-owt-7be5be79.pth";
-constexpr const char* kLinearPath = "/richzhang/PerceptualSimilarity/raw/master/lpips/weights/v0.1/alex.pth";
+// Each network's published files: torchvision's backbone (the SHA-256 prefix its name carries) and the linear layers.
+struct PublishedFiles {
+  const char* backbone_file;
+  const char* sha256_prefix;
+  const char* linear_file;  // in lpips/weights/v0.1/
+};
+constexpr PublishedFiles kAlexNetFiles{"alexnet-owt-7be5be79.pth", "7be5be79", "alex.pth"};
+constexpr PublishedFiles kVgg16Files{"vgg16-397923af.pth", "397923af", "vgg.pth"};
+constexpr const char* kLinearFolder = "/richzhang/PerceptualSimilarity/raw/master/lpips/weights/v0.1/";
 
 // The mirror asked for: the flag, else $LACT_HUB, else none (the publishers).
 std::string mirror(const std::string& flag) {
@@ -46,37 +53,46 @@ std::string download_lpips_file(const LpipsDownload& d, const std::string& dir, 
 
 }  // namespace
 
-std::vector<LpipsDownload> lpips_downloads(const std::string& hub) {
+std::vector<LpipsDownload> lpips_downloads(const std::string& hub, LpipsNet net) {
   const std::string root = strip_trailing_slash(hub);
-  return {
-      {(root.empty() ? "https://download.pytorch.org" : root) + kAlexnetPath, "alexnet-owt-7be5be79.pth", "7be5be79"},
-      {(root.empty() ? "https://github.com" : root) + kLinearPath, "lpips-v0.1-alex.pth", ""}};
+  const PublishedFiles& files = net == LpipsNet::vgg ? kVgg16Files : kAlexNetFiles;
+  return {{(root.empty() ? "https://download.pytorch.org" : root) + "/models/" + files.backbone_file,
+           files.backbone_file, files.sha256_prefix},
+          {(root.empty() ? "https://github.com" : root) + kLinearFolder + files.linear_file,
+           std::string("lpips-v0.1-") + files.linear_file, ""}};
 }
 
-CachedModel fetch_lpips_weights(const FetchOptions& o) {
+std::optional<LpipsNet> lpips_fetch_name(const std::string& name) {
+  for (const LpipsNetwork* n : {&kLpipsAlexNet, &kLpipsVgg16})
+    if (name == n->cache_name) return n->net;
+  return std::nullopt;
+}
+
+CachedModel fetch_lpips_weights(const FetchOptions& o, LpipsNet net) {
+  const LpipsNetwork& network = lpips_network(net);
   const std::string dir = model_cache_dir(o.cache_dir);
   if (!o.force)
-    if (std::optional<CachedModel> cached = cached_model(dir, kLpipsCacheName)) return *cached;
+    if (std::optional<CachedModel> cached = cached_model(dir, network.cache_name)) return *cached;
   std::error_code error;
   std::filesystem::create_directories(dir, error);
   if (error) throw Error(dir, "cannot make the cache folder: " + error.message());
-  const std::vector<LpipsDownload> downloads = lpips_downloads(mirror(o.hub));
-  std::string alexnet_sha, linear_sha;
-  const std::string alexnet = download_lpips_file(downloads[0], dir, o, alexnet_sha);
+  const std::vector<LpipsDownload> downloads = lpips_downloads(mirror(o.hub), net);
+  std::string backbone_sha, linear_sha;
+  const std::string backbone = download_lpips_file(downloads[0], dir, o, backbone_sha);
   const std::string linear = download_lpips_file(downloads[1], dir, o, linear_sha);
-  const std::string output = dir + "/" + kLpipsCacheName + ".safetensors";
-  const std::string summary = convert_lpips_weights(alexnet, linear, output);
+  const std::string output = dir + "/" + network.cache_name + ".safetensors";
+  const std::string summary = convert_lpips_weights(backbone, linear, output);
   if (!o.quiet) std::fprintf(stderr, "lact model fetch: %s\n", terminal_text(summary).c_str());
   CachedModel record;
-  record.name = kLpipsCacheName;
+  record.name = network.cache_name;
   record.path = output;
   record.kind = "metric";
-  record.config = kLpipsFormat;
+  record.config = network.format;
   record.source = downloads[0].url + " " + downloads[1].url;
-  record.sha256 = alexnet_sha + " " + linear_sha;
-  record.bytes = std::filesystem::file_size(alexnet) + std::filesystem::file_size(linear);
+  record.sha256 = backbone_sha + " " + linear_sha;
+  record.bytes = std::filesystem::file_size(backbone) + std::filesystem::file_size(linear);
   record_cached_model(dir, record);
-  std::remove(alexnet.c_str());  // the converted file holds what LPIPS uses (AlexNet's classifier is not kept)
+  std::remove(backbone.c_str());  // the converted file holds what LPIPS uses (the classifier is not kept)
   std::remove(linear.c_str());
   return record;
 }

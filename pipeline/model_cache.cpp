@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "core/lpips.h"
 #include "pipeline/official_models.h"
 #include "system/error.h"
 #include "system/file_io.h"
@@ -78,12 +79,32 @@ std::string resolve_model_argument(const std::string& text) {
 }
 
 std::optional<std::string> cached_lpips_weights(const std::string& cache_dir_flag) {
+  return cached_lpips_weights(LpipsNet::alex, cache_dir_flag);
+}
+
+std::optional<std::string> cached_lpips_weights(LpipsNet net, const std::string& cache_dir_flag) {
   try {
-    if (std::optional<CachedModel> cached = cached_model(model_cache_dir(cache_dir_flag), kLpipsCacheName))
-      return cached->path;
+    const char* name = lpips_network(net).cache_name;
+    if (std::optional<CachedModel> cached = cached_model(model_cache_dir(cache_dir_flag), name)) return cached->path;
   } catch (const Error&) {  // no cache folder to name, or a record lact did not write: not fetched
   }
   return std::nullopt;
+}
+
+std::string lpips_weights_of_net(LpipsNet net, const std::string& given) {
+  const LpipsNetwork& wanted = lpips_network(net);
+  if (!given.empty()) {
+    const LpipsNetwork& held = lpips_network_of_file(given);
+    if (&held != &wanted)
+      throw Error("--lpips-net", std::string(wanted.flag_name) + ", but " + given + " holds LPIPS weights with " +
+                                     held.name + " ('" + held.format + "'; --lpips-net " + held.flag_name +
+                                     ", or leave it out: the file says its backbone)");
+    return given;
+  }
+  if (std::optional<std::string> cached = cached_lpips_weights(net)) return *cached;
+  throw Error("--lpips-net", std::string(wanted.flag_name) + ": no LPIPS weights with " + wanted.name +
+                                 " are cached: `lact model fetch " + wanted.cache_name +
+                                 "` fetches them (or --lpips FILE)");
 }
 
 }  // namespace lact

@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 
+#include "core/lpips_network.h"
+
 namespace lact {
 
 struct CachedModel {
@@ -27,10 +29,15 @@ std::optional<CachedModel> cached_model(const std::string& dir, const std::strin
 // Writes NAME.json atomically.
 void record_cached_model(const std::string& dir, const CachedModel& model);
 
-// The LPIPS weights `lact model fetch lpips` records (pipeline/lpips_fetch.h): the cache's lpips.safetensors, or
-// nothing when they were not fetched (or the cache folder cannot be named).
-inline constexpr const char* kLpipsCacheName = "lpips";
+// The LPIPS weights `lact model fetch lpips` (AlexNet) or `lact model fetch lpips-vgg` (VGG16) records
+// (pipeline/lpips_fetch.h): the cache's lpips.safetensors or lpips-vgg.safetensors, or nothing when they were not
+// fetched (or the cache folder cannot be named).
+inline constexpr const char* kLpipsCacheName = kLpipsAlexNet.cache_name;
 std::optional<std::string> cached_lpips_weights(const std::string& cache_dir_flag = "");
+std::optional<std::string> cached_lpips_weights(LpipsNet net, const std::string& cache_dir_flag = "");
+// The LPIPS weights `--lpips-net NET` asks for: `given` (--lpips FILE) when not empty, Error naming --lpips-net
+// when it holds another backbone's weights; else the cached ones, Error naming --lpips-net when they are not.
+std::string lpips_weights_of_net(LpipsNet net, const std::string& given);
 
 // What `--model TEXT` opens: TEXT itself when it names a file or looks like a path (a '/' or a file suffix);
 // a cached official name's NAME.safetensors; Error("--model", "... lact model fetch NAME") for an official

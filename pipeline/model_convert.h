@@ -17,8 +17,9 @@ std::string converter_script();
 // Error with the converter's one-line reason when it fails.
 std::string convert_checkpoint(const std::string& checkpoint, const std::string& config, const std::string& output);
 
-// LPIPS's two published files (torchvision's AlexNet, the lpips package's v0.1 linear layers) converted into the
-// one file `--lpips` reads, as convert_checkpoint writes (tools/lpips_weights.py).
-std::string convert_lpips_weights(const std::string& alexnet, const std::string& linear, const std::string& output);
+// LPIPS's two published files (torchvision's AlexNet or VGG16, the lpips package's v0.1 linear layers of that
+// backbone, told from the files) converted into the one file `--lpips` reads, as convert_checkpoint writes
+// (tools/lpips_weights.py).
+std::string convert_lpips_weights(const std::string& backbone, const std::string& linear, const std::string& output);
 
 }  // namespace lact

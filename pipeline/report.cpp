@@ -326,6 +326,13 @@ void check_comparable(const nlohmann::json& a, const nlohmann::json& b, const st
       std::fprintf(stderr, "lact: warning: scene '%s' is at size %s in A and %s in B: not like for like\n",
                    terminal_text(name).c_str(), shown(scene_a["size"]).c_str(), shown((*scene_b)["size"]).c_str());
   }
+  // LPIPS with two backbones is two scales; a report without lpips_net was measured with AlexNet (lact before VGG16).
+  const auto lpips_net = [&](const nlohmann::json& r) {
+    return r.contains("lpips_net") ? shown(r["lpips_net"]) : std::string("alex");
+  };
+  if (a.contains("lpips") && b.contains("lpips") && lpips_net(a) != lpips_net(b))
+    std::fprintf(stderr, "lact: warning: A's LPIPS is measured with --lpips-net %s and B's with %s: not comparable\n",
+                 lpips_net(a).c_str(), lpips_net(b).c_str());
   if (differ("model"))
     std::fprintf(stderr, "lact: note: A comes from the model %s, B from %s\n", shown(a["model"]).c_str(),
                  shown(b["model"]).c_str());

@@ -56,11 +56,13 @@ void refuse_input_targets(const std::vector<int>& targets, const std::vector<int
                                    ": its score would not be of a novel view (--allow-input-targets if that is meant)");
 }
 
-// Before any work: LPIPS's AlexNet pools twice, which needs images of kLpipsSmallestSide pixels a side.
-void check_lpips_size(int height, int width) {
-  if (height >= kLpipsSmallestSide && width >= kLpipsSmallestSide) return;
-  throw Error("--size", std::to_string(height) + "x" + std::to_string(width) + " is too small for --lpips: " +
-                            "LPIPS's AlexNet needs at least " + std::to_string(kLpipsSmallestSide) + " pixels a side");
+// Before any work: LPIPS's poolings need images of the backbone's smallest side (AlexNet 31, VGG16 16).
+void check_lpips_size(const Lpips& lpips, int height, int width) {
+  const int side = lpips.smallest_side();
+  if (height >= side && width >= side) return;
+  throw Error("--size", std::to_string(height) + "x" + std::to_string(width) +
+                            " is too small for --lpips: " + "LPIPS's " + lpips.network().name + " needs at least " +
+                            std::to_string(side) + " pixels a side");
 }
 
 std::string targets_text(const SceneReport& report) {
@@ -70,12 +72,14 @@ std::string targets_text(const SceneReport& report) {
 }  // namespace
 
 nlohmann::json Run::report_header(const SceneRequest& r, int height, int width) const {
-  return {{"model", r.model},
-          {"config", model().config().source},
-          {"data", r.data.data},
-          {"size", {height, width}},
-          {"views", {{"inputs", r.data.inputs}, {"targets", r.targets}}},
-          {"backend", common_.backend}};
+  nlohmann::json header = {{"model", r.model},
+                           {"config", model().config().source},
+                           {"data", r.data.data},
+                           {"size", {height, width}},
+                           {"views", {{"inputs", r.data.inputs}, {"targets", r.targets}}},
+                           {"backend", common_.backend}};
+  if (lpips_) header["lpips_net"] = lpips_->network().flag_name;  // alex or vgg: eval-compare warns across them
+  return header;
 }
 
 Run::SceneWork Run::plan_scene_work(const SceneSelection& selection, bool encodes, const SceneRequest& r,
@@ -114,7 +118,7 @@ Run::SceneWork Run::plan_scene_work(const SceneSelection& selection, bool encode
     check_memory(need);
     check_scored_size(selection.height, selection.width,
                       model().config().patch_size);  // after memory: a huge size is named for that
-    if (lpips_ && !lpips_by_default_) check_lpips_size(selection.height, selection.width);
+    if (lpips_ && !lpips_by_default_) check_lpips_size(*lpips_, selection.height, selection.width);
     WorkSize time = encode_work(selection, work.inputs);  // no views to encode from a state
     time.renders.push_back({selection.height, selection.width, static_cast<int64_t>(work.targets.size())});
     check_time(time, "scene '" + selection.scene.name + "': ");
@@ -125,10 +129,10 @@ Run::SceneWork Run::plan_scene_work(const SceneSelection& selection, bool encode
 void Run::use_lpips(const std::string& path) { lpips_ = std::make_unique<Lpips>(path, backend()); }
 
 const Lpips* Run::lpips_at(int height, int width) const {
-  if (!lpips_ || (height >= kLpipsSmallestSide && width >= kLpipsSmallestSide)) return lpips_.get();
+  if (!lpips_ || (height >= lpips_->smallest_side() && width >= lpips_->smallest_side())) return lpips_.get();
   if (leads() && !out_.options.quiet)
-    std::fprintf(stderr, "lact: LPIPS not measured at %dx%d (its AlexNet needs %d pixels a side)\n", height, width,
-                 kLpipsSmallestSide);
+    std::fprintf(stderr, "lact: LPIPS not measured at %dx%d (its %s needs %d pixels a side)\n", height, width,
+                 lpips_->network().name, lpips_->smallest_side());
   return nullptr;
 }
 

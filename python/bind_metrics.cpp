@@ -34,15 +34,32 @@ std::pair<Image, Image> image_pair(const py::object& a_in, const py::object& b_i
   return {a, b};
 }
 
-// lpips's weights: a path (str, bytes, os.PathLike), or None for those `lact model fetch lpips` cached, which
-// `lact render` measures LPIPS with by default (pipeline/model_cache.h); lact.Error when none are cached.
-std::string lpips_weights(const py::object& weights) {
-  if (!weights.is_none()) return path_argument(weights, "weights");
-  const std::optional<std::string> cached = cached_lpips_weights();
+// lpips's weights: a path (str, bytes, os.PathLike), or None for those `lact model fetch lpips` (net None or
+// 'alex') or `lact model fetch lpips-vgg` (net 'vgg') cached, which `lact render` measures LPIPS with
+// (pipeline/model_cache.h); lact.Error when none are cached, or when the file holds another backbone than `net`.
+std::string lpips_weights(const py::object& weights, const py::object& net_in) {
+  std::optional<LpipsNet> net;
+  if (!net_in.is_none()) {
+    const std::string word = py::isinstance<py::str>(net_in) ? net_in.cast<std::string>() : "";
+    net = lpips_net_named(word);
+    if (!net)
+      throw py::value_error("net: expected 'alex' or 'vgg' (or None: the weights file's), got " +
+                            py::repr(net_in).cast<std::string>());
+  }
+  if (!weights.is_none()) {
+    const std::string path = path_argument(weights, "weights");
+    const LpipsNetwork& held = lpips_network_of_file(path);
+    if (net && held.net != *net)
+      throw Error("net", std::string(lpips_network(*net).flag_name) + ", but " + path + " holds LPIPS weights with " +
+                             held.name + " (net='" + held.flag_name + "', or None: the file says its backbone)");
+    return path;
+  }
+  const LpipsNetwork& wanted = lpips_network(net.value_or(LpipsNet::alex));
+  const std::optional<std::string> cached = cached_lpips_weights(wanted.net);
   if (!cached)
-    throw Error("weights",
-                "no LPIPS weights are cached: `lact model fetch lpips` fetches them (or pass weights=FILE, from "
-                "`lact model convert --lpips ALEXNET.pth LINEAR.pth -o FILE`)");
+    throw Error("weights", std::string("no LPIPS weights are cached: `lact model fetch ") + wanted.cache_name +
+                               "` fetches them (or pass weights=FILE, from `lact model convert --lpips BACKBONE.pth "
+                               "LINEAR.pth -o FILE`)");
   return *cached;
 }
 
@@ -141,14 +158,14 @@ void bind_metrics(py::module_& m) {
       py::arg("a"), py::arg("b"), docs::kSsim);
   m.def(
       "lpips",
-      [](const py::object& a, const py::object& b, const py::object& weights_in) {
+      [](const py::object& a, const py::object& b, const py::object& weights_in, const py::object& net) {
         const auto [x, y] = image_pair(a, b);
-        const std::string weights = lpips_weights(weights_in);
+        const std::string weights = lpips_weights(weights_in, net);
         py::gil_scoped_release released;
         const std::unique_ptr<Backend> cpu = make_cpu_backend(0);  // the library's threads, as ssim's
         return Lpips(weights, *cpu).distance(x, y);                // Error (the file, a size): RuntimeError
       },
-      py::arg("a"), py::arg("b"), py::arg("weights") = py::none(), docs::kLpips);
+      py::arg("a"), py::arg("b"), py::arg("weights") = py::none(), py::arg("net") = py::none(), docs::kLpips);
   m.def("camera_path", &camera_path, py::arg("kind"), py::arg("frames") = 120,
         py::arg("size") = py::make_tuple(256, 256), py::arg("intrinsics") = py::none(), py::arg("c2w") = py::none(),
         py::arg("hfov") = 50.0, py::arg("min_radius") = 1.7, py::arg("max_radius") = 3.0, py::arg("elevation") = 30.0,

@@ -85,13 +85,15 @@ inline constexpr const char* kSsim = R"(ssim(a, b) -> float
 SSIM of two (H, W, 3) images as the report computes it (scikit-image's structural_similarity with a Gaussian
 window, sigma 1.5, data range 1, per channel, averaged).)";
 
-inline constexpr const char* kLpips = R"(lpips(a, b, weights=None) -> float
+inline constexpr const char* kLpips = R"(lpips(a, b, weights=None, net=None) -> float
 
-LPIPS (v0.1, AlexNet; lower is closer) of two (H, W, 3) images as `lact render --lpips` computes it, values clamped
-to [0, 1], each side at least 31 pixels. weights: a path (str, bytes, os.PathLike) to the file
-`lact model convert --lpips ALEXNET.pth LINEAR.pth -o FILE` makes from the two published files; None: those
-`lact model fetch lpips` caches (~/.cache/lact/lpips.safetensors), which `lact render` uses by default
-(lact.Error when there are none). docs/guide/evaluation.md. Runs on the CPU.)";
+LPIPS (v0.1; lower is closer) of two (H, W, 3) images as `lact render --lpips` computes it, values clamped to
+[0, 1], with the backbone the weights file names: AlexNet (each side at least 31 pixels) or VGG16 (16 pixels; what
+LVSM and LaCT's papers report). weights: a path (str, bytes, os.PathLike) to the file
+`lact model convert --lpips BACKBONE.pth LINEAR.pth -o FILE` makes from the two published files; None: those
+`lact model fetch lpips` (AlexNet) or `lact model fetch lpips-vgg` (net='vgg') caches under ~/.cache/lact
+(lact.Error when there are none). net: 'alex', 'vgg' or None (the file's own); with weights, checks the file holds
+that backbone. docs/guide/evaluation.md. Runs on the CPU.)";
 
 inline constexpr const char* kCameraPath =
     R"(camera_path(kind, frames=120, size=(256, 256), intrinsics=None, c2w=None, **options) -> (intrinsics, c2w)

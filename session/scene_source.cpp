@@ -90,14 +90,16 @@ std::vector<PosedImage> SceneSource::input_view(int index) const {
 // without test views, or under LPIPS's smallest size.
 void open_lpips(const SceneOptions& o, SceneSource& s) {
   if (o.no_lpips || s.targets.empty()) return;
-  if (s.height < kLpipsSmallestSide || s.width < kLpipsSmallestSide) {
-    if (!o.lpips.empty())
-      throw Error("--lpips", "the views are " + std::to_string(s.height) + "x" + std::to_string(s.width) +
-                                 ": LPIPS's AlexNet needs " + std::to_string(kLpipsSmallestSide) + " pixels a side");
-    return;
-  }
   const std::string path = !o.lpips.empty() ? o.lpips : cached_lpips_weights().value_or("");
   if (path.empty()) return;
+  const LpipsNetwork& net = lpips_network_of_file(path);  // its smallest side: AlexNet 31, VGG16 16
+  if (s.height < lpips_smallest_side(net) || s.width < lpips_smallest_side(net)) {
+    if (!o.lpips.empty())
+      throw Error("--lpips", "the views are " + std::to_string(s.height) + "x" + std::to_string(s.width) +
+                                 ": LPIPS's " + net.name + " needs " + std::to_string(lpips_smallest_side(net)) +
+                                 " pixels a side");
+    return;
+  }
   if (!s.run->lpips()) s.run->use_lpips(path);  // a shared Run's weights: read for its first scene
   s.lpips_path = path;
 }

@@ -2,7 +2,7 @@
 """Convert an official LaCT NVS checkpoint (.pt) to safetensors for the C++ engine.
 
 usage: /usr/bin/python3 -m tools.convert_checkpoint CKPT.pt [--config CONFIG] -o OUT.safetensors [--dtype f32]
-       /usr/bin/python3 -m tools.convert_checkpoint --lpips ALEXNET.pth LINEAR.pth -o lpips.safetensors
+       /usr/bin/python3 -m tools.convert_checkpoint --lpips BACKBONE.pth LINEAR.pth -o lpips.safetensors
 
 CONFIG is a YAML/JSON file or a built-in name (lact_l24_d768_ttt2x, lact_l24_d768_ttt4x, lact_l14_d768_ttt2x).
 Without --config, an official checkpoint of the airsplay/lact_nvs Hugging Face repository is recognised by its
@@ -15,8 +15,8 @@ checks every key and shape against the model built from the config (exit 2 on mi
 and writes F32 safetensors with metadata {'config', 'format', 'source'}.
 
 With --lpips, converts the LPIPS metric's two published files instead (torchvision's alexnet-owt-7be5be79.pth
-and the lpips package's weights/v0.1/alex.pth) into the one file `lact render --lpips` reads: see
-tools/lpips_weights.py.
+and the lpips package's weights/v0.1/alex.pth, or vgg16-397923af.pth and vgg.pth; the backbone is told from the
+first file) into the one file `lact render --lpips` reads: see tools/lpips_weights.py.
 """
 import argparse
 import json
@@ -122,9 +122,9 @@ def resolve_config(ckpt_path, config_arg):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("ckpt", nargs="?", help="official checkpoint (.pt)")
-    ap.add_argument("--lpips", nargs=2, metavar=("ALEXNET.pth", "LINEAR.pth"),
+    ap.add_argument("--lpips", nargs=2, metavar=("BACKBONE.pth", "LINEAR.pth"),
                     help="convert LPIPS's weights instead: torchvision's alexnet-owt-7be5be79.pth and the lpips "
-                    "package's weights/v0.1/alex.pth")
+                    "package's weights/v0.1/alex.pth, or vgg16-397923af.pth and vgg.pth")
     ap.add_argument("--config", help="official config (.yaml or .json) or a built-in name; default: known from "
                     "an official checkpoint's file name")
     ap.add_argument("-o", "--output", required=True, help="output .safetensors")
@@ -140,7 +140,7 @@ def main():
             return 2
         return 0
     if not a.ckpt:
-        ap.error("give a checkpoint (CKPT.pt), or --lpips ALEXNET.pth LINEAR.pth")
+        ap.error("give a checkpoint (CKPT.pt), or --lpips BACKBONE.pth LINEAR.pth")
 
     name = os.path.basename(a.ckpt)
     try:

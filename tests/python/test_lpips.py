@@ -85,3 +85,47 @@ def test_docstring_names_the_commands_that_make_the_weights(lact):
     # Before: `python3 -m tools.convert_checkpoint --lpips`, where the guide names `lact model fetch lpips` and
     # `lact model convert --lpips`.
     assert "lact model fetch lpips" in lact.lpips.__doc__ and "lact model convert --lpips" in lact.lpips.__doc__
+
+
+@pytest.fixture(scope="module")
+def vgg_weights(tmp_path_factory):
+    folder = str(tmp_path_factory.mktemp("lpips_vgg"))
+    features, linear, path = reference.write_vgg_weights(folder)
+    return features, linear, path
+
+
+def test_vgg_weights_decide_the_net_and_net_checks_them(lact, weights, vgg_weights):
+    """A VGG16 file measures LPIPS-VGG (torchvision's vgg16 features in float64, reference.torch_lpips_vgg);
+    net='vgg' given an AlexNet file is refused naming both."""
+    features, linear, path = vgg_weights
+    rng = np.random.default_rng(8)
+    a, b = rng.random((2, 16, 20, 3), dtype=np.float32)  # 16: VGG16's smallest side, under AlexNet's 31
+    expected = reference.torch_lpips_vgg(a, b, reference.vgg16_features(features), linear)
+    assert abs(lact.lpips(a, b, weights=path) - expected) < 1e-5
+    assert lact.lpips(a, b, weights=path, net="vgg") == lact.lpips(a, b, weights=path)
+    with pytest.raises(lact.Error, match=r"^net: vgg, but .* holds LPIPS weights with AlexNet"):
+        lact.lpips(a, b, weights=weights[2], net="vgg")
+    with pytest.raises(lact.Error, match=r"^net: alex, but .* holds LPIPS weights with VGG16"):
+        lact.lpips(a, b, weights=path, net="alex")
+    with pytest.raises(ValueError, match=r"^net: expected 'alex' or 'vgg'"):
+        lact.lpips(a, b, weights=path, net="squeeze")
+
+
+def test_net_vgg_takes_the_cached_vgg_weights(lact, vgg_weights, tmp_path, monkeypatch):
+    """net='vgg' without weights: those `lact model fetch lpips-vgg` cached (lpips-vgg.safetensors, record
+    lpips-vgg.json), as `lact render --lpips-net vgg`."""
+    _, _, path = vgg_weights
+    rng = np.random.default_rng(9)
+    a, b = rng.random((2, 32, 32, 3), dtype=np.float32)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    with pytest.raises(lact.Error, match=r"^weights: no LPIPS weights are cached: `lact model fetch lpips-vgg`"):
+        lact.lpips(a, b, net="vgg")
+    cache = tmp_path / "lact"
+    cache.mkdir()
+    shutil.copyfile(path, cache / "lpips-vgg.safetensors")
+    record = {"name": "lpips-vgg", "kind": "metric", "config": "lpips v0.1 vgg16", "source": "test", "sha256": "-",
+              "height": 0, "width": 0, "input_views": 0, "bytes": 0}
+    (cache / "lpips-vgg.json").write_text(json.dumps(record))
+    assert lact.lpips(a, b, net="vgg") == lact.lpips(a, b, path)
+    with pytest.raises(lact.Error, match=r"`lact model fetch lpips` fetches"):  # the default stays AlexNet's
+        lact.lpips(a, b)
