@@ -12,8 +12,10 @@
 #include "core/scene_state_io.h"
 #include "datasets/camera_path_io.h"
 #include "datasets/view_selection.h"
+#include "distributed/distributed.h"
 #include "pipeline/backend_options.h"
 #include "pipeline/evaluate.h"
+#include "pipeline/guard_rails.h"
 #include "pipeline/path_frame.h"
 #include "pipeline/report.h"
 #include "pipeline/scene_selection.h"
@@ -40,6 +42,41 @@ void check_path_flags(const PathOptions& o) {
   const std::string range = path_parameter_range(flag, o.numbers);
   std::replace(flag.begin(), flag.end(), '_', '-');
   throw Error("--" + flag, "must be in " + range);
+}
+
+// --size as its help promises: each side a multiple of 8, the patch of every model lact loads (render would refuse
+// the path's frames only after encoding or loading a state).
+void check_path_size(const std::pair<int, int>& size) {
+  const auto [height, width] = size;
+  if (!height || (height % 8 == 0 && width % 8 == 0)) return;
+  auto down = [](int v) { return std::max(8, v / 8 * 8); };
+  auto up = [](int v) { return (v + 7) / 8 * 8; };
+  throw Error("--size", std::to_string(height) + "x" + std::to_string(width) +
+                            " is not divisible by 8 (the patch size): use " + std::to_string(down(height)) + "x" +
+                            std::to_string(down(width)) + " or " + std::to_string(up(height)) + "x" +
+                            std::to_string(up(width)));
+}
+
+// Orbit and interpolate need two cameras: one camera has no point it looks at, nor a second key to go to.
+void check_key_count(const std::vector<int>& keys, const PathOptions& o) {
+  if (keys.size() >= 2) return;
+  const std::string what = o.kind == "orbit" ? "an orbit needs at least 2 cameras (the point their axes meet)"
+                                             : "an interpolation needs at least 2 cameras to go through";
+  throw Error("--keys",
+              what + ", but '" + (o.keys.empty() ? "all" : o.keys) + "' selects " + std::to_string(keys.size()));
+}
+
+// An orbit circles the point nearest the cameras' optical axes. A forward-facing capture's axes meet behind it
+// (the desk: its median camera looks 168 deg away from that point), so the orbit would look at what no camera
+// saw: said in one line, with what fits such a capture.
+void warn_of_an_orbit_behind(const std::vector<Camera>& cameras) {
+  const CameraLayout layout = camera_layout(cameras);
+  if (layout.median_off_axis <= 90) return;
+  std::fprintf(stderr,
+               "lact: warning: --keys: the cameras do not look at a common point (the median one looks %.0f deg away "
+               "from the point nearest their axes, which lies behind it): the orbit circles that point and shows "
+               "little they saw; `lact path interpolate` goes through the cameras\n",
+               layout.median_off_axis);
 }
 
 // A state's working size, "HxW" from its metadata.
@@ -75,18 +112,31 @@ std::vector<Camera> scene_path(const PathOptions& o, InputFiles& inputs, PathFra
   check_named_output(o.output, "--output", o.force, inputs);
   const std::vector<int> keys =
       select_views(o.keys.empty() ? "all" : o.keys, s.scene, false, {}, o.data.seed, "--keys");
+  check_key_count(keys, o);
   SceneSelection sized = s;
   if (!sized.height) std::tie(sized.height, sized.width) = default_path_size(s.scene.views.at(keys.at(0)).camera);
   std::vector<Camera> cameras;
   for (const PosedImage& v : selected_views(sized, keys, false)) cameras.push_back(v.camera);
   if (o.kind == "interpolate") return interpolate_path_frames(cameras, o.frames, o.numbers.smoothness);
+  warn_of_an_orbit_behind(cameras);
   return orbit_around(cameras, o.frames, o.numbers.radius, o.numbers.elevation);
 }
 
+// Under mpirun or srun every process would write the same file: all but the first then failed with "exists
+// (pass --force)", naming the wrong cause.
+void refuse_a_launch(const std::string& output) {
+  if (const int processes = launched_processes(); processes > 1)
+    throw Error(output, "this is one of " + std::to_string(processes) +
+                            " processes of an MPI launch (mpirun, srun), each of which would write it: run lact path "
+                            "once, without the launcher");
+}
+
 void run_path(const PathOptions& o) {
+  refuse_a_launch(o.output);
   check_path_flags(o);
+  check_path_size(o.data.size);
   if (o.kind != "turntable" && o.kind != "orbit" && o.kind != "interpolate")
-    throw Error("lact path", "unknown path kind '" + o.kind + "' (turntable, orbit, interpolate)");
+    throw Error("path kind", "'" + o.kind + "' is not one of turntable, orbit, interpolate");
   if (!o.state.empty() && o.data.normalize_poses != PoseNormalization::None)
     throw Error("--normalize-poses", "not with --state: the path takes the state's own normalisation");
   InputFiles inputs;

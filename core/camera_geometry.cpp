@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "system/error.h"
 
@@ -48,12 +49,19 @@ std::vector<Camera> turntable_path(int frames, int width, int height, double hfo
   return path;
 }
 
+namespace {
+// Two unit axes spanning the plane normal to the unit vector `up` (azimuth 0 along the first, 90 the second).
+std::pair<Vec3, Vec3> plane_axes(const Vec3& up) {
+  const Vec3 helper = std::abs(up[0]) < 0.9 ? Vec3{1, 0, 0} : Vec3{0, 1, 0};
+  const Vec3 a = unit_direction(cross(up, helper));
+  return {a, cross(up, a)};
+}
+}  // namespace
+
 std::vector<Camera> orbit_path(int frames, const Camera& intrinsics, const Vec3& target, const Vec3& up_in,
                                double radius, double elevation, double start_azimuth) {
   const Vec3 up = unit_direction(up_in);
-  // Two axes spanning the plane normal to `up`.
-  const Vec3 helper = std::abs(up[0]) < 0.9 ? Vec3{1, 0, 0} : Vec3{0, 1, 0};
-  const Vec3 a = unit_direction(cross(up, helper)), b = cross(up, a);
+  const auto [a, b] = plane_axes(up);
   std::vector<Camera> path;
   for (int i = 0; i < frames; ++i) {
     const double azimuth = radians(start_azimuth + 360.0 * i / frames), elev = radians(elevation);
@@ -262,7 +270,14 @@ std::vector<Camera> orbit_around(const std::vector<Camera>& cameras, int frames,
     mean_radius += std::sqrt(dx * dx + dy * dy + dz * dz) / cameras.size();
     for (int r = 0; r < 3; ++r) up[r] -= c.c2w[r * 4 + 1];  // OpenCV y is down: mean "up" = -mean y
   }
-  return orbit_path(frames, cameras[0], target, {up[0], up[1], up[2]}, radius > 0 ? radius : mean_radius, elevation);
+  // Starting beside the first camera (its azimuth about the target), on the side the capture saw: the plane's own
+  // axes put the first frame anywhere, behind a handheld scene as often as not.
+  const Vec3 unit_up = unit_direction({up[0], up[1], up[2]});
+  const auto [a, b] = plane_axes(unit_up);
+  const Vec3 from_target{cameras[0].c2w[3] - target[0], cameras[0].c2w[7] - target[1], cameras[0].c2w[11] - target[2]};
+  const double along_a = dot(from_target, a), along_b = dot(from_target, b);
+  const double start = std::hypot(along_a, along_b) > 1e-12 ? std::atan2(along_b, along_a) * 180.0 / kPi : 0.0;
+  return orbit_path(frames, cameras[0], target, unit_up, radius > 0 ? radius : mean_radius, elevation, start);
 }
 
 }  // namespace lact

@@ -27,7 +27,8 @@ std::vector<Camera> orbit_path(int frames, const Camera& intrinsics, const Vec3&
                                double elevation, double start_azimuth = 0);
 
 // An orbit around the point `cameras` look at (look_at_point): `radius` (0: their mean distance from it), up the
-// negated mean of their image y axes, the first camera's intrinsics (`lact path orbit`).
+// negated mean of their image y axes, the first camera's intrinsics (`lact path orbit`); the first frame at the
+// first camera's azimuth about that point (at `elevation`, not the camera's own).
 std::vector<Camera> orbit_around(const std::vector<Camera>& cameras, int frames, double radius, double elevation);
 
 // Through `keys` in order: positions and intrinsics linear, rotations by quaternion slerp; `frames_per_segment`

@@ -82,9 +82,12 @@ std::string config_summary(const ModelConfig& config) {
          std::to_string(config.patch_size) + ", " + std::to_string(config.block.size()) + " modules a block";
 }
 
+std::string file_name_of(const std::string& path) { return std::filesystem::path(path).filename().string(); }
+
 // The image a view reads: its file's content (or its in-memory pixels).
 void add_view_image(const SceneView& view, const std::string& name, RunDigest& digest) {
-  if (!view.pixels) return digest.add_file(name, view.image_path);
+  // Shown with its file name, so a rank that cannot read it is told which file (its folder may differ by node).
+  if (!view.pixels) return digest.add_file(name, view.image_path, file_name_of(view.image_path));
   const Image& image = *view.pixels;
   Canonical c;
   c << int64_t{image.width} << int64_t{image.height};
@@ -130,14 +133,16 @@ void describe_scene_list(const SceneList& list, RunDigest& digest) {
   for (const Scene& s : list.scenes) {
     digest.add("the cameras of scene " + shortened(s.name), scene_cameras(s));
     digest.show_last_as(std::to_string(s.views.size()) + " views");
-    std::string sizes;
+    std::string sizes, unreadable;  // the first image this rank cannot read, named in the message
     for (const SceneView& v : s.views) {
       std::error_code error;
       const auto bytes = v.pixels ? 0 : std::filesystem::file_size(v.image_path, error);
       sizes += error ? "missing," : std::to_string(bytes) + ",";
+      if (unreadable.empty() && !v.pixels && (error || bytes == 0))
+        unreadable = ", " + file_name_of(v.image_path) + (error ? " missing" : " empty");
     }
     digest.add("the image sizes of scene " + shortened(s.name), sizes);
-    digest.show_last_as(std::to_string(s.views.size()) + " images");
+    digest.show_last_as(std::to_string(s.views.size()) + " images" + unreadable);
   }
 }
 
@@ -169,14 +174,14 @@ void RunDigest::add(const std::string& name, const std::string& value) {
   fields_.push_back({name, value_hash(value), shortened(value)});
 }
 
-void RunDigest::add_file(const std::string& name, const std::string& path) {
+void RunDigest::add_file(const std::string& name, const std::string& path, const std::string& label) {
   std::string identity;
   try {
     identity = file_identity(path);
   } catch (const Error&) {
     identity = "cannot be read";  // the same on every rank agrees: the run itself then says why
   }
-  fields_.push_back({name, value_hash(identity), identity});
+  fields_.push_back({name, value_hash(identity), shortened(label.empty() ? identity : identity + " (" + label + ")")});
 }
 
 void RunDigest::show_last_as(const std::string& shown) {

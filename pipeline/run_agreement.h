@@ -30,8 +30,9 @@ class RunDigest {
   };
   // A value compared exactly (a flag as given, a size, an index list).
   void add(const std::string& name, const std::string& value);
-  // A file compared by its content identity ("missing" when it cannot be read: the same on every rank is fine).
-  void add_file(const std::string& name, const std::string& path);
+  // A file compared by its content identity ("cannot be read" when it cannot: the same on every rank is fine),
+  // shown with `label` (its file name) when given.
+  void add_file(const std::string& name, const std::string& path, const std::string& label = "");
   // Shows the field added last as `shown` (a summary for a value too long to show).
   void show_last_as(const std::string& shown);
   const std::vector<Field>& fields() const { return fields_; }

@@ -241,6 +241,18 @@ class Distributed(unittest.TestCase):
         lines = [l for l in (r.stdout + r.stderr).splitlines() if l.strip()]
         self.assertEqual(lines, ["lact: --inputs: 2 input views for 3 ranks: every rank needs at least one view"])
 
+    def test_5b_lact_path_under_a_launcher_is_refused(self):
+        """Every process wrote the one path file: one succeeded, the others said it exists (pass --force)."""
+        out = os.path.join(self.tmp, "launched_path.json")
+        r = subprocess.run([ARGS.mpirun, "--allow-run-as-root", "--oversubscribe", "-q", "-np", "2", ARGS.lact, "path",
+                            "turntable", "--frames", "2", "-o", out], capture_output=True, text=True, timeout=60,
+                           env=dict(os.environ, OMP_NUM_THREADS="1"))
+        lines = [l for l in (r.stdout + r.stderr).splitlines() if l.strip()]
+        self.assertNotEqual(r.returncode, 0)
+        self.assertEqual(len(set(lines)), 1, lines)  # the same line from each process
+        self.assertTrue(lines[0].startswith("lact: %s: this is one of 2 processes of an MPI launch" % out), lines[0])
+        self.assertFalse(os.path.exists(out))
+
     def test_6_bench_across_ranks(self):
         """lact bench --distributed: the state across ranks against one rank in the same run, the bytes per layer."""
         r = self.ok(run(["bench", "--layers", "2", "--dim", "64", "--views", "5", "--size", "32", "--warmup", "0"], 3))
@@ -351,6 +363,7 @@ class RanksThatDisagree(unittest.TestCase):
         self.assertLess(seconds, 30)
         for path in written:
             self.assertFalse(os.path.exists(path), path)
+        return lines[0]
 
     def out(self, name):
         return os.path.join(self.tmp, "out_" + name)
@@ -393,6 +406,22 @@ class RanksThatDisagree(unittest.TestCase):
             f.write(bytes([byte]))
         self.refused(self.render(out), self.render(out, data=os.path.join(flipped, "opencv_cameras.json")),
                      "view 3's image (its content)", [out])
+
+    def test_3c_an_image_one_rank_cannot_read_is_named(self):
+        """Rank 1's copy of view 1's image is empty: the line names the file, not only a hash."""
+        broken = os.path.join(self.tmp, "empty_image", "scene")
+        shutil.copytree(os.path.join(self.copy, "scene"), broken)
+        open(os.path.join(broken, "images", "001.png"), "w").close()
+        out = self.out("empty_image")
+        state = os.path.join(self.tmp, "never_empty.safetensors")
+        encode = ["encode", "--model", self.model, "--inputs", "0,1,2", "-o", state, "--data"]
+        line = self.refused(encode + [self.data], encode + [os.path.join(broken, "opencv_cameras.json")],
+                            "view 1's image (its content)", [state])
+        self.assertIn("'0:", line)  # rank 1's: 0 bytes
+        self.assertEqual(line.count("(001.png)'"), 2, line)
+        line = self.refused(self.render(out), self.render(out, data=os.path.join(broken, "opencv_cameras.json")),
+                            "the image sizes of scene scene", [out])
+        self.assertIn("001.png empty", line)
 
     def test_4_another_state(self):
         out = self.out("state")

@@ -113,6 +113,75 @@ class Frames(FixtureCase):
         self.assertEqual(turn["frame"]["normalize_poses"], "all")
         self.assertEqual((turn["frames"][0]["h"], turn["frames"][0]["w"]), (32, 48))
 
+    def test_a_size_off_the_patch_and_a_single_key_are_one_line(self):
+        # --size 100x100 was written, and render refused the path only after loading its state.
+        for kind, extra in (("turntable", []), ("orbit", ["--data", self.cameras])):
+            out = self.file("size_%s.json" % kind)
+            one_error_line(self, run("path", kind, *extra, "--size", "100x96", "-o", out), ["--size", "100x96", "96x96"])
+            self.assertFalse(os.path.exists(out))
+        # One key: orbit said "camera path: degenerate direction", interpolate named no flag.
+        for kind in ("orbit", "interpolate"):
+            out = self.file("one_key_%s.json" % kind)
+            one_error_line(self, run("path", kind, "--data", self.cameras, "--keys", "2", "-o", out),
+                           ["--keys", "'2' selects 1"])
+            self.assertFalse(os.path.exists(out))
+
+    def test_orbit_geometry(self):
+        """Each camera looks at the point nearest the scene's optical axes (least squares, here in numpy), at the
+        given radius and elevation above the plane normal to the cameras' mean up, from the first camera's azimuth;
+        rotations proper, OpenCV."""
+        frames = load_json(self.path("geo.json", "orbit", "--data", self.cameras, "--radius", 2.5, "--elevation", 20,
+                                     "--frames", 7))["frames"]
+        views = [np.linalg.inv(np.array(v["w2c"])) for v in load_json(self.cameras)]
+        a = sum(np.eye(3) - np.outer(v[:3, 2], v[:3, 2]) for v in views)
+        b = sum((np.eye(3) - np.outer(v[:3, 2], v[:3, 2])) @ v[:3, 3] for v in views)
+        centre = np.linalg.solve(a, b)
+        up = -np.mean([v[:3, 1] for v in views], axis=0)
+        up /= np.linalg.norm(up)
+        self.assertEqual(len(frames), 7)
+        for f in frames:
+            c2w = np.array(f["c2w"])
+            rotation, offset = c2w[:3, :3], centre - c2w[:3, 3]
+            np.testing.assert_allclose(rotation.T @ rotation, np.eye(3), atol=1e-9)
+            self.assertAlmostEqual(np.linalg.det(rotation), 1.0, places=9)
+            self.assertAlmostEqual(np.linalg.norm(offset), 2.5, places=5)
+            np.testing.assert_allclose(rotation[:, 2], offset / np.linalg.norm(offset), atol=1e-6)  # z forward
+            self.assertAlmostEqual(np.degrees(np.arcsin(-offset @ up / 2.5)), 20, places=4)
+            self.assertGreater(-rotation[:, 1] @ up, 0.9)  # image y down: its negation is up
+        # The first frame at the first camera's azimuth about the centre (it started on an arbitrary axis), the next
+        # counter-clockwise about up.
+        def azimuth_direction(position):
+            flat = (position - centre) - ((position - centre) @ up) * up
+            return flat / np.linalg.norm(flat)
+        first = azimuth_direction(np.array(frames[0]["c2w"])[:3, 3])
+        np.testing.assert_allclose(first, azimuth_direction(views[0][:3, 3]), atol=1e-6)
+        second = azimuth_direction(np.array(frames[1]["c2w"])[:3, 3])
+        self.assertAlmostEqual(np.degrees(np.arctan2(np.cross(first, second) @ up, first @ second)), 360 / 7, places=4)
+
+    def test_an_orbit_around_a_point_behind_the_cameras_is_warned_of(self):
+        # Forward-facing cameras whose axes spread outwards (a handheld capture such as the desk) meet behind
+        # themselves: the orbit was written with no word that it looks away from everything they saw.
+        views = load_json(self.cameras)
+        for i, view in enumerate(views):
+            yaw = np.radians(10 * (i - 2))  # camera i at x = i - 2, turned outwards
+            c2w = np.eye(4)
+            c2w[:3, :3] = [[np.cos(yaw), 0, np.sin(yaw)], [0, 1, 0], [-np.sin(yaw), 0, np.cos(yaw)]]
+            c2w[0, 3] = i - 2
+            view["w2c"] = np.linalg.inv(c2w).tolist()
+            view["file_path"] = os.path.join(os.path.dirname(self.cameras), view["file_path"])
+        spread = self.file("spread_cameras.json")
+        with open(spread, "w") as f:
+            json.dump(views, f)
+        rc, so, se = run("path", "orbit", "--data", spread, "--keys", "0-4", "-o", self.file("behind.json"))
+        ran_ok((rc, so, se))
+        lines = se.strip().splitlines()
+        self.assertEqual(len(lines), 1, se)
+        self.assertTrue(lines[0].startswith("lact: warning: --keys: the cameras do not look at a common point"), se)
+        self.assertIn("lact path interpolate", lines[0])
+        rc, so, se = run("path", "orbit", "--data", self.cameras, "-o", self.file("around.json"))  # an object's
+        ran_ok((rc, so, se))
+        self.assertEqual(se, "")
+
     def test_size_help_names_no_model(self):
         # `lact path --help` said --size defaults to "the model's training pixel count": a path has no model.
         so = ran_ok(run("path", "--help"))

@@ -253,6 +253,41 @@ TEST(RunAgreement, TheSameSceneUnderAnotherPathAgreesAndAnotherImageDoesNot) {
   fs::remove_all(copy);
 }
 
+TEST(RunAgreement, AnImageOneRankCannotReadIsNamedByItsFile) {
+  const fs::path fixture = fs::path(test::env_path("LACT_FIXTURE_DIR")) / "scene";
+  const fs::path root = fs::temp_directory_path() / ("lact_agreement_unread_" + std::to_string(::getpid()));
+  const fs::path copy = root / "scene";  // a scene is named after its folder
+  fs::remove_all(root);
+  fs::create_directories(root);
+  fs::copy(fixture, copy, fs::copy_options::recursive);
+  for (const auto& entry : fs::recursive_directory_iterator(copy))  // the fixture is read-only
+    fs::permissions(entry.path(), fs::perms::owner_all, fs::perm_options::add);
+  const std::vector<Scene> scenes = read_scenes((copy / "opencv_cameras.json").string());
+  const std::string image = scenes.at(0).views.at(1).image_path;
+  const std::string name = fs::path(image).filename().string();
+  const RunDigest original = scene_digest((fixture / "opencv_cameras.json").string());
+  fs::remove(image);
+  const std::string difference =
+      digest_difference(original, scene_digest((copy / "opencv_cameras.json").string()), 1, 2);
+  EXPECT_EQ(difference.rfind("ranks disagree: rank 1 of 2 has view 1's image (its content) 'cannot be read (" + name +
+                                 ")' where rank 0 has '",
+                             0),
+            0u)
+      << difference;
+  EXPECT_NE(difference.find(" (" + name + ")'", difference.find("rank 0 has")), std::string::npos) << difference;
+
+  // Over an index only the images' sizes are compared: the first one missing is named.
+  SceneList list;
+  list.scenes.push_back(scenes.at(0));
+  RunInputs inputs;
+  inputs.scenes = &list;
+  RunDigest listed;
+  describe_inputs(inputs, listed);
+  EXPECT_NE(listed.fields().back().shown.find(", " + name + " missing, hash "), std::string::npos)
+      << listed.fields().back().shown;
+  fs::remove_all(root);
+}
+
 TEST(RunAgreement, AnIndexCopiedElsewhereAgreesWithItsBrokenScene) {
   // The same index on two nodes: one scene read, one failed, under other folders.
   auto digest = [](const std::string& root, const std::string& broken = "broken") {
