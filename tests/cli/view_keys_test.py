@@ -26,6 +26,14 @@ SHIPPED = ["--model", os.path.join(ROOT, "models", "lact_tiny_obj64.safetensors"
            os.path.join(ROOT, "examples", "gso_toy_64")]
 
 
+def close_window(keyboard, p):
+    """The keyboard's connection closed and the viewer ended (killed if it is still running): its output."""
+    keyboard.close()
+    if p.poll() is None:
+        p.kill()
+    return p.communicate(timeout=60)
+
+
 class Keyboard:
     """Key presses as the X server's own (XTest), to whichever window has the focus (the only one, here)."""
 
@@ -101,10 +109,7 @@ class QuitKeys(unittest.TestCase):
                 keyboard.press(keysym)
             self.assertIsNotNone(p.poll(), "the viewer did not quit")
         finally:
-            keyboard.close()
-            if p.poll() is None:
-                p.kill()
-            so, se = p.communicate(timeout=60)
+            so, se = close_window(keyboard, p)
         self.assertEqual(p.returncode, 0, se)
 
     def test_escape_quits(self):
@@ -229,10 +234,7 @@ class CameraPathWorld(unittest.TestCase):
             keyboard.press(XK_ESCAPE, 800, 400)
             p.wait(timeout=60)
         finally:
-            keyboard.close()
-            if p.poll() is None:
-                p.kill()
-            so, se = p.communicate(timeout=60)
+            so, se = close_window(keyboard, p)
         self.assertEqual(p.returncode, 0, se)
         self.assertTrue(os.path.exists(saved), "no camera path saved: %s%s" % (so, se))
         with open(saved) as f:

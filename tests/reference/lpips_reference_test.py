@@ -117,11 +117,29 @@ def convert(*args):
                           env=env, cwd=ROOT)
 
 
+def network_input(image):
+    """The lpips package's input: [1, 3, H, W] float64, clamped to [0, 1], mapped to [-1, 1], shifted and scaled."""
+    x = torch.from_numpy(np.clip(np.asarray(image, np.float64), 0, 1)).permute(2, 0, 1)[None]
+    return (2 * x - 1 - SHIFT) / SCALE
+
+
+def distance_of_taps(taps_a, taps_b, linear):
+    """The lpips package's distance: each tap unit-normalised over channels, squared differences weighted by the
+    linear layer, averaged over pixels, summed over taps."""
+    def unit(f):
+        return f / (torch.sqrt((f ** 2).sum(dim=1, keepdim=True)) + 1e-10)
+
+    total = 0.0
+    for i, (fa, fb) in enumerate(zip(taps_a, taps_b)):
+        weighted = F.conv2d((unit(fa) - unit(fb)) ** 2, linear["lin%d.model.1.weight" % i].double())
+        total += float(weighted.mean(dim=(2, 3)).sum())
+    return total
+
+
 def torch_lpips(a, b, alexnet, linear):
     """LPIPS of two [H, W, 3] images in float64, written from the lpips package's definition."""
     def taps(image):
-        x = torch.from_numpy(np.clip(np.asarray(image, np.float64), 0, 1)).permute(2, 0, 1)[None]
-        x = (2 * x - 1 - SHIFT) / SCALE
+        x = network_input(image)
         out = []
         for index, _, _, _, stride, padding, pooled in ALEXNET:
             x = F.relu(F.conv2d(x, alexnet["features.%d.weight" % index].double(),
@@ -131,14 +149,7 @@ def torch_lpips(a, b, alexnet, linear):
                 x = F.max_pool2d(x, 3, 2)
         return out
 
-    def unit(f):
-        return f / (torch.sqrt((f ** 2).sum(dim=1, keepdim=True)) + 1e-10)
-
-    total = 0.0
-    for i, (fa, fb) in enumerate(zip(taps(a), taps(b))):
-        weighted = F.conv2d((unit(fa) - unit(fb)) ** 2, linear["lin%d.model.1.weight" % i].double())
-        total += float(weighted.mean(dim=(2, 3)).sum())
-    return total
+    return distance_of_taps(taps(a), taps(b), linear)
 
 
 def vgg16_features(state):
@@ -164,8 +175,7 @@ def torch_lpips_vgg(a, b, features, linear):
     """LPIPS-VGG of two [H, W, 3] images in float64, as the lpips package's net='vgg' defines it. `features`:
     vgg16_features(...)."""
     def taps(image):
-        x = torch.from_numpy(np.clip(np.asarray(image, np.float64), 0, 1)).permute(2, 0, 1)[None]
-        x = (2 * x - 1 - SHIFT) / SCALE
+        x = network_input(image)
         out = []
         with torch.no_grad():
             for index, module in enumerate(features):
@@ -174,14 +184,7 @@ def torch_lpips_vgg(a, b, features, linear):
                     out.append(x)
         return out
 
-    def unit(f):
-        return f / (torch.sqrt((f ** 2).sum(dim=1, keepdim=True)) + 1e-10)
-
-    total = 0.0
-    for i, (fa, fb) in enumerate(zip(taps(a), taps(b))):
-        weighted = F.conv2d((unit(fa) - unit(fb)) ** 2, linear["lin%d.model.1.weight" % i].double())
-        total += float(weighted.mean(dim=(2, 3)).sum())
-    return total
+    return distance_of_taps(taps(a), taps(b), linear)
 
 
 def make_case(folder):
