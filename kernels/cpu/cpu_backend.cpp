@@ -126,7 +126,8 @@ void CpuBackend::set_threads(int threads) {
 
 std::string CpuBackend::device_description() const {
   const std::string fp32 = dnnl_fp32_ ? dnnl_version_text() : "OpenBLAS " + openblas_core_name();
-  return "CPU, " + std::to_string(omp_get_max_threads()) + " threads, " +
+  const int threads = omp_get_max_threads();
+  return "CPU, " + std::to_string(threads) + (threads == 1 ? " thread, " : " threads, ") +
          (dnnl_bf16_ ? dnnl_version_text() + " bf16 products" : fp32 + " products");
 }
 

@@ -9,6 +9,7 @@ Usage: PYTHONPATH=tests/common:. python3 tests/reliability/resources_test.py --l
 """
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -92,8 +93,9 @@ class Resources(FixtureCase):
         rc, so, se = run("info", "--devices", *extra, env=env, cpus=cpus)
         self.assertEqual(rc, 0, se)
         for line in so.splitlines():
-            if line.startswith("cpu ") and " threads" in line:
-                return int(line.split("CPU, ")[1].split(" threads")[0]), se
+            match = re.match(r"cpu +CPU, (\d+) threads?,", line)
+            if match:
+                return int(match.group(1)), se
         self.fail("no cpu line in %r" % so)
 
     # OMP_NUM_THREADS / OPENBLAS_NUM_THREADS ------------------------------------------------------------------
