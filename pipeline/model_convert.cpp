@@ -4,7 +4,10 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 
+#include "core/config.h"
+#include "core/safetensors.h"
 #include "system/error.h"
 #include "system/file_io.h"
 #include "system/signal_cleanup.h"
@@ -48,9 +51,23 @@ std::string converter_script() { return std::string(LACT_SOURCE_DIR) + "/tools/c
 
 namespace {
 
-// Runs the converter with `arguments` then "-o TEMPORARY", and renames the result into `output`.
+// The converter checks the tensors against the config, not every option lact refuses (a causal attention, a
+// learned optimizer): the config is read here as a load reads it, so such a file is refused now, not written
+// and refused at its first use. The reason names the checkpoint, not the temporary.
+void check_model_loads(const std::string& temporary, const std::string& named) {
+  try {
+    config_from_metadata(SafetensorsFile(temporary));
+  } catch (const Error& e) {
+    std::string reason = e.what();
+    if (reason.rfind(temporary + ": ", 0) == 0) reason = reason.substr(temporary.size() + 2);
+    throw Error(named, "lact cannot load this model: " + reason);
+  }
+}
+
+// Runs the converter with `arguments` then "-o TEMPORARY", checks the result (`check`, if any) and renames it
+// into `output`.
 std::string run_converter(const std::vector<std::string>& arguments, const std::string& named,
-                          const std::string& output) {
+                          const std::string& output, const std::function<void(const std::string&)>& check = nullptr) {
   const std::string script = converter_script();
   if (::access(script.c_str(), R_OK) != 0)
     throw Error(script, "the converter is missing (lact model convert runs it from the checkout lact was built from)");
@@ -81,6 +98,13 @@ std::string run_converter(const std::vector<std::string>& arguments, const std::
     throw Error(named, "the converter failed (exit status " + std::to_string(status) +
                            "): " + (reason.empty() ? "no message" : reason));
   }
+  try {
+    if (check) check(temporary);
+  } catch (...) {
+    std::remove(temporary.c_str());
+    unregister_temporary(token);
+    throw;
+  }
   rename_into_place(temporary, target);
   unregister_temporary(token);
   // The converter names the file it wrote, the temporary: the summary names the output it became.
@@ -96,7 +120,8 @@ std::string convert_checkpoint(const std::string& checkpoint, const std::string&
   require_regular_file(checkpoint);
   std::vector<std::string> arguments = {checkpoint};
   if (!config.empty()) arguments.insert(arguments.end(), {"--config", config});
-  return run_converter(arguments, checkpoint, output);
+  return run_converter(arguments, checkpoint, output,
+                       [&checkpoint](const std::string& temporary) { check_model_loads(temporary, checkpoint); });
 }
 
 std::string convert_lpips_weights(const std::string& alexnet, const std::string& linear, const std::string& output) {

@@ -153,7 +153,12 @@ def main():
     except Exception as exc:
         print("convert_checkpoint: %s: cannot read checkpoint: %s" % (name, exc), file=sys.stderr)
         return 2
-    problems = check_against_config(sd, config)
+    try:
+        problems = check_against_config(sd, config)
+    except (ValueError, NotImplementedError, AssertionError, KeyError, TypeError) as exc:
+        # The model the config describes cannot be built (an option lact does not implement): one line, no traceback.
+        print("convert_checkpoint: config %s: %s" % (config_name, exc), file=sys.stderr)
+        return 2
     if problems:
         print("convert_checkpoint: %s" % mismatch_summary(name, config_name, problems, sd), file=sys.stderr)
         return 2

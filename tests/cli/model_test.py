@@ -158,6 +158,23 @@ class ModelTest(unittest.TestCase):
         self.assertFalse(os.path.exists(out))
         self.assertEqual([f for f in os.listdir(self.dir) if f.startswith("x.")], [], line)
 
+    def test_config_lact_refuses_is_refused_when_converting(self):
+        # The authors' options lact does not implement: before, the converter wrote a file for the first four
+        # (its tensors match) and only loading it refused; an ablation key failed with a Python exception's line.
+        cases = [(0, {"causal": True}, "causal SelfAttention"), (1, {"use_learnable_opt": True}, "use_learnable_opt"),
+                 (1, {"residual": "add"}, "'residual'"), (1, {"muon_update_steps": -1}, "muon_update_steps -1"),
+                 (1, {"no_query": True}, "no_query"), (1, {"ttt_loss_type": "mse"}, "'mse'")]
+        out, edited = os.path.join(self.dir, "x.safetensors"), os.path.join(self.dir, "edited.json")
+        for module, change, name in cases:
+            with self.subTest(change=change):
+                config = json.load(open(os.path.join(ARGS.fixture, "config.json")))
+                config["block_config"][module]["params"].update(change)
+                json.dump(config, open(edited, "w"))
+                one_error_line(self, run("model", "convert", os.path.join(ARGS.fixture, "model.pt"), "--config",
+                                         edited, "-o", out, env=self.env), names=("model.pt", name),
+                               forbidden=("NotImplementedError", "Traceback"))
+                self.assertEqual([f for f in os.listdir(self.dir) if f.startswith("x.")], [])
+
 
 if __name__ == "__main__":
     ARGS, rest = parse_cli_args(__doc__.splitlines()[0])

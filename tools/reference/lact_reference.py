@@ -272,9 +272,12 @@ class FastWeightGluMLPMultihead(nn.Module):
         assert dim % head_dim == 0, "dim must be a multiple of head_dim"
         if ttt_loss_type not in TTT_VARIANTS:
             raise NotImplementedError("ttt_loss_type %r (known: %s)" % (ttt_loss_type, ", ".join(TTT_VARIANTS)))
-        if grad_calc_method != "mannual" or no_query or (use_fused and ttt_loss_type != "dot_product"):
-            raise NotImplementedError("grad_calc_method %r, no_query %r, use_fused %r" % (
-                grad_calc_method, no_query, use_fused))
+        if grad_calc_method != "mannual":
+            raise NotImplementedError("grad_calc_method %r (only the authors' 'mannual')" % (grad_calc_method,))
+        if no_query:
+            raise NotImplementedError("no_query (keys in place of queries)")
+        if use_fused and ttt_loss_type != "dot_product":  # the fused path weight-norms W1 even for *_no_wn
+            raise NotImplementedError("use_fused with ttt_loss_type %r" % (ttt_loss_type,))
         self.ttt_loss_type = ttt_loss_type
         self.only_w1, self.straight_qk, self.lr1, self.weight_norm, self.muon = TTT_VARIANTS[ttt_loss_type]
         if self.straight_qk and inter_multi != 1:

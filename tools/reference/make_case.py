@@ -28,17 +28,18 @@ def build_config(a):
     else:
         middle = {"type": "lact_ttt.FastWeightGluMLPMultihead", "length_dim": "vl",
                   "params": {"head_dim": a.ttt_head_dim, "inter_multi": a.ttt_inter_multi,
-                             "base_lr": 0.01, "muon_update_steps": 5}}
+                             "base_lr": a.base_lr, "muon_update_steps": a.muon_steps}}
+    modules = {
+        "attn": {"type": "model.SelfAttention", "length_dim": "l",
+                 "params": {"head_dim": a.attn_head_dim, "use_qk_norm": not a.no_qk_norm}},
+        "ttt": middle,
+        "mlp": {"type": "model.MLP", "length_dim": "vl", "params": {"inter_multi": a.mlp_inter_multi}},
+    }
     config = {
-        "patch_size": 8,
+        "patch_size": a.patch_size,
         "dim": a.dim,
         "layers": a.layers,
-        "block_config": [
-            {"type": "model.SelfAttention", "length_dim": "l",
-             "params": {"head_dim": a.attn_head_dim, "use_qk_norm": True}},
-            middle,
-            {"type": "model.MLP", "length_dim": "vl", "params": {"inter_multi": a.mlp_inter_multi}},
-        ],
+        "block_config": [modules[name] for name in a.order.split(",")],
     }
     return with_variant(config, a.variant) if a.variant else config
 
@@ -108,12 +109,18 @@ def f32(t):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--patch-size", type=int, default=8)
     ap.add_argument("--dim", type=int, default=96)
     ap.add_argument("--layers", type=int, default=2)
     ap.add_argument("--attn-head-dim", type=int, default=32)
     ap.add_argument("--ttt-head-dim", type=int, default=96)
     ap.add_argument("--ttt-inter-multi", type=float, default=2)
     ap.add_argument("--mlp-inter-multi", type=float, default=4)
+    ap.add_argument("--base-lr", type=float, default=0.01)
+    ap.add_argument("--muon-steps", type=int, default=5, help="the TTT layer's muon_update_steps")
+    ap.add_argument("--no-qk-norm", action="store_true", help="window attention without QK RMSNorm")
+    ap.add_argument("--order", default="attn,ttt,mlp",
+                    help="a block's modules, in order: attn, ttt (or the global attention), mlp; each at most once")
     ap.add_argument("--views-in", type=int, default=3)
     ap.add_argument("--views-out", type=int, default=2)
     ap.add_argument("--height", type=int, default=32)
@@ -128,8 +135,11 @@ def main():
     for v in ("ttt_inter_multi", "mlp_inter_multi"):
         if float(getattr(a, v)).is_integer():
             setattr(a, v, int(getattr(a, v)))
-    if a.height % 8 or a.width % 8:
-        ap.error("--height and --width must be multiples of 8")
+    if a.height % a.patch_size or a.width % a.patch_size:
+        ap.error("--height and --width must be multiples of --patch-size")
+    order = a.order.split(",")
+    if not order or any(m not in ("attn", "ttt", "mlp") for m in order) or len(set(order)) != len(order):
+        ap.error("--order lists attn, ttt and mlp, each at most once")
     if a.dim % a.attn_head_dim or a.dim % a.ttt_head_dim:
         ap.error("--dim must be a multiple of --attn-head-dim and --ttt-head-dim")
 
