@@ -52,6 +52,8 @@ class DeviceAttention {
   void split_layout(const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out, bool recording) {
     recording_ = recording;
     const int64_t batch = q.dim(0), queries = q.dim(1), dim = q.dim(2), keys = k.dim(1);
+    // Nothing to attend: the library refuses an empty shape, which would be said and named as a fallback.
+    if (batch == 0 || queries == 0) return;
     if (precision_ != Precision::Bf16)
       return cuda::attention(device_.launcher(), q.data(), k.data(), v.data(), out.data(), batch, queries, keys,
                              static_cast<int>(dim), scale, false);

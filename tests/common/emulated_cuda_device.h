@@ -185,7 +185,8 @@ class EmulatedDevice {
 };
 
 // A stand-in for cuDNN's fused attention: the exact softmax attention (in double) of the bf16 operands it is handed,
-// rounded to bf16, run on the emulated stream (so a recording captures it). It can refuse shapes and fail runs.
+// rounded to bf16, run on the emulated stream (so a recording captures it). It refuses the shapes cuDNN's wrapper
+// refuses (sdpa_shape_problem), and a test can make it refuse a head dim or fail its runs.
 class FakeAttentionLibrary final : public cuda::AttentionLibrary {
  public:
   explicit FakeAttentionLibrary(EmulatedDevice& device) : device_(&device) {}
@@ -193,6 +194,10 @@ class FakeAttentionLibrary final : public cuda::AttentionLibrary {
   std::string name() const override { return "fake 1.0"; }
   bool prepare(const cuda::SdpaShape& shape, std::string* why) override {
     ++prepares;
+    if (const std::string problem = cuda::sdpa_shape_problem(shape); !problem.empty()) {  // as cuDNN's wrapper does
+      *why = problem;
+      return false;
+    }
     if (refuse_dim == shape.dim) {
       *why = "head dim " + std::to_string(shape.dim) + " refused by the test";
       return false;

@@ -150,17 +150,17 @@ official_bench() {  # the official code, with the environment Python came with (
   note "official: $verdict $(grep -a -m1 -o '"shims": \[[^]]*\]' "$logs/official.log")"
 }
 
-sanitize() {  # tool, gtest filter, seconds[, LACT_ATTENTION]
-  local t sanitizer
+sanitize() {  # tool, gtest filter, seconds[, LACT_ATTENTION[, name of the step]]
+  local t sanitizer name="${5:-$1}"
   t="$(limit "$3")"
-  [ "$t" -eq 0 ] && { note "sanitizer $1: skipped: out of time"; return; }
-  [ "$dry" = 1 ] && { note "sanitizer $1: skipped: not in a dry run"; return; }
+  [ "$t" -eq 0 ] && { note "sanitizer $name: skipped: out of time"; return; }
+  [ "$dry" = 1 ] && { note "sanitizer $name: skipped: not in a dry run"; return; }
   sanitizer="$(command -v compute-sanitizer ||
     ls /usr/local/cuda*/compute-sanitizer/compute-sanitizer 2>/dev/null | head -1)"
-  [ -z "$sanitizer" ] && { note "sanitizer $1: skipped: no compute-sanitizer on this machine"; return; }
-  LACT_ATTENTION="${4:-}" LD_LIBRARY_PATH="$bundle_libs" run_step "$t" "$logs/sanitizer_$1.log" \
+  [ -z "$sanitizer" ] && { note "sanitizer $name: skipped: no compute-sanitizer on this machine"; return; }
+  LACT_ATTENTION="${4:-}" LD_LIBRARY_PATH="$bundle_libs" run_step "$t" "$logs/sanitizer_$name.log" \
     "$sanitizer" --tool "$1" --error-exitcode 3 "$bin/test_ops" --gtest_filter="$2"
-  note "sanitizer $1: $verdict; $(grep -a -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$logs/sanitizer_$1.log" | head -1)"
+  note "sanitizer $name: $verdict; $(grep -a -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$logs/sanitizer_$name.log" | head -1)"
 }
 
 # The sources a bundle was built from (its sources.sha256, tools/gpu/source_list.sh) against this tree's: a

@@ -580,6 +580,147 @@ TEST_P(BackendOps, AttentionPackedAtEveryPrecision) {
   }
 }
 
+// The attention at the shapes where tiling goes wrong, on every path a backend has (on a GPU under each
+// LACT_ATTENTION: cuDNN's SDPA and lact's own kernels): token counts around the GPU kernels' 128-query blocks and
+// 16- to 64-key tiles (1, 65, 129, a lone query or key), one view-head, head dims 8 (the fp32 kernel; cuDNN's
+// smallest), 16, 64 and 128; the split layout and the packed qkv (one head, and 2 views x 3 heads of 63 tokens) at
+// each precision, and the packed op on bf16 storage where the backend has it: against the double loop (on the
+// bf16-rounded values for bf16 storage), with AttentionAtEveryPrecision's bounds.
+TEST_P(BackendOps, AttentionAtTileEdgesOnEveryPath) {
+  struct Edge {
+    int64_t views, heads, queries, keys;  // heads 0: the split layout, views view-heads
+  };
+  const Edge edges[] = {{1, 0, 1, 1}, {1, 0, 65, 65}, {1, 0, 129, 129}, {1, 0, 1, 129}, {1, 0, 129, 1},
+                        {1, 1, 1, 1}, {1, 1, 65, 65}, {1, 1, 129, 129}, {2, 3, 63, 63}};
+  auto rounded = [](std::vector<float> v) {
+    for (float& x : v) x = cuda::bf16_value(cuda::bf16_bits(x));
+    return v;
+  };
+  for (const Precision precision : {Precision::Fp32, Precision::Tf32, Precision::Bf16}) {
+    if (GetParam() == "cpu" && precision != Precision::Fp32) continue;
+    auto backend = make_backend(GetParam(), 2, precision);
+    const double tolerance = precision == Precision::Bf16 ? 1e-2 : 1e-5;
+    for (const int64_t d : {8, 16, 64, 128})
+      for (const Edge& e : edges) {
+        const double scale = 2.0 / std::sqrt(double(d));
+        const std::string what = precision_name(precision) + " d " + std::to_string(d) + ", " +
+                                 std::to_string(e.views) + " x " + std::to_string(e.heads) + " heads, " +
+                                 std::to_string(e.queries) + " queries x " + std::to_string(e.keys) + " keys";
+        const unsigned seed = unsigned(d * 1000 + e.queries * 7 + e.keys + e.heads);
+        if (e.heads == 0) {
+          const auto q = random_values(e.views * e.queries * d, seed, 1.5f),
+                     k = random_values(e.views * e.keys * d, seed + 1),
+                     v = random_values(e.views * e.keys * d, seed + 2);
+          Tensor tq = backend->from_host({e.views, e.queries, d}, q.data()),
+                 tk = backend->from_host({e.views, e.keys, d}, k.data()),
+                 tv = backend->from_host({e.views, e.keys, d}, v.data()), out = backend->empty({e.views, e.queries, d});
+          backend->fill(out, NAN);
+          backend->attention(tq, tk, tv, float(scale), out);
+          EXPECT_LT(
+              relative_error(backend->to_host(out), naive_attention(q, k, v, e.views, e.queries, e.keys, d, scale)),
+              tolerance)
+              << what;
+          continue;
+        }
+        const Shape rows{e.views, e.queries, 3 * e.heads * d}, merged{e.views, e.queries, e.heads * d};
+        const auto qkv = random_values(shape_numel(rows), seed, 1.5f);
+        Tensor tqkv = backend->from_host(rows, qkv.data()), out = backend->empty(merged);
+        backend->fill(out, NAN);
+        backend->attention_packed(tqkv, e.heads, d, float(scale), out);
+        EXPECT_LT(
+            relative_error(backend->to_host(out), naive_packed_attention(qkv, e.views, e.queries, e.heads, d, scale)),
+            tolerance)
+            << what;
+        if (precision != Precision::Bf16 || !backend->stores_bf16()) continue;
+        const auto qkv16 = rounded(qkv);
+        Tensor bqkv = backend->empty(rows, DType::BF16), bout = backend->empty(merged, DType::BF16);
+        backend->upload(bqkv, qkv16.data());
+        backend->fill(bout, NAN);
+        backend->attention_packed(bqkv, e.heads, d, float(scale), bout);
+        EXPECT_LT(relative_error(backend->to_host(bout),
+                                 naive_packed_attention(qkv16, e.views, e.queries, e.heads, d, scale)),
+                  tolerance)
+            << what << " on bf16 storage";
+      }
+    std::printf("%s %s attention at tile edges: %s\n", GetParam().c_str(), precision_name(precision).c_str(),
+                cuda::attention_path(*backend).c_str());
+  }
+}
+
+// Long reductions into small outputs (the TTT update's shape, which the CUDA backend splits over the reduction:
+// kernels/cuda/gemm_plan.h): 9 x 16 over 20,479 (4 slices of 5,119, 3 more in the last), A and B column blocks of
+// wider rows, C rows with gaps that must keep their NaN, beta 0 (C's old NaN ignored) and 1, one matrix and two with
+// a shared B, every transpose; at each precision (GemmAtEveryPrecision's bounds) and through gemm_bf16 into float32 C
+// where the backend has bf16 storage (1e-5 against the double loop on the same bf16 values).
+TEST_P(BackendOps, GemmLongReductionsIntoRowsWithGaps) {
+  const int64_t m = 9, n = 16, k = 20479, ldc = n + 3, stride_c = m * ldc + 5;
+  struct Case {
+    Precision precision;
+    bool bf16_operands;
+    double tolerance;
+  };
+  for (const Case& pc : {Case{Precision::Fp32, false, 1e-5}, Case{Precision::Tf32, false, 5e-4},
+                         Case{Precision::Bf16, false, 1e-2}, Case{Precision::Bf16, true, 1e-5}}) {
+    if (GetParam() == "cpu" && pc.precision != Precision::Fp32) continue;
+    auto backend = make_backend(GetParam(), 2, pc.precision);
+    if (pc.bf16_operands && !backend->stores_bf16()) continue;
+    for (const int64_t batch : {1, 2})
+      for (const bool ta : {false, true})
+        for (const bool tb : {false, true})
+          for (const float beta : {0.0f, 1.0f}) {
+            const int64_t a_rows = ta ? k : m, a_cols = ta ? m : k, b_rows = tb ? n : k, b_cols = tb ? k : n;
+            const int64_t lda = a_cols + 8, ldb = b_cols + 16, b_stride = batch > 1 ? 0 : b_rows * ldb;
+            auto a = random_values(batch * a_rows * lda, 81), b = random_values(b_rows * ldb, 82);
+            if (pc.bf16_operands)
+              for (auto* x : {&a, &b})
+                for (float& e : *x) e = cuda::bf16_value(cuda::bf16_bits(e));
+            std::vector<float> c0 = random_values(batch * stride_c, 83);
+            std::vector<double> want;
+            for (int64_t x = 0; x < batch; ++x)
+              for (int64_t i = 0; i < stride_c; ++i) {
+                float& c = c0[x * stride_c + i];
+                const int64_t r = i / ldc, col = i % ldc;
+                if (r >= m || col >= n || beta == 0.0f) c = NAN;  // the gaps; C's old values at beta 0
+                if (r >= m || col >= n) continue;
+                double sum = 0;
+                for (int64_t p = 0; p < k; ++p)
+                  sum += double(a[x * a_rows * lda + (ta ? p * lda + r : r * lda + p)]) *
+                         b[tb ? col * ldb + p : p * ldb + col];
+                want.push_back(0.5 * sum + (beta == 0.0f ? 0.0 : double(c)));
+              }
+            Tensor tc = backend->from_host({batch, stride_c}, c0.data());
+            if (pc.bf16_operands) {
+              Tensor ta16 = backend->empty({batch, a_rows, lda}, DType::BF16),
+                     tb16 = backend->empty({b_rows, ldb}, DType::BF16);
+              backend->upload(ta16, a.data());
+              backend->upload(tb16, b.data());
+              backend->gemm_bf16(ta, tb, m, n, k, 0.5f, {ta16.raw(), lda, a_rows * lda}, {tb16.raw(), ldb, b_stride},
+                                 beta, tc.raw(), DType::F32, ldc, stride_c, batch);
+            } else {
+              Tensor ta32 = backend->from_host({batch, a_rows, lda}, a.data()),
+                     tb32 = backend->from_host({b_rows, ldb}, b.data());
+              backend->gemm(ta, tb, m, n, k, 0.5f, {ta32.data(), lda, a_rows * lda}, {tb32.data(), ldb, b_stride}, beta,
+                            tc.data(), ldc, stride_c, batch);
+            }
+            const std::vector<float> got = backend->to_host(tc);
+            std::vector<float> product;
+            int64_t gaps_written = 0;
+            for (int64_t x = 0; x < batch; ++x)
+              for (int64_t i = 0; i < stride_c; ++i) {
+                if (i / ldc >= m || i % ldc >= n)
+                  gaps_written += !std::isnan(got[x * stride_c + i]);
+                else
+                  product.push_back(got[x * stride_c + i]);
+              }
+            const std::string what = precision_name(pc.precision) + (pc.bf16_operands ? " gemm_bf16" : " gemm") +
+                                     " batch " + std::to_string(batch) + " ta " + std::to_string(ta) + " tb " +
+                                     std::to_string(tb) + " beta " + std::to_string(beta);
+            EXPECT_LT(relative_error(product, want), pc.tolerance) << what;
+            EXPECT_EQ(gaps_written, 0) << what;
+          }
+  }
+}
+
 // bf16 storage where a backend has it (CUDA at bf16; skipped elsewhere): the ops the model gives bf16 activations,
 // against double loops on the same bf16-rounded values. linear_bf16 within float32 rounding of the exact product (a
 // bf16 y within one bf16 step), GELU and the qk norm within one bf16 step of the CPU's float32 op, the packed
