@@ -35,9 +35,9 @@ void add_bench_command(CLI::App& app) {
   auto o = std::make_shared<bench::BenchOptions>();
   CLI::App* command = app.add_subcommand(
       "bench",
-      "Time LaCT and the full-attention baseline on random weights over views x sizes (not a test). "
-      "Table columns: model, views, size, tokens (input), encode s, render FPS, state MiB, encode and "
-      "render GFLOP/s, full/LaCT encode ratio, LaCT/full render-speed ratio");
+      "Time LaCT and the full-attention baseline on random weights (or --model's) over views x sizes (not a "
+      "test): per row encode s, render FPS, state MiB and GFLOP/s, the ratios of the two models; the columns "
+      "are explained under the table");
   command
       ->add_option("--config", o->config,
                    "Built-in config (lact_l24_d768_ttt2x, lact_l24_d768_ttt4x, lact_l14_d768_ttt2x), optionally "
@@ -72,7 +72,9 @@ void add_bench_command(CLI::App& app) {
   command->add_option("--max-memory-gb", o->old_memory_flag, "")->group("");
   command->add_option("--json", o->json, "Write every row as JSON");
   command->add_option("--csv", o->csv, "Write one row per size (both models, their ratios) as CSV");
-  command->add_option("--plot", o->plot, "Write a log-log PNG of encode time and render FPS against input tokens");
+  command->add_option("--plot", o->plot,
+                      "Write a log-log PNG of encode time and render FPS against input tokens (not drawn, with "
+                      "a line saying why, when a row's timings spread over 25%)");
   command->add_flag("--reference", o->reference,
                     "Also time the PyTorch reference (tools/reference) on the first LaCT size");
   command->add_flag("--profile", o->profile,

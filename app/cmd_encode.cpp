@@ -58,6 +58,7 @@ void add_encode_command(CLI::App& app) {
       ->transform(model_file())
       ->required();
   add_data_options(*command, o->data);
+  inputs_without_targets(*command);
   command->add_option("-o,--output", o->output, "Scene state file to write (.safetensors)")->required();
   command->add_flag("--force", o->force, "Replace an existing output file (never one of the inputs)");
   command->add_flag("--quiet", o->quiet, "No progress bar (encoded layers, on a terminal)");

@@ -195,6 +195,7 @@ void add_path_command(CLI::App& app) {
                       "Make the cameras in this scene state's frame (its --normalize-poses; its data, scene and "
                       "size unless given), as `render --state` needs them");
   add_data_options(*command, o->data);
+  inputs_without_targets(*command);
   command->remove_option(command->get_option("--background"));  // no images are read
   // A path has no model: the data flags' default ("the model's training pixel count") does not apply.
   command->get_option("--size")->description(

@@ -113,7 +113,8 @@ void add_render_command(CLI::App& app) {
   command->add_flag("--save-npy", o->out.save_npy, "Also write <view>.npy (float32 [H, W, 3] in [0, 1])");
   command->add_flag("--quiet", o->out.quiet, "No progress bar");
   command->add_flag("--force", o->out.force,
-                    "Replace an existing --video file, or a report.json/report.csv in --out that lact did not write");
+                    "Replace an existing --video file, or a file lact did not write at a name it writes in --out "
+                    "(a view's image, report.json, report.csv); never one of the inputs");
   add_warnings_option(*command, o->out.warnings);
   add_common_options(*command, o->common);
   add_distributed_options(*command, o->common);

@@ -32,7 +32,10 @@ void add_serve_command(CLI::App& app) {
                       "the largest the page offers)");
   command->add_option("--max-rate", o->max_rate, "Messages or requests per second per connection")
       ->capture_default_str();
-  command->add_option("--out", o->out, "Folder for the videos clients render on the server (created with the first)")
+  command
+      ->add_option("--out", o->out,
+                   "Folder for what the server writes (created with the first): the videos clients render, the "
+                   "paths they save (paths/) and, serving several scenes, their encoded states (states/)")
       ->capture_default_str();
   command->add_option("--max-video-frames", o->max_video_frames, "Frames of one video job")
       ->capture_default_str()

@@ -50,6 +50,19 @@ void add_data_options(CLI::App& command, DataOptions& o) {
                      "images/ beside sparse/)");
 }
 
+void inputs_without_targets(CLI::App& command) {
+  const std::string name = command.get_name();
+  command.get_option("--inputs")
+      ->description("Input views: 0,1,2 | 0-7 | uniform:N | random:N | fold8[:N] | all")
+      ->check(CLI::Validator(
+          [name](std::string& text) {
+            if (text != "rest") return std::string();
+            return "'rest' is every view that is not a target, and lact " + name +
+                   " takes no --targets: name the input views (e.g. uniform:8)";
+          },
+          ""));
+}
+
 void add_common_options(CLI::App& command, CommonOptions& options) {
   command
       .add_option("--threads", options.threads,
@@ -86,9 +99,11 @@ void add_distributed_options(CLI::App& command, CommonOptions& options) {
 
 void add_time_limit_option(CLI::App& command, CommonOptions& options) {
   command
-      .add_option("--max-seconds", options.max_seconds,
-                  "Refuse a scene (or path) whose encode and render are estimated to take longer: FLOPs over the "
-                  "rate measured here (default 0: no limit; runs estimated over a minute say so)")
+      .add_option(
+          "--max-seconds", options.max_seconds,
+          "Refuse a scene (or path) whose encode and render are estimated to take longer: FLOPs over the "
+          "rate measured here (default 0: none, but work estimated over an hour asks first on a terminal and is "
+          "refused elsewhere; work over a minute says so)")
       ->check(finite_range(0, 1e9));
 }
 
@@ -122,7 +137,7 @@ CLI::Validator model_file() {
   return CLI::Validator(
       [](std::string& text) {
         // Its Error ("--model: NAME is an official checkpoint that is not downloaded yet: run lact model fetch
-        // NAME") goes out as it is: returned, CLI11 would put "--model: " before it again and main "(see lact
+        // NAME") goes out as it is: returned, CLI11 would put "--model: " before it again and main "(see lact COMMAND
         // --help)" after it, though the line already says what to do.
         text = resolve_model_argument(text);
         return std::string();

@@ -20,6 +20,9 @@ void add_scene_source_options(CLI::App& command, session::SceneOptions& options,
 void add_common_options(CLI::App& command, CommonOptions& options);
 // --distributed and --memory-limit (encode, render, bench).
 void add_distributed_options(CLI::App& command, CommonOptions& options);
+// --inputs of a command without --targets (encode, path): its help offers no 'rest' (the views that are not
+// targets), and a 'rest' is refused as it is read, in words that do not ask for a --targets the command lacks.
+void inputs_without_targets(CLI::App& command);
 // --max-seconds (encode, render): refuse work estimated to take longer.
 void add_time_limit_option(CLI::App& command, CommonOptions& options);
 // --warnings off|on|error: the guard rails of encode and render (pipeline/guard_rails.h).

@@ -21,6 +21,17 @@ std::string one_line(std::string text) {
   return lact::terminal_text(text);
 }
 
+// Where the flags of the command that failed to parse are listed: `lact --help` lists only the commands, so a
+// wrong flag of `lact render` points to `lact render --help` (and of `lact model fetch` to its own).
+std::string help_command(const CLI::App& app) {
+  std::string command = "lact";
+  for (const CLI::App* at = &app; !at->get_subcommands().empty();) {
+    at = at->get_subcommands().front();
+    command += " " + at->get_name();
+  }
+  return command + " --help";
+}
+
 // What a command printed must have reached stdout: a full disk or a closed pipe is an error, not exit 0.
 bool stdout_written() {
   errno = 0;
@@ -66,7 +77,8 @@ int main(int argc, char** argv) {
     return stdout_written() ? status : 1;
   } catch (const CLI::ParseError& e) {  // a user error like any other: one line, exit 1
     const std::string guess = lact::app::parse_error_suggestion(app, argc, argv);
-    std::fprintf(stderr, "lact: %s (see lact --help)\n", one_line(guess.empty() ? e.what() : guess).c_str());
+    std::fprintf(stderr, "lact: %s (see %s)\n", one_line(guess.empty() ? e.what() : guess).c_str(),
+                 help_command(app).c_str());
     return 1;
   } catch (const lact::RankFailure& e) {  // every rank has it; rank 0 prints it
     if (e.print()) std::fprintf(stderr, "lact: %s\n", one_line(e.what()).c_str());

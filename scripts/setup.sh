@@ -49,11 +49,11 @@ cmake --build build -j "$(nproc)"
 # The main job: the shipped model on the shipped example scene (a real scanned object, 64 views at 64x64):
 # 8 input views spread over the sphere (azimuths 0/90/180/270 at 20 deg elevation, 45/135/225/315 at 40 deg),
 # every other view rendered and scored against its photo (out/example/report.json), then the official demo
-# turntable as frames and an MP4.
+# turntable as frames and an MP4 (--force: a second run, or the README's block before it, wrote these files).
 model=models/lact_tiny_obj64.safetensors
 inputs=16,20,24,28,34,38,42,46
 build/app/lact render --model "$model" --data examples/gso_toy_64 --inputs $inputs --targets rest --save-images \
   --out out/example
-build/app/lact path turntable --frames 120 --size 64x64 -o out/turntable.json
+build/app/lact path turntable --frames 120 --size 64x64 -o out/turntable.json --force
 build/app/lact render --model "$model" --data examples/gso_toy_64 --inputs $inputs --path out/turntable.json \
-  --video out/turntable/turntable.mp4 --out out/turntable --quiet
+  --video out/turntable/turntable.mp4 --force --out out/turntable --quiet

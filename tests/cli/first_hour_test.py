@@ -8,7 +8,9 @@
   stderr when the scene opens, in lact serve's /api/scene and on its page: the shipped object model on the
   desk's scene-like cameras;
 - a taken port suggests --port 0;
-- a run estimated over an hour without --max-seconds is refused where no terminal can be asked.
+- a run estimated over an hour without --max-seconds is refused where no terminal can be asked, and --max-seconds'
+  help says so;
+- commands without --targets (encode, path) offer no `--inputs rest` and refuse it without asking for --targets.
 
 Usage: PYTHONPATH=tests/common:. python3 tests/cli/first_hour_test.py --lact build/app/lact --fixture ../shared/fixtures/lact_tiny
        --data ../shared/data
@@ -150,6 +152,33 @@ class FirstHour(unittest.TestCase):
         self.assertRegex(last, r"^lact: --max-seconds: encoding 5 views at 4096x4096 is estimated at [\d.]+ h, over an "
                                r"hour: not started \(--max-seconds N allows up to N seconds\)$")
         self.assertFalse(os.path.exists(state))
+
+    def test_max_seconds_help_names_the_hour(self):
+        """The help said "default 0: no limit", though work estimated over an hour is refused without a terminal."""
+        for command in ("render", "encode"):
+            help_text = " ".join(ran_ok(run(command, "--help")).split())
+            self.assertRegex(help_text, r"--max-seconds .*default 0: none, but work estimated over an hour asks first")
+
+    def test_inputs_rest_without_targets(self):
+        """encode and path take no --targets: `--inputs rest` (the views that are not targets) was offered by their
+        help and refused with "give --targets too", a flag they do not have. render still offers and takes it."""
+        def inputs_help(command, *argv):
+            lines = ran_ok(run(command, *argv, "--help")).splitlines()
+            return next(l for l in lines if l.strip().startswith("--inputs"))
+        self.assertIn("rest", inputs_help("render"))
+        for argv in (["encode", "--model", SHIPPED, "--data", EXAMPLE, "-o", os.path.join(self.tmp.name, "s")],
+                     ["path", "orbit", "--data", EXAMPLE, "-o", os.path.join(self.tmp.name, "p.json")]):
+            self.assertNotIn("rest", inputs_help(argv[0]))
+            rc, so, se = run(*argv, "--inputs", "rest")
+            self.assertEqual(rc, 1, se)
+            self.assertEqual(se.strip().splitlines(), [
+                "lact: --inputs: 'rest' is every view that is not a target, and lact " + argv[0] +
+                " takes no --targets: name the input views (e.g. uniform:8) (see lact " + argv[0] + " --help)"])
+            self.assertEqual(os.listdir(self.tmp.name), [])
+        rc, so, se = run("render", "--model", SHIPPED, "--data", EXAMPLE, "--inputs", "rest", "--targets", "1-63",
+                         "--out", os.path.join(self.tmp.name, "r"), "--quiet", "--no-lpips")
+        self.assertEqual(rc, 0, se)
+        self.assertIn("inputs 0 (--inputs rest)", so)
 
     def test_a_taken_port_suggests_port_0(self):
         taken = socket.socket()

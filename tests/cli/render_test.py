@@ -402,7 +402,7 @@ class CliTest(FixtureCase):
                  (["render", "--inputs=0", "--targts", "3"], "did you mean --targets?"),
                  (["info", "--dat", "x"], "info: there is no flag --dat; did you mean --data?"),
                  (["xyzzy"], "'xyzzy' is not a lact command (see lact --help)"),
-                 (["render", "--frobnicate"], "render: there is no flag --frobnicate (see lact --help)"),
+                 (["render", "--frobnicate"], "render: there is no flag --frobnicate (see lact render --help)"),
                  # What other tools call a flag: lact's name for it, in the command's own form (render --out,
                  # encode --output); before, no guess or a wrong one ("--gpu": "did you mean --fps?").
                  (["render", "--gpu"], "render: there is no flag --gpu; did you mean --device cuda?"),
@@ -411,8 +411,8 @@ class CliTest(FixtureCase):
                  (["encode", "--out", "o"], "encode: there is no flag --out; did you mean --output?"),
                  (["render", "-o", "o"], "render: there is no flag -o; did you mean --out?"),
                  (["render", "--checkpoint=m"], "render: there is no flag --checkpoint; did you mean --model?"),
-                 (["path", "turntable", "--elevation", "-10", "-x"], "path: there is no flag -x (see lact --help)"),
-                 (["bench", "--out", "o"], "bench: there is no flag --out (see lact --help)")]
+                 (["path", "turntable", "--elevation", "-10", "-x"], "path: there is no flag -x (see lact path --help)"),
+                 (["bench", "--out", "o"], "bench: there is no flag --out (see lact bench --help)")]
         for argv, expected in cases:
             rc, so, se = run(*argv)
             lines = se.strip().splitlines()
