@@ -83,9 +83,8 @@ void print_trained_on(const ModelWeights& w) {
 
 // A model is read and checked exactly as render reads it (the same loader: config, tensor names and shapes,
 // NaN and infinite weights), so info describes only models that render accepts.
-void info_model(const std::string& path) {
-  const auto backend = make_backend("cpu", 1);
-  const std::unique_ptr<Model> model = load_model_for(path, *backend);
+std::unique_ptr<Model> info_model(const std::string& path, Backend& backend) {
+  std::unique_ptr<Model> model = load_model_for(path, backend);
   const SafetensorsFile file(path);
   std::printf("%s: model\n", terminal_text(path).c_str());
   print_config(model->config());
@@ -93,16 +92,17 @@ void info_model(const std::string& path) {
   std::printf("parameters: %lld (%.1f M) in %zu tensors\n", count, count / 1e6, tensors);
   const ModelWeights& w = model->weights();
   if (w.trained_height > 0 || w.trained_input_views > 0 || !w.trained_kind.empty()) print_trained_on(w);
+  return model;
 }
 
-void info_file(const std::string& path) {
+// The model `path` holds, for --data's working size and inputs; none for a scene state.
+std::unique_ptr<Model> info_file(const std::string& path, Backend& backend) {
   refuse_pytorch_checkpoint(path);
   const SafetensorsFile file(path);
   const std::string format = metadata_or(file.metadata(), "format", "");
-  if (format.rfind("lact scene state", 0) == 0)
-    info_state(path, file);
-  else
-    info_model(path);
+  if (format.rfind("lact scene state", 0) != 0) return info_model(path, backend);
+  info_state(path, file);
+  return nullptr;
 }
 
 void print_range(const char* name, const Range& r) { std::printf("%s %.4g..%.4g", name, r.min, r.max); }
@@ -121,7 +121,26 @@ void print_stated_mistakes(const Scene& scene) {
     if (!warning.empty()) std::printf("  warning: %s\n", terminal_text(warning).c_str());
 }
 
-void info_data(const DataOptions& o, const std::string& targets_spec) {
+// The working size and how the first input view becomes it; `hint`: the size is the views' own only for want of a
+// model, so say where render's comes from.
+void print_working_size(const SceneSelection& selection, bool hint) {
+  const SceneView& first = selection.scene.views[selection.inputs.empty() ? 0 : selection.inputs[0]];
+  const CoverCrop crop = cover_crop(first.camera, selection.height, selection.width);
+  std::printf(
+      "working size %dx%d (HxW, %s): view %dx%d resized to %dx%d (Catmull-Rom, scale %.4g), crop left %d top %d\n",
+      selection.height, selection.width, selection.size_rule.c_str(), first.camera.height, first.camera.width,
+      crop.resized_height, crop.resized_width, static_cast<double>(crop.resized_width) / first.camera.width, crop.left,
+      crop.top);
+  if (hint)
+    std::printf(
+        "  (lact render's size without --size: a state's own, or a model's training pixel count at this aspect: "
+        "give --model to see it)\n");
+}
+
+// With `model`, the working size and inputs are the ones lact render would choose with it (its training pixel count
+// and input count, its patch); without, the views' own size, which no model may take.
+void info_data(DataOptions o, const std::string& targets_spec, const Model* model) {
+  if (model) apply_model_defaults(o, *model, true);
   const SceneList list = read_scene_list(o.data, read_options(o));
   // Names, paths and notes come from the data: printed escaped (system/terminal_text.h).
   std::printf("%s: %zu scene(s)\n", terminal_text(o.data).c_str(), list.scenes.size());
@@ -161,7 +180,7 @@ void info_data(const DataOptions& o, const std::string& targets_spec) {
   // The preprocessing this run's flags choose, for the chosen (or first) scene.
   const SceneSelection selection = plan_scene(
       select_scene(list.scenes, o.scene.empty() && list.scenes.size() > 1 ? list.scenes[0].name : o.scene, o.data), o,
-      1, targets_spec);  // any size: info only describes
+      model ? model->config().patch_size : 1, targets_spec);  // without a model, any size: info only describes
   const Scene& scene = selection.scene;
   std::vector<int> targets;
   if (!targets_spec.empty()) targets = select_views(targets_spec, scene, true, selection.inputs, o.seed, "--targets");
@@ -172,15 +191,7 @@ void info_data(const DataOptions& o, const std::string& targets_spec) {
   };
   if (!selection.inputs.empty()) print_list("inputs", selection.inputs);
   if (!targets.empty()) print_list("targets", targets);
-  if (selection.height) {
-    const SceneView& first = scene.views[selection.inputs.empty() ? 0 : selection.inputs[0]];
-    const CoverCrop crop = cover_crop(first.camera, selection.height, selection.width);
-    std::printf(
-        "working size %dx%d (HxW): view %dx%d resized to %dx%d (Catmull-Rom, scale %.4g), crop left %d top "
-        "%d\n",
-        selection.height, selection.width, first.camera.height, first.camera.width, crop.resized_height,
-        crop.resized_width, static_cast<double>(crop.resized_width) / first.camera.width, crop.left, crop.top);
-  }
+  if (selection.height) print_working_size(selection, model == nullptr && o.size.first == 0);
   std::printf("background for RGBA: %.3g,%.3g,%.3g\n", selection.background[0], selection.background[1],
               selection.background[2]);
   if (selection.normalization == PoseNormalization::None) {
@@ -250,8 +261,10 @@ void add_info_command(CLI::App& app) {
       refuse_unused_flags(*command, flags, "describes a dataset's views: it needs --data");
     }
     if (o->devices) info_devices();
-    if (!o->file.empty()) info_file(o->file);
-    if (!o->data.data.empty()) info_data(o->data, o->targets);
+    const auto backend = make_backend("cpu", 1);
+    std::unique_ptr<Model> model;
+    if (!o->file.empty()) model = info_file(o->file, *backend);
+    if (!o->data.data.empty()) info_data(o->data, o->targets, model.get());
     if (o->file.empty() && o->data.data.empty() && !o->devices)
       throw Error("info", "give a model or state file, --data PATH or --devices");
   });

@@ -17,6 +17,7 @@ Usage: PYTHONPATH=tests/common:. python3 tests/cli/first_hour_test.py --lact bui
 """
 import json
 import os
+import re
 import select
 import socket
 import subprocess
@@ -179,6 +180,24 @@ class FirstHour(unittest.TestCase):
                          "--out", os.path.join(self.tmp.name, "r"), "--quiet", "--no-lpips")
         self.assertEqual(rc, 0, se)
         self.assertIn("inputs 0 (--inputs rest)", so)
+
+    def test_info_with_a_model_says_the_size_and_inputs_render_uses(self):
+        """`lact info --model M --data D` said the views' own size (270x480 for the desk, which no patch-8 model
+        takes) and no inputs, where render picks the model's pixel count at the views' aspect and its input count.
+        Checked against what render then does: its report's size and the inputs it prints."""
+        so = ran_ok(run("info", "--model", SHIPPED, "--data", self.desk))
+        size = re.search(r"(?m)^working size (\d+)x(\d+) \(HxW, the model's 64x64 pixel count", so)
+        inputs = re.search(r"(?m)^inputs \(\d+\): ([\d ]+)$", so)
+        self.assertTrue(size and inputs, so)
+        out = os.path.join(self.tmp.name, "r")
+        rendered = ran_ok(run("render", "--model", SHIPPED, "--data", self.desk, "--targets", "1", "--out", out,
+                              "--quiet", "--no-lpips"))
+        with open(os.path.join(out, "report.json")) as f:
+            self.assertEqual(json.load(f)["scenes"][0]["size"], [int(size.group(1)), int(size.group(2))])
+        self.assertIn("inputs " + inputs.group(1).replace(" ", ","), rendered)
+        bare = ran_ok(run("info", "--data", self.desk, "--inputs", "0"))
+        self.assertIn("working size 270x480 (HxW, the views' own size)", bare)
+        self.assertIn("give --model to see it", bare)
 
     def test_a_taken_port_suggests_port_0(self):
         taken = socket.socket()
