@@ -1,6 +1,7 @@
 #include "datasets/pose_normalization.h"
 
 #include <cmath>
+#include <string>
 
 #include "core/vec3.h"
 #include "datasets/json_util.h"
@@ -9,7 +10,13 @@
 namespace lact {
 
 namespace {
-constexpr const char* kDegenerateAxes = "pose normalisation: the cameras' mean axes are degenerate";
+// The mean pose needs cameras that face one way on average. Cameras all around an object, looking in, cancel out:
+// their mean forward axis is nothing, or (above the object) straight down, along their mean up axis.
+std::string degenerate_mean(const std::string& what) {
+  return "pose normalisation (--normalize-poses): the cameras' " + what +
+         " (cameras all around, looking in, as around an object): it is meant for captures that face one way; "
+         "leave it off (none) for such a scene";
+}
 }  // namespace
 
 PoseNormalization parse_pose_normalization(const std::string& text, const std::string& flag) {
@@ -40,9 +47,9 @@ PoseTransform mean_pose_transform(const std::vector<Camera>& reference) {
       forward[r] += c.c2w[r * 4 + 2] / reference.size();
       down[r] += c.c2w[r * 4 + 1] / reference.size();
     }
-  const Vec3 z = normalized(forward, kDegenerateAxes);
-  const Vec3 x = normalized(cross(down, z), kDegenerateAxes);
-  const Vec3 y = normalized(cross(z, x), kDegenerateAxes);
+  const Vec3 z = normalized(forward, degenerate_mean("forward axes cancel out"));
+  const Vec3 x = normalized(cross(down, z), degenerate_mean("mean forward axis is along their mean up axis"));
+  const Vec3 y = normalized(cross(z, x), degenerate_mean("mean forward axis is along their mean up axis"));
   const std::array<double, 16> mean{x[0], y[0], z[0], centre[0], x[1], y[1], z[1], centre[1],
                                     x[2], y[2], z[2], centre[2], 0,    0,    0,    1};
   PoseTransform t;

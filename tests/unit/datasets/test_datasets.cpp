@@ -304,6 +304,34 @@ TEST(PoseNormalization, MeanPoseAtOriginScaledAndInvariantToTheWorldFrame) {
   }
 }
 
+// Cameras all around an object, looking in, have no mean pose: in a level ring their forward axes cancel out; in a
+// ring above the object their mean forward axis is straight down, along their mean up axis. Each is one line that
+// names the flag and says what to do (it said "the cameras' mean axes are degenerate").
+TEST(PoseNormalization, CamerasAroundAnObjectAreRefusedSayingWhy) {
+  auto ring = [](double height) {
+    std::vector<Camera> cams(4);
+    for (int i = 0; i < 4; ++i)
+      cams[i].c2w = look_at_origin(3 * std::cos(i * M_PI / 2), 3 * std::sin(i * M_PI / 2), height);
+    return cams;
+  };
+  auto refusal = [](const std::vector<Camera>& cams) {
+    try {
+      mean_pose_transform(cams);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  const std::string level = refusal(ring(0.0)), above = refusal(ring(1.5));
+  EXPECT_NE(level.find("--normalize-poses"), std::string::npos) << level;
+  EXPECT_NE(level.find("forward axes cancel out"), std::string::npos) << level;
+  EXPECT_NE(above.find("mean forward axis is along their mean up axis"), std::string::npos) << above;
+  EXPECT_NE(above.find("leave it off (none)"), std::string::npos) << above;
+  std::vector<Camera> facing = ring(1.5);  // two cameras of the ring face one way: a mean pose
+  facing.resize(2);
+  EXPECT_EQ(refusal(facing), "accepted");
+}
+
 TEST(Preprocess, CoverCropIntrinsicsByHand) {
   Camera cam;
   cam.width = 512, cam.height = 512, cam.fx = 549, cam.fy = 549, cam.cx = 256, cam.cy = 256;
