@@ -12,6 +12,7 @@
 #include "core/camera_geometry.h"
 #include "core/error_scale_bar.h"
 #include "core/metrics.h"
+#include "core/model_options.h"
 #include "datasets/camera_path_io.h"
 #include "datasets/image_io.h"
 #include "datasets/view_selection.h"
@@ -71,6 +72,54 @@ void write_view_images(const Image& image, const Image& truth, const std::string
   if (out.options.save_npy) write_npy(out.folder.file(stem + ".npy", out.inputs), image);
 }
 
+// A target's scores against its truth (and the nearest input's): the render clamped to [0, 1] as measured.
+ViewReport measure_view(int index, const Image& image, const PosedImage& target, NearestInputs& nearest,
+                        const Lpips* lpips) {
+  ViewReport v;
+  v.index = index;
+  const Image& truth = target.image;
+  v.mse = mean_squared_error(image, truth);
+  v.psnr = psnr_from_mse(v.mse);
+  v.ssim = ssim(image, truth);
+  v.psnr_white = psnr(Image{truth.width, truth.height, std::vector<float>(truth.rgb.size(), 1.0f)}, truth);
+  Lpips::Features truth_features;  // the target's, computed once for the render and the nearest input
+  if (lpips) {
+    truth_features = lpips->features(truth);
+    v.lpips = lpips->distance(lpips->features(image), truth_features);
+  }
+  nearest.measure(target.camera, truth, v, lpips, &truth_features);
+  return v;
+}
+
+// The batches Model::render makes of `targets` (consecutive views of one size, up to a token tile; change both
+// together): rendered one call each, each view's pixels are those of one call over all the targets, so a
+// resumed scene's views equal an uninterrupted run's whatever the backend's GEMMs do with another batch.
+std::vector<std::pair<size_t, size_t>> target_batches(const Model& model, const std::vector<PosedImage>& targets) {
+  const int patch = model.config().patch_size;
+  std::vector<std::pair<size_t, size_t>> batches;
+  for (size_t begin = 0; begin < targets.size();) {
+    const Camera& c = targets[begin].camera;
+    const int64_t per_view = static_cast<int64_t>(c.height / patch) * (c.width / patch);
+    const size_t most = static_cast<size_t>(update_tile_views(model.options(), per_view));
+    size_t end = begin + 1;
+    while (end < targets.size() && end - begin < most && targets[end].camera.height == c.height &&
+           targets[end].camera.width == c.width)
+      ++end;
+    batches.emplace_back(begin, end);
+    begin = end;
+  }
+  return batches;
+}
+
+std::vector<ViewReport> in_target_order(const std::map<int, ViewReport>& measured, const std::vector<int>& targets) {
+  std::vector<ViewReport> views;
+  for (int index : targets) {
+    const auto found = measured.find(index);
+    if (found != measured.end()) views.push_back(found->second);
+  }
+  return views;
+}
+
 }  // namespace
 
 std::vector<int> nearest_inputs_to_read(const SceneSelection& selection, const std::vector<int>& targets, size_t first,
@@ -88,37 +137,46 @@ std::vector<int> nearest_inputs_to_read(const SceneSelection& selection, const s
 
 std::vector<ViewReport> render_and_measure(const Model& model, const SceneSelection& selection, const SceneState& state,
                                            const std::vector<int>& indices, const std::vector<PosedImage>& loaded,
-                                           size_t first, const std::string& folder, RunOutput& out, double& render_s,
-                                           const Lpips* lpips, const std::function<void()>& before_writing) {
+                                           size_t first, const std::string& folder, RunOutput& out, RenderTime& time,
+                                           const Lpips* lpips, const ViewsKept& kept) {
   NearestInputs nearest(selection, loaded, first);
-  const std::vector<PosedImage> targets = read_checked_views(selection, indices);
-  std::vector<Camera> cameras;
-  for (const PosedImage& t : targets) cameras.push_back(t.camera);
-  const auto start = std::chrono::steady_clock::now();
-  const std::vector<Image> images = model.render(state, cameras);
-  render_s += seconds_since(start);
-  for (size_t i = 0; i < images.size(); ++i)  // all before any is written
-    check_rendered_image(images[i], selection.scene.source + " view " + std::to_string(indices[i]));
-  if (before_writing) before_writing();
-  std::vector<ViewReport> views;
-  for (size_t i = 0; i < images.size(); ++i) {
-    ViewReport v;
-    v.index = indices[i];
-    const Image& truth = targets[i].image;
-    v.mse = mean_squared_error(images[i], truth);
-    v.psnr = psnr_from_mse(v.mse);
-    v.ssim = ssim(images[i], truth);
-    v.psnr_white = psnr(Image{truth.width, truth.height, std::vector<float>(truth.rgb.size(), 1.0f)}, truth);
-    Lpips::Features truth_features;  // the target's, computed once for the render and the nearest input
-    if (lpips) {
-      truth_features = lpips->features(truth);
-      v.lpips = lpips->distance(lpips->features(images[i]), truth_features);
-    }
-    nearest.measure(targets[i].camera, truth, v, lpips, &truth_features);
-    views.push_back(v);
-    write_view_images(images[i], truth, folder + "/" + std::to_string(v.index), out);
+  std::map<int, ViewReport> measured;  // by view index: the kept ones, then each one written
+  for (const ViewReport& v : kept.done) measured[v.index] = v;
+  const std::vector<PosedImage> cameras = selected_views(selection, indices, false);
+  std::vector<std::pair<size_t, size_t>> batches;  // those to render: any view in them not kept
+  std::vector<int> reads;
+  for (const auto& [begin, end] : target_batches(model, cameras)) {
+    bool all_kept = true;
+    for (size_t i = begin; i < end; ++i) all_kept = all_kept && measured.count(indices[i]);
+    if (all_kept) continue;
+    batches.emplace_back(begin, end);
+    reads.insert(reads.end(), indices.begin() + begin, indices.begin() + end);
   }
-  return views;
+  const std::vector<PosedImage> targets = read_checked_views(selection, reads);  // all before any render
+  size_t read = 0;
+  bool writing = false;
+  for (const auto& [begin, end] : batches) {
+    std::vector<Camera> batch;
+    for (size_t i = begin; i < end; ++i) batch.push_back(cameras[i].camera);
+    const auto start = std::chrono::steady_clock::now();
+    const std::vector<Image> images = model.render(state, batch);
+    time.seconds += seconds_since(start);
+    time.views += images.size();
+    for (size_t i = 0; i < images.size(); ++i)  // the whole batch before any of it is written
+      check_rendered_image(images[i], selection.scene.source + " view " + std::to_string(indices[begin + i]));
+    if (!writing && kept.before_writing) kept.before_writing();
+    writing = true;
+    for (size_t i = 0; i < images.size(); ++i, ++read) {
+      if (measured.count(indices[begin + i])) continue;  // kept: its files are in place
+      const ViewReport v = measure_view(indices[begin + i], images[i], targets[read], nearest, lpips);
+      write_view_images(images[i], targets[read].image, folder + "/" + std::to_string(v.index), out);
+      measured[v.index] = v;
+    }
+    // Not after the last batch: the caller records the finished scene next, so a scene of one batch (every small
+    // one) costs no more writes than it did.
+    if (kept.after_batch && begin != batches.back().first) kept.after_batch(in_target_order(measured, indices));
+  }
+  return in_target_order(measured, indices);
 }
 
 std::vector<Camera> read_path_frames(const std::string& path, int patch) {

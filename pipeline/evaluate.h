@@ -33,17 +33,36 @@ struct RunOutput {
 // Adds the files of `selection` (its camera file and every view's image) to `inputs`.
 void add_scene_inputs(const SceneSelection& selection, InputFiles& inputs);
 
+// How render_and_measure keeps a scene's progress per view (pipeline/resume.h): the views an interrupted run
+// finished, and what the caller does as views are written.
+struct ViewsKept {
+  // --resume: views of the targets an interrupted run measured, their images in place. A batch made of them
+  // alone is not rendered again; one with any other view is rendered whole (the batches an uninterrupted run
+  // renders, so the same pixels) and its kept views keep their files and reports.
+  std::vector<ViewReport> done;
+  // Once the first batch is rendered and checked, before its first image is written.
+  std::function<void()> before_writing;
+  // After each batch's images are written but the last: every view measured so far (kept ones included), in
+  // target order.
+  std::function<void(const std::vector<ViewReport>& so_far)> after_batch;
+};
+
+// The time rendering took (the batches rendered, not the views kept) and the views it rendered.
+struct RenderTime {
+  double seconds = 0;
+  size_t views = 0;
+};
+
 // Renders `targets` of the selection from `state`, measures them against their ground truth and writes their
-// images under `folder` (inside --out); adds the seconds the rendering itself took to `render_s`. The
-// nearest-input baseline reuses `loaded` (the input views this process read: selection.inputs from position
-// `first` on) and reads the others. Images are read unchecked: the caller (Run) checked their memory, with
-// nearest_inputs_to_read's. With `lpips` (--lpips), each view's LPIPS and its nearest input's are measured too.
-// `before_writing` runs once the targets are rendered and checked, before the first image is written.
+// images under `folder` (inside --out), batch by batch (the batches Model::render makes); adds the rendering's
+// own time to `time`. The nearest-input baseline reuses `loaded` (the input views this process read:
+// selection.inputs from position `first` on) and reads the others. Images are read unchecked: the caller (Run)
+// checked their memory, with nearest_inputs_to_read's. With `lpips` (--lpips), each view's LPIPS and its nearest
+// input's are measured too. Returns every target's report, in target order.
 std::vector<ViewReport> render_and_measure(const Model& model, const SceneSelection& selection, const SceneState& state,
                                            const std::vector<int>& targets, const std::vector<PosedImage>& loaded,
-                                           size_t first, const std::string& folder, RunOutput& out, double& render_s,
-                                           const Lpips* lpips = nullptr,
-                                           const std::function<void()>& before_writing = {});
+                                           size_t first, const std::string& folder, RunOutput& out, RenderTime& time,
+                                           const Lpips* lpips = nullptr, const ViewsKept& kept = {});
 // The input views render_and_measure reads for the baseline of `targets`: the nearest input of each that is not
 // among the `loaded` views from position `first`.
 std::vector<int> nearest_inputs_to_read(const SceneSelection& selection, const std::vector<int>& targets, size_t first,

@@ -119,7 +119,9 @@ nlohmann::json Report::resume_json() const {
   nlohmann::json done = nlohmann::json::array(), waiting = nlohmann::json::array();
   for (const SceneReport& s : scenes) done.push_back(scene_report_to_json(s));
   for (const auto& [name, folder] : pending) waiting.push_back({{"name", utf8_escaped(name)}, {"folder", folder}});
-  return {{"digest", resume_digest}, {"header", header}, {"done", done}, {"pending", waiting}};
+  nlohmann::json resume = {{"digest", resume_digest}, {"header", header}, {"done", done}, {"pending", waiting}};
+  if (partial) resume["partial"] = scene_report_to_json(*partial);
+  return resume;
 }
 
 namespace {

@@ -51,6 +51,9 @@ struct Report {
   bool complete = true;
   std::string resume_digest;
   std::vector<std::pair<std::string, std::string>> pending;  // scene, folder
+  // The scene under way (the first pending one) with the views written so far: kept per view, so that Ctrl-C
+  // in a long scene loses none of its finished views.
+  std::optional<SceneReport> partial;
   nlohmann::json to_json() const;
   nlohmann::json resume_json() const;  // the "resume" object of an incomplete report
   // report.json + report.csv, each written atomically; the paths come from the caller (inside --out). An

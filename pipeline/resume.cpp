@@ -13,6 +13,7 @@
 #include "pipeline/output_ownership.h"
 #include "system/error.h"
 #include "system/file_io.h"
+#include "system/terminal_text.h"
 
 namespace lact {
 
@@ -43,6 +44,7 @@ void read_resume_block(const nlohmann::json& resume, PreviousRun& previous) {
   previous.header = resume.at("header");
   for (const nlohmann::json& scene : resume.at("done")) previous.done.push_back(scene_report_from_json(scene));
   for (const nlohmann::json& scene : resume.at("pending")) previous.folders.push_back(scene.at("folder"));
+  if (resume.contains("partial")) previous.partial = scene_report_from_json(resume.at("partial"));
 }
 
 // "frame_0012.json" -> "frame_0012": the name render_frames gives a path frame's camera (4 or more digits).
@@ -64,6 +66,51 @@ void remove_regular_file(const fs::path& path) {
     throw Error(path.string(), "cannot remove the previous run's frame (" + std::string(std::strerror(errno)) + ")");
 }
 
+// The report at `path` when lact wrote it (its `format`), else null: none there, a link, or another program's.
+nlohmann::json lact_report_at(const std::string& path) {
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) return nullptr;
+  nlohmann::json j = nlohmann::json::parse(read_whole_file(path, kLargestReport), nullptr, false);
+  if (!j.is_object() || !j.contains("format") || !j["format"].is_string() ||
+      j["format"].get<std::string>().rfind("lact report", 0) != 0)
+    return nullptr;
+  return j;
+}
+
+// True for "report-rank-R-of-N.json", the name progress_record_name gives a rank's record.
+bool is_rank_record_name(const std::string& name) {
+  const std::string prefix = "report-rank-", suffix = ".json";
+  if (name.size() <= prefix.size() + suffix.size() || name.rfind(prefix, 0) != 0 ||
+      name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+    return false;
+  const std::string middle = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+  const size_t of = middle.find("-of-");
+  const auto digits = [](const std::string& text) {
+    return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  return of != std::string::npos && digits(middle.substr(0, of)) && digits(middle.substr(of + 4));
+}
+
+// The ranks' progress records beside report.json (an evaluation across ranks interrupted): their paths and
+// every folder they name, so that a new run removes them with their images.
+void read_rank_records(const RunOutput& out, PreviousRun& previous) {
+  std::error_code ec;
+  for (fs::directory_iterator it(out.folder.root(), ec), end; !ec && it != end; it.increment(ec)) {
+    if (!is_rank_record_name(it->path().filename().string())) continue;
+    const nlohmann::json j = lact_report_at(it->path().string());
+    if (j.is_null()) continue;
+    PreviousRun record;
+    try {
+      for (const nlohmann::json& scene : j.at("scenes")) record.folders.push_back(scene.at("folder"));
+      if (!j.value("complete", true)) read_resume_block(j.at("resume"), record);
+    } catch (const nlohmann::json::exception& e) {
+      throw Error(it->path().string(), std::string("is a lact report that cannot be read back (") + e.what() + ")");
+    }
+    previous.folders.insert(previous.folders.end(), record.folders.begin(), record.folders.end());
+    previous.records.push_back(it->path().string());
+  }
+}
+
 }  // namespace
 
 void remove_previous_frames(const RunOutput& out) {
@@ -81,15 +128,17 @@ void remove_previous_frames(const RunOutput& out) {
   for (const fs::path& file : files) remove_regular_file(file);
 }
 
-PreviousRun read_previous_run(const RunOutput& out) {
+std::string progress_record_name(bool distributed, int rank, int ranks) {
+  if (!distributed) return "report.json";
+  return "report-rank-" + std::to_string(rank) + "-of-" + std::to_string(ranks) + ".json";
+}
+
+PreviousRun read_previous_run(const RunOutput& out, const std::string& name) {
   PreviousRun previous;
-  const std::string path = (fs::path(out.folder.root()) / "report.json").string();
-  struct stat info {};
-  if (::lstat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) return previous;
-  const nlohmann::json j = nlohmann::json::parse(read_whole_file(path, kLargestReport), nullptr, false);
-  if (!j.is_object() || !j.contains("format") || !j["format"].is_string() ||
-      j["format"].get<std::string>().rfind("lact report", 0) != 0)
-    return previous;  // not lact's (claim() refused it unless --force): nothing of it is touched
+  const std::string path = (fs::path(out.folder.root()) / name).string();
+  if (name == "report.json") read_rank_records(out, previous);
+  const nlohmann::json j = lact_report_at(path);
+  if (j.is_null()) return previous;  // none, or not lact's (claim() refused it unless --force): not touched
   previous.found = true;
   try {
     for (const nlohmann::json& scene : j.at("scenes")) previous.folders.push_back(scene.at("folder"));
@@ -123,7 +172,7 @@ void remove_previous_images(const PreviousRun& previous, const RunOutput& out) {
 }
 
 std::string resume_digest(const RunDigest& command_line, const std::string& model, const std::string& lpips,
-                          const std::vector<const Scene*>& scenes) {
+                          const std::vector<const Scene*>& scenes, int ranks) {
   static const std::set<std::string> kNotResults = {"--resume", "--force", "--max-seconds", "--out"};
   RunDigest digest;
   for (const RunDigest::Field& field : command_line.fields()) {
@@ -138,6 +187,7 @@ std::string resume_digest(const RunDigest& command_line, const std::string& mode
     digest.add_file("the LPIPS weights (their content)", lpips);
     digest.show_last_as(lpips);
   }
+  if (ranks > 0) digest.add("the ranks", std::to_string(ranks));
   for (const Scene* scene : scenes) {
     digest.add("the scenes", scene->name);
     // Named without the path: the same index given as another spelling (relative, from another folder) or
@@ -149,9 +199,14 @@ std::string resume_digest(const RunDigest& command_line, const std::string& mode
 }
 
 void check_resumable(const PreviousRun& previous, const std::string& digest, const std::string& report_path) {
+  const fs::path path(report_path);
+  if (!previous.found && !previous.records.empty())
+    throw Error("--resume", path.parent_path().string() + " holds an interrupted run across ranks (" +
+                                fs::path(previous.records[0]).filename().string() +
+                                "): resume it with the same launch (mpirun, its number of ranks)");
   if (!previous.found)
     throw Error("--resume",
-                "no report.json of an interrupted lact run in " + fs::path(report_path).parent_path().string());
+                "no " + path.filename().string() + " of an interrupted lact run in " + path.parent_path().string());
   if (previous.complete)
     throw Error("--resume",
                 report_path + " is complete: nothing is left to resume (run without --resume to start again)");
@@ -162,12 +217,27 @@ void check_resumable(const PreviousRun& previous, const std::string& digest, con
                                 ": resume with the same model, flags and inputs (or run without --resume)");
 }
 
-std::string interrupted_note(size_t done, size_t total, const std::string& report_path) {
-  const std::string counted = "lact: interrupted after " + std::to_string(done) + " of " + std::to_string(total) +
-                              (total == 1 ? " scene" : " scenes");
-  if (done == 0) return counted + ": none was finished, nothing kept\n";
+std::string interrupted_note(size_t done, size_t total, const std::string& report_path, const SceneReport* partial) {
+  std::string counted = "lact: interrupted after " + std::to_string(done) + " of " + std::to_string(total) +
+                        (total == 1 ? " scene" : " scenes");
+  const bool views = partial && !partial->views.empty();
+  if (views)
+    counted += " and " + std::to_string(partial->views.size()) + " of " + std::to_string(partial->targets.size()) +
+               " views of scene '" + terminal_text(partial->name) + "'";
+  if (done == 0 && !views) return counted + ": none was finished, nothing kept\n";
   return counted + ": " + report_path +
          " keeps them, marked incomplete (the same command with --resume finishes the rest)\n";
+}
+
+std::vector<ViewReport> views_in_place(const SceneReport& partial, const RunOutput& out) {
+  std::vector<ViewReport> kept;
+  for (const ViewReport& v : partial.views) {
+    bool in_place = std::find(partial.targets.begin(), partial.targets.end(), v.index) != partial.targets.end();
+    for (const std::string& name : view_output_names(partial.folder, {v.index}, out.options))
+      in_place = in_place && is_lact_output((fs::path(out.folder.root()) / name).string());
+    if (in_place) kept.push_back(v);
+  }
+  return kept;
 }
 
 }  // namespace lact

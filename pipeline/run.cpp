@@ -52,7 +52,10 @@ void Run::open_model(const std::string& path) {
   out_.inputs.add(path);
   model_ = load_model_for(path, backend());
   model_path_ = path;
-  if (stage_bars_) model_->set_progress(stage_progress_bars(out_.options.quiet || !leads()));
+  if (stage_bars_) {
+    stage_bars_progress_ = stage_progress_bars(out_.options.quiet || !leads());
+    model_->set_progress(stage_bars_progress_);
+  }
 }
 
 const Model& Run::model() const {

@@ -198,26 +198,43 @@ class Run {
   };
   SceneWork plan_scene_work(const SceneSelection& selection, bool encodes, const SceneRequest& request,
                             const Distribution& across);
+  // A scene's views as this rank writes them alone: those an interrupted run finished (--resume: not rendered
+  // again), and after each batch the scene's report so far (its views written until then).
+  struct SceneProgress {
+    std::vector<ViewReport> done;
+    std::function<void(const SceneReport& so_far)> after_batch;
+  };
   SceneReport run_scene_work(SceneWork work, const SceneSelection& selection, const SceneState* state,
-                             const Distribution& across);
+                             const Distribution& across, const SceneProgress& progress = {});
   Report evaluate_scenes(const SceneRequest& request);
-  void evaluate_alone(const SceneRequest& request, const Scene& scene, size_t scenes, Report& report);
-  // An evaluation's progress kept in report.json after each scene (pipeline/resume.h), in one process.
+  void evaluate_alone(const SceneRequest& request, const Scene& scene, size_t scenes, Report& report,
+                      const SceneProgress& progress = {});
+  // An evaluation's progress kept in report.json (across ranks, each rank's record) after each scene and each
+  // batch of views (pipeline/resume.h).
   struct KeptProgress {
     bool active = false;
-    std::string digest, report_path;
+    std::string digest, record, report_path;  // the record's name in --out (progress_record_name), its path
     std::map<std::string, SceneReport> done;  // --resume: the interrupted run's finished scenes, by folder
+    std::optional<SceneReport> partial;       // --resume: the scene it was in, with the views it finished
+    size_t begin = 0, end = 0;                // this rank's share of the scenes
     // Takes `scene`'s report over from the interrupted run when it finished there.
     bool carry_over(const Scene& scene, OutputFolder& folder, Report& report);
   };
   KeptProgress start_kept_progress(const SceneRequest& request, const std::vector<const Scene*>& scenes,
                                    Report& report);
+  // The progress of scene `i` of `scenes`: its views kept by an interrupted run, each batch recorded.
+  SceneProgress scene_progress(KeptProgress& kept, const std::vector<const Scene*>& scenes, size_t i,
+                               const Report& report);
+  // The record rewritten incomplete: `report`'s scenes done, scenes from `next` on pending, and with `partial`
+  // scene `next` under way with its views so far.
   void keep_progress(const KeptProgress& kept, const std::vector<const Scene*>& scenes, size_t next,
-                     const Report& report);
+                     const Report& report, const SceneReport* partial = nullptr);
   // What a previous run left in --out: read before any work (refusing --resume where it cannot apply), and its
   // images and report removed just before this run writes its first image (at once across ranks, before any
   // work) unless resumed.
   void read_previous_run_of(const SceneRequest& request);
+  std::string rank_prefix() const;  // "rank 1 of 2: " across ranks, for the lines each rank says of its own work
+  std::string rank_note(std::string note) const;  // "lact: rank 1 of 2: ..." from "lact: ..." across ranks
   void clear_previous_run();
   Report evaluate_state(SceneRequest& request);
   Report evaluate_one_scene(const SceneRequest& request, const Scene& scene);
@@ -238,7 +255,9 @@ class Run {
   CommonOptions common_;
   RunDigest command_line_;  // the command as given (a command's run): what --resume compares
   RunOutput out_;
-  std::unique_ptr<PreviousRun> previous_run_;  // read_previous_run_of (the lead); gone once cleared or resumed
+  // read_previous_run_of (the lead; resumed across ranks, each rank its record); gone once cleared or resumed
+  std::unique_ptr<PreviousRun> previous_run_;
+  std::string rank_record_;  // across ranks: this rank's progress record, removed once the report is written
   RunBackend backend_;
   std::unique_ptr<Model> model_;                       // after backend_: destroyed before it
   std::unique_ptr<Lpips> lpips_;                       // evaluate with --lpips; likewise after backend_
@@ -248,6 +267,7 @@ class Run {
   std::timed_mutex exclusive_;
   std::set<std::pair<int, int>> rendered_sizes_;     // render(): sizes whose memory was checked
   bool stage_bars_ = false;                          // a command's run: bars for encode layers and rendered views
+  Model::WorkProgress stage_bars_progress_;          // those bars (empty: none shown)
   RateCache rate_cache_{RateCache::default_path()};  // the product rates time estimates read (check_time)
   std::mutex rendered_sizes_lock_;                   // renders from two threads at once (render_cameras_into)
   WarningMode warnings_ = WarningMode::On;           // --warnings

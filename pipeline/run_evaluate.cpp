@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <tuple>
 
 #include "core/metrics.h"
 #include "core/scene_state_io.h"
@@ -14,6 +15,7 @@
 #include "pipeline/resume.h"
 #include "pipeline/run.h"
 #include "pipeline/run_work.h"
+#include "pipeline/stage_progress.h"
 #include "system/error.h"
 #include "system/signal_cleanup.h"
 #include "system/terminal_text.h"
@@ -65,6 +67,13 @@ void check_lpips_size(const Lpips& lpips, int height, int width) {
                             std::to_string(side) + " pixels a side");
 }
 
+// " (and 17 of 56 views of scene 'x')": what --resume takes over of the scene an interrupted run was in.
+std::string partial_text(const std::optional<SceneReport>& partial) {
+  if (!partial || partial->views.empty()) return "";
+  return " (and " + std::to_string(partial->views.size()) + " of " + std::to_string(partial->targets.size()) +
+         " views of scene '" + terminal_text(partial->name) + "')";
+}
+
 std::string targets_text(const SceneReport& report) {
   return std::to_string(report.targets.size()) + (report.targets.size() == 1 ? " target" : " targets");
 }
@@ -109,8 +118,10 @@ Run::SceneWork Run::plan_scene_work(const SceneSelection& selection, bool encode
       need = encode_need(selection, work.inputs);
     } else {
       need.height = selection.height, need.width = selection.width, need.scene = &selection.scene;
-      need.render_sizes = {{selection.height, selection.width}};  // the targets, one view at a time at least
     }
+    // The targets, rendered in batches of up to a token tile (memory_check.h): after the encode, on its own peak.
+    need.render_sizes = {{selection.height, selection.width}};
+    need.render_views = static_cast<int64_t>(work.targets.size());
     need.reads.push_back(work.targets);
     const size_t loaded = work.inputs.second - work.inputs.first;
     for (int view : nearest_inputs_to_read(selection, work.targets, work.inputs.first, loaded))
@@ -137,11 +148,13 @@ const Lpips* Run::lpips_at(int height, int width) const {
 }
 
 SceneReport Run::run_scene_work(SceneWork work, const SceneSelection& selection, const SceneState* given,
-                                const Distribution& across) {
+                                const Distribution& across, const SceneProgress& progress) {
   SceneReport& report = work.report;
   SceneState encoded;
   std::vector<PosedImage> inputs;  // this rank's share of the input views, when it encodes
-  if (!given) {
+  // Every view kept by an interrupted run (it stopped before its report): nothing to render, nothing to encode.
+  const bool all_kept = !progress.done.empty() && progress.done.size() == work.targets.size();
+  if (!given && !all_kept) {
     inputs = read_inputs(selection, work.inputs, across);
     const auto start = std::chrono::steady_clock::now();
     encoded = encode_as_planned(inputs, {}, across.collective);
@@ -149,16 +162,28 @@ SceneReport Run::run_scene_work(SceneWork work, const SceneSelection& selection,
   }
   const SceneState& state = given ? *given : encoded;
   std::vector<ViewReport> views;
-  double render_s = 0;
+  RenderTime time;
+  ViewsKept kept;
+  kept.done = progress.done;
+  // The previous run's report and images stay until this scene's first image is written: a Ctrl-C during a
+  // long first scene (its encode, its first batch of targets) leaves them as they were.
+  kept.before_writing = [this] {
+    if (!distributed()) clear_previous_run();
+  };
+  if (progress.after_batch)
+    kept.after_batch = [&](const std::vector<ViewReport>& so_far) {
+      SceneReport partial = report;
+      partial.views = so_far;
+      partial.render_ms_per_view = 1000.0 * time.seconds / std::max<size_t>(1, time.views);
+      progress.after_batch(partial);
+    };
+  if (stage_bars_progress_)  // the batches' bars as one
+    model_->set_progress(batched_render_progress(stage_bars_progress_, work.targets.size() - progress.done.size()));
   lact::on_every_rank(across, [&] {
-    // The previous run's report and images stay until this scene's first image is written: a Ctrl-C during a
-    // long first scene (its encode, its targets rendered together) leaves them as they were.
     views = render_and_measure(model(), selection, state, work.targets, inputs, work.inputs.first, report.folder, out_,
-                               render_s, lpips_at(selection.height, selection.width), [this] {
-                                 if (!distributed()) clear_previous_run();
-                               });
+                               time, lpips_at(selection.height, selection.width), kept);
   });
-  report.render_ms_per_view = 1000.0 * render_s / std::max<size_t>(1, work.targets.size());
+  report.render_ms_per_view = 1000.0 * time.seconds / std::max<size_t>(1, time.views);
   report.views = gather_views(across, report, std::move(views));
   return std::move(report);
 }
@@ -167,22 +192,26 @@ void Run::clear_previous_run() {
   if (!previous_run_ || !leads()) return;
   const PreviousRun previous = std::move(*previous_run_);
   previous_run_.reset();
-  if (!previous.found) return;  // no report of lact's: nothing of it is known to be lact's
+  // No report or record of lact's: nothing of it is known to be lact's.
+  if (!previous.found && previous.records.empty()) return;
   // Never a report naming removed images: Ctrl-C or kill meanwhile lands when both are gone, and the report goes
   // first (kill -9 meanwhile may leave some previous images, no report claiming them).
   const SignalsHeld held;
   for (const char* name : {"report.json", "report.csv"}) ::unlink(out_.folder.file(name, out_.inputs).c_str());
+  for (const std::string& record : previous.records) ::unlink(record.c_str());
   remove_previous_images(previous, out_);
 }
 
 // Before any work: what a previous run left in --out, kept for --resume or removed before the first scene's work
-// (at once across ranks, whose scenes start at different times).
+// (at once across ranks, whose scenes start at different times). Resumed across ranks, each rank reads its own
+// record (progress_record_name).
 void Run::read_previous_run_of(const SceneRequest& r) {
-  if (r.resume && (!r.state.empty() || distributed()))
-    throw Error("--resume", "finishes an interrupted evaluation of --data's scenes in one process (not with " +
-                                std::string(r.state.empty() ? "--distributed" : "--state") + ")");
+  if (r.resume && !r.state.empty())
+    throw Error("--resume", "finishes an interrupted evaluation of --data's scenes (not with --state)");
   on_every_rank([&] {
-    if (leads()) previous_run_ = std::make_unique<PreviousRun>(read_previous_run(out_));
+    const std::string record = progress_record_name(distributed(), distribution().rank(), ranks());
+    if (leads() || r.resume)
+      previous_run_ = std::make_unique<PreviousRun>(read_previous_run(out_, r.resume ? record : "report.json"));
     if (!r.resume && distributed()) clear_previous_run();
   });
 }
@@ -218,7 +247,17 @@ Report Run::evaluate_state(SceneRequest& r) {
 }
 
 // One scene, its input views encoded across the ranks and its targets shared out; any failure stops every rank.
+// Its progress is not kept (the ranks render their shares at once): Ctrl-C says so.
 Report Run::evaluate_one_scene(const SceneRequest& r, const Scene& scene) {
+  on_every_rank([&] {
+    if (r.resume)
+      throw Error("--resume",
+                  "one scene evaluated by every rank together keeps no progress to resume: run it "
+                  "again without --resume");
+  });
+  if (leads())
+    set_interrupt_note("lact: interrupted in scene '" + terminal_text(scene.name) +
+                       "', evaluated by every rank together: its progress is not kept (run it again)\n");
   Report report;
   SceneSelection selection;
   on_every_rank([&] {
@@ -231,6 +270,7 @@ Report Run::evaluate_one_scene(const SceneRequest& r, const Scene& scene) {
   SceneWork work = plan_scene_work(selection, true, r, distribution());
   announce(selection, targets_text(work.report), out_.folder.root() + "/" + work.report.folder, r);
   report.scenes.push_back(run_scene_work(std::move(work), selection, nullptr, distribution()));
+  set_interrupt_note("");
   return report;
 }
 
@@ -256,31 +296,30 @@ Report Run::evaluate_scenes(const SceneRequest& r) {
     if (scenes.empty() && list.failed.empty()) throw Error(r.data.data, "has no scene named '" + r.data.scene + "'");
   });
   if (distribution().active() && scenes.size() == 1 && list.failed.empty()) return evaluate_one_scene(r, *scenes[0]);
-  const auto [begin, end] = share_of(distribution(), scenes.size());
   if (scenes.size() > 1) announce_scenes(scenes.size(), r);
   KeptProgress kept = start_kept_progress(r, scenes, report);
-  Progress progress("scenes", static_cast<int>(end - begin), out_.options.quiet || !leads());
-  const Distribution alone;
-  for (size_t i = begin; i < end; ++i) {
-    if (!kept.carry_over(*scenes[i], out_.folder, report)) evaluate_alone(r, *scenes[i], scenes.size(), report);
+  Progress progress("scenes", static_cast<int>(kept.end - kept.begin), out_.options.quiet || !leads());
+  for (size_t i = kept.begin; i < kept.end; ++i) {
+    if (!kept.carry_over(*scenes[i], out_.folder, report))
+      evaluate_alone(r, *scenes[i], scenes.size(), report, scene_progress(kept, scenes, i, report));
     progress.step(scenes[i]->name);
     keep_progress(kept, scenes, i + 1, report);
   }
-  set_interrupt_note("");
   report = merge_reports(distribution(), report);
   if (report.header.is_null()) report.header = report_header(r, 0, 0);
   return report;
 }
 
 // One scene of several (or the only one) on this rank alone; a failure is reported and the others go on.
-void Run::evaluate_alone(const SceneRequest& r, const Scene& scene, size_t scenes, Report& report) {
+void Run::evaluate_alone(const SceneRequest& r, const Scene& scene, size_t scenes, Report& report,
+                         const SceneProgress& progress) {
   const Distribution alone;
   try {
     const SceneSelection selection = plan_scene(scene, r.data, model().config().patch_size, r.targets);
     SceneWork work = plan_scene_work(selection, true, r, alone);
     if (scenes == 1) announce(selection, targets_text(work.report), out_.folder.root() + "/" + work.report.folder, r);
     if (report.header.is_null()) report.header = report_header(r, selection.height, selection.width);
-    report.scenes.push_back(run_scene_work(std::move(work), selection, nullptr, alone));
+    report.scenes.push_back(run_scene_work(std::move(work), selection, nullptr, alone, progress));
   } catch (const Error& e) {
     report.failed.push_back({scene.name, e.what()});
   }
@@ -296,42 +335,77 @@ bool Run::KeptProgress::carry_over(const Scene& scene, OutputFolder& folder, Rep
   return true;
 }
 
-// In one process, the evaluation's progress is kept in report.json after each scene (pipeline/resume.h); with
-// --resume, the interrupted run's finished scenes are taken over.
+// The evaluation's progress is kept after each scene and batch of views (pipeline/resume.h): in report.json, or
+// across ranks (each evaluating its own share of the scenes) in each rank's own record; with --resume, the
+// interrupted run's finished scenes and views are taken over.
 Run::KeptProgress Run::start_kept_progress(const SceneRequest& r, const std::vector<const Scene*>& scenes,
                                            Report& report) {
   KeptProgress kept;
-  if (distributed()) return kept;  // each rank holds its own scenes until the reports are merged
   kept.active = true;
-  kept.digest = resume_digest(command_line_, r.model, r.lpips, scenes);
-  kept.report_path = out_.folder.root() + "/report.json";
+  std::tie(kept.begin, kept.end) = share_of(distribution(), scenes.size());
+  kept.digest = resume_digest(command_line_, r.model, r.lpips, scenes, distributed() ? ranks() : 0);
+  kept.record = progress_record_name(distributed(), distribution().rank(), ranks());
+  kept.report_path = out_.folder.root() + "/" + kept.record;
+  if (distributed()) rank_record_ = kept.report_path;
   if (r.resume) {
     check_resumable(*previous_run_, kept.digest, kept.report_path);
     for (SceneReport& scene : previous_run_->done) kept.done.emplace(scene.folder, std::move(scene));
+    kept.partial = std::move(previous_run_->partial);
     report.header = previous_run_->header;
     previous_run_.reset();  // kept: nothing of it is removed
     if (!out_.options.quiet)
-      std::fprintf(stderr, "resuming: %zu of %zu scenes were finished, %zu to go\n", kept.done.size(), scenes.size(),
-                   scenes.size() - kept.done.size());
+      std::fprintf(stderr, "%sresuming: %zu of %zu scenes were finished, %zu to go%s\n", rank_prefix().c_str(),
+                   kept.done.size(), kept.end - kept.begin, kept.end - kept.begin - kept.done.size(),
+                   partial_text(kept.partial).c_str());
   }
-  set_interrupt_note(interrupted_note(kept.done.size(), scenes.size(), kept.report_path));
+  set_interrupt_note(rank_note(interrupted_note(kept.done.size(), kept.end - kept.begin, kept.report_path)));
   return kept;
 }
 
+std::string Run::rank_prefix() const {
+  return distributed() ? "rank " + std::to_string(distribution().rank()) + " of " + std::to_string(ranks()) + ": " : "";
+}
+
+std::string Run::rank_note(std::string note) const {
+  const std::string lact = "lact: ";
+  if (note.rfind(lact, 0) == 0) note.insert(lact.size(), rank_prefix());
+  return note;
+}
+
+Run::SceneProgress Run::scene_progress(KeptProgress& kept, const std::vector<const Scene*>& scenes, size_t i,
+                                       const Report& report) {
+  SceneProgress progress;
+  if (!kept.active) return progress;
+  if (kept.partial && kept.partial->folder == out_.folder.next_scene_folders({scenes[i]->name})[0]) {
+    progress.done = views_in_place(*kept.partial, out_);
+    kept.partial.reset();
+  }
+  progress.after_batch = [this, &kept, &scenes, i, &report](const SceneReport& so_far) {
+    keep_progress(kept, scenes, i, report, &so_far);
+  };
+  return progress;
+}
+
 void Run::keep_progress(const KeptProgress& kept, const std::vector<const Scene*>& scenes, size_t next,
-                        const Report& report) {
-  if (!kept.active || next >= scenes.size()) return;  // the last scene: the whole report comes next
-  clear_previous_run();                               // before this run's report replaces the previous one's
-  Report partial = report;
-  partial.complete = false;
-  partial.resume_digest = kept.digest;
+                        const Report& report, const SceneReport* partial) {
+  // The last scene: in one process the whole report comes next; across ranks the others may still work.
+  if (!kept.active || (next >= kept.end && !distributed())) return;
+  clear_previous_run();  // before this run's report replaces the previous one's
+  Report record = report;
+  record.complete = false;
+  record.resume_digest = kept.digest;
   std::vector<std::string> names;
-  for (size_t i = next; i < scenes.size(); ++i) names.push_back(scenes[i]->name);
+  for (size_t i = next + (partial ? 1 : 0); i < kept.end; ++i) names.push_back(scenes[i]->name);
   const std::vector<std::string> folders = out_.folder.next_scene_folders(names);
-  for (size_t i = 0; i < names.size(); ++i) partial.pending.emplace_back(names[i], folders[i]);
+  if (partial) {  // its folder is taken already
+    record.pending.emplace_back(scenes[next]->name, partial->folder);
+    record.partial = *partial;
+  }
+  for (size_t i = 0; i < names.size(); ++i) record.pending.emplace_back(names[i], folders[i]);
   const SignalsHeld held;  // the report and the note that names it change together
-  partial.write(out_.folder.file("report.json", out_.inputs), out_.folder.file("report.csv", out_.inputs));
-  set_interrupt_note(interrupted_note(next, scenes.size(), kept.report_path));
+  // Incomplete: the record alone is written (across ranks a rank's own, never report.json).
+  record.write(out_.folder.file(kept.record, out_.inputs), out_.folder.file("report.csv", out_.inputs));
+  set_interrupt_note(rank_note(interrupted_note(next - kept.begin, kept.end - kept.begin, kept.report_path, partial)));
 }
 
 void Run::write_report(const Report& report) {
@@ -343,6 +417,13 @@ void Run::write_report(const Report& report) {
       std::printf("results -> %s (report.json, report.csv, a folder of images per scene)\n",
                   terminal_text(out_.folder.root()).c_str());
     }
+  });
+  {  // The report is written (every rank agreed above): the note on what was kept, and the ranks' records, go.
+    const SignalsHeld held;
+    if (!rank_record_.empty()) ::unlink(rank_record_.c_str());
+    set_interrupt_note("");
+  }
+  on_every_rank([&] {
     if (warnings_ == WarningMode::Error)  // only the baseline's are left: the others refused before the work
       for (const SceneReport& scene : report.scenes)
         if (!scene.warnings.empty()) throw Error(scene.warnings[0] + " (refused: --warnings error)");

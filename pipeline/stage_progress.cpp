@@ -1,5 +1,7 @@
 #include "pipeline/stage_progress.h"
 
+#include <algorithm>
+
 namespace lact {
 
 namespace {
@@ -25,6 +27,17 @@ Model::WorkProgress stage_progress_bars(bool quiet) {
   if (!Progress::shown(quiet)) return {};
   auto bars = std::make_shared<StageBars>();
   return [bars](const char* stage, int done, int total) { bars->update(stage, done, total); };
+}
+
+Model::WorkProgress batched_render_progress(Model::WorkProgress bars, size_t views) {
+  if (!bars) return {};
+  auto finished = std::make_shared<int>(0);  // views of the calls before this one
+  return [bars, finished, views](const char* stage, int done, int total) {
+    if (std::string(stage) != "render views") return bars(stage, done, total);
+    if (done == 0 && *finished > 0) return;  // a later call starting: the bar goes on
+    bars(stage, std::min(*finished + done, static_cast<int>(views)), static_cast<int>(views));
+    if (done >= total) *finished += total;
+  };
 }
 
 }  // namespace lact

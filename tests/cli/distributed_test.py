@@ -12,6 +12,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -21,6 +22,7 @@ import unittest
 import numpy as np
 
 ARGS = None
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TOLERANCE = 1e-5  # images (max abs), and states where no Newton-Schulz runs on a sum of another order
 # Newton-Schulz on the summed directions (the dense route) amplifies the change of summation order ~100x: one
 # process with another token tile moves such a state by as much (test_collective prints both), so there:
@@ -299,6 +301,102 @@ def mpmd(first, second, timeout=60, second_distributed=True):
     except subprocess.TimeoutExpired:
         raise AssertionError("hung: no end within %d s" % timeout)
     return r, time.time() - start
+
+
+def files_under(folder):
+    """Every file under `folder`, relative, with its bytes."""
+    found = {}
+    for top, _, files in os.walk(folder):
+        for name in files:
+            with open(os.path.join(top, name), "rb") as f:
+                found[os.path.relpath(os.path.join(top, name), folder)] = f.read()
+    return found
+
+
+class InterruptedAcrossRanks(unittest.TestCase):
+    """Ctrl-C of `mpirun -np 2 lact render ... --distributed` while the ranks evaluate their shares of 6 scenes
+    (copies of the shipped example at 192x192, about 3 s a scene on one thread)."""
+
+    def setUp(self):
+        self.case = tempfile.mkdtemp(prefix="lact_dist_cut_")
+        example = os.path.join(ROOT, "examples", "gso_toy_64")
+        names = []
+        for i in range(6):
+            os.symlink(example, os.path.join(self.case, "s%02d" % i))
+            names.append("s%02d/opencv_cameras.json" % i)
+        with open(os.path.join(self.case, "index.json"), "w") as f:
+            json.dump(names, f)
+        self.args = ["render", "--model", os.path.join(ROOT, "models", "lact_tiny_obj64.safetensors"), "--data",
+                     os.path.join(self.case, "index.json"), "--inputs", "16,20,24,28,34,38,42,46", "--targets",
+                     "0-7", "--size", "192", "--quiet"]
+
+    def tearDown(self):
+        shutil.rmtree(self.case, ignore_errors=True)
+
+    def records(self, out):
+        return [os.path.join(out, "report-rank-%d-of-2.json" % rank) for rank in (0, 1)]
+
+    def scenes_kept(self, record):
+        try:
+            with open(record) as f:
+                return len(json.load(f)["scenes"])
+        except (OSError, ValueError, KeyError):
+            return 0
+
+    def test_interrupt_keeps_each_ranks_scenes_and_resume_finishes(self):
+        # Under mpirun the ranks kept nothing: no record, no line (each rank held its scenes until the reports were
+        # merged at the end), leaving images that no report named. mpirun takes Ctrl-C itself (the ranks are in
+        # process groups of their own) and passes it on as SIGTERM about a second later, SIGKILL a second after
+        # that: each rank now keeps its finished scenes in its own record as they finish, says so, and --resume
+        # under the same launch finishes the rest into what an uninterrupted run writes.
+        whole = os.path.join(self.case, "whole")
+        self.assertEqual(run(self.args + ["--out", whole], 2, timeout=300).returncode, 0)
+        self.assertEqual(sorted(f for f in os.listdir(whole) if f.endswith((".json", ".csv"))),
+                         ["report.csv", "report.json"])  # no record is left once the report is written
+        out = os.path.join(self.case, "cut")
+        cmd = [ARGS.mpirun, "--allow-run-as-root", "--oversubscribe", "-q", "-np", "2", ARGS.lact] + self.args + \
+              ["--out", out, "--threads", "1", "--distributed", "mpi"]
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                             env=dict(os.environ, OMP_NUM_THREADS="1"))
+        deadline = time.time() + 300
+        while p.poll() is None and time.time() < deadline and \
+                min(self.scenes_kept(r) for r in self.records(out)) < 1:
+            time.sleep(0.02)
+        self.assertIsNone(p.poll(), "the evaluation ended before it could be interrupted")
+        os.killpg(p.pid, signal.SIGINT)  # Ctrl-C: the terminal's foreground process group
+        _, se = p.communicate(timeout=120)
+        self.assertNotEqual(p.returncode, 0, se)
+        self.assertFalse(os.path.exists(os.path.join(out, "report.json")), se)
+        kept = 0
+        # mpirun now and then loses a rank's last line as the ranks end (1 of 12 runs on the 2-core machine): each
+        # line that comes through must say what that rank's record keeps, and at least one must come through.
+        said = [line for line in se.splitlines() if " interrupted after " in line]
+        self.assertTrue(said, se)
+        for rank, record in enumerate(self.records(out)):
+            with open(record) as f:
+                report = json.load(f)
+            self.assertFalse(report["complete"])
+            kept += len(report["scenes"])
+            mine = [line for line in said if line.startswith("lact: rank %d of 2: " % rank)]
+            for line in mine:
+                self.assertIn("interrupted after %d of 3 scenes" % len(report["scenes"]), line)
+                self.assertIn(record, line)
+        self.assertLess(kept, 6, "every scene was done before the ranks stopped")
+        left = files_under(out)
+        self.assertEqual([f for f in left if os.path.basename(f).startswith(".")], [])  # no temporary left
+        alone = run(self.args + ["--out", out, "--resume"], 1)  # in one process: refused, naming the records
+        self.assertEqual(alone.returncode, 1, alone.stderr)
+        self.assertIn("across ranks (report-rank-", alone.stderr)
+        self.assertEqual(files_under(out), left)
+        r = run(self.args + ["--out", out, "--resume"], 2, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(out, "report.json")) as a, open(os.path.join(whole, "report.json")) as b:
+            self.assertEqual(strip_timings(json.load(a)), strip_timings(json.load(b)))
+        done, reference = files_under(out), files_under(whole)
+        done.pop("report.json"), reference.pop("report.json")
+        self.assertEqual(sorted(done), sorted(reference))  # the records gone
+        for name in reference:
+            self.assertEqual(done[name], reference[name], name)
 
 
 class RanksThatDisagree(unittest.TestCase):
