@@ -16,6 +16,7 @@ packages=(
   libgtest-dev clang libclang-rt-14-dev        # tests; clang + libFuzzer for the reader fuzzers
   clang-format universal-ctags             # tools/check_style.py (formatting; function lengths)
   python3 python3-numpy python3-yaml python3-torch python3-skimage  # tools/ and the tests that use them
+  python3-torchvision                      # the LPIPS-VGG test's reference: torchvision's own vgg16 layers
   ffmpeg                                   # lact render --video
   colmap                                   # lact import (poses from photos or a video)
   libcurl4-openssl-dev libssl-dev          # lact model fetch (downloads over HTTPS, SHA-256 checks)
