@@ -100,8 +100,22 @@ int64_t cpu_operand_bytes(const ModelConfig& config, const ModelOptions& options
     }
     return saturate(4.0 * copied);
   }
-  const double a = std::max(part * config.dim, tile * inner), b = std::max(weight, tile * inner);
+  // The packed buffers only grow (thread-local, kernels/cpu/dnnl_gemm.cpp), so A is also the largest chunk of
+  // embedded pixel tokens (input_channels wide: 12 p^2, 768 at patch 8, far above dim in the small models).
+  const double a = std::max({part * config.dim, tile * inner, part * config.input_channels()});
+  const double b = std::max(weight, tile * inner);
   return saturate(2.0 * (a + b));
+}
+
+int64_t cpu_embed_operand_bytes(const ModelConfig& config, bool bf16, int64_t views, int height, int width,
+                                int64_t chunk_views) {
+  if (!bf16) return 0;  // fp32 products read the pixel tokens in place
+  const int64_t patch = std::max(1, config.patch_size);
+  const double per_view =
+      static_cast<double>(std::max(0, height) / patch) * static_cast<double>(std::max(0, width) / patch);
+  views = std::max<int64_t>(0, views);
+  const double part = per_view * static_cast<double>(chunk_views <= 0 ? views : std::min(views, chunk_views));
+  return saturate(2.0 * part * config.input_channels());
 }
 
 void check_encode_fits(const EncodeMemory& need, int64_t available, const std::string& device) {

@@ -48,6 +48,11 @@ EncodeMemory estimate_encode_memory(const ModelConfig& config, const ModelOption
 int64_t cpu_operand_bytes(const ModelConfig& config, const ModelOptions& options, bool bf16, int64_t views, int height,
                           int width, int64_t chunk_views = 0);
 
+// The part of them alive while a chunk's tokens are embedded: with bf16 products the pixel tokens packed for the
+// input linear (tokens x input_channels, 2 bytes each), beside the buffers EncodeMemory::embedding counts.
+int64_t cpu_embed_operand_bytes(const ModelConfig& config, bool bf16, int64_t views, int height, int width,
+                                int64_t chunk_views = 0);
+
 // Throws lact::Error when the estimate exceeds `available` bytes (available < 0: unknown, no check).
 // `device` names what has them, e.g. "CPU, 2 threads (MemAvailable)".
 void check_encode_fits(const EncodeMemory& need, int64_t available, const std::string& device);

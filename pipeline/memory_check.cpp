@@ -12,6 +12,13 @@
 namespace lact {
 
 namespace {
+// The most views Model::render takes in one batch of `views` at height x width: up to a token tile of them.
+int64_t render_batch_views(const Model& model, int64_t views, int height, int width) {
+  const int64_t patch = std::max(1, model.config().patch_size);
+  const int64_t per_view = std::max<int64_t>(1, int64_t(std::max(0, height) / patch) * (std::max(0, width) / patch));
+  return std::clamp<int64_t>(views, 1, std::max<int64_t>(1, model.options().token_tile / per_view));
+}
+
 std::string size_flag(const std::string& flag, int height, int width) {
   return flag + " " + std::to_string(height) + "x" + std::to_string(width);
 }
@@ -79,7 +86,7 @@ EncodePlan plan_encode(const Model& model, int64_t views, int height, int width,
 }  // namespace
 
 EncodePlan check_encode_memory(const Model& model, int64_t views, int height, int width, const std::string& flag,
-                               int64_t state_views, const std::string& scratch_dir) {
+                               int64_t state_views, const std::string& scratch_dir, bool render) {
   const Backend& backend = model.backend();
   const int64_t count = std::max<int64_t>(1, views);
   const HostMemoryLimit host = usable_host_memory();
@@ -93,21 +100,28 @@ EncodePlan check_encode_memory(const Model& model, int64_t views, int height, in
       const int64_t limit = host.bytes < 0 ? -1 : host.bytes + std::max<int64_t>(0, resident_bytes());
       auto need_for = [&](int64_t chunk, bool spilled) {
         EncodeMemory need = encode_need(chunk, spilled);
-        // The decoded views stay alive through the encode, and Model::embed stages one more copy of a chunk's.
-        need.views = kept_view_bytes(count, height, width);
-        need.embedding += kept_view_bytes(need.chunk_views, height, width);
-        need.temporaries += cpu_operand_bytes(model.config(), model.options(), backend.precision() == Precision::Bf16,
-                                              count, height, width, need.chunk_views);
+        // The decoded views stay alive through the encode. Model::encode stages a chunk's pixels in one packed
+        // copy, which the CPU's adopt_host reads in place: that copy is the pixels `embedding` already counts.
+        const bool bf16 = backend.precision() == Precision::Bf16;
+        // A render batch's outputs besides: the backend's rgb, its host copy and the images (3 floats a pixel each).
+        need.views = kept_view_bytes(count, height, width) * (render ? 4 : 1);
+        need.embedding += cpu_embed_operand_bytes(model.config(), bf16, count, height, width, need.chunk_views);
+        need.temporaries +=
+            cpu_operand_bytes(model.config(), model.options(), bf16, count, height, width, need.chunk_views);
         need.process = process + kRuntimeBytes + static_cast<int64_t>(kRuntimeShare * double(need.total()));
         return need;
       };
-      EncodePlan plan = plan_encode(model, count, height, width, state_views, limit, scratch_dir, need_for);
+      EncodePlan plan =
+          plan_encode(model, count, height, width, state_views, render ? -1 : limit, scratch_dir, need_for);
+      plan.limit = limit;
       plan.limit_source = host.source;
       check_encode_fits(plan.need, limit, backend.device_description() + " (" + host.source + ")");
       return plan;
     }
+    const int64_t limit = backend.usable_memory();
     EncodePlan plan =
-        plan_encode(model, count, height, width, state_views, backend.usable_memory(), scratch_dir, encode_need);
+        plan_encode(model, count, height, width, state_views, render ? -1 : limit, scratch_dir, encode_need);
+    plan.limit = limit;
     plan.limit_source = backend.device_description();
     check_encode_fits(plan.need, plan.limit, backend.device_description());
     const ViewReadMemory kept{kept_view_bytes(count, height, width), 0, -1};
@@ -142,8 +156,9 @@ EncodePlan check_memory_need(const Model& model, const MemoryNeed& need) {
   if (need.encode_views > 0)
     plan = check_encode_memory(model, need.encode_views, need.height, need.width, need.flag, need.state_views,
                                need.scratch_dir);
-  for (const auto& [height, width] : need.render_sizes)
-    check_encode_memory(model, 1, height, width, need.render_flag, -1);
+  for (const auto& [height, width] : need.render_sizes)  // a render batch is taken whole, never in chunks
+    check_encode_memory(model, render_batch_views(model, need.render_views, height, width), height, width,
+                        need.render_flag, -1, "", true);
   if (need.scene)
     for (const std::vector<int>& group : need.reads) check_view_reading(*need.scene, group, need.height, need.width);
   return plan;

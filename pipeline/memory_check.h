@@ -29,8 +29,10 @@ struct EncodePlan {
 // views against the host's. Where all the views do not fit at once and the model streams, the largest chunk
 // of views that fits; where none does, the residual stream spilled to a scratch file (`scratch_dir`, --scratch; empty:
 // never) with the largest chunk that then fits, the directory's free space checked.
+// `render`: the views are a render batch (Model::render): taken whole, never in chunks or spilled, and on the
+// CPU its outputs (the rgb tensor, its host copy, the images) counted beside the target views.
 EncodePlan check_encode_memory(const Model& model, int64_t views, int height, int width, const std::string& flag,
-                               int64_t state_views, const std::string& scratch_dir = "");
+                               int64_t state_views, const std::string& scratch_dir = "", bool render = false);
 
 // The CPU's whole-process part of an encode's estimate: this process's resident memory now less its mapped
 // files' resident pages, the mapped files whole and, with bf16 products, the weights' bf16 copies.
@@ -40,13 +42,14 @@ int64_t process_memory_besides_encode(const Model& model);
 void check_view_reading(const Scene& scene, const std::vector<int>& indices, int height, int width);
 
 // All one piece of work (a scene, a camera path) allocates, checked at once before any of it: the views this
-// process encodes (of `state_views` across ranks), one view rendered at each of `render_sizes`, and the views it
-// reads, group by group (a group's images decoded and kept together).
+// process encodes (of `state_views` across ranks), a batch of `render_views` rendered at each of `render_sizes`, and
+// the views it reads, group by group (a group's images decoded and kept together).
 struct MemoryNeed {
   int height = 0, width = 0;  // the working size, set by `flag`
   std::string flag = "--size";
   int64_t encode_views = 0, state_views = -1;  // 0: nothing encoded
   std::vector<std::pair<int, int>> render_sizes;
+  int64_t render_views = 1;  // the most views rendered in one call at a size (Model::render batches up to a token tile)
   std::string render_flag = "--size";  // names the rendered sizes ("PATH: a frame of")
   std::string scratch_dir;             // where an encode that does not fit in memory may spill (empty: never)
   const Scene* scene = nullptr;        // the scene `reads` index

@@ -218,6 +218,40 @@ class Resources(FixtureCase):
         self.expect_error(run(*self.render_args("512x768"), "--memory-limit", "0.01"), ["--size 512x768", "--memory-limit"])
         self.ok(run(*self.render_args("64x96"), "--memory-limit", "1"))
 
+    # the memory estimate against a measured peak ------------------------------------------------------------------
+    def smallest_accepted_limit(self, argv):
+        """The smallest --memory-limit (whole MiB) the run's memory check lets through, by bisection: a refused
+        run stops before its work with the one line naming the estimate."""
+        low, high = 1, 4096
+        while high - low > 1:
+            middle = (low + high) // 2
+            rc, _, se = run(*argv, "--out", self.folder(), "--memory-limit", "%.6f" % (middle / 1024.0))
+            if rc != 0:
+                self.assertIn("needs about", se)
+                low = middle
+            else:
+                high = middle
+        return high
+
+    def test_9_evaluation_peak_within_the_limit_it_passes(self):
+        # An evaluation renders its targets in batches of up to a token tile (56 views of 128x128 at once here),
+        # after the encode: checked as one view, a limit the check let through was 0.78x the run's peak RSS.
+        if SANITIZED:
+            self.skipTest("AddressSanitizer's shadow memory is in the RSS")
+        index = os.path.join(ARGS.data or "", "gso_sample_index.json")
+        if not os.path.isfile(index):
+            self.skipTest("no %s" % index)
+        argv = ["render", "--model", self.model, "--data", index, "--inputs", "uniform:8", "--targets", "rest",
+                "--size", "128", "--threads", "2", "--no-lpips", "--quiet", "--warnings", "off"]
+        limit = self.smallest_accepted_limit(argv)
+        # 2 MiB above it: what the process holds when it checks varies by about 1 MiB from run to run.
+        rc, _, se, _, peak = run_measured(argv + ["--out", self.folder(), "--memory-limit", "%.6f" % ((limit + 2) / 1024.0)])
+        self.assertEqual(rc, 0, se[-800:])
+        print("evaluation: smallest accepted --memory-limit %d MiB, peak RSS %.1f MiB (%.2fx)" % (limit, peak, limit / peak))
+        # The peak allocates the same at every limit (the targets' batch is taken whole); 5% of slack for what
+        # the allocator and the libraries vary from run to run.
+        self.assertGreaterEqual(limit, 0.95 * peak)
+
     # bench's numbers --------------------------------------------------------------------------------------------
     def test_8_bench_numbers_refused(self):
         small = ["bench", "--views", "1", "--size", "8", "--repeat", "1", "--warmup", "0", "--models", "lact",
