@@ -213,8 +213,13 @@ AtomicFile::AtomicFile(std::string path, Replace replace) : path_(std::move(path
   int error = 0;
   for (unsigned attempt = 0; attempt < 16 && fd_ < 0; ++attempt) {
     temp_ = temporary_name(target_, attempt);
-    temp_token_ = register_temporary(temp_);  // before it exists: a signal from now on removes it
-    fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    {
+      // Registered and created as one step: the signal cleanup runs on a thread of its own, and its unlink must
+      // not come between the two (the file made after it would stay).
+      const SignalsHeld held;
+      temp_token_ = register_temporary(temp_);  // before it exists: a signal from now on removes it
+      fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    }
     if (fd_ >= 0) break;
     error = errno;
     unregister_temporary(temp_token_);
@@ -268,15 +273,20 @@ void AtomicFile::commit() {
   const int fd = fd_;
   fd_ = -1;
   if (::close(fd) != 0) fail("cannot close");
-  try {
-    move_into_place(temp_, target_, path_, replace_ == Replace::Never);
-  } catch (...) {
-    remove_temporary();
-    throw;
+  {
+    // Renamed and unregistered as one step: the signal cleanup (on its own thread) removing the temporary just
+    // before the rename would turn an interrupt into a failed rename's error line.
+    const SignalsHeld held;
+    try {
+      move_into_place(temp_, target_, path_, replace_ == Replace::Never);
+    } catch (...) {
+      remove_temporary();
+      throw;
+    }
+    temp_.clear();
+    unregister_temporary(temp_token_);
+    temp_token_ = -1;
   }
-  temp_.clear();
-  unregister_temporary(temp_token_);
-  temp_token_ = -1;
   // The rename itself is durable once the folder is synced (best effort: not every filesystem allows it).
   const int dir = ::open(fs::path(target_).parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir >= 0) {

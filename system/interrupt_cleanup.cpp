@@ -15,7 +15,6 @@ namespace lact {
 
 namespace {
 
-constexpr int kSignals[3] = {SIGINT, SIGTERM, SIGHUP};
 constexpr int kMadeFolders = 8;  // -o a/b/c/desk: the folders an import may make on the way, at most this many
 constexpr int kMaxDepth = 16;    // of the working folder's tree (images/, sparse/0/, frames/): deeper is left
 
@@ -74,12 +73,12 @@ void remove_work_folder() {
     if (::rmdir(made_folders[i]) != 0) break;  // not empty: its parents are not ours to empty
 }
 
-void on_import_signal(int sig) {
-  clean_up_before_fatal_exit();  // the programs lact started stopped first: none writes into the folder again
+// The signal cleanup's last step (system/signal_cleanup.h): the programs lact started are stopped by then, so
+// none writes into the folder again.
+void remove_work_folder_and_say_so() {
   remove_work_folder();
   const ssize_t written = ::write(STDERR_FILENO, note_line, note_length);
   (void)written;
-  end_by_signal(sig);
 }
 
 void copy_path(char (&to)[PATH_MAX], const std::string& from) {
@@ -100,21 +99,11 @@ InterruptCleanup::InterruptCleanup(const std::string& work, const std::vector<st
   for (const std::string& folder : made)
     if (count < kMadeFolders && folder.size() < PATH_MAX) copy_path(made_folders[count++], folder);
   made_count.store(count);
-  struct sigaction action {};
-  action.sa_handler = on_import_signal;
-  sigemptyset(&action.sa_mask);
-  for (const int sig : kSignals) sigaddset(&action.sa_mask, sig);  // one handler at a time
-  for (int i = 0; i < 3; ++i) {
-    ::sigaction(kSignals[i], nullptr, &previous_[i]);
-    // A signal the caller chose to ignore (nohup's SIGHUP, a background job's SIGINT) stays ignored.
-    if (previous_[i].sa_handler == SIG_IGN) continue;
-    installed_[i] = ::sigaction(kSignals[i], &action, nullptr) == 0;
-  }
+  set_signal_cleanup_step(remove_work_folder_and_say_so);
 }
 
 InterruptCleanup::~InterruptCleanup() {
-  for (int i = 0; i < 3; ++i)
-    if (installed_[i]) ::sigaction(kSignals[i], &previous_[i], nullptr);
+  set_signal_cleanup_step(nullptr);
   made_count.store(0);
   work_folder[0] = '\0';
 }

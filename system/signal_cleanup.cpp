@@ -1,5 +1,6 @@
 #include "system/signal_cleanup.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -96,25 +97,69 @@ void hold_exit_while_terminating() {
   while (terminating_signal.load() != 0) ::nanosleep(&tick, nullptr);
 }
 
-// SignalsHeld: while held, the first terminating signal is kept here for the destructor to deliver.
-std::atomic<bool> signals_held{false};
-std::atomic<int> held_signal{0};
+// The holds (SignalsHeld) and the end, in one word so that the handler's "end lact now, or leave it to the last
+// holder" and a holder's "enter, or wait for the end another thread began" are each one atomic step: the holders
+// (in units of kOneHolder), the signal waiting for the last of them (kSignalBits) and kEnding once a thread ends lact.
+constexpr unsigned kSignalBits = 0x3f;
+constexpr unsigned kEnding = 0x40;
+constexpr unsigned kOneHolder = 0x80;
+static_assert(std::atomic<unsigned>::is_always_lock_free, "the handler needs lock-free atomics");
+std::atomic<unsigned> hold_state{0};
 
-void on_terminating_signal(int sig) {
-  const int saved_errno = errno;
-  if (signals_held.load()) {
-    int none = 0;
-    held_signal.compare_exchange_strong(none, sig);
-    errno = saved_errno;
-    return;
-  }
+// A step of lact import's (its working folder), after the children are stopped and the temporaries removed.
+std::atomic<void (*)()> cleanup_step{nullptr};
+
+// What a terminating signal does: say what was kept, stop the children, remove the temporaries, end by it.
+void end_lact(int sig) {
   terminating_signal.store(sig);
   write_interrupt_note();  // first: what was kept is said even if a child is slow to stop
   stop_children();
   remove_temporaries();
+  if (void (*step)() = cleanup_step.load()) step();
   end_by_signal(sig);
   terminating_signal.store(0);  // reached only if the default action does not end the process
+}
+
+// The handler of SIGINT, SIGTERM and SIGHUP, on the receiving thread (below). A signal during a hold waits for
+// the last holder, who then ends lact by it; one after the end began (another thread's) changes nothing.
+void on_terminating_signal(int sig) {
+  const int saved_errno = errno;
+  unsigned state = hold_state.load();
+  unsigned next = 0;
+  do {
+    if (state & kEnding) break;  // another thread is ending lact already
+    const bool held = state >= kOneHolder;
+    next = !held ? state | kEnding : (state & kSignalBits) != 0 ? state : state | static_cast<unsigned>(sig);
+  } while (!hold_state.compare_exchange_weak(state, next));
+  if ((state & kEnding) == 0 && (next & kEnding) != 0) end_lact(sig);
   errno = saved_errno;
+}
+
+// Where the process-directed signals land: the one thread that does not block them. A thread computing may run
+// on a stack of its own making (oneDNN's f32 GEMM kernel points rsp at its heap workspace when K > 2048): a
+// handler there wrote its frames, and the kernel its signal frame, over the heap below that workspace.
+sigset_t handled_signals;
+
+void* receive_signals(void*) {
+  ::pthread_sigmask(SIG_UNBLOCK, &handled_signals, nullptr);
+  for (;;) ::pause();
+}
+
+// Blocks the handled signals in this thread and so in every thread started from it later (install_signal_cleanup
+// runs first in main, before any), and starts the receiving thread. Without it, they are handled as before.
+void start_signal_receiver() {
+  sigset_t before;
+  if (::pthread_sigmask(SIG_BLOCK, &handled_signals, &before) != 0) return;
+  pthread_t thread;
+  if (::pthread_create(&thread, nullptr, receive_signals, nullptr) != 0) {
+    ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
+    return;
+  }
+  ::pthread_detach(thread);
+}
+
+[[noreturn]] void wait_for_the_end() {
+  for (;;) ::pause();  // the signals are blocked here: the thread that ends lact ends this one too
 }
 
 }  // namespace
@@ -132,18 +177,39 @@ void end_by_signal(int sig) {
   ::sigprocmask(SIG_UNBLOCK, &unblock, nullptr);
 }
 
-SignalsHeld::SignalsHeld() { signals_held.store(true); }
+SignalsHeld::SignalsHeld() {
+  unsigned state = hold_state.load();
+  do {
+    if (state & kEnding) wait_for_the_end();  // what this section starts, the cleanup under way would miss
+  } while (!hold_state.compare_exchange_weak(state, state + kOneHolder));
+}
 
 SignalsHeld::~SignalsHeld() {
-  signals_held.store(false);
-  const int sig = held_signal.exchange(0);
-  if (sig != 0) on_terminating_signal(sig);
+  unsigned state = hold_state.load();
+  unsigned next = 0;
+  int sig = 0;
+  do {
+    next = state - kOneHolder;
+    sig = 0;
+    if ((next & kEnding) == 0 && next < kOneHolder && (next & kSignalBits) != 0) {
+      sig = static_cast<int>(next & kSignalBits);  // the last holder ends lact by the signal that waited
+      next = kEnding;
+    }
+  } while (!hold_state.compare_exchange_weak(state, next));
+  if (sig != 0) end_lact(sig);
 }
+
+void wait_if_ending() {
+  if (hold_state.load() & kEnding) wait_for_the_end();
+}
+
+void set_signal_cleanup_step(void (*step)()) { cleanup_step.store(step); }
 
 void clean_up_before_fatal_exit() {
   // As for the terminating signals: while the children are stopped, another thread that sees a pipe to one of
   // them break must not end lact the ordinary way (its exit tore down what the faulting threads still read:
   // SIGSEGV instead of the promised exit status 1, under load). The caller _exits, so the hold never lifts.
+  hold_state.fetch_or(kEnding);
   terminating_signal.store(SIGBUS);
   stop_children();
   remove_temporaries();
@@ -156,13 +222,16 @@ void install_signal_cleanup() {
   sigemptyset(&action.sa_mask);
   // While one of them is handled the others wait, so the tables are walked once.
   for (const int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&action.sa_mask, sig);
+  sigemptyset(&handled_signals);
   for (const int sig : {SIGINT, SIGTERM, SIGHUP}) {
     struct sigaction previous {};
     ::sigaction(sig, nullptr, &previous);
     // A signal the caller chose to ignore (nohup's SIGHUP, a background job's SIGINT) stays ignored.
     if (previous.sa_handler == SIG_IGN) continue;
     ::sigaction(sig, &action, nullptr);
+    sigaddset(&handled_signals, sig);
   }
+  start_signal_receiver();
   struct sigaction ignore {};
   ignore.sa_handler = SIG_IGN;
   sigemptyset(&ignore.sa_mask);

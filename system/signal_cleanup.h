@@ -6,6 +6,9 @@
 //
 // The handler is async-signal-safe: it reads fixed-size tables of C strings and pids copied at registration and
 // calls only unlink, kill, waitpid, nanosleep, sigaction and raise. Registration is thread-safe and lock-free.
+// It runs on a thread of its own: every other thread blocks the three signals, so the kernel never delivers one
+// to a thread whose stack pointer a library borrowed (oneDNN's f32 GEMM kernel runs on its heap workspace, where
+// a handler's frames overwrote the heap below it: ASan's "heap-buffer-overflow WRITE of size 152" in the handler).
 // kill -9 cannot be caught: it may still leave a hidden temporary (never a partial file under a final name).
 #pragma once
 
@@ -38,9 +41,11 @@ void unregister_child(int token);  // -1 is accepted and does nothing
 // from one thread at a time.
 void set_interrupt_note(const std::string& text);
 
-// While one lives, a terminating signal waits: the handler notes it and returns, and the destructor ends lact
-// by it (as the handler would have) once the section is over. For short sections that must not be cut in two:
-// a report written and the interrupt note that names it. One at a time, on one thread.
+// While one lives, a terminating signal waits: the handler notes it and returns, and the destructor of the last
+// one alive ends lact by it (as the handler would have) once the section is over. For short sections that must
+// not be cut in two: a report written and the interrupt note that names it; a temporary created and registered;
+// a child started and registered. Any number, on any threads, nested too. One made while a signal already ends
+// lact waits for the end (what it would start, the cleanup under way would miss).
 class SignalsHeld {
  public:
   SignalsHeld();
@@ -48,6 +53,15 @@ class SignalsHeld {
   SignalsHeld(const SignalsHeld&) = delete;
   SignalsHeld& operator=(const SignalsHeld&) = delete;
 };
+
+// For a thread that saw a child of lact's end (a pipe closed, an exit status): when the signal cleanup stopped
+// it, waits for the end the cleanup is bringing (rather than report the child's death as an error); else
+// returns at once.
+void wait_if_ending();
+
+// A last step of the cleanup a terminating signal does, after the children were stopped and the temporaries
+// removed (lact import's working folder, system/interrupt_cleanup.h); async-signal-safe; nullptr removes it.
+void set_signal_cleanup_step(void (*step)());
 
 // For the handler of another fatal signal (system/mapped_file's SIGBUS, which ends lact with exit status 1): stops
 // the registered children and removes the registered temporaries as the handler above does, without ending

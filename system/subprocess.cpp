@@ -42,27 +42,17 @@ int decode_status(int status) {
   return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
 }
 
-// Blocks SIGINT, SIGTERM and SIGHUP for its lifetime: a child started and registered (or a temporary created
-// and registered) in between is never missed by the cleanup handler.
-class CleanupSignalsHeld {
- public:
-  CleanupSignalsHeld() {
-    sigset_t held;
-    sigemptyset(&held);
-    for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&held, s);
-    ::pthread_sigmask(SIG_BLOCK, &held, &before_);
-  }
-  ~CleanupSignalsHeld() { ::pthread_sigmask(SIG_SETMASK, &before_, nullptr); }
-
- private:
-  sigset_t before_;
-};
+// Starting a child and registering it is one step for the signal cleanup (SignalsHeld): a signal meanwhile
+// waits until the child is registered, so the cleanup never misses it.
+using CleanupSignalsHeld = SignalsHeld;
 
 // Reaps `pid`, which has exited or is about to, unregistering it first (a reaped pid may be reused).
 int reap(int pid, int& token) {
   siginfo_t info{};
   while (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
   }
+  // Stopped (and perhaps reaped) by the signal cleanup on its own thread: lact ends by the signal, not by an error.
+  wait_if_ending();
   unregister_child(token);
   token = -1;
   int status = 0;

@@ -202,6 +202,43 @@ class Reliability(FixtureCase):
         self.assertIn("rc=143", p.stdout, p.stderr)
         self.assertEqual(os.listdir(folder), [])
 
+    def test_signals_reach_only_an_idle_thread(self):
+        """SIGINT, SIGTERM and SIGHUP are blocked in every thread of a render but one that computes nothing: a
+        handler on a computing thread ran on whatever stack it had, and oneDNN's f32 GEMM points rsp at a heap
+        workspace (ASan: "heap-buffer-overflow WRITE of size 152" in the handler). The kernel's own view, the
+        SigBlk mask of each thread in /proc, is the reference."""
+        path = os.path.join(self.tmp, "idle_thread_path.json")
+        self.ok(run("path", "turntable", "--frames", "400", "--size", "128x128", "-o", path))
+        out = self.fresh("idle_thread")
+        p = start("render", "--state", self.state, "--path", path, "--out", out, "--threads", "2", "--quiet")
+        tasks = "/proc/%d/task" % p.pid
+
+        def threads():
+            try:
+                return sorted(int(t) for t in os.listdir(tasks))
+            except OSError:
+                return []
+        # Its first frame written: the render's threads (OpenMP's worker among them) are all there.
+        wait_for(lambda: os.listdir(out) or p.poll() is not None, 60, "the render's first frame")
+        self.assertIsNone(p.poll(), "the render ended before its threads could be looked at")
+        self.assertGreaterEqual(len(threads()), 2)
+        terminating = sum(1 << (s - 1) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP))
+        receiving = []
+        for tid in threads():
+            try:
+                with open(os.path.join(tasks, str(tid), "status")) as f:
+                    status = dict(line.split(":\t", 1) for line in f.read().splitlines() if ":\t" in line)
+            except OSError:
+                continue  # a thread that ended meanwhile
+            if int(status["SigBlk"], 16) & terminating != terminating:
+                receiving.append((tid, status["State"]))
+        p.send_signal(signal.SIGINT)
+        rc, _, se = finish(p, 60)
+        self.assertEqual(len(receiving), 1, receiving)
+        self.assertNotEqual(receiving[0][0], p.pid, "the main thread computes")
+        self.assertTrue(receiving[0][1].startswith("S"), receiving)  # asleep, waiting for signals
+        self.assertEqual(rc, -signal.SIGINT, se)
+
     def test_kill_9_during_model_convert(self):
         """kill -9 of `lact model convert`: the converter dies with lact and leaves no file under a visible name.
         The stand-in converter (LACT_PYTHON) writes part of its output, records its pid, then works for 600 s.
