@@ -197,9 +197,9 @@ void render_frames(const Model& model, const SceneState& state, const std::strin
   if (!video.empty()) writer = std::make_unique<VideoWriter>(video, frames, fps);
   Progress progress("frames", static_cast<int>(frames.size()), out.options.quiet);
   const auto start = std::chrono::steady_clock::now();
-  constexpr size_t kBatch = 8;  // frames rendered together
-  for (size_t begin = 0; begin < frames.size(); begin += kBatch) {
-    const std::vector<Camera> batch(frames.begin() + begin, frames.begin() + std::min(frames.size(), begin + kBatch));
+  for (size_t begin = 0; begin < frames.size(); begin += kPathFramesPerCall) {
+    const std::vector<Camera> batch(frames.begin() + begin,
+                                    frames.begin() + std::min(frames.size(), begin + kPathFramesPerCall));
     const std::vector<Image> images = model.render(state, batch);
     for (size_t i = 0; i < images.size(); ++i)
       check_rendered_image(images[i], path + " frame " + std::to_string(begin + i));

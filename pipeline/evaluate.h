@@ -73,6 +73,8 @@ std::vector<Camera> read_path_frames(const std::string& path, int patch);
 // Renders `frames` (of the camera path file `path`) from `state` into folder/frame_NNNN.png (+ .json pose each), and
 // with `video` non-empty an MP4 through ffmpeg (frames streamed to it: exactly this run's frames); memory checked by
 // the caller.
+// Frames of a camera path rendered in one Model::render call (render_frames; the memory check takes them whole).
+constexpr size_t kPathFramesPerCall = 8;
 void render_frames(const Model& model, const SceneState& state, const std::string& path,
                    const std::vector<Camera>& frames, const std::string& video, int fps, RunOutput& out);
 

@@ -11,7 +11,7 @@
 namespace lact {
 
 namespace {
-// The frames of `path` and, into `need`, one rendered view at each of their sizes.
+// The frames of `path` and, into `need`, their sizes and the frames rendered at once (add_frame_sizes).
 std::vector<Camera> path_frames(const std::string& path, int patch, MemoryNeed& need) {
   std::vector<Camera> frames = read_path_frames(path, patch);
   add_frame_sizes(frames, path, need);
@@ -79,7 +79,7 @@ void Run::render_path(SceneRequest r, const std::string& path) {
     check_path_frame(path, frame, r.state, leads());
   });
   if (r.state.empty()) on_every_rank([&] { check_guard_rails(selection, leads()); });
-  // The path's memory, checked once: the encode and its reads (from inputs), one frame at each size.
+  // The path's memory, checked once: the encode and its reads (from inputs), a call's frames at each size.
   std::vector<Camera> frames;
   std::pair<size_t, size_t> share;
   on_every_rank([&] {

@@ -1,8 +1,10 @@
 #include "pipeline/run_work.h"
 
+#include <algorithm>
 #include <set>
 #include <string>
 
+#include "pipeline/evaluate.h"
 #include "system/error.h"
 
 namespace lact {
@@ -41,6 +43,7 @@ void add_frame_sizes(const std::vector<Camera>& frames, const std::string& path,
   std::set<std::pair<int, int>> sizes;
   for (const Camera& c : frames)
     if (sizes.insert({c.height, c.width}).second) need.render_sizes.push_back({c.height, c.width});
+  need.render_views = static_cast<int64_t>(std::min(frames.size(), kPathFramesPerCall));
   need.render_flag = path + ": a frame of";
 }
 

@@ -21,7 +21,8 @@ std::vector<int> input_share_views(const SceneSelection& selection, std::pair<si
 MemoryNeed encode_need(const SceneSelection& selection, std::pair<size_t, size_t> share);
 // The work of that encode (for its time estimate); renders added by the caller.
 WorkSize encode_work(const SceneSelection& selection, std::pair<size_t, size_t> share);
-// Into `need`: one rendered view at each size among `frames` (a camera path's), named "`path`: a frame of".
+// Into `need`: each size among `frames` (a camera path's), rendered kPathFramesPerCall at a time (render_frames),
+// named "`path`: a frame of".
 void add_frame_sizes(const std::vector<Camera>& frames, const std::string& path, MemoryNeed& need);
 
 }  // namespace lact
