@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -177,6 +178,18 @@ bool computes_in_bf16(const PackedPath& p, int64_t d) {
   return p.choice == std::string("wmma") ? cuda::attention_bf16_supports(int(d)) : cuda::attention_fa2_supports(int(d));
 }
 
+// The emulated GPU backend on `path`, LACT_ATTENTION as the path chooses it (read when the backend is made); the
+// caller gives it its cuDNN stand-in where the path has one.
+std::unique_ptr<EmulatedBackend> backend_on(const PackedPath& path) {
+  ::setenv("LACT_ATTENTION", path.choice, 1);
+  auto be = std::make_unique<EmulatedBackend>("cuda-emulated", path.precision);
+  ::unsetenv("LACT_ATTENTION");
+  if (*path.choice)
+    be->device().unavailable =
+        path.choice == std::string("wmma") ? cuda::kAttentionChosenWmma : cuda::kAttentionChosenOwn;
+  return be;
+}
+
 // Backend::attention_packed through the GPU backend's code on each path, one view and one head at tile edges (and 2
 // views x 3 heads), head dims 8 (fp32 kernel and the library only), 16, 64 and 128 (no wmma instance): against the
 // CPU backend's packed attention on the same (for bf16 storage: rounded) values, to 1e-5 where the path computes in
@@ -190,14 +203,10 @@ TEST(AttentionEdges, PackedOpOnEveryPathAtTileEdges) {
   for (const PackedPath& path : kPackedPaths)
     for (const int64_t d : {8, 16, 64, 128})
       for (const Packed& p : {Packed{1, 1, 1}, Packed{1, 1, 65}, Packed{1, 1, 129}, Packed{2, 3, 63}}) {
-        ::setenv("LACT_ATTENTION", path.choice, 1);
-        EmulatedBackend be("cuda-emulated", path.precision);
-        ::unsetenv("LACT_ATTENTION");
+        const std::unique_ptr<EmulatedBackend> owned = backend_on(path);
+        EmulatedBackend& be = *owned;
         FakeAttentionLibrary library(be.device());
         if (path.library) be.device().library = &library;
-        if (*path.choice)
-          be.device().unavailable =
-              path.choice == std::string("wmma") ? cuda::kAttentionChosenWmma : cuda::kAttentionChosenOwn;
         const Shape rows{p.views, p.tokens, 3 * p.heads * d}, merged{p.views, p.tokens, p.heads * d};
         std::vector<float> qkv = random_values(size_t(shape_numel(rows)), unsigned(d * 7 + p.tokens), 1.5f);
         if (path.storage == DType::BF16) qkv = bf16_rounded(qkv);
@@ -229,14 +238,10 @@ TEST(AttentionEdges, PackedOpOnEveryPathAtTileEdges) {
 // as a fallback and named in the path).
 TEST(AttentionEdges, NothingToAttendOnEveryPath) {
   for (const PackedPath& path : kPackedPaths) {
-    ::setenv("LACT_ATTENTION", path.choice, 1);
-    EmulatedBackend be("cuda-emulated", path.precision);
-    ::unsetenv("LACT_ATTENTION");
+    const std::unique_ptr<EmulatedBackend> owned = backend_on(path);
+    EmulatedBackend& be = *owned;
     FakeAttentionLibrary library(be.device());
     if (path.library) be.device().library = &library;
-    if (*path.choice)
-      be.device().unavailable =
-          path.choice == std::string("wmma") ? cuda::kAttentionChosenWmma : cuda::kAttentionChosenOwn;
     const std::string path_before = cuda::attention_path(be);
     testing::internal::CaptureStderr();
     for (const Shape& rows : {Shape{0, 5, 96}, Shape{2, 0, 96}}) {
