@@ -302,6 +302,11 @@ void Model::render_into(const SceneState& state, const std::vector<Camera>& came
   });
 }
 
+int64_t Model::render_batch_views(int height, int width) const {
+  const int patch = config().patch_size;
+  return update_tile_views(options_, static_cast<int64_t>(std::max(0, height) / patch) * (std::max(0, width) / patch));
+}
+
 void Model::render_batches(const SceneState& state, const std::vector<Camera>& cameras,
                            const std::function<float*(size_t)>& image_out) const {
   check_state(state);
@@ -314,8 +319,7 @@ void Model::render_batches(const SceneState& state, const std::vector<Camera>& c
     if (height <= 0 || width <= 0 || height % patch || width % patch)
       throw Error("target view " + std::to_string(begin) + " size " + std::to_string(height) + "x" +
                   std::to_string(width) + " is not divisible by the patch size " + std::to_string(patch));
-    const int64_t per_view = static_cast<int64_t>(height / patch) * (width / patch);
-    const size_t most = static_cast<size_t>(std::max<int64_t>(1, options_.token_tile / per_view));
+    const size_t most = static_cast<size_t>(render_batch_views(height, width));
     size_t end = begin;
     std::vector<RayPose> poses;
     while (end < cameras.size() && end - begin < most && cameras[end].height == height && cameras[end].width == width) {

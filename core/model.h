@@ -69,6 +69,9 @@ class Model {
   // holds one, so that the state is the one all the views at once leave.
   int64_t encode_chunk(int64_t views, int64_t all_views, int height, int width, int64_t chunk_views) const;
   // Renders every camera (any size divisible by the patch; views are batched up to the token tile).
+  // The most views of height x width one render batch takes (up to a token tile, at least one): render() renders
+  // consecutive cameras of one size in batches of this many.
+  int64_t render_batch_views(int height, int width) const;
   std::vector<Image> render(const SceneState& state, const std::vector<Camera>& cameras) const;
   void set_progress(WorkProgress progress) { progress_ = std::move(progress); }
   // The same written into `out`: the images one after another in camera order, each its camera's height x width

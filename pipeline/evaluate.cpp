@@ -12,7 +12,6 @@
 #include "core/camera_geometry.h"
 #include "core/error_scale_bar.h"
 #include "core/metrics.h"
-#include "core/model_options.h"
 #include "datasets/camera_path_io.h"
 #include "datasets/image_io.h"
 #include "datasets/view_selection.h"
@@ -91,16 +90,14 @@ ViewReport measure_view(int index, const Image& image, const PosedImage& target,
   return v;
 }
 
-// The batches Model::render makes of `targets` (consecutive views of one size, up to a token tile; change both
-// together): rendered one call each, each view's pixels are those of one call over all the targets, so a
+// The batches Model::render makes of `targets` (consecutive views of one size, Model::render_batch_views
+// at a time): rendered one call each, each view's pixels are those of one call over all the targets, so a
 // resumed scene's views equal an uninterrupted run's whatever the backend's GEMMs do with another batch.
 std::vector<std::pair<size_t, size_t>> target_batches(const Model& model, const std::vector<PosedImage>& targets) {
-  const int patch = model.config().patch_size;
   std::vector<std::pair<size_t, size_t>> batches;
   for (size_t begin = 0; begin < targets.size();) {
     const Camera& c = targets[begin].camera;
-    const int64_t per_view = static_cast<int64_t>(c.height / patch) * (c.width / patch);
-    const size_t most = static_cast<size_t>(update_tile_views(model.options(), per_view));
+    const size_t most = static_cast<size_t>(model.render_batch_views(c.height, c.width));
     size_t end = begin + 1;
     while (end < targets.size() && end - begin < most && targets[end].camera.height == c.height &&
            targets[end].camera.width == c.width)

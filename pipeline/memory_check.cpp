@@ -14,9 +14,7 @@ namespace lact {
 namespace {
 // The most views Model::render takes in one batch of `views` at height x width: up to a token tile of them.
 int64_t render_batch_views(const Model& model, int64_t views, int height, int width) {
-  const int64_t patch = std::max(1, model.config().patch_size);
-  const int64_t per_view = std::max<int64_t>(1, int64_t(std::max(0, height) / patch) * (std::max(0, width) / patch));
-  return std::clamp<int64_t>(views, 1, std::max<int64_t>(1, model.options().token_tile / per_view));
+  return std::clamp<int64_t>(views, 1, model.render_batch_views(height, width));
 }
 
 std::string size_flag(const std::string& flag, int height, int width) {
