@@ -335,7 +335,14 @@ void check_comparable(const nlohmann::json& a, const nlohmann::json& b, const st
   if (a.contains("lpips") && b.contains("lpips") && lpips_net(a) != lpips_net(b))
     std::fprintf(stderr, "lact: warning: A's LPIPS is measured with --lpips-net %s and B's with %s: not comparable\n",
                  lpips_net(a).c_str(), lpips_net(b).c_str());
-  if (differ("model"))
+  // Paths are recorded as given (relative to where each run started); the content identity says whether they name
+  // one model. Reports from before lact recorded it fall back to the paths.
+  if (!a.contains("model") || !b.contains("model")) return;
+  const bool identities = a.contains("model_identity") && b.contains("model_identity");
+  if (identities && differ("model_identity") && !differ("model"))
+    std::fprintf(stderr, "lact: warning: A and B name the model %s, but its file changed between them\n",
+                 shown(a["model"]).c_str());
+  else if (identities ? differ("model_identity") : differ("model"))
     std::fprintf(stderr, "lact: note: A comes from the model %s, B from %s\n", shown(a["model"]).c_str(),
                  shown(b["model"]).c_str());
 }

@@ -88,6 +88,8 @@ nlohmann::json Run::report_header(const SceneRequest& r, int height, int width) 
                            {"views", {{"inputs", r.data.inputs}, {"targets", r.targets}}},
                            {"backend", common_.backend}};
   if (lpips_) header["lpips_net"] = lpips_->network().flag_name;  // alex or vgg: eval-compare warns across them
+  // The model file's content identity: eval-compare tells one model given by two paths from two models.
+  if (!model().weights().identity.empty()) header["model_identity"] = model().weights().identity;
   return header;
 }
 

@@ -82,6 +82,7 @@ class Evaluation(unittest.TestCase):
         for key in ("model", "config", "data", "size", "views", "psnr_nearest_input", "encode_s_total",
                     "render_ms_per_view"):
             self.assertIn(key, report)
+        self.assertRegex(report["model_identity"], r"^%d:[0-9a-f]{16}$" % os.path.getsize(self.model))
         csv = open(os.path.join(out, "report.csv")).read().splitlines()
         self.assertEqual(len(csv), 3)
         # A second run compared with the first: zero differences.
@@ -266,12 +267,15 @@ class Evaluation(unittest.TestCase):
 
     def test_eval_compare_refuses_or_warns_when_not_like_for_like(self):
         """No scene in common: refused. Duplicate names, another size, other targets: one warning each; another
-        model: a note. Two comparable reports: nothing on stderr."""
-        def report(name, scenes, size=(32, 48), model="m.safetensors"):
+        model: a note (by content identity where both record it). Two comparable reports: nothing on stderr."""
+        def report(name, scenes, size=(32, 48), model="m.safetensors", identity=None):
             path = os.path.join(self.tmp, name + ".json")
+            content = {"format": "lact report v1", "psnr": 20.0, "size": list(size), "model": model,
+                       "scenes": [{"name": n, "psnr": 20.0, "ssim": 0.5, "targets": t} for n, t in scenes]}
+            if identity:
+                content["model_identity"] = identity
             with open(path, "w") as f:
-                json.dump({"format": "lact report v1", "psnr": 20.0, "size": list(size), "model": model,
-                           "scenes": [{"name": n, "psnr": 20.0, "ssim": 0.5, "targets": t} for n, t in scenes]}, f)
+                json.dump(content, f)
             return path
         a = report("a", [("x", [3, 4]), ("y", [3, 4])])
         same = lact("eval-compare", a, report("same", [("x", [3, 4]), ("y", [3, 4])]))
@@ -283,8 +287,17 @@ class Evaluation(unittest.TestCase):
                  "size": ([("x", [3, 4])], {"size": (64, 64)}, "A is at size [32,48] and B at [64,64]"),
                  "targets": ([("x", [5])], {}, "scene 'x' has other target views"),
                  "model": ([("x", [3, 4])], {"model": "other.safetensors"}, "note: A comes from the model")}
+        # One file given by two paths is one model (its content identity); one path that held another file is not.
+        with_id = report("with_id", [("x", [3, 4])], identity="100:aa")
+        one_file = lact("eval-compare", with_id, report("one_file", [("x", [3, 4])], model="/abs/m.safetensors",
+                                                         identity="100:aa"))
+        self.assertEqual((one_file.returncode, one_file.stderr), (0, ""))
+        cases["changed"] = ([("x", [3, 4])], {"identity": "100:bb"}, "name the model m.safetensors, but its file")
+        cases["other_id"] = ([("x", [3, 4])], {"model": "n.safetensors", "identity": "100:bb"},
+                             "note: A comes from the model")
         for name, (scenes, extra, expected) in cases.items():
-            r = lact("eval-compare", a, report(name, scenes, **extra))
+            first = with_id if "identity" in extra else a
+            r = lact("eval-compare", first, report(name, scenes, **extra))
             lines = r.stderr.strip().splitlines()
             self.assertEqual((r.returncode, len(lines)), (0, 1), name + ": " + r.stderr)
             self.assertIn(expected, lines[0], name)
