@@ -135,6 +135,10 @@ void on_terminating_signal(int sig) {
   errno = saved_errno;
 }
 
+// The main thread's mask before block_terminating_signals_at_start blocked the three (when it ran).
+sigset_t mask_at_start;
+bool blocked_at_start = false;
+
 // Where the process-directed signals land: the one thread that does not block them. A thread computing may run
 // on a stack of its own making (oneDNN's f32 GEMM kernel points rsp at its heap workspace when K > 2048): a
 // handler there wrote its frames, and the kernel its signal frame, over the heap below that workspace.
@@ -146,10 +150,18 @@ void* receive_signals(void*) {
 }
 
 // Blocks the handled signals in this thread and so in every thread started from it later (install_signal_cleanup
-// runs first in main, before any), and starts the receiving thread. Without it, they are handled as before.
+// runs first in main, before any), and starts the receiving thread. Without it, they are handled as before. The
+// block from before main stays for the handled signals and is lifted for the others.
 void start_signal_receiver() {
   sigset_t before;
-  if (::pthread_sigmask(SIG_BLOCK, &handled_signals, &before) != 0) return;
+  if (blocked_at_start)
+    before = mask_at_start;
+  else if (::pthread_sigmask(SIG_SETMASK, nullptr, &before) != 0)
+    return;
+  sigset_t blocked = before;
+  for (const int sig : {SIGINT, SIGTERM, SIGHUP})
+    if (sigismember(&handled_signals, sig) == 1) sigaddset(&blocked, sig);
+  if (::pthread_sigmask(SIG_SETMASK, &blocked, nullptr) != 0) return;
   pthread_t thread;
   if (::pthread_create(&thread, nullptr, receive_signals, nullptr) != 0) {
     ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
@@ -213,6 +225,13 @@ void clean_up_before_fatal_exit() {
   terminating_signal.store(SIGBUS);
   stop_children();
   remove_temporaries();
+}
+
+void block_terminating_signals_at_start() {
+  sigset_t terminating;
+  sigemptyset(&terminating);
+  for (const int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&terminating, sig);
+  blocked_at_start = ::pthread_sigmask(SIG_BLOCK, &terminating, &mask_at_start) == 0;
 }
 
 void install_signal_cleanup() {

@@ -22,6 +22,13 @@ namespace lact {
 // should have it reset when it is started (posix_spawnattr_setsigdefault).
 void install_signal_cleanup();
 
+// Blocks SIGINT, SIGTERM and SIGHUP in the main thread before the libraries' constructors run, so that a thread
+// one of them starts at load time (the pthread build of OpenBLAS starts its workers so) blocks them too, as every
+// thread started after install_signal_cleanup does: lact calls it from its .preinit_array
+// (system/signal_block_at_start.cpp). install_signal_cleanup then lifts the block, in the main thread, for a
+// signal it leaves alone (one the caller ignores). Only before main; async-signal-safe.
+void block_terminating_signals_at_start();
+
 // A file to remove if a signal ends lact (a temporary that is not yet under its final name). Returns a token
 // for unregister_temporary, or -1 when the table is full or the path too long (then it is simply not removed).
 // Register before creating the file and unregister after it was renamed or removed: a signal in between then

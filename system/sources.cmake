@@ -13,3 +13,7 @@ set(LACT_SYSTEM_SOURCES
   host_memory.cpp
   thread_limit.cpp
 )
+# Linked into the lact executable only (an object library, system/CMakeLists.txt): signals blocked before main.
+set(LACT_SYSTEM_EXECUTABLE_SOURCES
+  signal_block_at_start.cpp
+)

@@ -67,6 +67,50 @@ int fsync(int fd) {
 """
 
 
+THREAD_AT_LOAD_C = r"""
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* A library that starts a thread when it is loaded, before lact's main (as the pthread build of OpenBLAS starts
+   its worker pool): the thread writes its id to $THREAD_AT_LOAD_TID and waits; the loading goes on once it is
+   written. */
+static sem_t written;
+
+static void* idle(void* unused) {
+  const char* path = getenv("THREAD_AT_LOAD_TID");
+  if (path) {
+    char partial[4200];
+    snprintf(partial, sizeof partial, "%s.part", path);
+    FILE* f = fopen(partial, "w");
+    if (f) {
+      fprintf(f, "%ld", (long)syscall(SYS_gettid));
+      fclose(f);
+      rename(partial, path);
+    }
+  }
+  sem_post(&written);
+  for (;;) pause();
+  return unused;
+}
+
+__attribute__((constructor)) static void start_thread_at_load(void) {
+  pthread_t thread;
+  sem_init(&written, 0, 0);
+  if (pthread_create(&thread, NULL, idle, NULL) == 0) {
+    pthread_detach(thread);
+    while (sem_wait(&written) != 0) {
+    }
+  }
+}
+"""
+OPENBLAS_PTHREAD = "/usr/lib/x86_64-linux-gnu/openblas-pthread"  # Debian's other OpenBLAS build (libopenblas0-pthread)
+TERMINATING_MASK = sum(1 << (s - 1) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP))
+
+
 def default_signals():
     """The child starts with the signals a user's shell leaves it: default actions (a test runner may ignore some)."""
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGXFSZ, signal.SIGPIPE):
@@ -123,6 +167,14 @@ class Reliability(FixtureCase):
             shim = os.path.join(cls.tmp, "slow_fsync.so")
             if subprocess.run(["cc", "-shared", "-fPIC", "-O1", "-o", shim, source, "-ldl"]).returncode == 0:
                 cls.shim = shim
+        cls.thread_at_load = None
+        if not SANITIZED and shutil.which("cc"):
+            source = os.path.join(cls.tmp, "thread_at_load.c")
+            with open(source, "w") as f:
+                f.write(THREAD_AT_LOAD_C)
+            library = os.path.join(cls.tmp, "thread_at_load.so")
+            if subprocess.run(["cc", "-shared", "-fPIC", "-O1", "-o", library, source, "-lpthread"]).returncode == 0:
+                cls.thread_at_load = library
 
     @staticmethod
     def ok(result):
@@ -202,42 +254,74 @@ class Reliability(FixtureCase):
         self.assertIn("rc=143", p.stdout, p.stderr)
         self.assertEqual(os.listdir(folder), [])
 
+    def thread_masks(self, name, env=None):
+        """Starts a long render, and once its first frame is written (its threads, OpenMP's worker among them, are
+        all there) reads the kernel's own view of each thread: {tid: (SigBlk, State)}, and the files it mapped;
+        then SIGINT ends it."""
+        path = os.path.join(self.tmp, "idle_thread_path.json")
+        if not os.path.exists(path):
+            self.ok(run("path", "turntable", "--frames", "400", "--size", "128x128", "-o", path))
+        out = self.fresh(name)
+        p = start("render", "--state", self.state, "--path", path, "--out", out, "--threads", "2", "--quiet", env=env)
+        tasks = "/proc/%d/task" % p.pid
+        wait_for(lambda: os.listdir(out) or p.poll() is not None, 60, "the render's first frame")
+        self.assertIsNone(p.poll(), "the render ended before its threads could be looked at")
+        masks = {}
+        for tid in os.listdir(tasks):
+            try:
+                with open(os.path.join(tasks, tid, "status")) as f:
+                    status = dict(line.split(":\t", 1) for line in f.read().splitlines() if ":\t" in line)
+            except OSError:
+                continue  # a thread that ended meanwhile
+            masks[int(tid)] = (int(status["SigBlk"], 16), status["State"])
+        with open("/proc/%d/maps" % p.pid) as f:
+            mapped = f.read()
+        p.send_signal(signal.SIGINT)
+        rc, _, se = finish(p, 60)
+        self.assertEqual(rc, -signal.SIGINT, se)
+        return p.pid, masks, mapped
+
+    def check_one_receiving_thread(self, pid, masks):
+        self.assertGreaterEqual(len(masks), 2)
+        receiving = [(tid, state) for tid, (blocked, state) in masks.items()
+                     if blocked & TERMINATING_MASK != TERMINATING_MASK]
+        self.assertEqual(len(receiving), 1, receiving)
+        self.assertNotEqual(receiving[0][0], pid, "the main thread computes")
+        self.assertTrue(receiving[0][1].startswith("S"), receiving)  # asleep, waiting for signals
+
     def test_signals_reach_only_an_idle_thread(self):
         """SIGINT, SIGTERM and SIGHUP are blocked in every thread of a render but one that computes nothing: a
         handler on a computing thread ran on whatever stack it had, and oneDNN's f32 GEMM points rsp at a heap
         workspace (ASan: "heap-buffer-overflow WRITE of size 152" in the handler). The kernel's own view, the
         SigBlk mask of each thread in /proc, is the reference."""
-        path = os.path.join(self.tmp, "idle_thread_path.json")
-        self.ok(run("path", "turntable", "--frames", "400", "--size", "128x128", "-o", path))
-        out = self.fresh("idle_thread")
-        p = start("render", "--state", self.state, "--path", path, "--out", out, "--threads", "2", "--quiet")
-        tasks = "/proc/%d/task" % p.pid
+        pid, masks, _ = self.thread_masks("idle_thread")
+        self.check_one_receiving_thread(pid, masks)
 
-        def threads():
-            try:
-                return sorted(int(t) for t in os.listdir(tasks))
-            except OSError:
-                return []
-        # Its first frame written: the render's threads (OpenMP's worker among them) are all there.
-        wait_for(lambda: os.listdir(out) or p.poll() is not None, 60, "the render's first frame")
-        self.assertIsNone(p.poll(), "the render ended before its threads could be looked at")
-        self.assertGreaterEqual(len(threads()), 2)
-        terminating = sum(1 << (s - 1) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP))
-        receiving = []
-        for tid in threads():
-            try:
-                with open(os.path.join(tasks, str(tid), "status")) as f:
-                    status = dict(line.split(":\t", 1) for line in f.read().splitlines() if ":\t" in line)
-            except OSError:
-                continue  # a thread that ended meanwhile
-            if int(status["SigBlk"], 16) & terminating != terminating:
-                receiving.append((tid, status["State"]))
-        p.send_signal(signal.SIGINT)
-        rc, _, se = finish(p, 60)
-        self.assertEqual(len(receiving), 1, receiving)
-        self.assertNotEqual(receiving[0][0], p.pid, "the main thread computes")
-        self.assertTrue(receiving[0][1].startswith("S"), receiving)  # asleep, waiting for signals
-        self.assertEqual(rc, -signal.SIGINT, se)
+    def test_threads_started_before_main_block_the_signals(self):
+        """A thread a library starts when it is loaded, before main (the pthread build of OpenBLAS starts its
+        workers so), blocks the three signals too: lact blocks them before any library's constructor runs. Before,
+        such a thread did not block them, and a signal could run the handler there."""
+        ran = 0
+        if self.thread_at_load:
+            with self.subTest(library="a thread started at load"):
+                ran += 1
+                tid_file = os.path.join(self.tmp, "thread_at_load.tid")
+                env = dict(os.environ, LD_PRELOAD=self.thread_at_load, THREAD_AT_LOAD_TID=tid_file)
+                pid, masks, _ = self.thread_masks("thread_at_load", env)
+                with open(tid_file) as f:
+                    tid = int(f.read())
+                self.assertIn(tid, masks)
+                self.assertEqual(masks[tid][0] & TERMINATING_MASK, TERMINATING_MASK, masks)
+                self.check_one_receiving_thread(pid, masks)
+        if os.path.isdir(OPENBLAS_PTHREAD):
+            with self.subTest(library="the pthread build of OpenBLAS"):
+                ran += 1
+                env = dict(os.environ, LD_LIBRARY_PATH=OPENBLAS_PTHREAD)
+                pid, masks, mapped = self.thread_masks("openblas_pthread", env)
+                self.assertIn(OPENBLAS_PTHREAD + "/libopenblas", mapped)  # that build, not lact's usual one
+                self.check_one_receiving_thread(pid, masks)
+        if not ran:
+            self.skipTest("needs cc (not under the sanitizers) or Debian's pthread build of OpenBLAS")
 
     def test_kill_9_during_model_convert(self):
         """kill -9 of `lact model convert`: the converter dies with lact and leaves no file under a visible name.
