@@ -13,11 +13,16 @@ namespace lact::app {
 
 namespace {
 
-// lact's own path, so that the printed commands run as pasted whether or not lact is on PATH.
+// lact's own path, so that the printed commands run as pasted whether or not lact is on PATH. The kernel
+// adds " (deleted)" to the link when the file was replaced while lact ran (a rebuild, an upgrade): the path
+// itself, which names the new lact, is what runs as pasted.
 std::string this_program() {
   std::error_code error;
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
-  return error ? "lact" : self.string();
+  std::string self = std::filesystem::read_symlink("/proc/self/exe", error).string();
+  const std::string deleted = " (deleted)";
+  if (self.size() > deleted.size() && self.compare(self.size() - deleted.size(), deleted.size(), deleted) == 0)
+    self.resize(self.size() - deleted.size());
+  return error ? "lact" : self;
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 
 #include "datasets/colmap_model.h"
 #include "datasets/layouts.h"
+#include "datasets/view_selection.h"
 #include "import/colmap_steps.h"
 #include "import/import_images.h"
 #include "import/photo_order.h"
@@ -325,13 +326,14 @@ std::string skipped_list(const std::vector<SkippedFile>& skipped, size_t most) {
 
 void check_enough_images(const ImportOptions& o, const ImportedImages& images, bool video) {
   if (images.names.size() >= 3) return;
-  if (video)
-    throw Error(o.input,
-                "the video gave " + std::to_string(images.names.size()) +
-                    " frame(s); COLMAP needs at least 3 overlapping views: a longer video, or a folder of photos");
-  std::string skipped;
+  std::string skipped;  // copies of a picture among them: a still video, a photo copied under other names
   if (!images.skipped.empty())
     skipped = "; skipped " + std::to_string(images.skipped.size()) + ": " + skipped_list(images.skipped, 3);
+  if (video)
+    throw Error(o.input, "the video gave " + std::to_string(images.names.size()) +
+                             " frame(s); COLMAP needs at least 3 overlapping views: a longer video, or a folder of "
+                             "photos" +
+                             skipped);
   const std::string hint = images_subfolder_hint(clean(o.input).string());
   throw Error(o.input, "found " + std::to_string(images.names.size()) +
                            " image(s); COLMAP needs at least 3 overlapping photos" + skipped +
@@ -351,10 +353,16 @@ void check_registered(const ColmapModel& model, int used, double min_fraction) {
 // The checks `lact render` makes of a COLMAP scene, made on the one COLMAP wrote: its reader (camera models it
 // reads, focal lengths, poses, numbers float32 carries) and every registered image there, so that an import
 // reported as done renders. Render's line, the working folder's path left out of it (sparse/0/images.txt).
-void check_scene_renders(const fs::path& scene) {
+// The views' image names, in the order render numbers them.
+std::vector<std::string> check_scene_renders(const fs::path& scene) {
   try {
     const Scene read = read_colmap_scene(scene, {});
-    for (const SceneView& view : read.views) require_regular_file(view.image_path);
+    std::vector<std::string> names;
+    for (const SceneView& view : read.views) {
+      require_regular_file(view.image_path);
+      names.push_back(fs::path(view.image_path).filename().string());  // images/ is flat
+    }
+    return names;
   } catch (const Error& e) {
     std::string text = e.what();
     const std::string working = scene.string() + "/";
@@ -398,7 +406,7 @@ void reconstruct(const ImportOptions& o, const fs::path& scene, const ImportedIm
   run_colmap(steps, scene, o, images, video);
   const ColmapModel model = keep_largest_model(scene / "sparse");
   check_registered(model, s.used, o.min_registered);
-  check_scene_renders(scene);
+  s.views = check_scene_renders(scene);
   s.registered = static_cast<int>(model.images.size());
   s.unregistered = unregistered_images(images, model, steps);
   s.extent = centres_extent(model);
@@ -523,6 +531,28 @@ namespace {
 // What to run next, as pasted: the scene model that fits the capture (pipeline/official_models.h), its fetch
 // line when it is not cached, and the recipe scene models want: their input view count (at most what the
 // capture leaves after an eighth for targets), their training size, poses normalised from the inputs.
+// The input view count of the printed recipe: the model's, at most the registered views less an eighth.
+int recipe_inputs(const ImportSummary& s, const OfficialModel& m) {
+  const int targets = std::max(1, s.registered / 8);
+  return std::max(1, std::min(m.input_views, s.registered - targets));
+}
+
+// Which photos the printed render line holds out as test views, by the number its report gives each view and
+// by name: the report and the images it writes number views, and a user judging a score needs the photo.
+std::string held_out_line(const ImportSummary& s, int inputs) {
+  constexpr size_t kShown = 8;
+  if (s.views.empty() || inputs >= static_cast<int>(s.views.size())) return "";
+  Scene scene;  // select_views needs only the count for uniform:N and rest
+  scene.views.resize(s.views.size());
+  const std::vector<int> in = select_views("uniform:" + std::to_string(inputs), scene, false, {}, 0, "--inputs");
+  const std::vector<int> held = select_views("rest", scene, true, in, 0, "--targets");
+  std::string text = "test views held out of the inputs below, to be scored (view: photo): ";
+  for (size_t i = 0; i < std::min(kShown, held.size()); ++i)
+    text += (i ? ", " : "") + std::to_string(held[i]) + ": " + terminal_text(s.views[held[i]]);
+  if (held.size() > kShown) text += " and " + std::to_string(held.size() - kShown) + " more";
+  return text + "\n";
+}
+
 std::string next_lines(const ImportSummary& s, const std::string& program) {
   const OfficialModel& m = scene_model_for(s.width, s.height);
   bool cached = false;
@@ -530,8 +560,7 @@ std::string next_lines(const ImportSummary& s, const std::string& program) {
     cached = cached_model(model_cache_dir(), m.name).has_value();
   } catch (const Error&) {  // no cache folder to look in, or a record lact did not write: fetch says which
   }
-  const int targets = std::max(1, s.registered / 8);
-  const int inputs = std::max(1, std::min(m.input_views, s.registered - targets));
+  const int inputs = recipe_inputs(s, m);
   const std::string lact = shell_word(program);
   const std::string size = std::to_string(m.height) + "x" + std::to_string(m.width);
   const std::string flags =
@@ -543,7 +572,7 @@ std::string next_lines(const ImportSummary& s, const std::string& program) {
                 "next: the scene model %s (trained at %s with %d input views; %s), %d of the %d registered views as "
                 "inputs:\n",
                 m.name.c_str(), size.c_str(), m.input_views, status.c_str(), inputs, s.registered);
-  std::string text = head;
+  std::string text = held_out_line(s, inputs) + head;
   if (!cached) text += "  " + lact + " model fetch " + m.name + "\n";
   text += "  " + lact + " render" + flags + " --targets rest" + recipe + " --out out\n";
   text += "  " + lact + " view" + flags + recipe + "\n";

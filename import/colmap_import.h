@@ -39,6 +39,7 @@ struct ImportSummary {
   double seconds = 0;
 
   std::vector<std::string> unregistered;  // the images COLMAP could not place, in name order
+  std::vector<std::string> views;         // the registered images (in images/), in the order render numbers views
 };
 
 ImportSummary import_scene(const ImportOptions& options);

@@ -6,6 +6,7 @@
 
 #include "datasets/image_format.h"
 #include "datasets/image_io.h"
+#include "import/duplicate_pictures.h"
 #include "import/image_orientation.h"
 #include "system/error.h"
 #include "system/file_io.h"
@@ -61,28 +62,58 @@ std::string skip_reason(const std::string& why) {
   return (too_big ? "over the size limit (" : "undecodable (") + why + ")";
 }
 
-// Imports one image file; the reason it is skipped when it is not a readable PNG or JPEG, else "".
-std::string import_one(const fs::path& file, const fs::path& out, int max_side, ImportedImages& result) {
-  std::string bytes;
+// The file's bytes as a PNG or JPEG, or the reason it is skipped (`bytes` then unset).
+std::string read_photo(const fs::path& file, std::string& bytes) {
   try {
     bytes = read_whole_file(file.string(), kMaxPhotoBytes);
   } catch (const Error& e) {
     return skip_reason(reason_of(e, file));
   }
   const SniffedFormat format = sniff_image_format(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
-  if (format.format == ImageFormat::other) return not_png_or_jpeg(format, bytes.size());
-  const int orientation = format.format == ImageFormat::jpeg ? jpeg_exif_orientation(bytes) : 1;
+  return format.format == ImageFormat::other ? not_png_or_jpeg(format, bytes.size()) : "";
+}
+
+// The picture of PNG or JPEG bytes as a viewer shows it (a JPEG turned by its EXIF orientation).
+Rgba8Image decode_upright(const fs::path& file, const std::string& bytes, int orientation) {
+  Rgba8Image image = decode_image(file.string(), reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  if (orientation != 1) image = apply_exif_orientation(image, orientation);
+  return image;
+}
+
+int orientation_of(const std::string& bytes) {
+  const SniffedFormat format = sniff_image_format(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+  return format.format == ImageFormat::jpeg ? jpeg_exif_orientation(bytes) : 1;
+}
+
+// A file taken earlier, read upright again (DuplicatePictures confirms a match of hashes with it).
+Rgba8Image read_upright(const std::string& file) {
+  std::string bytes;
+  const std::string why = read_photo(file, bytes);
+  if (!why.empty()) throw Error(file, why);
+  return decode_upright(file, bytes, orientation_of(bytes));
+}
+
+// Imports one image file; the reason it is skipped when it is not a readable PNG or JPEG, or the same picture
+// as one taken before it, else "".
+std::string import_one(const fs::path& file, const fs::path& out, int max_side, ImportedImages& result,
+                       DuplicatePictures& taken) {
+  std::string bytes;
+  const std::string unreadable = read_photo(file, bytes);
+  if (!unreadable.empty()) return unreadable;
+  const int orientation = orientation_of(bytes);
   Rgba8Image image;
   try {
-    image = decode_image(file.string(), reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
+    image = decode_upright(file, bytes, orientation);
   } catch (const Error& e) {
     return skip_reason(reason_of(e, file));
   }
+  const std::string twin = taken.earlier_copy(image, file.string(), file.filename().string());
+  if (!twin.empty()) return "the same picture as " + twin + " (a copy adds no view)";
   std::string name = file.filename().string();
   // A name a converted image already took ("a.jpg" written as a.png, then "a.png") is converted too (a-2.png).
-  const bool taken = std::find(result.names.begin(), result.names.end(), name) != result.names.end();
-  if (taken || orientation != 1 || (max_side > 0 && std::max(image.width, image.height) > max_side)) {
-    image = shrink_to_long_side(apply_exif_orientation(image, orientation), max_side);
+  const bool name_taken = std::find(result.names.begin(), result.names.end(), name) != result.names.end();
+  if (name_taken || orientation != 1 || (max_side > 0 && std::max(image.width, image.height) > max_side)) {
+    image = shrink_to_long_side(image, max_side);
     name = write_converted(image, file, out, result.names);
   } else {
     write_file_atomically((out / name).string(), bytes);
@@ -131,9 +162,10 @@ std::string images_subfolder_hint(const std::string& folder) {
 
 ImportedImages import_image_folder(const std::string& folder, const std::string& images_out, int max_side) {
   ImportedImages result;
+  DuplicatePictures taken(read_upright);
   for (const fs::path& file : folder_files(folder)) {
     ++result.files;
-    std::string reason = import_one(file, images_out, max_side, result);
+    std::string reason = import_one(file, images_out, max_side, result, taken);
     if (!reason.empty()) result.skipped.push_back({file.filename().string(), std::move(reason)});
   }
   std::sort(result.names.begin(), result.names.end());

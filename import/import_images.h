@@ -1,6 +1,7 @@
 // The images `lact import` hands to COLMAP: every PNG or JPEG in a folder (by content, never by name), turned
 // upright by its EXIF orientation and capped at a working size, in images/ of the scene being made. Other files
-// are skipped, each listed with why (not an image, undecodable, over a size limit), never an error by themselves.
+// are skipped, each listed with why (not an image, undecodable, over a size limit, the same picture as an earlier
+// file: import/duplicate_pictures.h), never an error by themselves.
 #pragma once
 
 #include <string>
@@ -11,7 +12,7 @@ namespace lact {
 struct SkippedFile {
   std::string name;    // the file's name in the folder
   std::string reason;  // "not a PNG or JPEG (looks like GIF)", "undecodable (cannot decode JPEG: ...)", "over
-                       // the size limit (...)"
+                       // the size limit (...)", "the same picture as a.jpg (...)"
 };
 
 struct ImportedImages {

@@ -339,17 +339,39 @@ class FrameProgress {
 
 }  // namespace
 
-VideoFrames extract_video_frames(const std::string& video, const std::string& folder, const VideoFrameOptions& o) {
-  const VideoProbe probe = probe_video(video, o.timeout_s > 0 ? o.timeout_s : 600);
-  VideoFrames result;
-  result.count = probe.count, result.asked = frames_asked(video, probe, o);
-  const int wanted = static_cast<int>(std::min(result.asked, probe.count)), per_window = o.sharpest ? 3 : 1;
-  if (o.progress)  // ffmpeg decodes the whole video before the last frame comes: a while for a long one
-    std::fprintf(stderr, "lact import: taking %d of the video's %ld frames (ffmpeg decodes all of them)\n", wanted,
-                 probe.count);
-  const std::vector<std::vector<long>> windows = frame_windows(probe.count, wanted, per_window);
+namespace {
+
+// The frames ffmpeg decodes from the first video stream, counted by decoding them (ffprobe -count_frames): the
+// packet count probe_video reads without decoding is more than this when an edit list hides frames (a trim made
+// without re-encoding). 0 when ffprobe gives no count.
+long decoded_frame_count(const std::string& video, double timeout_s) {
+  std::string out, err;
+  const int status =
+      run_program({require_program("ffprobe"), "-v", "error", "-select_streams", "v:0", "-count_frames",
+                   "-show_entries", "stream=nb_read_frames", "-of", "default=noprint_wrappers=1", "file:" + video},
+                  &out, timeout_s, &err);
+  const size_t at = out.find("nb_read_frames=");
+  long count = 0;
+  if (status != 0 || at == std::string::npos) return 0;
+  const std::string text = out.substr(at + 15, std::min<size_t>(out.find('\n', at), out.size()) - at - 15);
+  return parse_count(text, count) ? count : 0;
+}
+
+// What one pass of ffmpeg took: the frames written, the picks it selected and handed over, and the picks asked.
+struct FramePass {
+  int written = 0;
+  long handed = 0, picks = 0;
+};
+
+// One pass: `wanted` windows (each of `per_window` candidates) over `count` frames, written into `folder`.
+FramePass take_frames(const std::string& video, const std::string& folder, const VideoFrameOptions& o, long count,
+                      int wanted) {
+  const int per_window = o.sharpest ? 3 : 1;
+  const std::vector<std::vector<long>> windows = frame_windows(count, wanted, per_window);
   FramePicker picker(windows, folder, o.max_side);
-  FrameProgress progress(static_cast<long>(windows.size() * windows.front().size()), o.progress);
+  FramePass pass;
+  for (const std::vector<long>& window : windows) pass.picks += static_cast<long>(window.size());
+  FrameProgress progress(pass.picks, o.progress);
   PamFrames frames(
       "ffmpeg's frames of " + video, [](long) { return true; },
       [&](long i, int w, int h, const uint8_t* rgb) {
@@ -365,14 +387,52 @@ VideoFrames extract_video_frames(const std::string& video, const std::string& fo
   // ffmpeg decodes every frame, but converts and hands over only the picks (in order: the k-th is pick k).
   const int status = run_program_piped(
       {require_program("ffmpeg"), "-nostdin", "-v", "error", "-i", "file:" + video, "-map", "0:v:0", "-vf",
-       "select=" + select_expression(probe.count, wanted, per_window), "-vsync", "0", "-f", "image2pipe", "-c:v", "pam",
+       "select=" + select_expression(count, wanted, per_window), "-vsync", "0", "-f", "image2pipe", "-c:v", "pam",
        "-pix_fmt", "rgb24", "pipe:1"},
       [&](const std::string& piece) { return frames.feed(piece.data(), piece.size()); }, err, limits,
       "ffmpeg (frames of " + video + ")");
   if (status != 0) throw Error(video, "ffmpeg could not read its frames (" + first_output_line(err) + ")");
-  result.written = picker.finish();
-  if (result.written == 0) throw Error(video, "ffmpeg wrote no frames (" + first_output_line(err) + ")");
+  pass.written = picker.finish();
+  pass.handed = frames.frames();
+  if (pass.written == 0) throw Error(video, "ffmpeg wrote no frames (" + first_output_line(err) + ")");
   progress.finished();
+  return pass;
+}
+
+void remove_frames(const std::string& folder) {
+  std::error_code ec;
+  for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) fs::remove(it->path(), ec);
+}
+
+}  // namespace
+
+VideoFrames extract_video_frames(const std::string& video, const std::string& folder, const VideoFrameOptions& o) {
+  const double probe_timeout_s = o.timeout_s > 0 ? o.timeout_s : 600;
+  const VideoProbe probe = probe_video(video, probe_timeout_s);
+  VideoFrames result;
+  result.count = probe.count, result.asked = frames_asked(video, probe, o);
+  int wanted = static_cast<int>(std::min(result.asked, probe.count));
+  if (o.progress)  // ffmpeg decodes the whole video before the last frame comes: a while for a long one
+    std::fprintf(stderr, "lact import: taking %d of the video's %ld frames (ffmpeg decodes all of them)\n", wanted,
+                 probe.count);
+  FramePass pass = take_frames(video, folder, o, probe.count, wanted);
+  if (pass.handed < pass.picks) {
+    // Fewer frames decoded than ffprobe's packets: the picks past the last decoded frame never came, and the
+    // frames taken were fewer than asked, unsaid. Counted by decoding, and taken again over the frames there are.
+    const long decoded = decoded_frame_count(video, probe_timeout_s);
+    if (decoded > 0 && decoded < probe.count) {
+      if (o.progress)
+        std::fprintf(stderr,
+                     "lact import: the video decodes to %ld of its %ld frames (an edit list hides the rest, as a trim "
+                     "without re-encoding leaves): taking them again from those\n",
+                     decoded, probe.count);
+      remove_frames(folder);
+      result.count = decoded;
+      wanted = static_cast<int>(std::min(result.asked, decoded));
+      pass = take_frames(video, folder, o, decoded, wanted);
+    }
+  }
+  result.written = pass.written;
   return result;
 }
 

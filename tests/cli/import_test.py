@@ -170,6 +170,10 @@ class Import(unittest.TestCase):
             with open(report) as f:
                 scene = json.load(f)["scenes"][0]
             self.assertEqual(len(scene["views"]), 1)  # 12 views, 11 inputs: one target
+            # The photo named as held out is the view the render scored: its number, and the photo it reads.
+            held = re.search(r"\(view: photo\): (\d+): (\S+)\n", so)
+            self.assertEqual(scene["targets"], [int(held.group(1))])
+            self.assertEqual(sorted(os.listdir(os.path.join(self.out, "images")))[int(held.group(1))], held.group(2))
             # Pasted again, the import now finds it cached and prints no fetch line.
             again = ran_ok(self.lact(["import", self.photos, "-o", self.out, "--force"],
                                      dict(self.env(size=(256, 144)), XDG_CACHE_HOME=env["XDG_CACHE_HOME"])))
@@ -501,13 +505,13 @@ class Import(unittest.TestCase):
             one_error_line(self, self.lact(["import", video, "-o", self.out] + extra, env), said)
             self.assertEqual(self.beside_output(), [])
 
-    def make_video(self, count, frame):
+    def make_video(self, count, frame, name="clip.mkv"):
         """A lossless video of `count` frames, frame(i) giving frame i."""
-        frames = os.path.join(self.case, "frames")
+        frames = os.path.join(self.case, "frames of " + name)
         os.makedirs(frames)
         for i in range(count):
             frame(i).save(os.path.join(frames, "f%03d.png" % i))
-        video = os.path.join(self.case, "clip.mkv")
+        video = os.path.join(self.case, name)
         subprocess.run([FFMPEG, "-v", "error", "-framerate", "24", "-i", os.path.join(frames, "f%03d.png"), "-c:v",
                         "ffv1", video], check=True)
         return video
@@ -581,7 +585,7 @@ class Import(unittest.TestCase):
             line = one_error_line(self, self.run_import(source=video, size=(64, 48), quiet=True),
                                   [video, "the video gave %d frame(s)" % count, "at least 3"], ["image(s)"])
             self.assertEqual(self.beside_output(), [], line)
-            shutil.rmtree(os.path.join(self.case, "frames"))
+            shutil.rmtree(os.path.join(self.case, "frames of clip.mkv"))
             os.unlink(video)
 
     def test_an_input_neither_folder_nor_file_says_so(self):
@@ -670,6 +674,104 @@ class Import(unittest.TestCase):
         log = read_text(os.path.join(self.out, "colmap.log"))
         self.assertIn("COLMAP did not register 8 image(s):\n" + "".join("  p%02d.jpg\n" % i for i in range(2, 24, 3)),
                       log)
+
+    def test_a_copy_of_a_photo_is_skipped_naming_its_twin(self):
+        # A photo copied under another name was imported twice: COLMAP posed both at one place, and with the
+        # copy held out the render scored it against its twin among the inputs (nearest input 100 dB) unsaid.
+        make_photos(self.photos, 6)
+        shutil.copy(os.path.join(self.photos, "p02.jpg"), os.path.join(self.photos, "p02_copy.jpg"))
+        with Image.open(os.path.join(self.photos, "p04.jpg")) as photo:  # its pixels (as PIL decodes) in PNGs
+            photo.save(os.path.join(self.photos, "p04.png"), compress_level=1)
+            photo.save(os.path.join(self.photos, "p04b.png"), compress_level=9)
+            changed = photo.convert("RGB")
+        changed.putpixel((50, 40), (0, 0, 0))  # one pixel apart: another picture
+        changed.save(os.path.join(self.photos, "p05 edited.png"))
+        exif = Image.Exif()
+        exif[0x0112] = 3  # the same pixels shown upside down: another picture
+        with open(os.path.join(self.photos, "p03.jpg"), "rb") as f:
+            Image.open(f).save(os.path.join(self.photos, "p03 turned.jpg"), quality=95, exif=exif.tobytes())
+        so = ran_ok(self.run_import(quiet=True))
+        self.assertIn("11 files, 8 used (3 skipped)", so)
+        self.assertIn("  skipped p02_copy.jpg: the same picture as p02.jpg (a copy adds no view)\n", so)
+        self.assertIn("  skipped p04.png: the same picture as p04.jpg (a copy adds no view)\n", so)
+        self.assertIn("  skipped p04b.png: the same picture as p04.jpg (a copy adds no view)\n", so)
+        self.assertEqual(sorted(os.listdir(os.path.join(self.out, "images"))),
+                         ["p00.jpg", "p01.jpg", "p02.jpg", "p03 turned.png", "p03.jpg", "p04.jpg", "p05 edited.png",
+                          "p05.jpg"])
+
+    @unittest.skipUnless(FFMPEG, "ffmpeg is not installed")
+    def test_a_repeated_video_frame_is_skipped(self):
+        # Frames 2k and 2k + 1 are the same picture (a video that repeats frames, as a frame-rate conversion does).
+        video = self.make_video(8, lambda i: Image.new("RGB", (64, 48), (40 * (i // 2), 100, 100)))
+        so = ran_ok(self.run_import(source=video, extra=["--frames", "8"], size=(64, 48), quiet=True))
+        self.assertIn("8 frames, 4 used (4 skipped)", so)
+        self.assertIn("  skipped frame_00002.png: the same picture as frame_00001.png", so)
+        self.assertEqual(self.frames_taken(), [0, 40, 80, 120])
+        # A still video: one picture, said with the copies skipped.
+        still = self.make_video(6, lambda i: Image.new("RGB", (64, 48), (7, 100, 100)), "still.mkv")
+        one_error_line(self, self.run_import(source=still, extra=["--frames", "6", "--force"], size=(64, 48),
+                                             quiet=True),
+                       [still, "the video gave 1 frame(s)", "skipped 5: frame_00002.png (the same picture as "
+                        "frame_00001.png (a copy adds no view))"])
+
+    @unittest.skipUnless(FFMPEG, "ffmpeg is not installed")
+    def test_a_trimmed_video_gives_the_frames_asked(self):
+        # A trim without re-encoding keeps every packet and an edit list that hides the first ones: ffprobe's
+        # packet count (30) is more than the frames ffmpeg decodes (18), the windows ran past the last one, and
+        # --frames 6 gave 4 frames, unsaid. Frame i's red level is 8 i (MPEG-4 is lossy: the nearest is taken).
+        frames = os.path.join(self.case, "frames")
+        os.makedirs(frames)
+        for i in range(30):
+            Image.new("RGB", (64, 48), (8 * i, 100, 100)).save(os.path.join(frames, "f%03d.png" % i))
+        full, cut = os.path.join(self.case, "full.mp4"), os.path.join(self.case, "cut.mp4")
+        subprocess.run([FFMPEG, "-v", "error", "-framerate", "10", "-i", os.path.join(frames, "f%03d.png"), "-c:v",
+                        "mpeg4", "-q:v", "1", "-g", "100", "-bf", "0", full], check=True)
+        subprocess.run([FFMPEG, "-v", "error", "-ss", "1.2", "-i", full, "-c", "copy", cut], check=True)
+        probe = subprocess.run([shutil.which("ffprobe"), "-v", "error", "-select_streams", "v:0", "-count_frames",
+                                "-count_packets", "-show_entries", "stream=nb_read_frames,nb_read_packets", "-of",
+                                "default=noprint_wrappers=1", cut], capture_output=True, text=True, check=True).stdout
+        counts = dict(line.split("=") for line in probe.split())
+        decoded = int(counts["nb_read_frames"])
+        self.assertEqual(int(counts["nb_read_packets"]), 30)
+        self.assertLess(decoded, 30)  # the case this test is about
+        rc, so, se = self.run_import(source=cut, extra=["--frames", "6"], size=(64, 48))
+        self.assertEqual(rc, 0, se)
+        self.assertIn("6 frames, 6 used", so)
+        self.assertIn("the video decodes to %d of its 30 frames" % decoded, se)
+        first = 30 - decoded  # the frames decoded are the last ones; window w's middle over them
+        want = [first + math.floor((w + Fraction(1, 2)) * Fraction(decoded, 6)) for w in range(6)]
+        self.assertEqual([round(red / 8) for red in self.frames_taken()], want)
+
+    def test_the_held_out_photos_are_named(self):
+        # The render line holds views out (--targets rest) and its report numbers them; the photos were unsaid.
+        make_photos(self.photos, 12)
+        so = ran_ok(self.run_import(quiet=True))
+        # 11 of 12 inputs, uniform: views round(i * 12 / 11), i = 0..10: 0 1 2 3 4 5 7 8 9 10 11; view 6 is left.
+        self.assertIn("\ntest views held out of the inputs below, to be scored (view: photo): 6: p06.jpg\nnext: ", so)
+        # The views are the registered photos: COLMAP places 6 of 9 (p02, p05, p08 not), 5 inputs of 6 views:
+        # round(i * 6 / 5) = 0 1 2 4 5; view 3 is the fourth registered photo, p04.jpg.
+        shutil.rmtree(self.photos)
+        make_photos(self.photos, 9)
+        so = ran_ok(self.run_import(mode="unplaced", quiet=True, extra=["--force"]))
+        self.assertIn("--inputs uniform:5 --targets rest", so)
+        self.assertIn("(view: photo): 3: p04.jpg\n", so)
+
+    def test_the_printed_lact_path_survives_a_rebuild(self):
+        # lact replaced while it imported (a rebuild): its /proc/self/exe link reads "PATH (deleted)", and the
+        # printed lines began '/path/lact (deleted)', a command no shell runs.
+        make_photos(self.photos, 6)
+        program = os.path.join(self.case, "lact copy")
+        shutil.copy(ARGS.lact, program)
+        shutil.copy(program, program + ".new")
+        with open(os.path.join(self.bin, "colmap"), "w") as f:  # a new lact moved over the running one, first
+            f.write("#!%s\nimport os\nif os.path.exists(%r):\n    os.replace(%r, %r)\n%s" % (
+                sys.executable, program + ".new", program + ".new", program, FAKE_COLMAP))
+        p = subprocess.run([program, "import", self.photos, "-o", self.out, "-q"], capture_output=True, text=True,
+                           env=self.env(), timeout=120)
+        self.assertFalse(os.path.exists(program + ".new"))  # it was replaced while it ran
+        so = ran_ok((p.returncode, p.stdout, p.stderr))
+        self.assertNotIn("(deleted)", so)
+        self.assertIn("\n  '%s' render --model " % program, so)
 
     def test_the_parent_of_an_images_folder_names_it(self):
         scene = os.path.join(self.case, "mydesk")
