@@ -28,10 +28,16 @@ stage "style"
 ctest --test-dir build --output-on-failure -j 2
 stage "tests"
 
-# Every target of this tree is built (no list to keep by hand; the Python module is off under the sanitizers):
-# ctest's labels below choose what runs. A unity build too, as above.
+# Every target of this tree is built (no list to keep by hand; the Python module is off under the sanitizers) but
+# the test programs without a label, which no `ctest -L` runs (tests/CMakeLists.txt, lact_test): ctest's labels
+# below choose what runs. A unity build too, as above. Its programs are linked at a fixed address
+# (-no-pie): a position-independent one applies millions of relocations (ASan's description of every global) each
+# time it starts, and the CLI tests start lact again and again; what the sanitizers check is the same
+# (docs/design/testing.md, "CI's minutes"). The cases the reference writes (Python, no lact code) are read from
+# the plain build, whose tests wrote them above.
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Release -DLACT_SANITIZE=ON -DLACT_VIEWER=OFF -DLACT_CUDA=OFF -DLACT_DATAGEN=ON \
-  -DCMAKE_UNITY_BUILD=ON
+  -DCMAKE_UNITY_BUILD=ON -DCMAKE_EXE_LINKER_FLAGS=-no-pie \
+  -DLACT_REFERENCE_CASES_DIR="$PWD/build/tests/reference_cases" -DLACT_LPIPS_CASE_DIR="$PWD/build/tests/lpips_case"
 cmake --build build-asan -j "$(nproc)"
 stage "sanitizer build"
 # Any sanitizer report fails the test that caused it (the CLI tests also reject "runtime error" in stderr).
@@ -43,6 +49,14 @@ export LACT_SANITIZED=1
 # Not here, only in the plain run above: the CLI tests that mostly repeat renders (video, camera paths, resource
 # limits, the terminal's progress) and the dataset readers' CLI test (the readers run under ASan + UBSan in the
 # fuzzers, fuzz_readers); under the sanitizers they took 9 of the CI's 40 minutes.
-ctest --test-dir build-asan --output-on-failure -j 2 -L "unit|parity|cli" \
+# Nor the tests labelled `reference` (the Python reference alone: tests/reference/CMakeLists.txt), nor the fixtures
+# that write its cases (-FS): the plain stage wrote them, and test_parity would pass over a missing folder silently.
+for cases in build/tests/reference_cases/one_view build/tests/lpips_case/case.safetensors; do
+  if [ ! -e "$cases" ]; then
+    echo "scripts/test.sh: $cases is missing: the plain stage's tests write the reference cases" >&2
+    exit 1
+  fi
+done
+ctest --test-dir build-asan --output-on-failure -j 2 -L "unit|parity|cli" -LE reference -FS "reference_cases|lpips_case" \
   -E "^(test_camera_controller|cli_datasets|reliability_video|reliability_cameras|reliability_resources|reliability_terminal)$"
 stage "sanitizer tests"

@@ -151,6 +151,11 @@ class ModelTest(unittest.TestCase):
                          ["link.safetensors", "mine.json", "mine.pt"])
 
     def test_mismatched_config_is_one_line(self):
+        if os.environ.get("LACT_SANITIZED"):
+            # The converter (Python) finds the mismatch by building every built-in config's model: its time, the
+            # same under the sanitizers; lact's side (the converter's refusal as one line) runs there in
+            # test_config_lact_refuses_is_refused_when_converting's no_query and ttt_loss_type cases.
+            self.skipTest("the plain build's run covers it")
         out = os.path.join(self.dir, "x.safetensors")
         line = one_error_line(self, run("model", "convert", os.path.join(ARGS.fixture, "model.pt"), "--config",
                                         "lact_l14_d768_ttt2x", "-o", out, env=self.env, cwd="/"),

@@ -893,9 +893,11 @@ class VideoTest(unittest.TestCase):
     def test_old_finished_videos_are_forgotten_with_their_files(self):
         """Before: every video_N.mp4 stayed in --out, while the 65th job on made the first one's download 404.
         The newest 64 finished jobs are kept, an older one's file removed with it. A server of its own: its
-        jobs would push the other tests' files out."""
+        jobs would push the other tests' files out; with stand-ins for ffmpeg and ffprobe: what is tested is which
+        files stay (the real encoder makes the other tests' videos, and would make 65 here)."""
         out = os.path.join(self.tmp, "bounded")
-        server = Server(ARGS.lact, "--state", self.state, "--targets", TESTS, "--out", out)
+        env = dict(os.environ, PATH=stand_in_encoder_path(os.path.join(self.tmp, "stand_in_bin")))
+        server = Server(ARGS.lact, "--state", self.state, "--targets", TESTS, "--out", out, env=env)
         server.ready()
         ws = WebSocket(server.stream_url())
         client = next_message(ws, "scene")["client"]
@@ -1035,6 +1037,31 @@ def write_bytes(path, data):
     with open(path, "wb") as f:
         f.write(data)
     return path
+
+
+# Stand-ins for ffmpeg and ffprobe, for a test of the server's bookkeeping rather than of the encoder: "ffmpeg"
+# reads the raw frames lact pipes in and writes their count where the video goes ("file:PATH", its last
+# argument), "ffprobe" reads that count back as the frames it decoded (lact checks it against the frames given).
+STAND_IN_FFMPEG = r"""#!/bin/sh
+size=; prev=
+for arg; do [ "$prev" = -s ] && size=$arg; prev=$arg; done
+bytes=$(wc -c)
+echo $((bytes / (${size%x*} * ${size#*x} * 3))) > "${prev#file:}"
+"""
+STAND_IN_FFPROBE = r"""#!/bin/sh
+for arg; do last=$arg; done
+cat "${last#file:}"
+"""
+
+
+def stand_in_encoder_path(folder):
+    """A PATH with the stand-in ffmpeg and ffprobe first (in `folder`)."""
+    os.makedirs(folder, exist_ok=True)
+    for name, text in (("ffmpeg", STAND_IN_FFMPEG), ("ffprobe", STAND_IN_FFPROBE)):
+        with open(os.path.join(folder, name), "w") as f:
+            f.write(text)
+        os.chmod(os.path.join(folder, name), 0o755)
+    return folder + os.pathsep + os.environ.get("PATH", "/usr/bin:/bin")
 
 
 
