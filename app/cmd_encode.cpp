@@ -61,7 +61,7 @@ void add_encode_command(CLI::App& app) {
   inputs_without_targets(*command);
   command->add_option("-o,--output", o->output, "Scene state file to write (.safetensors)")->required();
   command->add_flag("--force", o->force, "Replace an existing output file (never one of the inputs)");
-  command->add_flag("--quiet", o->quiet, "No progress bar (encoded layers, on a terminal)");
+  command->add_flag("-q,--quiet", o->quiet, "No progress bar (encoded layers, on a terminal)");
   command
       ->add_option("--state-dtype", o->state_dtype,
                    "Store the fast weights as fp32, or bf16 (half the file; renders within bf16 rounding of fp32's)")

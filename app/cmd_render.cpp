@@ -111,7 +111,7 @@ void add_render_command(CLI::App& app) {
       ->capture_default_str();
   command->add_flag("--save-images", o->out.save_images, "Also write <view>_gt.png and <view>_diff.png (error map)");
   command->add_flag("--save-npy", o->out.save_npy, "Also write <view>.npy (float32 [H, W, 3] in [0, 1])");
-  command->add_flag("--quiet", o->out.quiet, "No progress bar");
+  command->add_flag("-q,--quiet", o->out.quiet, "No progress bar");
   command->add_flag("--force", o->out.force,
                     "Replace an existing --video file, or a file lact did not write at a name it writes in --out "
                     "(a view's image, report.json, report.csv); never one of the inputs");

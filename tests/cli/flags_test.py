@@ -61,6 +61,19 @@ class Consistency(FixtureCase):
             self.skipTest(se.strip())
         one_error_line(self, (rc, so, se), ["--window", "height x width"])
 
+    def test_quiet_is_q_wherever_it_is_a_flag(self):
+        """`lact import -q` worked and `lact render -q` answered "there is no flag -q": every command with --quiet
+        takes -q too, and it quiets the same."""
+        for command in (["encode"], ["render"], ["import"], ["model", "fetch"]):
+            rc, so, se = run(*command, "--help")
+            self.assertEqual(rc, 0, se)
+            self.assertIn("-q,--quiet", so, " ".join(command))
+        out = self.file("q_out")
+        rc, so, se = run("render", "--model", self.model, *self.scene, "--targets", "3", "--out", out, "-q",
+                         "--warnings", "off")
+        self.assertEqual((rc, se), (0, ""))
+        self.assertTrue(os.path.exists(os.path.join(out, "report.json")))
+
     def test_flags_a_command_would_ignore_are_refused(self):
         one_error_line(self, run("info", self.model, "--size", "64x64"), ["--size", "needs --data"])
         one_error_line(self, run("info", self.model, "--targets", "3"), ["--targets", "needs --data"])
