@@ -72,6 +72,28 @@ EncodeMemory estimate_encode_memory(const ModelConfig& config, const ModelOption
   return m;
 }
 
+EncodeMemory estimate_render_memory(const ModelConfig& config, const ModelOptions& options, int64_t views, int height,
+                                    int width, bool layer_blocks_held) {
+  EncodeMemory m = estimate_encode_memory(config, options, views, height, width);  // its state and token count
+  const int64_t patch = std::max(1, config.patch_size);
+  const double per_view =
+      static_cast<double>(std::max(0, height) / patch) * static_cast<double>(std::max(0, width) / patch);
+  const double tokens = static_cast<double>(std::max<int64_t>(0, views)) * per_view, dim = config.dim;
+  const double rgb = tokens * config.output_channels();  // Model::render_batch's output, alive to its end
+  m.embedding = saturate((rgb + tokens * config.input_channels() + tokens * dim) * kFloat);
+  m.activations = saturate((rgb + tokens * dim) * kFloat);
+  double sum = 0, largest = 0;
+  for (const ModuleConfig& mc : config.block) {
+    sum += tokens * dim + mc.kind->render_scratch_floats(config, mc, options, tokens, per_view);
+    // Elsewhere (a GPU: the CUDA attention's split fallback adds to the packed op's buffers) the encode's scratch
+    // of one chunk of all the tokens bounds a module's render.
+    largest =
+        std::max(largest, tokens * dim + mc.kind->encode_scratch_floats(config, mc, options, tokens, per_view, tokens));
+  }
+  m.temporaries = saturate((layer_blocks_held ? sum : largest) * kFloat);
+  return m;
+}
+
 int64_t cpu_operand_bytes(const ModelConfig& config, const ModelOptions& options, bool bf16, int64_t views, int height,
                           int width, int64_t chunk_views) {
   const int64_t patch = std::max(1, config.patch_size);
@@ -118,14 +140,14 @@ int64_t cpu_embed_operand_bytes(const ModelConfig& config, bool bf16, int64_t vi
   return saturate(2.0 * part * config.input_channels());
 }
 
-void check_encode_fits(const EncodeMemory& need, int64_t available, const std::string& device) {
+void check_encode_fits(const EncodeMemory& need, int64_t available, const std::string& device, const char* doing,
+                       const char* advice) {
   if (available < 0 || need.total() <= available) return;
-  throw Error("encoding " + std::to_string(need.tokens) + " tokens needs about " + gib(need.total()) +
+  throw Error(std::string(doing) + " " + std::to_string(need.tokens) + " tokens needs about " + gib(need.total()) +
               (need.process > 0 ? " in all (the process and model " + gib(need.process) + ", " : " (") +
               "activations " + gib(need.activations) + ", scratch " + gib(need.temporaries) + ", state " +
               gib(need.state) + (need.views > 0 ? ", views " + gib(need.views) : "") + ") but " + device + " has " +
-              gib(available) + (need.process > 0 ? " available for the process" : " available") +
-              ": use fewer or smaller input views");
+              gib(available) + (need.process > 0 ? " available for the process" : " available") + ": " + advice);
 }
 
 int64_t kept_view_bytes(int64_t views, int height, int width) {

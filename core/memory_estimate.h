@@ -42,6 +42,15 @@ EncodeMemory estimate_encode_memory(const ModelConfig& config, const ModelOption
                                     int width, int64_t state_views = -1, int64_t chunk_views = 0,
                                     bool spill_residual = false);
 
+// A render batch of `views` at height x width taken at once (Model::render_batch: up to a token tile of views).
+// embedding: the rgb output, the ray tokens and x while embedding; activations: x and the rgb output through the
+// layers; temporaries: where `layer_blocks_held` (the CPU backend holds every block a render's layer allocated:
+// hold_step_blocks) each module's input y and render_scratch_floats summed over a layer's modules, else the largest
+// module's y and encode scratch (the encode's layers plus the rgb output); state: as the encode's of these tokens.
+// `views` (the host's part) is left to the caller.
+EncodeMemory estimate_render_memory(const ModelConfig& config, const ModelOptions& options, int64_t views, int height,
+                                    int width, bool layer_blocks_held);
+
 // The CPU backend's product buffers, which keep the size of the largest product (kernels/cpu/dnnl_gemm.cpp): bf16
 // products pack both operands into bf16; fp32 products copy a large transposed A (a token tile of a module's inner
 // width) to its transpose. Bytes for an encode taking `chunk_views` views (0: all) at once.
@@ -54,8 +63,10 @@ int64_t cpu_embed_operand_bytes(const ModelConfig& config, bool bf16, int64_t vi
                                 int64_t chunk_views = 0);
 
 // Throws lact::Error when the estimate exceeds `available` bytes (available < 0: unknown, no check).
-// `device` names what has them, e.g. "CPU, 2 threads (MemAvailable)".
-void check_encode_fits(const EncodeMemory& need, int64_t available, const std::string& device);
+// `device` names what has them, e.g. "CPU, 2 threads (MemAvailable)"; `doing` and `advice` say what the tokens
+// are for and what to do (a render batch: "rendering", "use a smaller size").
+void check_encode_fits(const EncodeMemory& need, int64_t available, const std::string& device,
+                       const char* doing = "encoding", const char* advice = "use fewer or smaller input views");
 
 // Host bytes the views of an encode keep while it runs: each at the working size, 3 floats a pixel (the
 // encode's own copy of the pixels is in EncodeMemory::embedding). On the CPU backend they share its memory.

@@ -70,6 +70,14 @@ class ModuleKind {
                                                 double tokens, double per_view, double chunk) const {
     return encode_scratch_floats(c, m, o, tokens, per_view, chunk);
   }
+  // Floats this module allocates, besides its input y, in a render of `tokens` tokens (`per_view` a view) taken at
+  // once (Model::render_batch): the CPU backend holds every block a render's layer allocated (hold_step_blocks),
+  // so a layer's modules are summed there (core/memory_estimate.h). By default the encode's scratch of one chunk
+  // of all the tokens.
+  virtual double render_scratch_floats(const ModelConfig& c, const ModuleConfig& m, const ModelOptions& o,
+                                       double tokens, double per_view) const {
+    return encode_scratch_floats(c, m, o, tokens, per_view, tokens);
+  }
   // The matrix products of one encode at `tokens` input tokens (`per_view` per view), for `lact bench`.
   virtual std::vector<GemmShape> gemm_shapes(const ModelConfig& c, const ModuleConfig& m, int64_t tokens,
                                              int64_t per_view) const = 0;

@@ -81,10 +81,22 @@ EncodePlan plan_encode(const Model& model, int64_t views, int height, int width,
   return spilled;
 }
 
+// The CPU's estimate's parts besides the model's buffers: the product buffers, the process and the runtime.
+void add_cpu_process(const Model& model, EncodeMemory& need, int64_t process, int64_t views, int height, int width) {
+  const bool bf16 = model.backend().precision() == Precision::Bf16;
+  need.embedding += cpu_embed_operand_bytes(model.config(), bf16, views, height, width, need.chunk_views);
+  need.temporaries += cpu_operand_bytes(model.config(), model.options(), bf16, views, height, width, need.chunk_views);
+  need.process = process + kRuntimeBytes + static_cast<int64_t>(kRuntimeShare * double(need.total()));
+}
+
+// What the process may reach: the limits leave host.bytes above what it holds now.
+int64_t cpu_process_limit(const HostMemoryLimit& host) {
+  return host.bytes < 0 ? -1 : host.bytes + std::max<int64_t>(0, resident_bytes());
+}
 }  // namespace
 
 EncodePlan check_encode_memory(const Model& model, int64_t views, int height, int width, const std::string& flag,
-                               int64_t state_views, const std::string& scratch_dir, bool render) {
+                               int64_t state_views, const std::string& scratch_dir) {
   const Backend& backend = model.backend();
   const int64_t count = std::max<int64_t>(1, views);
   const HostMemoryLimit host = usable_host_memory();
@@ -93,37 +105,64 @@ EncodePlan check_encode_memory(const Model& model, int64_t views, int height, in
   };
   try {
     if (backend.name() == "cpu") {
-      const int64_t process = process_memory_besides_encode(model);
-      // What the process may reach: the limits leave host.bytes above what it holds now.
-      const int64_t limit = host.bytes < 0 ? -1 : host.bytes + std::max<int64_t>(0, resident_bytes());
+      const int64_t process = process_memory_besides_encode(model), limit = cpu_process_limit(host);
       auto need_for = [&](int64_t chunk, bool spilled) {
         EncodeMemory need = encode_need(chunk, spilled);
         // The decoded views stay alive through the encode. Model::encode stages a chunk's pixels in one packed
         // copy, which the CPU's adopt_host reads in place: that copy is the pixels `embedding` already counts.
-        const bool bf16 = backend.precision() == Precision::Bf16;
-        // A render batch's outputs besides: the backend's rgb, its host copy and the images (3 floats a pixel each).
-        need.views = kept_view_bytes(count, height, width) * (render ? 4 : 1);
-        need.embedding += cpu_embed_operand_bytes(model.config(), bf16, count, height, width, need.chunk_views);
-        need.temporaries +=
-            cpu_operand_bytes(model.config(), model.options(), bf16, count, height, width, need.chunk_views);
-        need.process = process + kRuntimeBytes + static_cast<int64_t>(kRuntimeShare * double(need.total()));
+        need.views = kept_view_bytes(count, height, width);
+        add_cpu_process(model, need, process, count, height, width);
         return need;
       };
-      EncodePlan plan =
-          plan_encode(model, count, height, width, state_views, render ? -1 : limit, scratch_dir, need_for);
+      EncodePlan plan = plan_encode(model, count, height, width, state_views, limit, scratch_dir, need_for);
       plan.limit = limit;
       plan.limit_source = host.source;
       check_encode_fits(plan.need, limit, backend.device_description() + " (" + host.source + ")");
       return plan;
     }
     const int64_t limit = backend.usable_memory();
-    EncodePlan plan =
-        plan_encode(model, count, height, width, state_views, render ? -1 : limit, scratch_dir, encode_need);
+    EncodePlan plan = plan_encode(model, count, height, width, state_views, limit, scratch_dir, encode_need);
     plan.limit = limit;
     plan.limit_source = backend.device_description();
     check_encode_fits(plan.need, plan.limit, backend.device_description());
     const ViewReadMemory kept{kept_view_bytes(count, height, width), 0, -1};
     check_view_read_fits(kept, {}, height, width, host.bytes, "host, " + host.source);
+    return plan;
+  } catch (const Error& e) {
+    throw Error(size_flag(flag, height, width), e.what());
+  }
+}
+
+// A render batch is taken whole: what a refusal says it was for and what helps.
+constexpr const char* kRendering = "rendering";
+constexpr const char* kRenderAdvice = "use a smaller size";
+
+EncodePlan check_render_memory(const Model& model, int64_t batch_views, int64_t call_views, int64_t target_views,
+                               int height, int width, const std::string& flag) {
+  const Backend& backend = model.backend();
+  const bool cpu = backend.name() == "cpu";
+  const int64_t batch = std::max<int64_t>(1, batch_views), call = std::max(batch, call_views);
+  const HostMemoryLimit host = usable_host_memory();
+  // On the host: the batch's rgb copy (Backend::to_host), the call's images and the target images.
+  const int64_t host_bytes = kept_view_bytes(batch + call + std::max<int64_t>(0, target_views), height, width);
+  EncodePlan plan;
+  plan.views = plan.chunk_views = batch;
+  plan.need = estimate_render_memory(model.config(), model.options(), batch, height, width, cpu);
+  try {
+    if (cpu) {
+      const int64_t process = process_memory_besides_encode(model);
+      plan.need.views = host_bytes;
+      add_cpu_process(model, plan.need, process, batch, height, width);
+      plan.limit = cpu_process_limit(host);
+      plan.limit_source = host.source;
+      check_encode_fits(plan.need, plan.limit, backend.device_description() + " (" + host.source + ")", kRendering,
+                        kRenderAdvice);
+      return plan;
+    }
+    plan.limit = backend.usable_memory();
+    plan.limit_source = backend.device_description();
+    check_encode_fits(plan.need, plan.limit, backend.device_description(), kRendering, kRenderAdvice);
+    check_view_read_fits(ViewReadMemory{host_bytes, 0, -1}, {}, height, width, host.bytes, "host, " + host.source);
     return plan;
   } catch (const Error& e) {
     throw Error(size_flag(flag, height, width), e.what());
@@ -149,14 +188,20 @@ void check_view_reading(const Scene& scene, const std::vector<int>& indices, int
   }
 }
 
-EncodePlan check_memory_need(const Model& model, const MemoryNeed& need) {
+EncodePlan check_memory_need(const Model& model, const MemoryNeed& need, std::vector<EncodePlan>* renders) {
   EncodePlan plan;
   if (need.encode_views > 0)
     plan = check_encode_memory(model, need.encode_views, need.height, need.width, need.flag, need.state_views,
                                need.scratch_dir);
-  for (const auto& [height, width] : need.render_sizes)  // a render batch is taken whole, never in chunks
-    check_encode_memory(model, render_batch_views(model, need.render_views, height, width), height, width,
-                        need.render_flag, -1, "", true);
+  for (const auto& [height, width] : need.render_sizes) {
+    // A path's call returns all its frames together; an evaluation calls Model::render a batch at a time, with
+    // every target image read before the first (render_and_measure).
+    const int64_t batch = render_batch_views(model, need.render_views, height, width);
+    const EncodePlan render =
+        check_render_memory(model, batch, need.render_path ? need.render_views : batch,
+                            need.render_path ? 0 : need.render_views, height, width, need.render_flag);
+    if (renders) renders->push_back(render);
+  }
   if (need.scene)
     for (const std::vector<int>& group : need.reads) check_view_reading(*need.scene, group, need.height, need.width);
   return plan;

@@ -29,10 +29,16 @@ struct EncodePlan {
 // views against the host's. Where all the views do not fit at once and the model streams, the largest chunk
 // of views that fits; where none does, the residual stream spilled to a scratch file (`scratch_dir`, --scratch; empty:
 // never) with the largest chunk that then fits, the directory's free space checked.
-// `render`: the views are a render batch (Model::render): taken whole, never in chunks or spilled, and on the
-// CPU its outputs (the rgb tensor, its host copy, the images) counted beside the target views.
 EncodePlan check_encode_memory(const Model& model, int64_t views, int height, int width, const std::string& flag,
-                               int64_t state_views, const std::string& scratch_dir = "", bool render = false);
+                               int64_t state_views, const std::string& scratch_dir = "");
+
+// What one Model::render call at height x width holds at its peak: a batch of `batch_views` (Model::render_batch:
+// taken whole, never in chunks; estimate_render_memory) in a call returning `call_views` images together, with
+// `target_views` target images read beside them (an evaluation's; a camera path has none). The backend holds the
+// batch's rgb output; the host its copy, the call's images and the targets (3 floats a pixel each); the CPU all
+// of them. Error naming `flag` and the size where it does not fit. Returns the estimate (EncodePlan::need).
+EncodePlan check_render_memory(const Model& model, int64_t batch_views, int64_t call_views, int64_t target_views,
+                               int height, int width, const std::string& flag);
 
 // The CPU's whole-process part of an encode's estimate: this process's resident memory now less its mapped
 // files' resident pages, the mapped files whole and, with bf16 products, the weights' bf16 copies.
@@ -50,6 +56,7 @@ struct MemoryNeed {
   int64_t encode_views = 0, state_views = -1;  // 0: nothing encoded
   std::vector<std::pair<int, int>> render_sizes;
   int64_t render_views = 1;  // the most views rendered in one call at a size (Model::render batches up to a token tile)
+  bool render_path = false;  // the renders are a camera path's calls (render_frames): no target images beside them
   std::string render_flag = "--size";  // names the rendered sizes ("PATH: a frame of")
   std::string scratch_dir;             // where an encode that does not fit in memory may spill (empty: never)
   const Scene* scene = nullptr;        // the scene `reads` index
@@ -57,7 +64,8 @@ struct MemoryNeed {
 };
 // Error naming the flag and the size, the estimate and the limit that is short, for the first part that does
 // not fit: the encode, then the rendered sizes, then the reads.
-// Returns the encode's plan (chunk_views 0 when nothing is encoded).
-EncodePlan check_memory_need(const Model& model, const MemoryNeed& need);
+// Returns the encode's plan (chunk_views 0 when nothing is encoded) and, in `renders` (when given), each rendered
+// size's estimate.
+EncodePlan check_memory_need(const Model& model, const MemoryNeed& need, std::vector<EncodePlan>* renders = nullptr);
 
 }  // namespace lact

@@ -121,16 +121,39 @@ SceneState Run::encode_as_planned(const std::vector<Camera>& cameras, const Pixe
   return model().encode(cameras, pixels, observer, nullptr, encode_chunk_views_, scratch.get());
 }
 
+namespace {
+std::string memory_mib(int64_t bytes) { return std::to_string((bytes + (1 << 19)) >> 20) + " MiB"; }
+
+// LACT_MEMORY_ESTIMATE=1's second line: the parts of an encode's or a render's estimate.
+void print_memory_estimate_parts(const EncodeMemory& need) {
+  std::fprintf(
+      stderr, "lact: note: estimate parts: process %s, views %s, embedding %s, activations %s, scratch %s, state %s\n",
+      memory_mib(need.process).c_str(), memory_mib(need.views).c_str(), memory_mib(need.embedding).c_str(),
+      memory_mib(need.activations).c_str(), memory_mib(need.temporaries).c_str(), memory_mib(need.state).c_str());
+}
+}  // namespace
+
 void Run::check_memory(const MemoryNeed& asked) {
   MemoryNeed need = asked;
   need.scratch_dir = scratch_dir();
-  const EncodePlan plan = check_memory_need(model(), need);
+  std::vector<EncodePlan> renders;
+  const EncodePlan plan = check_memory_need(model(), need, &renders);
+  const bool print_parts = diagnostic_switch("LACT_MEMORY_ESTIMATE");
+  const auto mib = memory_mib;
+  if (print_parts && !out_.options.quiet && leads())
+    for (size_t i = 0; i < renders.size(); ++i) {
+      std::fprintf(stderr, "lact: note: rendering %lld views at %dx%d at a time: peak estimate %s of %s (%s)\n",
+                   static_cast<long long>(renders[i].views), need.render_sizes[i].first, need.render_sizes[i].second,
+                   mib(renders[i].need.total()).c_str(),
+                   renders[i].limit < 0 ? "no known limit" : mib(renders[i].limit).c_str(),
+                   renders[i].limit_source.c_str());
+      print_memory_estimate_parts(renders[i].need);
+    }
   if (need.encode_views <= 0) return;
   encode_chunk_views_ = plan.chunk_views;
   encode_spill_bytes_ = plan.spill_bytes;
-  const bool streamed = plan.chunk_views < plan.views, print_parts = diagnostic_switch("LACT_MEMORY_ESTIMATE");
+  const bool streamed = plan.chunk_views < plan.views;
   if (out_.options.quiet || !leads() || (!streamed && !print_parts)) return;
-  auto mib = [](int64_t bytes) { return std::to_string((bytes + (1 << 19)) >> 20) + " MiB"; };
   const std::string spill = plan.spill_bytes > 0 ? ", the residual stream (" + mib(plan.spill_bytes) +
                                                        ") in a scratch file in " + need.scratch_dir + " (" +
                                                        memory_size_text(free_disk_bytes(need.scratch_dir)) + " free)"
@@ -139,12 +162,7 @@ void Run::check_memory(const MemoryNeed& asked) {
                static_cast<long long>(plan.views), streamed ? "in chunks, " : "",
                static_cast<long long>(plan.chunk_views), spill.c_str(), mib(plan.need.total()).c_str(),
                plan.limit < 0 ? "no known limit" : mib(plan.limit).c_str(), plan.limit_source.c_str());
-  if (print_parts)
-    std::fprintf(stderr,
-                 "lact: note: estimate parts: process %s, views %s, embedding %s, activations %s, scratch %s, "
-                 "state %s\n",
-                 mib(plan.need.process).c_str(), mib(plan.need.views).c_str(), mib(plan.need.embedding).c_str(),
-                 mib(plan.need.activations).c_str(), mib(plan.need.temporaries).c_str(), mib(plan.need.state).c_str());
+  if (print_parts) print_memory_estimate_parts(plan.need);
 }
 
 std::vector<PosedImage> Run::read_inputs(const SceneSelection& selection, std::pair<size_t, size_t> share,

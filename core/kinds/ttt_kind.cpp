@@ -134,6 +134,17 @@ class FastWeightTttKind final : public ModuleKind {
                                         double tokens, double, double) const override {
     return ttt_encode_scratch_floats(c, m.params_as<TttParams>(), o, tokens, true);
   }
+  double render_scratch_floats(const ModelConfig& c, const ModuleConfig& mc, const ModelOptions& o, double tokens,
+                               double) const override {
+    // core/ttt_layer.cpp: the q rows of to_qkv, q split into heads, the output o (and, where the activations are
+    // not fp32, its normed copy: 3 dim a token bounds both), a token tile's gate_up, and the fast weights copied
+    // where the state is stored in another type than q (stored_as: three of W1's size).
+    const TttParams& m = mc.params_as<TttParams>();
+    const double heads = m.heads(c.dim), hidden = m.hidden();
+    const double tile = std::min(tokens, static_cast<double>(std::max<int64_t>(1, o.token_tile)));
+    const double gate_up = m.variant.straight_qk ? 0 : heads * tile * 2 * hidden;
+    return 3 * tokens * c.dim + gate_up + 3 * heads * hidden * m.head_dim;
+  }
   std::vector<GemmShape> gemm_shapes(const ModelConfig& c, const ModuleConfig& mc, int64_t tokens,
                                      int64_t) const override {
     const TttParams& m = mc.params_as<TttParams>();

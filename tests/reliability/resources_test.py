@@ -252,6 +252,27 @@ class Resources(FixtureCase):
         # the allocator and the libraries vary from run to run.
         self.assertGreaterEqual(limit, 0.95 * peak)
 
+    def test_10_camera_path_peak_within_its_estimate(self):
+        # A path renders 8 frames a call, here in two batches of 4 (a token tile of 512x512 views): the CPU backend
+        # holds every block a batch's layer allocated, and the call keeps all 8 images. Counted as one batch's
+        # buffers and images, the estimate was 0.82x of the peak RSS.
+        if SANITIZED:
+            self.skipTest("AddressSanitizer's shadow memory is in the RSS")
+        path = os.path.join(self.tmp, "path512.json")
+        self.ok(run("path", "turntable", "--frames", "8", "--size", "512x512", "-o", path))
+        argv = ["render", "--model", self.model, "--data", self.scene, "--inputs", "0,1,2", "--path", path,
+                "--threads", "2", "--warnings", "off"]
+        rc, _, se, _, peak = run_measured(argv + ["--out", self.folder()], env={"LACT_MEMORY_ESTIMATE": "1"})
+        self.assertEqual(rc, 0, se[-800:])
+        renders = [int(m) for m in re.findall(r"rendering \d+ views at 512x512 at a time: peak estimate (\d+) MiB", se)]
+        self.assertEqual(len(renders), 1, se[-800:])
+        print("camera path: render estimate %d MiB, peak RSS %.1f MiB (%.2fx)" % (renders[0], peak, renders[0] / peak))
+        self.assertGreaterEqual(renders[0], peak)
+        self.assertLessEqual(renders[0], 1.25 * peak)
+        # The check holds the run to it: a limit below the estimate is refused before any frame, naming the path.
+        self.expect_error(run(*argv, "--out", self.folder(), "--memory-limit", "%.6f" % ((renders[0] - 8) / 1024.0)),
+                          ["a frame of 512x512", "rendering", "use a smaller size", "--memory-limit"])
+
     # bench's numbers --------------------------------------------------------------------------------------------
     def test_8_bench_numbers_refused(self):
         small = ["bench", "--views", "1", "--size", "8", "--repeat", "1", "--warmup", "0", "--models", "lact",

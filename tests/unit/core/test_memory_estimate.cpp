@@ -366,6 +366,55 @@ TEST(RateCache, DefaultPathFollowsXdgCacheHome) {
   saved_home ? ::setenv("HOME", home.c_str(), 1) : ::unsetenv("HOME");
 }
 
+// A render batch's memory, counted by hand for small_config (dim 64, patch 8; window attention of 4 heads, TTT of
+// 2 heads of 32 with hidden 64, MLP hidden 256, 2 layers) at 2 views of 64x64 (128 tokens): the rgb output (192
+// floats a token) is alive through the layers beside x. On the CPU each module's y and render buffers are summed
+// (the backend holds a layer's blocks); on a GPU the render is the encode's layers plus the rgb output.
+TEST(RenderMemory, CountsTheOutputBesideTheLayers) {
+  const ModelConfig config = small_config(false, 2);
+  const EncodeMemory cpu = estimate_render_memory(config, ModelOptions{}, 2, 64, 64, true);
+  EXPECT_EQ(cpu.tokens, 128);
+  EXPECT_EQ(cpu.embedding, 128 * (192 + 768 + 64) * 4);  // rgb, ray tokens, x
+  EXPECT_EQ(cpu.activations, 128 * (192 + 64) * 4);      // rgb and x
+  // attention y + qkv + output; TTT y + q rows, q, o + a tile's gate_up (2 x 128 x 128) + 3 W1 copies (2 x 64 x 32
+  // each); MLP y + hidden.
+  const int64_t attention = 128 * 64 * 5, ttt = 128 * 64 * 4 + 2 * 128 * 128 + 3 * 2 * 64 * 32,
+                mlp = 128 * 64 + 128 * 256;
+  EXPECT_EQ(cpu.temporaries, (attention + ttt + mlp) * 4);
+  EXPECT_EQ(cpu.state, 2 * 3 * 2 * 32 * 64 * 4);  // w0, w1, w2 of each layer
+  EXPECT_EQ(cpu.total(), cpu.activations + cpu.temporaries + cpu.state);
+  const EncodeMemory gpu = estimate_render_memory(config, ModelOptions{}, 2, 64, 64, false);
+  const EncodeMemory encode = estimate_encode_memory(config, ModelOptions{}, 2, 64, 64);
+  EXPECT_EQ(gpu.activations + gpu.temporaries, encode.activations + encode.temporaries + 128 * 192 * 4);
+  EXPECT_EQ(gpu.state, encode.state);
+}
+
+// On a device (here one that computes nothing, with --memory-limit's cap) the render's estimate is the batch's,
+// its output included; the host holds the batch's rgb copy and the call's images (a path's 8 frames).
+TEST(RenderMemory, DeviceAndHostChecksCountTheOutputs) {
+  test::HookLogBackend be;
+  const ModelConfig config = small_config(false, 2);
+  const Model model(random_model_weights(config, be, 7), be, ModelOptions{});
+  const int64_t device = estimate_render_memory(config, ModelOptions{}, 2, 64, 64, false).total();
+  be.set_memory_cap(device);
+  EXPECT_EQ(check_render_memory(model, 2, 8, 0, 64, 64, "--size").need.total(), device);
+  be.set_memory_cap(device - 1);
+  EXPECT_THROW(check_render_memory(model, 2, 8, 0, 64, 64, "--size"), Error);
+  be.set_memory_cap(-1);
+  FakeRoots fake;
+  const int64_t host = (2 + 8) * 64 * 64 * 12;  // the rgb copy of 2 views and 8 images, 3 floats a pixel each
+  fake.write("proc/meminfo", "MemAvailable: " + std::to_string(host / 1024) + " kB\n");
+  EXPECT_NO_THROW(check_render_memory(model, 2, 8, 0, 64, 64, "--size"));
+  fake.write("proc/meminfo", "MemAvailable: " + std::to_string(host / 1024 - 1) + " kB\n");
+  try {
+    check_render_memory(model, 2, 8, 0, 64, 64, "p.json: a frame of");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("p.json: a frame of 64x64"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("host"), std::string::npos) << e.what();
+  }
+}
+
 // No work before the work: estimating times the model's products (and attention) only, never the model, and
 // only the first time.
 TEST(TimeEstimate, TimesProductsOnlyAndOnlyOnce) {
