@@ -71,6 +71,12 @@ std::optional<double> optional_number_at(const nlohmann::json& array, size_t i) 
   if (array.size() <= i || array.at(i).is_null()) return std::nullopt;
   return array.at(i).get<double>();
 }
+// Names may hold bytes that are not UTF-8 (a folder's name): escaped, so the JSON can be written.
+std::vector<std::string> escaped_all(const std::vector<std::string>& texts) {
+  std::vector<std::string> escaped;
+  for (const std::string& t : texts) escaped.push_back(utf8_escaped(t));
+  return escaped;
+}
 }  // namespace
 
 nlohmann::json scene_report_to_json(const SceneReport& s) {
@@ -83,9 +89,7 @@ nlohmann::json scene_report_to_json(const SceneReport& s) {
     }
     views.push_back(view);
   }
-  std::vector<std::string> warnings;  // they name the scene
-  for (const std::string& w : s.warnings) warnings.push_back(utf8_escaped(w));
-  // Names may hold bytes that are not UTF-8 (a folder's name): escaped, so the JSON can be written.
+  const std::vector<std::string> warnings = escaped_all(s.warnings);  // they name the scene
   return {{"name", utf8_escaped(s.name)},
           {"folder", utf8_escaped(s.folder)},
           {"inputs", s.inputs},
@@ -94,7 +98,8 @@ nlohmann::json scene_report_to_json(const SceneReport& s) {
           {"encode_s", s.encode_s},
           {"render_ms_per_view", s.render_ms_per_view},
           {"views", views},
-          {"warnings", warnings}};
+          {"warnings", warnings},
+          {"target_images", escaped_all(s.target_images)}};
 }
 
 SceneReport scene_report_from_json(const nlohmann::json& j) {
@@ -112,6 +117,7 @@ SceneReport scene_report_from_json(const nlohmann::json& j) {
                        v.at(4).get<double>(), v.at(5).get<double>(), v.at(6).get<int>(), optional_number_at(v, 7),
                        optional_number_at(v, 8)});
   s.warnings = j.at("warnings").get<std::vector<std::string>>();
+  if (j.contains("target_images")) s.target_images = j.at("target_images").get<std::vector<std::string>>();
   return s;
 }
 
@@ -140,7 +146,12 @@ nlohmann::json view_json(const ViewReport& v) {
 
 nlohmann::json scene_json(const SceneReport& s) {
   nlohmann::json views = nlohmann::json::array();
-  for (const ViewReport& v : s.views) views.push_back(view_json(v));
+  for (const ViewReport& v : s.views) {
+    views.push_back(view_json(v));
+    const auto at = std::find(s.targets.begin(), s.targets.end(), v.index);
+    const size_t i = static_cast<size_t>(at - s.targets.begin());
+    if (i < s.target_images.size()) views.back()["image"] = utf8_escaped(s.target_images[i]);
+  }
   nlohmann::json scene = {{"name", s.name},
                           {"folder", s.folder},
                           {"inputs", s.inputs},

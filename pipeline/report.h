@@ -24,6 +24,9 @@ struct SceneReport {
   std::string name;
   std::string folder;  // where its images went, under --out (the name made safe)
   std::vector<int> inputs, targets;
+  // Each target's image file as the data names it (beside `targets`: a report's views name their photo, not only
+  // its number); empty in the records of a lact before it.
+  std::vector<std::string> target_images;
   int height = 0, width = 0;  // the working size its targets were rendered and scored at (0: not known)
   double encode_s = 0, render_ms_per_view = 0;
   std::vector<ViewReport> views;

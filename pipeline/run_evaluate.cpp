@@ -109,6 +109,7 @@ Run::SceneWork Run::plan_scene_work(const SceneSelection& selection, bool encode
   });
   add_scene_inputs(selection, out_.inputs);
   // Each rank renders and measures its share of the targets (the state is the same on every rank).
+  for (int t : report.targets) report.target_images.push_back(selection.scene.views.at(t).image_path);
   const auto [begin, end] = share_of(across, report.targets.size());
   work.targets.assign(report.targets.begin() + begin, report.targets.begin() + end);
   // The scene's memory, checked once: the encode of this rank's inputs (or one rendered view from a state),

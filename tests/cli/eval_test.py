@@ -83,6 +83,11 @@ class Evaluation(unittest.TestCase):
                     "render_ms_per_view"):
             self.assertIn(key, report)
         self.assertRegex(report["model_identity"], r"^%d:[0-9a-f]{16}$" % os.path.getsize(self.model))
+        # Each view names its photo, the file the scene's camera file gives that view.
+        cameras = load_json(os.path.join(ARGS.fixture, "scene", "opencv_cameras.json"))
+        for view in scene["views"]:
+            self.assertEqual(os.path.realpath(view["image"]),
+                             os.path.realpath(os.path.join(ARGS.fixture, "scene", cameras[view["index"]]["file_path"])))
         csv = open(os.path.join(out, "report.csv")).read().splitlines()
         self.assertEqual(len(csv), 3)
         # A second run compared with the first: zero differences.
