@@ -237,6 +237,11 @@ void info_devices() {
                   cuda::attention_path(*bf16).c_str());
       std::printf("      bf16 activations: %s between products (LACT_BF16_ACTIVATIONS=0: float32)\n",
                   dtype_name(bf16->activation_type()));
+      const bool wide_heads = cuda::attention_head_dim_problem(*bf16, 256).empty();  // cuDNN's largest
+      std::printf(
+          "      attention head dims: up to %d on every path; larger (multiples of 8 up to 256) only through "
+          "cuDNN at --precision bf16%s\n",
+          static_cast<int>(cuda::kMaxOwnAttentionHeadDim), wide_heads ? "" : " (not here: see bf16 attention)");
     }
   }
 }

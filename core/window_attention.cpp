@@ -3,6 +3,7 @@
 #include "core/block_module.h"
 #include "core/kinds/kind_list.h"
 #include "core/layers.h"
+#include "kernels/cuda/attention_library.h"
 
 namespace lact {
 
@@ -38,8 +39,9 @@ namespace {
 class WindowAttentionModule final : public BlockModule {
  public:
   const ModuleKind& kind() const override { return window_attention_kind(); }
-  std::shared_ptr<const KindWeights> load(Backend&, const ModuleConfig& m,
+  std::shared_ptr<const KindWeights> load(Backend& be, const ModuleConfig& m,
                                           const std::function<Tensor(const std::string&)>& get) const override {
+    cuda::check_attention_head_dim(be, m.params_as<AttentionParams>().head_dim);  // before any work
     return load_attention(m.params_as<AttentionParams>(), get);
   }
   DType input_type(const Backend& be) const override { return be.activation_type(); }  // read by a product

@@ -83,6 +83,14 @@ const float* contiguous_rows(const float* src, int64_t ld, int64_t rows, int64_t
 template <typename Entry>
 void CpuBackend::strided_attention(int64_t batch, int64_t queries, int64_t keys, int64_t dim, int64_t value_dim,
                                    float scale, bool strided, const Entry& entry) {
+  // No keys: each row a sum of no terms, 0 (as PyTorch's SDPA and the CUDA backend give), not products of depth 0.
+  if (keys == 0) {
+    for (int64_t b = 0; b < batch; ++b) {
+      const EntryOperands e = entry(b);
+      for (int64_t r = 0; r < queries; ++r) std::fill_n(e.out + r * e.out_ld, value_dim, 0.0f);
+    }
+    return;
+  }
   const int64_t tile =
       std::min(queries, std::clamp(kScoreBytes / (4 * std::max<int64_t>(keys, 1)), kMinQueryTile, kMaxQueryTile));
   const int64_t tiles = (queries + tile - 1) / tile, items = batch * tiles;

@@ -113,10 +113,10 @@ __global__ void __launch_bounds__(kTcWarps * 32)
   constexpr int kLd = D + 8;  // bf16 row stride of the K and V tiles
   constexpr int kSteps = D / 16;
   constexpr int kHalf = D / 2;  // output columns per lane
-  __shared__ __align__(32) __nv_bfloat16 key_tile[kTcKeys * kLd];
-  __shared__ __align__(32) __nv_bfloat16 value_tile[kTcKeys * kLd];
-  __shared__ __align__(32) float scores[kTcWarps * kTcRows * kTcScoreLd];
-  __shared__ __align__(32) __nv_bfloat16 probs[kTcWarps * kTcRows * kTcProbLd];
+  LACT_SHARED(__align__(32) __nv_bfloat16, key_tile, [kTcKeys * kLd]);
+  LACT_SHARED(__align__(32) __nv_bfloat16, value_tile, [kTcKeys * kLd]);
+  LACT_SHARED(__align__(32) float, scores, [kTcWarps * kTcRows * kTcScoreLd]);
+  LACT_SHARED(__align__(32) __nv_bfloat16, probs, [kTcWarps * kTcRows * kTcProbLd]);
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int64_t batch = blockIdx.y;

@@ -279,8 +279,8 @@ __global__ void __launch_bounds__(kFa2Warps * 32, kFa2MinBlocks<D, T>)
   constexpr int KT = kFa2TileKeys<D, T>;
   static_assert(!kFa2Bf16<T> || (kFa2KeyLd<D, T> % 8 == 0 && kFa2ValueLd<D, T> % 8 == 0 && KT % 16 == 0),
                 "ldmatrix reads 16-byte aligned rows (8 bf16), two key groups at a time");
-  __shared__ __align__(16) T key_tiles[2][KT * kFa2KeyLd<D, T>];
-  __shared__ __align__(16) T value_tiles[2][KT * kFa2ValueLd<D, T>];
+  LACT_SHARED(__align__(16) T, key_tiles, [2][KT * kFa2KeyLd<D, T>]);
+  LACT_SHARED(__align__(16) T, value_tiles, [2][KT * kFa2ValueLd<D, T>]);
 
   const int64_t head = blockIdx.y, view = blockIdx.z;
   const T* qb = ops.q + view * ops.q_strides.view + head * ops.q_strides.head;
@@ -321,6 +321,17 @@ __global__ void __launch_bounds__(kFa2Warps * 32, kFa2MinBlocks<D, T>)
     __syncthreads();  // every warp is done with this stage before it is refilled
   }
   fa2_store<D, T>(ob, ops.out_strides.token, row0, queries, o, row_sum);
+}
+
+// The output of queries with no keys (attention_fa2_of_no_keys): `value` in each of a view-head's query rows through
+// out's strides; the attention's grid (query blocks, heads, views), one thread a row.
+template <typename T>
+__global__ void attention_fa2_fill_kernel(AttentionOperandsOf<T> ops, int64_t queries, int d, float value) {
+  const int64_t row = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (row >= queries) return;
+  const HeadStrides& s = ops.out_strides;
+  T* out = ops.out + blockIdx.z * s.view + blockIdx.y * s.head + row * s.token;
+  for (int e = 0; e < d; ++e) store_float(out + e, value);
 }
 
 }  // namespace lact::cuda

@@ -12,6 +12,11 @@ namespace lact::cuda {
 
 constexpr int64_t kFa2MaxGrid = 65535;  // gridDim.y and gridDim.z
 
+// The attention of queries with no keys, on every backend: each output row is a sum of no terms, 0 (the CPU's
+// products of depth 0 give it, and PyTorch's scaled_dot_product_attention: its math path's softmax over no scores
+// times no values). The kernels would divide their empty sums by 0, so the launches write it instead.
+constexpr float kAttentionOfNoKeys = 0.0f;
+
 // f(begin, count) over the views in chunks that fit gridDim.z.
 template <typename F>
 void for_fa2_view_chunks(int64_t views, F&& f) {
@@ -36,6 +41,19 @@ bool attention_fa2_aligned(const AttentionOperandsOf<T>& ops) {
   return kv && aligned(ops.q, 4) && aligned(ops.out, 4) && rows(ops.q_strides, 2) && rows(ops.out_strides, 2);
 }
 
+// Out's query rows of every view-head set to kAttentionOfNoKeys, through its strides.
+template <typename Launch, typename T>
+void attention_fa2_of_no_keys(Launch& launch, const AttentionOperandsOf<T>& ops, int64_t views, int64_t heads,
+                              int64_t queries, int d) {
+  const unsigned query_blocks = static_cast<unsigned>((queries + kFa2Queries - 1) / kFa2Queries);
+  for_fa2_view_chunks(views, [&](int64_t begin, int64_t count) {
+    AttentionOperandsOf<T> part = ops;
+    part.out += begin * ops.out_strides.view;
+    launch(attention_fa2_fill_kernel<T>, dim3(query_blocks, static_cast<unsigned>(heads), static_cast<unsigned>(count)),
+           dim3(kFa2Queries), part, queries, d, kAttentionOfNoKeys);
+  });
+}
+
 template <int D, typename Launch, typename T>
 void attention_fa2_with(Launch& launch, const AttentionOperandsOf<T>& ops, int64_t views, int64_t heads,
                         int64_t queries, int64_t keys, float scale) {
@@ -53,13 +71,13 @@ void attention_fa2_with(Launch& launch, const AttentionOperandsOf<T>& ops, int64
 }
 
 // The FlashAttention-2-class kernel on operands in place (see HeadStrides): for each of `views` x `heads`,
-// out = softmax(q k^T * scale) v over `queries` x `keys` tokens of head dim d. Throws for a head dim or an
-// alignment it does not take (attention_fa2_supports, attention_fa2_aligned); heads <= 65535.
+// out = softmax(q k^T * scale) v over `queries` x `keys` tokens of head dim d (no keys: 0). Throws for a head dim or
+// an alignment it does not take (attention_fa2_supports, attention_fa2_aligned); heads <= 65535.
 template <typename Launch, typename T>
 void attention_fa2(Launch& launch, const AttentionOperandsOf<T>& ops, int64_t views, int64_t heads, int64_t queries,
                    int64_t keys, int d, float scale) {
   if (views == 0 || heads == 0 || queries == 0) return;
-  if (keys < 1) throw std::invalid_argument("attention: no keys");
+  if (keys == 0 && heads <= kFa2MaxGrid) return attention_fa2_of_no_keys(launch, ops, views, heads, queries, d);
   if (!attention_fa2_supports(d) || !attention_fa2_aligned(ops) || heads > kFa2MaxGrid)
     throw std::invalid_argument("attention_fa2: head dim " + std::to_string(d) +
                                 " not 16, 32, 64 or 128, or K/V rows not 16-byte aligned (bf16: or Q/O pairs not "

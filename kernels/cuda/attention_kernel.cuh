@@ -23,8 +23,8 @@ __global__ void __launch_bounds__(kAttentionQueries)
     flash_attention_kernel(const float* q, const float* k, const float* v, float* out, int64_t queries, int64_t keys,
                            int d, float scale) {
   constexpr int kKeys = AttentionTile<D>::kKeys;
-  __shared__ float key_tile[kKeys][D];
-  __shared__ float value_tile[kKeys][D];
+  LACT_SHARED(float, key_tile, [kKeys][D]);
+  LACT_SHARED(float, value_tile, [kKeys][D]);
   const int64_t batch = blockIdx.y;
   const int64_t query = static_cast<int64_t>(blockIdx.x) * kAttentionQueries + threadIdx.x;
   const bool active = query < queries;

@@ -76,13 +76,28 @@ class AttentionLibrary {
                    void* workspace, std::string* why) = 0;
 };
 
+// The largest head dim lact's own CUDA attention kernels take (the fp32 kernel's largest instantiation and fa2's);
+// larger ones run only through the library (cuDNN's SDPA: multiples of 8 up to 256) at --precision bf16.
+constexpr int64_t kMaxOwnAttentionHeadDim = 128;
+// The one line for a head dim over kMaxOwnAttentionHeadDim: the head dim, the paths that take it and, when `here`
+// is not empty, why the library cannot run it here.
+std::string head_dim_over_own_kernels(int64_t head_dim, const std::string& here);
+
 // A backend that can say which attention code its calls ran (the CUDA backend): `lact info --devices` and the bench
-// rows show it.
+// rows show it; and whether it can run a head dim at all, asked when a model loads.
 class AttentionPathSource {
  public:
   virtual ~AttentionPathSource() = default;
   virtual std::string attention_path() const = 0;
+  // "" when some path of the backend can run softmax attention of this head dim, else head_dim_over_own_kernels's line.
+  virtual std::string attention_head_dim_problem(int64_t head_dim) const = 0;
 };
+
+// The backend's attention_head_dim_problem ("" on a backend that is not a source: the CPU runs any head dim).
+std::string attention_head_dim_problem(const Backend& backend, int64_t head_dim);
+// Throws std::invalid_argument with that line when there is one: the attention modules' load calls it, so a model
+// refuses before any work.
+void check_attention_head_dim(const Backend& backend, int64_t head_dim);
 
 // The backend's attention path: "cpu" for a backend that is not a source (the CPU's), else the source's answer,
 // e.g. "cudnn 9.19.0", "own fa2 (LACT_ATTENTION=own)", "own wmma (LACT_ATTENTION=wmma)".

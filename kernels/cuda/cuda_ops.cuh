@@ -235,8 +235,9 @@ void restore_column_norms(Launch& launch, float* w, const float* target, int64_t
            columns, eps);
 }
 
-// The largest head dim the fused kernel has an instantiation for.
-constexpr int kMaxAttentionDim = 128;
+// The largest head dim the fp32 kernel has an instantiation for (attention_library.h: larger ones run only through
+// the library).
+constexpr int kMaxAttentionDim = static_cast<int>(kMaxOwnAttentionHeadDim);
 
 template <int D, typename Launch>
 void attention_with(Launch& launch, const float* q, const float* k, const float* v, float* out, int64_t batch,
@@ -263,15 +264,15 @@ void attention_bf16_with(Launch& launch, const float* q, const float* k, const f
 // Whether the tensor-core kernel takes this head dim.
 inline bool attention_bf16_supports(int d) { return d == 16 || d == 32 || d == 64; }
 
-// q, out [batch, queries, d]; k, v [batch, keys, d]; d <= kMaxAttentionDim, keys >= 1. With `bf16` and a
-// head dim a tensor-core kernel has (`kernel`: the FlashAttention-2-class one, else the wmma one), it computes on
-// bf16 operands; otherwise in fp32.
+// q, out [batch, queries, d]; k, v [batch, keys, d]; d <= kMaxAttentionDim. With `bf16` and a head dim a
+// tensor-core kernel has (`kernel`: the FlashAttention-2-class one, else the wmma one), it computes on bf16
+// operands; otherwise in fp32. No keys: out is zero (kAttentionOfNoKeys).
 template <typename Launch>
 void attention(Launch& launch, const float* q, const float* k, const float* v, float* out, int64_t batch,
                int64_t queries, int64_t keys, int d, float scale, bool bf16 = false,
                OwnAttentionKernel kernel = OwnAttentionKernel::Fa2) {
   if (batch == 0 || queries == 0) return;
-  if (keys < 1) throw std::invalid_argument("attention: no keys");
+  if (keys == 0) return fill(launch, out, batch * queries * d, kAttentionOfNoKeys);
   const AttentionOperands split = split_head_operands(q, k, v, out, queries, keys, d);
   if (bf16 && kernel == OwnAttentionKernel::Fa2 && attention_fa2_supports(d) && attention_fa2_aligned(split))
     attention_fa2(launch, split, batch, 1, queries, keys, d, scale);
@@ -290,8 +291,7 @@ void attention(Launch& launch, const float* q, const float* k, const float* v, f
   else if (d <= kMaxAttentionDim)
     attention_with<kMaxAttentionDim>(launch, q, k, v, out, batch, queries, keys, d, scale);
   else
-    throw std::invalid_argument("attention: head dim " + std::to_string(d) + " is over the fused kernel's " +
-                                std::to_string(kMaxAttentionDim));
+    throw std::invalid_argument(head_dim_over_own_kernels(d, ""));
 }
 
 }  // namespace lact::cuda

@@ -48,13 +48,29 @@ class DeviceAttention {
     return library_attention_calls_ == 0 ? own : library->name() + " and " + own;
   }
 
+  // Why no path can run softmax attention of this head dim here ("" when one can): over our kernels' largest, only
+  // the library runs it, at bf16 where it loads and takes the head dim (a refusal of a whole shape later still falls
+  // back, and the kernel then throws the same line).
+  std::string head_dim_problem(int64_t head_dim) const {
+    if (head_dim <= kMaxOwnAttentionHeadDim) return "";
+    if (precision_ != Precision::Bf16)
+      return head_dim_over_own_kernels(head_dim, "--precision " + precision_name(precision_));
+    AttentionLibrary* library = library_failed_ ? nullptr : device_.attention_library();
+    if (!library)
+      return head_dim_over_own_kernels(head_dim, library_failed_ ? last_fallback_ : device_.attention_unavailable());
+    if (const std::string problem = sdpa_shape_problem({1, 1, 1, head_dim, 0}); !problem.empty())
+      return head_dim_over_own_kernels(head_dim, library->name() + " refuses it: " + problem);
+    return "";
+  }
+
   // Backend::attention: the split-heads layout (q, k, v [batch, tokens, d], value dim = query dim).
   void split_layout(const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& out, bool recording) {
     recording_ = recording;
     const int64_t batch = q.dim(0), queries = q.dim(1), dim = q.dim(2), keys = k.dim(1);
-    // Nothing to attend: the library refuses an empty shape, which would be said and named as a fallback.
+    // Nothing to attend, or no keys (zeros, kAttentionOfNoKeys): the library refuses an empty shape, which would be
+    // said and named as a fallback.
     if (batch == 0 || queries == 0) return;
-    if (precision_ != Precision::Bf16)
+    if (precision_ != Precision::Bf16 || keys == 0)
       return cuda::attention(device_.launcher(), q.data(), k.data(), v.data(), out.data(), batch, queries, keys,
                              static_cast<int>(dim), scale, false);
     // bf16: the library's fused kernel, in chunks of the batch that bound its staging buffer; a chunk it cannot

@@ -147,6 +147,10 @@ class DeviceBackend final : public Backend, public AttentionPathSource {
     std::lock_guard<std::recursive_mutex> lock(mutex_);
     return attention_.path();
   }
+  std::string attention_head_dim_problem(int64_t head_dim) const override {
+    std::lock_guard<std::recursive_mutex> lock(mutex_);
+    return attention_.head_dim_problem(head_dim);
+  }
 
   bool start_profiling() override {
     std::lock_guard<std::recursive_mutex> lock(mutex_);

@@ -5,6 +5,10 @@
 #if defined(__CUDACC__)
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
+// A block's shared array: LACT_SHARED(__align__(16) float, tile, [64][68]) declares
+// `__shared__ __align__(16) float tile[64][68]`. The emulator's version also fills the array with NaN bytes at each
+// block's start, as a GPU gives a block whatever an earlier one left: kernels declare shared memory only this way.
+#define LACT_SHARED(type, name, ...) __shared__ type name __VA_ARGS__
 #elif defined(LACT_CUDA_EMULATION)
 #include "tests/common/cuda_emulator.h"
 #else

@@ -102,7 +102,7 @@ constexpr int kDotBlock = 256;
 // Partial sums of a[b] . b[b] in double: grid (parts, batch); block `part` of entry b writes
 // partial[b * parts + part]. The host adds the parts (a fixed order: the result does not vary run to run).
 __global__ void batched_dot_kernel(const float* a, const float* b, int64_t per, double* partial) {
-  __shared__ double sums[kDotBlock];
+  LACT_SHARED(double, sums, [kDotBlock]);
   const int64_t entry = blockIdx.y, parts = gridDim.x;
   const float* pa = a + entry * per;
   const float* pb = b + entry * per;

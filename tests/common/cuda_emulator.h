@@ -2,9 +2,9 @@
 // CI where no GPU exists. The kernel headers are compiled as plain C++ with LACT_CUDA_EMULATION defined:
 // every thread of a block is a fiber (tests/common/emulator_fibers.h) on the calling thread, run round-robin until it
 // finishes or waits; __syncthreads() is a barrier of the block's fibers, warp shuffles exchange values through a
-// per-warp buffer and barrier, and __shared__ arrays become function statics (one block runs at a time, so
-// one copy is enough). A block whose fibers all wait on barriers that cannot complete (divergent
-// __syncthreads, a missing lane) is reported as a deadlock instead of hanging.
+// per-warp buffer and barrier, and shared memory is function statics filled with 0xff bytes at each block's start (see
+// "Shared memory" below). A block whose fibers all wait on barriers that cannot complete (divergent __syncthreads, a
+// missing lane) is reported as a deadlock instead of hanging.
 // What this cannot show: timing, memory coalescing, races that only a real scheduler would expose, and
 // anything outside the kernels (cuBLAS, streams, allocation); the GPU tests cover those when a GPU is lent.
 #pragma once
@@ -33,7 +33,17 @@
 #define __host__
 #define __forceinline__ inline
 #define __launch_bounds__(...)
-#define __shared__ static
+// Shared memory: kernels declare it with LACT_SHARED(type, name, dims) (kernels/cuda/device_compat.h; a plain
+// __shared__ does not compile here), a static array (one block runs at a time, so one copy is enough) that the first
+// thread of each block to pass the declaration fills with 0xff bytes (NaN as float, bf16 and double; -1 as an integer):
+// a GPU block starts with whatever an earlier block left there, so a kernel that reads an element its block did not
+// write gets garbage on the GPU and NaN here, not a stale value that happens to be right. No thread can touch the
+// array before passing its declaration, so the fill always comes first. (No kernel uses dynamic shared memory,
+// extern __shared__, and the emulated launch takes no size for it.)
+#define LACT_SHARED(type, name, ...) \
+  static type name __VA_ARGS__;      \
+  ::cuda_emulation::enter_shared(name, sizeof(name))
+#define __shared__ static_assert(false, "declare shared memory with LACT_SHARED (kernels/cuda/device_compat.h)");
 #define __align__(n) __attribute__((aligned(n)))
 
 struct dim3 {
@@ -74,14 +84,23 @@ struct LaunchState {
   std::vector<AsyncCopies> async_copies;            // one per thread
   std::vector<Fiber> fibers;
   FiberContext scheduler;
-  std::function<void()> body;  // runs the kernel for the current thread
-  uint64_t progress = 0;       // barrier arrivals and finished fibers, to detect a deadlock
+  std::function<void()> body;              // runs the kernel for the current thread
+  uint64_t progress = 0;                   // barrier arrivals and finished fibers, to detect a deadlock
+  std::vector<const void*> shared_arrays;  // the LACT_SHARED arrays filled in this block
 };
 
 inline LaunchState* current = nullptr;
 inline dim3 thread_index;
 inline dim3 block_index;
 inline int linear_thread = 0;
+
+// Called by every thread at each LACT_SHARED declaration: the array filled with 0xff bytes the first time in a block.
+inline void enter_shared(void* array, size_t bytes) {
+  auto& filled = current->shared_arrays;
+  if (std::find(filled.begin(), filled.end(), array) != filled.end()) return;
+  std::memset(array, 0xff, bytes);
+  filled.push_back(array);
+}
 
 // Back to the scheduler; this fiber resumes in the next round.
 inline void yield() { switch_fiber(current->fibers[linear_thread].context, current->scheduler); }
@@ -416,6 +435,7 @@ void launch(void (*kernel)(Params...), dim3 grid, dim3 block, Args... args) {
     for (unsigned y = 0; y < grid.y; ++y)
       for (unsigned x = 0; x < grid.x; ++x) {
         block_index = dim3(x, y, z);
+        state.shared_arrays.clear();  // a new block finds its shared memory poisoned
         for (int t = 0; t < threads; ++t) prepare_fiber(state.fibers[t], stacks[t]);
         state.async_copies.assign(static_cast<size_t>(threads), {});  // copies never waited for are dropped
         uint64_t before = state.progress;

@@ -72,9 +72,11 @@ class EmulatedDevice {
     return std::shared_ptr<float>(p, [](float* q) { std::free(q); });
   }
   // Scratch taken while capturing is graph memory too (as cudaMallocAsync's is): the recording owns it, and the
-  // release inside the captured op leaves it to the replays.
+  // release inside the captured op leaves it to the replays. It starts as NaN too: cudaMallocAsync hands out pool
+  // memory as the last user left it.
   void* scratch(size_t bytes) {
     void* p = std::malloc(bytes ? bytes : 1);
+    std::memset(p, 0xff, bytes);
     if (capture_) capture_->memory.push_back(p);
     return p;
   }

@@ -13,11 +13,13 @@
 #include <cstdlib>
 #include <limits>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
 
+#include "core/config.h"
 #include "core/model.h"
 #include "core/random_weights.h"
 #include "kernels/backend.h"
@@ -258,6 +260,130 @@ TEST(AttentionEdges, NothingToAttendOnEveryPath) {
     EXPECT_EQ(library.prepares, 0) << path.name;
     EXPECT_EQ(library.runs, 0) << path.name;
     EXPECT_EQ(cuda::attention_path(be), path_before) << path.name;
+  }
+}
+
+// Queries with no keys: zeros (a sum of no terms, as the CPU backend and PyTorch's scaled_dot_product_attention
+// give) from every path of the split-layout op, head dims 16, 48 (the fp32 kernel pads it), 64 and 128, out NaN
+// before; against the CPU backend's output. The library is never asked (it refuses an empty shape: a fallback line
+// and a changed path otherwise) and nothing is said.
+TEST(AttentionEdges, NoKeysGiveZerosOnEveryPath) {
+  const std::unique_ptr<Backend> cpu = make_cpu_backend(1);
+  const int64_t batch = 3, queries = 130;
+  for (const PackedPath& path : kPackedPaths) {
+    if (path.storage != DType::F32) continue;  // the split-layout op takes float32
+    const std::unique_ptr<EmulatedBackend> owned = backend_on(path);
+    EmulatedBackend& be = *owned;
+    FakeAttentionLibrary library(be.device());
+    if (path.library) be.device().library = &library;
+    const std::string path_before = cuda::attention_path(be);
+    testing::internal::CaptureStderr();
+    for (const int64_t d : {16, 48, 64, 128}) {
+      const std::vector<float> q = random_values(size_t(batch * queries * d), unsigned(d));
+      Tensor cq = cpu->from_host({batch, queries, d}, q.data()), ck = cpu->empty({batch, 0, d});
+      Tensor co = cpu->empty({batch, queries, d});
+      cpu->fill(co, kNaN);
+      cpu->attention(cq, ck, ck, 0.25f, co);
+      const std::vector<float> want = cpu->to_host(co);
+      EXPECT_EQ(want, std::vector<float>(want.size(), 0.0f)) << "the CPU backend, d " << d;
+      Tensor gq = be.from_host({batch, queries, d}, q.data()), gk = be.empty({batch, 0, d});
+      Tensor go = be.empty({batch, queries, d});  // NaN (EmulatedDevice::allocate)
+      be.attention(gq, gk, gk, 0.25f, go);
+      EXPECT_EQ(be.to_host(go), want) << path.name << ", d " << d;
+    }
+    EXPECT_EQ(testing::internal::GetCapturedStderr(), "") << path.name;
+    EXPECT_EQ(library.prepares, 0) << path.name;
+    EXPECT_EQ(cuda::attention_path(be), path_before) << path.name;
+  }
+}
+
+// The fa2 launch with no keys on the packed layout's strided operands (2 views x 3 heads of 130 queries, output
+// columns [4, 4 + 3 d) of rows 3 d + 8 wide), float and bf16 storage: zeros in every head's columns, nothing outside
+// them written (the no-keys fill goes through the strides, as the kernel's stores do).
+template <typename T>
+void expect_fa2_zeros_without_keys(int d) {
+  cuda_emulation::Launcher launch;
+  const int64_t views = 2, heads = 3, queries = 130, dim = heads * d, out_width = dim + 8;
+  std::vector<T> q(size_t(views * queries * dim)), out(size_t(views * queries * out_width));
+  for (T& x : out) cuda::store_float(&x, kNaN);
+  cuda::AttentionOperandsOf<T> ops;
+  ops.q = q.data(), ops.k = q.data(), ops.v = q.data(), ops.out = out.data() + 4;
+  ops.q_strides = ops.kv_strides = {queries * dim, d, dim};
+  ops.out_strides = {queries * out_width, d, out_width};
+  cuda::attention_fa2(launch, ops, views, heads, queries, 0, d, 0.25f);
+  int64_t zeros = 0, untouched = 0;
+  for (int64_t i = 0; i < int64_t(out.size()); ++i) {
+    const int64_t column = i % out_width;
+    const float x = cuda::load_float(&out[size_t(i)]);
+    if (column >= 4 && column < 4 + dim)
+      zeros += x == 0.0f;
+    else
+      untouched += std::isnan(x);
+  }
+  EXPECT_EQ(zeros, views * queries * dim) << "d " << d;
+  EXPECT_EQ(untouched, views * queries * (out_width - dim)) << "d " << d;
+}
+
+TEST(AttentionEdges, Fa2WithoutKeysZeroesOnlyTheOutputColumns) {
+  for (const int d : {16, 64, 128}) {
+    expect_fa2_zeros_without_keys<float>(d);
+    expect_fa2_zeros_without_keys<bf16>(d);
+  }
+}
+
+// A config with window attention or the full-attention baseline of one head of `head_dim` (dim = head_dim), 1 layer.
+ModelConfig one_head_config(int64_t head_dim, bool full_attention) {
+  const nlohmann::json attention = {{"type", full_attention ? "lact.GlobalAttention" : "model.SelfAttention"},
+                                    {"length_dim", full_attention ? "vl" : "l"},
+                                    {"params", {{"head_dim", head_dim}, {"use_qk_norm", true}}}};
+  const nlohmann::json json = {{"patch_size", 8}, {"dim", head_dim}, {"layers", 1}, {"block_config", {attention}}};
+  return parse_model_config(json, "test config");
+}
+
+// Head dims over 128 run only through the library at bf16: on every other path (fp32, tf32, LACT_ATTENTION=own and
+// wmma, and the library refusing the head dim: 260 is over cuDNN's 256) a model with such attention refuses at its
+// load, with the one line naming the head dim, the paths that take it and why not here, before any product; with
+// the library at bf16 (192) it loads. The split-layout op at such a head dim throws the same line.
+TEST(AttentionEdges, HeadDimsOver128RefusedAtLoadWhereNoPathTakesThem) {
+  const std::unique_ptr<Backend> cpu = make_cpu_backend(1);
+  EXPECT_NO_THROW(random_model_weights(one_head_config(260, false), *cpu, 1));  // the CPU runs any head dim
+  for (const PackedPath& path : kPackedPaths) {
+    if (path.storage != DType::F32) continue;  // the storage follows the precision: one row a path
+    for (const int64_t d : {int64_t{192}, int64_t{260}})
+      for (const bool full_attention : {false, true}) {
+        const std::unique_ptr<EmulatedBackend> owned = backend_on(path);
+        EmulatedBackend& be = *owned;
+        FakeAttentionLibrary library(be.device());
+        if (path.library) be.device().library = &library;
+        const std::string what = std::string(path.name) + ", d " + std::to_string(d);
+        const bool runs = path.library && d <= 256;
+        std::string error;
+        try {
+          random_model_weights(one_head_config(d, full_attention), be, 1);
+        } catch (const std::invalid_argument& e) {
+          error = e.what();
+        }
+        EXPECT_EQ(be.device().gemms, 0) << what;
+        if (runs) {
+          EXPECT_EQ(error, "") << what;
+          continue;
+        }
+        const std::string line = "attention: head dim " + std::to_string(d) +
+                                 " is over 128, the most lact's own CUDA kernels take; only cuDNN's fused attention "
+                                 "at --precision bf16 runs it (head dims that are multiples of 8, up to 256), or "
+                                 "--device cpu (here: ";
+        EXPECT_EQ(error.substr(0, line.size()), line) << what;
+        EXPECT_EQ(error.find('\n'), std::string::npos) << what;
+        EXPECT_EQ(error.back(), ')') << what;
+        Tensor q = be.empty({1, 3, d}), out = be.empty({1, 3, d});
+        be.fill(q, 0.5f);
+        try {
+          be.attention(q, q, q, 0.1f, out);
+          ADD_FAILURE() << what << ": the op ran";
+        } catch (const std::invalid_argument& e) {
+          EXPECT_EQ(std::string(e.what()).substr(0, line.size() - 8), line.substr(0, line.size() - 8)) << what;
+        }
+      }
   }
 }
 

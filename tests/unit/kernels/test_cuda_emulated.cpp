@@ -452,7 +452,7 @@ TEST(EmulatedPrimitives, MmaM16n8k16MatchesAPlainProductOfBf16Operands) {
 // One warp, per thread two 16-byte copies in two groups (the second a zero-fill on odd lanes): what each thread
 // sees before any wait, after wait_group 1 and after wait_group 0.
 __global__ void cp_async_probe_kernel(const float* src, float* seen) {
-  __shared__ __align__(16) float tile[2][32 * 4];
+  LACT_SHARED(__align__(16) float, tile, [2][32 * 4]);
   const int t = threadIdx.x;
   for (int s = 0; s < 2; ++s)
     for (int e = 0; e < 4; ++e) tile[s][t * 4 + e] = -1.0f;
@@ -480,6 +480,52 @@ TEST(EmulatedPrimitives, CpAsyncLandsByGroupAndZeroFills) {
     EXPECT_EQ(seen[t * 4 + 1], float(t * 4 + 1)) << t;  // group 0 after wait_group 1
     EXPECT_EQ(seen[t * 4 + 2], -1.0f) << t;             // group 1 still in flight
     EXPECT_EQ(seen[t * 4 + 3], t % 2 ? 0.0f : float(128 + t * 4 + 2)) << t;
+  }
+}
+
+// Shared memory as a GPU block finds it: block 0 writes its cells and reads them back, every later block (and a
+// second launch) reads them before writing; what a block did not write itself reads as NaN (0xff bytes: float and
+// double), never the previous block's values, which a GPU may or may not still hold there.
+__global__ void shared_memory_probe_kernel(float* seen, double* seen_double) {
+  LACT_SHARED(float, cells, [64]);
+  LACT_SHARED(double, wide, [64]);
+  const int t = threadIdx.x, block = blockIdx.x;
+  if (block == 0) cells[t] = float(t), wide[t] = double(t);
+  __syncthreads();
+  seen[block * 64 + t] = cells[t];
+  seen_double[block * 64 + t] = wide[t];
+  cells[t] = 1.0f, wide[t] = 1.0;  // what the next block would find on a lucky GPU
+}
+
+TEST(EmulatedPrimitives, SharedMemoryStartsAsNanInEachBlock) {
+  for (int launch = 0; launch < 2; ++launch) {
+    std::vector<float> seen(3 * 64, 0.0f);
+    std::vector<double> seen_double(3 * 64, 0.0);
+    cuda_emulation::launch(shared_memory_probe_kernel, dim3(3), dim3(64), seen.data(), seen_double.data());
+    for (int i = 0; i < 3 * 64; ++i) {
+      if (i < 64) {
+        EXPECT_EQ(seen[i], float(i)) << i;
+        EXPECT_EQ(seen_double[i], double(i)) << i;
+        continue;
+      }
+      EXPECT_TRUE(std::isnan(seen[i])) << "launch " << launch << ", block " << i / 64 << ": " << seen[i];
+      EXPECT_TRUE(std::isnan(seen_double[i])) << "launch " << launch << ", block " << i / 64 << ": " << seen_double[i];
+    }
+  }
+}
+
+// The emulated device's memory starts as NaN bytes, scratch included (cudaMallocAsync hands out pool memory as the
+// last user left it): a block released and taken again does not come back as it was written.
+TEST(EmulatedPrimitives, DeviceMemoryAndScratchStartAsNan) {
+  EmulatedDevice device;
+  for (int round = 0; round < 2; ++round) {
+    auto* scratch = static_cast<float*>(device.scratch(64 * sizeof(float)));
+    for (int i = 0; i < 64; ++i) EXPECT_TRUE(std::isnan(scratch[i])) << "round " << round << ", element " << i;
+    std::fill_n(scratch, 64, 0.0f);
+    device.release(scratch);
+    const std::shared_ptr<float> tensor = device.allocate(64 * sizeof(float), {64});
+    for (int i = 0; i < 64; ++i) EXPECT_TRUE(std::isnan(tensor.get()[i])) << "round " << round << ", element " << i;
+    std::fill_n(tensor.get(), 64, 0.0f);
   }
 }
 

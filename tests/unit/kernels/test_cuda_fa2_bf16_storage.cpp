@@ -101,7 +101,7 @@ int probe_row(int lane) { return (7 * lane + 3) % 32; }
 int probe_col(int lane) { return 8 * (lane / 3 % 3); }
 
 __global__ void ldmatrix_probe_kernel(const bf16* src, uint32_t* plain, uint32_t* transposed) {
-  __shared__ __align__(16) bf16 tile[32 * kProbeLd];
+  LACT_SHARED(__align__(16) bf16, tile, [32 * kProbeLd]);
   const int lane = threadIdx.x;
   for (int i = lane; i < 32 * kProbeLd; i += 32) tile[i] = src[i];
   __syncwarp();

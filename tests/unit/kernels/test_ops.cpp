@@ -647,6 +647,28 @@ TEST_P(BackendOps, AttentionAtTileEdgesOnEveryPath) {
   }
 }
 
+// Queries with no keys: each output row is a sum of no terms, 0, on every backend and precision (PyTorch's
+// scaled_dot_product_attention gives zeros too: its math path's softmax over no scores times no values; the CPU's
+// products of depth 0). Head dims a kernel has (16, 64, 128) and one the fp32 kernel pads (48); on a GPU every
+// LACT_ATTENTION path reaches it (cuDNN refuses an empty shape, so the backend must not ask it). Output poisoned with
+// NaN first; the CPU backend's result is checked against zeros by hand as well.
+TEST_P(BackendOps, AttentionWithNoKeysIsZeroOnEveryPrecision) {
+  const int64_t batch = 3, queries = 130;
+  for (const Precision precision : {Precision::Fp32, Precision::Tf32, Precision::Bf16}) {
+    if (GetParam() == "cpu" && precision != Precision::Fp32) continue;
+    auto backend = make_backend(GetParam(), 2, precision);
+    for (const int64_t d : {16, 48, 64, 128}) {
+      const auto q = random_values(batch * queries * d, unsigned(d));
+      Tensor tq = backend->from_host({batch, queries, d}, q.data()), tk = backend->empty({batch, 0, d}),
+             tv = backend->empty({batch, 0, d}), out = backend->empty({batch, queries, d});
+      backend->fill(out, NAN);
+      backend->attention(tq, tk, tv, 0.125f, out);
+      EXPECT_EQ(backend->to_host(out), std::vector<float>(size_t(batch * queries * d), 0.0f))
+          << precision_name(precision) << " d " << d << " (" << cuda::attention_path(*backend) << ")";
+    }
+  }
+}
+
 // Long reductions into small outputs (the TTT update's shape, which the CUDA backend splits over the reduction:
 // kernels/cuda/gemm_plan.h): 9 x 16 over 20,479 (4 slices of 5,119, 3 more in the last), A and B column blocks of
 // wider rows, C rows with gaps that must keep their NaN, beta 0 (C's old NaN ignored) and 1, one matrix and two with
