@@ -159,22 +159,21 @@ class Reliability(FixtureCase):
         cls.ok(run("encode", "--model", cls.model, "--data", cls.scene, "--inputs", "0,1,2", "-o", cls.state))
         cls.path4 = os.path.join(cls.tmp, "p4.json")
         cls.ok(run("path", "turntable", "--frames", "4", "--size", "32x48", "-o", cls.path4))
-        cls.shim = None
-        if not SANITIZED and shutil.which("cc"):
-            source = os.path.join(cls.tmp, "slow_fsync.c")
-            with open(source, "w") as f:
-                f.write(SLOW_FSYNC_C)
-            shim = os.path.join(cls.tmp, "slow_fsync.so")
-            if subprocess.run(["cc", "-shared", "-fPIC", "-O1", "-o", shim, source, "-ldl"]).returncode == 0:
-                cls.shim = shim
-        cls.thread_at_load = None
-        if not SANITIZED and shutil.which("cc"):
-            source = os.path.join(cls.tmp, "thread_at_load.c")
-            with open(source, "w") as f:
-                f.write(THREAD_AT_LOAD_C)
-            library = os.path.join(cls.tmp, "thread_at_load.so")
-            if subprocess.run(["cc", "-shared", "-fPIC", "-O1", "-o", library, source, "-lpthread"]).returncode == 0:
-                cls.thread_at_load = library
+        cls.shim = cls.preload_library("slow_fsync", SLOW_FSYNC_C, "-ldl")
+        cls.thread_at_load = cls.preload_library("thread_at_load", THREAD_AT_LOAD_C, "-lpthread")
+
+    @classmethod
+    def preload_library(cls, name, source_text, link):
+        """A library to LD_PRELOAD, compiled from `source_text`; None under the sanitizers (their runtime must come
+        first) or where no C compiler is."""
+        if SANITIZED or not shutil.which("cc"):
+            return None
+        source = os.path.join(cls.tmp, name + ".c")
+        with open(source, "w") as f:
+            f.write(source_text)
+        library = os.path.join(cls.tmp, name + ".so")
+        ok = subprocess.run(["cc", "-shared", "-fPIC", "-O1", "-o", library, source, link]).returncode == 0
+        return library if ok else None
 
     @staticmethod
     def ok(result):
