@@ -121,17 +121,16 @@ void use_threads_here(Engine& engine) {
   threads_set_here = threads;
 }
 
-// The memory check of a render size is the encode check of one view (pipeline/memory_check.h), whose refusal
-// speaks of encoding and gives encode's advice; a render's says the render size is too large. Other errors as
-// they are.
+// The memory check of a render size (pipeline/memory_check.h) speaks of the CLI's render batch and its --size; a
+// call here renders one view at size=(H, W), and the refusal says so. Other errors as they are.
 std::string render_memory_words(std::string text) {
-  const std::string advice = ": use fewer or smaller input views", encoding = "encoding ";
-  const size_t tail = text.rfind(advice), verb = text.find(encoding);
+  const std::string advice = ": use a smaller size", rendering = "rendering ";
+  const size_t tail = text.rfind(advice), verb = text.find(rendering);
   if (tail == std::string::npos || tail + advice.size() != text.size() || verb == std::string::npos) return text;
   text.replace(tail, advice.size(),
                ": the render size is too large for this memory: render at a smaller size=(H, W), with the "
                "intrinsics scaled to it");
-  text.replace(verb, encoding.size(), "rendering one view of ");
+  text.replace(verb, rendering.size(), "rendering one view of ");
   return text;
 }
 

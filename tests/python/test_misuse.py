@@ -462,7 +462,8 @@ def test_a_state_of_the_model_opened_again_says_how_to_keep_it(lact, model, scen
 
 
 def test_a_render_size_beyond_memory_says_the_size_is_too_large(lact, model, scene, tmp_path):
-    # Before: "encoding 67108864 tokens needs ...: use fewer or smaller input views", encode's advice for a render.
+    # Before: "encoding 67108864 tokens needs ...: use fewer or smaller input views", encode's advice for a render;
+    # the CLI's render check says "rendering ... use a smaller size", which here is size=(H, W).
     # 65536x65536 needs hundreds of GiB for the fixture's model; `out` is a sparse file the refusal never writes.
     if os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") > 256 << 30:
         pytest.skip("a machine this large may have the memory for the render")
