@@ -1,7 +1,8 @@
 #include "app/command_line.h"
 
-#include <filesystem>
 #include <set>
+
+#include "system/file_io.h"
 
 namespace lact::app {
 
@@ -18,12 +19,6 @@ std::string joined(const std::vector<std::string>& values) {
   std::string text;
   for (const std::string& v : values) text += (text.empty() ? "" : " ") + v;
   return text;
-}
-
-std::string absolute_path(const std::string& path) {
-  std::error_code error;
-  const std::filesystem::path absolute = std::filesystem::absolute(path, error);
-  return error ? path : absolute.lexically_normal().string();
 }
 
 }  // namespace

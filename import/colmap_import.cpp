@@ -528,9 +528,6 @@ ImportSummary import_scene(const ImportOptions& options) {
 
 namespace {
 
-// What to run next, as pasted: the scene model that fits the capture (pipeline/official_models.h), its fetch
-// line when it is not cached, and the recipe scene models want: their input view count (at most what the
-// capture leaves after an eighth for targets), their training size, poses normalised from the inputs.
 // The input view count of the printed recipe: the model's, at most the registered views less an eighth.
 int recipe_inputs(const ImportSummary& s, const OfficialModel& m) {
   const int targets = std::max(1, s.registered / 8);
@@ -553,6 +550,9 @@ std::string held_out_line(const ImportSummary& s, int inputs) {
   return text + "\n";
 }
 
+// What to run next, as pasted: the scene model that fits the capture (pipeline/official_models.h), its fetch
+// line when it is not cached, and the recipe scene models want: their input view count (at most what the
+// capture leaves after an eighth for targets), their training size, poses normalised from the inputs.
 std::string next_lines(const ImportSummary& s, const std::string& program) {
   const OfficialModel& m = scene_model_for(s.width, s.height);
   bool cached = false;

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <tuple>
 
 #include "core/metrics.h"
@@ -18,6 +17,7 @@
 #include "pipeline/run_work.h"
 #include "pipeline/stage_progress.h"
 #include "system/error.h"
+#include "system/file_io.h"
 #include "system/signal_cleanup.h"
 #include "system/terminal_text.h"
 
@@ -68,14 +68,6 @@ void check_lpips_size(const Lpips& lpips, int height, int width) {
                             std::to_string(side) + " pixels a side");
 }
 
-// A view's photo for the report: absolute, so that one file is one name however --data was spelled (a resumed
-// run's views and the first run's agree).
-std::string absolute_image_path(const SceneView& view) {
-  std::error_code error;
-  const std::filesystem::path absolute = std::filesystem::absolute(view.image_path, error);
-  return error ? view.image_path : absolute.lexically_normal().string();
-}
-
 // " (and 17 of 56 views of scene 'x')": what --resume takes over of the scene an interrupted run was in.
 std::string partial_text(const std::optional<SceneReport>& partial) {
   if (!partial || partial->views.empty()) return "";
@@ -118,7 +110,8 @@ Run::SceneWork Run::plan_scene_work(const SceneSelection& selection, bool encode
   });
   add_scene_inputs(selection, out_.inputs);
   // Each rank renders and measures its share of the targets (the state is the same on every rank).
-  for (int t : report.targets) report.target_images.push_back(absolute_image_path(selection.scene.views.at(t)));
+  // Absolute: one photo, one name however --data was spelled (a resumed run's views and the first run's agree).
+  for (int t : report.targets) report.target_images.push_back(absolute_path(selection.scene.views.at(t).image_path));
   const auto [begin, end] = share_of(across, report.targets.size());
   work.targets.assign(report.targets.begin() + begin, report.targets.begin() + end);
   // The scene's memory, checked once: the encode of this rank's inputs (or one rendered view from a state),

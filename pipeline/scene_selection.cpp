@@ -141,14 +141,14 @@ void put_text(std::map<std::string, std::string>& m, const std::string& key, con
 std::map<std::string, std::string> origin_metadata(const DataOptions& o, const SceneSelection& s,
                                                    const std::string& model_path) {
   std::map<std::string, std::string> m;
-  put_text(m, "model", std::filesystem::absolute(model_path).lexically_normal().string());
-  put_text(m, "data", std::filesystem::absolute(o.data).lexically_normal().string());
+  put_text(m, "model", absolute_path(model_path));
+  put_text(m, "data", absolute_path(o.data));
   put_text(m, "scene", s.scene.name);
   nlohmann::json inputs = s.inputs;
   m["inputs"] = inputs.dump();
   put_text(m, "background", background_text(o.background));
   m["downscale"] = std::to_string(o.downscale);
-  if (!o.images.empty()) put_text(m, "images", std::filesystem::absolute(o.images).lexically_normal().string());
+  if (!o.images.empty()) put_text(m, "images", absolute_path(o.images));
   put_text(m, "normalize_poses", pose_normalization_name(o.normalize_poses));
   nlohmann::json world = std::vector<double>(s.pose.world.begin(), s.pose.world.end());
   m["pose_world"] = world.dump();

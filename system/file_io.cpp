@@ -62,6 +62,12 @@ int open_regular_file(const std::string& path, struct stat& info) {
   return fd;
 }
 
+std::string absolute_path(const std::string& path) {
+  std::error_code error;
+  const std::filesystem::path absolute = std::filesystem::absolute(path, error);
+  return error ? path : absolute.lexically_normal().string();
+}
+
 std::string read_whole_file(const std::string& path, uint64_t max_bytes) {
   struct stat info {};
   const int fd = open_regular_file(path, info);

@@ -23,6 +23,10 @@ void require_regular_file(const std::string& path);
 // naming `path` when it is missing, a folder or not a regular file; the caller closes the descriptor.
 int open_regular_file(const std::string& path, struct stat& info);
 
+// `path` made absolute against the working folder and normalised ("x/../a" -> "/cwd/a"): one file, one name however
+// it was spelled; `path` as given when the working folder cannot be read.
+std::string absolute_path(const std::string& path);
+
 // The whole regular file; Error naming it when it is missing, not regular, larger than `max_bytes` or unreadable.
 std::string read_whole_file(const std::string& path, uint64_t max_bytes);
 

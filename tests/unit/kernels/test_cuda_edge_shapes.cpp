@@ -192,6 +192,15 @@ std::unique_ptr<EmulatedBackend> backend_on(const PackedPath& path) {
   return be;
 }
 
+// backend_on(path) with its cuDNN stand-in attached where the path has one (the library outlives no backend).
+struct BackendOnPath {
+  explicit BackendOnPath(const PackedPath& path) : backend(backend_on(path)), library(backend->device()) {
+    if (path.library) backend->device().library = &library;
+  }
+  std::unique_ptr<EmulatedBackend> backend;
+  FakeAttentionLibrary library;
+};
+
 // Backend::attention_packed through the GPU backend's code on each path, one view and one head at tile edges (and 2
 // views x 3 heads), head dims 8 (fp32 kernel and the library only), 16, 64 and 128 (no wmma instance): against the
 // CPU backend's packed attention on the same (for bf16 storage: rounded) values, to 1e-5 where the path computes in
@@ -205,10 +214,9 @@ TEST(AttentionEdges, PackedOpOnEveryPathAtTileEdges) {
   for (const PackedPath& path : kPackedPaths)
     for (const int64_t d : {8, 16, 64, 128})
       for (const Packed& p : {Packed{1, 1, 1}, Packed{1, 1, 65}, Packed{1, 1, 129}, Packed{2, 3, 63}}) {
-        const std::unique_ptr<EmulatedBackend> owned = backend_on(path);
-        EmulatedBackend& be = *owned;
-        FakeAttentionLibrary library(be.device());
-        if (path.library) be.device().library = &library;
+        BackendOnPath on(path);
+        EmulatedBackend& be = *on.backend;
+        FakeAttentionLibrary& library = on.library;
         const Shape rows{p.views, p.tokens, 3 * p.heads * d}, merged{p.views, p.tokens, p.heads * d};
         std::vector<float> qkv = random_values(size_t(shape_numel(rows)), unsigned(d * 7 + p.tokens), 1.5f);
         if (path.storage == DType::BF16) qkv = bf16_rounded(qkv);
@@ -240,10 +248,9 @@ TEST(AttentionEdges, PackedOpOnEveryPathAtTileEdges) {
 // as a fallback and named in the path).
 TEST(AttentionEdges, NothingToAttendOnEveryPath) {
   for (const PackedPath& path : kPackedPaths) {
-    const std::unique_ptr<EmulatedBackend> owned = backend_on(path);
-    EmulatedBackend& be = *owned;
-    FakeAttentionLibrary library(be.device());
-    if (path.library) be.device().library = &library;
+    BackendOnPath on(path);
+    EmulatedBackend& be = *on.backend;
+    FakeAttentionLibrary& library = on.library;
     const std::string path_before = cuda::attention_path(be);
     testing::internal::CaptureStderr();
     for (const Shape& rows : {Shape{0, 5, 96}, Shape{2, 0, 96}}) {
@@ -272,10 +279,9 @@ TEST(AttentionEdges, NoKeysGiveZerosOnEveryPath) {
   const int64_t batch = 3, queries = 130;
   for (const PackedPath& path : kPackedPaths) {
     if (path.storage != DType::F32) continue;  // the split-layout op takes float32
-    const std::unique_ptr<EmulatedBackend> owned = backend_on(path);
-    EmulatedBackend& be = *owned;
-    FakeAttentionLibrary library(be.device());
-    if (path.library) be.device().library = &library;
+    BackendOnPath on(path);
+    EmulatedBackend& be = *on.backend;
+    FakeAttentionLibrary& library = on.library;
     const std::string path_before = cuda::attention_path(be);
     testing::internal::CaptureStderr();
     for (const int64_t d : {16, 48, 64, 128}) {
@@ -351,10 +357,9 @@ TEST(AttentionEdges, HeadDimsOver128RefusedAtLoadWhereNoPathTakesThem) {
     if (path.storage != DType::F32) continue;  // the storage follows the precision: one row a path
     for (const int64_t d : {int64_t{192}, int64_t{260}})
       for (const bool full_attention : {false, true}) {
-        const std::unique_ptr<EmulatedBackend> owned = backend_on(path);
-        EmulatedBackend& be = *owned;
-        FakeAttentionLibrary library(be.device());
-        if (path.library) be.device().library = &library;
+        BackendOnPath on(path);
+        EmulatedBackend& be = *on.backend;
+        FakeAttentionLibrary& library = on.library;
         const std::string what = std::string(path.name) + ", d " + std::to_string(d);
         const bool runs = path.library && d <= 256;
         std::string error;
