@@ -190,7 +190,19 @@ void add_path_command(CLI::App& app) {
                    "Interpolate: 0 linear/slerp between keys, up to 1 a Catmull-Rom spline through them (as lact "
                    "serve's path editor)")
       ->capture_default_str();
-  command->add_option("--keys", o->keys, "Cameras to orbit around / interpolate through (view selection; default all)");
+  command
+      ->add_option("--keys", o->keys,
+                   "Cameras to orbit around / interpolate through: 0,1,2 | 0-7 | uniform:N | random:N | fold8[:N] | "
+                   "all (default all)")
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            // A path has no targets for "rest" to be the rest of: it selected every view.
+            return text == "rest" ? std::string(
+                                        "'rest' is every view that is not a target, and lact path takes no "
+                                        "--targets: name the key views (e.g. all, uniform:8)")
+                                  : std::string();
+          },
+          ""));
   command->add_option("--state", o->state,
                       "Make the cameras in this scene state's frame (its --normalize-poses; its data, scene and "
                       "size unless given), as `render --state` needs them");

@@ -125,6 +125,12 @@ class Frames(FixtureCase):
             one_error_line(self, run("path", kind, "--data", self.cameras, "--keys", "2", "-o", out),
                            ["--keys", "'2' selects 1"])
             self.assertFalse(os.path.exists(out))
+        # "rest" (the views that are not targets) selected every view: a path has no targets.
+        for kind in ("orbit", "interpolate"):
+            out = self.file("rest_%s.json" % kind)
+            one_error_line(self, run("path", kind, "--data", self.cameras, "--keys", "rest", "-o", out),
+                           ["--keys", "'rest'", "no --targets"])
+            self.assertFalse(os.path.exists(out))
 
     def test_orbit_geometry(self):
         """Each camera looks at the point nearest the scene's optical axes (least squares, here in numpy), at the
