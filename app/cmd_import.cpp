@@ -36,7 +36,12 @@ void add_import_command(CLI::App& app) {
   command->add_option("-o,--output", o->output, "The scene folder to write (never replaced without --force)")
       ->required();
   command->add_flag("--force", o->force, "Replace an existing output folder");
-  command->add_option("--max-size", o->max_size, "Long side of the images COLMAP works on (0: as they are)")
+  command->add_option("--max-size", o->max_size, "Long side of the images written into the scene (0: as they are)")
+      ->capture_default_str();
+  command
+      ->add_option("--colmap-size", o->colmap_size,
+                   "Long side of the images COLMAP estimates the cameras on, never below --max-size (0: as they "
+                   "are); the model is rescaled to the scene's images")
       ->capture_default_str();
   command
       ->add_option("--camera-model", o->camera_model,

@@ -10,19 +10,25 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <vector>
 
 #include "datasets/colmap_model.h"
 #include "datasets/layouts.h"
 #include "datasets/view_selection.h"
+#include "import/camera_groups.h"
 #include "import/colmap_steps.h"
+#include "import/frame_times.h"
 #include "import/import_images.h"
+#include "import/model_rescale.h"
 #include "import/photo_order.h"
 #include "import/video_frames.h"
 #include "pipeline/model_cache.h"
 #include "pipeline/official_models.h"
+#include "pipeline/scene_selection.h"
 #include "system/error.h"
 #include "system/file_io.h"
 #include "system/interrupt_cleanup.h"
@@ -67,6 +73,8 @@ void check_options(const ImportOptions& o) {
   if (o.matcher != "auto" && o.matcher != "exhaustive" && o.matcher != "sequential")
     throw Error("--matcher", "must be exhaustive, sequential or auto");
   if (o.max_size != 0 && o.max_size < 64) throw Error("--max-size", "must be 0 (no cap) or at least 64 pixels");
+  if (o.colmap_size != 0 && o.colmap_size < 64)
+    throw Error("--colmap-size", "must be 0 (no cap) or at least 64 pixels");
   if (!(o.min_registered >= 0 && o.min_registered <= 1)) throw Error("--min-registered", "must be in [0, 1]");
   if (o.frames < 3 || o.frames > kMaxVideoFrames)
     throw Error("--frames", "must be 3 to " + std::to_string(kMaxVideoFrames));
@@ -92,7 +100,9 @@ void refuse_overlap(const ImportOptions& o) {
 }
 
 // What an import writes into its scene folder; --force replaces a folder holding nothing else.
-bool written_by_import(const std::string& name) { return name == "images" || name == "sparse" || name == "colmap.log"; }
+bool written_by_import(const std::string& name) {
+  return name == "images" || name == "sparse" || name == "colmap.log" || name == "frames.json";
+}
 
 // --force replaces a file, a link (not what it points to) or a scene folder an import made (an empty one too);
 // a folder holding anything else is the user's, and is never removed.
@@ -254,27 +264,53 @@ std::vector<std::string> database_args(const fs::path& scene) {
   return {"--database_path", (scene / "database.db").string()};
 }
 
-// COLMAP's three steps on scene/images: features, matches, the sparse model(s) in scene/sparse.
+// The folder COLMAP reads the images from: the estimation folder when some image is larger there.
+fs::path colmap_images(const fs::path& scene, const ImportedImages& images) {
+  return scene / (images.estimation ? "estimation" : "images");
+}
+
+// COLMAP's features: one run per camera group (import/camera_groups.h), each over its list of images with one
+// shared camera; one run with a camera per image past kMaxCameraGroups groups.
+void extract_features(ColmapSteps& steps, const fs::path& scene, const ImportOptions& o, const ImportedImages& images) {
+  const std::vector<CameraGroup> groups = camera_groups(images.images);
+  const bool one_run = groups.size() == 1 || groups.size() > kMaxCameraGroups;
+  for (size_t g = 0; g < (one_run ? 1 : groups.size()); ++g) {
+    std::vector<std::string> args = database_args(scene);
+    for (const std::string& a :
+         {std::string("--image_path"), colmap_images(scene, images).string(), std::string("--ImageReader.camera_model"),
+          o.camera_model, std::string("--ImageReader.single_camera"),
+          std::string(groups.size() == 1 || !one_run ? "1" : "0"), std::string("--SiftExtraction.use_gpu"),
+          std::string("0")})
+      args.push_back(a);
+    const fs::path list = scene / ("camera_" + std::to_string(g + 1) + ".txt");
+    if (!one_run) {
+      std::string names;
+      for (const std::string& name : groups[g].names) names += name + "\n";
+      write_file_atomically(list.string(), names);
+      for (const std::string& a : {std::string("--image_list_path"), list.string()}) args.push_back(a);
+    }
+    steps.run("feature_extractor", args, "features",
+              static_cast<int>(one_run ? images.names.size() : groups[g].names.size()));
+    std::error_code ec;
+    fs::remove(list, ec);
+  }
+}
+
+// COLMAP's three steps on the images: features, matches, the sparse model(s) in scene/sparse.
 void run_colmap(ColmapSteps& steps, const fs::path& scene, const ImportOptions& o, const ImportedImages& images,
                 bool video) {
   const int n = static_cast<int>(images.names.size());
-  std::vector<std::string> args = database_args(scene);
-  for (const std::string& a :
-       {std::string("--image_path"), (scene / "images").string(), std::string("--ImageReader.camera_model"),
-        o.camera_model, std::string("--ImageReader.single_camera"), std::string(images.sizes_differ ? "0" : "1"),
-        std::string("--SiftExtraction.use_gpu"), std::string("0")})
-    args.push_back(a);
-  steps.run("feature_extractor", args, "features", n);
+  extract_features(steps, scene, o, images);
   const bool sequential = o.matcher == "sequential" || (o.matcher == "auto" && (video || n > kExhaustiveUpTo));
-  args = database_args(scene);
+  std::vector<std::string> args = database_args(scene);
   for (const char* a : {"--SiftMatching.use_gpu", "0"}) args.push_back(a);
   if (!sequential)  // blocks of 10 images: a progress line per block rather than one for the whole match
     for (const char* a : {"--ExhaustiveMatching.block_size", "10"}) args.push_back(a);
   steps.run(sequential ? "sequential_matcher" : "exhaustive_matcher", args, "matching", n);
   fs::create_directory(scene / "sparse");
   args = database_args(scene);
-  for (const std::string& a : {std::string("--image_path"), (scene / "images").string(), std::string("--output_path"),
-                               (scene / "sparse").string()})
+  for (const std::string& a : {std::string("--image_path"), colmap_images(scene, images).string(),
+                               std::string("--output_path"), (scene / "sparse").string()})
     args.push_back(a);
   steps.run("mapper", args, "mapping", n);
 }
@@ -294,13 +330,23 @@ double mean_reprojection_error(ColmapSteps& steps, const fs::path& model) {
 
 namespace {
 
-// The images COLMAP will see, in scene/images: the folder's photos, or frames taken from the video.
-// The summary's `video` and `note` (a video shorter than asked) are set here.
+// Where COLMAP sees the images larger than they are written (scene/estimation, made), or none.
+EstimationImages estimation_images(const ImportOptions& o, const fs::path& scene) {
+  if (o.max_size == 0 || (o.colmap_size != 0 && o.colmap_size <= o.max_size)) return {};
+  std::error_code ec;
+  fs::create_directory(scene / "estimation", ec);
+  return {(scene / "estimation").string(), o.colmap_size};
+}
+
+// The images COLMAP will see, in scene/images (and scene/estimation): the folder's photos, or frames taken
+// from the video (frames.json says where in it each came from). The summary's `video`, `note` (a video shorter
+// than asked) and `frames_note` are set here.
 ImportedImages gather_images(const ImportOptions& o, const fs::path& scene, ImportSummary& s) {
   std::error_code ec;
   const fs::path in = clean(o.input);
   s.video = !fs::is_directory(in, ec);
-  if (!s.video) return import_image_folder(in.string(), (scene / "images").string(), o.max_size);
+  const EstimationImages estimation = estimation_images(o, scene);
+  if (!s.video) return import_image_folder(in.string(), (scene / "images").string(), o.max_size, estimation);
   if (!fs::exists(in, ec)) throw Error(o.input, "no such folder or video file");
   if (!fs::is_regular_file(in, ec))
     throw Error(o.input,
@@ -308,10 +354,14 @@ ImportedImages gather_images(const ImportOptions& o, const fs::path& scene, Impo
                 "video file");
   const fs::path frames = scene / "frames";
   fs::create_directory(frames, ec);
-  const VideoFrameOptions options{o.frames, o.fps, o.sharpest, o.max_seconds, stall_seconds(o), o.max_size, !o.quiet};
-  s.note = short_video_note(o.input, extract_video_frames(in.string(), frames.string(), options), options);
-  ImportedImages images = import_image_folder(frames.string(), (scene / "images").string(), o.max_size);
+  const int frame_side = estimation.folder.empty() ? o.max_size : o.colmap_size;  // the larger of the two
+  const VideoFrameOptions options{o.frames, o.fps, o.sharpest, o.max_seconds, stall_seconds(o), frame_side, !o.quiet};
+  const VideoFrames taken = extract_video_frames(in.string(), frames.string(), options);
+  s.note = short_video_note(o.input, taken, options);
+  ImportedImages images = import_image_folder(frames.string(), (scene / "images").string(), o.max_size, estimation);
   fs::remove_all(frames, ec);
+  write_file_atomically((scene / "frames.json").string(), frame_times_json(in.string(), taken, images.names));
+  s.frames_note = frame_span_text(o.input, taken, images.names);
   return images;
 }
 
@@ -406,6 +456,11 @@ void reconstruct(const ImportOptions& o, const fs::path& scene, const ImportedIm
   run_colmap(steps, scene, o, images, video);
   const ColmapModel model = keep_largest_model(scene / "sparse");
   check_registered(model, s.used, o.min_registered);
+  if (images.estimation) {  // the model of the estimation folder's images, carried over to images/'s sizes
+    std::map<std::string, std::pair<int, int>> sizes;
+    for (const ImportedImage& image : images.images) sizes[image.name] = {image.width, image.height};
+    rescale_colmap_model(scene / "sparse" / "0", sizes);
+  }
   s.views = check_scene_renders(scene);
   s.registered = static_cast<int>(model.images.size());
   s.unregistered = unregistered_images(images, model, steps);
@@ -442,6 +497,7 @@ void remove_stale_failure_log(const fs::path& out) {
 void move_into_place(const fs::path& scene, const fs::path& out, bool force) {
   std::error_code ec;
   fs::remove(scene / "database.db", ec);
+  fs::remove_all(scene / "estimation", ec);
   if (fs::exists(fs::symlink_status(out, ec))) {
     if (!force) throw Error(out.string(), "appeared while this import worked (pass --force to replace it)");
     check_replaceable(out, out.string());  // again: it may have changed while COLMAP worked
@@ -512,6 +568,9 @@ ImportSummary import_scene(const ImportOptions& options) {
   warn_about_name_order(images, s.video);
   s.found = images.files, s.skipped = images.skipped, s.used = static_cast<int>(images.names.size());
   s.width = images.width, s.height = images.height;
+  s.cameras_note = camera_groups_text(camera_groups(images.images));
+  if (images.estimation && !images.images.empty())
+    s.colmap_width = images.images[0].colmap_width, s.colmap_height = images.images[0].colmap_height;
   try {
     reconstruct(o, partial.path(), images, s.video, s);
   } catch (const Error& e) {
@@ -550,6 +609,30 @@ std::string held_out_line(const ImportSummary& s, int inputs) {
   return text + "\n";
 }
 
+// The share of a width x height image that --size size_height x size_width crops (render covers the size, then
+// crops the centre), from 0 to 1.
+double cropped_share(int width, int height, int size_height, int size_width) {
+  if (width <= 0 || height <= 0) return 0;
+  const double scale = std::max(static_cast<double>(size_width) / width, static_cast<double>(size_height) / height);
+  return 1 - static_cast<double>(size_width) * size_height / (scale * width * scale * height);
+}
+
+// When the recipe's size crops a visible share of each image (a portrait video with the square model): how much,
+// and the size that keeps the whole image (the model's pixel count at the images' aspect, lact render's size
+// without --size); "" when it crops less than 1%.
+std::string crop_line(const ImportSummary& s, const OfficialModel& m) {
+  const double share = cropped_share(s.width, s.height, m.height, m.width);
+  if (share < 0.01) return "";
+  const auto [h, w] = default_size(static_cast<int64_t>(m.height) * m.width, s.height, s.width, 8);
+  const bool sides = static_cast<double>(s.width) / s.height > static_cast<double>(m.width) / m.height;
+  char text[400];
+  std::snprintf(text, sizeof text,
+                "--size %dx%d below crops %.0f%% of each %dx%d image (%s); to keep the whole image, use --size %dx%d "
+                "instead (the model's pixel count at the images' aspect, a shape it was not trained at)\n",
+                m.height, m.width, 100 * share, s.width, s.height, sides ? "its sides" : "its top and bottom", h, w);
+  return text;
+}
+
 // What to run next, as pasted: the scene model that fits the capture (pipeline/official_models.h), its fetch
 // line when it is not cached, and the recipe scene models want: their input view count (at most what the
 // capture leaves after an eighth for targets), their training size, poses normalised from the inputs.
@@ -572,7 +655,7 @@ std::string next_lines(const ImportSummary& s, const std::string& program) {
                 "next: the scene model %s (trained at %s with %d input views; %s), %d of the %d registered views as "
                 "inputs:\n",
                 m.name.c_str(), size.c_str(), m.input_views, status.c_str(), inputs, s.registered);
-  std::string text = held_out_line(s, inputs) + head;
+  std::string text = held_out_line(s, inputs) + crop_line(s, m) + head;
   if (!cached) text += "  " + lact + " model fetch " + m.name + "\n";
   text += "  " + lact + " render" + flags + " --targets rest" + recipe + " --out out\n";
   text += "  " + lact + " view" + flags + recipe + "\n";
@@ -589,10 +672,21 @@ std::string import_summary_text(const ImportSummary& s, const std::string& progr
                 100.0 * s.registered / std::max(1, s.used));
   text += terminal_text(s.output) + ": " + line;
   if (!s.note.empty()) text += "  " + terminal_text(s.note) + "\n";
+  if (!s.frames_note.empty()) text += "  " + terminal_text(s.frames_note) + "\n";
+  if (!s.cameras_note.empty()) text += "  " + s.cameras_note + "\n";
   text += skipped_lines(s);
   text += unregistered_line(s);
-  char error[32] = "unknown";
+  char error[64] = "unknown";
   if (s.reprojection_px >= 0) std::snprintf(error, sizeof error, "%.4g px", s.reprojection_px);
+  if (s.colmap_width > 0) {  // COLMAP's numbers are of the larger images it worked on
+    std::snprintf(line, sizeof line,
+                  "COLMAP worked on the images at %dx%d (the first; --colmap-size), the model "
+                  "rescaled to the %dx%d written (--max-size)\n",
+                  s.colmap_width, s.colmap_height, s.width, s.height);
+    text += "  " + std::string(line);
+    std::snprintf(error + std::strlen(error), sizeof error - std::strlen(error), " at %dx%d", s.colmap_width,
+                  s.colmap_height);
+  }
   std::snprintf(line, sizeof line,
                 "mean reprojection error %s, extent %.3g (the cameras' bounding-box diagonal), %.0f s\n", error,
                 s.extent, s.seconds);

@@ -17,13 +17,16 @@ struct ImportOptions {
   // In any case (`opencv` is OPENCV).
   std::string camera_model = "SIMPLE_RADIAL";
   std::string matcher = "auto";  // exhaustive | sequential | auto (exhaustive up to 150 photos, else sequential)
-  int max_size = 1600;           // the long side of the images COLMAP sees (0: as they are)
-  int frames = 60;               // video: frames spread evenly over it
-  double fps = 0;                // video: frames per second instead (> 0)
-  bool sharpest = false;         // video: the sharpest of 3 candidates per frame
-  double max_seconds = 0;        // a video's ffmpeg, then COLMAP in all (0: none)
-  double stall_minutes = 30;     // a COLMAP step (or ffmpeg) with no output and no progress this long is stopped
-  double min_registered = 0.5;   // fewer registered images than this fraction is a failure
+  int max_size = 1600;           // the long side of the images written into the scene (0: as they are)
+  // The long side of the images COLMAP works on, never below max_size (0: as they are): a small --max-size
+  // does not shrink what the focal length is estimated from (the model is rescaled to the scene's images).
+  int colmap_size = 1600;
+  int frames = 60;              // video: frames spread evenly over it
+  double fps = 0;               // video: frames per second instead (> 0)
+  bool sharpest = false;        // video: the sharpest of 3 candidates per frame
+  double max_seconds = 0;       // a video's ffmpeg, then COLMAP in all (0: none)
+  double stall_minutes = 30;    // a COLMAP step (or ffmpeg) with no output and no progress this long is stopped
+  double min_registered = 0.5;  // fewer registered images than this fraction is a failure
   bool force = false, quiet = false;
 };
 
@@ -31,11 +34,14 @@ struct ImportSummary {
   std::string output;  // the scene's folder (absolute)
   bool video = false;
   int found = 0, used = 0, registered = 0;
-  std::vector<SkippedFile> skipped;  // the files that were not images lact reads, with why
-  std::string note;                  // said once in the summary: a video with fewer frames than asked, or ""
-  double reprojection_px = -1;       // mean reprojection error (< 0: unknown)
-  double extent = 0;                 // the diagonal of the bounding box of the camera centres
-  int width = 0, height = 0;         // of the first image
+  std::vector<SkippedFile> skipped;         // the files that were not images lact reads, with why
+  std::string note;                         // said once in the summary: a video with fewer frames than asked, or ""
+  std::string frames_note;                  // a video: the span of it the frames cover (import/frame_times.h), or ""
+  std::string cameras_note;                 // several cameras (import/camera_groups.h), or ""
+  int colmap_width = 0, colmap_height = 0;  // the first image as COLMAP saw it, when larger than in images/
+  double reprojection_px = -1;              // mean reprojection error (< 0: unknown)
+  double extent = 0;                        // the diagonal of the bounding box of the camera centres
+  int width = 0, height = 0;                // of the first image
   double seconds = 0;
 
   std::vector<std::string> unregistered;  // the images COLMAP could not place, in name order

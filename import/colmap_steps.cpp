@@ -189,7 +189,7 @@ double ColmapSteps::seconds_left() const {
   const double left = max_seconds_ - seconds_since(start_);
   if (left <= 0)
     throw Error("--max-seconds", "COLMAP took longer than " + std::to_string(std::lround(max_seconds_)) +
-                                     " s (stopped it; raise --max-seconds or use a smaller --max-size)");
+                                     " s (stopped it; raise --max-seconds or use a smaller --colmap-size)");
   return left;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace lact {
@@ -42,10 +43,32 @@ int tiff_orientation(std::string_view tiff) {
   return 1;
 }
 
-}  // namespace
+// An ASCII tag (type 2) of IFD0 of a TIFF block, printable characters only, at most 64; "" when absent.
+std::string tiff_ascii(std::string_view tiff, uint32_t wanted) {
+  if (tiff.size() < 8 || !(tiff.substr(0, 2) == "II" || tiff.substr(0, 2) == "MM")) return "";
+  TiffReader r{tiff, tiff[0] == 'I'};
+  uint32_t ifd = 0, count = 0;
+  if (!r.u32(4, ifd) || !r.u16(ifd, count)) return "";
+  for (uint32_t i = 0; i < count; ++i) {
+    const size_t entry = ifd + 2 + size_t{12} * i;
+    uint32_t tag = 0, type = 0, length = 0, offset = 0;
+    if (!r.u16(entry, tag) || !r.u16(entry + 2, type) || !r.u32(entry + 4, length)) return "";
+    if (tag != wanted || type != 2) continue;
+    if (length > 4 && !r.u32(entry + 8, offset)) return "";
+    const size_t at = length > 4 ? offset : entry + 8;
+    if (at >= tiff.size() || length > tiff.size() - at) return "";
+    std::string text;
+    for (char c : tiff.substr(at, std::min<uint32_t>(length, 64)))
+      if (c >= 0x20 && c < 0x7f) text += c;
+    while (!text.empty() && text.back() == ' ') text.pop_back();
+    return text;
+  }
+  return "";
+}
 
-int jpeg_exif_orientation(std::string_view jpeg) {
-  if (jpeg.size() < 4 || static_cast<uint8_t>(jpeg[0]) != 0xFF || static_cast<uint8_t>(jpeg[1]) != 0xD8) return 1;
+// The TIFF block of a JPEG's APP1 "Exif\0\0" segment, or "".
+std::string_view jpeg_exif_block(std::string_view jpeg) {
+  if (jpeg.size() < 4 || static_cast<uint8_t>(jpeg[0]) != 0xFF || static_cast<uint8_t>(jpeg[1]) != 0xD8) return {};
   size_t at = 2;
   // Markers up to the first scan: APP1 "Exif\0\0" holds the TIFF block.
   while (at + 4 <= jpeg.size() && static_cast<uint8_t>(jpeg[at]) == 0xFF) {
@@ -55,10 +78,25 @@ int jpeg_exif_orientation(std::string_view jpeg) {
     if (length < 2 || at + 2 + length > jpeg.size()) break;
     const std::string_view body = jpeg.substr(at + 4, length - 2);
     if (marker == 0xE1 && body.size() > 6 && body.substr(0, 6) == std::string_view("Exif\0\0", 6))
-      return tiff_orientation(body.substr(6));
+      return body.substr(6);
     at += 2 + length;
   }
-  return 1;
+  return {};
+}
+
+}  // namespace
+
+int jpeg_exif_orientation(std::string_view jpeg) {
+  const std::string_view tiff = jpeg_exif_block(jpeg);
+  return tiff.empty() ? 1 : tiff_orientation(tiff);
+}
+
+std::string jpeg_exif_camera(std::string_view jpeg) {
+  const std::string_view tiff = jpeg_exif_block(jpeg);
+  const std::string make = tiff_ascii(tiff, 0x010F), model = tiff_ascii(tiff, 0x0110);
+  // Models often repeat the make ("Canon" "Canon EOS 80D"): said once.
+  if (!make.empty() && model.rfind(make, 0) == 0) return model;
+  return make.empty() || model.empty() ? make + model : make + " " + model;
 }
 
 Rgba8Image apply_exif_orientation(const Rgba8Image& image, int orientation) {

@@ -34,19 +34,36 @@ std::vector<fs::path> folder_files(const std::string& folder) {
   return files;
 }
 
+void write_png_file(const Rgba8Image& image, const fs::path& path) {
+  Image rgb;
+  rgb.width = image.width, rgb.height = image.height;
+  rgb.rgb.resize(static_cast<size_t>(image.width) * image.height * 3);
+  for (size_t p = 0; p < static_cast<size_t>(image.width) * image.height; ++p)
+    for (int c = 0; c < 3; ++c) rgb.rgb[p * 3 + c] = image.pixels[p * 4 + c] / 255.0f;
+  write_png(path.string(), rgb);
+}
+
 // An upright, capped image as PNG: its name in images/ ("NAME.png", "NAME-2.png" when taken).
 std::string write_converted(const Rgba8Image& image, const fs::path& source, const fs::path& out,
                             std::vector<std::string>& taken) {
   std::string name = source.stem().string() + ".png";
   for (int i = 2; std::find(taken.begin(), taken.end(), name) != taken.end(); ++i)
     name = source.stem().string() + "-" + std::to_string(i) + ".png";
-  Image rgb;
-  rgb.width = image.width, rgb.height = image.height;
-  rgb.rgb.resize(static_cast<size_t>(image.width) * image.height * 3);
-  for (size_t p = 0; p < static_cast<size_t>(image.width) * image.height; ++p)
-    for (int c = 0; c < 3; ++c) rgb.rgb[p * 3 + c] = image.pixels[p * 4 + c] / 255.0f;
-  write_png((out / name).string(), rgb);
+  write_png_file(image, out / name);
   return name;
+}
+
+// The image at the size COLMAP works on it, written under `record.name` into the estimation folder when that
+// is larger than it is in images/ (`full`: upright, not shrunk). Never below the size in images/.
+void write_estimation(const Rgba8Image& full, const EstimationImages& estimation, ImportedImage& record,
+                      ImportedImages& result) {
+  if (estimation.folder.empty()) return;
+  const int cap = estimation.max_side <= 0 ? 0 : std::max(estimation.max_side, std::max(record.width, record.height));
+  const Rgba8Image image = shrink_to_long_side(full, cap);
+  if (image.width == record.width && image.height == record.height) return;
+  write_png_file(image, fs::path(estimation.folder) / record.name);
+  record.colmap_width = image.width, record.colmap_height = image.height;
+  result.estimation = true;
 }
 
 // The reason an Error from reading or decoding `file` gives, without the file's name it starts with.
@@ -95,32 +112,37 @@ Rgba8Image read_upright(const std::string& file) {
 
 // Imports one image file; the reason it is skipped when it is not a readable PNG or JPEG, or the same picture
 // as one taken before it, else "".
-std::string import_one(const fs::path& file, const fs::path& out, int max_side, ImportedImages& result,
-                       DuplicatePictures& taken) {
+std::string import_one(const fs::path& file, const fs::path& out, int max_side, const EstimationImages& estimation,
+                       ImportedImages& result, DuplicatePictures& taken) {
   std::string bytes;
   const std::string unreadable = read_photo(file, bytes);
   if (!unreadable.empty()) return unreadable;
   const int orientation = orientation_of(bytes);
-  Rgba8Image image;
+  Rgba8Image full;
   try {
-    image = decode_upright(file, bytes, orientation);
+    full = decode_upright(file, bytes, orientation);
   } catch (const Error& e) {
     return skip_reason(reason_of(e, file));
   }
-  const std::string twin = taken.earlier_copy(image, file.string(), file.filename().string());
+  const std::string twin = taken.earlier_copy(full, file.string(), file.filename().string());
   if (!twin.empty()) return "the same picture as " + twin + " (a copy adds no view)";
-  std::string name = file.filename().string();
+  ImportedImage record;
+  record.name = file.filename().string();
   // A name a converted image already took ("a.jpg" written as a.png, then "a.png") is converted too (a-2.png).
-  const bool name_taken = std::find(result.names.begin(), result.names.end(), name) != result.names.end();
-  if (name_taken || orientation != 1 || (max_side > 0 && std::max(image.width, image.height) > max_side)) {
-    image = shrink_to_long_side(image, max_side);
-    name = write_converted(image, file, out, result.names);
+  const bool name_taken = std::find(result.names.begin(), result.names.end(), record.name) != result.names.end();
+  if (name_taken || orientation != 1 || (max_side > 0 && std::max(full.width, full.height) > max_side)) {
+    const Rgba8Image image = shrink_to_long_side(full, max_side);
+    record.name = write_converted(image, file, out, result.names);
+    record.width = image.width, record.height = image.height;
   } else {
-    write_file_atomically((out / name).string(), bytes);
+    write_file_atomically((out / record.name).string(), bytes);
+    record.width = full.width, record.height = full.height;
   }
-  if (result.names.empty()) result.width = image.width, result.height = image.height;
-  if (image.width != result.width || image.height != result.height) result.sizes_differ = true;
-  result.names.push_back(name);
+  record.colmap_width = record.width, record.colmap_height = record.height;
+  record.camera = jpeg_exif_camera(bytes);  // "" for a PNG
+  write_estimation(full, estimation, record, result);
+  result.names.push_back(record.name);
+  result.images.push_back(std::move(record));
   return "";
 }
 
@@ -160,15 +182,24 @@ std::string images_subfolder_hint(const std::string& folder) {
          (fs::path(folder) / best).string() + ")";
 }
 
-ImportedImages import_image_folder(const std::string& folder, const std::string& images_out, int max_side) {
+ImportedImages import_image_folder(const std::string& folder, const std::string& images_out, int max_side,
+                                   const EstimationImages& estimation) {
   ImportedImages result;
   DuplicatePictures taken(read_upright);
   for (const fs::path& file : folder_files(folder)) {
     ++result.files;
-    std::string reason = import_one(file, images_out, max_side, result, taken);
+    std::string reason = import_one(file, images_out, max_side, estimation, result, taken);
     if (!reason.empty()) result.skipped.push_back({file.filename().string(), std::move(reason)});
   }
   std::sort(result.names.begin(), result.names.end());
+  std::sort(result.images.begin(), result.images.end(),
+            [](const ImportedImage& a, const ImportedImage& b) { return a.name < b.name; });
+  if (!result.images.empty()) result.width = result.images[0].width, result.height = result.images[0].height;
+  // COLMAP reads one folder: the images no larger for it than in images/ are copied there too.
+  for (const ImportedImage& image : result.images)
+    if (result.estimation && image.colmap_width == image.width && image.colmap_height == image.height)
+      fs::copy_file(fs::path(images_out) / image.name, fs::path(estimation.folder) / image.name,
+                    fs::copy_options::overwrite_existing);
   return result;
 }
 

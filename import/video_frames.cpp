@@ -73,7 +73,7 @@ bool parse_number(const std::string& text, double& value) {
 // and the duration ("" when ffprobe printed none).
 struct VideoProbe {
   long count = 0;
-  std::string count_text = "(none)", duration_text, codec, format;
+  std::string count_text = "(none)", duration_text, codec, format, rate_text;
 };
 
 // Containers and codecs ffmpeg reads from text (a .txt or .nfo rendered as pictures of its characters, the
@@ -108,10 +108,11 @@ void refuse_non_video(const std::string& video, const VideoProbe& probe) {
 
 VideoProbe probe_video(const std::string& video, double timeout_s) {
   std::string out, err;
-  const int status = run_program({require_program("ffprobe"), "-v", "error", "-select_streams", "v:0", "-count_packets",
-                                  "-show_entries", "stream=nb_read_packets,codec_name:format=duration,format_name",
-                                  "-of", "default=noprint_wrappers=1", "file:" + video},
-                                 &out, timeout_s, &err);
+  const int status =
+      run_program({require_program("ffprobe"), "-v", "error", "-select_streams", "v:0", "-count_packets",
+                   "-show_entries", "stream=nb_read_packets,codec_name,avg_frame_rate:format=duration,format_name",
+                   "-of", "default=noprint_wrappers=1", "file:" + video},
+                  &out, timeout_s, &err);
   VideoProbe probe;
   for (size_t at = 0; at < out.size();) {
     const size_t end = std::min(out.find('\n', at), out.size());
@@ -120,6 +121,7 @@ VideoProbe probe_video(const std::string& video, double timeout_s) {
     if (line.rfind("duration=", 0) == 0) probe.duration_text = line.substr(9);
     if (line.rfind("codec_name=", 0) == 0) probe.codec = line.substr(11, 40);
     if (line.rfind("format_name=", 0) == 0) probe.format = line.substr(12, 40);
+    if (line.rfind("avg_frame_rate=", 0) == 0) probe.rate_text = line.substr(15, 40);
     at = end + 1;
   }
   const std::string said = last_output_line(err);
@@ -131,6 +133,19 @@ VideoProbe probe_video(const std::string& video, double timeout_s) {
                            "' frames in its first video "
                            "stream)");
   return probe;
+}
+
+// Frames per second: ffprobe's average frame rate ("30000/1001"), else the frames over the duration; 0 when
+// neither is a positive finite number.
+double frame_rate(const VideoProbe& probe) {
+  const size_t slash = probe.rate_text.find('/');
+  double num = 0, den = 1, duration = 0;
+  const bool ratio = slash == std::string::npos ? parse_number(probe.rate_text, num)
+                                                : parse_number(probe.rate_text.substr(0, slash), num) &&
+                                                      parse_number(probe.rate_text.substr(slash + 1), den);
+  if (ratio && num > 0 && den > 0 && std::isfinite(num / den) && num / den <= 1e6) return num / den;
+  if (parse_number(probe.duration_text, duration) && duration > 0) return probe.count / duration;
+  return 0;
 }
 
 // How many frames were asked for: --frames, or --fps times the duration ffprobe reports (at least 1). Past
@@ -157,7 +172,7 @@ class FramePicker {
       : folder_(std::move(folder)), max_side_(max_side) {
     for (size_t w = 0; w < windows.size(); ++w)
       for (size_t j = 0; j < windows[w].size(); ++j)
-        picks_.push_back({w, windows[w].size(), j + 1 == windows[w].size()});
+        picks_.push_back({windows[w][j], windows[w].size(), j + 1 == windows[w].size()});
   }
   // The `ordinal`-th frame ffmpeg selected; false once every pick has come.
   bool take(long ordinal, int width, int height, const uint8_t* rgb) {
@@ -167,6 +182,7 @@ class FramePicker {
     if (!has_best_ || score > best_score_) {
       best_.assign(rgb, rgb + static_cast<size_t>(width) * height * 3);
       best_width_ = width, best_height_ = height, best_score_ = score, has_best_ = true;
+      best_frame_ = pick.frame;
     }
     if (pick.last) write_best();
     return ordinal + 1 < static_cast<long>(picks_.size());
@@ -176,10 +192,13 @@ class FramePicker {
     write_best();
     return written_;
   }
+  // The video frame (from 0) each written frame is, in order: frame_00001.png first.
+  const std::vector<long>& frames() const { return frames_; }
 
  private:
   struct Pick {
-    size_t window, candidates;
+    long frame;  // its index in the video
+    size_t candidates;
     bool last;  // the window's last candidate
   };
   // Written already capped to the working size: the import then copies it as it is (PNG encoding is most of
@@ -190,6 +209,7 @@ class FramePicker {
     std::snprintf(name, sizeof name, "frame_%05d.png", ++written_);
     if (max_side_ > 0 && std::max(best_width_, best_height_) > max_side_) shrink_best();
     write_file_atomically((folder_ / name).string(), encode_png(best_width_, best_height_, best_.data()));
+    frames_.push_back(best_frame_);
     has_best_ = false;
   }
   void shrink_best() {
@@ -205,6 +225,8 @@ class FramePicker {
   fs::path folder_;
   int max_side_;
   std::vector<Pick> picks_;
+  std::vector<long> frames_;
+  long best_frame_ = 0;
   std::vector<uint8_t> best_;
   int best_width_ = 0, best_height_ = 0, written_ = 0;
   double best_score_ = -1;
@@ -361,6 +383,7 @@ long decoded_frame_count(const std::string& video, double timeout_s) {
 struct FramePass {
   int written = 0;
   long handed = 0, picks = 0;
+  std::vector<long> frames;  // of each written frame
 };
 
 // One pass: `wanted` windows (each of `per_window` candidates) over `count` frames, written into `folder`.
@@ -393,6 +416,7 @@ FramePass take_frames(const std::string& video, const std::string& folder, const
       "ffmpeg (frames of " + video + ")");
   if (status != 0) throw Error(video, "ffmpeg could not read its frames (" + first_output_line(err) + ")");
   pass.written = picker.finish();
+  pass.frames = picker.frames();
   pass.handed = frames.frames();
   if (pass.written == 0) throw Error(video, "ffmpeg wrote no frames (" + first_output_line(err) + ")");
   progress.finished();
@@ -433,6 +457,8 @@ VideoFrames extract_video_frames(const std::string& video, const std::string& fo
     }
   }
   result.written = pass.written;
+  result.frames = pass.frames;
+  result.frame_rate = frame_rate(probe);
   return result;
 }
 

@@ -33,6 +33,9 @@ constexpr int kMaxVideoFrames = 100000;  // the most frames --frames (or --fps t
 struct VideoFrames {
   int written = 0;
   long count = 0, asked = 0;
+  std::vector<long> frames;  // the video frame (from 0, in the order ffmpeg decodes them for display) of
+                             // frame_00001.png, frame_00002.png, ...
+  double frame_rate = 0;     // ffprobe's average frames per second (else frames over duration; 0: unknown)
 };
 
 // Writes the frames into `folder` (which exists) as frame_00001.png, ... Error naming the video when it cannot

@@ -209,13 +209,6 @@ class Import(unittest.TestCase):
         diff = max(abs(a - b) for pg, pw in zip(got.getdata(), want) for a, b in zip(pg, pw))
         self.assertLessEqual(diff, 0.5 + 1e-9)  # rounding only
 
-    def test_images_of_different_sizes_get_a_camera_each(self):
-        make_photos(self.photos, 3)
-        make_photos(os.path.join(self.case, "other"), 1, size=(64, 96))
-        shutil.move(os.path.join(self.case, "other", "p00.jpg"), os.path.join(self.photos, "tall.jpg"))
-        ran_ok(self.run_import())
-        self.assertIn("--ImageReader.single_camera 0", read_text(os.path.join(self.pids, "colmap.feature_extractor")))
-
     def test_largest_model_kept(self):
         make_photos(self.photos, 5)
         so = ran_ok(self.run_import(mode="split"))
@@ -747,7 +740,7 @@ class Import(unittest.TestCase):
         make_photos(self.photos, 12)
         so = ran_ok(self.run_import(quiet=True))
         # 11 of 12 inputs, uniform: views round(i * 12 / 11), i = 0..10: 0 1 2 3 4 5 7 8 9 10 11; view 6 is left.
-        self.assertIn("\ntest views held out of the inputs below, to be scored (view: photo): 6: p06.jpg\nnext: ", so)
+        self.assertIn("\ntest views held out of the inputs below, to be scored (view: photo): 6: p06.jpg\n", so)
         # The views are the registered photos: COLMAP places 6 of 9 (p02, p05, p08 not), 5 inputs of 6 views:
         # round(i * 6 / 5) = 0 1 2 4 5; view 3 is the fourth registered photo, p04.jpg.
         shutil.rmtree(self.photos)
@@ -851,6 +844,112 @@ class Import(unittest.TestCase):
             self.assertRegex(lines[0], r"^lact: colmap .*\(COLMAP's output: .*desk\.colmap\.log\)$")
             self.assertEqual(self.beside_output(), ["desk.colmap.log"])
         self.assertEqual(os.listdir(tmp), [], se)
+
+    # The gaps of the capture-to-result pass (stop 70): where a frame came from, what the recipe crops, the
+    # size COLMAP estimates on, and the cameras of photos of mixed sizes.
+    @unittest.skipUnless(FFMPEG, "ffmpeg is not installed")
+    def test_video_frames_record_their_time(self):
+        # 40 lossless frames at 24 per second, --frames 8: windows of 5, the middles 2, 7, ..., 37; frame i's
+        # time is i / 24 s. frames.json names each image's frame and time; the summary says the span.
+        video = self.make_video(40, lambda i: Image.new("RGB", (64, 48), (6 * i, 100, 100)))
+        so = ran_ok(self.run_import(source=video, extra=["--frames", "8"], size=(64, 48), quiet=True))
+        want = [5 * w + 2 for w in range(8)]
+        self.assertEqual([round(red / 6) for red in self.frames_taken()], want)  # the pixels say which frame
+        with open(os.path.join(self.out, "frames.json")) as f:
+            times = json.load(f)
+        self.assertEqual(times["video"], video)
+        self.assertEqual(times["video_frames"], 40)
+        self.assertAlmostEqual(times["frame_rate"], 24, places=9)
+        self.assertEqual([f["image"] for f in times["frames"]], ["frame_%05d.png" % k for k in range(1, 9)])
+        self.assertEqual([f["frame"] for f in times["frames"]], want)
+        for f, i in zip(times["frames"], want):
+            self.assertAlmostEqual(f["seconds"], i / 24, places=9)
+        self.assertIn("  frames 0.08 s to 1.54 s of %s (video frames 2 to 37 of 40, 24 per second); each image's "
+                      "time in frames.json\n" % video, so)
+        self.assertEqual(sorted(os.listdir(self.out)), ["colmap.log", "frames.json", "images", "sparse"])
+        ran_ok(self.run_import(source=video, extra=["--frames", "8", "--force"], size=(64, 48), quiet=True))
+
+    def test_a_portrait_recipe_says_what_it_crops(self):
+        # 144x256 portrait photos: the square family is nearest; its 128x128 recipe keeps 144/256 of each photo's
+        # height (43.75% cropped). The size that keeps it whole: 128x128's pixel count at 256:144, each side the
+        # nearest multiple of 8.
+        make_photos(self.photos, 6, size=(144, 256))
+        so = ran_ok(self.run_import(size=(144, 256), quiet=True))
+        self.assertIn("--size 128x128 --normalize-poses inputs", so)
+        h = round(math.sqrt(128 * 128 * 256 / 144) / 8) * 8
+        w = round(math.sqrt(128 * 128 * 144 / 256) / 8) * 8
+        self.assertEqual((h, w), (168, 96))
+        self.assertIn("\n--size 128x128 below crops 44%% of each 144x256 image (its top and bottom); to keep the whole "
+                      "image, use --size %dx%d instead" % (h, w), so)
+        # The 16:9 family at 16:9 crops nothing: no line.
+        shutil.rmtree(self.photos)
+        make_photos(self.photos, 6, size=(256, 144))
+        so = ran_ok(self.run_import(size=(256, 144), quiet=True, extra=["--force"]))
+        self.assertNotIn("crops", so)
+
+    def test_a_small_max_size_estimates_on_larger_images(self):
+        # --max-size 64 of 96x64 photos: COLMAP sees the photos at 96x64 (the estimation folder, below
+        # --colmap-size) and the scene's images are 64x43. The fake's camera (96x64, f = 0.9 * 96, principal point
+        # at the centre, k = 0.01) is carried over to 64x43: f by sqrt(64/96 * 43/64), cx by 64/96, cy by 43/64.
+        make_photos(self.photos, 4)
+        so = ran_ok(self.run_import(extra=["--max-size", "64"], quiet=True))
+        args = read_text(os.path.join(self.pids, "colmap.feature_extractor"))
+        self.assertIn("--image_path %s/estimation " % os.path.dirname(args.split("--database_path ")[1].split()[0]),
+                      args)
+        self.assertEqual({image_size(os.path.join(self.out, "images", n)) for n in os.listdir(
+            os.path.join(self.out, "images"))}, {(64, 43)})
+        with open(os.path.join(self.out, "sparse", "0", "cameras.txt")) as f:
+            cameras = [line.split() for line in f if line.strip() and not line.startswith("#")]
+        self.assertEqual(len(cameras), 1)
+        self.assertEqual(cameras[0][:4], ["1", "SIMPLE_RADIAL", "64", "43"])
+        want = [0.9 * 96 * math.sqrt(64 / 96 * 43 / 64), 48 * 64 / 96, 32 * 43 / 64, 0.01]
+        for got, w in zip(cameras[0][4:], want):
+            self.assertAlmostEqual(float(got), w, places=9)
+        self.assertIn("COLMAP worked on the images at 96x64 (the first; --colmap-size), the model rescaled to the "
+                      "64x43 written (--max-size)", so)
+        self.assertIn("mean reprojection error 0.4321 px at 96x64,", so)
+        self.assertEqual(sorted(os.listdir(self.out)), ["colmap.log", "images", "sparse"])  # no estimation folder
+        # --colmap-size at or below --max-size, or no --max-size: COLMAP works on images/ as before.
+        for extra in (["--max-size", "64", "--colmap-size", "64"], ["--max-size", "0"]):
+            so = ran_ok(self.run_import(extra=extra + ["--force"], quiet=True))
+            self.assertIn("/images --ImageReader", read_text(os.path.join(self.pids, "colmap.feature_extractor")))
+            self.assertNotIn("COLMAP worked on", so)
+        one_error_line(self, self.run_import(extra=["--colmap-size", "10"]), ["--colmap-size", "at least 64"])
+
+    def test_images_of_different_sizes_get_a_camera_per_size(self):
+        # 3 photos at 96x64 and 2 at 64x96 (no EXIF): two cameras, one per size, each shared by its photos (one
+        # feature_extractor run per group over its list, single_camera 1), said in the summary.
+        make_photos(self.photos, 3)
+        make_photos(os.path.join(self.case, "other"), 2, size=(64, 96))
+        for i in range(2):
+            shutil.move(os.path.join(self.case, "other", "p%02d.jpg" % i), os.path.join(self.photos, "t%02d.jpg" % i))
+        runs = os.path.join(self.case, "runs")
+        so = ran_ok(self.lact(["import", self.photos, "-o", self.out, "-q"], dict(self.env(), FAKE_RUNS=runs)))
+        lines = read_text(runs).splitlines()
+        self.assertEqual(len(lines), 2)
+        for line in lines:
+            self.assertIn("--ImageReader.single_camera 1", line)
+            self.assertIn("--image_list_path", line)
+        self.assertIn("2 cameras, one per camera (EXIF) and image size: 96x64 (3 images), 64x96 (2 images)", so)
+        self.assertFalse([n for n in os.listdir(self.out) if n.startswith("camera_")])
+
+    def test_photos_of_one_size_from_two_cameras_get_two(self):
+        # The same size, two cameras by their EXIF Make and Model: a camera each (the make said once when the
+        # model repeats it).
+        make_photos(self.photos, 4)
+        for i, (make, model) in enumerate([("Google", "Pixel 7")] * 2 + [("Canon", "Canon EOS 80D")] * 2):
+            path = os.path.join(self.photos, "p%02d.jpg" % i)
+            exif = Image.Exif()
+            exif[0x010F], exif[0x0110] = make, model
+            with Image.open(path) as photo:
+                photo.load()
+                photo.save(path, quality=95, exif=exif.tobytes())
+        runs = os.path.join(self.case, "runs")
+        so = ran_ok(self.lact(["import", self.photos, "-o", self.out, "-q"], dict(self.env(), FAKE_RUNS=runs)))
+        self.assertIn("2 cameras, one per camera (EXIF) and image size: Google Pixel 7 96x64 (2 images), Canon EOS "
+                      "80D 96x64 (2 images)", so)
+        lists = [line.split("--image_list_path ")[1].split()[0] for line in read_text(runs).splitlines()]
+        self.assertEqual(len(lists), 2)
 
 if __name__ == "__main__":
     ARGS, rest = parse_cli_args(__doc__)

@@ -39,6 +39,15 @@ def write_model(folder, names, size):
 
 if command == "feature_extractor":
     names = sorted(os.listdir(args["--image_path"]))
+    if os.environ.get("FAKE_RUNS"):  # every run (one per camera group), a line each
+        with open(os.environ["FAKE_RUNS"], "a") as f:
+            f.write(" ".join(sys.argv[2:]) + "\n")
+    if "--image_list_path" in args:  # as COLMAP: only the listed images, added to the database
+        with open(args["--image_list_path"]) as f:
+            names = [n for n in f.read().split("\n") if n]
+        if os.path.exists(args["--database_path"]):
+            with open(args["--database_path"]) as f:
+                names = f.read().split("\n") + names
     if mode == "silent":
         time.sleep(600)
     if mode == "huge_line":
