@@ -91,6 +91,13 @@ bool is_rank_record_name(const std::string& name) {
   return of != std::string::npos && digits(middle.substr(0, of)) && digits(middle.substr(of + 4));
 }
 
+// "report-rank-1-of-3.json" -> "3": the number of ranks of the launch that wrote it (a name read_rank_records
+// took, so well formed).
+std::string record_ranks(const std::string& name) {
+  const size_t of = name.rfind("-of-") + 4;
+  return name.substr(of, name.size() - of - std::string(".json").size());
+}
+
 // The ranks' progress records beside report.json (an evaluation across ranks interrupted): their paths and
 // every folder they name, so that a new run removes them with their images.
 void read_rank_records(const RunOutput& out, PreviousRun& previous) {
@@ -138,7 +145,10 @@ PreviousRun read_previous_run(const RunOutput& out, const std::string& name) {
   const std::string path = (fs::path(out.folder.root()) / name).string();
   if (name == "report.json") read_rank_records(out, previous);
   const nlohmann::json j = lact_report_at(path);
-  if (j.is_null()) return previous;  // none, or not lact's (claim() refused it unless --force): not touched
+  // None, or not lact's (claim() refused it unless --force): not touched. A rank without its own record reads the
+  // others', which check_resumable names when they are another launch's.
+  if (j.is_null() && name != "report.json") read_rank_records(out, previous);
+  if (j.is_null()) return previous;
   previous.found = true;
   try {
     for (const nlohmann::json& scene : j.at("scenes")) previous.folders.push_back(scene.at("folder"));
@@ -200,10 +210,11 @@ std::string resume_digest(const RunDigest& command_line, const std::string& mode
 
 void check_resumable(const PreviousRun& previous, const std::string& digest, const std::string& report_path) {
   const fs::path path(report_path);
-  if (!previous.found && !previous.records.empty())
-    throw Error("--resume", path.parent_path().string() + " holds an interrupted run across ranks (" +
-                                fs::path(previous.records[0]).filename().string() +
-                                "): resume it with the same launch (mpirun, its number of ranks)");
+  if (!previous.found && !previous.records.empty()) {
+    const std::string record = fs::path(previous.records[0]).filename().string();
+    throw Error("--resume", path.parent_path().string() + " holds an interrupted run across ranks (" + record +
+                                "): resume it with the same launch (mpirun, " + record_ranks(record) + " ranks)");
+  }
   if (!previous.found)
     throw Error("--resume",
                 "no " + path.filename().string() + " of an interrupted lact run in " + path.parent_path().string());

@@ -27,7 +27,8 @@ struct PreviousRun {
   std::vector<std::pair<std::string, std::string>> failed;  // scene, error
   std::vector<std::string> folders;                         // every scene folder it wrote or was to write
   // Reading report.json: the progress records of an interrupted run across ranks (progress_record_name), whose
-  // folders are in `folders` too; a new run removes them with the report.
+  // folders are in `folders` too; a new run removes them with the report. Reading a rank's own record that is not
+  // there: the other records in --out (check_resumable names them when they are another launch's).
   std::vector<std::string> records;
 };
 
@@ -37,7 +38,7 @@ std::string progress_record_name(bool distributed, int rank, int ranks);
 
 // The record `name` under `out` (report.json, or a rank's), read back; found = false when there is none or lact
 // did not write it. Error naming the file when lact wrote it but it cannot be read back. Reading report.json,
-// the ranks' records beside it are read too (for their folders).
+// the ranks' records beside it are read too (for their folders); so are they when a rank's own is not there.
 PreviousRun read_previous_run(const RunOutput& out, const std::string& name = "report.json");
 
 // Before a new run (not --resume): the view images (<view>.png, _gt.png, _diff.png, .npy) the previous run

@@ -220,8 +220,14 @@ class Run {
     // Takes `scene`'s report over from the interrupted run when it finished there.
     bool carry_over(const Scene& scene, OutputFolder& folder, Report& report);
   };
-  KeptProgress start_kept_progress(const SceneRequest& request, const std::vector<const Scene*>& scenes,
-                                   Report& report);
+  // `shared`: one scene whose views every rank shares (each rank records its own views of it), else each rank
+  // its share of `scenes`.
+  KeptProgress start_kept_progress(const SceneRequest& request, const std::vector<const Scene*>& scenes, Report& report,
+                                   bool shared = false);
+  // --resume: whether this rank takes its record over (check_resumable), agreed by every rank: across ranks, one
+  // without a record of its own (interrupted before it finished anything) starts its share afresh while another
+  // rank of the same launch has one; every rank refuses when none has.
+  bool takes_record_over(const std::string& digest, const std::string& record_path);
   // The progress of scene `i` of `scenes`: its views kept by an interrupted run, each batch recorded.
   SceneProgress scene_progress(KeptProgress& kept, const std::vector<const Scene*>& scenes, size_t i,
                                const Report& report);

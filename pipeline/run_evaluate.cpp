@@ -75,6 +75,23 @@ std::string partial_text(const std::optional<SceneReport>& partial) {
          " views of scene '" + terminal_text(partial->name) + "')";
 }
 
+// True on every rank when `mine` holds on every rank.
+bool every_rank_holds(const Distribution& d, bool mine) {
+  if (!d.active()) return mine;
+  bool all = true;
+  for (const std::string& theirs : d.ranks->all_gather_text(mine ? "1" : "0")) all = all && theirs == "1";
+  return all;
+}
+
+// `done` without the views outside `targets` (this rank's share of a scene every rank renders a part of).
+std::vector<ViewReport> views_among(std::vector<ViewReport> done, const std::vector<int>& targets) {
+  const auto outside = [&](const ViewReport& v) {
+    return std::find(targets.begin(), targets.end(), v.index) == targets.end();
+  };
+  done.erase(std::remove_if(done.begin(), done.end(), outside), done.end());
+  return done;
+}
+
 std::string targets_text(const SceneReport& report) {
   return std::to_string(report.targets.size()) + (report.targets.size() == 1 ? " target" : " targets");
 }
@@ -157,8 +174,9 @@ SceneReport Run::run_scene_work(SceneWork work, const SceneSelection& selection,
   SceneReport& report = work.report;
   SceneState encoded;
   std::vector<PosedImage> inputs;  // this rank's share of the input views, when it encodes
-  // Every view kept by an interrupted run (it stopped before its report): nothing to render, nothing to encode.
-  const bool all_kept = !progress.done.empty() && progress.done.size() == work.targets.size();
+  // Every view kept by an interrupted run (it stopped before its report): nothing to render, nothing to encode;
+  // across ranks only when that holds on every rank, since they encode together.
+  const bool all_kept = every_rank_holds(across, !progress.done.empty() && progress.done.size() == work.targets.size());
   if (!given && !all_kept) {
     inputs = read_inputs(selection, work.inputs, across);
     const auto start = std::chrono::steady_clock::now();
@@ -252,17 +270,8 @@ Report Run::evaluate_state(SceneRequest& r) {
 }
 
 // One scene, its input views encoded across the ranks and its targets shared out; any failure stops every rank.
-// Its progress is not kept (the ranks render their shares at once): Ctrl-C says so.
+// Each rank keeps its own views in its own record after each batch (--resume takes them over: pipeline/resume.h).
 Report Run::evaluate_one_scene(const SceneRequest& r, const Scene& scene) {
-  on_every_rank([&] {
-    if (r.resume)
-      throw Error("--resume",
-                  "one scene evaluated by every rank together keeps no progress to resume: run it "
-                  "again without --resume");
-  });
-  if (leads())
-    set_interrupt_note("lact: interrupted in scene '" + terminal_text(scene.name) +
-                       "', evaluated by every rank together: its progress is not kept (run it again)\n");
   Report report;
   SceneSelection selection;
   on_every_rank([&] {
@@ -272,10 +281,17 @@ Report Run::evaluate_one_scene(const SceneRequest& r, const Scene& scene) {
   RunInputs read;
   read.selection = &selection, read.targets_spec = r.targets, read.seed = r.data.seed;
   agree_on_inputs(distribution(), read);
+  const std::vector<const Scene*> scenes = {&scene};
+  KeptProgress kept = start_kept_progress(r, scenes, report, true);
+  SceneProgress progress = scene_progress(kept, scenes, 0, report);  // before the scene's folder is taken
   SceneWork work = plan_scene_work(selection, true, r, distribution());
+  progress.done = views_among(std::move(progress.done), work.targets);
+  if (r.resume && !out_.options.quiet)
+    std::fprintf(stderr, "%sresuming scene '%s': %zu of this rank's %zu views were finished, %zu to go\n",
+                 rank_prefix().c_str(), terminal_text(scene.name).c_str(), progress.done.size(), work.targets.size(),
+                 work.targets.size() - progress.done.size());
   announce(selection, targets_text(work.report), out_.folder.root() + "/" + work.report.folder, r);
-  report.scenes.push_back(run_scene_work(std::move(work), selection, nullptr, distribution()));
-  set_interrupt_note("");
+  report.scenes.push_back(run_scene_work(std::move(work), selection, nullptr, distribution(), progress));
   return report;
 }
 
@@ -344,27 +360,38 @@ bool Run::KeptProgress::carry_over(const Scene& scene, OutputFolder& folder, Rep
 // across ranks (each evaluating its own share of the scenes) in each rank's own record; with --resume, the
 // interrupted run's finished scenes and views are taken over.
 Run::KeptProgress Run::start_kept_progress(const SceneRequest& r, const std::vector<const Scene*>& scenes,
-                                           Report& report) {
+                                           Report& report, bool shared) {
   KeptProgress kept;
   kept.active = true;
-  std::tie(kept.begin, kept.end) = share_of(distribution(), scenes.size());
+  std::tie(kept.begin, kept.end) = shared ? std::pair<size_t, size_t>(0, 1) : share_of(distribution(), scenes.size());
   kept.digest = resume_digest(command_line_, r.model, r.lpips, scenes, distributed() ? ranks() : 0);
   kept.record = progress_record_name(distributed(), distribution().rank(), ranks());
   kept.report_path = out_.folder.root() + "/" + kept.record;
   if (distributed()) rank_record_ = kept.report_path;
-  if (r.resume) {
-    check_resumable(*previous_run_, kept.digest, kept.report_path);
+  if (r.resume && takes_record_over(kept.digest, kept.report_path)) {
     for (SceneReport& scene : previous_run_->done) kept.done.emplace(scene.folder, std::move(scene));
     kept.partial = std::move(previous_run_->partial);
     report.header = previous_run_->header;
+  }
+  if (r.resume) {
     previous_run_.reset();  // kept: nothing of it is removed
-    if (!out_.options.quiet)
+    if (!out_.options.quiet && !shared)
       std::fprintf(stderr, "%sresuming: %zu of %zu scenes were finished, %zu to go%s\n", rank_prefix().c_str(),
                    kept.done.size(), kept.end - kept.begin, kept.end - kept.begin - kept.done.size(),
                    partial_text(kept.partial).c_str());
   }
-  set_interrupt_note(rank_note(interrupted_note(kept.done.size(), kept.end - kept.begin, kept.report_path)));
+  set_interrupt_note(rank_note(interrupted_note(kept.done.size(), kept.end - kept.begin, kept.report_path,
+                                                kept.partial ? &*kept.partial : nullptr)));
   return kept;
+}
+
+bool Run::takes_record_over(const std::string& digest, const std::string& record_path) {
+  const bool mine = previous_run_->found;
+  const bool none = every_rank_holds(distribution(), !mine);
+  on_every_rank([&] {
+    if (mine || none) check_resumable(*previous_run_, digest, record_path);
+  });
+  return mine;
 }
 
 std::string Run::rank_prefix() const {

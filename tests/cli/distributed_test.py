@@ -3,7 +3,9 @@
 with 2 and 3 ranks equal the single-process ones (summation order is the only difference); failures on one
 rank end every rank with one line. Ranks that disagree (issue 35, an MPMD launch where rank 1 runs another
 command line or reads other files) stop within seconds with one line naming rank 1 and the field, and write
-nothing; identical files under other paths still agree.
+nothing; identical files under other paths still agree. Interrupted (Ctrl-C to mpirun, SIGTERM to a rank), each rank
+keeps what it finished in its own record and --resume under the same launch finishes the run into what an
+uninterrupted one writes: an index of scenes shared out, and one scene whose target views the ranks share.
 
 Usage: PYTHONPATH=. tests/cli/distributed_test.py --lact build/app/lact --mpirun mpirun --fixture ../shared/fixtures/lact_tiny
        --cases build/tests/reference_cases --tools tools
@@ -397,6 +399,158 @@ class InterruptedAcrossRanks(unittest.TestCase):
         self.assertEqual(sorted(done), sorted(reference))  # the records gone
         for name in reference:
             self.assertEqual(done[name], reference[name], name)
+
+
+def rank_pid(launcher, rank):
+    """The pid of `rank` among the processes the mpirun `launcher` started (its children, by their rank's variable)."""
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % entry) as f:
+                parent = int(f.read().rsplit(")", 1)[1].split()[1])
+            if parent != launcher:
+                continue
+            with open("/proc/%s/environ" % entry, "rb") as f:
+                if b"OMPI_COMM_WORLD_RANK=%d\0" % rank in f.read():
+                    return int(entry)
+        except (OSError, IndexError, ValueError):
+            continue
+    raise AssertionError("no rank %d under mpirun %d" % (rank, launcher))
+
+
+class InterruptedSceneAcrossRanks(unittest.TestCase):
+    """One scene whose 120 target views the 2 ranks share (60 each: batches of 16, 16, 16 and 12 at 256x256), its
+    inputs encoded by both: interrupted once each rank has recorded its first batch, then resumed. The scene is the
+    shipped example's 64 views twice (the same photos and cameras): enough batches that the ranks are still
+    rendering when mpirun passes Ctrl-C on, about a second later."""
+    RANKS = 2
+    SHARE = 60  # targets per rank: consecutive shares of the 120
+    BATCH = 16  # views of 1024 tokens in a token tile: a rank records its views after each batch
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="lact_dist_scene_")
+        example, scene = os.path.join(ROOT, "examples", "gso_toy_64"), os.path.join(cls.tmp, "twice")
+        os.mkdir(scene)
+        with open(os.path.join(example, "opencv_cameras.json")) as f:
+            cameras = json.load(f)
+        for camera in cameras:
+            os.symlink(os.path.join(example, camera["file_path"]), os.path.join(scene, camera["file_path"]))
+        with open(os.path.join(scene, "opencv_cameras.json"), "w") as f:
+            json.dump(cameras + cameras, f)
+        cls.args = ["render", "--model", os.path.join(os.path.abspath(ARGS.fixture), "model.safetensors"), "--data",
+                    scene, "--inputs", "16,20,24,28,34,38,42,46", "--targets", "rest", "--size", "256", "--save-npy",
+                    "--quiet"]
+        cls.whole = os.path.join(cls.tmp, "whole")
+        r = run(cls.args + ["--out", cls.whole], cls.RANKS, timeout=300)
+        assert r.returncode == 0, r.stderr
+        with open(os.path.join(cls.whole, "report.json")) as f:
+            cls.targets = [v["index"] for v in json.load(f)["scenes"][0]["views"]]
+        assert len(cls.targets) == cls.RANKS * cls.SHARE, cls.targets
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def record(self, out, rank):
+        return os.path.join(out, "report-rank-%d-of-%d.json" % (rank, self.RANKS))
+
+    def recorded_views(self, out, rank):
+        try:
+            with open(self.record(out, rank)) as f:
+                return [v[0] for v in json.load(f)["resume"]["partial"]["views"]]
+        except (OSError, ValueError, KeyError, TypeError):
+            return []
+
+    def interrupt(self, out, send):
+        """Starts the 2-rank render into `out`; once both ranks recorded their first batch, `send(mpirun)`."""
+        cmd = [ARGS.mpirun, "--allow-run-as-root", "--oversubscribe", "-q", "-np", str(self.RANKS), ARGS.lact] + \
+            self.args + ["--out", out, "--threads", "1", "--distributed", "mpi"]
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                             env=dict(os.environ, OMP_NUM_THREADS="1"))
+        deadline = time.time() + 300
+        while p.poll() is None and time.time() < deadline and \
+                not all(self.recorded_views(out, rank) for rank in range(self.RANKS)):
+            time.sleep(0.02)
+        self.assertIsNone(p.poll(), "the render ended before it could be interrupted")
+        send(p)
+        _, se = p.communicate(timeout=120)
+        self.assertNotEqual(p.returncode, 0, se)
+        self.assertFalse(os.path.exists(os.path.join(out, "report.json")), se)
+        return se
+
+    def check_kept(self, out, se, what):
+        """Each rank's record holds the first whole batches of its share, whose files are the uninterrupted run's;
+        nothing half-written."""
+        left = files_under(out)
+        self.assertEqual([f for f in left if os.path.basename(f).startswith(".")], [], what)  # no temporary left
+        # mpirun now and then loses a rank's last line as the ranks end: each line that comes through says what its
+        # rank's record keeps, and at least one comes through.
+        said = [line for line in se.splitlines() if " interrupted after " in line]
+        self.assertTrue(said, se)
+        for rank in range(self.RANKS):
+            with open(self.record(out, rank)) as f:
+                self.assertFalse(json.load(f)["complete"], what)
+            views = self.recorded_views(out, rank)
+            self.assertTrue(len(views) % self.BATCH == 0 and 0 < len(views) < self.SHARE, (what, rank, views))
+            self.assertEqual(views, self.targets[rank * self.SHARE:rank * self.SHARE + len(views)], (what, rank))
+            for v in views:
+                for ext in ("png", "npy"):
+                    name = os.path.join("twice", "%d.%s" % (v, ext))
+                    with open(os.path.join(self.whole, name), "rb") as f:
+                        self.assertEqual(left[name], f.read(), (what, name))
+            for line in [l for l in said if l.startswith("lact: rank %d of 2: " % rank)]:
+                self.assertIn("interrupted after 0 of 1 scene and %d of 120 views of scene 'twice': %s keeps them" %
+                              (len(views), self.record(out, rank)), line)
+
+    def resume_equals_whole(self, out, what):
+        """--resume under the same launch: the kept files untouched, then report and images the whole run's."""
+        kept = {v: os.stat(os.path.join(out, "twice", "%d.png" % v)).st_ino
+                for rank in range(self.RANKS) for v in self.recorded_views(out, rank)}
+        r = run(self.args + ["--out", out, "--resume"], self.RANKS, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for v, inode in kept.items():  # not rendered and written again
+            self.assertEqual(os.stat(os.path.join(out, "twice", "%d.png" % v)).st_ino, inode, (what, v))
+        with open(os.path.join(out, "report.json")) as a, open(os.path.join(self.whole, "report.json")) as b:
+            self.assertEqual(strip_timings(json.load(a)), strip_timings(json.load(b)), what)
+        done, reference = files_under(out), files_under(self.whole)
+        done.pop("report.json"), reference.pop("report.json")
+        self.assertEqual(sorted(done), sorted(reference), what)  # the records gone
+        for name in reference:  # every image and report.csv, byte for byte
+            self.assertEqual(done[name], reference[name], (what, name))
+
+    def test_1_ctrl_c_then_resume_finishes_the_scene(self):
+        # One scene shared by every rank kept nothing ("its progress is not kept (run it again)") and --resume
+        # refused it. mpirun takes Ctrl-C and passes it on to the ranks as SIGTERM: each rank now keeps the views it
+        # finished in its own record, and --resume under the same launch renders only the rest.
+        out = os.path.join(self.tmp, "ctrl_c")
+        se = self.interrupt(out, lambda p: os.killpg(p.pid, signal.SIGINT))
+        self.check_kept(out, se, "Ctrl-C")
+        left = files_under(out)
+        alone = run(self.args + ["--out", out, "--resume"], 1)  # in one process: refused, naming the records
+        self.assertEqual(alone.returncode, 1, alone.stderr)
+        self.assertIn("across ranks (report-rank-", alone.stderr)
+        more = run(self.args + ["--out", out, "--resume"], 3)  # another number of ranks: refused, one line
+        self.assertEqual(more.returncode, 1, more.stderr)
+        lines = [l for l in (more.stdout + more.stderr).splitlines() if l.strip()]
+        self.assertEqual(len(lines), 1, lines)
+        self.assertIn("resume it with the same launch (mpirun, 2 ranks)", lines[0])
+        self.assertEqual(files_under(out), left)
+        # Rank 1 cut before it recorded anything (its record gone): it renders its whole share again, rank 0 only
+        # the rest of its own.
+        lost = os.path.join(self.tmp, "ctrl_c_rank_1_kept_nothing")
+        shutil.copytree(out, lost)
+        os.unlink(self.record(lost, 1))
+        self.resume_equals_whole(out, "Ctrl-C")
+        self.resume_equals_whole(lost, "rank 1 kept nothing")
+
+    def test_2_sigterm_to_one_rank_then_resume(self):
+        # A rank ended on its own (SIGTERM from a batch system or a user): mpirun ends the other; both records stay.
+        out = os.path.join(self.tmp, "rank_killed")
+        se = self.interrupt(out, lambda p: os.kill(rank_pid(p.pid, 1), signal.SIGTERM))
+        self.check_kept(out, se, "SIGTERM to rank 1")
+        self.resume_equals_whole(out, "SIGTERM to rank 1")
 
 
 class RanksThatDisagree(unittest.TestCase):
