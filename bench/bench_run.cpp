@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <random>
@@ -228,18 +229,36 @@ void print_columns() {
       "ratios measured in this run.\n");
 }
 
+// --json, --csv and --plot, before any work. The other modes print tables only: a file asked of them is refused
+// (it was silently never written). Two flags naming one file are refused too: the second write found the first's
+// file after the whole run ("appeared while this run worked"), or with --force replaced it.
+void check_output_files(const BenchOptions& o) {
+  const char* mode = o.gemm_libraries                 ? "--gemm-libraries"
+                     : o.lpips                        ? "--lpips"
+                     : o.scaling                      ? "--scaling"
+                     : o.common.distributed != "none" ? "--distributed"
+                                                      : nullptr;
+  InputFiles inputs;
+  inputs.add(o.model);
+  std::map<std::string, const char*> named;  // resolved path -> the flag that named it
+  for (const auto& [path, flag] : {std::pair{o.json, "--json"}, {o.csv, "--csv"}, {o.plot, "--plot"}}) {
+    if (path.empty()) continue;
+    if (mode) throw Error(flag, std::string("bench ") + mode + " prints its tables only and writes no file");
+    check_named_output(path, flag, o.force, inputs);
+    const auto [it, fresh] = named.emplace(resolve_named_output(path, flag, inputs), flag);
+    if (!fresh) throw Error(flag, "'" + path + "' is also the " + it->second + " file: give each its own name");
+  }
+}
+
 }  // namespace
 
 void run_bench(const BenchOptions& o) {
+  check_output_files(o);
   if (o.gemm_libraries) return run_gemm_library_bench(o);
   if (o.lpips) return run_lpips_bench(o);
   if (o.common.distributed != "none" || o.scaling) return run_distributed_bench(o);
   if (o.reference && find_program(o.python).empty())
     throw Error("--python", "'" + o.python + "' is not an executable program (no shell runs it)");
-  InputFiles inputs;
-  inputs.add(o.model);
-  for (const auto& [path, flag] : {std::pair{o.json, "--json"}, {o.csv, "--csv"}, {o.plot, "--plot"}})
-    if (!path.empty()) check_named_output(path, flag, o.force, inputs);
   const std::vector<std::string> precisions = bench_precisions(o);
   const MachineLoad load_before = machine_load();
   std::vector<Row> rows;

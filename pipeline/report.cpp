@@ -399,11 +399,23 @@ std::vector<ComparedScene> compared_scenes(const nlohmann::json& a, const nlohma
   return rows;
 }
 
+// The overall rows are each report's own means: an interrupted run's cover its finished scenes only, so its
+// overall difference from a finished run's is not like for like (the per-scene rows are). Before, nothing said so.
+void warn_incomplete(const nlohmann::json& report, const std::string& path) {
+  if (report.contains("complete") && report["complete"] == false)
+    std::fprintf(stderr,
+                 "lact: warning: %s is the report of an unfinished run (\"complete\": false): its overall rows cover "
+                 "its finished scenes only (render --resume finishes it)\n",
+                 terminal_text(path).c_str());
+}
+
 }  // namespace
 
 void compare_reports(const std::string& a_path, const std::string& b_path) {
   const nlohmann::json a = load_report(a_path), b = load_report(b_path);
   check_comparable(a, b, a_path, b_path);
+  warn_incomplete(a, a_path);
+  warn_incomplete(b, b_path);
   // LPIPS columns where both reports measured it (runs with --lpips).
   const bool lpips = a.contains("lpips") && b.contains("lpips");
   const std::vector<ComparedScene> rows = compared_scenes(a, b, a_path, b_path, lpips);

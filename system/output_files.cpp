@@ -193,9 +193,12 @@ OutputFolder::~OutputFolder() {
 void OutputFolder::check_writable() const {
   check_working_folder_for(root_);
   std::error_code ec;
-  if (fs::is_symlink(fs::symlink_status(root_, ec)) && !fs::exists(root_, ec))
+  if (fs::is_symlink(fs::symlink_status(root_, ec)) && !fs::exists(root_, ec)) {
+    // A loop of links exists but leads nowhere: ELOOP, not "does not exist" (which named a link that is there).
+    if (ec) throw Error(root_, "is a link that cannot be followed (" + ec.message() + "): name another --out");
     throw Error(root_, "is a link to " + fs::read_symlink(root_, ec).string() +
                            ", which does not exist: create that folder or name another --out");
+  }
   const fs::file_status status = fs::status(root_, ec);
   if (fs::exists(status) && !fs::is_directory(status)) throw Error(root_, "output folder exists and is not a folder");
   if (under_system_folder(root_))

@@ -348,6 +348,31 @@ class Evaluation(unittest.TestCase):
                 self.assertIn("%s.json: %s" % (name, expected), self.one_line_error(r))
                 self.assertEqual(r.stdout, "", name)
 
+    def test_eval_compare_warns_of_an_unfinished_report(self):
+        """An interrupted evaluation's report.json ("complete": false) holds the overall means of its finished
+        scenes only: compared with a finished run's, its overall rows differed with no word said."""
+        def write(name, complete, psnrs):
+            path = os.path.join(self.tmp, name + ".json")
+            scenes = [{"name": "s%d" % i, "psnr": p, "ssim": 0.5} for i, p in enumerate(psnrs)]
+            content = {"format": "lact report v1", "psnr": sum(psnrs) / len(psnrs), "scenes": scenes}
+            if complete is not None:
+                content["complete"] = complete
+            with open(path, "w") as f:
+                json.dump(content, f)
+            return path
+        finished = write("finished", True, [20.0, 30.0])
+        unfinished = write("unfinished", False, [20.0])
+        old = write("old", None, [20.0, 30.0])  # a report from before the field: finished
+        for first, second in ((finished, unfinished), (unfinished, finished)):
+            r = lact("eval-compare", first, second)
+            lines = r.stderr.strip().splitlines()
+            self.assertEqual((r.returncode, len(lines)), (0, 1), r.stderr)
+            self.assertIn("unfinished.json is the report of an unfinished run", lines[0])
+            self.assertIn("overall psnr", r.stdout)  # still compared
+        for first, second in ((finished, old), (old, finished)):
+            r = lact("eval-compare", first, second)
+            self.assertEqual((r.returncode, r.stderr), (0, ""))
+
 def main():
     global ARGS
     parser = argparse.ArgumentParser()

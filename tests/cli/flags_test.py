@@ -90,6 +90,38 @@ class Consistency(FixtureCase):
                        ["did you mean --frames?"])
         self.assertFalse(os.path.exists(out))
 
+    def test_bench_output_files_are_checked_before_any_work(self):
+        """bench --gemm-libraries, --lpips, --scaling and --distributed took --json/--csv/--plot, exited 0 and wrote
+        nothing; two of those flags naming one file ran the whole bench, wrote the first, then failed on the second
+        ("appeared while this run worked"), or with --force left the CSV under the JSON's name."""
+        tiny = ["bench", "--models", "lact", "--layers", "1", "--dim", "64", "--views", "2", "--size", "16",
+                "--repeat", "1", "--warmup", "0", "--threads", "1"]
+        out = self.file("bench_out.json")
+        for mode in (["--gemm-libraries"], ["--lpips"], ["--scaling"], ["--distributed", "mpi"]):
+            for flag in ("--json", "--csv", "--plot"):
+                line = one_error_line(self, run(*tiny, *mode, flag, out), [flag, mode[0], "writes no file"])
+                self.assertNotIn("\n", line)
+        self.assertFalse(os.path.exists(out))
+        for pair, spelled in ((("--json", "--csv"), out), (("--json", "--plot"), out),
+                              (("--csv", "--plot"), os.path.join(self.tmp, ".", "bench_out.json"))):
+            for force in ([], ["--force"]):
+                rc, so, se = run(*tiny, pair[0], out, pair[1], spelled, *force)
+                one_error_line(self, (rc, so, se), [pair[1], pair[0], "its own name"])
+                self.assertEqual(so, "")  # refused before the first row
+                self.assertFalse(os.path.exists(out))
+        # A link to the other file is the same file.
+        link = self.file("bench_link.csv")
+        os.symlink(out, link)
+        one_error_line(self, run(*tiny, "--json", out, "--csv", link), ["--csv", "--json"])
+        self.assertFalse(os.path.exists(out))
+        # Distinct names still write both.
+        csv = self.file("bench_out.csv")
+        ran_ok(run(*tiny, "--json", out, "--csv", csv))
+        with open(out) as f:
+            self.assertEqual(len(json.load(f)["rows"]), 1)
+        with open(csv) as f:
+            self.assertEqual(len(f.read().strip().splitlines()), 2)
+
     def test_files_given_as_the_wrong_thing(self):
         state = self.file("state.safetensors")
         ran_ok(run("encode", "--model", self.model, *self.scene, "-o", state))

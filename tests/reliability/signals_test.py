@@ -513,6 +513,12 @@ class Reliability(FixtureCase):
         argv = ["render", "--state", self.state, "--path", self.path4, "--out"]
         self.expect_error(run(*argv, link), [link, "missing", "does not exist"])
         self.assertFalse(os.path.exists(os.path.join(folder, "missing")))
+        # Two links naming each other: "is a link to b, which does not exist" before, though b was there.
+        loop_a, loop_b = os.path.join(folder, "loop_a"), os.path.join(folder, "loop_b")
+        os.symlink(loop_b, loop_a)
+        os.symlink(loop_a, loop_b)
+        line = self.expect_error(run(*argv, loop_a), [loop_a, "cannot be followed", "levels of symbolic links"])
+        self.assertNotIn("does not exist", line)
         gone = self.fresh("gone")
         for output in (["--out", "o"], ["-o", "s.safetensors"]):
             p = subprocess.Popen(["/bin/sh", "-c", 'cd "$1" && rmdir "$1" && shift && exec "$@"', "sh", gone,
