@@ -21,6 +21,7 @@
 #include "system/clock.h"
 #include "system/error.h"
 #include "system/file_io.h"
+#include "system/signal_cleanup.h"
 
 namespace lact {
 
@@ -161,17 +162,24 @@ std::vector<ViewReport> render_and_measure(const Model& model, const SceneSelect
     time.views += images.size();
     for (size_t i = 0; i < images.size(); ++i)  // the whole batch before any of it is written
       check_rendered_image(images[i], selection.scene.source + " view " + std::to_string(indices[begin + i]));
+    const size_t first_read = read;  // targets[first_read + i] is images[i]'s truth
+    read += images.size();
+    std::vector<std::pair<size_t, ViewReport>> batch_views;  // (i, its report), measured before any is written
+    for (size_t i = 0; i < images.size(); ++i)
+      if (!measured.count(indices[begin + i]))  // a kept one's files are in place
+        batch_views.emplace_back(i,
+                                 measure_view(indices[begin + i], images[i], targets[first_read + i], nearest, lpips));
+    // The batch's images and the record naming them land together: a signal waits for both, so no image is left
+    // that the interrupt note and --resume do not know of (the first batch's were left unrecorded while the note
+    // said "nothing kept"). The section holds file writes only, the measuring is done.
+    const SignalsHeld held;
     if (!writing && kept.before_writing) kept.before_writing();
     writing = true;
-    for (size_t i = 0; i < images.size(); ++i, ++read) {
-      if (measured.count(indices[begin + i])) continue;  // kept: its files are in place
-      const ViewReport v = measure_view(indices[begin + i], images[i], targets[read], nearest, lpips);
-      write_view_images(images[i], targets[read].image, folder + "/" + std::to_string(v.index), out);
+    for (const auto& [i, v] : batch_views) {
+      write_view_images(images[i], targets[first_read + i].image, folder + "/" + std::to_string(v.index), out);
       measured[v.index] = v;
     }
-    // Not after the last batch: the caller records the finished scene next, so a scene of one batch (every small
-    // one) costs no more writes than it did.
-    if (kept.after_batch && begin != batches.back().first) kept.after_batch(in_target_order(measured, indices));
+    if (kept.after_batch) kept.after_batch(in_target_order(measured, indices));
   }
   return in_target_order(measured, indices);
 }

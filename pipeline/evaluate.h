@@ -42,8 +42,8 @@ struct ViewsKept {
   std::vector<ViewReport> done;
   // Once the first batch is rendered and checked, before its first image is written.
   std::function<void()> before_writing;
-  // After each batch's images are written but the last: every view measured so far (kept ones included), in
-  // target order.
+  // After each batch's images are written, before a signal can end lact: every view measured so far (kept ones
+  // included), in target order.
   std::function<void(const std::vector<ViewReport>& so_far)> after_batch;
 };
 
