@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 
 #include "core/module_kind.h"
 #include "kernels/cpu/dnnl_gemm.h"
@@ -72,8 +73,50 @@ EncodeMemory estimate_encode_memory(const ModelConfig& config, const ModelOption
   return m;
 }
 
+namespace {
+// Bytes of a block of `floats` as the CPU backend allocates it (do_empty: rounded up to 64 bytes), which is what
+// its pool matches a held block by.
+int64_t block_bytes(double floats) { return saturate(std::ceil(floats * kFloat / 64.0) * 64.0); }
+
+// The blocks alive together in each step of one render batch (Model::decode): embedding (the rgb output, the ray
+// tokens, x), then each module of a layer (the rgb output, x, the module's y and its own blocks).
+std::vector<std::vector<double>> render_steps(const ModelConfig& config, const ModelOptions& options,
+                                              const RenderBatch& batch, bool ray_tokens_held) {
+  const int64_t patch = std::max(1, config.patch_size);
+  const double per_view =
+      static_cast<double>(std::max(0, batch.height) / patch) * static_cast<double>(std::max(0, batch.width) / patch);
+  const double tokens = static_cast<double>(std::max<int64_t>(0, batch.views)) * per_view, dim = config.dim;
+  const double rgb = tokens * config.output_channels(), x = tokens * dim;
+  // The ray tokens are freed before the layers: a block of their own size, held through them unless evicted.
+  std::vector<std::vector<double>> steps = {{rgb, x, ray_tokens_held ? tokens * config.input_channels() : 0.0}};
+  for (const ModuleConfig& mc : config.block) {
+    std::vector<double> step = {rgb, x, x};  // x and the module's input y
+    for (double floats : mc.kind->render_block_floats(config, mc, options, tokens, per_view)) step.push_back(floats);
+    steps.push_back(std::move(step));
+  }
+  return steps;
+}
+
+// What the CPU backend's blocks may take at once over these batches: it maps a block only when it holds none of
+// that size, so of each size there are at most as many as were ever alive at once (kernels/cpu/block_pool.h).
+// `first_ray_tokens`: whether the first batch's ray tokens count (the others' always do).
+double held_block_bytes(const ModelConfig& config, const ModelOptions& options, const std::vector<RenderBatch>& batches,
+                        bool first_ray_tokens) {
+  std::map<int64_t, int> most;  // block bytes -> the most alive at once in any step
+  for (size_t i = 0; i < batches.size(); ++i)
+    for (const std::vector<double>& step : render_steps(config, options, batches[i], i > 0 || first_ray_tokens)) {
+      std::map<int64_t, int> alive;
+      for (double floats : step) ++alive[block_bytes(floats)];
+      for (const auto& [bytes, count] : alive) most[bytes] = std::max(most[bytes], count);
+    }
+  double bytes = 0;
+  for (const auto& [size, count] : most) bytes += double(size) * count;
+  return bytes;
+}
+}  // namespace
+
 EncodeMemory estimate_render_memory(const ModelConfig& config, const ModelOptions& options, int64_t views, int height,
-                                    int width, bool layer_blocks_held) {
+                                    int width, bool layer_blocks_held, const RenderPool& pool) {
   EncodeMemory m = estimate_encode_memory(config, options, views, height, width);  // its state and token count
   const int64_t patch = std::max(1, config.patch_size);
   const double per_view =
@@ -84,14 +127,28 @@ EncodeMemory estimate_render_memory(const ModelConfig& config, const ModelOption
   m.activations = saturate((rgb + tokens * dim) * kFloat);
   double sum = 0, largest = 0;
   for (const ModuleConfig& mc : config.block) {
-    sum += tokens * dim + mc.kind->render_scratch_floats(config, mc, options, tokens, per_view);
+    for (double floats : mc.kind->render_block_floats(config, mc, options, tokens, per_view)) sum += floats;
+    sum += tokens * dim;
     // Elsewhere (a GPU: the CUDA attention's split fallback adds to the packed op's buffers) the encode's scratch
     // of one chunk of all the tokens bounds a module's render.
     largest =
         std::max(largest, tokens * dim + mc.kind->encode_scratch_floats(config, mc, options, tokens, per_view, tokens));
   }
-  m.temporaries = saturate((layer_blocks_held ? sum : largest) * kFloat);
+  if (!layer_blocks_held) {
+    m.temporaries = saturate(largest * kFloat);
+    return m;
+  }
+  std::vector<RenderBatch> batches = {{views, height, width}};
+  batches.insert(batches.end(), pool.batches.begin(), pool.batches.end());
+  const double held = held_block_bytes(config, options, batches, !pool.alone) - double(m.activations);
+  m.temporaries = saturate(std::max(0.0, std::min(sum * kFloat, held)));
   return m;
+}
+
+int64_t render_first_layer_bytes(const ModelConfig& config, const ModelOptions& options, int64_t views, int height,
+                                 int width) {
+  const EncodeMemory m = estimate_render_memory(config, options, views, height, width, false);
+  return saturate(double(m.embedding) + double(m.state) + double(m.tokens) * config.dim * kFloat);
 }
 
 int64_t cpu_operand_bytes(const ModelConfig& config, const ModelOptions& options, bool bf16, int64_t views, int height,

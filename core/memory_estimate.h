@@ -42,14 +42,39 @@ EncodeMemory estimate_encode_memory(const ModelConfig& config, const ModelOption
                                     int width, int64_t state_views = -1, int64_t chunk_views = 0,
                                     bool spill_residual = false);
 
+// One render batch: `views` views of height x width taken at once (Model::render_batch).
+struct RenderBatch {
+  int64_t views = 0;
+  int height = 0, width = 0;
+};
+
+// What the CPU backend's pool of freed blocks (kernels/cpu/block_pool.h) may hold when a render batch runs.
+struct RenderPool {
+  // The other batches of the work since the pool was last emptied (a memory check, an encode), this batch's size
+  // again where it repeats: their blocks may be held.
+  std::vector<RenderBatch> batches;
+  // The batch comes first, its size does not come again before the pool is emptied, and the pool's high-water mark
+  // is below its first layer with its ray tokens still held: they are freed there, and none of its layers' blocks
+  // maps their size again.
+  bool alone = false;
+};
+
 // A render batch of `views` at height x width taken at once (Model::render_batch: up to a token tile of views).
 // embedding: the rgb output, the ray tokens and x while embedding; activations: x and the rgb output through the
-// layers; temporaries: where `layer_blocks_held` (the CPU backend holds every block a render's layer allocated:
-// hold_step_blocks) each module's input y and render_scratch_floats summed over a layer's modules, else the largest
-// module's y and encode scratch (the encode's layers plus the rgb output); state: as the encode's of these tokens.
-// `views` (the host's part) is left to the caller.
+// layers; state: as the encode's of these tokens. temporaries: where `layer_blocks_held` (the CPU backend holds
+// every block a render's layer allocated, hold_step_blocks, and reuses a held block for a block of the same size),
+// the blocks it may have beside x and the rgb output: for each block size, the most of it alive at once in any step
+// of this batch or of `pool`'s batches (each module's y and ModuleKind::render_block_floats; the ray tokens, but
+// this batch's where it is alone), at most each module's y and blocks summed over a layer (the pool's high-water mark
+// after the first layer). Elsewhere the largest module's y and encode scratch (the encode's layers plus the rgb
+// output). `views` (the host's part) is left to the caller.
 EncodeMemory estimate_render_memory(const ModelConfig& config, const ModelOptions& options, int64_t views, int height,
-                                    int width, bool layer_blocks_held);
+                                    int width, bool layer_blocks_held, const RenderPool& pool = {});
+
+// The bytes the backend has alive at the start of a render batch's first layer plus its ray tokens' block and the
+// first module's y: the high-water mark below which the ray tokens are not kept through that layer (RenderPool).
+int64_t render_first_layer_bytes(const ModelConfig& config, const ModelOptions& options, int64_t views, int height,
+                                 int width);
 
 // The CPU backend's product buffers, which keep the size of the largest product (kernels/cpu/dnnl_gemm.cpp): bf16
 // products pack both operands into bf16; fp32 products copy a large transposed A (a token tile of a module's inner

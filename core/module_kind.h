@@ -70,13 +70,14 @@ class ModuleKind {
                                                 double tokens, double per_view, double chunk) const {
     return encode_scratch_floats(c, m, o, tokens, per_view, chunk);
   }
-  // Floats this module allocates, besides its input y, in a render of `tokens` tokens (`per_view` a view) taken at
-  // once (Model::render_batch): the CPU backend holds every block a render's layer allocated (hold_step_blocks),
-  // so a layer's modules are summed there (core/memory_estimate.h). By default the encode's scratch of one chunk
-  // of all the tokens.
-  virtual double render_scratch_floats(const ModelConfig& c, const ModuleConfig& m, const ModelOptions& o,
-                                       double tokens, double per_view) const {
-    return encode_scratch_floats(c, m, o, tokens, per_view, tokens);
+  // The blocks this module allocates, besides its input y, in a render of `tokens` tokens (`per_view` a view)
+  // taken at once (Model::render_batch), floats each, one entry a block: the CPU backend holds every block a
+  // render's layer allocated (hold_step_blocks) and reuses a held block for a block of the same size, so the
+  // estimate counts them by size (core/memory_estimate.h). By default the encode's scratch of one chunk of all the
+  // tokens, as one block.
+  virtual std::vector<double> render_block_floats(const ModelConfig& c, const ModuleConfig& m, const ModelOptions& o,
+                                                  double tokens, double per_view) const {
+    return {encode_scratch_floats(c, m, o, tokens, per_view, tokens)};
   }
   // The matrix products of one encode at `tokens` input tokens (`per_view` per view), for `lact bench`.
   virtual std::vector<GemmShape> gemm_shapes(const ModelConfig& c, const ModuleConfig& m, int64_t tokens,

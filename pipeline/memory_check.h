@@ -6,11 +6,13 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/memory_estimate.h"
 #include "core/model.h"
 #include "datasets/scene.h"
+#include "system/error.h"
 
 namespace lact {
 
@@ -32,13 +34,37 @@ struct EncodePlan {
 EncodePlan check_encode_memory(const Model& model, int64_t views, int height, int width, const std::string& flag,
                                int64_t state_views, const std::string& scratch_dir = "");
 
+// Why a render size was refused for memory, for each front end to word (the CLI: RenderMemoryError's one line;
+// Python: its size=(H, W) advice): the size and its batch, the estimate against the limit that is short, and the
+// largest size of the same shape (whole patches) whose estimate fits (0x0 where none does).
+struct RenderMemoryShortfall {
+  int height = 0, width = 0;
+  int64_t views = 0, tokens = 0;  // the batch Model::render takes whole
+  int64_t bytes_needed = 0, bytes_available = 0;
+  std::string limit;  // what has the bytes: "CPU, 2 threads, ... (MemAvailable)", "host, MemAvailable"
+  int fitting_height = 0, fitting_width = 0;
+};
+
+// A render refused for memory: Error's text is the CLI's line ("--size 128x128: rendering N tokens needs about
+// ...: use a smaller size").
+class RenderMemoryError : public Error {
+ public:
+  RenderMemoryError(RenderMemoryShortfall facts, const std::string& text) : Error(text), facts_(std::move(facts)) {}
+  const RenderMemoryShortfall& facts() const { return facts_; }
+
+ private:
+  RenderMemoryShortfall facts_;
+};
+
 // What one Model::render call at height x width holds at its peak: a batch of `batch_views` (Model::render_batch:
 // taken whole, never in chunks; estimate_render_memory) in a call returning `call_views` images together, with
-// `target_views` target images read beside them (an evaluation's; a camera path has none). The backend holds the
-// batch's rgb output; the host its copy, the call's images and the targets (3 floats a pixel each); the CPU all
-// of them. Error naming `flag` and the size where it does not fit. Returns the estimate (EncodePlan::need).
+// `target_views` target images read beside them (an evaluation's; a camera path has none), and `pool` what the
+// CPU backend may hold when it runs (the work's other batches since it last emptied its pool: estimate_render_memory).
+// The backend holds the batch's rgb output; the host its copy, the call's images and the targets (3 floats a pixel
+// each); the CPU all of them. RenderMemoryError naming `flag` and the size where it does not fit. Returns the estimate
+// (EncodePlan::need).
 EncodePlan check_render_memory(const Model& model, int64_t batch_views, int64_t call_views, int64_t target_views,
-                               int height, int width, const std::string& flag);
+                               int height, int width, const std::string& flag, const RenderPool& pool = {});
 
 // The CPU's whole-process part of an encode's estimate: this process's resident memory now less its mapped
 // files' resident pages, the mapped files whole and, with bf16 products, the weights' bf16 copies.
@@ -57,6 +83,8 @@ struct MemoryNeed {
   std::vector<std::pair<int, int>> render_sizes;
   int64_t render_views = 1;  // the most views rendered in one call at a size (Model::render batches up to a token tile)
   bool render_path = false;  // the renders are a camera path's calls (render_frames): no target images beside them
+  std::vector<std::pair<int, int>> path_frames;  // a path's frame sizes in order: the batches its calls make
+  bool render_repeats = false;  // the sizes are rendered again before another check (Run::check_render_size's calls)
   std::string render_flag = "--size";  // names the rendered sizes ("PATH: a frame of")
   std::string scratch_dir;             // where an encode that does not fit in memory may spill (empty: never)
   const Scene* scene = nullptr;        // the scene `reads` index

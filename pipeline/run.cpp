@@ -233,6 +233,7 @@ void Run::check_render_size(int height, int width, const std::string& flag) {
   MemoryNeed need;
   need.render_sizes = {{height, width}};
   need.render_flag = flag;
+  need.render_repeats = true;  // checked once a size: every later call renders it again on the blocks held
   check_memory(need);
   rendered_sizes_.insert({height, width});
 }

@@ -41,8 +41,10 @@ WorkSize encode_work(const SceneSelection& selection, std::pair<size_t, size_t> 
 
 void add_frame_sizes(const std::vector<Camera>& frames, const std::string& path, MemoryNeed& need) {
   std::set<std::pair<int, int>> sizes;
-  for (const Camera& c : frames)
+  for (const Camera& c : frames) {
     if (sizes.insert({c.height, c.width}).second) need.render_sizes.push_back({c.height, c.width});
+    need.path_frames.push_back({c.height, c.width});
+  }
   need.render_views = static_cast<int64_t>(std::min(frames.size(), kPathFramesPerCall));
   need.render_path = true;
   need.render_flag = path + ": a frame of";

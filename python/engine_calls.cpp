@@ -9,9 +9,11 @@
 #include <mutex>
 
 #include "pipeline/backend_options.h"
+#include "pipeline/memory_check.h"
 #include "pipeline/scene_selection.h"
 #include "system/clock.h"
 #include "system/error.h"
+#include "system/host_memory.h"
 
 namespace lact::python {
 
@@ -121,17 +123,19 @@ void use_threads_here(Engine& engine) {
   threads_set_here = threads;
 }
 
-// The memory check of a render size (pipeline/memory_check.h) speaks of the CLI's render batch and its --size; a
-// call here renders one view at size=(H, W), and the refusal says so. Other errors as they are.
-std::string render_memory_words(std::string text) {
-  const std::string advice = ": use a smaller size", rendering = "rendering ";
-  const size_t tail = text.rfind(advice), verb = text.find(rendering);
-  if (tail == std::string::npos || tail + advice.size() != text.size() || verb == std::string::npos) return text;
-  text.replace(tail, advice.size(),
-               ": the render size is too large for this memory: render at a smaller size=(H, W), with the "
-               "intrinsics scaled to it");
-  text.replace(verb, rendering.size(), "rendering one view of ");
-  return text;
+// The memory check of a render size (pipeline/memory_check.h) refuses with its facts, worded here for a call that
+// renders one view at size=(H, W): the CLI's batch and --size are not this module's words.
+std::string render_memory_words(const RenderMemoryShortfall& f) {
+  const std::string views = f.views == 1 ? "one view" : std::to_string(f.views) + " views";
+  const std::string fitting = f.fitting_height > 0 ? "size=(" + std::to_string(f.fitting_height) + ", " +
+                                                         std::to_string(f.fitting_width) + ") fits"
+                                                   : "no size fits";
+  return "size " + std::to_string(f.height) + "x" + std::to_string(f.width) + ": rendering " + views + " of " +
+         std::to_string(f.tokens) + " tokens needs about " + memory_size_text(f.bytes_needed) + " but " + f.limit +
+         " has " + memory_size_text(f.bytes_available) +
+         " available: the render size is too large for this memory: render at a smaller size=(H, W), with the "
+         "intrinsics scaled to it (" +
+         fitting + ")";
 }
 
 }  // namespace
@@ -208,8 +212,8 @@ void render_cameras(Engine& engine, const SceneState& state, const std::vector<C
   const auto start = Clock::now();
   try {
     engine.run->render_cameras_into(state, cameras, "size", out);
-  } catch (const Error& e) {
-    throw Error(render_memory_words(e.what()));
+  } catch (const RenderMemoryError& e) {
+    throw RenderMemoryError(e.facts(), render_memory_words(e.facts()));
   }
   engine.last_engine_s = seconds_since(start);
   size_t values = 0;

@@ -16,6 +16,15 @@ __all__: tuple[str, ...]
 class Error(RuntimeError):
     """lact's one-line errors (files, fields, sizes), with the CLI's text."""
 
+class RenderMemoryError(Error):
+    """Model.render at a size the render's memory check refuses (the CLI's check before rendering): the message
+    says the size is too large and to render at a smaller size=(H, W); the check's numbers are attributes."""
+    size: Size  # the refused (H, W)
+    tokens: int  # the tokens of the view(s) rendered at once
+    bytes_needed: int  # the estimate of the process's peak while rendering (on a GPU: the device's part, or the host's)
+    bytes_available: int  # the limit it exceeds (MemAvailable, ulimit -v/-d, a cgroup's, the device's)
+    suggested_size: Optional[Size]  # the largest (H, W) of the same shape, whole patches, that fits; None: none does
+
 class Warning(UserWarning):
     """Model.encode out of the model's regime (size, camera layout, distances), in lact render's words; Model.render
     of cameras made for another size (a principal point far from the centre)."""

@@ -134,16 +134,22 @@ class FastWeightTttKind final : public ModuleKind {
                                         double tokens, double, double) const override {
     return ttt_encode_scratch_floats(c, m.params_as<TttParams>(), o, tokens, true);
   }
-  double render_scratch_floats(const ModelConfig& c, const ModuleConfig& mc, const ModelOptions& o, double tokens,
-                               double) const override {
-    // core/ttt_layer.cpp: the q rows of to_qkv, q split into heads, the output o (and, where the activations are
-    // not fp32, its normed copy: 3 dim a token bounds both), a token tile's gate_up, and the fast weights copied
-    // where the state is stored in another type than q (stored_as: three of W1's size).
+  std::vector<double> render_block_floats(const ModelConfig& c, const ModuleConfig& mc, const ModelOptions& o,
+                                          double tokens, double) const override {
+    // core/ttt_layer.cpp: the q rows of to_qkv, q split into heads and the output o (and, where the activations are
+    // not fp32, its normed copy, made after the q rows are freed: 3 of tokens x dim bound both), a token tile's
+    // gate_up, and the fast weights copied where the state is stored in another type than q (stored_as: W0, W1 and
+    // W2, or [W0|W2] and W1).
     const TttParams& m = mc.params_as<TttParams>();
-    const double heads = m.heads(c.dim), hidden = m.hidden();
+    const double heads = m.heads(c.dim), hidden = m.hidden(), w1 = heads * hidden * m.head_dim;
     const double tile = std::min(tokens, static_cast<double>(std::max<int64_t>(1, o.token_tile)));
-    const double gate_up = m.variant.straight_qk ? 0 : heads * tile * 2 * hidden;
-    return 3 * tokens * c.dim + gate_up + 3 * heads * hidden * m.head_dim;
+    std::vector<double> blocks(3, tokens * c.dim);
+    if (!m.variant.straight_qk) blocks.push_back(heads * tile * 2 * hidden);
+    if (m.variant.only_w1)
+      blocks.insert(blocks.end(), {2 * w1, w1});
+    else
+      blocks.insert(blocks.end(), {w1, w1, w1});
+    return blocks;
   }
   std::vector<GemmShape> gemm_shapes(const ModelConfig& c, const ModuleConfig& mc, int64_t tokens,
                                      int64_t) const override {

@@ -45,9 +45,10 @@ class WindowAttentionKind final : public AttentionKind {
     const double dim = c.dim;
     return std::max(3 * chunk * dim + 3 * chunk * dim, 3 * chunk * dim + 2 * chunk * dim);
   }
-  double render_scratch_floats(const ModelConfig& c, const ModuleConfig&, const ModelOptions&, double tokens,
-                               double) const override {
-    return 4 * tokens * c.dim;  // the packed attention's qkv and output: the CPU's, which sums a layer's modules
+  std::vector<double> render_block_floats(const ModelConfig& c, const ModuleConfig&, const ModelOptions&, double tokens,
+                                          double) const override {
+    return {3 * tokens * c.dim,
+            tokens * c.dim};  // the packed attention's qkv and its output (core/window_attention.cpp)
   }
   std::vector<GemmShape> gemm_shapes(const ModelConfig& c, const ModuleConfig& m, int64_t tokens,
                                      int64_t per_view) const override {

@@ -29,6 +29,9 @@ class CpuBackend : public Backend {
   int64_t peak_memory() const override { return peak_->load(); }
   void reset_peak_memory() override { peak_->store(allocated_->load()); }
   void release_held_memory() const override { pool_->release_all(); }
+  // The most alive and held together now (the pool's high-water mark, which only grows): the render memory check
+  // reads whether a render's first layer can keep the blocks before it (pipeline/memory_check.cpp).
+  int64_t held_memory_bound() const { return high_water_->load(); }
   void expect_growth(int64_t bytes) override;
   void hold_step_blocks() override;
   // Blocks of BlockPool::kSmallest bytes and more allocated afresh, not reused from the pool, since construction.

@@ -471,11 +471,44 @@ def test_a_render_size_beyond_memory_says_the_size_is_too_large(lact, model, sce
     side = 65536
     out = np.memmap(tmp_path / "out", np.float32, "w+", shape=(side, side, 3))
     k = scene.intrinsics[3] * side / scene.images.shape[2]
-    with pytest.raises(lact.Error, match=r"^size 65536x65536: rendering one view of 67108864 tokens needs about .*: "
-                       r"the render size is too large for this memory: render at a smaller size=\(H, W\)") as raised:
+    with pytest.raises(lact.RenderMemoryError, match=r"^size 65536x65536: rendering one view of 67108864 tokens needs "
+                       r"about .*: the render size is too large for this memory: render at a smaller size=\(H, W\)") \
+            as raised:
         model.render(state, k, scene.c2w[3], size=(side, side), out=out)
     assert "input views" not in str(raised.value)
+    # The check's facts come as attributes, not only as words: a lact.Error, one view of 65536^2 / 8^2 tokens.
+    error = raised.value
+    assert isinstance(error, lact.Error)
+    assert error.size == (side, side) and error.tokens == side * side // 64
+    assert error.bytes_needed > error.bytes_available > 0
+    if error.suggested_size is not None:
+        h, w = error.suggested_size
+        assert h == w and h % 8 == 0 and 8 <= h < side
+        assert "size=(%d, %d) fits" % (h, w) in str(error)
     del out
+
+
+def test_a_refused_render_size_suggests_one_that_renders():
+    # Under ulimit -d (RLIMIT_DATA, which the memory check reads) 100 MiB above what the process holds, a 2048x2048
+    # view does not fit; the refusal's suggested size renders (that it is the largest: test_memory_estimate).
+    status, output = run_isolated("""
+        import resource
+        data = int(next(l for l in open("/proc/self/status") if l.startswith("VmData")).split()[1]) * 1024
+        resource.setrlimit(resource.RLIMIT_DATA, (data + (100 << 20), resource.RLIM_INFINITY))
+        k = scene.intrinsics[3] * 2048 / scene.images.shape[2]
+        try:
+            model.render(state, k, scene.c2w[3], size=(2048, 2048))
+            raise SystemExit("no refusal")
+        except lact.RenderMemoryError as e:
+            h, w = e.suggested_size
+            assert h == w and h % 8 == 0 and h < 2048, e.suggested_size
+            assert e.bytes_needed > e.bytes_available, (e.bytes_needed, e.bytes_available)
+            print("suggested", h, w)
+        image = model.render(state, scene.intrinsics[3] * h / scene.images.shape[2], scene.c2w[3], size=(h, w))
+        assert image.shape == (h, w, 3)
+        """)
+    assert status == 0, output
+    assert "suggested" in output, output
 
 
 def test_star_import_leaves_the_builtin_warning(lact):

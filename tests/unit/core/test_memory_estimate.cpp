@@ -369,7 +369,8 @@ TEST(RateCache, DefaultPathFollowsXdgCacheHome) {
 // A render batch's memory, counted by hand for small_config (dim 64, patch 8; window attention of 4 heads, TTT of
 // 2 heads of 32 with hidden 64, MLP hidden 256, 2 layers) at 2 views of 64x64 (128 tokens): the rgb output (192
 // floats a token) is alive through the layers beside x. On the CPU each module's y and render buffers are summed
-// (the backend holds a layer's blocks); on a GPU the render is the encode's layers plus the rgb output.
+// (the backend holds a layer's blocks; by size, with the ray tokens of 768 floats a token held, they would be more:
+// CountsHeldBlocksBySize); on a GPU the render is the encode's layers plus the rgb output.
 TEST(RenderMemory, CountsTheOutputBesideTheLayers) {
   const ModelConfig config = small_config(false, 2);
   const EncodeMemory cpu = estimate_render_memory(config, ModelOptions{}, 2, 64, 64, true);
@@ -387,6 +388,68 @@ TEST(RenderMemory, CountsTheOutputBesideTheLayers) {
   const EncodeMemory encode = estimate_encode_memory(config, ModelOptions{}, 2, 64, 64);
   EXPECT_EQ(gpu.activations + gpu.temporaries, encode.activations + encode.temporaries + 128 * 192 * 4);
   EXPECT_EQ(gpu.state, encode.state);
+}
+
+// The official fixture's shapes (dim 96, patch 8; window attention of 3 heads, one TTT head of 96 with hidden 192,
+// MLP hidden 384), where blocks of a layer share sizes: at T tokens (TD = T x 96 floats) TTT's gate_up and the MLP's
+// hidden layer are each 4 TD, the rgb output 2 TD, the ray tokens 8 TD. The CPU backend maps a block only when it
+// holds none of that size, so of each size it has at most as many as were alive at once: 2 TD (rgb), 5 TD (x, y and
+// TTT's q rows, q and o), 3 TD (qkv), 4 TD (one at a time) and TTT's 3 W1 copies (192 x 96): 14 TD less the 3 TD of x
+// and rgb, where the layer's allocations sum to 18 TD. The ray tokens' block (8 TD) is held through the layers unless
+// the batch is alone (RenderPool: first, once, below the pool's high-water mark).
+ModelConfig fixture_shaped_config() {
+  const nlohmann::json attention = {
+      {"type", "model.SelfAttention"}, {"length_dim", "l"}, {"params", {{"head_dim", 32}, {"use_qk_norm", true}}}};
+  const nlohmann::json ttt = {
+      {"type", "lact_ttt.FastWeightGluMLPMultihead"},
+      {"length_dim", "vl"},
+      {"params", {{"head_dim", 96}, {"inter_multi", 2}, {"base_lr", 0.01}, {"muon_update_steps", 5}}}};
+  const nlohmann::json mlp = {{"type", "model.MLP"}, {"length_dim", "vl"}, {"params", {{"inter_multi", 4}}}};
+  return parse_model_config({{"patch_size", 8}, {"dim", 96}, {"layers", 2}, {"block_config", {attention, ttt, mlp}}},
+                            "fixture shapes");
+}
+
+TEST(RenderMemory, CountsHeldBlocksBySize) {
+  const ModelConfig config = fixture_shaped_config();
+  const int64_t td = 128 * 96, w1 = 192 * 96;  // 2 views of 64x64: 128 tokens
+  const EncodeMemory alone = estimate_render_memory(config, ModelOptions{}, 2, 64, 64, true, RenderPool{{}, true});
+  EXPECT_EQ(alone.activations, 3 * td * 4);
+  EXPECT_EQ(alone.temporaries, (11 * td + 3 * w1) * 4);
+  // The ray tokens held (19 TD): never more than the layer's allocations summed, the most the pool may hold
+  // (kernels/cpu/block_pool.h).
+  EXPECT_EQ(estimate_render_memory(config, ModelOptions{}, 2, 64, 64, true).temporaries, (18 * td + 3 * w1) * 4);
+  // A later batch of one view (halves): its 5 of TD/2 are a size of their own; its rgb (TD), ray tokens (4 TD),
+  // gate_up and hidden layer (2 TD) and qkv (a W1's size) are held sizes.
+  EXPECT_EQ(
+      estimate_render_memory(config, ModelOptions{}, 2, 64, 64, true, RenderPool{{{1, 64, 64}}, true}).temporaries,
+      alone.temporaries + 5 * td / 2 * 4);
+}
+
+// With dim 192 (TTT of 2 heads of 96 with hidden 192) at 128 tokens (TD = 128 x 192 floats): the rgb output, x, y,
+// the attention's output and TTT's q rows, q and o are TD each, the qkv 3 TD, the ray tokens, gate_up (2 x 128 x 384)
+// and the MLP's hidden layer 4 TD each. By size: 6 TD (TTT's step: rgb, x, y, q rows, q, o), 3 TD, 4 TD and 3 W1:
+// 13 TD less the 2 TD of x and rgb, where the layer's allocations sum to 18 TD. A last batch of one view besides
+// (halves) adds the sizes the first does not have: 6 of TD/2 and its 2 TD (ray tokens, gate_up, hidden layer: one at
+// a time); its qkv (64 x 576) is a W1's size, of which 3 are held already.
+TEST(RenderMemory, CountsAnotherBatchsBlocksBySize) {
+  const ModelConfig config = parse_model_config(
+      {{"patch_size", 8},
+       {"dim", 192},
+       {"layers", 2},
+       {"block_config",
+        {{{"type", "model.SelfAttention"}, {"length_dim", "l"}, {"params", {{"head_dim", 32}, {"use_qk_norm", true}}}},
+         {{"type", "lact_ttt.FastWeightGluMLPMultihead"},
+          {"length_dim", "vl"},
+          {"params", {{"head_dim", 96}, {"inter_multi", 2}, {"base_lr", 0.01}, {"muon_update_steps", 5}}}},
+         {{"type", "model.MLP"}, {"length_dim", "vl"}, {"params", {{"inter_multi", 4}}}}}}},
+      "dim 192");
+  const int64_t td = 128 * 192, w1 = 2 * 192 * 96;
+  const EncodeMemory one = estimate_render_memory(config, ModelOptions{}, 2, 64, 64, true);
+  EXPECT_EQ(one.activations, 2 * td * 4);
+  EXPECT_EQ(one.temporaries, (11 * td + 3 * w1) * 4);
+  EXPECT_EQ(
+      estimate_render_memory(config, ModelOptions{}, 2, 64, 64, true, RenderPool{{{1, 64, 64}}, false}).temporaries,
+      one.temporaries + (3 * td + 2 * td) * 4);
 }
 
 // On a device (here one that computes nothing, with --memory-limit's cap) the render's estimate is the batch's,
@@ -412,6 +475,68 @@ TEST(RenderMemory, DeviceAndHostChecksCountTheOutputs) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("p.json: a frame of 64x64"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("host"), std::string::npos) << e.what();
+  }
+}
+
+// The work's batches decide what the CPU backend may hold (check_memory_need): on a fresh backend (its high-water
+// mark the weights', far below a batch's first layer) a single batch is alone, one of 64 views of 128x128 (a token
+// tile) with its last of 36 alone too, the last counted beside it; a repeated batch, or a size rendered again by
+// later calls (Python's), is not.
+TEST(RenderMemory, TheWorksBatchesSetWhatThePoolHolds) {
+  const ModelConfig config = fixture_shaped_config();
+  std::unique_ptr<Backend> be = make_backend("cpu", 1);
+  const Model model(random_model_weights(config, *be, 7), *be, ModelOptions{});
+  auto checked = [&](int64_t views, bool repeats) {
+    MemoryNeed need;
+    need.render_sizes = {{128, 128}};
+    need.render_views = views;
+    need.render_repeats = repeats;
+    std::vector<EncodePlan> renders;
+    check_memory_need(model, need, &renders);
+    return renders.at(0).need.temporaries;
+  };
+  auto estimate = [&](int64_t views, const RenderPool& pool) {
+    return estimate_render_memory(config, ModelOptions{}, views, 128, 128, true, pool).temporaries;
+  };
+  EXPECT_EQ(checked(16, false), estimate(16, RenderPool{{}, true}));
+  EXPECT_LT(checked(16, false), estimate(16, RenderPool{}));  // the ray tokens are what alone leaves out
+  EXPECT_EQ(checked(100, false), estimate(64, RenderPool{{{36, 128, 128}}, true}));
+  EXPECT_EQ(checked(136, false), estimate(64, RenderPool{{{64, 128, 128}, {8, 128, 128}}, false}));
+  EXPECT_EQ(checked(16, true), estimate(16, RenderPool{{{16, 128, 128}}, false}));
+}
+
+// A refusal carries its facts: the size, the batch's tokens, the estimate against the limit, and the largest size
+// of the same shape (whole patches) that the same check lets through, one patch more on the longer side refused.
+TEST(RenderMemory, ARefusalSuggestsTheLargestSizeThatFits) {
+  test::HookLogBackend be;
+  const ModelConfig config = small_config(false, 2);
+  const Model model(random_model_weights(config, be, 7), be, ModelOptions{});
+  const int64_t fits = estimate_render_memory(config, ModelOptions{}, 1, 96, 64, false).total();
+  be.set_memory_cap(fits + 1);  // 96x64 (12 x 8 patches) fits; 256x160 (32 x 20) does not
+  try {
+    check_render_memory(model, 1, 1, 0, 256, 160, "size");
+    FAIL() << "no error";
+  } catch (const RenderMemoryError& e) {
+    const RenderMemoryShortfall& f = e.facts();
+    EXPECT_EQ(f.height, 256);
+    EXPECT_EQ(f.width, 160);
+    EXPECT_EQ(f.tokens, 32 * 20);
+    EXPECT_EQ(f.bytes_needed, estimate_render_memory(config, ModelOptions{}, 1, 256, 160, false).total());
+    EXPECT_EQ(f.bytes_available, fits + 1);
+    EXPECT_EQ(std::string(e.what()).rfind("size 256x160: rendering 640 tokens needs about", 0), 0u) << e.what();
+    // 12 patches on the longer side: 12 x round(12 x 20 / 32) = 12 x 8 (13 x 8 would need more than 96x64).
+    EXPECT_EQ(f.fitting_height, 96);
+    EXPECT_EQ(f.fitting_width, 64);
+    EXPECT_NO_THROW(check_render_memory(model, 1, 1, 0, f.fitting_height, f.fitting_width, "size"));
+    EXPECT_THROW(check_render_memory(model, 1, 1, 0, 104, 64, "size"), RenderMemoryError);
+  }
+  be.set_memory_cap(1);  // nothing fits
+  try {
+    check_render_memory(model, 1, 1, 0, 256, 160, "size");
+    FAIL() << "no error";
+  } catch (const RenderMemoryError& e) {
+    EXPECT_EQ(e.facts().fitting_height, 0);
+    EXPECT_EQ(e.facts().fitting_width, 0);
   }
 }
 
