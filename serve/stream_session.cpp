@@ -1,6 +1,10 @@
 // One browser's WebSocket stream: cameras in (JSON text), frames out (one binary message each: a 4-byte
 // little-endian header length, the JSON header, then the images it lists). The client's newest camera wins on
 // the render thread, and on the way out a frame not yet being written is replaced by a newer one.
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
 #include <deque>
 #include <optional>
 
@@ -17,11 +21,27 @@ namespace {
 constexpr int kMovingJpegQuality = 85;
 constexpr size_t kMaxQueuedMessages = 64;  // a client that reads nothing is closed past this
 constexpr size_t kReadChunk = 4096;        // the most of a message read at once
+// TCP keepalive on a stream: a peer that is gone (a laptop that slept or lost its network) answers no probe and
+// is closed after the first probe (this long idle) and three more, one every 5 s, so it gives back its
+// --max-clients place. A live client that only waits (a script holding a video job) is answered by its system
+// whether it reads or not: an idle timeout of the WebSocket's own would close it.
+constexpr int kKeepAliveIdleSeconds = 10, kKeepAliveIntervalSeconds = 5, kKeepAliveProbes = 3;
+// A message the client has not taken in this long closes the stream: it reads nothing (its frames are already
+// held back, so it costs no renders; this frees its place).
+constexpr auto kWriteStall = std::chrono::seconds(20);
+
+void enable_keepalive(int socket) {
+  const int on = 1, idle = kKeepAliveIdleSeconds, interval = kKeepAliveIntervalSeconds, probes = kKeepAliveProbes;
+  ::setsockopt(socket, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);  // best effort: a failure leaves it as before
+  ::setsockopt(socket, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+  ::setsockopt(socket, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
+  ::setsockopt(socket, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof probes);
+}
 
 class StreamSession : public std::enable_shared_from_this<StreamSession> {
  public:
   StreamSession(ServerContext& context, beast::tcp_stream stream)
-      : context_(context), ws_(std::move(stream)), rate_(context.hub.options().max_rate) {
+      : context_(context), ws_(std::move(stream)), rate_(context.hub.options().max_rate), stall_(context.io) {
     ++context_.hub.streams;
     ++context_.connections;
   }
@@ -34,6 +54,7 @@ class StreamSession : public std::enable_shared_from_this<StreamSession> {
   void run(Request request) {
     beast::get_lowest_layer(ws_).expires_never();  // the stream's own timeouts from here on
     ws_.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
+    enable_keepalive(beast::get_lowest_layer(ws_).socket().native_handle());
     // No bound of Beast's (0): it closes with 1009 and no reason, on a frame's declared length alone. received()
     // counts a message as its chunks come in and closes past the limit saying why.
     ws_.read_message_max(0);
@@ -119,9 +140,38 @@ class StreamSession : public std::enable_shared_from_this<StreamSession> {
         again.request.tag = request.tag;
         rendered(std::move(again), side);
         render_side[side] = false;
+        held_[side].reset();  // an older camera held back must not follow it
       }
     }
+    hold_back(request, render_side);
     if (render_side[0] || render_side[1]) context_.hub.submit(channel_, request, render_side[0], render_side[1]);
+  }
+
+  // A side whose last frame still waits behind the one being written renders nothing more for now: its camera is
+  // held, the newest winning, and sent to the render thread once that frame goes out. A client that reads slowly
+  // (or not at all) then costs one render per frame it takes, not one per camera it sends.
+  void hold_back(const session::RenderRequest& request, bool render_side[2]) {
+    for (int side = 0; side < 2; ++side) {
+      if (!render_side[side]) continue;
+      held_[side].reset();
+      if (frame_waiting(side)) held_[side] = request, render_side[side] = false;
+    }
+  }
+
+  // A frame of `side` in the queue that is not being written yet.
+  bool frame_waiting(int side) const {
+    for (size_t i = writing_ ? 1 : 0; i < queue_.size(); ++i)
+      if (queue_[i].frame && queue_[i].side == side) return true;
+    return false;
+  }
+
+  // The held cameras of the sides whose waiting frame has gone out (or been replaced by a newer render).
+  void submit_held() {
+    for (int side = 0; side < 2; ++side)
+      if (held_[side] && !frame_waiting(side) && !closed_) {
+        context_.hub.submit(channel_, *held_[side], side == 0, side == 1);
+        held_[side].reset();
+      }
   }
 
   // The client moved to another scene: its description (as the first message), and no frame of the old one
@@ -131,6 +181,7 @@ class StreamSession : public std::enable_shared_from_this<StreamSession> {
     description["type"] = "scene";
     description["client"] = channel_;
     last_[0].reset(), last_[1].reset();
+    held_[0].reset(), held_[1].reset();
     send_text(json_text(description));
   }
 
@@ -189,13 +240,19 @@ class StreamSession : public std::enable_shared_from_this<StreamSession> {
     ws_.binary(queue_.front().binary);
     ws_.async_write(asio::buffer(queue_.front().data),
                     beast::bind_front_handler(&StreamSession::written, shared_from_this()));
+    stall_.expires_after(kWriteStall);
+    stall_.async_wait([self = shared_from_this()](beast::error_code error) {
+      if (!error && self->writing_) self->close(true);  // not cancelled by written(): the client took nothing
+    });
   }
 
   void written(beast::error_code error, size_t) {
     writing_ = false;
+    stall_.cancel();
     if (error) return close();
     queue_.pop_front();
     if (!queue_.empty() && !closed_) write();
+    submit_held();
   }
 
   // Ends the stream with a close frame that says why (the page shows it).
@@ -209,9 +266,11 @@ class StreamSession : public std::enable_shared_from_this<StreamSession> {
     });
   }
 
-  void close() {
-    if (closed_) return;
+  // `stalled`: also when a close frame is being sent (it waits behind the stalled write).
+  void close(bool stalled = false) {
+    if (closed_ && !stalled) return;
     closed_ = true;
+    stall_.cancel();
     context_.hub.close_channel(channel_);  // a render in progress for it is dropped when it ends
     beast::error_code ignored;
     beast::get_lowest_layer(ws_).socket().shutdown(tcp::socket::shutdown_both, ignored);
@@ -222,8 +281,10 @@ class StreamSession : public std::enable_shared_from_this<StreamSession> {
   beast::flat_buffer buffer_;
   int channel_ = -1;
   RateLimit rate_;
-  session::RateMeter fps_[2];                     // per side
-  std::optional<session::RenderedView> last_[2];  // per side
+  session::RateMeter fps_[2];                      // per side
+  std::optional<session::RenderedView> last_[2];   // per side
+  std::optional<session::RenderRequest> held_[2];  // per side: the newest camera held back (hold_back)
+  asio::steady_timer stall_;                       // the write in progress must end before it fires
   std::deque<Outgoing> queue_;
   bool writing_ = false, closed_ = false;
 };

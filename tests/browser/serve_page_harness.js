@@ -6,7 +6,9 @@
 // Other 3rd arguments run one check after the first frame instead (each prints its JSON line):
 //   failed: moves to scene TEST_VIEW (one whose encode fails) and reads the stage and the camera's answer;
 //   sizes: records a path and adds keyframes across a change of the render resolution, and zooms out 300 notches;
-//   oversize: sends a message over the server's limit on the page's stream and reads why it closed.
+//   oversize: sends a message over the server's limit on the page's stream and reads why it closed;
+//   reconnect: orbits, prints {"restart": true} (the test then stops the server), waits for the page's second try,
+//   prints {"start": true} (the test starts it again on the same port) and reads what the page shows.
 "use strict";
 const http = require("http");
 
@@ -54,8 +56,22 @@ globalThis.window = { addEventListener(type, handler) { windowHandlers[type] = h
 globalThis.requestAnimationFrame = (f) => setTimeout(() => f(performance.now()), 16);
 globalThis.createImageBitmap = async (blob) => ({ width: 64, height: 64, bytes: blob.size });
 const sockets = [];  // the page's streams
+const sentCameras = [];  // [the index of its stream, the camera message's text]
 globalThis.WebSocket = class extends WebSocket {
-  constructor(target) { super(target); sockets.push(this); }
+  constructor(target) {
+    super(target);
+    sockets.push(this);
+    // A browser follows a failed connection's error with a close (1006); Node 20's WebSocket fires the error alone
+    // and stays CONNECTING.
+    this.addEventListener("error", () => setTimeout(() => {
+      if (this.readyState === 0 && this.onclose) this.onclose({ code: 1006, reason: "" });
+    }, 50));
+  }
+  send(data) {
+    const message = data.startsWith("{") ? JSON.parse(data) : {};  // the oversize check sends no JSON
+    if (message.type === "camera") sentCameras.push([sockets.indexOf(this), JSON.stringify(message.camera)]);
+    super.send(data);
+  }
 };
 const nodeFetch = globalThis.fetch;  // a page's relative URLs resolve against it, as in a browser
 globalThis.fetch = (target, options) => nodeFetch(new URL(target, url), options);
@@ -149,13 +165,31 @@ async function oversize() {
   return { stage: text("stage") };
 }
 
+// The server restarted under the page: the status line meanwhile, and the camera the page sends once it is back.
+async function reconnect() {
+  await settled(() => drag(80, 0));
+  const before = { role: text("role"), camera: sentCameras[sentCameras.length - 1][1], title: document.title };
+  console.log(JSON.stringify({ restart: true }));
+  await until(() => text("stage").startsWith("disconnected"), "the stream closed");
+  const closed = text("stage");
+  await until(() => sockets.length > 1 && text("stage").startsWith("disconnected") && text("stage") !== closed,
+              "a second try", 60000);
+  const retried = text("stage");
+  console.log(JSON.stringify({ start: true }));  // the test starts the server again now
+  await until(() => sentCameras.some(([socket]) => socket > 0) && text("stage").startsWith("ready"), "the stream back");
+  const view = document.getElementById("view"), draws = view.draws;
+  await until(() => view.draws > draws && text("format") === "png", "a frame after the restart");
+  const after = sentCameras.find(([socket]) => socket > 0)[1];
+  return { closed, retried, before, role_after: text("role"), same_camera: after === before.camera, streams: sockets.length };
+}
+
 async function main() {
   const page = await fetchPage();
   const script = page.slice(page.indexOf("<script>") + 8, page.indexOf("</script>"));
   new Function(script)();
   const view = document.getElementById("view");
   await until(() => text("stage").startsWith("ready") && text("format") === "png", "the first frame");
-  const checks = { failed: () => failedScene(testView), sizes, oversize };
+  const checks = { failed: () => failedScene(testView), sizes, oversize, reconnect };
   if (checks[mode]) {
     console.log(JSON.stringify(await checks[mode]()));
     process.exit(0);

@@ -24,8 +24,8 @@ import unittest
 
 from cli_common import CRASH_MARKERS, ran_ok  # noqa: E402
 from serve_common import (  # noqa: E402
-    Server, camera_path, decoded_frames, psnr, raw_exchange, read_reply, rgb, run_page_harness, serve_test_args,
-    shipped, write_json)
+    Server, camera_path, decoded_frames, page_harness_command, psnr, raw_exchange, read_reply, rgb, run_page_harness,
+    serve_test_args, shipped, write_json)
 from ws_client import Closed, HandshakeRefused, WebSocket, frame_parts  # noqa: E402
 
 ARGS = None
@@ -234,6 +234,19 @@ class ServeTest(unittest.TestCase):
         for remote in ("http://", "https://", "//cdn", "<link", "src="):
             self.assertNotIn(remote, page)
 
+    def test_page_lists_every_key_its_script_handles(self):
+        """Before: [ ] and R (views, reset) worked but the page's Controls line did not name them."""
+        page = self.server.request("GET", "/")[2].decode()
+        controls = re.search(r'<div id="controls">(.*?)</div>', page, re.S).group(1)
+        handled = set(re.findall(r'e\.code === "(\w+)"', page))
+        handled |= set(re.findall(r"\b(Key[A-Z]|Arrow(?:Left|Right|Up|Down))\b", page))
+        named = {"BracketLeft": "[ ]", "BracketRight": "[ ]", "KeyR": "R:"}
+        named.update({"Arrow" + k: "arrows" for k in ("Left", "Right", "Up", "Down")})
+        named.update({"Key" + k: "WASD QE" for k in "WASDQE"})
+        self.assertEqual(handled - set(named), set())  # a key handled that this test does not know
+        for code in handled:
+            self.assertIn(named[code], controls, code)
+
     def test_page_script_orbits_records_and_measures(self):
         """The page's own script (under Node with a stub DOM, tests/browser/serve_page_harness.js) against this server."""
         node = shutil.which("node") or shutil.which("nodejs")
@@ -295,7 +308,7 @@ class ServeTest(unittest.TestCase):
     def test_page_says_why_the_stream_closed(self):
         """Before: "disconnected (reload the page)", whatever the reason."""
         shown = page_harness(self, self.server.url, 2, "oversize")
-        self.assertEqual(shown["stage"], "disconnected: a message over 65536 bytes (code 1009; reload the page)")
+        self.assertEqual(shown["stage"], "disconnected: a message over 65536 bytes (code 1009); reconnecting in 1 s")
 
     # Bad clients.
 
@@ -561,6 +574,79 @@ class ServeTest(unittest.TestCase):
         self.assertEqual(next_message(ws, "frame")[0]["format"], "png")
         ws.close()
 
+    def probe_serial(self):
+        """The serial of a frame rendered for a new stream: the render thread counts every camera submitted to it."""
+        ws = WebSocket(self.server.stream_url())
+        next_message(ws, "scene")
+        ws.send_json({"type": "camera", "camera": self.view_camera(2)})
+        serial = next_message(ws, "frame")[0]["serial"]
+        ws.close()
+        return serial
+
+    def test_a_client_that_reads_nothing_costs_no_renders_and_is_closed(self):
+        """Before: a client sending cameras and reading no frame had every camera rendered for ever (a frame waiting
+        to be written was replaced by the next render) and held its --max-clients place for ever. Now, once its
+        frames back up, the cameras it sends reach the render thread no more: a round of 20 gives the thread
+        nothing (the next stream's serial is the one after the last stream's)."""
+        connect = socket.create_connection
+
+        def small_window(address, timeout=None):  # set before connecting: the window stays small
+            s = socket.socket()
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            s.settimeout(timeout)
+            s.connect(address)
+            return s
+        socket.create_connection = small_window
+        try:
+            ws = WebSocket(self.server.stream_url())
+        finally:
+            socket.create_connection = connect
+        camera = dict(self.view_camera(2))
+        for k in ("fx", "fy", "cx", "cy", "w", "h"):
+            camera[k] *= 4  # 256x256 PNGs: the socket's buffers fill after some
+        sent, submitted, last = 0, [], self.probe_serial()
+        for _ in range(100):  # rounds of 20 cameras at 80 a second, under --max-rate
+            for _ in range(20):
+                sent += 1
+                moved = json.loads(json.dumps(camera))
+                moved["c2w"][0][3] += 1e-4 * sent
+                try:
+                    ws.send_json({"type": "camera", "camera": moved})
+                except OSError as e:
+                    self.fail("closed (%s) while its cameras still reached the render thread: %s" % (e, submitted))
+                time.sleep(0.01)
+            serial = self.probe_serial()
+            submitted.append(serial - last - 1)  # the probe's own camera is one
+            last = serial
+            if submitted[-1] == 0:
+                break
+        self.assertEqual(submitted[-1], 0, "every round of 20 cameras went to the render thread: %s" % submitted)
+        closed = False
+        for _ in range(60):  # closed once a message waited 20 s: the next camera sent is refused (reset)
+            try:
+                ws.send_json({"type": "camera", "camera": camera})
+            except OSError:
+                closed = True
+                break
+            time.sleep(1)
+        ws.sock.close()
+        self.assertTrue(closed, "the server kept a client that read nothing for 60 s")
+        self.probe_serial()  # and goes on serving
+
+    def test_a_stream_has_tcp_keepalive(self):
+        """Before: a stream whose peer was gone (a laptop that slept: no FIN, no reset) held its --max-clients
+        place for ever, as the server writes nothing to a view at rest. Now the system probes it: the server's
+        end of the stream has a keepalive timer (ss -o)."""
+        if not shutil.which("ss"):
+            self.skipTest("no ss (iproute2)")
+        ws = WebSocket(self.server.stream_url())
+        next_message(ws, "scene")
+        port = ws.sock.getsockname()[1]
+        shown = subprocess.run(["ss", "-tnoH", "state", "established", "( sport = :%d and dport = :%d )" %
+                                (self.server.port, port)], capture_output=True, text=True).stdout
+        ws.close()
+        self.assertIn("timer:(keepalive,", shown)
+
     def test_a_flood_is_rate_limited(self):
         ws = WebSocket(self.server.stream_url())
         next_message(ws, "scene")
@@ -705,6 +791,48 @@ class Flood:
 def page_harness(test, url, view, mode=None):
     """serve_common.run_page_harness with this checkout's harness."""
     return run_page_harness(test, ARGS.root, url, view, mode)
+
+
+class PageReconnectTest(unittest.TestCase):
+    """The page when its server restarts: before, a closed stream was final ("reload the page")."""
+
+    def test_the_page_reconnects_to_a_restarted_server_and_keeps_its_camera(self):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        args = ("--state", encoded_state(), "--targets", TESTS, "--token", "reconnect-token-1")
+        server = Server(ARGS.lact, *args, port=port)
+        name = server.ready()["scene"]
+        errors = tempfile.TemporaryFile("w+")  # the harness's stderr (a file: it never blocks the harness)
+        page = subprocess.Popen(page_harness_command(self, ARGS.root, server.url, 2, "reconnect"),
+                                stdout=subprocess.PIPE, stderr=errors, text=True)
+
+        def next_line():
+            line = page.stdout.readline()
+            if not line:
+                page.wait(timeout=60)
+                errors.seek(0)
+                self.fail("the page harness ended (%s): %s" % (page.returncode, errors.read()[-3000:]))
+            return json.loads(line)
+        try:
+            self.assertEqual(next_line(), {"restart": True})
+            self.assertEqual(server.stop(signal.SIGTERM)[0], 0)
+            self.assertEqual(next_line(), {"start": True})  # after the page's second try
+            server = Server(ARGS.lact, *args, port=port)
+            shown = next_line()
+            self.assertEqual(page.wait(timeout=60), 0)
+        finally:
+            if page.poll() is None:
+                page.kill()
+            page.stdout.close()
+            errors.close()
+            self.assertEqual(server.stop(signal.SIGTERM)[0], 0)
+        self.assertRegex(shown["closed"], r"^disconnected: .* \(code 10\d\d\); reconnecting in 1 s$")
+        self.assertEqual(shown["retried"], "disconnected: the connection was lost (code 1006); reconnecting in 2 s")
+        self.assertEqual(shown["before"]["title"], "lact serve: " + name)
+        self.assertEqual((shown["before"]["role"], shown["role_after"]), ("free", "free"))  # orbited, and kept
+        self.assertTrue(shown["same_camera"], shown)
+        self.assertGreaterEqual(shown["streams"], 3)  # the first, a failed try, the one back (more when a start is slow)
 
 
 class LpipsTest(unittest.TestCase):

@@ -18,11 +18,13 @@ URL = re.compile(r"open (http://\S+)")
 
 
 class Server:
-    """`lact serve ARGS` with --port 0; url, host, port and token from what it prints; ready() waits for the encode."""
+    """`lact serve ARGS` on `port` (0: a free one); url, host, port and token from what it prints; ready() waits for
+    the encode."""
 
-    def __init__(self, lact, *args, env=None, preexec_fn=None):
-        self.proc = subprocess.Popen([lact, "serve", "--port", "0"] + [str(a) for a in args], stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True, env=env, preexec_fn=preexec_fn,
+    def __init__(self, lact, *args, env=None, preexec_fn=None, port=0):
+        self.proc = subprocess.Popen([lact, "serve", "--port", str(port)] + [str(a) for a in args],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                                     preexec_fn=preexec_fn,
                                      errors="backslashreplace")  # bytes that are not UTF-8 shown, not fatal
         self.stderr_lines = []
         self.stdout_lines = []
@@ -247,15 +249,19 @@ def psnr(a, b):
     return float("inf") if mse == 0 else 10 * np.log10(255.0 ** 2 / mse)
 
 
-def run_page_harness(test, root, url, view, mode=None):
-    """The page's script under Node (tests/browser/serve_page_harness.js) against `url`: what it showed, or a skip.
-    `mode`: one of the harness's checks (failed, sizes, oversize) instead of its tour."""
+def page_harness_command(test, root, url, view, mode=None):
+    """The command line of the page's script under Node (tests/browser/serve_page_harness.js), or a skip."""
     node = shutil.which("node") or shutil.which("nodejs")
     if not node or subprocess.run([node, "--experimental-websocket", "-e", "if (typeof WebSocket !== 'function')"
                                    " process.exit(1)"], capture_output=True).returncode:
         test.skipTest("no Node.js with WebSocket (node --experimental-websocket, Node 20.10 or later)")
     harness = os.path.join(root, "tests", "browser", "serve_page_harness.js")
-    p = subprocess.run([node, "--experimental-websocket", harness, url, str(view)] + ([mode] if mode else []),
-                       capture_output=True, text=True, timeout=300)
+    return [node, "--experimental-websocket", harness, url, str(view)] + ([mode] if mode else [])
+
+
+def run_page_harness(test, root, url, view, mode=None):
+    """The page's script under Node (tests/browser/serve_page_harness.js) against `url`: what it showed, or a skip.
+    `mode`: one of the harness's checks (failed, sizes, oversize) instead of its tour."""
+    p = subprocess.run(page_harness_command(test, root, url, view, mode), capture_output=True, text=True, timeout=300)
     test.assertEqual(p.returncode, 0, p.stderr[-3000:])
     return json.loads(p.stdout.strip().splitlines()[-1])
