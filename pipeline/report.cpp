@@ -204,10 +204,10 @@ nlohmann::json Report::to_json() const {
   return j;
 }
 
-void Report::write(const std::string& json_path, const std::string& csv_path) const {
-  // Names and paths come from data: bytes that are not UTF-8 are written as \xNN (see system/utf8_text.h).
-  write_file_atomically(json_path, with_utf8_strings(to_json()).dump(1) + "\n");
-  if (!complete) return;  // a CSV of the scenes done so far cannot say so: it would read as the whole evaluation
+namespace {
+
+// report.csv: a row a view, every scene's.
+std::string csv_text(const std::vector<SceneReport>& scenes) {
   std::ostringstream csv;
   const bool lpips = std::any_of(scenes.begin(), scenes.end(), [](const SceneReport& s) { return s.has_lpips(); });
   csv << "scene,view,psnr,ssim,psnr_nearest_input,psnr_white,nearest_input"
@@ -224,7 +224,18 @@ void Report::write(const std::string& json_path, const std::string& csv_path) co
       if (lpips) csv << "," << optional_field(v.lpips) << "," << optional_field(v.lpips_nearest_input);
       csv << "\n";
     }
-  write_file_atomically(csv_path, csv.str());
+  return csv.str();
+}
+
+}  // namespace
+
+void Report::write(const std::string& json_path, const std::string& csv_path) const {
+  // A CSV of the scenes done so far cannot say so (it would read as the whole evaluation): an incomplete report
+  // writes none. A complete one writes it first, so that report.json's "complete": true is the last word: a CSV
+  // write that fails (a full disk) leaves the incomplete record in place, which --resume finishes.
+  if (complete) write_file_atomically(csv_path, csv_text(scenes));
+  // Names and paths come from data: bytes that are not UTF-8 are written as \xNN (see system/utf8_text.h).
+  write_file_atomically(json_path, with_utf8_strings(to_json()).dump(1) + "\n");
 }
 
 void Report::print_table() const {

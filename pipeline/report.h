@@ -59,8 +59,9 @@ struct Report {
   std::optional<SceneReport> partial;
   nlohmann::json to_json() const;
   nlohmann::json resume_json() const;  // the "resume" object of an incomplete report
-  // report.json + report.csv, each written atomically; the paths come from the caller (inside --out). An
-  // incomplete report writes report.json alone ("complete": false): the CSV has no field to say it is partial.
+  // report.csv then report.json, each written atomically (the CSV first: a failed write leaves the record before,
+  // never a complete report.json without its CSV); the paths come from the caller (inside --out). An incomplete
+  // report writes report.json alone ("complete": false): the CSV has no field to say it is partial.
   void write(const std::string& json_path, const std::string& csv_path) const;
   void print_table() const;
 };
