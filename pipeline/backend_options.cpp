@@ -6,6 +6,7 @@
 
 #include "core/camera.h"
 #include "kernels/backend_factory.h"
+#include "pipeline/backend_environment.h"
 #include "system/error.h"
 #include "system/host_memory.h"
 #include "system/thread_limit.h"
@@ -22,6 +23,7 @@ int64_t memory_limit_bytes(double gb) {
 
 std::unique_ptr<Backend> make_backend(const CommonOptions& options) {
   const int64_t cap = memory_limit_bytes(options.memory_limit_gb);
+  check_backend_environment();  // before the backend: the same line on every device, not only where CUDA reads it
   if (options.threads < 0) throw Error("--threads", "must be 0 (every usable CPU) or more");
   std::string note;
   // Unasked, the CPUs other work leaves free now (system/thread_limit.h); asked, that many (at most the CPUs).

@@ -13,6 +13,7 @@
 #include "pipeline/output_ownership.h"
 #include "system/error.h"
 #include "system/file_io.h"
+#include "system/output_files.h"
 #include "system/terminal_text.h"
 
 namespace lact {
@@ -75,20 +76,6 @@ nlohmann::json lact_report_at(const std::string& path) {
       j["format"].get<std::string>().rfind("lact report", 0) != 0)
     return nullptr;
   return j;
-}
-
-// True for "report-rank-R-of-N.json", the name progress_record_name gives a rank's record.
-bool is_rank_record_name(const std::string& name) {
-  const std::string prefix = "report-rank-", suffix = ".json";
-  if (name.size() <= prefix.size() + suffix.size() || name.rfind(prefix, 0) != 0 ||
-      name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
-    return false;
-  const std::string middle = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
-  const size_t of = middle.find("-of-");
-  const auto digits = [](const std::string& text) {
-    return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
-  };
-  return of != std::string::npos && digits(middle.substr(0, of)) && digits(middle.substr(of + 4));
 }
 
 // "report-rank-1-of-3.json" -> "3": the number of ranks of the launch that wrote it (a name read_rank_records

@@ -22,6 +22,7 @@ Run::Run(const CommonOptions& common, const OutputOptions& out, const RunDigest&
   // bad flag or output ends the run before any device is opened.
   const Distribution ranks = start_agreed_ranks(common, command_line);
   lact::on_every_rank(ranks, [&] {
+    if (!common.scratch_dir.empty()) check_scratch_folder(common.scratch_dir);
     if (before_work) before_work(out_);
   });
   backend_ = start_run_backend(common);
@@ -30,6 +31,7 @@ Run::Run(const CommonOptions& common, const OutputOptions& out, const RunDigest&
 
 Run::Run(const CommonOptions& common, const OutputOptions& out)
     : common_(common), out_(out), warnings_(parse_warning_mode(out.warnings)) {
+  if (!common.scratch_dir.empty()) check_scratch_folder(common.scratch_dir);
   backend_ = start_run_backend(common);
 }
 

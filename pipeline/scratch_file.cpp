@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <linux/magic.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -21,17 +22,23 @@ namespace {
 
 Error scratch_error(const std::string& dir, const std::string& what) { return Error("--scratch " + dir, what); }
 
-// A file with no name in `dir`: O_TMPFILE, else a unique name unlinked at once (file systems without O_TMPFILE).
-int open_unnamed(const std::string& dir) {
+// A file with no name in `dir`: O_TMPFILE, else a unique name unlinked at once (file systems without O_TMPFILE);
+// -1 with errno set when neither can be made.
+int try_open_unnamed(const std::string& dir) {
   int fd = open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
   if (fd >= 0) return fd;
-  if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL) throw scratch_error(dir, std::strerror(errno));
+  if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL) return -1;
   std::string pattern = dir + "/lact-scratch-XXXXXX";
   std::vector<char> name(pattern.begin(), pattern.end());
   name.push_back('\0');
   fd = mkostemp(name.data(), O_CLOEXEC);
+  if (fd >= 0) unlink(name.data());
+  return fd;
+}
+
+int open_unnamed(const std::string& dir) {
+  const int fd = try_open_unnamed(dir);
   if (fd < 0) throw scratch_error(dir, std::strerror(errno));
-  unlink(name.data());
   return fd;
 }
 
@@ -92,6 +99,19 @@ void check_scratch_space(const std::string& dir, int64_t bytes) {
   const int64_t free = free_disk_bytes(dir);
   if (free < 0) throw scratch_error(dir, what + ", but it cannot be read (" + std::strerror(errno) + ")");
   if (free < bytes) throw scratch_error(dir, what + ", but only " + memory_size_text(free) + " is free there");
+}
+
+void check_scratch_folder(const std::string& dir) {
+  struct stat info {};
+  if (::stat(dir.c_str(), &info) != 0)
+    throw scratch_error(dir, std::string("cannot be used (") + std::strerror(errno) + "): name an existing folder");
+  if (!S_ISDIR(info.st_mode)) throw scratch_error(dir, "is not a folder");
+  // The file an encode would spill to, made and dropped at once (it has no name): the same open as ScratchFile's,
+  // so permissions, a read-only file system or one without room for an inode all show here, before any work.
+  const int fd = try_open_unnamed(dir);
+  if (fd < 0)
+    throw scratch_error(dir, std::string("no scratch file can be made in this folder (") + std::strerror(errno) + ")");
+  close(fd);
 }
 
 std::string default_scratch_dir() {

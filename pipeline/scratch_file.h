@@ -31,6 +31,9 @@ class ScratchFile final : public ResidualStore {
 
 // Error naming --scratch DIR unless `dir` can take `bytes` of residual stream: on disk (not tmpfs) with the room.
 void check_scratch_space(const std::string& dir, int64_t bytes);
+// Before any work, for a --scratch the user named: Error naming --scratch DIR unless it is a folder in which a
+// scratch file can be made (whether the encode will spill is known only later, after the memory check).
+void check_scratch_folder(const std::string& dir);
 // --scratch's default: $TMPDIR where set, else /tmp.
 std::string default_scratch_dir();
 // Bytes this user may still write on the file system holding `dir` (statvfs), -1 when it cannot be read.

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
@@ -74,7 +75,7 @@ void check_no_link_at(int folder, const std::string& name, const std::string& sh
 bool is_lacts_own_name(const std::string& name) {
   std::string lower;
   for (const char c : name) lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-  return lower == "report.json" || lower == "report.csv";
+  return lower == "report.json" || lower == "report.csv" || is_rank_record_name(lower);
 }
 
 // True when `text` is what lact's report writer puts in `name`: the JSON's `format` field, or the CSV's header.
@@ -104,6 +105,19 @@ void check_report_is_lacts(const std::string& root, const char* name, bool force
 }
 
 }  // namespace
+
+bool is_rank_record_name(const std::string& name) {
+  const std::string prefix = "report-rank-", suffix = ".json";
+  if (name.size() <= prefix.size() + suffix.size() || name.rfind(prefix, 0) != 0 ||
+      name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+    return false;
+  const std::string middle = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+  const size_t of = middle.find("-of-");
+  const auto digits = [](const std::string& text) {
+    return !text.empty() && std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  return of != std::string::npos && digits(middle.substr(0, of)) && digits(middle.substr(of + 4));
+}
 
 void check_no_link_inside_out(const std::string& path) {
   struct stat info {};

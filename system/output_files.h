@@ -37,6 +37,10 @@ void make_parent_folder(const std::string& path);
 // refused when empty or one of `inputs`, errors naming `flag`.
 std::string resolve_named_output(const std::string& path, const std::string& flag, const InputFiles& inputs);
 
+// True for "report-rank-R-of-N.json" (R and N decimal), the name of a rank's progress record in --out
+// (pipeline/resume.h progress_record_name): lact's own, as report.json is, so no scene folder takes it.
+bool is_rank_record_name(const std::string& name);
+
 // Error(path, "is a link inside the output folder ...") when `path` (inside --out) is a link.
 void check_no_link_inside_out(const std::string& path);
 
@@ -63,7 +67,7 @@ class OutputFolder {
   void claim(bool force);
   // A new folder for a scene called `name`: safe, distinct from every other scene's of this run (two scenes of
   // one name get "name" and "name-2") and from lact's own files in the folder ("report.json" gets
-  // "scene-report.json").
+  // "scene-report.json", as a rank's record "report-rank-0-of-2.json" gets "scene-report-rank-0-of-2.json").
   std::string scene_folder(const std::string& name);
   // The folders scene_folder() would give scenes called `names`, in order, from now on (none is taken).
   std::vector<std::string> next_scene_folders(const std::vector<std::string>& names) const;

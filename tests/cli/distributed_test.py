@@ -206,6 +206,31 @@ class Distributed(unittest.TestCase):
         self.assertEqual(report_one["scenes"][0]["name"], "scene_\\xff\\x9b")
         self.assert_reports_equal(report_one, report_two, "not-UTF-8 folder over 2 ranks", images_one, images_two)
 
+    def test_3c_a_scene_named_like_a_rank_record(self):
+        """A scene named "report-rank-0-of-2.json" took that folder in --out, where rank 0 of 2 keeps its progress
+        record: the run across 2 ranks aborted with nothing kept. Now its folder is another name and the ranks'
+        report equals the single-process one."""
+        with open(os.path.join(self.fx, "scene", "opencv_cameras.json")) as f:
+            frames = json.load(f)
+        for fr in frames:
+            fr["file_path"] = os.path.join(self.fx, "scene", fr["file_path"])
+        cameras = []
+        for name in ("report-rank-0-of-2.json", "other"):
+            cameras.append(os.path.join(self.tmp, "rank_named", name + "_scene", "opencv_cameras.json"))
+            os.makedirs(os.path.dirname(cameras[-1]))
+            with open(cameras[-1], "w") as f:
+                json.dump({"scene_name": name, "frames": frames}, f)
+        index = os.path.join(self.tmp, "rank_named", "index.json")
+        with open(index, "w") as f:
+            json.dump(cameras, f)
+        args = ["--model", os.path.join(self.fx, "model.safetensors"), "--data", index, "--inputs", "0,1,2",
+                "--targets", "3"]
+        report_one, images_one = self.render("rank_named", args, 1)
+        report_two, images_two = self.render("rank_named", args, 2)
+        self.assertEqual([s["name"] for s in report_two["scenes"]], ["report-rank-0-of-2.json", "other"])
+        self.assertNotEqual(report_two["scenes"][0]["folder"], "report-rank-0-of-2.json")
+        self.assert_reports_equal(report_one, report_two, "scene named like a rank record", images_one, images_two)
+
     def failing_rank(self, good, bad):
         """Rank 1 runs `bad`, the others `good` (a node without a file, a node with less memory)."""
         script = 'if [ "$OMPI_COMM_WORLD_RANK" = 1 ]; then exec "$@" %s; else exec "$@" %s; fi' % (bad, good)

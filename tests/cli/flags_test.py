@@ -19,8 +19,9 @@ from cli_common import FixtureCase, one_error_line, parse_cli_args, ran_ok, read
 ARGS = None
 
 
-def run(*argv, timeout=300):
-    p = subprocess.run([ARGS.lact] + [str(a) for a in argv], capture_output=True, text=True, timeout=timeout)
+def run(*argv, timeout=300, env=None):
+    p = subprocess.run([ARGS.lact] + [str(a) for a in argv], capture_output=True, text=True, timeout=timeout,
+                       env=env)
     return p.returncode, p.stdout, p.stderr
 
 
@@ -121,6 +122,53 @@ class Consistency(FixtureCase):
             self.assertEqual(len(json.load(f)["rows"]), 1)
         with open(csv) as f:
             self.assertEqual(len(f.read().strip().splitlines()), 2)
+
+    def test_backend_switches_are_checked_on_every_device(self):
+        """LACT_ATTENTION, LACT_SPLIT_K and LACT_BF16_ACTIVATIONS act on the CUDA backend only, but a value it would
+        refuse is refused on the CPU too, in the CUDA backend's words, before any work (no output file); the values
+        it takes run."""
+        state = self.file("switches.safetensors")
+        encode = ["encode", "--model", self.model, *self.scene, "-o", state]
+        refusals = {
+            "LACT_ATTENTION": ("cudnnn", "is not cudnn or own (unset: cudnn where it loads)"),
+            "LACT_SPLIT_K": ("yes", "is not 0 or 1 (unset: 1, split-K where chosen)"),
+            "LACT_BF16_ACTIVATIONS": ("2\x1b[31m", "is not 0 or 1 (unset: 1, bf16 activations at --precision bf16)"),
+        }
+        for name, (value, why) in refusals.items():
+            with self.subTest(name=name):
+                line = one_error_line(self, run(*encode, env=dict(os.environ, **{name: value})))
+                shown = value.replace("\x1b", "\\x1b")  # a terminal's control byte, printed visibly
+                self.assertEqual(line, "lact: %s: '%s' %s" % (name, shown, why))
+                self.assertFalse(os.path.exists(state))
+        for values in (("own", "0", "0"), ("wmma", "1", "1"), ("", "", "")):
+            env = dict(os.environ, LACT_ATTENTION=values[0], LACT_SPLIT_K=values[1], LACT_BF16_ACTIVATIONS=values[2])
+            ran_ok(run(*encode, "--force", env=env))
+            self.assertTrue(os.path.isfile(state))
+
+    def test_scratch_folder_is_checked_before_any_work(self):
+        """--scratch names where an encode that does not fit spills; a folder that is missing, not a folder, or not
+        writable was found only when an encode spilled. Now one line naming --scratch and the folder, before any
+        work (no output file), though this small encode would not spill."""
+        state = self.file("scratch.safetensors")
+        encode = ["encode", "--model", self.model, *self.scene, "-o", state]
+        a_file = self.file("a_file")
+        with open(a_file, "w") as f:
+            f.write("not a folder\n")
+        cases = [(self.file("missing"), "No such file or directory"), (a_file, "is not a folder")]
+        if os.geteuid() != 0:  # root writes in any folder its mode forbids
+            locked = self.file("locked")
+            os.mkdir(locked, 0o555)
+            cases.append((locked, "Permission denied"))
+        for folder, why in cases:
+            with self.subTest(folder=folder):
+                line = one_error_line(self, run(*encode, "--scratch", folder))
+                self.assertTrue(line.startswith("lact: --scratch %s: " % folder), line)
+                self.assertIn(why, line)
+                self.assertFalse(os.path.exists(state))
+        usable = self.file("scratch")
+        os.mkdir(usable)
+        ran_ok(run(*encode, "--scratch", usable))
+        self.assertEqual(os.listdir(usable), [])  # the probe's file had no name: nothing is left
 
     def test_files_given_as_the_wrong_thing(self):
         state = self.file("state.safetensors")

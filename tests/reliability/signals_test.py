@@ -16,6 +16,7 @@ Usage: PYTHONPATH=tests/common:. python3 tests/reliability/signals_test.py --lac
 """
 import json
 import os
+import re
 import shutil
 import signal
 import struct
@@ -466,6 +467,35 @@ class Reliability(FixtureCase):
         folder = report["scenes"][0]["folder"]
         self.assertNotIn(folder, ("report.json", "report.csv"))
         self.assertTrue(os.path.isfile(os.path.join(out, folder, "3.png")), os.listdir(out))
+
+    def test_scene_named_like_a_rank_record(self):
+        """Scenes named like a rank's progress record ("report-rank-R-of-N.json", any case) get folders that do not
+        collide with the records a run across ranks keeps in --out beside report.json."""
+        root = self.fresh("rank_record_named")
+        with open(os.path.join(self.scene, "opencv_cameras.json")) as f:
+            frames = json.load(f)
+        for fr in frames:
+            fr["file_path"] = os.path.join(self.scene, fr["file_path"])
+        names = ["report-rank-0-of-2.json", "Report-Rank-1-of-2.JSON"]
+        cameras = []
+        for i, name in enumerate(names):
+            cameras.append(os.path.join(root, "s%d" % i, "opencv_cameras.json"))
+            os.makedirs(os.path.dirname(cameras[-1]))
+            with open(cameras[-1], "w") as f:
+                json.dump({"scene_name": name, "frames": frames}, f)
+        index = os.path.join(root, "index.json")
+        with open(index, "w") as f:
+            json.dump(cameras, f)
+        out = os.path.join(root, "out")
+        self.ok(run("render", "--model", self.model, "--data", index, "--inputs", "0,1,2", "--targets", "3",
+                    "--out", out))
+        with open(os.path.join(out, "report.json")) as f:
+            report = json.load(f)
+        self.assertEqual([s["name"] for s in report["scenes"]], names)
+        for scene in report["scenes"]:
+            folder = scene["folder"]
+            self.assertIsNone(re.fullmatch(r"report-rank-\d+-of-\d+\.json", folder, re.I), folder)
+            self.assertTrue(os.path.isfile(os.path.join(out, folder, "3.png")), os.listdir(out))
 
     # Item 9 -----------------------------------------------------------------------------------------------------
     def test_links(self):
