@@ -10,12 +10,14 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 
 #include "serve/frame_encoding.h"
 #include "serve/http_head.h"
 #include "serve/page.h"
 #include "serve/path_routes.h"
+#include "serve/write_while_moving.h"
 #include "system/error.h"
 #include "system/file_io.h"
 
@@ -23,10 +25,25 @@ namespace lact::serve {
 
 namespace {
 
-constexpr auto kIdleTimeout = std::chrono::seconds(30);      // between requests, once the token was shown
+constexpr auto kIdleTimeout = std::chrono::seconds(30);      // between requests, once the token was shown,
+                                                             // and while a response's bytes do not move
 constexpr auto kUnprovenTimeout = std::chrono::seconds(10);  // a whole header, before (a slowloris ends here)
 constexpr auto kBodyTimeout = std::chrono::seconds(10);      // a body of at most 64 KiB
 constexpr unsigned kHeaderLimit = 8192;
+
+// kIdleTimeout, or LACT_SERVE_IDLE_TIMEOUT_MS (a positive number of milliseconds) for tests only, so that a test of
+// the timeout takes seconds (docs/guide/serve.md); any other value is ignored.
+std::chrono::steady_clock::duration idle_timeout() {
+  static const std::chrono::steady_clock::duration timeout = [] {
+    const char* text = std::getenv("LACT_SERVE_IDLE_TIMEOUT_MS");
+    char* end = nullptr;
+    const long ms = text ? std::strtol(text, &end, 10) : 0;
+    if (!text || *text == '\0' || *end != '\0' || ms <= 0 || ms > 3600000)
+      return std::chrono::steady_clock::duration(kIdleTimeout);
+    return std::chrono::steady_clock::duration(std::chrono::milliseconds(ms));
+  }();
+  return timeout;
+}
 
 }  // namespace
 
@@ -60,7 +77,10 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     // judged the header (a camera path's 1 MiB got the 64 KiB 413). The rules refuse a body over its route's
     // limit unread; the body read then gets that limit. (Not boost::none: Beast 1.74 takes any length as over it.)
     parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
-    stream_.expires_after(proven_ ? kIdleTimeout : kUnprovenTimeout);
+    if (proven_)
+      stream_.expires_after(idle_timeout());
+    else
+      stream_.expires_after(kUnprovenTimeout);
     http::async_read_header(stream_, buffer_, *parser_,
                             beast::bind_front_handler(&HttpSession::header_read, shared_from_this()));
   }
@@ -116,11 +136,13 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
                       stream_source() + "; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
     response->keep_alive(keep_alive && keep_alive_);
     response->prepare_payload();
-    stream_.expires_after(kIdleTimeout);  // a client that reads nothing is closed
-    http::async_write(stream_, *response, [self = shared_from_this(), response](beast::error_code error, size_t) {
-      if (error || !response->keep_alive()) return self->close();
-      self->read_header();
-    });
+    // A client that reads nothing for the idle timeout is closed; one whose bytes keep moving never is.
+    const bool keep = response->keep_alive();
+    write_while_moving(stream_, std::move(response), idle_timeout(),
+                       [self = shared_from_this(), keep](beast::error_code error) {
+                         if (error || !keep) return self->close();
+                         self->read_header();
+                       });
   }
 
   // The stream's ws:// address for the page's connect-src (browsers before CSP 3 do not count it as 'self'),

@@ -1200,6 +1200,97 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+class SlowDownloadTest(unittest.TestCase):
+    """A download is cut only when its bytes stop moving. Before: the idle timeout bounded the whole response's
+    write (one deadline for Beast's http::async_write), so a client on a slow link lost a large MP4 once it passed,
+    though the bytes kept moving. The server here has an idle timeout of 3 s (LACT_SERVE_IDLE_TIMEOUT_MS, for tests
+    only) and a video (the stand-in encoder's) replaced by 12 MiB of random bytes, more than the socket buffers
+    hold (at most 4 MiB on Linux by default): one client reads it at 1.5 MiB/s (about 8 s, its write over 5 s),
+    another reads 1 MiB, then nothing."""
+
+    TIMEOUT_S = 3
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="lact_serve_slow_")
+        self.addCleanup(shutil.rmtree, self.tmp, ignore_errors=True)
+        env = dict(os.environ, PATH=stand_in_encoder_path(os.path.join(self.tmp, "stand_in_bin")),
+                   LACT_SERVE_IDLE_TIMEOUT_MS=str(self.TIMEOUT_S * 1000))
+        self.out = os.path.join(self.tmp, "videos")
+        self.server = Server(ARGS.lact, "--state", encoded_state(), "--targets", TESTS, "--out", self.out, env=env)
+        self.addCleanup(self.stopped_cleanly)
+        self.scene = self.server.ready()
+
+    def stopped_cleanly(self):
+        rc, _, se = self.server.stop(signal.SIGTERM)
+        for bad in CRASH_MARKERS:
+            self.assertNotIn(bad, se, se[-3000:])
+        self.assertEqual(rc, 0, se[-3000:])
+
+    def finished_video(self):
+        """A finished video job's download target (with the token), its file replaced by random bytes: the bytes."""
+        ws = WebSocket(self.server.stream_url())
+        try:
+            client = next_message(ws, "scene")["client"]
+            cameras = camera_path([self.scene["views"][2]["camera"]] * 2)
+            status, _, answer = self.server.request("POST", "/api/video?client=%d" % client,
+                                                    body=json.dumps(cameras).encode())
+            self.assertEqual(status, 202, answer)
+            job = json.loads(answer)
+            while job["state"] not in ("done", "failed", "cancelled"):
+                job = next_message(ws, "video", timeout=120)
+        finally:
+            ws.close()
+        self.assertEqual(job["state"], "done", job)
+        content = os.urandom(12 << 20)
+        write_bytes(os.path.join(self.out, job["file"]), content)
+        return job["download"] + "&token=" + self.server.token, content
+
+    def download(self, target, rate, stall_after, result):
+        """GET `target` on a socket with a small receive buffer, read at `rate` bytes/s; after `stall_after` bytes
+        nothing is read for three timeouts, then the rest as fast as it comes. result: (Content-Length, body)."""
+        with socket.socket() as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            s.settimeout(60)
+            s.connect((self.server.host, self.server.port))
+            s.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" % target).encode())
+            received, length, start, stalled = bytearray(), None, time.time(), False
+            while length is None or len(received) < length:
+                try:
+                    chunk = s.recv(65536)
+                except (ConnectionResetError, TimeoutError):
+                    break
+                if not chunk:
+                    break
+                received += chunk
+                if length is None and b"\r\n\r\n" in received:
+                    head, _, body = bytes(received).partition(b"\r\n\r\n")
+                    length, received = int(re.search(rb"(?i)content-length: *(\d+)", head).group(1)), bytearray(body)
+                if not stalled and len(received) >= stall_after:
+                    stalled, rate = True, None
+                    time.sleep(3 * self.TIMEOUT_S)
+                if rate:
+                    time.sleep(max(0.0, len(received) / rate - (time.time() - start)))
+        result.extend([length, bytes(received)])
+
+    def test_a_download_whose_bytes_keep_moving_is_never_cut_and_a_stalled_one_is(self):
+        target, content = self.finished_video()
+        steady, stalled = [], []
+        readers = [threading.Thread(target=self.download, args=(target, 1.5 * (1 << 20), len(content) * 2, steady)),
+                   threading.Thread(target=self.download, args=(target, None, 1 << 20, stalled))]
+        for reader in readers:
+            reader.start()
+        for reader in readers:
+            reader.join(120)
+        self.assertEqual(steady[0], len(content))
+        self.assertEqual(len(steady[1]), len(content), "the steady download was cut")
+        self.assertEqual(steady[1], content)
+        # The stalled one: what the buffers held when it was closed, a prefix of the file, then the end.
+        self.assertEqual(stalled[0], len(content))
+        self.assertLess(len(stalled[1]), len(content), "a client that read nothing was never closed")
+        self.assertEqual(stalled[1], content[:len(stalled[1])])
+        self.assertTrue(self.server.alive())
+
+
 class HostileClientsTest(unittest.TestCase):
     """Issue 48: clients without the token cannot stop the server or keep the one with it out; servers of their
     own (on the state encoded once), each stopped cleanly at the end."""
