@@ -101,6 +101,7 @@ void add_bench_command(CLI::App& app) {
       throw Error("--max-memory-gb",
                   "is --memory-limit now (GB, as for render and encode): sizes estimated over it "
                   "are skipped");
+    bench::check_output_files(*o);  // before the ranks: a refusal is one line, with no MPI launch to unwind
     // Across ranks, the first exchange: every rank runs this bench (pipeline/run_agreement.h).
     if (o->common.distributed != "none") start_agreed_ranks(o->common, command_line_digest(*command));
     bench::run_bench(*o);

@@ -229,6 +229,8 @@ void print_columns() {
       "ratios measured in this run.\n");
 }
 
+}  // namespace
+
 // --json, --csv and --plot, before any work. The other modes print tables only: a file asked of them is refused
 // (it was silently never written). Two flags naming one file are refused too: the second write found the first's
 // file after the whole run ("appeared while this run worked"), or with --force replaced it.
@@ -249,8 +251,6 @@ void check_output_files(const BenchOptions& o) {
     if (!fresh) throw Error(flag, "'" + path + "' is also the " + it->second + " file: give each its own name");
   }
 }
-
-}  // namespace
 
 void run_bench(const BenchOptions& o) {
   check_output_files(o);

@@ -9,6 +9,9 @@ namespace lact::bench {
 
 // The whole bench as the options ask: --gemm-libraries, --distributed / --scaling, or the timing grid.
 void run_bench(const BenchOptions& o);
+// --json, --csv and --plot checked before any work (run_bench does it too): the CLI calls it before the ranks of
+// --distributed start, so a refusal ends the launch before MPI does anything.
+void check_output_files(const BenchOptions& o);
 
 // `lact bench --distributed mpi` (encode across ranks against one rank, bytes per layer) and `--scaling`
 // (the model of scaling to many GPUs), bench/bench_distributed.cpp.
