@@ -20,6 +20,7 @@
 #include "serve/write_while_moving.h"
 #include "system/error.h"
 #include "system/file_io.h"
+#include "system/terminal_text.h"
 
 namespace lact::serve {
 
@@ -31,21 +32,28 @@ constexpr auto kUnprovenTimeout = std::chrono::seconds(10);  // a whole header, 
 constexpr auto kBodyTimeout = std::chrono::seconds(10);      // a body of at most 64 KiB
 constexpr unsigned kHeaderLimit = 8192;
 
-// kIdleTimeout, or LACT_SERVE_IDLE_TIMEOUT_MS (a positive number of milliseconds) for tests only, so that a test of
-// the timeout takes seconds (docs/guide/serve.md); any other value is ignored.
+// kIdleTimeout, or LACT_SERVE_IDLE_TIMEOUT_MS (a number of milliseconds from 1 to 3600000) for tests only, so that
+// a test of the timeout takes seconds (docs/guide/serve.md). Read once; check_serve_environment reads it first, at
+// start-up, so any other value is refused there, before a session asks.
 std::chrono::steady_clock::duration idle_timeout() {
   static const std::chrono::steady_clock::duration timeout = [] {
     const char* text = std::getenv("LACT_SERVE_IDLE_TIMEOUT_MS");
+    if (!text || *text == '\0') return std::chrono::steady_clock::duration(kIdleTimeout);
     char* end = nullptr;
-    const long ms = text ? std::strtol(text, &end, 10) : 0;
-    if (!text || *text == '\0' || *end != '\0' || ms <= 0 || ms > 3600000)
-      return std::chrono::steady_clock::duration(kIdleTimeout);
+    errno = 0;
+    const long ms = std::strtol(text, &end, 10);
+    if (*end != '\0' || errno != 0 || ms <= 0 || ms > 3600000)
+      throw Error("LACT_SERVE_IDLE_TIMEOUT_MS", "'" + terminal_text(std::string(text).substr(0, 40)) +
+                                                    "' is not a number of milliseconds from 1 to 3600000 (for "
+                                                    "tests; unset: 30 s)");
     return std::chrono::steady_clock::duration(std::chrono::milliseconds(ms));
   }();
   return timeout;
 }
 
 }  // namespace
+
+void check_serve_environment() { idle_timeout(); }
 
 // Not polymorphic: ServerContext::drop_oldest_unproven calls drop() on the list's pointer without a virtual call
 // (serve/network.h says why).

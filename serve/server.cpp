@@ -138,6 +138,7 @@ void check_serve_options(const ServeOptions& o) {
 
 void run_server(const ServeOptions& given) {
   check_serve_options(given);
+  check_serve_environment();
   std::vector<std::unique_ptr<session::SceneSource>> scenes = open_served_scenes(given);
   const ServeOptions o = with_max_side(given, scenes);
   for (const auto& scene : scenes) check_max_side(o, *scene);

@@ -1200,6 +1200,21 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+class IdleTimeoutSettingTest(unittest.TestCase):
+    def test_a_bad_idle_timeout_setting_is_refused_at_start(self):
+        """LACT_SERVE_IDLE_TIMEOUT_MS (tests only) with a value it does not take was ignored (the 30 s kept,
+        unsaid): one line naming it, before the server listens."""
+        for value in ("abc", "0", "-5", "3600001", "12ms"):
+            env = dict(os.environ, LACT_SERVE_IDLE_TIMEOUT_MS=value)
+            p = subprocess.run([ARGS.lact, "serve", "--state", encoded_state(), "--port", "0"], capture_output=True,
+                               text=True, timeout=120, env=env)
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+            self.assertIn("LACT_SERVE_IDLE_TIMEOUT_MS", p.stderr)
+            self.assertIn("'%s'" % value, p.stderr)
+            self.assertNotIn("open http", p.stdout)
+
+
 class SlowDownloadTest(unittest.TestCase):
     """A download is cut only when its bytes stop moving. Before: the idle timeout bounded the whole response's
     write (one deadline for Beast's http::async_write), so a client on a slow link lost a large MP4 once it passed,
