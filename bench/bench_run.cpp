@@ -253,7 +253,6 @@ void check_output_files(const BenchOptions& o) {
 }
 
 void run_bench(const BenchOptions& o) {
-  check_output_files(o);
   if (o.gemm_libraries) return run_gemm_library_bench(o);
   if (o.lpips) return run_lpips_bench(o);
   if (o.common.distributed != "none" || o.scaling) return run_distributed_bench(o);

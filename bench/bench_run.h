@@ -7,9 +7,10 @@
 
 namespace lact::bench {
 
-// The whole bench as the options ask: --gemm-libraries, --distributed / --scaling, or the timing grid.
+// The whole bench as the options ask: --gemm-libraries, --distributed / --scaling, or the timing grid (its
+// output files checked before, check_output_files).
 void run_bench(const BenchOptions& o);
-// --json, --csv and --plot checked before any work (run_bench does it too): the CLI calls it before the ranks of
+// --json, --csv and --plot checked before any work: the CLI calls it before run_bench and before the ranks of
 // --distributed start, so a refusal ends the launch before MPI does anything.
 void check_output_files(const BenchOptions& o);
 
