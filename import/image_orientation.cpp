@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,42 +29,49 @@ struct TiffReader {
   }
 };
 
-// The orientation tag (0x0112) of IFD0 in a TIFF block ("II*\0" or "MM\0*"), or 1.
-int tiff_orientation(std::string_view tiff) {
-  if (tiff.size() < 8 || !(tiff.substr(0, 2) == "II" || tiff.substr(0, 2) == "MM")) return 1;
-  TiffReader r{tiff, tiff[0] == 'I'};
+// A reader of a TIFF block ("II*\0" or "MM\0*") in its byte order; nullopt for anything else.
+std::optional<TiffReader> tiff_reader(std::string_view tiff) {
+  if (tiff.size() < 8 || !(tiff.substr(0, 2) == "II" || tiff.substr(0, 2) == "MM")) return std::nullopt;
+  return TiffReader{tiff, tiff[0] == 'I'};
+}
+
+// Where IFD0's entry of tag `wanted` and type `wanted_type` starts; nullopt when there is none or the block ends
+// before it.
+std::optional<size_t> ifd0_entry(const TiffReader& r, uint32_t wanted, uint32_t wanted_type) {
   uint32_t ifd = 0, count = 0;
-  if (!r.u32(4, ifd) || !r.u16(ifd, count)) return 1;
+  if (!r.u32(4, ifd) || !r.u16(ifd, count)) return std::nullopt;
   for (uint32_t i = 0; i < count; ++i) {
     const size_t entry = ifd + 2 + size_t{12} * i;
-    uint32_t tag = 0, type = 0, value = 0;
-    if (!r.u16(entry, tag) || !r.u16(entry + 2, type) || !r.u16(entry + 8, value)) return 1;
-    if (tag == 0x0112 && type == 3) return value >= 1 && value <= 8 ? static_cast<int>(value) : 1;
+    uint32_t tag = 0, type = 0;
+    if (!r.u16(entry, tag) || !r.u16(entry + 2, type)) return std::nullopt;
+    if (tag == wanted && type == wanted_type) return entry;
   }
-  return 1;
+  return std::nullopt;
+}
+
+// The orientation tag (0x0112, SHORT) of IFD0 in a TIFF block, or 1.
+int tiff_orientation(std::string_view tiff) {
+  const std::optional<TiffReader> r = tiff_reader(tiff);
+  const std::optional<size_t> entry = r ? ifd0_entry(*r, 0x0112, 3) : std::nullopt;
+  uint32_t value = 0;
+  if (!entry || !r->u16(*entry + 8, value)) return 1;
+  return value >= 1 && value <= 8 ? static_cast<int>(value) : 1;
 }
 
 // An ASCII tag (type 2) of IFD0 of a TIFF block, printable characters only, at most 64; "" when absent.
 std::string tiff_ascii(std::string_view tiff, uint32_t wanted) {
-  if (tiff.size() < 8 || !(tiff.substr(0, 2) == "II" || tiff.substr(0, 2) == "MM")) return "";
-  TiffReader r{tiff, tiff[0] == 'I'};
-  uint32_t ifd = 0, count = 0;
-  if (!r.u32(4, ifd) || !r.u16(ifd, count)) return "";
-  for (uint32_t i = 0; i < count; ++i) {
-    const size_t entry = ifd + 2 + size_t{12} * i;
-    uint32_t tag = 0, type = 0, length = 0, offset = 0;
-    if (!r.u16(entry, tag) || !r.u16(entry + 2, type) || !r.u32(entry + 4, length)) return "";
-    if (tag != wanted || type != 2) continue;
-    if (length > 4 && !r.u32(entry + 8, offset)) return "";
-    const size_t at = length > 4 ? offset : entry + 8;
-    if (at >= tiff.size() || length > tiff.size() - at) return "";
-    std::string text;
-    for (char c : tiff.substr(at, std::min<uint32_t>(length, 64)))
-      if (c >= 0x20 && c < 0x7f) text += c;
-    while (!text.empty() && text.back() == ' ') text.pop_back();
-    return text;
-  }
-  return "";
+  const std::optional<TiffReader> r = tiff_reader(tiff);
+  const std::optional<size_t> entry = r ? ifd0_entry(*r, wanted, 2) : std::nullopt;
+  uint32_t length = 0, offset = 0;
+  if (!entry || !r->u32(*entry + 4, length)) return "";
+  if (length > 4 && !r->u32(*entry + 8, offset)) return "";
+  const size_t at = length > 4 ? offset : *entry + 8;
+  if (at >= tiff.size() || length > tiff.size() - at) return "";
+  std::string text;
+  for (char c : tiff.substr(at, std::min<uint32_t>(length, 64)))
+    if (c >= 0x20 && c < 0x7f) text += c;
+  while (!text.empty() && text.back() == ' ') text.pop_back();
+  return text;
 }
 
 // The TIFF block of a JPEG's APP1 "Exif\0\0" segment, or "".
