@@ -39,23 +39,19 @@ void Run::check_time(const WorkSize& work, const std::string& what) {
   if (!print_every && work_flops(model().config(), work) / (kSlowestGflops * 1e9) <= threshold) return;
   const TimeEstimate estimate = estimate_time(model().backend(), model().config(), work, rate_cache_);
   const double seconds = estimate.seconds;
-  char basis[160];
-  std::snprintf(basis, sizeof basis,
-                estimate.gflops < 10 ? "%.0f GFLOP at about %.2g GFLOP/s measured here"
-                                     : "%.0f GFLOP at about %.0f GFLOP/s measured here",
-                estimate.flops / 1e9, estimate.gflops);
+  const std::string basis = estimate_basis(estimate);
   if (print_every && leads())
-    std::fprintf(stderr,
-                 "lact: note: time estimate: %s%s: %.3f s (%s; attention %.3f s; %d shapes timed now, rates in %s)\n",
-                 terminal_text(what).c_str(), work_text(work).c_str(), seconds, basis, estimate.attention_seconds,
-                 estimate.measured, rate_cache_.path().empty() ? "no file" : terminal_text(rate_cache_.path()).c_str());
+    std::fprintf(
+        stderr, "lact: note: time estimate: %s%s: %.3f s (%s; attention %.3f s; %d shapes timed now, rates in %s)\n",
+        terminal_text(what).c_str(), work_text(work).c_str(), seconds, basis.c_str(), estimate.attention_seconds,
+        estimate.measured, rate_cache_.path().empty() ? "no file" : terminal_text(rate_cache_.path()).c_str());
   if (limit > 0 && seconds > limit)
     throw Error("--max-seconds", what + work_text(work) + " is estimated at " + duration_text(seconds) + " (" + basis +
                                      "), over " + duration_text(limit) +
                                      ": use a smaller --size or fewer views, or raise it");
   if (seconds > kAnnounceSeconds && leads() && !out_.options.quiet)
     std::fprintf(stderr, "lact: %s%s is estimated at %s (%s; --max-seconds refuses longer)\n",
-                 terminal_text(what).c_str(), work_text(work).c_str(), duration_text(seconds).c_str(), basis);
+                 terminal_text(what).c_str(), work_text(work).c_str(), duration_text(seconds).c_str(), basis.c_str());
   constexpr double kAskSeconds = 3600;
   if (limit <= 0 && seconds > kAskSeconds && ranks() == 1)  // across ranks no one rank may ask for all
     confirm_long_run(terminal_text(what) + work_text(work), duration_text(seconds));

@@ -1,5 +1,7 @@
 #include "pipeline/time_estimate.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -138,14 +140,17 @@ struct PassTimer {
   std::map<std::string, double> timed;
   double product_seconds = 0, attention_seconds = 0;
   double listed_all = 0, listed_all_seconds = 0;  // every listed product so far: their mean rate
+  double unlisted = 0;                            // FLOPs of the products no kind lists
 
   double gflops(const GemmShape& s, int64_t tokens, int64_t per_view) {
     const GemmShape cut = timed_shape(s, tokens, per_view);
     return shape_gflops(be, machine + " | " + shape_key(cut), cut, cache, timed);
   }
-  // One module's `flops` (a layer's, the kind's count) at the rates of its shapes at these token counts: its
-  // attention op is whatever its listed products leave, the rest at the products' mean rate.
-  void add_module(const ModelConfig& c, const ModuleConfig& m, double flops, int64_t tokens, int64_t per_view) {
+  // One module's `flops` (one layer's on one pass's tokens, the kind's count), run `repeats` times (the layers,
+  // times the rendered views), at the rates of its shapes at these token counts: its attention op is whatever its
+  // listed products leave of the layer's count, the rest at the products' mean rate.
+  void add_module(const ModelConfig& c, const ModuleConfig& m, double flops, double repeats, int64_t tokens,
+                  int64_t per_view) {
     double listed = 0, listed_seconds = 0, attention_gflops = 0;
     for (const GemmShape& s : m.kind->gemm_shapes(c, m, tokens, per_view)) {
       if (is_attention(s)) {
@@ -155,14 +160,17 @@ struct PassTimer {
       listed += shape_flops(s), listed_seconds += shape_flops(s) / (gflops(s, tokens, per_view) * 1e9);
     }
     const double attention = attention_gflops > 0 ? std::max(0.0, flops - listed) : 0.0;
-    attention_seconds += attention > 0 ? attention / (attention_gflops * 1e9) : 0;
+    attention_seconds += attention > 0 ? repeats * attention / (attention_gflops * 1e9) : 0;
     const double mean_rate = listed_seconds > 0 ? listed / listed_seconds : kSlowestGflops * 1e9;
-    product_seconds += (flops - attention) / mean_rate;
-    listed_all += listed, listed_all_seconds += listed_seconds;
+    product_seconds += repeats * (flops - attention) / mean_rate;
+    listed_all += repeats * listed, listed_all_seconds += repeats * listed_seconds;
   }
-  // Products no kind lists (the patch embedding and the image head) at the mean rate of those listed.
-  void add_products(double flops) {
-    product_seconds += flops / (listed_all_seconds > 0 ? listed_all / listed_all_seconds : kSlowestGflops * 1e9);
+  // Products no kind lists (the patch embedding and the image head): at the mean rate of all those listed, once
+  // every module is added (finish).
+  void add_products(double flops) { unlisted += flops; }
+  void finish() {
+    product_seconds += unlisted / (listed_all_seconds > 0 ? listed_all / listed_all_seconds : kSlowestGflops * 1e9);
+    unlisted = 0;
   }
   void keep_timed() {
     if (timed.empty()) return;
@@ -181,16 +189,38 @@ constexpr double kOtherWorkWidth = 85;
 
 }  // namespace
 
+CpuShare cpu_share_now(Backend& be) {
+  CpuShare share;
+  if (be.name() != "cpu") return share;
+  share.threads = omp_get_max_threads();  // what the CPU backend's loops and products run on (set_threads)
+  share.usable_cpus = usable_cpus();
+  share.load = machine_load();
+  return share;
+}
+
+double load_slowdown(const CpuShare& share) {
+  if (share.threads <= 0 || share.load.others_running <= 0) return 1;
+  const int cpus = std::max(1, share.usable_cpus), online = std::max(share.load.cpus, cpus);
+  const double others_here = static_cast<double>(share.load.others_running) * cpus / online;
+  return std::max(1.0, (share.threads + others_here) / cpus);
+}
+
 TimeEstimate estimate_time(Backend& be, const ModelConfig& config, const WorkSize& work, RateCache& cache) {
+  return estimate_time(be, config, work, cache, cpu_share_now(be));
+}
+
+TimeEstimate estimate_time(Backend& be, const ModelConfig& config, const WorkSize& work, RateCache& cache,
+                           const CpuShare& share) {
   TimeEstimate estimate;
   PassTimer timer{be, cache, rate_cache_machine(be), {}};
   const int patch = config.patch_size;
   const int64_t per_view = static_cast<int64_t>(work.height / patch) * (work.width / patch);
-  const double embedding = 2.0 * config.input_channels() * config.dim;  // per token (and the head's, about as much)
+  const double embedding = 2.0 * config.input_channels() * config.dim;  // per token
+  const double head = 2.0 * config.dim * config.output_channels();      // per rendered token
   if (work.encode_views > 0) {
     const int64_t tokens = work.encode_views * per_view;
     for (const ModuleConfig& m : config.block)
-      timer.add_module(config, m, config.layers * m.kind->encode_flops(config, m, tokens, per_view), tokens, per_view);
+      timer.add_module(config, m, m.kind->encode_flops(config, m, tokens, per_view), config.layers, tokens, per_view);
     timer.add_products(embedding * tokens);
     estimate.flops += encode_flops(config, tokens, per_view);
   }
@@ -199,18 +229,37 @@ TimeEstimate estimate_time(Backend& be, const ModelConfig& config, const WorkSiz
     const int64_t target = static_cast<int64_t>(r.height / patch) * (r.width / patch);
     const double views = static_cast<double>(r.views);
     for (const ModuleConfig& m : config.block)
-      timer.add_module(config, m,
-                       views * config.layers * m.kind->render_flops(config, m, target, work.state_views * per_view),
-                       target, target);
-    timer.add_products(2 * views * embedding * target);
+      timer.add_module(config, m, m.kind->render_flops(config, m, target, work.state_views * per_view),
+                       views * config.layers, target, target);
+    timer.add_products(views * (embedding + head) * target);
     estimate.flops += views * render_flops(config, target, work.state_views * per_view);
   }
+  timer.finish();
   timer.keep_timed();
   estimate.measured = static_cast<int>(timer.timed.size());
-  estimate.seconds = timer.product_seconds * (1 + kOtherWorkWidth / config.dim) + timer.attention_seconds;
-  estimate.attention_seconds = timer.attention_seconds;
-  estimate.gflops = estimate.seconds > 0 ? estimate.flops / estimate.seconds / 1e9 : 0;
+  const double quiet = timer.product_seconds * (1 + kOtherWorkWidth / config.dim) + timer.attention_seconds;
+  estimate.gflops = quiet > 0 ? estimate.flops / quiet / 1e9 : 0;  // the rate measured, before the load
+  estimate.slowdown = load_slowdown(share);
+  if (share.threads > 0) estimate.others_running = share.load.others_running, estimate.cpus = share.load.cpus;
+  estimate.seconds = quiet * estimate.slowdown;
+  estimate.attention_seconds = timer.attention_seconds * estimate.slowdown;
   return estimate;
+}
+
+std::string estimate_basis(const TimeEstimate& estimate) {
+  char text[200];
+  int n = std::snprintf(text, sizeof text,
+                        estimate.gflops < 10 ? "%.0f GFLOP at about %.2g GFLOP/s measured here"
+                                             : "%.0f GFLOP at about %.0f GFLOP/s measured here",
+                        estimate.flops / 1e9, estimate.gflops);
+  if (estimate.others_running > 0 && n > 0 && n < static_cast<int>(sizeof text)) {
+    char slower[32] = "";
+    if (estimate.slowdown > 1) std::snprintf(slower, sizeof slower, " %.2gx as long", estimate.slowdown);
+    std::snprintf(text + n, sizeof text - n, ",%s beside %d other running thread%s on %d CPU%s", slower,
+                  estimate.others_running, estimate.others_running == 1 ? "" : "s", estimate.cpus,
+                  estimate.cpus == 1 ? "" : "s");
+  }
+  return text;
 }
 
 std::string duration_text(double seconds) {
