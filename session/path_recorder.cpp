@@ -4,6 +4,7 @@
 
 #include "core/camera_geometry.h"
 #include "datasets/camera_path_io.h"
+#include "pipeline/evaluate.h"
 #include "pipeline/path_frame.h"
 #include "system/error.h"
 
@@ -23,13 +24,18 @@ std::vector<Camera> PathRecorder::path() const {
   return interpolate_path(keys_, frames_per_segment);
 }
 
+size_t PathRecorder::frame_count() const {
+  if (keys_.size() < 2 || frames_per_segment <= 1) return keys_.size();
+  return (keys_.size() - 1) * static_cast<size_t>(frames_per_segment) + 1;  // the last key closes the path
+}
+
 void PathRecorder::save(const std::string& file, const PathFrame& world) const {
   if (keys_.empty()) throw Error(file, "the camera path has no keyframes to save");
   write_camera_path(file, path(), &world);
 }
 
-void PathRecorder::load(const std::string& file, const PathFrame& world, const std::string& state) {
-  std::vector<Camera> frames = read_camera_path(file);
+void PathRecorder::load(const std::string& file, const PathFrame& world, const std::string& state, int patch) {
+  std::vector<Camera> frames = read_path_frames(file, patch);
   check_path_frame(file, world, state, true);
   if (frames.empty()) throw Error(file, "the camera path has no frames");
   keys_ = std::move(frames);

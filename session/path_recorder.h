@@ -24,13 +24,18 @@ class PathRecorder {
 
   // The keys themselves when fewer than two or frames_per_segment is 1, else interpolate_path(keys, n).
   std::vector<Camera> path() const;
+  // path().size() without building it: the panel shows it every frame (before, it interpolated the whole path per
+  // frame, a long loaded path with a raised frames/segment costing seconds a frame).
+  size_t frame_count() const;
 
   // path() as a camera path file that records `world`, the frame the session's cameras are in (its
   // --normalize-poses), so that `lact render --path` refuses it in another frame; Error naming the file.
   void save(const std::string& file, const PathFrame& world) const;
   // Its frames become the keys, 1 frame per segment. Error naming the file, keys unchanged, when it records a
   // frame other than `world` (its cameras would look at nothing here); `state`: the session's state file, if any.
-  void load(const std::string& file, const PathFrame& world, const std::string& state);
+  // Also when a frame's size is not divisible by the model's `patch`, naming the frame, as `lact render --path`
+  // refuses it (before, it loaded, and every render of its cameras failed without naming the file).
+  void load(const std::string& file, const PathFrame& world, const std::string& state, int patch);
 
   // Playback at `fps` frames per second from `now` (seconds).
   void play(double now, double fps, bool loop);

@@ -32,6 +32,9 @@ InputActions apply_camera_input(CameraController& camera, bool fly, double zoom,
     }
     if (io.MouseWheel != 0) camera.dolly(io.MouseWheel);
   }
+  for (const Window::KeyPress& p : presses)
+    if (!p.repeat && (p.key == GLFW_KEY_ESCAPE || p.key == GLFW_KEY_ENTER || p.key == GLFW_KEY_KP_ENTER))
+      a.dismiss = true;
   if (io.WantCaptureKeyboard) return a;
 
   Vec3 direction{0, 0, 0};

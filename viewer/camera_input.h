@@ -18,6 +18,8 @@ struct InputActions {
   bool add_key = false, toggle_play = false, toggle_fly = false, toggle_truth = false, toggle_error = false;
   bool camera_moving = false;  // a drag or a movement key is active
   bool quit = false;           // Esc, or Q outside fly mode (where Q moves down)
+  // Enter or Esc, also while an ImGui widget has the keyboard (the error popup's: it closes its message).
+  bool dismiss = false;
 };
 
 // `zoom`: screen (ImGui) units per working-size pixel of the displayed view; `seconds`: the frame time;

@@ -8,7 +8,7 @@ void ErrorPopup::show(const std::string& message) {
   if (messages_.empty() || messages_.back() != message) messages_.push_back(message);
 }
 
-void ErrorPopup::draw() {
+void ErrorPopup::draw(bool dismiss) {
   if (messages_.empty()) return;
   if (!opened_) {
     ImGui::OpenPopup("Error");
@@ -23,14 +23,14 @@ void ErrorPopup::draw() {
     ImGui::PopTextWrapPos();
     if (messages_.size() > 1) ImGui::TextDisabled("(%zu more)", messages_.size() - 1);
     ImGui::Separator();
-    if (ImGui::Button("OK", ImVec2(120, 0)) || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Enter))) {
+    if (ImGui::Button("OK", ImVec2(120, 0)) || dismiss) {
       messages_.pop_front();
       opened_ = false;
       ImGui::CloseCurrentPopup();
     }
     ImGui::EndPopup();
   } else {
-    opened_ = false;  // closed some other way (Escape): show the next one
+    opened_ = false;  // closed some other way: show the next one
     messages_.pop_front();
   }
 }

@@ -10,7 +10,9 @@ namespace lact::viewer {
 class ErrorPopup {
  public:
   void show(const std::string& message);
-  void draw();  // every frame, inside the ImGui frame
+  // Every frame, inside the ImGui frame. `dismiss`: Enter or Esc was pressed this frame (the window's key presses:
+  // ImGui 1.86 misses a tap inside one frame), which closes the message shown, as its OK button does.
+  void draw(bool dismiss);
   bool open() const { return !messages_.empty(); }
 
  private:

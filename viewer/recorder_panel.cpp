@@ -9,7 +9,7 @@ RecorderActions recorder_section(PathRecorder& recorder, RecorderSettings& s) {
   RecorderActions a;
   if (!ImGui::CollapsingHeader("Camera path")) return a;
   const int keys = static_cast<int>(recorder.keys().size());
-  ImGui::Text("%d keyframes, %zu frames", keys, recorder.path().size());
+  ImGui::Text("%d keyframes, %zu frames", keys, recorder.frame_count());
   if (ImGui::Button("add key (K)")) a.add_key = true;
   ImGui::SameLine();
   if (ImGui::Button("remove last")) recorder.remove_last();

@@ -197,6 +197,7 @@ struct Viewer {
     InputActions input;
     PanelActions panels;
     RecorderActions recorder;
+    bool dismiss_error = false;  // Enter or Esc while the error popup shows: closes its message (and never quits)
   };
   RenderRequest desired_request(double now) const;
   bool stop_on(const std::string& message);  // a scripted run stops at its first error; else shown
@@ -209,7 +210,7 @@ struct Viewer {
   void apply_recorder(const RecorderActions& actions, double now);
   bool run_script(double now, bool& capture);  // true when the script finished this frame
   void submit_render(double now, bool camera_moving);
-  void draw(const ViewLayout& layout, const EncodeJob::Progress& progress);
+  void draw(const ViewLayout& layout, const EncodeJob::Progress& progress, bool dismiss_error);
   bool save_capture(const Rgb8& pixels, const ViewLayout& layout, bool finished);  // false: stop
   void pace(double frame_start);
 };
@@ -334,6 +335,8 @@ Viewer::Requests Viewer::input_and_panels(const ViewLayout& layout, double now, 
   const std::vector<Window::KeyPress> presses = window.take_key_presses();
   r.input = apply_camera_input(camera, display.fly, layout.zoom / layout.framebuffer_scale, ImGui::GetIO().DeltaTime,
                                presses, !script.drives_camera() && !recorder.playing());
+  // Before, Esc did nothing while the popup showed (it holds ImGui's keyboard): neither closed it nor quit.
+  r.dismiss_error = errors.open() && r.input.dismiss;
   begin_side_panel(kPanelWidth);
   performance_section({stats.fps(now), stats.frame_ms(now), stats.render_ms(now), stats.last_render_ms(),
                        stats.upload_ms(now), stats.views_per_second(now), view_texture.width(), view_texture.height(),
@@ -352,7 +355,7 @@ Viewer::Requests Viewer::input_and_panels(const ViewLayout& layout, double now, 
 
 void Viewer::apply(const Requests& r, double now) {
   const InputActions& input = r.input;
-  if (input.quit) window.close();
+  if (input.quit && !r.dismiss_error) window.close();
   if (input.toggle_fly) display.fly = !display.fly;
   if (input.toggle_truth) display.show_truth = !display.show_truth;
   if (input.toggle_error) display.show_error = !display.show_error;
@@ -381,7 +384,7 @@ void Viewer::apply_recorder(const RecorderActions& actions, double now) {
           "saved " + std::to_string(recorder.path().size()) + " frames to " + recorder_settings.file;
     }
     if (actions.load) {
-      recorder.load(recorder_settings.file, cameras_world, source.state_path);
+      recorder.load(recorder_settings.file, cameras_world, source.state_path, patch);
       recorder_settings.status = "loaded " + std::to_string(recorder.keys().size()) + " frames";
     }
   } catch (const std::exception& e) {
@@ -444,7 +447,7 @@ void Viewer::submit_render(double now, bool camera_moving) {
   }
 }
 
-void Viewer::draw(const ViewLayout& layout, const EncodeJob::Progress& progress) {
+void Viewer::draw(const ViewLayout& layout, const EncodeJob::Progress& progress, bool dismiss_error) {
   std::vector<Tile> tiles{{&view_texture, tile_label("novel view", view_texture, source.height, source.width)}};
   const bool measured = has_shown && shown.measured;
   if (display.show_truth)
@@ -463,7 +466,7 @@ void Viewer::draw(const ViewLayout& layout, const EncodeJob::Progress& progress)
   }
   if (!encode.finished())
     encode_overlay(area_x, area_y, area_width, area_height, progress.stage, progress.fraction, progress.elapsed_s);
-  errors.draw();
+  errors.draw(dismiss_error);
 }
 
 bool Viewer::save_capture(const Rgb8& pixels, const ViewLayout& layout, bool finished) {
@@ -537,7 +540,7 @@ bool Viewer::frame() {
   bool capture = requests.input.screenshot || requests.panels.screenshot;
   const bool finished = run_script(now, capture);
   submit_render(now, requests.input.camera_moving);
-  draw(layout, progress);
+  draw(layout, progress, requests.dismiss_error);
   const std::optional<Rgb8> pixels = window.end_frame(capture);
   if (pixels && !save_capture(*pixels, layout, finished)) return false;
   pace(frame_start);
@@ -567,6 +570,12 @@ void run_viewer(const ViewerOptions& o) {
   viewer.startup = startup;
   while (!viewer.window.should_close() && viewer.frame()) {
   }
+  // Closed: off the screen now. Before, the window stayed up, frozen, until a camera path export under way (or
+  // the render or encode layer under way) finished; the export still finishes, so that its files are whole.
+  viewer.window.hide();
+  if (viewer.renderer && viewer.renderer->job_running())
+    std::fprintf(stderr, "lact: window closed; finishing the camera path export to %s\n",
+                 viewer.recorder_settings.export_folder.c_str());
   viewer.renderer.reset();  // before the model and the window go
   if (!viewer.failure.empty()) throw Error(viewer.failure);
   if (!viewer.scene_error.empty() && viewer.scene_error != "cancelled") throw Error(viewer.scene_error);

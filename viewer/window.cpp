@@ -108,6 +108,7 @@ std::vector<Window::KeyPress> Window::take_key_presses() {
 bool Window::should_close() const { return glfwWindowShouldClose(window_); }
 
 void Window::close() { glfwSetWindowShouldClose(window_, GLFW_TRUE); }
+void Window::hide() { glfwHideWindow(window_); }
 void Window::poll_events() { glfwPollEvents(); }
 void Window::wait_events(double timeout_seconds) { glfwWaitEventsTimeout(timeout_seconds); }
 void Window::wake() { glfwPostEmptyEvent(); }

@@ -24,6 +24,7 @@ class Window {
 
   bool should_close() const;
   void close();  // should_close() is true from now on (Esc / Q)
+  void hide();   // off the screen at once (the process may still finish work before it ends)
   void poll_events();
   void wait_events(double timeout_seconds);
   // Wakes wait_events from any thread.

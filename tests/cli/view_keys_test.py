@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """lact view's quit keys (issue 52, item 5): Esc, and Q outside fly mode, end the viewer with exit 0; and a camera
 path recorded with K and saved with the panel's button in a --normalize-poses session records that world, so that
-`lact render --path` renders it only in that world. The keys and clicks are sent as a user's through the X
-server's XTest extension (libXtst, by ctypes), under xvfb-run.
+`lact render --path` renders it only in that world; Enter and Esc close the error popup; closing the window during
+an export takes it off the screen at once while the export finishes. The keys and clicks are sent as a user's
+through the X server's XTest extension (libXtst, by ctypes), under xvfb-run.
 
 Usage: xvfb-run -a -s "-screen 0 1600x1000x24" env PYTHONPATH=tests/common:. python3 tests/cli/view_keys_test.py --lact build/app/lact
 """
@@ -21,7 +22,7 @@ import zlib
 from cli_common import ROOT
 
 ARGS = None
-XK_ESCAPE, XK_Q, XK_K, XK_BRACKETRIGHT = 0xFF1B, 0x0071, 0x006B, 0x005D
+XK_ESCAPE, XK_Q, XK_K, XK_BRACKETRIGHT, XK_RETURN, XK_F12 = 0xFF1B, 0x0071, 0x006B, 0x005D, 0xFF0D, 0xFFC9
 SHIPPED = ["--model", os.path.join(ROOT, "models", "lact_tiny_obj64.safetensors"), "--data",
            os.path.join(ROOT, "examples", "gso_toy_64")]
 
@@ -90,6 +91,43 @@ class Keyboard:
             self.x11.XChangeProperty(self.display, root, atom, xa_string, 8, 0, data, len(data))
         self.x11.XSync.argtypes = [ctypes.c_void_p, ctypes.c_int]
         self.x11.XSync(self.display, 0)
+
+    def lact_window_shown(self):
+        """Whether a window titled "lact view: ..." is on the screen (mapped: IsViewable) among the root's children
+        (xvfb-run has no window manager to reparent it)."""
+        class Attributes(ctypes.Structure):  # XWindowAttributes
+            _fields_ = [(name, ctypes.c_int) for name in ("x", "y", "width", "height", "border_width", "depth")] + [
+                ("visual", ctypes.c_void_p), ("root", ctypes.c_ulong)] + [
+                (name, ctypes.c_int) for name in ("klass", "bit_gravity", "win_gravity", "backing_store")] + [
+                ("backing_planes", ctypes.c_ulong), ("backing_pixel", ctypes.c_ulong), ("save_under", ctypes.c_int),
+                ("colormap", ctypes.c_ulong), ("map_installed", ctypes.c_int), ("map_state", ctypes.c_int),
+                ("all_event_masks", ctypes.c_long), ("your_event_mask", ctypes.c_long),
+                ("do_not_propagate_mask", ctypes.c_long), ("override_redirect", ctypes.c_int),
+                ("screen", ctypes.c_void_p)]
+        x11, is_viewable = self.x11, 2
+        x11.XDefaultRootWindow.argtypes = [ctypes.c_void_p]
+        x11.XDefaultRootWindow.restype = ctypes.c_ulong
+        x11.XQueryTree.argtypes = [ctypes.c_void_p, ctypes.c_ulong, ctypes.POINTER(ctypes.c_ulong),
+                                   ctypes.POINTER(ctypes.c_ulong), ctypes.POINTER(ctypes.POINTER(ctypes.c_ulong)),
+                                   ctypes.POINTER(ctypes.c_uint)]
+        x11.XFetchName.argtypes = [ctypes.c_void_p, ctypes.c_ulong, ctypes.POINTER(ctypes.c_char_p)]
+        x11.XGetWindowAttributes.argtypes = [ctypes.c_void_p, ctypes.c_ulong, ctypes.POINTER(Attributes)]
+        x11.XFree.argtypes = [ctypes.c_void_p]
+        root, parent, children, count = ctypes.c_ulong(), ctypes.c_ulong(), ctypes.POINTER(ctypes.c_ulong)(), \
+            ctypes.c_uint()
+        x11.XSync(self.display, 0)
+        x11.XQueryTree(self.display, x11.XDefaultRootWindow(self.display), ctypes.byref(root), ctypes.byref(parent),
+                       ctypes.byref(children), ctypes.byref(count))
+        shown = False
+        for i in range(count.value):
+            name, attributes = ctypes.c_char_p(), Attributes()
+            if x11.XFetchName(self.display, children[i], ctypes.byref(name)) and name.value:
+                if name.value.startswith(b"lact view") and x11.XGetWindowAttributes(
+                        self.display, children[i], ctypes.byref(attributes)):
+                    shown = shown or attributes.map_state == is_viewable
+        if children:
+            x11.XFree(children)
+        return shown
 
     def close(self):
         self.x11.XCloseDisplay(self.display)
@@ -266,6 +304,105 @@ class CameraPathWorld(unittest.TestCase):
             subprocess.run([ARGS.lact, "render"] + scene + flags + ["--quiet"], check=True, capture_output=True)
         self.assertEqual(png_pixels(os.path.join(out, "path", "frame_0000.png")),
                          png_pixels(os.path.join(out, "view", "gso_toy_64", "19.png")))
+
+
+class ErrorPopupKeys(unittest.TestCase):
+    """Before, a bad camera path file's error popup held the keyboard and ignored Esc (and a quick Enter): the
+    viewer neither closed the message nor quit, and the keys stayed dead until the OK button was clicked. Now Enter
+    or Esc closes the message (as OK does) and the next Esc quits. The popup is told from the keys it holds: F12
+    takes no screenshot while it shows, and does once it is closed."""
+
+    LOAD = (70, 310)  # the camera path's load button, with the sections closed as CameraPathWorld closes them
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="lact_view_popup_")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def shots(self):
+        return sorted(f for f in os.listdir(self.tmp) if f.startswith("lact_view_") and f.endswith(".view.png"))
+
+    def closes_the_message(self, keyboard, key, shots_before):
+        keyboard.click(*self.LOAD)  # camera_path.json is not JSON: the error popup
+        time.sleep(1)
+        keyboard.press(XK_F12, 800, 400)
+        time.sleep(1)
+        self.assertEqual(len(self.shots()), shots_before, "a screenshot while the error popup showed")
+        keyboard.press(key, 800, 400)  # closes the message, and does not quit
+        keyboard.press(XK_F12, 800, 400)
+        deadline = time.time() + 10
+        while len(self.shots()) == shots_before and time.time() < deadline:
+            time.sleep(0.2)
+        self.assertEqual(len(self.shots()), shots_before + 1, "the error popup still holds the keyboard")
+
+    def test_enter_and_escape_close_the_error_popup(self):
+        with open(os.path.join(self.tmp, "camera_path.json"), "w") as f:
+            f.write("{not a camera path")
+        p = subprocess.Popen([ARGS.lact, "view"] + SHIPPED + ["--inputs", "16,20,24,28,34,38,42,46", "--threads",
+                                                              "1"], cwd=self.tmp, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        keyboard = Keyboard()
+        try:
+            time.sleep(5)  # the window opens (its panel is laid out from the first frame)
+            for y in CameraPathWorld.CLOSE_HEADERS:
+                keyboard.click(60, y)
+            keyboard.click(*CameraPathWorld.CAMERA_PATH_HEADER)
+            self.closes_the_message(keyboard, XK_RETURN, 0)
+            self.closes_the_message(keyboard, XK_ESCAPE, 1)
+            self.assertIsNone(p.poll(), "the Esc that closed the message quit the viewer")
+            keyboard.press(XK_ESCAPE, 800, 400)
+            p.wait(timeout=30)
+        finally:
+            so, se = close_window(keyboard, p)
+        self.assertEqual(p.returncode, 0, se)
+        self.assertNotIn("camera_path.json", se)  # shown in the window only
+
+
+class CloseDuringExport(unittest.TestCase):
+    """Before, closing the window (Esc) while "export frames" ran left it on the screen, frozen, until the whole
+    export had been rendered. Now it leaves the screen at once, the export still finishes (its files whole) and the
+    viewer says so in one line, then exits 0."""
+
+    KEYS = 12  # 11 segments of 30 frames: an export long enough to close the window in the middle of it
+    EXPORT = (55, 380)  # the export button, with the sections closed as CameraPathWorld closes them
+
+    def test_the_window_goes_at_once_and_the_export_finishes(self):
+        tmp = tempfile.mkdtemp(prefix="lact_view_close_")
+        self.addCleanup(shutil.rmtree, tmp, ignore_errors=True)
+        folder, frames = os.path.join(tmp, "viewer_path"), 30 * (self.KEYS - 1) + 1
+        p = subprocess.Popen([ARGS.lact, "view"] + SHIPPED + ["--inputs", "16,20,24,28,34,38,42,46", "--threads",
+                                                              "1"], cwd=tmp, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        keyboard = Keyboard()
+        written = lambda: len([f for f in os.listdir(folder) if f.endswith(".png")]) if os.path.isdir(folder) else 0
+        try:
+            time.sleep(5)  # the window opens (its panel is laid out from the first frame)
+            for y in CameraPathWorld.CLOSE_HEADERS:
+                keyboard.click(60, y)
+            keyboard.click(*CameraPathWorld.CAMERA_PATH_HEADER)
+            for _ in range(self.KEYS):  # a keyframe on each camera in turn
+                keyboard.press(XK_K, 800, 400)
+                keyboard.press(XK_BRACKETRIGHT, 800, 400)
+            keyboard.click(*self.EXPORT)
+            deadline = time.time() + 60
+            while written() == 0 and p.poll() is None and time.time() < deadline:
+                time.sleep(0.05)
+            self.assertGreater(written(), 0, "the export did not start")
+            keyboard.press(XK_ESCAPE, 800, 400)
+            while keyboard.lact_window_shown() and p.poll() is None:
+                time.sleep(0.05)
+            at_close = written()  # what the export had written when the window left the screen
+            alive = p.poll() is None
+            p.wait(timeout=120)
+        finally:
+            so, se = close_window(keyboard, p)
+        self.assertEqual(p.returncode, 0, se)
+        self.assertTrue(alive and at_close < frames, "the window stayed until the export ended (%d of %d frames)" %
+                        (at_close, frames))
+        self.assertEqual(written(), frames, so + se)  # the export finished: every frame
+        self.assertEqual(len(se.strip().splitlines()), 1, se)
+        self.assertIn("finishing the camera path export to viewer_path", se)
 
 
 if __name__ == "__main__":

@@ -256,6 +256,7 @@ TEST(PathRecorder, InterpolatesSavesLoadsAndPlays) {
   r.frames_per_segment = 5;
   const std::vector<Camera> path = r.path();
   ASSERT_EQ(path.size(), 11u);  // 5 + 5 + the last key
+  EXPECT_EQ(r.frame_count(), 11u);
   EXPECT_NEAR(path[5].c2w[3], cams[4].c2w[3], 1e-9);
   EXPECT_NEAR(path[10].c2w[11], cams[8].c2w[11], 1e-9);
 
@@ -263,12 +264,17 @@ TEST(PathRecorder, InterpolatesSavesLoadsAndPlays) {
   r.save(file, PathFrame());
   EXPECT_EQ(read_camera_path(file).size(), 11u);
   PathRecorder loaded;
-  loaded.load(file, PathFrame(), "");
+  loaded.load(file, PathFrame(), "", 8);
   EXPECT_EQ(loaded.keys().size(), 11u);
   EXPECT_EQ(loaded.path().size(), 11u);  // a loaded path plays as it is
+  EXPECT_EQ(loaded.frame_count(), 11u);
+  loaded.frames_per_segment = 3;  // 10 segments of 3, then the last key
+  EXPECT_EQ(loaded.path().size(), 31u);
+  EXPECT_EQ(loaded.frame_count(), 31u);
+  loaded.frames_per_segment = 1;
   for (int k = 0; k < 16; ++k) EXPECT_NEAR(loaded.path()[7].c2w[k], path[7].c2w[k], 1e-9);
   std::filesystem::remove(file);
-  EXPECT_THROW(loaded.load(file, PathFrame(), ""), Error);
+  EXPECT_THROW(loaded.load(file, PathFrame(), "", 8), Error);
   EXPECT_EQ(loaded.keys().size(), 11u);  // unchanged by the failed load
 
   r.play(10.0, 10, false);
@@ -283,6 +289,33 @@ TEST(PathRecorder, InterpolatesSavesLoadsAndPlays) {
   r.play(0.0, 10, true);
   EXPECT_NEAR(r.frame_at(1.25)->c2w[3], path[1].c2w[3], 1e-12);  // frame 12 wraps to 1
   EXPECT_TRUE(r.playing());
+}
+
+// A loaded path whose frame size the model's patch does not divide is refused on load, naming the file and the
+// frame, as `lact render --path` refuses it (before, it loaded, and every render of its cameras then failed with a
+// line that named neither). The reference: sizes written by hand (60 is divisible by 4, not by 8).
+TEST(PathRecorder, LoadRefusesAFrameSizeThePatchDoesNotDivide) {
+  std::vector<Camera> frames = turntable();
+  frames.resize(3);
+  frames[1].width = 60;
+  frames[1].cx = 30;
+  const std::string file = (std::filesystem::temp_directory_path() / "lact_test_recorder_patch.json").string();
+  write_camera_path(file, frames);
+  PathRecorder r;
+  r.add_key(frames[0]);
+  try {
+    r.load(file, PathFrame(), "", 8);
+    ADD_FAILURE() << "a 60-pixel-wide frame loaded for a patch of 8";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_EQ(message.rfind(file + " frame 1", 0), 0u) << message;
+    EXPECT_NE(message.find("patch size 8"), std::string::npos) << message;
+  }
+  EXPECT_EQ(r.keys().size(), 1u);  // unchanged by the refused load
+  r.load(file, PathFrame(), "", 4);
+  EXPECT_EQ(r.keys().size(), 3u);
+  EXPECT_EQ(r.keys()[1].width, 60);
+  std::filesystem::remove(file);
 }
 
 // A path saved in a session with --normalize-poses is in the normalised world: the file records that world (as
@@ -311,12 +344,12 @@ TEST(PathRecorder, SavedPathsRecordTheSessionsWorldAndLoadsMustMatchIt) {
   EXPECT_DOUBLE_EQ(written.pose.scale, 2.5);
 
   PathRecorder same;
-  same.load(file, normalised, "");
+  same.load(file, normalised, "", 8);
   EXPECT_EQ(same.keys().size(), 4u);  // 3 + the last key
   PathRecorder other;
   other.add_key(cams[1]);
   try {
-    other.load(file, raw, "");
+    other.load(file, raw, "", 8);
     ADD_FAILURE() << "a normalised path loaded into raw coordinates";
   } catch (const Error& e) {
     const std::string message = e.what();
@@ -328,7 +361,7 @@ TEST(PathRecorder, SavedPathsRecordTheSessionsWorldAndLoadsMustMatchIt) {
   r.save(file, raw);  // a raw session's path says so, and a normalised session refuses it
   EXPECT_EQ(read_camera_path_frame(file).normalize_poses, "none");
   EXPECT_TRUE(read_camera_path_frame(file).recorded);
-  EXPECT_THROW(same.load(file, normalised, ""), Error);
+  EXPECT_THROW(same.load(file, normalised, "", 8), Error);
   EXPECT_EQ(same.keys().size(), 4u);
   std::filesystem::remove(file);
 }
