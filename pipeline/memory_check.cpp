@@ -1,5 +1,7 @@
 #include "pipeline/memory_check.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <functional>
 
@@ -34,6 +36,9 @@ constexpr double kRuntimeShare = 0.04;
 
 int64_t process_memory_besides_encode(const Model& model) {
   model.backend().release_held_memory();  // freed blocks held for reuse are not the process's to keep
+  // Nor is freed heap memory, which glibc keeps resident (an earlier scene's images, each under the mmap threshold):
+  // counted, it came again beside the buffers that reuse it.
+  ::malloc_trim(0);
   const MappedMemory mapped = mapped_files_memory();
   const int64_t resident = std::max<int64_t>(0, resident_bytes());
   int64_t bytes = std::max<int64_t>(0, resident - mapped.resident) + mapped.size;
@@ -141,7 +146,7 @@ constexpr const char* kRenderAdvice = "use a smaller size";
 
 // What a render call asks for at one size (check_render_memory's arguments).
 struct RenderCall {
-  int64_t batch = 1, call = 1, targets = 0;
+  int64_t batch = 1, call = 1, targets = 0, kept = 0;
   RenderPool pool;
 };
 
@@ -160,8 +165,8 @@ RenderEstimate estimate_render(const Model& model, const RenderCall& r, int heig
   const Backend& backend = model.backend();
   const bool cpu = backend.name() == "cpu";
   RenderEstimate e;
-  // On the host: the batch's rgb copy (Backend::to_host), the call's images and the target images.
-  e.host_bytes = kept_view_bytes(r.batch + r.call + r.targets, height, width);
+  // On the host: the batch's rgb copy (Backend::to_host), the call's images, the target images and the kept ones.
+  e.host_bytes = kept_view_bytes(r.batch + r.call + r.targets + r.kept, height, width);
   e.plan.views = e.plan.chunk_views = r.batch;
   e.plan.need = estimate_render_memory(model.config(), model.options(), r.batch, height, width, cpu, r.pool);
   if (cpu) {
@@ -185,7 +190,7 @@ RenderCall render_call_at(const Model& model, const RenderCall& r, int height, i
   RenderCall at;
   const int64_t asked = std::max({r.batch, r.call, r.targets});
   at.batch = std::clamp<int64_t>(asked, 1, model.render_batch_views(height, width));
-  at.call = std::max(at.batch, r.call), at.targets = r.targets;
+  at.call = std::max(at.batch, r.call), at.targets = r.targets, at.kept = r.kept;
   for (const RenderBatch& b : r.pool.batches)
     if (b.height != old_height || b.width != old_width) at.pool.batches.push_back(b);
   if (asked > at.batch) at.pool.batches.push_back({asked % at.batch ? asked % at.batch : at.batch, height, width});
@@ -246,10 +251,11 @@ std::pair<int, int> fitting_render_size(const Model& model, const RenderCall& r,
 }  // namespace
 
 EncodePlan check_render_memory(const Model& model, int64_t batch_views, int64_t call_views, int64_t target_views,
-                               int height, int width, const std::string& flag, const RenderPool& pool) {
+                               int height, int width, const std::string& flag, const RenderPool& pool,
+                               int64_t kept_views) {
   RenderCall r;
   r.batch = std::max<int64_t>(1, batch_views), r.call = std::max(r.batch, call_views);
-  r.targets = std::max<int64_t>(0, target_views), r.pool = pool;
+  r.targets = std::max<int64_t>(0, target_views), r.kept = std::max<int64_t>(0, kept_views), r.pool = pool;
   const HostMemoryLimit host = usable_host_memory();
   const int64_t process = model.backend().name() == "cpu" ? process_memory_besides_encode(model) : 0;
   const RenderEstimate e = estimate_render(model, r, height, width, process, host);
@@ -345,7 +351,7 @@ EncodePlan check_memory_need(const Model& model, const MemoryNeed& need, std::ve
     const int64_t batch = render_batch_views(model, need.render_views, height, width);
     const EncodePlan render = check_render_memory(
         model, batch, need.render_path ? need.render_views : batch, need.render_path ? 0 : need.render_views, height,
-        width, need.render_flag, render_pool(model, need, path, plan, batch, height, width));
+        width, need.render_flag, render_pool(model, need, path, plan, batch, height, width), need.render_kept_views);
     if (renders) renders->push_back(render);
   }
   if (need.scene)

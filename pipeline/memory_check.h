@@ -58,16 +58,19 @@ class RenderMemoryError : public Error {
 
 // What one Model::render call at height x width holds at its peak: a batch of `batch_views` (Model::render_batch:
 // taken whole, never in chunks; estimate_render_memory) in a call returning `call_views` images together, with
-// `target_views` target images read beside them (an evaluation's; a camera path has none), and `pool` what the
-// CPU backend may hold when it runs (the work's other batches since it last emptied its pool: estimate_render_memory).
-// The backend holds the batch's rgb output; the host its copy, the call's images and the targets (3 floats a pixel
-// each); the CPU all of them. RenderMemoryError naming `flag` and the size where it does not fit. Returns the estimate
-// (EncodePlan::need).
+// `target_views` target images read beside them (an evaluation's; a camera path has none), `pool` what the CPU
+// backend may hold when it runs (the work's other batches since it last emptied its pool: estimate_render_memory) and
+// `kept_views` other images the host keeps through the renders (MemoryNeed::render_kept_views).
+// The backend holds the batch's rgb output; the host its copy, the call's images, the targets and the kept images (3
+// floats a pixel each); the CPU all of them. RenderMemoryError naming `flag` and the size where it does not fit.
+// Returns the estimate (EncodePlan::need).
 EncodePlan check_render_memory(const Model& model, int64_t batch_views, int64_t call_views, int64_t target_views,
-                               int height, int width, const std::string& flag, const RenderPool& pool = {});
+                               int height, int width, const std::string& flag, const RenderPool& pool = {},
+                               int64_t kept_views = 0);
 
-// The CPU's whole-process part of an encode's estimate: this process's resident memory now less its mapped
-// files' resident pages, the mapped files whole and, with bf16 products, the weights' bf16 copies.
+// The CPU's whole-process part of an encode's estimate: this process's resident memory now (held blocks and freed
+// heap memory returned first) less its mapped files' resident pages, the mapped files whole and, with bf16
+// products, the weights' bf16 copies.
 int64_t process_memory_besides_encode(const Model& model);
 
 // Reading `indices` of `scene` at height x width, from the views' stated image sizes.
@@ -82,6 +85,9 @@ struct MemoryNeed {
   int64_t encode_views = 0, state_views = -1;  // 0: nothing encoded
   std::vector<std::pair<int, int>> render_sizes;
   int64_t render_views = 1;  // the most views rendered in one call at a size (Model::render batches up to a token tile)
+  // Images at the working size the host keeps through the renders besides the targets: an evaluation's input views
+  // (the caller's and the nearest-input baseline's copy of each) and the nearest inputs that baseline reads besides.
+  int64_t render_kept_views = 0;
   bool render_path = false;  // the renders are a camera path's calls (render_frames): no target images beside them
   std::vector<std::pair<int, int>> path_frames;  // a path's frame sizes in order: the batches its calls make
   bool render_repeats = false;  // the sizes are rendered again before another check (Run::check_render_size's calls)
