@@ -35,31 +35,40 @@ void add_scene_inputs(const SceneSelection& selection, InputFiles& inputs) {
 namespace {
 
 // The PSNR (and with --lpips the LPIPS) of the input view nearest each target (the "copy the closest photo"
-// baseline). The input images the encode read (`loaded`: selection.inputs from position `first` on) are reused;
-// others are read once.
+// baseline). The input images the encode read (`loaded`: selection.inputs from position `first` on, alive as long
+// as this) are used in place, not copied (a copy of each was an evaluation's largest host buffer after the
+// targets); others are read once.
 class NearestInputs {
  public:
   NearestInputs(const SceneSelection& selection, const std::vector<PosedImage>& loaded, size_t first)
-      : selection_(selection) {
+      : selection_(selection), loaded_(loaded), first_(first) {
     for (const PosedImage& v : selected_views(selection, selection.inputs, false)) cameras_.push_back(v.camera);
-    for (size_t i = 0; i < loaded.size(); ++i) images_.emplace(static_cast<int>(first + i), loaded[i].image);
   }
   void measure(const Camera& target, const Image& truth, ViewReport& v, const Lpips* lpips,
                const Lpips::Features* truth_features) {
     if (cameras_.empty()) return;
     const int nearest = nearest_camera(cameras_, target);
     v.nearest_input = selection_.inputs[nearest];
-    auto found = images_.find(nearest);
-    if (found == images_.end())
-      found = images_.emplace(nearest, read_checked_views(selection_, {v.nearest_input})[0].image).first;
-    v.psnr_nearest_input = psnr(found->second, truth);
-    if (lpips) v.lpips_nearest_input = lpips->distance(lpips->features(found->second), *truth_features);
+    const Image& image = input_image(nearest, v.nearest_input);
+    v.psnr_nearest_input = psnr(image, truth);
+    if (lpips) v.lpips_nearest_input = lpips->distance(lpips->features(image), *truth_features);
   }
 
  private:
+  // The image of selection.inputs[position] (view `index`): the loaded one, else read once and kept.
+  const Image& input_image(int position, int index) {
+    const size_t at = static_cast<size_t>(position);
+    if (at >= first_ && at - first_ < loaded_.size()) return loaded_[at - first_].image;
+    auto found = read_.find(position);
+    if (found == read_.end()) found = read_.emplace(position, read_checked_views(selection_, {index})[0].image).first;
+    return found->second;
+  }
+
   const SceneSelection& selection_;
+  const std::vector<PosedImage>& loaded_;
+  const size_t first_;
   std::vector<Camera> cameras_;
-  std::map<int, Image> images_;
+  std::map<int, Image> read_;  // the nearest inputs the encode did not read
 };
 
 // The names view_output_names lists (pipeline/output_ownership.h), checked before any work: change both together.

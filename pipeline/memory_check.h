@@ -86,7 +86,7 @@ struct MemoryNeed {
   std::vector<std::pair<int, int>> render_sizes;
   int64_t render_views = 1;  // the most views rendered in one call at a size (Model::render batches up to a token tile)
   // Images at the working size the host keeps through the renders besides the targets: an evaluation's input views
-  // (the caller's and the nearest-input baseline's copy of each) and the nearest inputs that baseline reads besides.
+  // (the nearest-input baseline reads them in place) and the nearest inputs that baseline reads besides.
   int64_t render_kept_views = 0;
   bool render_path = false;  // the renders are a camera path's calls (render_frames): no target images beside them
   std::vector<std::pair<int, int>> path_frames;  // a path's frame sizes in order: the batches its calls make

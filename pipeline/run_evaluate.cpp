@@ -146,9 +146,9 @@ Run::SceneWork Run::plan_scene_work(const SceneSelection& selection, bool encode
     need.render_views = static_cast<int64_t>(work.targets.size());
     need.reads.push_back(work.targets);
     const size_t loaded = work.inputs.second - work.inputs.first;
-    // Kept through the renders: the inputs read for the encode, twice (run_scene_work's and the nearest-input
-    // baseline's copy), and the nearest inputs that baseline reads besides.
-    need.render_kept_views = 2 * static_cast<int64_t>(loaded);
+    // Kept through the renders: the inputs read for the encode (the nearest-input baseline reads them in place)
+    // and the nearest inputs that baseline reads besides.
+    need.render_kept_views = static_cast<int64_t>(loaded);
     for (int view : nearest_inputs_to_read(selection, work.targets, work.inputs.first, loaded)) {
       need.reads.push_back({view});
       ++need.render_kept_views;
