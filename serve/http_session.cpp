@@ -144,7 +144,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
                       stream_source() + "; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
     response->keep_alive(keep_alive && keep_alive_);
     response->prepare_payload();
-    // A client that reads nothing for the idle timeout is closed; one whose bytes keep moving never is.
+    // A client that takes nothing for the idle timeout, or less than the floor in a long window, is closed
+    // (serve/write_while_moving.h); one whose bytes keep moving never is.
     const bool keep = response->keep_alive();
     write_while_moving(stream_, std::move(response), idle_timeout(),
                        [self = shared_from_this(), keep](beast::error_code error) {
@@ -210,17 +211,18 @@ void HttpSession::header_read(beast::error_code error, size_t) {
     return reply(static_cast<http::status>(decision_.status), decision_.message, decision_.keep_alive);
   if (!takes_body(decision_.action)) return act();
   parser_->body_limit(body_limit());
-  stream_.expires_after(kBodyTimeout);
   if (!beast::iequals(parser_->get()[http::field::expect], "100-continue")) return read_body();
-  // A client that asks waits for this before it sends the body (curl waits a second without it).
+  // A client that asks waits for this before it sends the body (curl waits a second without it). Written as every
+  // response is: a client still reading a pipelined response's tail is not cut while those bytes move.
   auto go_on = std::make_shared<http::response<http::empty_body>>(http::status::continue_, 11);
-  http::async_write(stream_, *go_on, [self = shared_from_this(), go_on](beast::error_code error, size_t) {
+  write_while_moving(stream_, std::move(go_on), idle_timeout(), [self = shared_from_this()](beast::error_code error) {
     if (error) return self->close();
     self->read_body();
   });
 }
 
 void HttpSession::read_body() {
+  stream_.expires_after(kBodyTimeout);
   http::async_read(stream_, buffer_, *parser_, beast::bind_front_handler(&HttpSession::body_read, shared_from_this()));
 }
 

@@ -14,4 +14,5 @@ set(LACT_SERVE_CORE_SOURCES
   scene_engine.cpp
   served_scenes.cpp
   shown_paths.cpp
+  write_progress.cpp
 )

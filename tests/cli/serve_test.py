@@ -1216,14 +1216,21 @@ class IdleTimeoutSettingTest(unittest.TestCase):
 
 
 class SlowDownloadTest(unittest.TestCase):
-    """A download is cut only when its bytes stop moving. Before: the idle timeout bounded the whole response's
-    write (one deadline for Beast's http::async_write), so a client on a slow link lost a large MP4 once it passed,
-    though the bytes kept moving. The server here has an idle timeout of 3 s (LACT_SERVE_IDLE_TIMEOUT_MS, for tests
-    only) and a video (the stand-in encoder's) replaced by 12 MiB of random bytes, more than the socket buffers
-    hold (at most 4 MiB on Linux by default): one client reads it at 1.5 MiB/s (about 8 s, its write over 5 s),
-    another reads 1 MiB, then nothing."""
+    """A download is cut only when its bytes stop moving, or move slower than the floor. Before: the idle timeout
+    bounded the whole response's write (one deadline for Beast's http::async_write), so a client on a slow link lost
+    a large MP4 once it passed, though the bytes kept moving; then it bounded each socket write, which on loopback
+    waits for about a third of the socket's megabytes to leave: a client reading under that third per timeout was
+    still cut. The server here has an idle timeout of 1 s (LACT_SERVE_IDLE_TIMEOUT_MS, for tests only: the floor's
+    window is then 10 s, its floor 300 KiB in it) and a video (the stand-in encoder's) replaced by 8 MiB of random
+    bytes, more than the socket buffers hold (at most 4 MiB on Linux by default). Three clients read it at once:
+    one at 400 KiB/s (all of it in 20 s; the per-write deadline cut it before 3 MiB), one at 400 KiB/s up to 3 MiB
+    then nothing for three timeouts, one at 20 KiB/s for a window and a half (a few KiB taken well within each
+    timeout, but under the floor), then as fast as it comes."""
 
-    TIMEOUT_S = 3
+    TIMEOUT_S = 1
+    FILE_BYTES = 8 << 20
+    STEADY_RATE = 400 << 10
+    TRICKLE_RATE = 20 << 10
 
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="lact_serve_slow_")
@@ -1256,22 +1263,23 @@ class SlowDownloadTest(unittest.TestCase):
         finally:
             ws.close()
         self.assertEqual(job["state"], "done", job)
-        content = os.urandom(12 << 20)
+        content = os.urandom(self.FILE_BYTES)
         write_bytes(os.path.join(self.out, job["file"]), content)
         return job["download"] + "&token=" + self.server.token, content
 
-    def download(self, target, rate, stall_after, result):
-        """GET `target` on a socket with a small receive buffer, read at `rate` bytes/s; after `stall_after` bytes
-        nothing is read for three timeouts, then the rest as fast as it comes. result: (Content-Length, body)."""
+    def download(self, target, rate, slow_for, pause, result):
+        """GET `target` on a socket with a small receive buffer, read at `rate` bytes/s a few KiB at a time; once
+        `slow_for` bytes came, nothing is read for `pause` s, then the rest as fast as it comes (a connection the
+        server closed ends there, short). result: (Content-Length, body)."""
         with socket.socket() as s:
             s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
             s.settimeout(60)
             s.connect((self.server.host, self.server.port))
             s.sendall(("GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" % target).encode())
-            received, length, start, stalled = bytearray(), None, time.time(), False
+            received, length, start = bytearray(), None, time.time()
             while length is None or len(received) < length:
                 try:
-                    chunk = s.recv(65536)
+                    chunk = s.recv(4096)
                 except (ConnectionResetError, TimeoutError):
                     break
                 if not chunk:
@@ -1280,29 +1288,37 @@ class SlowDownloadTest(unittest.TestCase):
                 if length is None and b"\r\n\r\n" in received:
                     head, _, body = bytes(received).partition(b"\r\n\r\n")
                     length, received = int(re.search(rb"(?i)content-length: *(\d+)", head).group(1)), bytearray(body)
-                if not stalled and len(received) >= stall_after:
-                    stalled, rate = True, None
-                    time.sleep(3 * self.TIMEOUT_S)
+                if rate and len(received) >= slow_for:
+                    rate = None
+                    time.sleep(pause)
                 if rate:
                     time.sleep(max(0.0, len(received) / rate - (time.time() - start)))
         result.extend([length, bytes(received)])
 
-    def test_a_download_whose_bytes_keep_moving_is_never_cut_and_a_stalled_one_is(self):
+    def test_a_slow_download_is_never_cut_while_it_moves_and_a_stalled_or_trickling_one_is(self):
         target, content = self.finished_video()
-        steady, stalled = [], []
-        readers = [threading.Thread(target=self.download, args=(target, 1.5 * (1 << 20), len(content) * 2, steady)),
-                   threading.Thread(target=self.download, args=(target, None, 1 << 20, stalled))]
+        steady, stalled, trickle = [], [], []
+        trickle_bytes = int(self.TRICKLE_RATE * 1.5 * 10 * self.TIMEOUT_S)  # a window and a half at 20 KiB/s
+        stall = 3 * self.TIMEOUT_S
+        readers = [threading.Thread(target=self.download, args=(target, self.STEADY_RATE, len(content) * 2, 0, steady)),
+                   threading.Thread(target=self.download, args=(target, self.STEADY_RATE, 3 << 20, stall, stalled)),
+                   threading.Thread(target=self.download, args=(target, self.TRICKLE_RATE, trickle_bytes, 0, trickle))]
         for reader in readers:
             reader.start()
         for reader in readers:
             reader.join(120)
         self.assertEqual(steady[0], len(content))
-        self.assertEqual(len(steady[1]), len(content), "the steady download was cut")
+        self.assertEqual(len(steady[1]), len(content), "the slow but steady download was cut")
         self.assertEqual(steady[1], content)
-        # The stalled one: what the buffers held when it was closed, a prefix of the file, then the end.
+        # The stalled one: not cut while it read, then what the buffers held when it was closed, a prefix.
         self.assertEqual(stalled[0], len(content))
+        self.assertGreaterEqual(len(stalled[1]), 3 << 20, "cut while its bytes moved")
         self.assertLess(len(stalled[1]), len(content), "a client that read nothing was never closed")
         self.assertEqual(stalled[1], content[:len(stalled[1])])
+        # The trickle: its bytes never stopped for a timeout, but it was under the floor, so cut all the same.
+        self.assertEqual(trickle[0], len(content))
+        self.assertLess(len(trickle[1]), len(content), "a client under the floor was never closed")
+        self.assertEqual(trickle[1], content[:len(trickle[1])])
         self.assertTrue(self.server.alive())
 
 
