@@ -215,6 +215,8 @@ void Run::check_views_memory(int64_t views, int height, int width, const std::st
   need.height = height, need.width = width, need.flag = flag;
   need.encode_views = views;
   check_memory(need);
+  const std::lock_guard<std::mutex> hold(rendered_sizes_lock_);
+  rendered_calls_.clear();  // the state it makes was not held when those calls were checked
 }
 
 std::vector<Image> Run::render_cameras(const SceneState& state, const std::vector<Camera>& cameras,
@@ -225,8 +227,30 @@ std::vector<Image> Run::render_cameras(const SceneState& state, const std::vecto
 
 void Run::render_cameras_into(const SceneState& state, const std::vector<Camera>& cameras, const std::string& flag,
                               float* out) {
-  for (const Camera& camera : cameras) check_render_size(camera.height, camera.width, flag);
+  check_render_call(cameras, flag);
   model().render_into(state, cameras, out);
+}
+
+void Run::check_render_call(const std::vector<Camera>& cameras, const std::string& flag) {
+  std::vector<std::tuple<int, int, size_t>> call;
+  for (const Camera& c : cameras)
+    if (!call.empty() && std::get<0>(call.back()) == c.height && std::get<1>(call.back()) == c.width)
+      ++std::get<2>(call.back());
+    else
+      call.emplace_back(c.height, c.width, 1);
+  const std::lock_guard<std::mutex> hold(rendered_sizes_lock_);
+  if (rendered_calls_.count(call)) return;
+  // As a camera path's call of all these frames (add_frame_sizes): every batch at once, the call's images kept
+  // together. The frames twice: a later call of the same sizes is not checked again, and renders on the blocks
+  // this one's batches left held.
+  MemoryNeed need;
+  add_frame_sizes(cameras, flag, need);
+  const std::vector<std::pair<int, int>> frames = need.path_frames;
+  need.path_frames.insert(need.path_frames.end(), frames.begin(), frames.end());
+  need.render_views = static_cast<int64_t>(cameras.size());
+  need.render_flag = flag;
+  check_memory(need);
+  rendered_calls_.insert(std::move(call));
 }
 
 void Run::check_render_size(int height, int width, const std::string& flag) {

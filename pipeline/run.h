@@ -13,7 +13,9 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
+#include <vector>
 
 #include "core/model.h"
 #include "core/scene_state_io.h"
@@ -127,8 +129,9 @@ class Run {
   std::vector<Image> render_cameras(const SceneState& state, const std::vector<Camera>& cameras,
                                     const std::string& flag);
   // The Python module's arrays: views whose pixels the caller holds (read in place: core/pixel_view.h), and
-  // cameras rendered into `out` (Model::render_into), as encode_views and render_cameras. Two threads may
-  // render_cameras_into at once where the backend allows it (the CPU's).
+  // cameras rendered into `out` (Model::render_into), as encode_views and render_cameras, but the memory of the
+  // whole call checked at once (check_render_call). Two threads may render_cameras_into at once where the backend
+  // allows it (the CPU's).
   SceneState encode_views(const std::vector<Camera>& cameras, const PixelView& pixels, const std::string& flag,
                           const Model::Observer& observer = {});
   void render_cameras_into(const SceneState& state, const std::vector<Camera>& cameras, const std::string& flag,
@@ -181,6 +184,9 @@ class Run {
   void check_views_memory(int64_t views, int height, int width, const std::string& flag);
   // render(), render_cameras(): one view at height x width, checked the first time that size is rendered.
   void check_render_size(int height, int width, const std::string& flag);
+  // render_cameras_into(): the whole call (its cameras' sizes in order, its images returned together, as a camera
+  // path's call), checked the first time a call of those sizes is made.
+  void check_render_call(const std::vector<Camera>& cameras, const std::string& flag);
   // This rank's `share` of the selection's input views (their memory checked with the work's).
   std::vector<PosedImage> read_inputs(const SceneSelection& selection, std::pair<size_t, size_t> share,
                                       const Distribution& across) const;
@@ -271,7 +277,9 @@ class Run {
   const Lpips* lpips_at(int height, int width) const;  // lpips_, unless the size is too small for a default
   std::string model_path_;
   std::timed_mutex exclusive_;
-  std::set<std::pair<int, int>> rendered_sizes_;     // render(): sizes whose memory was checked
+  std::set<std::pair<int, int>> rendered_sizes_;  // render(): sizes whose memory was checked
+  // render_cameras_into(): calls whose memory was checked, each as its runs of one size (height, width, cameras)
+  std::set<std::vector<std::tuple<int, int, size_t>>> rendered_calls_;
   bool stage_bars_ = false;                          // a command's run: bars for encode layers and rendered views
   Model::WorkProgress stage_bars_progress_;          // those bars (empty: none shown)
   RateCache rate_cache_{RateCache::default_path()};  // the product rates time estimates read (check_time)

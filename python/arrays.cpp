@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <limits>
+#include <type_traits>
 
 #include "system/error.h"
 
@@ -13,7 +15,7 @@ namespace lact::python {
 namespace {
 
 // `digits` significant digits: 9 tell every float32 apart (1 - 1e-7 is not "1").
-std::string number_text(float value, int digits = 6) {
+std::string number_text(double value, int digits = 6) {
   char text[40];
   std::snprintf(text, sizeof text, "%.*g", digits, value);
   return text;
@@ -59,6 +61,18 @@ const char* expected_dtype<double>(bool integers) {
                   : "a float64 array (float32 and float16 are converted once)";
 }
 
+// The refusal of entry `i` of `given`, not finite once converted to `type`: a finite value beyond the type's
+// `most` (an intrinsic of 1e300 in float64, converted to float32) is named as such, not as the infinity it became.
+py::value_error not_finite_error(const py::array& given, py::ssize_t i, const char* type, double most,
+                                 const std::string& name) {
+  const std::string at = " (at flat index " + std::to_string(i) + ")";
+  const double value = py::float_(given.attr("flat")[py::int_(i)]).cast<double>();
+  if (std::isfinite(value))
+    return py::value_error(name + ": value " + number_text(value) + at + " is beyond the +-" + number_text(most, 3) +
+                           " of " + type + ", which it is converted to");
+  return py::value_error(name + ": holds NaN or infinity" + at);
+}
+
 // `value` as a C-contiguous array of T, converted once unless it already is one; integer arrays too when
 // `integers` (cameras: np.eye(4, dtype=int) is a pose), never for images, where an integer dtype other than uint8
 // says the values are not in [0, 1].
@@ -76,7 +90,8 @@ py::array_t<T, py::array::c_style | py::array::forcecast> converted(const py::ha
   const T* data = values.data();
   for (py::ssize_t i = 0; i < values.size(); ++i)
     if (!std::isfinite(data[i]))
-      throw py::value_error(name + ": holds NaN or infinity (at flat index " + std::to_string(i) + ")");
+      throw not_finite_error(array, i, std::is_same_v<T, float> ? "float32" : "float64", std::numeric_limits<T>::max(),
+                             name);
   return values;
 }
 

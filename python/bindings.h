@@ -53,8 +53,9 @@ Renders cameras from a state: intrinsics (N, 4) and c2w (N, 4, 4) give (N, H, W,
 state's size by default (the intrinsics are pixels at that size: a principal point far from the image's centre,
 cameras made for another size, is a lact.Warning). All cameras are rendered in one engine call (the CLI's
 batching: the same numbers), written straight into one new float32 array, or into `out` (a C-contiguous writeable
-float32 array of that shape), which is returned. The GIL is released while rendering; several threads may render
-from one model at once.)";
+float32 array of that shape), which is returned. A call whose cameras do not fit in memory together is a
+lact.RenderMemoryError before any work. The GIL is released while rendering; several threads may render from one
+model at once.)";
 
 inline constexpr const char* kState =
     R"(A scene state: what encode leaves (each layer's fast weights, attention caches).

@@ -123,9 +123,10 @@ void use_threads_here(Engine& engine) {
   threads_set_here = threads;
 }
 
-// The memory check of a render size (pipeline/memory_check.h) refuses with its facts, worded here for a call that
-// renders one view at size=(H, W): the CLI's batch and --size are not this module's words.
-std::string render_memory_words(const RenderMemoryShortfall& f) {
+// The memory check of a render call (pipeline/memory_check.h: its batch, all its images kept together) refuses with
+// its facts, worded here for a call of `cameras` at size=(H, W): the CLI's batch and --size are not this module's
+// words. With several cameras, fewer a call also fits (the size suggested is for this many).
+std::string render_memory_words(const RenderMemoryShortfall& f, size_t cameras) {
   const std::string views = f.views == 1 ? "one view" : std::to_string(f.views) + " views";
   const std::string fitting = f.fitting_height > 0 ? "size=(" + std::to_string(f.fitting_height) + ", " +
                                                          std::to_string(f.fitting_width) + ") fits"
@@ -135,7 +136,8 @@ std::string render_memory_words(const RenderMemoryShortfall& f) {
          " has " + memory_size_text(f.bytes_available) +
          " available: the render size is too large for this memory: render at a smaller size=(H, W), with the "
          "intrinsics scaled to it (" +
-         fitting + ")";
+         fitting + ")" +
+         (cameras > 1 ? ", or fewer cameras a call (this one renders " + std::to_string(cameras) + ")" : "");
 }
 
 }  // namespace
@@ -213,7 +215,7 @@ void render_cameras(Engine& engine, const SceneState& state, const std::vector<C
   try {
     engine.run->render_cameras_into(state, cameras, "size", out);
   } catch (const RenderMemoryError& e) {
-    throw RenderMemoryError(e.facts(), render_memory_words(e.facts()));
+    throw RenderMemoryError(e.facts(), render_memory_words(e.facts(), cameras.size()));
   }
   engine.last_engine_s = seconds_since(start);
   size_t values = 0;

@@ -17,13 +17,14 @@ class Error(RuntimeError):
     """lact's one-line errors (files, fields, sizes), with the CLI's text."""
 
 class RenderMemoryError(Error):
-    """Model.render at a size the render's memory check refuses (the CLI's check before rendering): the message
-    says the size is too large and to render at a smaller size=(H, W); the check's numbers are attributes."""
+    """Model.render of a call the render's memory check refuses (the CLI's check of a camera path's call: every
+    camera's batch, the call's images kept together): the message says the size is too large and to render at a
+    smaller size=(H, W) (several cameras: or fewer cameras a call); the check's numbers are attributes."""
     size: Size  # the refused (H, W)
     tokens: int  # the tokens of the view(s) rendered at once
     bytes_needed: int  # the estimate of the process's peak while rendering (on a GPU: the device's part, or the host's)
     bytes_available: int  # the limit it exceeds (MemAvailable, ulimit -v/-d, a cgroup's, the device's)
-    suggested_size: Optional[Size]  # the largest (H, W) of the same shape, whole patches, that fits; None: none does
+    suggested_size: Optional[Size]  # the largest (H, W) of the same shape, whole patches, where the call fits; None: none
 
 class Warning(UserWarning):
     """Model.encode out of the model's regime (size, camera layout, distances), in lact render's words; Model.render

@@ -8,7 +8,7 @@
 namespace {
 namespace py = pybind11;
 
-// lact.RenderMemoryError (a lact.Error): a render size the memory check refuses, its message the module's words
+// lact.RenderMemoryError (a lact.Error): a render call the memory check refuses, its message the module's words
 // (python/engine_calls.cpp) and the check's facts as attributes.
 void bind_render_memory_error(py::module_& m, py::handle error) {
   static py::exception<lact::RenderMemoryError> type(m, "RenderMemoryError", error);

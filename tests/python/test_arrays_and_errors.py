@@ -97,6 +97,26 @@ def test_wrong_shape_or_value_is_a_value_error(model, scene):
         model.render(state, scene.intrinsics[3], scene.c2w[3], size=(30, 48))
 
 
+@pytest.mark.filterwarnings("ignore:overflow encountered in cast")  # numpy's, as it converts
+def test_a_value_beyond_float32_is_named_not_called_infinity(model, scene):
+    # Before: "intrinsics: holds NaN or infinity (at flat index 2)" for a finite float64 value the conversion to
+    # float32 made infinite; the message now names the value the caller gave and the range.
+    state = encode_inputs(model, scene)
+    k = scene.intrinsics[3].astype(np.float64)
+    k[2] = 1e300
+    with pytest.raises(ValueError, match=r"^intrinsics: value 1e\+300 \(at flat index 2\) is beyond the "
+                       r"\+-3.4e\+38 of float32, which it is converted to$"):
+        model.render(state, k, scene.c2w[3])
+    k[2] = np.inf  # a real infinity keeps its words
+    with pytest.raises(ValueError, match=r"^intrinsics: holds NaN or infinity \(at flat index 2\)$"):
+        model.render(state, k, scene.c2w[3])
+    images = scene.images[scene.inputs].astype(np.float64)
+    images[1, 2, 3, 0] = -1e39
+    at = 32 * 48 * 3 + 2 * 48 * 3 + 3 * 3  # view 1, row 2, column 3, channel 0
+    with pytest.raises(ValueError, match=r"^images: value -1e\+39 \(at flat index %d\) is beyond" % at):
+        model.encode(images, scene.intrinsics[scene.inputs], scene.c2w[scene.inputs])
+
+
 def test_engine_errors_are_lact_errors(lact, model, scene, tmp_path):
     assert issubclass(lact.Error, RuntimeError)
     missing = str(tmp_path / "no_model.safetensors")
