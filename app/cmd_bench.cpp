@@ -29,6 +29,28 @@ void add_distributed_bench_options(CLI::App& command, bench::BenchOptions& o) {
       ->needs(scaling);
 }
 
+// What is timed: the config (or --model's file), scaled, and the models or TTT variants of it.
+void add_model_options(CLI::App& command, bench::BenchOptions& o) {
+  command
+      .add_option("--config", o.config,
+                  "Built-in config (lact_l24_d768_ttt2x, lact_l24_d768_ttt4x, lact_l14_d768_ttt2x), optionally "
+                  "with a TTT variant: NAME:v2 (baseline, v1..v4, v6 or the authors' ttt_loss_type)")
+      ->capture_default_str();
+  // Given, they must be in range: 0 or less would silently mean "the config's own" (as when not given).
+  command.add_option("--layers", o.layers, "Scale the config: layers")->check(CLI::Range(1, 1024));
+  command.add_option("--dim", o.dim, "Scale the config: width (attention heads of 64, one fast-weight head)")
+      ->check(CLI::Range(1, 16384));
+  command.add_option("--model", o.model, "Time this LaCT model file instead of random weights");
+  CLI::Option* models = command.add_option("--models", o.models, "Which models: lact,full")->capture_default_str();
+  // Given beside --variants, --models was dropped without a word: a run asked for full attention timed none.
+  command
+      .add_option("--variants", o.variants,
+                  "Time TTT variants of the config instead of --models, e.g. baseline,v1,v2,v3,v4,v6 (the "
+                  "authors' ttt_loss_type keys work too); prints each one's speed-ups and state against the "
+                  "baseline beside the FLOP count's prediction; --csv writes that table")
+      ->excludes(models);
+}
+
 }  // namespace
 
 void add_bench_command(CLI::App& app) {
@@ -38,21 +60,7 @@ void add_bench_command(CLI::App& app) {
       "Time LaCT and the full-attention baseline on random weights (or --model's) over views x sizes (not a "
       "test): per row encode s, render FPS, state MiB and GFLOP/s, the ratios of the two models; the columns "
       "are explained under the table");
-  command
-      ->add_option("--config", o->config,
-                   "Built-in config (lact_l24_d768_ttt2x, lact_l24_d768_ttt4x, lact_l14_d768_ttt2x), optionally "
-                   "with a TTT variant: NAME:v2 (baseline, v1..v4, v6 or the authors' ttt_loss_type)")
-      ->capture_default_str();
-  // Given, they must be in range: 0 or less would silently mean "the config's own" (as when not given).
-  command->add_option("--layers", o->layers, "Scale the config: layers")->check(CLI::Range(1, 1024));
-  command->add_option("--dim", o->dim, "Scale the config: width (attention heads of 64, one fast-weight head)")
-      ->check(CLI::Range(1, 16384));
-  command->add_option("--model", o->model, "Time this LaCT model file instead of random weights");
-  command->add_option("--models", o->models, "Which models: lact,full")->capture_default_str();
-  command->add_option("--variants", o->variants,
-                      "Time TTT variants of the config instead of --models, e.g. baseline,v1,v2,v3,v4,v6 (the "
-                      "authors' ttt_loss_type keys work too); prints each one's speed-ups and state against the "
-                      "baseline beside the FLOP count's prediction; --csv writes that table");
+  add_model_options(*command, *o);
   command->add_option("--views", o->views, "Input view counts, e.g. 2,4,8,16,32,48")->capture_default_str();
   command->add_option("--size", o->sizes, "View sizes HxW, as every size flag (N: NxN), e.g. 128,256x448")
       ->capture_default_str();
@@ -71,7 +79,9 @@ void add_bench_command(CLI::App& app) {
   // One memory flag for every command (--memory-limit, below); the old name is refused with a pointer to it.
   command->add_option("--max-memory-gb", o->old_memory_flag, "")->group("");
   command->add_option("--json", o->json, "Write every row as JSON");
-  command->add_option("--csv", o->csv, "Write one row per size (both models, their ratios) as CSV");
+  command->add_option("--csv", o->csv,
+                      "Write one row per precision, views and size as CSV: both models, their ratios (empty where "
+                      "the table says not stated) and their timings' spreads");
   command->add_option("--plot", o->plot,
                       "Write a log-log PNG of encode time and render FPS against input tokens (not drawn, with "
                       "a line saying why, when a row's timings spread over 25%)");

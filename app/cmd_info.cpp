@@ -15,6 +15,7 @@
 #include "kernels/backend_factory.h"
 #include "kernels/cpu/dnnl_gemm.h"
 #include "kernels/cuda/attention_library.h"
+#include "pipeline/backend_environment.h"
 #include "pipeline/backend_options.h"
 #include "pipeline/guard_rails.h"
 #include "pipeline/scene_selection.h"
@@ -216,8 +217,11 @@ struct InfoOptions {
   bool devices = false;
 };
 
-// Every backend this build has, whether it runs here, and on what.
+// Every backend this build has, whether it runs here, and on what. The backends are made here directly, not
+// through pipeline's make_backend, so the environment's backend switches are checked here as every command checks
+// them: a value the CUDA backend would refuse is one line and a non-zero exit on the CPU too, before any output.
 void info_devices() {
+  check_backend_environment();
   for (const std::string& name : backend_names()) {
     std::string why;
     if (!backend_available(name, &why)) {

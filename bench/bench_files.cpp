@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "bench/bench_pairs.h"
 #include "bench/plot.h"
 #include "system/file_io.h"
 
@@ -62,28 +64,49 @@ void write_json(const std::string& path, const BenchOptions& o, const ModelConfi
   write_file_atomically(path, json.dump(1) + "\n");
 }
 
-void write_csv(const std::string& path, const std::vector<Row>& rows) {
-  std::ostringstream out;
-  // One row per size: both models side by side.
-  out << "views,height,width,tokens,lact_encode_s,full_encode_s,encode_ratio_full_over_lact,lact_render_fps,"
-         "full_render_fps,render_ratio_lact_over_full,lact_state_mib,full_state_mib\n";
-  for (const Row& l : rows) {
-    if (l.model != "lact") continue;
-    const Row* f = nullptr;
-    for (const Row& r : rows)
-      if (r.model == "full" && r.views == l.views && r.height == l.height && r.width == l.width) f = &r;
-    auto value = [](const Row* r, double Row::*field) {
-      return r && r->skipped.empty() ? std::to_string(r->*field) : std::string();
-    };
-    const bool both = f && f->skipped.empty() && l.skipped.empty();
-    out << l.views << "," << l.height << "," << l.width << "," << l.tokens << "," << value(&l, &Row::encode_s) << ","
-        << value(f, &Row::encode_s) << "," << (both ? std::to_string(f->encode_s / l.encode_s) : "") << ","
-        << value(&l, &Row::render_fps) << "," << value(f, &Row::render_fps) << ","
-        << (both ? std::to_string(l.render_fps / f->render_fps) : "") << "," << value(&l, &Row::state_mib) << ","
-        << value(f, &Row::state_mib) << "\n";
-  }
-  write_file_atomically(path, out.str());
+namespace {
+
+// Six significant digits: fixed decimals (std::to_string's six places) kept three of a 0.000461 s encode.
+std::string csv_number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", value);
+  return text;
 }
+
+}  // namespace
+
+std::string bench_csv(const std::vector<Row>& rows) {
+  std::ostringstream out;
+  // One line per precision, views and size: both models side by side, each model's row at that precision (a run
+  // with --precision bf16 times fp32 too). A ratio is left empty where the table says "not stated"; the spreads
+  // ((max - min) / median, as fractions) say why.
+  out << "precision,views,height,width,tokens,lact_encode_s,full_encode_s,encode_ratio_full_over_lact,"
+         "lact_render_fps,full_render_fps,render_ratio_lact_over_full,lact_state_mib,full_state_mib,"
+         "lact_encode_spread,full_encode_spread,lact_render_spread,full_render_spread\n";
+  auto ratio = [](const std::optional<double>& value) { return value ? csv_number(*value) : std::string(); };
+  std::vector<const Row*> written;
+  for (const Row& at : rows) {
+    if ((at.model != "lact" && at.model != "full") || std::any_of(written.begin(), written.end(), [&](const Row* w) {
+          return w->precision == at.precision && w->views == at.views && w->height == at.height && w->width == at.width;
+        }))
+      continue;
+    written.push_back(&at);
+    const Row *l = timed_partner(rows, at, "lact"), *f = timed_partner(rows, at, "full");
+    const PairRatios ratios = l && f ? pair_ratios(*f, *l) : PairRatios{};
+    // "LaCT's value,full's value", each empty where that model was not timed here.
+    auto both = [&](double (*get)(const Row&)) {
+      return (l ? csv_number(get(*l)) : "") + "," + (f ? csv_number(get(*f)) : "");
+    };
+    out << at.precision << "," << at.views << "," << at.height << "," << at.width << "," << at.tokens << ","
+        << both([](const Row& r) { return r.encode_s; }) << "," << ratio(ratios.encode) << ","
+        << both([](const Row& r) { return r.render_fps; }) << "," << ratio(ratios.render) << ","
+        << both([](const Row& r) { return r.state_mib; }) << "," << both([](const Row& r) { return r.encode.spread(); })
+        << "," << both([](const Row& r) { return r.render.spread(); }) << "\n";
+  }
+  return out.str();
+}
+
+void write_csv(const std::string& path, const std::vector<Row>& rows) { write_file_atomically(path, bench_csv(rows)); }
 
 namespace {
 

@@ -219,14 +219,16 @@ std::vector<std::string> bench_precisions(const BenchOptions& o) {
 
 void print_columns() {
   std::printf(
-      "\nColumns: tokens = input views x (size/8)^2; open s = reading --model (- for random weights); "
+      "\nColumns: tokens = input views x (H/p) x (W/p) for views of HxW and the config's patch size p; open s = "
+      "reading --model (- for random weights); "
       "encode s = median of --repeat after --warmup, its minimum, spread = (max - min) / median; render FPS = "
       "target views rendered per second (median), in the frames after a scene's first; first frame s = rendering the "
       "--targets views the first time after an encode (median; it also converts the state where the backend does: "
       "the CPU's bf16); state MiB = fast weights (LaCT, fixed) or KV cache (full attention, "
       "grows with tokens); GFLOP/s from counted FLOPs; encode / GEMM and render / GEMM = those rates as a fraction of "
       "the gemm rate at the row's precision (the ceiling: the higher of its two readings, before and after the rows); "
-      "ratios measured in this run.\n");
+      "ratios measured in this run, stated only where the two timings' spreads together stay within 25%%; the "
+      "encode crossover line reads them, per precision and size, over the view counts timed.\n");
 }
 
 }  // namespace

@@ -1,27 +1,36 @@
 #include "bench/bench_tables.h"
 
 #include <cstdio>
+#include <utility>
+
+#include "bench/bench_pairs.h"
 
 namespace lact::bench {
 
 namespace {
 
-// Full attention's row `full` against LaCT's `lact`: the two ratio cells, or "not stated" where the timings'
-// spreads are too wide (the reason added to `unstated`).
+// Full attention's row `full` against LaCT's `lact` (the same precision, views and size): the two ratio cells, or
+// "not stated" where the timings' spreads are too wide (the reason added to `unstated`).
 std::string ratio_cells(const Row& full, const Row& lact, std::vector<std::string>& unstated) {
   const std::string where = std::to_string(lact.views) + " views " + std::to_string(lact.height) + "x" +
                             std::to_string(lact.width) + " " + lact.precision + ": ";
+  const PairRatios ratios = pair_ratios(full, lact);
   std::string cells;
-  char text[32];
-  const std::string encode = untrusted_ratio(full.encode, "full encode", lact.encode, "LaCT encode");
-  std::snprintf(text, sizeof text, " %.2fx |", full.encode_s / lact.encode_s);
-  cells += encode.empty() ? text : " not stated |";
-  if (!encode.empty()) unstated.push_back(where + encode);
-  const std::string render = untrusted_ratio(lact.render, "LaCT render", full.render, "full render");
-  std::snprintf(text, sizeof text, " %.2fx |", lact.render_fps / full.render_fps);
-  cells += render.empty() ? text : " not stated |";
-  if (!render.empty()) unstated.push_back(where + render);
+  for (const auto& [ratio, why] : {std::pair{ratios.encode, ratios.encode_why}, {ratios.render, ratios.render_why}}) {
+    char text[32];
+    std::snprintf(text, sizeof text, " %.2fx |", ratio.value_or(0.0));
+    cells += ratio ? text : " not stated |";
+    if (!ratio) unstated.push_back(where + why);
+  }
   return cells;
+}
+
+// Three significant digits, whole numbers from 100 up: three decimals showed a 0.46 ms encode as 0.000 s and
+// full attention's 0.047 MiB KV cache at 32 tokens as 0.0 MiB.
+std::string significant(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, value >= 100 ? "%.0f" : "%.3g", value);
+  return text;
 }
 
 }  // namespace
@@ -41,25 +50,25 @@ void print_table(const std::vector<Row>& rows) {
       continue;
     }
     std::string ratios = " | |";
-    if (r.model == "full")
-      for (const Row& l : rows)
-        if (l.model == "lact" && l.views == r.views && l.height == r.height && l.width == r.width && l.skipped.empty())
-          ratios = ratio_cells(r, l, unstated);
+    const Row* lact = r.model == "full" ? timed_partner(rows, r, "lact") : nullptr;
+    if (lact) ratios = ratio_cells(r, *lact, unstated);
     const std::string open = r.open_s < 0 ? "-" : std::to_string(r.open_s).substr(0, 5);
     // The fraction of the backend's own n^3 product rate at this precision (the ceiling the issue measures by).
     const double gemm = r.gemm_gflops > 0 ? r.gemm_gflops : 1e300;
     std::printf(
-        "| %s | %s | %d | %dx%d | %lld | %s | %.3f | %.3f | %.0f%% | %.2f | %.0f%% | %.3f | %.1f | %.1f | %.1f | "
+        "| %s | %s | %d | %dx%d | %lld | %s | %s | %s | %.0f%% | %.2f | %.0f%% | %s | %s | %.1f | %.1f | "
         "%.0f%% | "
         "%.0f%% "
         "|%s\n",
         r.model.c_str(), r.precision.c_str(), r.views, r.height, r.width, static_cast<long long>(r.tokens),
-        open.c_str(), r.encode_s, r.encode.min(), 100 * r.encode.spread(), r.render_fps, 100 * r.render.spread(),
-        r.first_frame.median(), r.state_mib, r.encode_gflops, r.render_gflops, 100 * r.encode_gflops / gemm,
+        open.c_str(), significant(r.encode_s).c_str(), significant(r.encode.min()).c_str(), 100 * r.encode.spread(),
+        r.render_fps, 100 * r.render.spread(), significant(r.first_frame.median()).c_str(),
+        significant(r.state_mib).c_str(), r.encode_gflops, r.render_gflops, 100 * r.encode_gflops / gemm,
         100 * r.render_gflops / gemm, ratios.c_str());
   }
   for (const std::string& why : unstated)
     std::printf("Ratio not stated (too wide a spread to trust): %s\n", why.c_str());
+  for (const std::string& line : encode_crossover_lines(rows)) std::printf("%s\n", line.c_str());
 }
 
 namespace {
@@ -97,7 +106,7 @@ void print_precision_ratios(const std::vector<Row>& rows) {
     if (r.precision == "fp32" || !r.skipped.empty()) continue;
     for (const Row& base : rows)
       if (base.precision == "fp32" && base.skipped.empty() && base.model == r.model && base.views == r.views &&
-          base.height == r.height) {
+          base.height == r.height && base.width == r.width) {
         if (!header) std::printf("\nAgainst fp32 in this run (median over median):\n");
         header = true;
         const std::string encode = untrusted_ratio(r.encode, r.precision + " encode", base.encode, "fp32 encode");

@@ -43,6 +43,44 @@ class Consistency(FixtureCase):
         self.assertEqual([(r["height"], r["width"]) for r in rows], [(32, 48), (16, 16)])
         one_error_line(self, run("bench", "--size", "32x", "--layers", "1", "--dim", "64"), ["--size", "HxW"])
 
+    def test_bench_variants_and_models_are_one_choice(self):
+        """--variants times TTT variants instead of --models: given both, --models was dropped without a word (a
+        run that asked for full attention timed none). Now one line naming both."""
+        one_error_line(self, run("bench", "--layers", "1", "--dim", "64", "--variants", "v2", "--models", "lact,full"),
+                       ["--variants", "--models"])
+
+    def test_bench_crossover_agrees_with_the_csv(self):
+        """The line saying where LaCT's encode overtakes full attention's reads the same ratios as the CSV, whose
+        lines name their precision: with one timed run each (no spread to judge by) every ratio is stated, and the
+        line's wording follows from the CSV's full/LaCT encode ratios worked out here."""
+        csv = self.file("crossover.csv")
+        so = ran_ok(run("bench", "--layers", "1", "--dim", "64", "--views", "2,8", "--size", "32", "--repeat", "1",
+                        "--warmup", "0", "--threads", "1", "--csv", csv))
+        with open(csv) as f:
+            lines = f.read().strip().splitlines()
+        header = lines[0].split(",")
+        self.assertEqual(header[:2], ["precision", "views"])
+        rows = [dict(zip(header, line.split(","))) for line in lines[1:]]
+        self.assertEqual([(r["precision"], r["views"], r["tokens"]) for r in rows], [("fp32", "2", "32"),
+                                                                                    ("fp32", "8", "128")])
+        ratios = []
+        for r in rows:
+            ratio = float(r["full_encode_s"]) / float(r["lact_encode_s"])
+            # each of the three written to six significant digits
+            self.assertAlmostEqual(float(r["encode_ratio_full_over_lact"]), ratio, delta=3e-5 * ratio)
+            ratios.append(ratio)
+        crossover = [line for line in so.splitlines() if line.startswith("Encode crossover, fp32 32x32: ")]
+        self.assertEqual(len(crossover), 1, so)
+        if ratios[0] <= 1 < ratios[1]:
+            expected = "LaCT overtakes full attention between 32 tokens"
+        elif ratios[0] > 1 and ratios[1] > 1:
+            expected = "LaCT encoded faster at every timed count, from 32 tokens"
+        elif ratios[0] <= 1 and ratios[1] <= 1:
+            expected = "full attention encoded faster at every timed count, up to 128 tokens"
+        else:
+            expected = "not stated: the ratio crosses 1 more than once"
+        self.assertIn(expected, crossover[0])
+
     def test_one_memory_limit_flag(self):
         one_error_line(self, run("bench", "--layers", "1", "--dim", "64", "--max-memory-gb", "4"),
                        ["--max-memory-gb", "--memory-limit"])
@@ -144,6 +182,20 @@ class Consistency(FixtureCase):
             env = dict(os.environ, LACT_ATTENTION=values[0], LACT_SPLIT_K=values[1], LACT_BF16_ACTIVATIONS=values[2])
             ran_ok(run(*encode, "--force", env=env))
             self.assertTrue(os.path.isfile(state))
+
+    def test_info_devices_checks_the_backend_switches(self):
+        """`lact info --devices` makes its backends directly, not through the commands' make_backend: it listed the
+        devices and exited 0 with a value every other command refuses. Now the same one line, before any output;
+        the values the switches take still list the devices."""
+        for name, value in (("LACT_ATTENTION", "cudnnn"), ("LACT_SPLIT_K", "yes"), ("LACT_BF16_ACTIVATIONS", "2")):
+            with self.subTest(name=name):
+                env = dict(os.environ, **{name: value})
+                rc, so, se = run("info", "--devices", env=env)
+                line = one_error_line(self, (rc, so, se), [name, "'%s'" % value, "is not"])
+                self.assertTrue(line.startswith("lact: %s: " % name), line)
+                self.assertEqual(so, "")  # refused before the first device line
+        env = dict(os.environ, LACT_ATTENTION="own", LACT_SPLIT_K="0", LACT_BF16_ACTIVATIONS="")
+        self.assertIn("cpu ", ran_ok(run("info", "--devices", env=env)))
 
     def test_scratch_folder_is_checked_before_any_work(self):
         """--scratch names where an encode that does not fit spills; a folder that is missing, not a folder, or not
