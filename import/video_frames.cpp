@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "datasets/image_format.h"
+#include "import/frame_times.h"
 #include "import/image_orientation.h"
 #include "system/clock.h"
 #include "system/error.h"
@@ -182,7 +183,7 @@ class FramePicker {
     if (!has_best_ || score > best_score_) {
       best_.assign(rgb, rgb + static_cast<size_t>(width) * height * 3);
       best_width_ = width, best_height_ = height, best_score_ = score, has_best_ = true;
-      best_frame_ = pick.frame;
+      best_frame_ = pick.frame, best_ordinal_ = ordinal;
     }
     if (pick.last) write_best();
     return ordinal + 1 < static_cast<long>(picks_.size());
@@ -194,6 +195,8 @@ class FramePicker {
   }
   // The video frame (from 0) each written frame is, in order: frame_00001.png first.
   const std::vector<long>& frames() const { return frames_; }
+  // The ordinal among the frames ffmpeg selected of each written frame, in the same order.
+  const std::vector<long>& ordinals() const { return ordinals_; }
 
  private:
   struct Pick {
@@ -209,7 +212,7 @@ class FramePicker {
     std::snprintf(name, sizeof name, "frame_%05d.png", ++written_);
     if (max_side_ > 0 && std::max(best_width_, best_height_) > max_side_) shrink_best();
     write_file_atomically((folder_ / name).string(), encode_png(best_width_, best_height_, best_.data()));
-    frames_.push_back(best_frame_);
+    frames_.push_back(best_frame_), ordinals_.push_back(best_ordinal_);
     has_best_ = false;
   }
   void shrink_best() {
@@ -225,8 +228,8 @@ class FramePicker {
   fs::path folder_;
   int max_side_;
   std::vector<Pick> picks_;
-  std::vector<long> frames_;
-  long best_frame_ = 0;
+  std::vector<long> frames_, ordinals_;
+  long best_frame_ = 0, best_ordinal_ = 0;
   std::vector<uint8_t> best_;
   int best_width_ = 0, best_height_ = 0, written_ = 0;
   double best_score_ = -1;
@@ -383,8 +386,32 @@ long decoded_frame_count(const std::string& video, double timeout_s) {
 struct FramePass {
   int written = 0;
   long handed = 0, picks = 0;
-  std::vector<long> frames;  // of each written frame
+  std::vector<long> frames;     // of each written frame
+  std::vector<double> seconds;  // the presentation time of each written frame (NaN: unknown)
 };
+
+constexpr uint64_t kMaxFrameTimesBytes = 64ull << 20;  // ffmpeg's framecrc lines (under 100 bytes) for 300,000 picks
+
+// The times ffmpeg wrote to `path` so far, one per selected frame (none when it wrote no file).
+std::vector<double> frame_times_in(const std::string& path) {
+  try {
+    return framecrc_seconds(read_whole_file(path, kMaxFrameTimesBytes));
+  } catch (const Error&) {
+    return {};
+  }
+}
+
+// ffmpeg decodes every frame, but converts and hands over only the picks (in order: the k-th is pick k), and
+// writes each pick's time to `times` first (import/frame_times.h).
+std::vector<std::string> frames_command(const std::string& video, const std::string& select, const std::string& times) {
+  std::vector<std::string> argv = {require_program("ffmpeg"), "-nostdin", "-v", "error", "-y", "-i",
+                                   "file:" + video,           "-vsync",   "0"};
+  for (const std::string& arg : frame_time_output(select, times)) argv.push_back(arg);
+  for (const char* arg : {"-map", "0:v:0", "-vf"}) argv.push_back(arg);
+  argv.push_back("select=" + select);
+  for (const char* arg : {"-f", "image2pipe", "-c:v", "pam", "-pix_fmt", "rgb24", "pipe:1"}) argv.push_back(arg);
+  return argv;
+}
 
 // One pass: `wanted` windows (each of `per_window` candidates) over `count` frames, written into `folder`.
 FramePass take_frames(const std::string& video, const std::string& folder, const VideoFrameOptions& o, long count,
@@ -395,11 +422,14 @@ FramePass take_frames(const std::string& video, const std::string& folder, const
   FramePass pass;
   for (const std::vector<long>& window : windows) pass.picks += static_cast<long>(window.size());
   FrameProgress progress(pass.picks, o.progress);
+  const std::string times = (fs::path(folder) / "frame_times.framecrc").string();
   PamFrames frames(
       "ffmpeg's frames of " + video, [](long) { return true; },
       [&](long i, int w, int h, const uint8_t* rgb) {
         progress.took(i + 1);
-        return picker.take(i, w, h, rgb);
+        // Stopped after the last pick once the picks' times are all in; else ffmpeg runs to its end (an ffmpeg
+        // that writes its outputs from threads of their own may write the last time after the last frame).
+        return picker.take(i, w, h, rgb) || static_cast<long>(frame_times_in(times).size()) <= i;
       });
   StreamLimits limits;
   limits.timeout_s = o.timeout_s;  // 0: none (the stall limit still bounds it)
@@ -407,17 +437,19 @@ FramePass take_frames(const std::string& video, const std::string& folder, const
   limits.stall_s = o.stall_s;
   limits.stall_hint = "--stall-minutes sets the limit";
   std::string err;
-  // ffmpeg decodes every frame, but converts and hands over only the picks (in order: the k-th is pick k).
   const int status = run_program_piped(
-      {require_program("ffmpeg"), "-nostdin", "-v", "error", "-i", "file:" + video, "-map", "0:v:0", "-vf",
-       "select=" + select_expression(count, wanted, per_window), "-vsync", "0", "-f", "image2pipe", "-c:v", "pam",
-       "-pix_fmt", "rgb24", "pipe:1"},
+      frames_command(video, select_expression(count, wanted, per_window), times),
       [&](const std::string& piece) { return frames.feed(piece.data(), piece.size()); }, err, limits,
       "ffmpeg (frames of " + video + ")");
+  const std::vector<double> seconds = frame_times_in(times);
+  std::error_code ec;
+  fs::remove(times, ec);  // before the frames' folder is read as images
   if (status != 0) throw Error(video, "ffmpeg could not read its frames (" + first_output_line(err) + ")");
   pass.written = picker.finish();
   pass.frames = picker.frames();
   pass.handed = frames.frames();
+  for (long ordinal : picker.ordinals())
+    pass.seconds.push_back(ordinal < static_cast<long>(seconds.size()) ? seconds[ordinal] : std::nan(""));
   if (pass.written == 0) throw Error(video, "ffmpeg wrote no frames (" + first_output_line(err) + ")");
   progress.finished();
   return pass;
@@ -458,6 +490,7 @@ VideoFrames extract_video_frames(const std::string& video, const std::string& fo
   }
   result.written = pass.written;
   result.frames = pass.frames;
+  result.seconds = pass.seconds;
   result.frame_rate = frame_rate(probe);
   return result;
 }

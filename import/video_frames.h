@@ -1,9 +1,9 @@
 // Frames of a video for `lact import`: ffprobe counts its frames, ffmpeg (an argument vector, never a shell)
 // decodes it and hands the chosen ones, spread evenly over the video, through a pipe as raw RGB images (PAM),
-// which lact writes as PNG; optionally the sharpest of 3 candidates per frame (the variance of the Laplacian of
-// its grey levels: blur lowers it). ffmpeg chooses them with one closed-form `select` expression, the same
-// integer arithmetic as frame_windows, whatever the number of frames (a sum of eq() terms, one per frame, fails
-// past 100 terms, and past 128 KiB of argument).
+// which lact writes as PNG, with each one's presentation time (import/frame_times.h); optionally the sharpest of 3
+// candidates per frame (the variance of the Laplacian of its grey levels: blur lowers it). ffmpeg chooses them with one
+// closed-form `select` expression, the same integer arithmetic as frame_windows, whatever the number of frames (a sum
+// of eq() terms, one per frame, fails past 100 terms, and past 128 KiB of argument).
 #pragma once
 
 #include <cstddef>
@@ -33,9 +33,11 @@ constexpr int kMaxVideoFrames = 100000;  // the most frames --frames (or --fps t
 struct VideoFrames {
   int written = 0;
   long count = 0, asked = 0;
-  std::vector<long> frames;  // the video frame (from 0, in the order ffmpeg decodes them for display) of
-                             // frame_00001.png, frame_00002.png, ...
-  double frame_rate = 0;     // ffprobe's average frames per second (else frames over duration; 0: unknown)
+  std::vector<long> frames;     // the video frame (from 0, in the order ffmpeg decodes them for display) of
+                                // frame_00001.png, frame_00002.png, ...
+  std::vector<double> seconds;  // the presentation time of each (from the video's start, as ffmpeg reports it:
+                                // import/frame_times.h); NaN when ffmpeg gave none
+  double frame_rate = 0;        // ffprobe's average frames per second (else frames over duration; 0: unknown)
 };
 
 // Writes the frames into `folder` (which exists) as frame_00001.png, ... Error naming the video when it cannot

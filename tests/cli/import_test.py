@@ -850,24 +850,70 @@ class Import(unittest.TestCase):
     @unittest.skipUnless(FFMPEG, "ffmpeg is not installed")
     def test_video_frames_record_their_time(self):
         # 40 lossless frames at 24 per second, --frames 8: windows of 5, the middles 2, 7, ..., 37; frame i's
-        # time is i / 24 s. frames.json names each image's frame and time; the summary says the span.
-        video = self.make_video(40, lambda i: Image.new("RGB", (64, 48), (6 * i, 100, 100)))
-        so = ran_ok(self.run_import(source=video, extra=["--frames", "8"], size=(64, 48), quiet=True))
+        # time is i / 24 s, which Matroska stores in whole milliseconds (frame 2 at 0.083 s) and NUT exactly (its
+        # time base 1/49152). frames.json names each image's frame and time; the summary says the span.
         want = [5 * w + 2 for w in range(8)]
-        self.assertEqual([round(red / 6) for red in self.frames_taken()], want)  # the pixels say which frame
-        with open(os.path.join(self.out, "frames.json")) as f:
-            times = json.load(f)
-        self.assertEqual(times["video"], video)
-        self.assertEqual(times["video_frames"], 40)
-        self.assertAlmostEqual(times["frame_rate"], 24, places=9)
-        self.assertEqual([f["image"] for f in times["frames"]], ["frame_%05d.png" % k for k in range(1, 9)])
-        self.assertEqual([f["frame"] for f in times["frames"]], want)
-        for f, i in zip(times["frames"], want):
-            self.assertAlmostEqual(f["seconds"], i / 24, places=9)
-        self.assertIn("  frames 0.08 s to 1.54 s of %s (video frames 2 to 37 of 40, 24 per second); each image's "
-                      "time in frames.json\n" % video, so)
-        self.assertEqual(sorted(os.listdir(self.out)), ["colmap.log", "frames.json", "images", "sparse"])
+        for name, seconds in (("clip.mkv", lambda i: round(i * 1000 / 24) / 1000), ("clip.nut", lambda i: i / 24)):
+            video = self.make_video(40, lambda i: Image.new("RGB", (64, 48), (6 * i, 100, 100)), name=name)
+            so = ran_ok(self.run_import(source=video, extra=["--frames", "8", "--force"], size=(64, 48), quiet=True))
+            self.assertEqual([round(red / 6) for red in self.frames_taken()], want)  # the pixels say which frame
+            with open(os.path.join(self.out, "frames.json")) as f:
+                times = json.load(f)
+            self.assertEqual(times["video"], video)
+            self.assertEqual(times["video_frames"], 40)
+            self.assertAlmostEqual(times["frame_rate"], 24, places=9)
+            self.assertEqual([f["image"] for f in times["frames"]], ["frame_%05d.png" % k for k in range(1, 9)])
+            self.assertEqual([f["frame"] for f in times["frames"]], want)
+            for f, i in zip(times["frames"], want):
+                self.assertAlmostEqual(f["seconds"], seconds(i), places=12, msg=name)
+            self.assertIn("  frames 0.08 s to 1.54 s of %s (video frames 2 to 37 of 40, 24 per second); each "
+                          "image's time in frames.json\n" % video, so)
+            self.assertEqual(sorted(os.listdir(self.out)), ["colmap.log", "frames.json", "images", "sparse"])
         ran_ok(self.run_import(source=video, extra=["--frames", "8", "--force"], size=(64, 48), quiet=True))
+
+    @unittest.skipUnless(FFMPEG, "ffmpeg is not installed")
+    def test_a_variable_rate_videos_frames_keep_their_own_time(self):
+        # 40 lossless frames, frame i shown at 40 i + 3 i^2 ms (the gaps grow from 43 to 274 ms, as a phone's
+        # video slows in the dark); its nominal rate stays 24 per second, which gave frame i / 24 s before. Frame
+        # i's red is 6 i; a green checkerboard of contrast 10 + 37 i mod 80 makes --sharpest take other candidates
+        # than each window's first (the variance of the Laplacian grows with the contrast).
+        def frame(i):
+            image = Image.new("RGB", (64, 48), (6 * i, 100, 100))
+            contrast = 10 + (37 * i) % 80
+            image.putdata([(6 * i, 100 + contrast * ((x + y) % 2), 100) for y in range(48) for x in range(64)])
+            return image
+        ms = [40 * i + 3 * i * i for i in range(40)]
+        frames = os.path.join(self.case, "frames of vfr")
+        os.makedirs(frames)
+        for i in range(40):
+            frame(i).save(os.path.join(frames, "f%03d.png" % i))
+        video = os.path.join(self.case, "vfr.mkv")
+        subprocess.run([FFMPEG, "-v", "error", "-framerate", "24", "-i", os.path.join(frames, "f%03d.png"), "-vf",
+                        "settb=1/1000,setpts=40*N+3*N*N", "-vsync", "0", "-enc_time_base", "1:1000", "-c:v", "ffv1",
+                        video], check=True)
+        # ffprobe: every frame where it was put, so the rate is really variable.
+        shown = subprocess.run([shutil.which("ffprobe"), "-v", "error", "-select_streams", "v:0", "-show_entries",
+                                "frame=best_effort_timestamp_time", "-of", "csv=p=0", video],
+                               check=True, capture_output=True, text=True).stdout.split()
+        self.assertEqual([round(float(t) * 1000) for t in shown], ms)
+        self.assertEqual(len({b - a for a, b in zip(ms, ms[1:])}), 39)
+        for extra, count in ((["--frames", "8"], 8), (["--frames", "6", "--sharpest"], 6)):
+            so = ran_ok(self.run_import(source=video, extra=extra + ["--force"], size=(64, 48), quiet=True))
+            taken = [round(red / 6) for red in self.frames_taken()]  # the pixels say which frame
+            self.assertEqual(len(taken), count)
+            with open(os.path.join(self.out, "frames.json")) as f:
+                times = json.load(f)
+            self.assertEqual([f["frame"] for f in times["frames"]], taken)
+            for f, i in zip(times["frames"], taken):
+                self.assertAlmostEqual(f["seconds"], ms[i] / 1000, places=12, msg="%s: frame %d" % (extra, i))
+            self.assertIn(" frames %.2f s to %.2f s of %s (video frames %d to %d of 40, 24 per second)" % (
+                ms[taken[0]] / 1000, ms[taken[-1]] / 1000, video, taken[0], taken[-1]), so)
+        # The sharpest candidate of each of 6 windows of 3 candidates (frame floor((2m + 1) 40 / 36) for candidate
+        # m), not the first of each: the times follow the frame each image really is.
+        candidates = [(2 * m + 1) * 40 // 36 for m in range(18)]
+        sharpest = [max(candidates[3 * w:3 * w + 3], key=lambda i: (37 * i) % 80) for w in range(6)]
+        self.assertEqual(taken, sharpest)
+        self.assertNotEqual(taken, candidates[::3])
 
     def test_a_portrait_recipe_says_what_it_crops(self):
         # 144x256 portrait photos: the square family is nearest; its 128x128 recipe keeps 144/256 of each photo's
