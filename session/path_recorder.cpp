@@ -1,6 +1,7 @@
 #include "session/path_recorder.h"
 
 #include <cmath>
+#include <new>
 
 #include "core/camera_geometry.h"
 #include "datasets/camera_path_io.h"
@@ -20,8 +21,19 @@ void PathRecorder::clear() {
 }
 
 std::vector<Camera> PathRecorder::path() const {
-  if (keys_.size() < 2 || frames_per_segment <= 1) return keys_;
-  return interpolate_path(keys_, frames_per_segment);
+  const size_t frames = frame_count();
+  const std::string counted = std::to_string(frames) + " frames (" + std::to_string(keys_.size()) + " keys, " +
+                              std::to_string(frames_per_segment) + " frames/segment)";
+  if (frames > kMaxPathFrames)
+    throw Error("camera path", counted + " is more than the " + std::to_string(kMaxPathFrames) +
+                                   " a path may have: lower frames/segment or remove keys");
+  try {
+    if (keys_.size() < 2 || frames_per_segment <= 1) return keys_;
+    return interpolate_path(keys_, frames_per_segment);
+  } catch (const std::bad_alloc&) {  // under the cap, but this machine's memory is short
+    throw Error("camera path",
+                counted + " do not fit in memory (" + std::to_string(frames * sizeof(Camera)) + " bytes of cameras)");
+  }
 }
 
 size_t PathRecorder::frame_count() const {

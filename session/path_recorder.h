@@ -3,6 +3,7 @@
 // `lact path` writes and `lact render --path` reads), in the world of the session's cameras. No window here.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +12,13 @@
 #include "datasets/camera_path_io.h"
 
 namespace lact::session {
+
+// The most frames a recorded path may have (play, save, export). A frame's camera takes sizeof(Camera) (152
+// bytes), so the cap's path is about 15 MB of cameras; at 30 fps it plays 55 minutes, and by hand it takes 418 keys at
+// the panel's most frames/segment (240). It is also the most `lact path --frames` writes, so any such file loads and
+// plays at 1 frame per segment. Before, a long loaded path with a raised frames/segment was interpolated whole and
+// could run the viewer out of memory.
+constexpr size_t kMaxPathFrames = 100000;
 
 class PathRecorder {
  public:
@@ -22,7 +30,9 @@ class PathRecorder {
   // Frames from one key to the next. 1 means the keys are the path (a loaded file is).
   int frames_per_segment = 30;
 
-  // The keys themselves when fewer than two or frames_per_segment is 1, else interpolate_path(keys, n).
+  // The keys themselves when fewer than two or frames_per_segment is 1, else interpolate_path(keys, n). Error
+  // naming frame_count() and kMaxPathFrames when it is over that cap, or the bytes when they do not fit in memory;
+  // the keys are unchanged either way.
   std::vector<Camera> path() const;
   // path().size() without building it: the panel shows it every frame (before, it interpolated the whole path per
   // frame, a long loaded path with a raised frames/segment costing seconds a frame).
@@ -37,7 +47,7 @@ class PathRecorder {
   // refuses it (before, it loaded, and every render of its cameras failed without naming the file).
   void load(const std::string& file, const PathFrame& world, const std::string& state, int patch);
 
-  // Playback at `fps` frames per second from `now` (seconds).
+  // Playback at `fps` frames per second from `now` (seconds). Error as path() gives, with nothing changed.
   void play(double now, double fps, bool loop);
   void stop() { playing_ = false; }
   bool playing() const { return playing_; }

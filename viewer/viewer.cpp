@@ -2,12 +2,14 @@
 // recorder and the script together. Each of those lives in its own file; this one only passes data between
 // them, once per frame.
 #include <imgui.h>
+#include <imgui_internal.h>  // ErrorCheckEndFrameRecover: closes a frame an exception left open
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <mutex>
+#include <new>
 #include <thread>
 
 #include "datasets/camera_path_io.h"
@@ -154,6 +156,9 @@ struct Viewer {
   Viewer(const ViewerOptions& options, SceneSource opened, std::pair<int, int> window_size);
   ~Viewer() { renderer.reset(); }
   bool frame();  // one UI frame; false when the loop should end
+  // frame(), with std::bad_alloc from any of its actions shown in the error popup (a scripted run stops on it):
+  // before, it escaped the UI thread's loop and the viewer aborted.
+  bool frame_or_out_of_memory();
 
   const ViewerOptions& o;
   SceneSource source;
@@ -207,7 +212,8 @@ struct Viewer {
   ViewLayout layout_now();
   Requests input_and_panels(const ViewLayout& layout, double now, const EncodeJob::Progress& progress);
   void apply(const Requests& r, double now);
-  void apply_recorder(const RecorderActions& actions, double now);
+  void apply_recorder(const Requests& r, double now);
+  void start_export();
   bool run_script(double now, bool& capture);  // true when the script finished this frame
   void submit_render(double now, bool camera_moving);
   void draw(const ViewLayout& layout, const EncodeJob::Progress& progress, bool dismiss_error);
@@ -367,49 +373,60 @@ void Viewer::apply(const Requests& r, double now) {
     if (view >= 0) camera.snap(source.cameras[view], view);
   }
   if (input.add_key || r.recorder.add_key) recorder.add_key(camera.camera());
-  if (r.recorder.play || (input.toggle_play && !recorder.playing() && !recorder.keys().empty()))
-    recorder.play(now, recorder_settings.fps, recorder_settings.loop);
-  else if (r.recorder.stop || (input.toggle_play && recorder.playing()))
-    recorder.stop();
-  apply_recorder(r.recorder, now);
+  apply_recorder(r, now);
 }
 
-void Viewer::apply_recorder(const RecorderActions& actions, double now) {
-  try {
-    if (actions.save) {
+// Play, save and export build the whole path (PathRecorder::path): one over kMaxPathFrames, or out of memory, is
+// refused in the popup with the keys unchanged (before, play and export were outside this catch).
+void Viewer::apply_recorder(const Requests& r, double now) {
+  const RecorderActions& actions = r.recorder;
+  const auto attempt = [this](auto action) {
+    try {
+      action();
+    } catch (const std::exception& e) {
+      recorder_settings.status = e.what();
+      errors.show(e.what());
+    }
+  };
+  const bool toggle_play = r.input.toggle_play;
+  attempt([&] {
+    if (actions.play || (toggle_play && !recorder.playing() && !recorder.keys().empty()))
+      recorder.play(now, recorder_settings.fps, recorder_settings.loop);
+    else if (actions.stop || (toggle_play && recorder.playing()))
+      recorder.stop();
+  });
+  if (actions.save)
+    attempt([&] {
       typed_outputs.check_path_file(recorder_settings.file);  // before: replaced any file, an input image too
       recorder.save(recorder_settings.file, cameras_world);
       typed_outputs.wrote(recorder_settings.file);  // saved again under this name: replaced without --force
       recorder_settings.status =
-          "saved " + std::to_string(recorder.path().size()) + " frames to " + recorder_settings.file;
-    }
-    if (actions.load) {
+          "saved " + std::to_string(recorder.frame_count()) + " frames to " + recorder_settings.file;
+    });
+  if (actions.load)
+    attempt([&] {
       recorder.load(recorder_settings.file, cameras_world, source.state_path, patch);
       recorder_settings.status = "loaded " + std::to_string(recorder.keys().size()) + " frames";
-    }
-  } catch (const std::exception& e) {
-    recorder_settings.status = e.what();
-    errors.show(e.what());
-  }
-  if (actions.export_path) {
-    if (!renderer) {
-      errors.show("the scene is not encoded yet: nothing to export");
-    } else {
-      recorder_settings.exporting = true;
-      recorder_settings.status = "exporting...";
-      Run* run = source.run.get();  // the render thread's while the job runs (RenderThread::submit_job)
-      std::shared_ptr<const SceneState> state = encode.state();
-      PathExport where;
-      where.folder = recorder_settings.export_folder;
-      where.video = recorder_settings.video;
-      where.fps = recorder_settings.fps;
-      where.force = o.force;  // as for the other names typed in the window
-      where.world = cameras_world;
-      renderer->submit_job([run, state, frames = recorder.path(), where, written = typed_outputs,
-                            outcome = export_outcome] { export_path(*run, *state, frames, where, written, *outcome); });
-    }
-  }
+    });
+  if (actions.export_path) attempt([&] { start_export(); });
   if (std::optional<Camera> frame = recorder.frame_at(now)) camera.snap(*frame, -1);
+}
+
+void Viewer::start_export() {
+  if (!renderer) throw Error("the scene is not encoded yet: nothing to export");
+  std::vector<Camera> frames = recorder.path();  // refused here, before the export is marked as started
+  recorder_settings.exporting = true;
+  recorder_settings.status = "exporting...";
+  Run* run = source.run.get();  // the render thread's while the job runs (RenderThread::submit_job)
+  std::shared_ptr<const SceneState> state = encode.state();
+  PathExport where;
+  where.folder = recorder_settings.export_folder;
+  where.video = recorder_settings.video;
+  where.fps = recorder_settings.fps;
+  where.force = o.force;  // as for the other names typed in the window
+  where.world = cameras_world;
+  renderer->submit_job([run, state, frames = std::move(frames), where, written = typed_outputs,
+                        outcome = export_outcome] { export_path(*run, *state, frames, where, written, *outcome); });
 }
 
 // The script, once the scene renders. "Current": the camera has settled (adaptive: back at full scale), what
@@ -554,6 +571,18 @@ bool Viewer::frame() {
   return true;
 }
 
+bool Viewer::frame_or_out_of_memory() {
+  try {
+    return frame();
+  } catch (const std::bad_alloc&) {
+    if (ImGui::GetCurrentContext()->WithinFrameScope) {  // thrown between NewFrame and Render: drop this frame
+      ImGui::ErrorCheckEndFrameRecover(nullptr);
+      ImGui::EndFrame();
+    }
+    return !stop_on("out of memory: the last action needed more memory than this machine has");
+  }
+}
+
 }  // namespace
 
 void run_viewer(const ViewerOptions& o) {
@@ -568,7 +597,7 @@ void run_viewer(const ViewerOptions& o) {
   if (!(o.scale > 0 && o.scale <= 1)) throw Error("--scale", "must be in (0, 1]");
   Viewer viewer(o, std::move(source), window_size);
   viewer.startup = startup;
-  while (!viewer.window.should_close() && viewer.frame()) {
+  while (!viewer.window.should_close() && viewer.frame_or_out_of_memory()) {
   }
   // Closed: off the screen now. Before, the window stayed up, frozen, until a camera path export under way (or
   // the render or encode layer under way) finished; the export still finishes, so that its files are whole.

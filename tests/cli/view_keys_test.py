@@ -2,8 +2,9 @@
 """lact view's quit keys (issue 52, item 5): Esc, and Q outside fly mode, end the viewer with exit 0; and a camera
 path recorded with K and saved with the panel's button in a --normalize-poses session records that world, so that
 `lact render --path` renders it only in that world; Enter and Esc close the error popup; closing the window during
-an export takes it off the screen at once while the export finishes. The keys and clicks are sent as a user's
-through the X server's XTest extension (libXtst, by ctypes), under xvfb-run.
+an export takes it off the screen at once while the export finishes; a path of more frames than the cap is refused
+in the popup with its keys unchanged. The keys and clicks are sent as a user's through the X server's XTest
+extension (libXtst, by ctypes), under xvfb-run.
 
 Usage: xvfb-run -a -s "-screen 0 1600x1000x24" env PYTHONPATH=tests/common:. python3 tests/cli/view_keys_test.py --lact build/app/lact
 """
@@ -23,8 +24,14 @@ from cli_common import ROOT
 
 ARGS = None
 XK_ESCAPE, XK_Q, XK_K, XK_BRACKETRIGHT, XK_RETURN, XK_F12 = 0xFF1B, 0x0071, 0x006B, 0x005D, 0xFF0D, 0xFFC9
+XK_P = 0x0070
 SHIPPED = ["--model", os.path.join(ROOT, "models", "lact_tiny_obj64.safetensors"), "--data",
            os.path.join(ROOT, "examples", "gso_toy_64")]
+
+
+def file_bytes(path):
+    with open(path, "rb") as f:
+        return f.read()
 
 
 def close_window(keyboard, p):
@@ -403,6 +410,69 @@ class CloseDuringExport(unittest.TestCase):
         self.assertEqual(written(), frames, so + se)  # the export finished: every frame
         self.assertEqual(len(se.strip().splitlines()), 1, se)
         self.assertIn("finishing the camera path export to viewer_path", se)
+
+
+class PathOverTheCap(unittest.TestCase):
+    """Before, play, save and export built the whole interpolated path whatever its size: a long loaded path with a
+    raised frames/segment could run the viewer out of memory (play and export outside any catch). Now a path of more
+    than kMaxPathFrames (100000) frames is refused in the error popup with the keys unchanged: 500 loaded keys at
+    frames/segment near the slider's 240 make 499 x (201 or more) + 1 > 100000 frames. The popup is told from the
+    keys it holds (F12 takes no screenshot while it shows); the keys from a save once frames/segment is back at 1."""
+
+    SLIDER_MAX, SLIDER_MIN = (219, 218), (9, 218)  # the frames/segment slider's right and left ends
+    KEYS = 500
+
+    def refused_in_the_popup(self, popup, keyboard, action, shots_before):
+        """`action` opens the error popup (F12 takes no screenshot), and Enter closes it (then F12 does)."""
+        action()
+        time.sleep(1)
+        keyboard.press(XK_F12, 800, 400)
+        time.sleep(1)
+        self.assertEqual(len(popup.shots()), shots_before, "no error popup: the action was not refused")
+        keyboard.press(XK_RETURN, 800, 400)
+        keyboard.press(XK_F12, 800, 400)
+        deadline = time.time() + 10
+        while len(popup.shots()) == shots_before and time.time() < deadline:
+            time.sleep(0.2)
+        self.assertEqual(len(popup.shots()), shots_before + 1, "the error popup still holds the keyboard")
+
+    def test_play_and_save_are_refused_and_the_keys_stay(self):
+        tmp = tempfile.mkdtemp(prefix="lact_view_cap_")
+        self.addCleanup(shutil.rmtree, tmp, ignore_errors=True)
+        saved = os.path.join(tmp, "camera_path.json")
+        subprocess.run([ARGS.lact, "path", "turntable", "--frames", str(self.KEYS), "--size", "64", "-o", saved],
+                       check=True, capture_output=True)
+        written = file_bytes(saved)
+        popup = ErrorPopupKeys()  # its screenshot count, in this test's folder
+        popup.tmp = tmp
+        p = subprocess.Popen([ARGS.lact, "view"] + SHIPPED + ["--inputs", "16,20,24,28,34,38,42,46", "--threads",
+                                                              "1", "--force"], cwd=tmp, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        keyboard = Keyboard()
+        try:
+            time.sleep(5)  # the window opens (its panel is laid out from the first frame)
+            for y in CameraPathWorld.CLOSE_HEADERS:
+                keyboard.click(60, y)
+            keyboard.click(*CameraPathWorld.CAMERA_PATH_HEADER)
+            keyboard.click(*ErrorPopupKeys.LOAD)  # 500 keys, 1 frame/segment
+            time.sleep(1)
+            keyboard.click(*self.SLIDER_MAX)
+            self.refused_in_the_popup(popup, keyboard, lambda: keyboard.press(XK_P, 800, 400), 0)
+            self.refused_in_the_popup(popup, keyboard, lambda: keyboard.click(*CameraPathWorld.SAVE), 1)
+            self.assertEqual(file_bytes(saved), written, "a path over the cap was saved")
+            keyboard.click(*self.SLIDER_MIN)  # the keys alone: saved
+            keyboard.click(*CameraPathWorld.SAVE)
+            deadline = time.time() + 30
+            while file_bytes(saved) == written and p.poll() is None and time.time() < deadline:
+                time.sleep(0.2)
+            self.assertIsNone(p.poll(), "the viewer ended")
+            keyboard.press(XK_ESCAPE, 800, 400)
+            p.wait(timeout=30)
+        finally:
+            so, se = close_window(keyboard, p)
+        self.assertEqual(p.returncode, 0, se)
+        with open(saved) as f:
+            self.assertEqual(len(json.load(f)["frames"]), self.KEYS)  # the keys, unchanged by the refusals
 
 
 if __name__ == "__main__":

@@ -318,6 +318,47 @@ TEST(PathRecorder, LoadRefusesAFrameSizeThePatchDoesNotDivide) {
   std::filesystem::remove(file);
 }
 
+// A path of more frames than kMaxPathFrames (a long loaded path with a raised frames/segment) is refused by play,
+// save and path() with one Error naming the frame count and the cap, the keys and the playback unchanged (before,
+// it was interpolated whole and could run the viewer out of memory). The reference: counts worked out by hand,
+// (keys - 1) x frames/segment + 1; 100000 = 2439 x 41 + 1 is exactly the cap, 2440 x 41 + 1 = 100041 is over it.
+TEST(PathRecorder, RefusesAPathOfMoreFramesThanTheCap) {
+  ASSERT_EQ(kMaxPathFrames, 100000u);  // the README states this cap
+  const std::vector<Camera> ring = turntable();
+  PathRecorder r;
+  for (int k = 0; k < 2440; ++k) r.add_key(ring[k % ring.size()]);
+  r.frames_per_segment = 41;
+  EXPECT_EQ(r.frame_count(), 100000u);
+  EXPECT_EQ(r.path().size(), 100000u);  // the cap itself is allowed (about 15 MB of cameras)
+  r.play(0.0, 30, false);
+  EXPECT_EQ(r.playing_frames(), 100000);
+  r.stop();
+
+  r.add_key(ring[0]);
+  EXPECT_EQ(r.frame_count(), 100041u);
+  const std::string file = (std::filesystem::temp_directory_path() / "lact_test_recorder_cap.json").string();
+  std::filesystem::remove(file);
+  for (int action = 0; action < 3; ++action) {
+    try {
+      if (action == 0) r.path();
+      if (action == 1) r.play(0.0, 30, false);
+      if (action == 2) r.save(file, PathFrame());
+      ADD_FAILURE() << "action " << action << " built a path of 100041 frames";
+    } catch (const Error& e) {
+      const std::string message = e.what();
+      EXPECT_NE(message.find("100041 frames (2441 keys, 41 frames/segment)"), std::string::npos) << message;
+      EXPECT_NE(message.find("the 100000 a path may have"), std::string::npos) << message;
+    }
+  }
+  EXPECT_FALSE(r.playing());
+  EXPECT_EQ(r.playing_frames(), 100000);  // the last playback, not replaced
+  EXPECT_FALSE(std::filesystem::exists(file));
+  EXPECT_EQ(r.keys().size(), 2441u);
+  EXPECT_EQ(r.frames_per_segment, 41);
+  r.frames_per_segment = 1;  // the keys alone are under the cap
+  EXPECT_EQ(r.path().size(), 2441u);
+}
+
 // A path saved in a session with --normalize-poses is in the normalised world: the file records that world (as
 // `lact path --state` does), so `lact render --path` in raw coordinates refuses it rather than rendering frames
 // that look at nothing, and a load into a session of another world is refused with the keys left as they were.
