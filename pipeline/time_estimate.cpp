@@ -3,13 +3,13 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <map>
 
 #include "core/flop_model.h"
 #include "core/module_kind.h"
+#include "pipeline/shape_timing.h"
 #include "system/thread_limit.h"
 
 namespace lact {
@@ -61,48 +61,11 @@ GemmShape timed_shape(GemmShape s, int64_t tokens, int64_t per_view) {
   return s;
 }
 
-// Attention's score product stands for the whole op (the scores, their softmax, the product with v): the backend's
-// fused attention is timed for it, and it counts as two products. The softmax's exponentials made the fixture's
-// attention over 4096-token views run at a third of its products' rate (83% of the encode).
-bool is_attention(const GemmShape& s) { return s.name.rfind("attention scores", 0) == 0; }
-double shape_flops(const GemmShape& s) { return (is_attention(s) ? 4.0 : 2.0) * s.m * s.n * s.k * s.batch; }
-
 std::string shape_key(const GemmShape& s) {
   return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) + "x" + std::to_string(s.batch) +
          (is_attention(s) ? "a"
           : s.transpose_b ? "t"
                           : "n");
-}
-
-// One run of shape `s` on operands a, b (c: the result).
-void run_shape(Backend& be, const GemmShape& s, const Tensor& a, const Tensor& b, Tensor& c) {
-  if (is_attention(s))
-    be.attention(a, b, b, 0.125f, c);
-  else
-    matmul(be, a, false, b, s.transpose_b, c);
-  be.synchronize();
-}
-
-// GFLOP/s of shape `s` on `be`: the best run after one that sets it up (oneDNN builds its kernel on the first
-// call), on pseudo-random operands (some units run faster on zeros). Small shapes run until a few milliseconds
-// are spent (up to 20 runs): one run preempted by other work would read a tenth of the rate.
-double time_shape(Backend& be, const GemmShape& s) {
-  const int64_t a_size = s.batch * s.m * s.k, b_size = s.batch * s.k * s.n;
-  std::vector<float> host(static_cast<size_t>(std::max(a_size, b_size)));
-  uint32_t state = 12345;
-  for (float& v : host) state = state * 1664525u + 1013904223u, v = static_cast<float>(state >> 8) / (1 << 23) - 1;
-  const Tensor a = be.from_host({s.batch, s.m, s.k}, host.data());
-  const Tensor b = be.from_host(s.transpose_b ? Shape{s.batch, s.n, s.k} : Shape{s.batch, s.k, s.n}, host.data());
-  Tensor c = be.empty(is_attention(s) ? Shape{s.batch, s.m, s.k} : Shape{s.batch, s.m, s.n});
-  constexpr double kSpentSeconds = 0.004;
-  double best = 1e30, spent = 0;
-  for (int run = 0; run < 21 && (run < 2 || spent < kSpentSeconds); ++run) {
-    const auto start = std::chrono::steady_clock::now();
-    run_shape(be, s, a, b, c);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (run > 0) best = std::min(best, seconds), spent += seconds;
-  }
-  return shape_flops(s) / std::max(best, 1e-9) / 1e9;
 }
 
 std::string cpu_model_name() {
@@ -121,9 +84,10 @@ std::string rate_cache_machine(Backend& be) {
 
 namespace {
 
-// A shape's rate from the cache, else timed now. Rates timed while other work holds the CPUs read low (a run
-// preempted) and would slow every later estimate: they are kept apart ("busy ..."), timed again at each run
-// while the machine stays busy, the best reading kept, and kept for good once timed on a quiet machine.
+// A shape's rate from the cache, else timed now. Every rate is a quiet machine's (time_shape leaves out the waits
+// for a CPU), which the estimate scales by the load once. A rate timed beside other work may still read low (the
+// caches shared, waits at different moments): it is kept apart ("busy ..."), timed again at each run while the
+// machine stays busy, the best reading kept, and kept for good once timed on a quiet machine.
 double shape_gflops(Backend& be, const std::string& key, const GemmShape& cut, RateCache& cache,
                     std::map<std::string, double>& timed) {
   if (const double kept = cache.find(key); kept > 0) return kept;

@@ -60,10 +60,11 @@ double load_slowdown(const CpuShare& share);
 
 // Each module's counted FLOPs (core/flop_model.h) at the rates of its own matrix-product shapes and attention op
 // on `be` at the work's token counts (each shape timed once per machine, backend, precision and thread count, a
-// few milliseconds, and kept in `cache`), plus the time the rest takes (norms, activations, moving heads) in
-// proportion. No part of the model runs: the probe this replaced encoded a view twice before every large job.
-// In all: (products' seconds) x (1 + 85 / dim) + attention's seconds, times load_slowdown(cpu_share_now(be)); the
-// products no kind lists (the patch embedding and the image head) at the mean rate of the listed ones.
+// few milliseconds, as on a quiet machine: pipeline/shape_timing.h; kept in `cache`), plus the time the rest takes
+// (norms, activations, moving heads) in proportion. No part of the model runs: the probe this replaced encoded a view
+// twice before every large job. In all: (products' seconds) x (1 + 85 / dim) + attention's seconds, times
+// load_slowdown(cpu_share_now(be)); the products no kind lists (the patch embedding and the image head) at the mean
+// rate of the listed ones.
 TimeEstimate estimate_time(Backend& be, const ModelConfig& config, const WorkSize& work, RateCache& cache);
 // The same beside a given share of the CPUs (cpu_share_now(be) above).
 TimeEstimate estimate_time(Backend& be, const ModelConfig& config, const WorkSize& work, RateCache& cache,

@@ -214,4 +214,13 @@ __attribute__((section(".preinit_array"), used)) void (*bound_openmp_spinning_en
 
 }  // namespace
 
+double thread_run_queue_seconds() {
+  FILE* file = std::fopen("/proc/thread-self/schedstat", "r");
+  if (!file) return -1;
+  unsigned long long on_cpu = 0, waited = 0;  // nanoseconds
+  const bool read = std::fscanf(file, "%llu %llu", &on_cpu, &waited) == 2;
+  std::fclose(file);
+  return read ? waited * 1e-9 : -1;
+}
+
 }  // namespace lact

@@ -32,6 +32,9 @@ struct MachineLoad {
 MachineLoad machine_load();
 // Whether other processes' threads want CPUs now (machine_load, looked at once per process).
 bool machine_busy();
+// The seconds the calling thread has waited on a run queue, runnable while other work held the CPUs (the kernel's
+// /proc/thread-self/schedstat); -1 where it does not say.
+double thread_run_queue_seconds();
 
 // The worker threads when --threads is not given: OMP_NUM_THREADS when set (at most the usable CPUs), else the
 // usable CPUs less those other running threads want, at least 1 (libgomp's spinning is bounded too: thread_limit.cpp).

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The speed users see, as far as a pass/fail test can hold it (issue 49; timings themselves are `lact bench`'s):
-the time estimate costs no model work, is kept per machine in $XDG_CACHE_HOME/lact and is within a wide bound of
-the run it precedes; libgomp's spinning is bounded from the start unless the user set it.
+the time estimate costs no model work and is kept per machine in $XDG_CACHE_HOME/lact (its arithmetic:
+test_time_estimate; against the encode it precedes: bench/time_estimate.py, a benchmark); libgomp's spinning is
+bounded from the start unless the user set it.
 
 Usage: PYTHONPATH=tests/common:. python3 tests/cli/speed_test.py --lact build/app/lact --fixture ../shared/fixtures/lact_tiny
 """
@@ -46,13 +47,6 @@ class TimeEstimate(unittest.TestCase):
         took = re.search(r"^encoded 3 views .* in ([\d.]+) s", so, re.M)
         self.assertTrue(estimate and took, so + se)
         return float(estimate.group(1)), int(estimate.group(2)), estimate.group(3), float(took.group(1))
-
-    def test_estimate_within_four_times_of_the_encode_it_precedes(self):
-        """A wide bound (a shared machine's timings vary); the benchmark holds the estimate to 1.5x."""
-        for size in ("256x256", "512x512"):
-            estimate, _, _, took = self.encode(size)
-            self.assertGreater(estimate, took / 4, size)
-            self.assertLess(estimate, took * 4, size)
 
     def test_rates_are_measured_once_and_kept_in_the_cache_folder(self):
         _, timed, path, _ = self.encode("256x256")

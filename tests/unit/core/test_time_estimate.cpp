@@ -8,8 +8,11 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "pipeline/rate_cache.h"
+#include "pipeline/shape_timing.h"
 #include "pipeline/time_estimate.h"
 #include "system/thread_limit.h"
 #include "tests/common/hook_log_backend.h"
@@ -174,6 +177,58 @@ TEST(TimeEstimate, ScalesTheQuietRatesByTheCpusOthersTake) {
   EXPECT_EQ(estimate_basis(estimate_time(be, config, work, cache, CpuShare{1, 2, load})),
             "0 GFLOP at about 0.81 GFLOP/s measured here, beside 1 other running thread on 2 CPUs");
   EXPECT_EQ(load_slowdown(CpuShare{1, 2, load}), 1);
+}
+
+// A clock of hand-set readings: each run's wall-clock seconds and its wait for a CPU, in turn.
+class HandSetClock : public RunClock {
+ public:
+  explicit HandSetClock(std::vector<TimedRun> runs) : runs_(std::move(runs)) {}
+  void start() override {}
+  TimedRun stop() override { return runs_.at(used++); }
+  size_t used = 0;
+
+ private:
+  std::vector<TimedRun> runs_;
+};
+
+// A shape timed beside other work: each run's wait for a CPU is left out, so its rate is a quiet machine's and
+// the estimate's load_slowdown counts the load once (a rate read off the wall clock carried it twice).
+TEST(TimeEstimate, TimesAShapeWithoutItsWaitsForACpu) {
+  test::HookLogBackend be;
+  const GemmShape up{"mlp up", 64, 256, 64, 1, true};  // 2 * 64 * 256 * 64 = 2097152 FLOPs
+  // The first run sets the shape up and is not read; then at least 3: 10 ms of which 6 waiting is 4 ms on a quiet
+  // machine, 5 ms of which 0.5 waiting 4.5 ms, 6 ms unhindered; the least read.
+  HandSetClock preempted({{1.0, 0}, {0.010, 0.006}, {0.005, 0.0005}, {0.006, 0}, {0.001, 0}});
+  EXPECT_NEAR(time_shape(be, up, preempted), 2097152 / 0.004 / 1e9, 1e-9);
+  EXPECT_EQ(preempted.used, 4u);
+  // Short runs are repeated until 4 ms of wall-clock time are spent: quiet 0.5, 1, 0.3, 0.4 and 0.6 ms in 1, 1,
+  // 1.2, 0.4 and 0.6 ms, the least read.
+  HandSetClock short_runs({{1.0, 0}, {0.001, 0.0005}, {0.001, 0}, {0.0012, 0.0009}, {0.0004, 0}, {0.0006, 0}, {1, 0}});
+  EXPECT_NEAR(time_shape(be, up, short_runs), 2097152 / 0.0003 / 1e9, 1e-6);
+  EXPECT_EQ(short_runs.used, 6u);
+  // The attention op counts as two products: 4 * 16 * 16 * 16 * 8 = 131072 FLOPs in 8 - 4 ms.
+  const GemmShape attention{"attention scores (window)", 16, 16, 16, 8, true};
+  HandSetClock once({{1.0, 0}, {0.008, 0.004}, {0.009, 0.001}, {0.0085, 0}});
+  EXPECT_NEAR(time_shape(be, attention, once), 131072 / 0.004 / 1e9, 1e-9);
+  EXPECT_EQ(quiet_seconds({0.010, 0.004}), 0.010 - 0.004);
+  EXPECT_EQ(quiet_seconds({0.010, 0.020}), 0);  // never below nothing
+}
+
+// The system clock's waits fall within the run they are read for, and a GPU's clock counts none.
+TEST(TimeEstimate, SystemClockWaitsFallWithinTheRun) {
+  for (const bool count_waits : {true, false}) {
+    SystemRunClock clock(count_waits);
+    clock.start();
+    volatile double sum = 0;
+    for (int i = 0; i < 2000000; ++i) sum = sum + i * 0.5;
+    const TimedRun run = clock.stop();
+    EXPECT_GT(run.seconds, 0);
+    EXPECT_GE(run.waited, 0);
+    EXPECT_LE(run.waited, run.seconds);
+    if (!count_waits) {
+      EXPECT_EQ(run.waited, 0);
+    }
+  }
 }
 
 TEST(DefaultThreads, LeaveOtherRunningThreadsTheirCpus) {
