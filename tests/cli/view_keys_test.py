@@ -313,6 +313,26 @@ class CameraPathWorld(unittest.TestCase):
                          png_pixels(os.path.join(out, "view", "gso_toy_64", "19.png")))
 
 
+def screenshots_in(folder):
+    return sorted(f for f in os.listdir(folder) if f.startswith("lact_view_") and f.endswith(".view.png"))
+
+
+def popup_refuses_then_closes(test, folder, keyboard, action, close_key, shots_before):
+    """`action` opens the error popup, told from the keys it holds: F12 takes no screenshot (into `folder`, the
+    viewer's working folder) while it shows; `close_key` closes it, and then F12 does."""
+    action()
+    time.sleep(1)
+    keyboard.press(XK_F12, 800, 400)
+    time.sleep(1)
+    test.assertEqual(len(screenshots_in(folder)), shots_before, "no error popup: a screenshot was taken")
+    keyboard.press(close_key, 800, 400)  # closes the message, and does not quit
+    keyboard.press(XK_F12, 800, 400)
+    deadline = time.time() + 10
+    while len(screenshots_in(folder)) == shots_before and time.time() < deadline:
+        time.sleep(0.2)
+    test.assertEqual(len(screenshots_in(folder)), shots_before + 1, "the error popup still holds the keyboard")
+
+
 class ErrorPopupKeys(unittest.TestCase):
     """Before, a bad camera path file's error popup held the keyboard and ignored Esc (and a quick Enter): the
     viewer neither closed the message nor quit, and the keys stayed dead until the OK button was clicked. Now Enter
@@ -327,21 +347,9 @@ class ErrorPopupKeys(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.tmp, ignore_errors=True)
 
-    def shots(self):
-        return sorted(f for f in os.listdir(self.tmp) if f.startswith("lact_view_") and f.endswith(".view.png"))
-
     def closes_the_message(self, keyboard, key, shots_before):
-        keyboard.click(*self.LOAD)  # camera_path.json is not JSON: the error popup
-        time.sleep(1)
-        keyboard.press(XK_F12, 800, 400)
-        time.sleep(1)
-        self.assertEqual(len(self.shots()), shots_before, "a screenshot while the error popup showed")
-        keyboard.press(key, 800, 400)  # closes the message, and does not quit
-        keyboard.press(XK_F12, 800, 400)
-        deadline = time.time() + 10
-        while len(self.shots()) == shots_before and time.time() < deadline:
-            time.sleep(0.2)
-        self.assertEqual(len(self.shots()), shots_before + 1, "the error popup still holds the keyboard")
+        # camera_path.json is not JSON: the error popup
+        popup_refuses_then_closes(self, self.tmp, keyboard, lambda: keyboard.click(*self.LOAD), key, shots_before)
 
     def test_enter_and_escape_close_the_error_popup(self):
         with open(os.path.join(self.tmp, "camera_path.json"), "w") as f:
@@ -422,20 +430,6 @@ class PathOverTheCap(unittest.TestCase):
     SLIDER_MAX, SLIDER_MIN = (219, 218), (9, 218)  # the frames/segment slider's right and left ends
     KEYS = 500
 
-    def refused_in_the_popup(self, popup, keyboard, action, shots_before):
-        """`action` opens the error popup (F12 takes no screenshot), and Enter closes it (then F12 does)."""
-        action()
-        time.sleep(1)
-        keyboard.press(XK_F12, 800, 400)
-        time.sleep(1)
-        self.assertEqual(len(popup.shots()), shots_before, "no error popup: the action was not refused")
-        keyboard.press(XK_RETURN, 800, 400)
-        keyboard.press(XK_F12, 800, 400)
-        deadline = time.time() + 10
-        while len(popup.shots()) == shots_before and time.time() < deadline:
-            time.sleep(0.2)
-        self.assertEqual(len(popup.shots()), shots_before + 1, "the error popup still holds the keyboard")
-
     def test_play_and_save_are_refused_and_the_keys_stay(self):
         tmp = tempfile.mkdtemp(prefix="lact_view_cap_")
         self.addCleanup(shutil.rmtree, tmp, ignore_errors=True)
@@ -443,8 +437,6 @@ class PathOverTheCap(unittest.TestCase):
         subprocess.run([ARGS.lact, "path", "turntable", "--frames", str(self.KEYS), "--size", "64", "-o", saved],
                        check=True, capture_output=True)
         written = file_bytes(saved)
-        popup = ErrorPopupKeys()  # its screenshot count, in this test's folder
-        popup.tmp = tmp
         p = subprocess.Popen([ARGS.lact, "view"] + SHIPPED + ["--inputs", "16,20,24,28,34,38,42,46", "--threads",
                                                               "1", "--force"], cwd=tmp, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
@@ -457,8 +449,9 @@ class PathOverTheCap(unittest.TestCase):
             keyboard.click(*ErrorPopupKeys.LOAD)  # 500 keys, 1 frame/segment
             time.sleep(1)
             keyboard.click(*self.SLIDER_MAX)
-            self.refused_in_the_popup(popup, keyboard, lambda: keyboard.press(XK_P, 800, 400), 0)
-            self.refused_in_the_popup(popup, keyboard, lambda: keyboard.click(*CameraPathWorld.SAVE), 1)
+            popup_refuses_then_closes(self, tmp, keyboard, lambda: keyboard.press(XK_P, 800, 400), XK_RETURN, 0)
+            popup_refuses_then_closes(self, tmp, keyboard, lambda: keyboard.click(*CameraPathWorld.SAVE), XK_RETURN,
+                                      1)
             self.assertEqual(file_bytes(saved), written, "a path over the cap was saved")
             keyboard.click(*self.SLIDER_MIN)  # the keys alone: saved
             keyboard.click(*CameraPathWorld.SAVE)

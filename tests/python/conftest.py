@@ -5,6 +5,9 @@ Run by ctest (test `python`) as: PYTHONPATH=build/python LACT_CLI=build/app/lact
 import json
 import os
 import struct
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -50,3 +53,22 @@ def scene(lact):
 def encode_inputs(model, scene):
     i = scene.inputs
     return model.encode(scene.images[i], scene.intrinsics[i], scene.c2w[i])
+
+
+def run_in_fresh_python(code, timeout=120, env=None):
+    """`code` in a fresh interpreter with the fixture's `model` (one thread), `scene` (inputs 0-2, targets 3-4) and
+    `state` ready, and os, pickle, resource, sys and numpy (np) imported: (exit status, stdout + stderr)."""
+    model = os.path.join(FIXTURE, "model.safetensors")
+    index = os.path.join(FIXTURE, "index.json")
+    script = textwrap.dedent("""\
+        import os, pickle, resource, sys
+        import numpy as np
+        import lact
+        model = lact.Model(%r, threads=1)
+        scene = lact.read_scene(%r, inputs="0,1,2", targets="3,4")
+        i = scene.inputs
+        state = model.encode(scene.images[i], scene.intrinsics[i], scene.c2w[i])
+        """ % (model, index)) + textwrap.dedent(code)
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=timeout,
+                       env=dict(os.environ, **(env or {})))
+    return p.returncode, p.stdout + p.stderr

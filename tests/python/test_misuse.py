@@ -8,36 +8,23 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
-import textwrap
 import threading
 import time
 
 import numpy as np
 import pytest
 
-from conftest import FIXTURE, encode_inputs
+from conftest import FIXTURE, encode_inputs, run_in_fresh_python
 
 MODEL = os.path.join(FIXTURE, "model.safetensors")
 INDEX = os.path.join(FIXTURE, "index.json")
 NAN, INF = math.nan, math.inf
 
 
-def run_isolated(code):
-    """`code` in a fresh interpreter (lact imported, `model`, `scene` and `state` ready): (exit status, output)."""
-    script = textwrap.dedent("""\
-        import os, pickle, sys
-        import numpy as np
-        import lact
-        model = lact.Model(%r, threads=1)
-        scene = lact.read_scene(%r, inputs="0,1,2", targets="3,4")
-        i = scene.inputs
-        state = model.encode(scene.images[i], scene.intrinsics[i], scene.c2w[i])
-        """ % (MODEL, INDEX)) + textwrap.dedent(code)
-    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
-                       env=dict(os.environ))
-    return p.returncode, p.stdout + p.stderr
+def run_isolated(code, env=None):
+    """conftest.run_in_fresh_python with this file's time limit."""
+    return run_in_fresh_python(code, timeout=120, env=env)
 
 
 # How each bound class's half-made object was made before, and what a user then does with it (before: garbage

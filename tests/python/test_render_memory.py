@@ -3,33 +3,20 @@ a camera path's call (pipeline/run.cpp, Run::check_render_call)."""
 import os
 import re
 import subprocess
-import sys
 import tempfile
-import textwrap
 
 import numpy as np
 import pytest
 
-from conftest import FIXTURE, encode_inputs
+from conftest import FIXTURE, encode_inputs, run_in_fresh_python
 
 MODEL = os.path.join(FIXTURE, "model.safetensors")
 INDEX = os.path.join(FIXTURE, "index.json")
 
 
 def run_python(code, env=None):
-    """`code` in a fresh interpreter (`model`, `scene`, `state` ready, one thread): (exit status, output)."""
-    script = textwrap.dedent("""\
-        import resource, sys
-        import numpy as np
-        import lact
-        model = lact.Model(%r, threads=1)
-        scene = lact.read_scene(%r, inputs="0,1,2", targets="3,4")
-        i = scene.inputs
-        state = model.encode(scene.images[i], scene.intrinsics[i], scene.c2w[i])
-        """ % (MODEL, INDEX)) + textwrap.dedent(code)
-    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
-                       env=dict(os.environ, **(env or {})))
-    return p.returncode, p.stdout + p.stderr
+    """conftest.run_in_fresh_python with this file's time limit."""
+    return run_in_fresh_python(code, timeout=300, env=env)
 
 
 def estimate_notes(output):

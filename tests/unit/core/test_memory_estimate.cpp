@@ -14,7 +14,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <map>
 
 #include "core/memory_estimate.h"
@@ -23,8 +22,6 @@
 #include "kernels/backend_factory.h"
 #include "kernels/cpu/dnnl_gemm.h"
 #include "pipeline/memory_check.h"
-#include "pipeline/rate_cache.h"
-#include "pipeline/time_estimate.h"
 #include "system/error.h"
 #include "system/host_memory.h"
 #include "system/thread_limit.h"
@@ -281,89 +278,6 @@ TEST(HostMemory, DataLimitLeavesWhatIsAboveTheDataInUse) {
   EXPECT_EQ(limit.source, "ulimit -d (RLIMIT_DATA)");
   // Each worker thread's stack (8 MiB) is held back: the threads may not have started yet.
   EXPECT_EQ(limit.bytes, (int64_t(300) << 20) - (int64_t(8) << 20) * usable_cpus());
-}
-
-// ---- The time estimate (pipeline/time_estimate.h) and the rates it keeps (pipeline/rate_cache.h).
-
-// A fresh folder under the system's temporary one, removed with its contents.
-struct TempFolder {
-  std::string path;
-  TempFolder() {
-    std::string name = (std::filesystem::temp_directory_path() / "lact_rates_XXXXXX").string();
-    path = ::mkdtemp(name.data()) ? name : "";
-  }
-  ~TempFolder() { std::filesystem::remove_all(path); }
-};
-
-std::string file_text(const std::string& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-TEST(RateCache, KeepsValuesForTheNextProcess) {
-  TempFolder tmp;
-  const std::string path = tmp.path + "/lact/rates.txt";  // the folder is made on the first write
-  RateCache(path).keep({{"machine | 64x64x64x1t", 12.5}, {"machine | 8x8x8x1n", 3.25}});
-  RateCache again(path);
-  EXPECT_EQ(again.find("machine | 64x64x64x1t"), 12.5);
-  EXPECT_EQ(again.find("machine | 8x8x8x1n"), 3.25);
-  EXPECT_EQ(again.find("another machine | 64x64x64x1t"), 0.0);
-  // A second process's entries are merged, not lost.
-  RateCache(path).keep({{"another machine | 64x64x64x1t", 7}});
-  EXPECT_EQ(RateCache(path).find("machine | 8x8x8x1n"), 3.25);
-  EXPECT_EQ(RateCache(path).find("another machine | 64x64x64x1t"), 7.0);
-}
-
-TEST(RateCache, ACorruptFileIsIgnoredAndRewritten) {
-  TempFolder tmp;
-  const std::string path = tmp.path + "/rates.txt";
-  for (const std::string& corrupt :
-       {std::string("\x00\xff garbage\n", 11), std::string("lact rates 9\n5\tk\n"), std::string("")}) {
-    std::ofstream(path, std::ios::binary) << corrupt;
-    RateCache cache(path);
-    EXPECT_EQ(cache.find("k"), 0.0);
-    cache.keep({{"k", 2}});
-    EXPECT_EQ(RateCache(path).find("k"), 2.0);
-    EXPECT_EQ(file_text(path), "lact rates 1\n2\tk\n");
-  }
-  // Malformed lines (no tab, a number that is not one, zero, NaN, a control character) are skipped, the rest kept.
-  std::ofstream(path) << "lact rates 1\nno tab\nx1\tbad\n0\tzero\nnan\tnan\n3\tgood\n4\tctl\x01key\n-1\tneg\n";
-  EXPECT_EQ(RateCache::parse(file_text(path)), (std::map<std::string, double>{{"good", 3}}));
-  // A folder where the file should be: not a cache, and no error.
-  std::filesystem::remove(path);
-  std::filesystem::create_directory(path);
-  RateCache folder(path);
-  EXPECT_EQ(folder.find("good"), 0.0);
-  EXPECT_NO_THROW(folder.keep({{"good", 5}}));
-  EXPECT_EQ(folder.find("good"), 5.0);  // kept for this process
-}
-
-TEST(RateCache, AFileThatCannotBeWrittenIsNotKept) {
-  TempFolder tmp;
-  std::ofstream(tmp.path + "/file") << "a regular file, not a folder";
-  RateCache cache(tmp.path + "/file/lact/rates.txt");
-  EXPECT_NO_THROW(cache.keep({{"k", 2}}));
-  EXPECT_EQ(cache.find("k"), 2.0);
-  EXPECT_FALSE(std::filesystem::exists(tmp.path + "/file/lact"));
-  RateCache none("");
-  EXPECT_NO_THROW(none.keep({{"k", 2}}));
-}
-
-TEST(RateCache, DefaultPathFollowsXdgCacheHome) {
-  const char* saved_xdg = std::getenv("XDG_CACHE_HOME");
-  const char* saved_home = std::getenv("HOME");
-  const std::string xdg = saved_xdg ? saved_xdg : "", home = saved_home ? saved_home : "";
-  ::setenv("XDG_CACHE_HOME", "/x/cache", 1);
-  ::setenv("HOME", "/h", 1);
-  EXPECT_EQ(RateCache::default_path(), "/x/cache/lact/rates.txt");
-  ::setenv("XDG_CACHE_HOME", "relative", 1);  // not absolute: ignored, as the specification says
-  EXPECT_EQ(RateCache::default_path(), "/h/.cache/lact/rates.txt");
-  ::unsetenv("XDG_CACHE_HOME");
-  EXPECT_EQ(RateCache::default_path(), "/h/.cache/lact/rates.txt");
-  ::unsetenv("HOME");
-  EXPECT_EQ(RateCache::default_path(), "");
-  saved_xdg ? ::setenv("XDG_CACHE_HOME", xdg.c_str(), 1) : ::unsetenv("XDG_CACHE_HOME");
-  saved_home ? ::setenv("HOME", home.c_str(), 1) : ::unsetenv("HOME");
 }
 
 // A render batch's memory, counted by hand for small_config (dim 64, patch 8; window attention of 4 heads, TTT of
