@@ -350,18 +350,21 @@ std::vector<float> Model::render_batch(const SceneState& state, const std::vecto
   const int64_t count = static_cast<int64_t>(poses.size());
   const int64_t tokens = count * (height / config().patch_size) * (width / config().patch_size);
   const std::vector<float> packed = pack_poses(poses);
-  auto decode_into = [&](const Tensor& device_poses, Tensor& rgb) { decode(state, device_poses, height, width, rgb); };
+  // A recording is not told between layers: a check that threw while recording would end the recordings for
+  // good (render_graphs.cpp), and a replay runs every layer in one launch.
+  auto record = [&](const Tensor& device_poses, Tensor& rgb) { decode(state, device_poses, height, width, rgb, {}); };
   if (options_.graphs)
     if (std::optional<std::vector<float>> replayed =
-            graphs_->render(be, state, packed, count, height, width, tokens, config().output_channels(), decode_into))
+            graphs_->render(be, state, packed, count, height, width, tokens, config().output_channels(), record))
       return std::move(*replayed);
   const Tensor device_poses = be.from_host({count, kRayPoseFloats}, packed.data());
   Tensor rgb = be.empty({tokens, config().output_channels()});
-  decode_into(device_poses, rgb);
+  decode(state, device_poses, height, width, rgb, render_layer_check_);
   return be.to_host(rgb);
 }
 
-void Model::decode(const SceneState& state, const Tensor& poses, int height, int width, Tensor& rgb) const {
+void Model::decode(const SceneState& state, const Tensor& poses, int height, int width, Tensor& rgb,
+                   const RenderLayerCheck& between_layers) const {
   Backend& be = backend_;
   const int patch = config().patch_size;
   const int64_t count = poses.dim(0);
@@ -375,6 +378,7 @@ void Model::decode(const SceneState& state, const Tensor& poses, int height, int
   size_t state_index = 0;
   be.expect_growth(0);  // every layer allocates as the first did: its blocks are kept for the next (backend.h)
   for (int layer = 0; layer < config().layers; ++layer) {
+    if (between_layers) between_layers(layer, config().layers);
     for (size_t j = 0; j < config().block.size(); ++j) {
       const ModuleConfig& mc = config().block[j];
       const ModuleContext context{be, mc, weights_.blocks[layer][j], options_, count};

@@ -41,6 +41,12 @@ class Model {
   // views done, views) after each batch; the backend is synchronised first, so the count is work finished. For
   // a progress bar (the caller does any I/O); none by default.
   using WorkProgress = std::function<void(const char* stage, int done, int total)>;
+  // Told before each layer of every render batch, (layers done in this batch, layers), as the layers' work is
+  // queued: not synchronised (on a GPU the layers before may still run), so that checking costs no wait. It may
+  // throw to stop the render there: the exception leaves render, with the images of the batches done written,
+  // the model and the state as they were. A recorded render (CUDA graphs, core/render_graphs.h) runs its layers
+  // in one launch and is not told. For a stop check (the caller reads any signal); none by default.
+  using RenderLayerCheck = std::function<void(int layers_done, int layers)>;
 
   Model(ModelWeights weights, Backend& backend, ModelOptions options = {});
   ~Model();
@@ -74,6 +80,7 @@ class Model {
   int64_t render_batch_views(int height, int width) const;
   std::vector<Image> render(const SceneState& state, const std::vector<Camera>& cameras) const;
   void set_progress(WorkProgress progress) { progress_ = std::move(progress); }
+  void set_render_layer_check(RenderLayerCheck check) { render_layer_check_ = std::move(check); }
   // The same written into `out`: the images one after another in camera order, each its camera's height x width
   // x 3 floats. Reads the model and the state only: two threads may render at once where the backend allows it.
   void render_into(const SceneState& state, const std::vector<Camera>& cameras, float* out) const;
@@ -100,13 +107,16 @@ class Model {
   std::vector<float> render_batch(const SceneState& state, const std::vector<RayPose>& poses, int height,
                                   int width) const;
   // Target tokens from poses in backend memory -> layers -> decoder -> sigmoid into rgb. No host traffic,
-  // so that it can be recorded.
-  void decode(const SceneState& state, const Tensor& poses, int height, int width, Tensor& rgb) const;
+  // so that it can be recorded; `between_layers` (the render layer check, or none while recording) is told
+  // before each layer.
+  void decode(const SceneState& state, const Tensor& poses, int height, int width, Tensor& rgb,
+              const RenderLayerCheck& between_layers) const;
 
   ModelWeights weights_;
   Backend& backend_;
   ModelOptions options_;
   WorkProgress progress_;
+  RenderLayerCheck render_layer_check_;
   void report_progress(const char* stage, size_t done, size_t total) const;
   std::unique_ptr<RenderGraphCache> graphs_;  // core/render_graphs.h
 };

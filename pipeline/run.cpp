@@ -70,6 +70,11 @@ void Run::set_model_progress(Model::WorkProgress progress) {
   model_->set_progress(std::move(progress));
 }
 
+void Run::set_model_render_layer_check(Model::RenderLayerCheck check) {
+  if (!model_) throw Error("--model", "no model given");
+  model_->set_render_layer_check(std::move(check));
+}
+
 void Run::fill_inputs(DataOptions& data, const std::string& where, const std::string& message) const {
   apply_model_defaults(data, model(), true);  // the model's trained size and input count when not given
   if (data.inputs.empty()) throw Error(where, message);

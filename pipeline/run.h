@@ -102,6 +102,8 @@ class Run {
   // The loaded model's progress callback (Model::WorkProgress), in place of a command's stage bars: the Python
   // module checks for Ctrl-C between render batches through it.
   void set_model_progress(Model::WorkProgress progress);
+  // The loaded model's render layer check (Model::RenderLayerCheck): the Python module's Ctrl-C between layers.
+  void set_model_render_layer_check(Model::RenderLayerCheck check);
   const std::string& model_path() const { return model_path_; }  // empty: none loaded
   // Fills --size and --inputs from what the model was trained with where not given; Error(where, message) when
   // there are still no input views.

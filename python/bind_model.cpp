@@ -22,11 +22,11 @@ namespace lact::python {
 
 namespace {
 
-// Thrown between encode's layers or render's batches when a signal handler raised (Ctrl-C: KeyboardInterrupt); the
-// Python error is set.
+// Thrown between encode's layers or render's layers and batches when a signal handler raised (Ctrl-C:
+// KeyboardInterrupt); the Python error is set.
 struct Interrupted {};
 
-// Runs Python's signal handlers between layers (with the GIL, briefly): Ctrl-C stops a long encode there.
+// Runs Python's signal handlers between layers (with the GIL, briefly): Ctrl-C stops a long encode or render there.
 void check_signals() {
   py::gil_scoped_acquire held;
   if (PyErr_CheckSignals() != 0) throw Interrupted{};
@@ -183,7 +183,7 @@ py::array render(const std::shared_ptr<Engine>& engine, const std::shared_ptr<St
     py::gil_scoped_release released;
     render_cameras(*engine, state.state, cameras, pixels, check_signals);
   } catch (const Interrupted&) {
-    throw py::error_already_set();  // the KeyboardInterrupt, raised between batches
+    throw py::error_already_set();  // the KeyboardInterrupt, raised between layers or batches
   }
   return std::move(out);
 }
@@ -280,6 +280,10 @@ void bind_model(py::module_& m) {
       .def_property_readonly(
           "_calls_inside", [](const Engine& e) { return e.calls_inside.load() & 0xffffffffu; },
           "The engine calls begun on this model and not ended (tests/python).")
+      .def_property_readonly(
+          "_render_layers_done", [](const Engine& e) { return e.render_layers_done.load(); },
+          "The layers its batch had done when a render last checked for Ctrl-C, or all of them when a batch "
+          "finished (tests/python).")
       .def_property_readonly(
           "_most_renders_at_once", [](const Engine& e) { return e.most_renders_running.load(); },
           "The most render calls that ran in the engine at the same time so far (tests/python).")

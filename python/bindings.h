@@ -55,7 +55,8 @@ cameras made for another size, is a lact.Warning). All cameras are rendered in o
 batching: the same numbers), written straight into one new float32 array, or into `out` (a C-contiguous writeable
 float32 array of that shape), which is returned. A call whose cameras do not fit in memory together is a
 lact.RenderMemoryError before any work. The GIL is released while rendering; several threads may render from one
-model at once.)";
+model at once. Ctrl-C stops it between layers and batches (KeyboardInterrupt): the images of the batches done are
+written, the rest of `out` untouched.)";
 
 inline constexpr const char* kState =
     R"(A scene state: what encode leaves (each layer's fast weights, attention caches).

@@ -92,25 +92,22 @@ void count_call(Engine& engine) {
 
 [[maybe_unused]] const int fork_handler_registered = pthread_atfork(nullptr, nullptr, after_fork_in_child);
 
-// render_cameras' `between_batches` on the thread rendering (the model's progress callback is shared by every
-// thread that renders at once; each thread calls its own).
-thread_local const std::function<void()>* between_batches_here = nullptr;
+// render_cameras' `between_steps` on the thread rendering (the model's progress callback and layer check are
+// shared by every thread that renders at once; each thread calls its own).
+thread_local const std::function<void()>* between_steps_here = nullptr;
 
 void report_render_batch(const char* stage, int done, int total) {
-  if (between_batches_here && *between_batches_here && done > 0 && done < total &&
-      std::strcmp(stage, "render views") == 0)
-    (*between_batches_here)();
+  if (between_steps_here && *between_steps_here && done > 0 && done < total && std::strcmp(stage, "render views") == 0)
+    (*between_steps_here)();
 }
 
-// Sets between_batches_here for as long as it lives.
-class BetweenBatches {
+// Sets between_steps_here for as long as it lives.
+class BetweenSteps {
  public:
-  explicit BetweenBatches(const std::function<void()>& call) : outer_(between_batches_here) {
-    between_batches_here = &call;
-  }
-  ~BetweenBatches() { between_batches_here = outer_; }
-  BetweenBatches(const BetweenBatches&) = delete;
-  BetweenBatches& operator=(const BetweenBatches&) = delete;
+  explicit BetweenSteps(const std::function<void()>& call) : outer_(between_steps_here) { between_steps_here = &call; }
+  ~BetweenSteps() { between_steps_here = outer_; }
+  BetweenSteps(const BetweenSteps&) = delete;
+  BetweenSteps& operator=(const BetweenSteps&) = delete;
 
  private:
   const std::function<void()>* outer_;
@@ -186,7 +183,16 @@ std::shared_ptr<Engine> open_engine(const std::string& path, const std::string& 
   threads_set_here = -1;      // the backend set its count on this thread
   use_threads_here(*engine);  // one thread again where fork() took this thread's pool
   engine->run->load_model(path);
-  engine->run->set_model_progress(report_render_batch);
+  Engine* counted = engine.get();  // the engine owns the run and its model: it outlives their calls
+  engine->run->set_model_progress([counted](const char* stage, int done, int total) {
+    if (done > 0 && std::strcmp(stage, "render views") == 0)
+      counted->render_layers_done = counted->model().config().layers;  // a batch finished: every layer done
+    report_render_batch(stage, done, total);
+  });
+  engine->run->set_model_render_layer_check([counted](int layers_done, int) {
+    counted->render_layers_done = layers_done;
+    if (between_steps_here && *between_steps_here) (*between_steps_here)();
+  });
   return engine;
 }
 
@@ -205,11 +211,11 @@ SceneState encode_views(Engine& engine, const std::vector<Camera>& cameras, cons
 }
 
 void render_cameras(Engine& engine, const SceneState& state, const std::vector<Camera>& cameras, float* out,
-                    const std::function<void()>& between_batches) {
+                    const std::function<void()>& between_steps) {
   const EngineCall call(engine, false);
   if (cameras.empty()) return;
   const RenderCount counted(engine);
-  const BetweenBatches checked(between_batches);
+  const BetweenSteps checked(between_steps);
   use_threads_here(engine);
   const auto start = Clock::now();
   try {

@@ -31,6 +31,9 @@ struct Engine {
   std::shared_mutex lock;
   std::atomic<double> last_engine_s{0};  // seconds the last encode or render spent in the engine (the benchmark's)
   std::atomic<int> renders_running{0}, most_renders_running{0};  // renders at once, now and at most (a test's)
+  // The layers its batch had done when a render last checked for a stop, or all of them when a batch finished
+  // (a test's)
+  std::atomic<int> render_layers_done{0};
   // (the fork generation of the process it was last entered in << 32) | the engine calls begun and not ended
   std::atomic<uint64_t> calls_inside{0};
 
@@ -66,9 +69,10 @@ std::shared_ptr<Engine> open_engine(const std::string& path, const std::string& 
 SceneState encode_views(Engine& engine, const std::vector<Camera>& cameras, const PixelView& pixels,
                         const std::function<void()>& between_layers = {});
 // Renders every camera in one call (the CLI's batching, so the same numbers) into `out`, the images one after
-// another; a non-finite value is an Error. `between_batches` is called after each batch but the last (it may
-// throw to stop there: the images of the batches done are written, the rest of `out` untouched).
+// another; a non-finite value is an Error. `between_steps` is called after each batch but the last and before
+// each layer of every batch run layer by layer (Model::RenderLayerCheck: the CPU's, a GPU's without graphs); it
+// may throw to stop there: the images of the batches done are written, the rest of `out` untouched.
 void render_cameras(Engine& engine, const SceneState& state, const std::vector<Camera>& cameras, float* out,
-                    const std::function<void()>& between_batches = {});
+                    const std::function<void()>& between_steps = {});
 
 }  // namespace lact::python

@@ -84,3 +84,43 @@ def test_sigint_stops_a_long_render_between_batches(model, scene):
     # the model still renders what it rendered before, and the images written are those
     again = model.render(state, intrinsics[:written], c2w[:written])
     np.testing.assert_array_equal(out[:written], again)
+
+
+def test_sigint_stops_a_long_single_view_render_between_layers(model, scene):
+    # Before: one view is one batch, and the signal was only handled once the whole view was rendered.
+    state = model.encode(scene.images[scene.inputs], scene.intrinsics[scene.inputs], scene.c2w[scene.inputs])
+    scale = 24  # 768x1152: a layer takes long enough for the signal to come during the first
+    intrinsics, c2w, size = scene.intrinsics[3] * scale, scene.c2w[3], (32 * scale, 48 * scale)
+    whole = model.render(state, intrinsics, c2w, size=size)  # uninterrupted (and the first-call allocations)
+    layers = model.config["layers"]
+    assert layers >= 2 and model._render_layers_done == layers  # the finished view's batch: every layer
+    out = np.full(size + (3,), -1, np.float32)
+    inside = threading.Event()
+
+    def signal_once_the_render_is_inside():  # render releases the GIL: this thread watches the engine meanwhile
+        while model._calls_inside == 0 and not inside.is_set():
+            time.sleep(0.001)
+        inside.set()
+        os.kill(os.getpid(), signal.SIGINT)
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    watcher = threading.Thread(target=signal_once_the_render_is_inside)
+    finished = False
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            watcher.start()
+            model.render(state, intrinsics, c2w, size=size, out=out)
+            finished = True
+            watcher.join()  # a signal that came after the render lands here
+    finally:
+        inside.set()
+        watcher.join()
+        signal.signal(signal.SIGINT, previous)
+    assert not finished, "the signal was only handled after render returned"
+    done = model._render_layers_done
+    print("render of one %dx%d view stopped with %d of %d layers done" % (size + (done, layers)))
+    assert done < layers  # its batch (the view) stopped before its last layer
+    assert np.all(out == -1)  # the view was not finished, so nothing is written
+    assert model._calls_inside == 0
+    # the model and the state still render the view, bit for bit as the uninterrupted render
+    np.testing.assert_array_equal(model.render(state, intrinsics, c2w, size=size), whole)
