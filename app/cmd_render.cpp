@@ -90,7 +90,7 @@ void add_render_command(CLI::App& app) {
   command->add_option("--state", r.state, "Scene state from `lact encode` (replaces --inputs)");
   command->add_option("--targets", r.targets, "Target views: 3,4 | 8-15 | uniform:N | random:N | fold8 | rest | all");
   command->add_flag("--resume", r.resume,
-                    "Finish an interrupted evaluation of --data's scenes in --out (same model, flags and inputs)");
+                    "Finish an interrupted evaluation in --out (same model, state, flags and inputs)");
   CLI::Option* lpips = command->add_option(
       "--lpips", r.lpips,
       "Measure LPIPS (v0.1; the backbone, AlexNet or VGG16, the file's) with these weights (lact model convert "

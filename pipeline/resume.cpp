@@ -169,7 +169,7 @@ void remove_previous_images(const PreviousRun& previous, const RunOutput& out) {
 }
 
 std::string resume_digest(const RunDigest& command_line, const std::string& model, const std::string& lpips,
-                          const std::vector<const Scene*>& scenes, int ranks) {
+                          const std::vector<const Scene*>& scenes, int ranks, const std::string& state) {
   static const std::set<std::string> kNotResults = {"--resume", "--force", "--max-seconds", "--out"};
   RunDigest digest;
   for (const RunDigest::Field& field : command_line.fields()) {
@@ -183,6 +183,12 @@ std::string resume_digest(const RunDigest& command_line, const std::string& mode
   } else {
     digest.add_file("the LPIPS weights (their content)", lpips);
     digest.show_last_as(lpips);
+  }
+  // Only when given: the digests of --data's evaluations stay as their records hold them. Compared by content
+  // (the state moved or given by another spelling resumes), shown with its path.
+  if (!state.empty()) {
+    digest.add_file("--state (its content)", state);
+    digest.show_last_as(state);
   }
   if (ranks > 0) digest.add("the ranks", std::to_string(ranks));
   for (const Scene* scene : scenes) {

@@ -53,10 +53,11 @@ void remove_previous_frames(const RunOutput& out);
 
 // What an evaluation of `scenes` runs, for --resume to compare: the command line (without the flags that do not
 // change a result: --resume, --force, --max-seconds, --out), the model's and the LPIPS weights' content (`lpips`:
-// empty when none), each scene's name and camera file (its content, not its path) and, across ranks, how many
-// (`ranks`: each resumes its own share of the scenes).
+// empty when none), the scene state's content and path (`state`: an evaluation from --state; empty when none),
+// each scene's name and camera file (its content, not its path) and, across ranks, how many (`ranks`: each
+// resumes its own share of the scenes).
 std::string resume_digest(const RunDigest& command_line, const std::string& model, const std::string& lpips,
-                          const std::vector<const Scene*>& scenes, int ranks = 0);
+                          const std::vector<const Scene*>& scenes, int ranks = 0, const std::string& state = "");
 
 // Error naming the first difference when `previous` is not an interrupted run of the same digest (or there is
 // none), so --resume never mixes two runs' results.

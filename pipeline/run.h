@@ -252,6 +252,10 @@ class Run {
   void clear_previous_run();
   Report evaluate_state(SceneRequest& request);
   Report evaluate_one_scene(const SceneRequest& request, const Scene& scene);
+  // One scene whose targets every rank shares (in one process: a state's), encoded from its inputs or rendered
+  // from `state`, its progress kept after each batch for --resume; `report` holds the header.
+  Report evaluate_kept_scene(const SceneRequest& request, const SceneSelection& selection, const SceneState* state,
+                             Report report);
   nlohmann::json report_header(const SceneRequest& request, int height, int width) const;
   // The guard rails (pipeline/guard_rails.h) on a selection before its work: its warnings, printed when `print`;
   // under --warnings error the first one is an Error.

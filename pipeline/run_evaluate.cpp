@@ -234,8 +234,6 @@ void Run::clear_previous_run() {
 // (at once across ranks, whose scenes start at different times). Resumed across ranks, each rank reads its own
 // record (progress_record_name).
 void Run::read_previous_run_of(const SceneRequest& r) {
-  if (r.resume && !r.state.empty())
-    throw Error("--resume", "finishes an interrupted evaluation of --data's scenes (not with --state)");
   on_every_rank([&] {
     const std::string record = progress_record_name(distributed(), distribution().rank(), ranks());
     if (leads() || r.resume)
@@ -268,14 +266,10 @@ Report Run::evaluate_state(SceneRequest& r) {
   agree_on_inputs(distribution(), read);
   Report report;
   report.header = report_header(r, opened.selection.height, opened.selection.width);
-  SceneWork work = plan_scene_work(opened.selection, false, r, distribution());
-  announce(opened.selection, targets_text(work.report), out_.folder.root() + "/" + work.report.folder, r);
-  report.scenes.push_back(run_scene_work(std::move(work), opened.selection, &opened.state, distribution()));
-  return report;
+  return evaluate_kept_scene(r, opened.selection, &opened.state, std::move(report));
 }
 
 // One scene, its input views encoded across the ranks and its targets shared out; any failure stops every rank.
-// Each rank keeps its own views in its own record after each batch (--resume takes them over: pipeline/resume.h).
 Report Run::evaluate_one_scene(const SceneRequest& r, const Scene& scene) {
   Report report;
   SceneSelection selection;
@@ -286,17 +280,24 @@ Report Run::evaluate_one_scene(const SceneRequest& r, const Scene& scene) {
   RunInputs read;
   read.selection = &selection, read.targets_spec = r.targets, read.seed = r.data.seed;
   agree_on_inputs(distribution(), read);
-  const std::vector<const Scene*> scenes = {&scene};
+  return evaluate_kept_scene(r, selection, nullptr, std::move(report));
+}
+
+// Each rank keeps its own views in its own record after each batch (--resume takes them over: pipeline/resume.h).
+Report Run::evaluate_kept_scene(const SceneRequest& r, const SceneSelection& selection, const SceneState* state,
+                                Report report) {
+  const std::vector<const Scene*> scenes = {&selection.scene};
   KeptProgress kept = start_kept_progress(r, scenes, report, true);
   SceneProgress progress = scene_progress(kept, scenes, 0, report);  // before the scene's folder is taken
-  SceneWork work = plan_scene_work(selection, true, r, distribution());
+  SceneWork work = plan_scene_work(selection, state == nullptr, r, distribution());
   progress.done = views_among(std::move(progress.done), work.targets);
   if (r.resume && !out_.options.quiet)
-    std::fprintf(stderr, "%sresuming scene '%s': %zu of this rank's %zu views were finished, %zu to go\n",
-                 rank_prefix().c_str(), terminal_text(scene.name).c_str(), progress.done.size(), work.targets.size(),
+    std::fprintf(stderr, "%sresuming scene '%s': %zu of %s%zu views were finished, %zu to go\n", rank_prefix().c_str(),
+                 terminal_text(selection.scene.name).c_str(), progress.done.size(),
+                 distributed() ? "this rank's " : "its ", work.targets.size(),
                  work.targets.size() - progress.done.size());
   announce(selection, targets_text(work.report), out_.folder.root() + "/" + work.report.folder, r);
-  report.scenes.push_back(run_scene_work(std::move(work), selection, nullptr, distribution(), progress));
+  report.scenes.push_back(run_scene_work(std::move(work), selection, state, distribution(), progress));
   return report;
 }
 
@@ -369,7 +370,7 @@ Run::KeptProgress Run::start_kept_progress(const SceneRequest& r, const std::vec
   KeptProgress kept;
   kept.active = true;
   std::tie(kept.begin, kept.end) = shared ? std::pair<size_t, size_t>(0, 1) : share_of(distribution(), scenes.size());
-  kept.digest = resume_digest(command_line_, r.model, r.lpips, scenes, distributed() ? ranks() : 0);
+  kept.digest = resume_digest(command_line_, r.model, r.lpips, scenes, distributed() ? ranks() : 0, r.state);
   kept.record = progress_record_name(distributed(), distribution().rank(), ranks());
   kept.report_path = out_.folder.root() + "/" + kept.record;
   if (distributed()) rank_record_ = kept.report_path;

@@ -225,10 +225,11 @@ class InterruptedEvaluation(unittest.TestCase):
                 "16,20,24,28,34,38,42,46", "--targets", "0-15,48", "--size", "256", "--out", out, "--threads", "1",
                 "--save-npy", *extra]
 
-    def interrupt_mid_scene(self, out, sig):
-        """Starts the one-scene evaluation and sends `sig` once report.json keeps views of the scene under way."""
-        p = subprocess.Popen(self.scene_argv(out, ["--quiet"]), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True)
+    def interrupt_mid_scene(self, out, sig, argv=None):
+        """Starts the one-scene evaluation (`argv`, else scene_argv's) and sends `sig` once report.json keeps views
+        of the scene under way."""
+        p = subprocess.Popen(argv or self.scene_argv(out, ["--quiet"]), stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
         deadline = time.time() + 300
         while time.time() < deadline and p.poll() is None:
             try:
@@ -284,6 +285,53 @@ class InterruptedEvaluation(unittest.TestCase):
             done, reference = listing(out), listing(whole)
             done.pop("report.json"), reference.pop("report.json")
             self.assertEqual(done, reference, sig)  # every image and report.csv, byte for byte
+
+    def state_argv(self, state, out, extra=()):
+        """s00 evaluated from `state` as scene_argv evaluates it from its inputs: 17 targets, two batches."""
+        return [ARGS.lact, "render", "--state", state, "--data", os.path.join(self.case, "s00"), "--targets",
+                "0-15,48", "--size", "256", "--out", out, "--threads", "1", "--save-npy", *extra]
+
+    def encode_state(self, path, inputs):
+        ran_ok(self.run_lact([ARGS.lact, "encode", "--model", self.model, "--data", os.path.join(self.case, "s00"),
+                              "--inputs", inputs, "-o", path, "--threads", "1", "--quiet"]))
+
+    def test_interrupted_evaluation_from_a_state_resumes(self):
+        # An evaluation from --state kept nothing of an interrupt, and --resume was refused ("finishes an
+        # interrupted evaluation of --data's scenes (not with --state)"): the whole render ran again. Its views are
+        # now kept after each batch as a scene of --data's are, and --resume renders only the rest, byte for byte
+        # an uninterrupted run's; a record of another state (or other targets) is refused, changing nothing.
+        if os.environ.get("LACT_SANITIZED"):
+            self.skipTest("the plain build's run covers it")
+        state, other = os.path.join(self.case, "s.safetensors"), os.path.join(self.case, "other.safetensors")
+        self.encode_state(state, "16,20,24,28,34,38,42,46")
+        self.encode_state(other, "16,20,24,28,34,38,42,47")
+        whole = os.path.join(self.case, "whole")
+        ran_ok(self.run_lact(self.state_argv(state, whole, ["--quiet"])))
+        out = os.path.join(self.case, "cut")
+        se = self.interrupt_mid_scene(out, signal.SIGTERM, self.state_argv(state, out, ["--quiet"]))
+        self.assertIn("interrupted after 0 of 1 scene and 16 of 17 views of scene 's00'", se)
+        with open(os.path.join(out, "report.json")) as f:
+            kept = json.load(f)
+        self.assertFalse(kept["complete"])
+        views = [v[0] for v in kept["resume"]["partial"]["views"]]
+        self.assertEqual(views, list(range(16)))  # the first batch
+        before = listing(out)
+        one_error_line(self, self.run_lact(self.state_argv(other, out, ["--resume"])),
+                       ["--resume", "--state (its content)"])
+        argv = self.state_argv(state, out, ["--resume"])
+        argv[argv.index("0-15,48")] = "0-15,49"
+        one_error_line(self, self.run_lact(argv), ["--resume", "--targets", "0-15,49"])
+        self.assertEqual(listing(out), before)
+        inodes = {v: os.stat(os.path.join(out, "s00", "%d.png" % v)).st_ino for v in views}
+        _, _, se = result = self.run_lact(self.state_argv(state, out, ["--resume"]))
+        ran_ok(result)
+        self.assertIn("resuming scene 's00': 16 of its 17 views were finished, 1 to go", se)
+        for v in views:  # kept, not rendered and written again
+            self.assertEqual(os.stat(os.path.join(out, "s00", "%d.png" % v)).st_ino, inodes[v], v)
+        self.assertEqual(self.comparable(out), self.comparable(whole))
+        done, reference = listing(out), listing(whole)
+        done.pop("report.json"), reference.pop("report.json")
+        self.assertEqual(done, reference)  # every image and report.csv, byte for byte
 
     def test_interrupt_while_the_first_batch_is_written_leaves_no_image_unrecorded(self):
         # SIGTERM while the first batch's images were being written left them with no report.json, and the note
