@@ -359,7 +359,6 @@ TEST(AttentionEdges, HeadDimsOver128RefusedAtLoadWhereNoPathTakesThem) {
       for (const bool full_attention : {false, true}) {
         BackendOnPath on(path);
         EmulatedBackend& be = *on.backend;
-        FakeAttentionLibrary& library = on.library;
         const std::string what = std::string(path.name) + ", d " + std::to_string(d);
         const bool runs = path.library && d <= 256;
         std::string error;
