@@ -266,10 +266,7 @@ class CameraPathWorld(unittest.TestCase):
         keyboard = Keyboard()
         saved = os.path.join(self.tmp, "camera_path.json")
         try:
-            time.sleep(5)  # the window opens (its panel is laid out from the first frame)
-            for y in self.CLOSE_HEADERS:
-                keyboard.click(60, y)
-            keyboard.click(*self.CAMERA_PATH_HEADER)
+            open_the_camera_path_section(keyboard)
             for key in (XK_K, XK_BRACKETRIGHT, XK_K):  # the start view, then the next: two keyframes
                 keyboard.press(key, 800, 400)
             deadline = time.time() + 60
@@ -311,6 +308,15 @@ class CameraPathWorld(unittest.TestCase):
             subprocess.run([ARGS.lact, "render"] + scene + flags + ["--quiet"], check=True, capture_output=True)
         self.assertEqual(png_pixels(os.path.join(out, "path", "frame_0000.png")),
                          png_pixels(os.path.join(out, "view", "gso_toy_64", "19.png")))
+
+
+def open_the_camera_path_section(keyboard):
+    """Once the window opened (its panel is laid out from the first frame): the other sections closed, the camera
+    path's opened, so that its buttons sit where CameraPathWorld's positions say."""
+    time.sleep(5)
+    for y in CameraPathWorld.CLOSE_HEADERS:
+        keyboard.click(60, y)
+    keyboard.click(*CameraPathWorld.CAMERA_PATH_HEADER)
 
 
 def screenshots_in(folder):
@@ -359,10 +365,7 @@ class ErrorPopupKeys(unittest.TestCase):
                              stderr=subprocess.PIPE, text=True)
         keyboard = Keyboard()
         try:
-            time.sleep(5)  # the window opens (its panel is laid out from the first frame)
-            for y in CameraPathWorld.CLOSE_HEADERS:
-                keyboard.click(60, y)
-            keyboard.click(*CameraPathWorld.CAMERA_PATH_HEADER)
+            open_the_camera_path_section(keyboard)
             self.closes_the_message(keyboard, XK_RETURN, 0)
             self.closes_the_message(keyboard, XK_ESCAPE, 1)
             self.assertIsNone(p.poll(), "the Esc that closed the message quit the viewer")
@@ -392,10 +395,7 @@ class CloseDuringExport(unittest.TestCase):
         keyboard = Keyboard()
         written = lambda: len([f for f in os.listdir(folder) if f.endswith(".png")]) if os.path.isdir(folder) else 0
         try:
-            time.sleep(5)  # the window opens (its panel is laid out from the first frame)
-            for y in CameraPathWorld.CLOSE_HEADERS:
-                keyboard.click(60, y)
-            keyboard.click(*CameraPathWorld.CAMERA_PATH_HEADER)
+            open_the_camera_path_section(keyboard)
             for _ in range(self.KEYS):  # a keyframe on each camera in turn
                 keyboard.press(XK_K, 800, 400)
                 keyboard.press(XK_BRACKETRIGHT, 800, 400)
@@ -442,10 +442,7 @@ class PathOverTheCap(unittest.TestCase):
                              stderr=subprocess.PIPE, text=True)
         keyboard = Keyboard()
         try:
-            time.sleep(5)  # the window opens (its panel is laid out from the first frame)
-            for y in CameraPathWorld.CLOSE_HEADERS:
-                keyboard.click(60, y)
-            keyboard.click(*CameraPathWorld.CAMERA_PATH_HEADER)
+            open_the_camera_path_section(keyboard)
             keyboard.click(*ErrorPopupKeys.LOAD)  # 500 keys, 1 frame/segment
             time.sleep(1)
             keyboard.click(*self.SLIDER_MAX)

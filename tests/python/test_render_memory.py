@@ -5,10 +5,9 @@ import re
 import subprocess
 import tempfile
 
-import numpy as np
 import pytest
 
-from conftest import FIXTURE, encode_inputs, run_in_fresh_python
+from conftest import FIXTURE, run_in_fresh_python
 
 MODEL = os.path.join(FIXTURE, "model.safetensors")
 INDEX = os.path.join(FIXTURE, "index.json")
@@ -83,18 +82,3 @@ def test_a_call_of_many_cameras_beyond_memory_is_refused_before_rendering():
         """)
     assert status == 0, output
     assert "suggested" in output and "rendered" in output, output
-
-
-def test_a_refused_call_of_one_camera_names_only_the_size(lact, model, scene, tmp_path):
-    # One camera too large: the cure is a smaller size=(H, W) alone (no "fewer cameras" advice). 65536x65536 needs
-    # hundreds of GiB for the fixture's model; `out` is a sparse file the refusal never writes.
-    if os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") > 256 << 30:
-        pytest.skip("a machine this large may have the memory for the render")
-    state = encode_inputs(model, scene)
-    side = 65536
-    out = np.memmap(tmp_path / "out", np.float32, "w+", shape=(side, side, 3))
-    k = scene.intrinsics[3] * side / scene.images.shape[2]
-    with pytest.raises(lact.RenderMemoryError, match=r"render at a smaller size=\(H, W\), with the intrinsics scaled "
-                       r"to it \((size=\(\d+, \d+\)|no size) fits\)$"):
-        model.render(state, k, scene.c2w[3], size=(side, side), out=out)
-    del out
