@@ -86,9 +86,8 @@ std::string bench_csv(const std::vector<Row>& rows) {
   auto ratio = [](const std::optional<double>& value) { return value ? csv_number(*value) : std::string(); };
   std::vector<const Row*> written;
   for (const Row& at : rows) {
-    if ((at.model != "lact" && at.model != "full") || std::any_of(written.begin(), written.end(), [&](const Row* w) {
-          return w->precision == at.precision && w->views == at.views && w->height == at.height && w->width == at.width;
-        }))
+    if ((at.model != "lact" && at.model != "full") ||
+        std::any_of(written.begin(), written.end(), [&](const Row* w) { return same_point(*w, at); }))
       continue;
     written.push_back(&at);
     const Row *l = timed_partner(rows, at, "lact"), *f = timed_partner(rows, at, "full");

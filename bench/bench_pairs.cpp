@@ -7,10 +7,6 @@ namespace lact::bench {
 
 namespace {
 
-bool same_point(const Row& a, const Row& b) {
-  return a.precision == b.precision && a.views == b.views && a.height == b.height && a.width == b.width;
-}
-
 std::string row_size_text(const Row& r) { return std::to_string(r.height) + "x" + std::to_string(r.width); }
 
 // One view count's encode ratio in a crossover group.
@@ -54,6 +50,10 @@ std::string crossover_text(const std::vector<CrossoverPoint>& points) {
 }
 
 }  // namespace
+
+bool same_point(const Row& a, const Row& b) {
+  return a.precision == b.precision && a.views == b.views && a.height == b.height && a.width == b.width;
+}
 
 const Row* timed_partner(const std::vector<Row>& rows, const Row& at, const std::string& model) {
   for (const Row& r : rows)

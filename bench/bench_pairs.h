@@ -11,6 +11,9 @@
 
 namespace lact::bench {
 
+// Whether two rows are timed at one point: the same precision, views and size (of any model).
+bool same_point(const Row& a, const Row& b);
+
 // The timed (not skipped) row of `model` at `at`'s precision, views and size; nullptr when there is none.
 const Row* timed_partner(const std::vector<Row>& rows, const Row& at, const std::string& model);
 

@@ -12,6 +12,26 @@ class Stop(Exception):
     pass
 
 
+def interrupted_by_a_watcher(render, sends_sigint, release, handler, expected):
+    """Runs `render()` while a thread runs `sends_sigint()` (it waits for its moment, then sends SIGINT) with
+    `handler` installed for SIGINT; `expected` must come out of it. `release()` ends a watch still waiting.
+    Returns whether render() returned (it must not: the signal was then handled only after it)."""
+    previous = signal.signal(signal.SIGINT, handler)
+    watcher = threading.Thread(target=sends_sigint)
+    finished = False
+    try:
+        with pytest.raises(expected):
+            watcher.start()
+            render()
+            finished = True
+            watcher.join()  # a signal that came after the render lands here
+    finally:
+        release()
+        watcher.join()
+        signal.signal(signal.SIGINT, previous)
+    return finished
+
+
 def test_sigint_stops_a_long_encode(model, scene):
     i = scene.inputs
     images = np.ascontiguousarray(np.tile(scene.images[i], (2, 8, 8, 1)))  # 6 views at 256x384
@@ -63,19 +83,8 @@ def test_sigint_stops_a_long_render_between_batches(model, scene):
     def stop(signum, frame):
         raise Stop()
 
-    previous = signal.signal(signal.SIGINT, stop)
-    watcher = threading.Thread(target=signal_once_the_first_batch_is_out)
-    finished = False
-    try:
-        with pytest.raises(Stop):
-            watcher.start()
-            model.render(state, intrinsics, c2w, out=out)
-            finished = True
-            watcher.join()  # a signal that came after the render lands here
-    finally:
-        first_written.set()
-        watcher.join()
-        signal.signal(signal.SIGINT, previous)
+    finished = interrupted_by_a_watcher(lambda: model.render(state, intrinsics, c2w, out=out),
+                                        signal_once_the_first_batch_is_out, first_written.set, stop, Stop)
     assert not finished, "the signal was only handled after render returned"
     written = int(np.count_nonzero(out[:, 0, 0, 0] != -1))
     print("render stopped after %d of %d images" % (written, cameras))
@@ -103,19 +112,9 @@ def test_sigint_stops_a_long_single_view_render_between_layers(model, scene):
         inside.set()
         os.kill(os.getpid(), signal.SIGINT)
 
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    watcher = threading.Thread(target=signal_once_the_render_is_inside)
-    finished = False
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            watcher.start()
-            model.render(state, intrinsics, c2w, size=size, out=out)
-            finished = True
-            watcher.join()  # a signal that came after the render lands here
-    finally:
-        inside.set()
-        watcher.join()
-        signal.signal(signal.SIGINT, previous)
+    finished = interrupted_by_a_watcher(lambda: model.render(state, intrinsics, c2w, size=size, out=out),
+                                        signal_once_the_render_is_inside, inside.set, signal.default_int_handler,
+                                        KeyboardInterrupt)
     assert not finished, "the signal was only handled after render returned"
     done = model._render_layers_done
     print("render of one %dx%d view stopped with %d of %d layers done" % (size + (done, layers)))
